@@ -1,0 +1,168 @@
+/* collect — the collection loop over hour-aligned chunks. */
+#include "collect.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fetch.h"
+#include "integrate.h"
+#include "parse.h"
+#include "timeutil.h"
+#include "util.h"
+
+enum { Q_MEMORY, Q_FREE, Q_RESERVED, Q_POD_LABELS, Q_NS_LABELS, Q_COUNT };
+
+static const char *query_name(const struct gl_config *c, int q)
+{
+    switch (q) {
+    case Q_MEMORY:
+        return c->mem_query;
+    case Q_FREE:
+        return "fb_free";
+    case Q_RESERVED:
+        return "fb_reserved";
+    case Q_POD_LABELS:
+        return "pod_labels";
+    default:
+        return "namespace_labels";
+    }
+}
+
+static enum gl_status store_chunk(const struct gl_config *c, struct gl_store *s,
+                                  const struct gl_rollup *r, struct gl_error *err)
+{
+    enum gl_status rc = gl_store_begin(s, err);
+    if (rc)
+        return rc;
+    int64_t end = r->start + (int64_t)r->nhours * 3600;
+    int64_t *dev_ids = gl_xcalloc(r->ndevices, sizeof *dev_ids);
+    /* Replace every row of these hours for each cluster seen, and the
+     * configured one (so an hour that lost its data is emptied too). */
+    if ((rc = gl_store_clear_hours(s, c->cluster_name, r->start, end, err)))
+        goto fail;
+    for (size_t d = 0; d < r->ndevices; d++) {
+        const struct gl_chunk_device *cd = &r->devices[d];
+        if (cd->uuid < 0)
+            continue;
+        const char *cluster = gl_intern_str(r->strings, cd->cluster);
+        if (strcmp(cluster, c->cluster_name) != 0 &&
+            (rc = gl_store_clear_hours(s, cluster, r->start, end, err)))
+            goto fail;
+    }
+    for (size_t d = 0; d < r->ndevices; d++) {
+        const struct gl_chunk_device *cd = &r->devices[d];
+        if (cd->uuid < 0)
+            continue;
+        struct gl_device_info info = {
+            .cluster = gl_intern_str(r->strings, cd->cluster),
+            .uuid = gl_intern_str(r->strings, cd->uuid),
+            .gpu_i_id = gl_intern_str(r->strings, cd->gpu_i_id),
+            .gpu_i_profile = gl_intern_str(r->strings, cd->profile),
+            .model = gl_intern_str(r->strings, cd->model),
+            .hostname = gl_intern_str(r->strings, cd->hostname),
+            .max_capacity_mib = cd->max_capacity_mib,
+            .first_seen = cd->first_seen < 0 ? r->start : cd->first_seen,
+            .last_seen = cd->first_seen < 0 ? r->start : cd->last_seen,
+        };
+        if ((rc = gl_store_device(s, &info, &dev_ids[d], err)))
+            goto fail;
+    }
+    for (size_t i = 0; i < r->nslots; i++) {
+        const struct gl_rollup_entry *e = &r->slots[i];
+        if (!e->used)
+            continue;
+        const struct gl_chunk_device *cd = &r->devices[e->device];
+        if ((rc = gl_store_add_usage(s, r->start + (int64_t)e->hour * 3600,
+                                     gl_intern_str(r->strings, cd->cluster),
+                                     gl_intern_str(r->strings, e->ns),
+                                     gl_intern_str(r->strings, e->pod), dev_ids[e->device],
+                                     gl_intern_str(r->strings, e->team), gl_kind_names[e->kind],
+                                     e->mib_s, e->estimated, err)))
+            goto fail;
+    }
+    for (size_t h = 0; h < r->nhours; h++)
+        if ((rc = gl_store_mark_hour(s, c->cluster_name, r->start + (int64_t)h * 3600,
+                                     r->samples_per_hour[h], h == 0 ? (int64_t)r->bad_samples : 0,
+                                     err)))
+            goto fail;
+    if ((rc = gl_store_commit(s, err)))
+        goto fail;
+    free(dev_ids);
+    return GL_OK;
+fail:
+    gl_store_rollback(s);
+    free(dev_ids);
+    return rc;
+}
+
+enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t from,
+                          int64_t to, struct gl_collect_stats *stats, struct gl_error *err)
+{
+    memset(stats, 0, sizeof *stats);
+    from = gl_floor_to(from, 3600);
+    to = gl_floor_to(to + 3599, 3600);
+    if (to <= from)
+        return gl_error_set(err, GL_ERR_USAGE, "empty window: --to must be after --from");
+    char *queries[Q_COUNT] = {0};
+    struct gl_prom *prom = NULL;
+    struct gl_buf body;
+    gl_buf_init(&body);
+    enum gl_status rc = GL_OK;
+    for (int q = 0; q < Q_COUNT && !rc; q++)
+        rc = gl_config_query(c, query_name(c, q), &queries[q], err);
+    if (!rc)
+        rc = gl_prom_new(c, &prom, err);
+    const int64_t chunk = (int64_t)c->chunk_hours * 3600;
+    for (int64_t cs = from; !rc && cs < to; cs += chunk) {
+        int64_t ce = cs + chunk < to ? cs + chunk : to;
+        size_t nsteps = (size_t)((ce - cs) / c->step);
+        struct gl_matrix m[Q_COUNT];
+        memset(m, 0, sizeof m);
+        for (int q = 0; q < Q_COUNT && !rc; q++) {
+            rc = gl_prom_query_range(prom, queries[q], cs, ce - c->step, c->step, &body, err);
+            if (rc)
+                break;
+            stats->bytes += (int64_t)body.len;
+            char what[256];
+            char ts[32];
+            gl_time_format(cs, ts, sizeof ts);
+            snprintf(what, sizeof what, "%s/api/v1/query_range (%s.promql, chunk %s)",
+                     c->prom_url, query_name(c, q), ts);
+            rc = gl_matrix_parse(body.data, body.len, cs, c->step, nsteps, what, &m[q], err);
+            if (!rc && m[q].bad_samples)
+                gl_log(GL_LOG_WARN,
+                       "skipped invalid samples query=%s chunk=%s count=%zu first=\"%s\"",
+                       query_name(c, q), ts, m[q].bad_samples, m[q].first_bad);
+            if (!rc && q != Q_MEMORY)
+                stats->bad_samples += (int64_t)m[q].bad_samples;
+        }
+        if (!rc) {
+            struct gl_chunk_input in = {&m[Q_MEMORY], &m[Q_FREE], &m[Q_RESERVED],
+                                        &m[Q_POD_LABELS], &m[Q_NS_LABELS]};
+            struct gl_rollup r;
+            rc = gl_integrate(c, &in, &r, err);
+            if (!rc)
+                rc = store_chunk(c, s, &r, err);
+            for (size_t h = 0; !rc && h < r.nhours; h++)
+                stats->samples += r.samples_per_hour[h];
+            stats->bad_samples += (int64_t)m[Q_MEMORY].bad_samples;
+            gl_rollup_free(&r);
+        }
+        for (int q = 0; q < Q_COUNT; q++)
+            gl_matrix_free(&m[q]);
+        if (!rc) {
+            stats->chunks++;
+            stats->hours += (ce - cs) / 3600;
+            char ts[32];
+            gl_time_format(cs, ts, sizeof ts);
+            gl_log(GL_LOG_DEBUG, "chunk stored start=%s hours=%lld", ts,
+                   (long long)((ce - cs) / 3600));
+        }
+    }
+    gl_buf_free(&body);
+    gl_prom_free(prom);
+    for (int q = 0; q < Q_COUNT; q++)
+        free(queries[q]);
+    return rc;
+}

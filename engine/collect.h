@@ -1,0 +1,29 @@
+/*
+ * collect — one collection window: fetch → parse → integrate → store.
+ *
+ * The window [from, to) is widened to whole UTC hours and walked in chunks
+ * of collection.chunk_hours; each chunk is one SQLite transaction that
+ * replaces every row of its hours, so re-collecting never double counts and
+ * a run killed mid-way leaves whole chunks or nothing.
+ */
+#ifndef GL_COLLECT_H
+#define GL_COLLECT_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+#include "store.h"
+
+struct gl_collect_stats {
+    int64_t chunks;
+    int64_t hours;
+    int64_t samples;
+    int64_t bad_samples;
+    int64_t bytes;
+};
+
+enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t from,
+                          int64_t to, struct gl_collect_stats *stats, struct gl_error *err);
+
+#endif

@@ -1,0 +1,636 @@
+/* config — loading and validating the JSON configuration. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <strings.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gl_build.h"
+#include "money.h"
+#include "util.h"
+
+/* Context of one load: the file name for messages. */
+struct cfg_ctx {
+    const char *file;
+    struct gl_error *err;
+};
+
+static enum gl_status cfg_fail(struct cfg_ctx *x, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum gl_status cfg_fail(struct cfg_ctx *x, const char *path, const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return gl_error_set(x->err, GL_ERR_CONFIG, "%s: %s: %s", x->file, path, what);
+}
+
+/* Every key of obj must be in allowed (NULL-terminated). */
+static enum gl_status check_keys(struct cfg_ctx *x, const cJSON *obj, const char *path,
+                                 const char *const *allowed)
+{
+    if (!cJSON_IsObject(obj))
+        return cfg_fail(x, path, "expected an object");
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        bool ok = false;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(it->string, *a) == 0)
+                ok = true;
+        if (!ok) {
+            char list[512] = "";
+            for (const char *const *a = allowed; *a; a++) {
+                strncat(list, *a, sizeof list - strlen(list) - 3);
+                if (a[1])
+                    strncat(list, ", ", sizeof list - strlen(list) - 1);
+            }
+            return cfg_fail(x, path[0] ? path : "(top level)",
+                            "unknown key \"%s\" (expected one of: %s)", it->string, list);
+        }
+    }
+    return GL_OK;
+}
+
+static void join_path(char *buf, size_t n, const char *base, const char *key)
+{
+    if (base[0])
+        snprintf(buf, n, "%s.%s", base, key);
+    else
+        snprintf(buf, n, "%s", key);
+}
+
+/* Optional string: NULL/absent keeps *out; JSON null sets NULL. */
+static enum gl_status get_str(struct cfg_ctx *x, const cJSON *obj, const char *base,
+                              const char *key, bool required, char **out)
+{
+    char path[256];
+    join_path(path, sizeof path, base, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        if (required)
+            return cfg_fail(x, path, "required key is missing");
+        return GL_OK;
+    }
+    if (cJSON_IsNull(v) && !required) {
+        free(*out);
+        *out = NULL;
+        return GL_OK;
+    }
+    if (!cJSON_IsString(v))
+        return cfg_fail(x, path, "expected a string");
+    if (required && !v->valuestring[0])
+        return cfg_fail(x, path, "must not be empty");
+    free(*out);
+    *out = gl_strdup(v->valuestring);
+    return GL_OK;
+}
+
+static enum gl_status get_int(struct cfg_ctx *x, const cJSON *obj, const char *base,
+                              const char *key, long min, long max, long *out)
+{
+    char path[256];
+    join_path(path, sizeof path, base, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v)
+        return GL_OK;
+    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble)
+        return cfg_fail(x, path, "expected a whole number");
+    long n = (long)v->valuedouble;
+    if (n < min || n > max)
+        return cfg_fail(x, path, "expected a number from %ld to %ld, got %ld", min, max, n);
+    *out = n;
+    return GL_OK;
+}
+
+static enum gl_status get_enum(struct cfg_ctx *x, const cJSON *obj, const char *base,
+                               const char *key, const char *const *names, int *out)
+{
+    char *s = NULL;
+    enum gl_status rc = get_str(x, obj, base, key, false, &s);
+    if (rc != GL_OK || !s)
+        return rc;
+    for (int i = 0; names[i]; i++) {
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            free(s);
+            return GL_OK;
+        }
+    }
+    char path[256], list[256] = "";
+    join_path(path, sizeof path, base, key);
+    for (int i = 0; names[i]; i++) {
+        strncat(list, names[i], sizeof list - strlen(list) - 3);
+        if (names[i + 1])
+            strncat(list, ", ", sizeof list - strlen(list) - 1);
+    }
+    rc = cfg_fail(x, path, "\"%s\" is not one of: %s", s, list);
+    free(s);
+    return rc;
+}
+
+static char *resolve(const struct gl_config *c, char *p)
+{
+    if (!p)
+        return NULL;
+    char *r = gl_path_join(c->dir, p);
+    free(p);
+    return r;
+}
+
+char *gl_ksm_label_name(const char *key)
+{
+    if (strncmp(key, "label_", 6) == 0)
+        return gl_strdup(key);
+    size_t n = strlen(key);
+    char *out = gl_xcalloc(6 + 2 * n + 1, 1);
+    strcpy(out, "label_");
+    size_t j = 6;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)key[i];
+        if (isupper(ch)) {
+            /* camelCase → camel_case, as kube-state-metrics does */
+            if (i > 0 && (islower((unsigned char)key[i - 1]) || isdigit((unsigned char)key[i - 1])))
+                out[j++] = '_';
+            out[j++] = (char)tolower(ch);
+        } else if (isalnum(ch) || ch == '_') {
+            out[j++] = (char)ch;
+        } else {
+            out[j++] = '_';
+        }
+    }
+    out[j] = '\0';
+    return out;
+}
+
+bool gl_is_ascii(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+            return false;
+    return true;
+}
+
+static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"url", "bearer_token_file", "headers", "ca_file",
+                                       "timeout_seconds", "retries", NULL};
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "prometheus", keys)))
+        return rc;
+    if ((rc = get_str(x, o, "prometheus", "url", true, &c->prom_url)))
+        return rc;
+    if (strncmp(c->prom_url, "http://", 7) != 0 && strncmp(c->prom_url, "https://", 8) != 0)
+        return cfg_fail(x, "prometheus.url", "expected an http:// or https:// URL, got \"%s\"",
+                        c->prom_url);
+    size_t ul = strlen(c->prom_url);
+    while (ul > 0 && c->prom_url[ul - 1] == '/')
+        c->prom_url[--ul] = '\0';
+    if ((rc = get_str(x, o, "prometheus", "bearer_token_file", false, &c->bearer_token_file)) ||
+        (rc = get_str(x, o, "prometheus", "ca_file", false, &c->ca_file)))
+        return rc;
+    c->bearer_token_file = resolve(c, c->bearer_token_file);
+    c->ca_file = resolve(c, c->ca_file);
+    if ((rc = get_int(x, o, "prometheus", "timeout_seconds", 1, 3600, &c->timeout_s)))
+        return rc;
+    long retries = c->retries;
+    if ((rc = get_int(x, o, "prometheus", "retries", 0, 20, &retries)))
+        return rc;
+    c->retries = (int)retries;
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "headers");
+    if (h && !cJSON_IsNull(h)) {
+        if (!cJSON_IsObject(h))
+            return cfg_fail(x, "prometheus.headers", "expected an object of name: value strings");
+        size_t n = (size_t)cJSON_GetArraySize(h);
+        c->headers = gl_xcalloc(n, sizeof *c->headers);
+        for (const cJSON *it = h->child; it; it = it->next) {
+            char path[300];
+            snprintf(path, sizeof path, "prometheus.headers.%s", it->string);
+            if (!cJSON_IsString(it))
+                return cfg_fail(x, path, "expected a string");
+            if (strpbrk(it->string, ":\r\n ") || !it->string[0] ||
+                strpbrk(it->valuestring, "\r\n"))
+                return cfg_fail(x, path, "not a valid HTTP header");
+            if (strcasecmp(it->string, "Authorization") == 0)
+                return cfg_fail(x, path, "put credentials in bearer_token_file, not in headers");
+            c->headers[c->nheaders].name = gl_strdup(it->string);
+            c->headers[c->nheaders].value = gl_strdup(it->valuestring);
+            c->nheaders++;
+        }
+    }
+    return GL_OK;
+}
+
+static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"step_seconds", "chunk_hours", "identity_labels",
+                                       "hostname_label", "queries_dir", NULL};
+    static const char *const modes[] = {"auto", "exported", "plain", NULL};
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "collection", keys)))
+        return rc;
+    long step = c->step, chunk = c->chunk_hours;
+    int mode = (int)c->identity;
+    if ((rc = get_int(x, o, "collection", "step_seconds", 1, 3600, &step)) ||
+        (rc = get_int(x, o, "collection", "chunk_hours", 1, 24 * 31, &chunk)) ||
+        (rc = get_enum(x, o, "collection", "identity_labels", modes, &mode)) ||
+        (rc = get_str(x, o, "collection", "hostname_label", false, &c->hostname_label)))
+        return rc;
+    if (3600 % step != 0)
+        return cfg_fail(x, "collection.step_seconds", "%ld does not divide 3600", step);
+    if (chunk * 3600 / step > 11000)
+        return cfg_fail(x, "collection.chunk_hours",
+                        "%ld hours at a %ld s step is %ld points per series, over "
+                        "Prometheus's 11000",
+                        chunk, step, chunk * 3600 / step);
+    c->step = step;
+    c->chunk_hours = (int)chunk;
+    c->identity = (enum gl_identity_mode)mode;
+    char *qd = NULL;
+    if ((rc = get_str(x, o, "collection", "queries_dir", false, &qd)))
+        return rc;
+    if (qd) {
+        free(c->queries_dir);
+        c->queries_dir = resolve(c, qd);
+    }
+    if (!c->hostname_label)
+        c->hostname_label = gl_strdup("Hostname");
+    return GL_OK;
+}
+
+static enum gl_status load_memory(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"query", "unit", "attribution", NULL};
+    static const char *const units[] = {"MiB", "bytes", NULL};
+    static const char *const attrs[] = {"process", "device", NULL};
+    enum gl_status rc;
+    int unit = (int)c->mem_unit, attr = (int)c->attribution;
+    if ((rc = check_keys(x, o, "memory_source", keys)) ||
+        (rc = get_str(x, o, "memory_source", "query", false, &c->mem_query)) ||
+        (rc = get_enum(x, o, "memory_source", "unit", units, &unit)) ||
+        (rc = get_enum(x, o, "memory_source", "attribution", attrs, &attr)))
+        return rc;
+    if (attr == GL_ATTR_DEVICE)
+        return cfg_fail(x, "memory_source.attribution",
+                        "\"device\" attribution is not implemented yet; use \"process\"");
+    c->mem_unit = (enum gl_mem_unit)unit;
+    c->attribution = (enum gl_attribution)attr;
+    return GL_OK;
+}
+
+static enum gl_status load_rule(struct cfg_ctx *x, struct gl_team_rule *r, const cJSON *o,
+                                const char *path)
+{
+    static const char *const keys[] = {"pod_label", "namespace_label", "namespace_regex",
+                                       "team", NULL};
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, path, keys)))
+        return rc;
+    char *pod = NULL, *ns = NULL;
+    if ((rc = get_str(x, o, path, "pod_label", false, &pod)) ||
+        (rc = get_str(x, o, path, "namespace_label", false, &ns)) ||
+        (rc = get_str(x, o, path, "namespace_regex", false, &r->regex)) ||
+        (rc = get_str(x, o, path, "team", false, &r->team))) {
+        free(pod);
+        free(ns);
+        return rc;
+    }
+    int kinds = (pod != NULL) + (ns != NULL) + (r->regex != NULL);
+    if (kinds != 1) {
+        free(pod);
+        free(ns);
+        return cfg_fail(x, path,
+                        "a rule needs exactly one of pod_label, namespace_label, namespace_regex");
+    }
+    if (pod) {
+        r->kind = GL_RULE_POD_LABEL;
+        r->label = gl_ksm_label_name(pod);
+        free(pod);
+    } else if (ns) {
+        r->kind = GL_RULE_NAMESPACE_LABEL;
+        r->label = gl_ksm_label_name(ns);
+        free(ns);
+    } else {
+        r->kind = GL_RULE_NAMESPACE_REGEX;
+        if (!r->team)
+            r->team = gl_strdup("$0");
+        int errcode;
+        PCRE2_SIZE off;
+        pcre2_code *code = pcre2_compile((PCRE2_SPTR)r->regex, PCRE2_ZERO_TERMINATED,
+                                         PCRE2_UTF, &errcode, &off, NULL);
+        if (!code) {
+            PCRE2_UCHAR msg[256];
+            pcre2_get_error_message(errcode, msg, sizeof msg);
+            return cfg_fail(x, path, "namespace_regex \"%s\": %s at offset %zu", r->regex,
+                            (char *)msg, (size_t)off);
+        }
+        r->code = code;
+    }
+    if (r->kind != GL_RULE_NAMESPACE_REGEX && r->team)
+        return cfg_fail(x, path, "\"team\" only goes with namespace_regex");
+    return GL_OK;
+}
+
+static enum gl_status load_teams(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"rules", "default", "catalogue", NULL};
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "teams", keys)) ||
+        (rc = get_str(x, o, "teams", "default", false, &c->default_team)))
+        return rc;
+    const cJSON *rules = cJSON_GetObjectItemCaseSensitive(o, "rules");
+    if (rules) {
+        if (!cJSON_IsArray(rules))
+            return cfg_fail(x, "teams.rules", "expected an array of rules");
+        size_t n = (size_t)cJSON_GetArraySize(rules);
+        c->rules = gl_xcalloc(n, sizeof *c->rules);
+        size_t i = 0;
+        for (const cJSON *it = rules->child; it; it = it->next, i++) {
+            char path[64];
+            snprintf(path, sizeof path, "teams.rules[%zu]", i);
+            c->nrules = i + 1;
+            if ((rc = load_rule(x, &c->rules[i], it, path)))
+                return rc;
+        }
+    }
+    const cJSON *cat = cJSON_GetObjectItemCaseSensitive(o, "catalogue");
+    if (cat) {
+        if (!cJSON_IsArray(cat))
+            return cfg_fail(x, "teams.catalogue", "expected an array of teams");
+        size_t n = (size_t)cJSON_GetArraySize(cat);
+        c->teams = gl_xcalloc(n, sizeof *c->teams);
+        size_t i = 0;
+        static const char *const tkeys[] = {"id", "name", "cost_center", NULL};
+        for (const cJSON *it = cat->child; it; it = it->next, i++) {
+            char path[64];
+            snprintf(path, sizeof path, "teams.catalogue[%zu]", i);
+            struct gl_team_info *t = &c->teams[i];
+            c->nteams = i + 1;
+            if ((rc = check_keys(x, it, path, tkeys)) ||
+                (rc = get_str(x, it, path, "id", true, &t->id)) ||
+                (rc = get_str(x, it, path, "name", false, &t->name)) ||
+                (rc = get_str(x, it, path, "cost_center", false, &t->cost_center)))
+                return rc;
+            if (!t->name)
+                t->name = gl_strdup(t->id);
+            if (!gl_is_ascii(t->id) || !gl_is_ascii(t->name) ||
+                (t->cost_center && !gl_is_ascii(t->cost_center)))
+                return cfg_fail(x, path, "team ids, names and cost centers must be printable "
+                                         "ASCII (FOCUS string columns)");
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(c->teams[j].id, t->id) == 0)
+                    return cfg_fail(x, path, "team \"%s\" is listed twice", t->id);
+        }
+    }
+    if (!c->default_team)
+        c->default_team = gl_strdup("unallocated");
+    if (!gl_is_ascii(c->default_team))
+        return cfg_fail(x, "teams.default", "must be printable ASCII");
+    return GL_OK;
+}
+
+static enum gl_status load_billing(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"currency", "account_id", "account_name", "provider",
+                                       "service_name", NULL};
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "billing", keys)) ||
+        (rc = get_str(x, o, "billing", "currency", true, &c->currency)) ||
+        (rc = get_str(x, o, "billing", "account_id", false, &c->account_id)) ||
+        (rc = get_str(x, o, "billing", "account_name", false, &c->account_name)) ||
+        (rc = get_str(x, o, "billing", "provider", false, &c->provider)) ||
+        (rc = get_str(x, o, "billing", "service_name", false, &c->service_name)))
+        return rc;
+    c->minor_digits = gl_currency_minor_digits(c->currency);
+    if (c->minor_digits < 0)
+        return cfg_fail(x, "billing.currency", "\"%s\" is not an ISO 4217 code (three capital letters)",
+                        c->currency);
+    if (!c->account_id)
+        c->account_id = gl_strdup("gpu-platform");
+    if (!c->account_name)
+        c->account_name = gl_strdup("GPU Platform");
+    if (!c->provider)
+        c->provider = gl_strdup("GPU Platform");
+    if (!c->service_name)
+        c->service_name = gl_strdup("GPU Platform");
+    const char *strs[] = {c->account_id, c->account_name, c->provider, c->service_name};
+    for (size_t i = 0; i < 4; i++)
+        if (!gl_is_ascii(strs[i]))
+            return cfg_fail(x, "billing", "account and provider names must be printable ASCII");
+    return GL_OK;
+}
+
+static void set_defaults(struct gl_config *c)
+{
+    c->timeout_s = 60;
+    c->retries = 3;
+    c->step = 60;
+    c->chunk_hours = 6;
+    c->identity = GL_IDENTITY_AUTO;
+    c->mem_unit = GL_UNIT_MIB;
+    c->attribution = GL_ATTR_PROCESS;
+    c->queries_dir = gl_strdup(GL_QUERIES_DIR);
+}
+
+/* Line and column of a byte offset, for JSON syntax errors. */
+static void line_col(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (const char *p = text; p < at && *p; p++) {
+        if (*p == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+enum gl_status gl_config_load(const char *path, struct gl_config **out, struct gl_error *err)
+{
+    *out = NULL;
+    char *text = NULL;
+    enum gl_status rc = gl_read_file(path, &text, NULL, err);
+    if (rc)
+        return gl_error_set(err, GL_ERR_CONFIG, "%s", err->msg);
+    struct cfg_ctx x = {path, err};
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, true);
+    if (!root) {
+        int line, col;
+        line_col(text, end ? end : text, &line, &col);
+        free(text);
+        return gl_error_set(err, GL_ERR_CONFIG, "%s:%d:%d: invalid JSON near here", path, line,
+                            col);
+    }
+    struct gl_config *c = gl_xcalloc(1, sizeof *c);
+    c->path = gl_strdup(path);
+    c->dir = gl_path_dir(path);
+    set_defaults(c);
+    static const char *const keys[] = {"prometheus", "cluster", "collection", "memory_source",
+                                       "teams", "prices", "billing", NULL};
+    static const char *const cluster_keys[] = {"name", "label", NULL};
+    static const char *const price_keys[] = {"file", NULL};
+    const cJSON *o;
+    if ((rc = check_keys(&x, root, "", keys)))
+        goto done;
+    if (!(o = cJSON_GetObjectItemCaseSensitive(root, "prometheus"))) {
+        rc = cfg_fail(&x, "prometheus", "required key is missing");
+        goto done;
+    }
+    if ((rc = load_prometheus(&x, c, o)))
+        goto done;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "cluster")) &&
+        ((rc = check_keys(&x, o, "cluster", cluster_keys)) ||
+         (rc = get_str(&x, o, "cluster", "name", false, &c->cluster_name)) ||
+         (rc = get_str(&x, o, "cluster", "label", false, &c->cluster_label))))
+        goto done;
+    if (!c->cluster_name)
+        c->cluster_name = gl_strdup("default");
+    if (!c->cluster_label)
+        c->cluster_label = gl_strdup("cluster");
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "collection")) &&
+        (rc = load_collection(&x, c, o)))
+        goto done;
+    if (!c->hostname_label)
+        c->hostname_label = gl_strdup("Hostname");
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "memory_source")) &&
+        (rc = load_memory(&x, c, o)))
+        goto done;
+    if (!c->mem_query)
+        c->mem_query = gl_strdup("fb_used");
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "teams")) && (rc = load_teams(&x, c, o)))
+        goto done;
+    if (!c->default_team)
+        c->default_team = gl_strdup("unallocated");
+    if (!(o = cJSON_GetObjectItemCaseSensitive(root, "prices"))) {
+        rc = cfg_fail(&x, "prices", "required key is missing");
+        goto done;
+    }
+    if ((rc = check_keys(&x, o, "prices", price_keys)) ||
+        (rc = get_str(&x, o, "prices", "file", true, &c->prices_file)))
+        goto done;
+    c->prices_file = resolve(c, c->prices_file);
+    if (!(o = cJSON_GetObjectItemCaseSensitive(root, "billing"))) {
+        rc = cfg_fail(&x, "billing", "required key is missing");
+        goto done;
+    }
+    if ((rc = load_billing(&x, c, o)))
+        goto done;
+done:
+    cJSON_Delete(root);
+    free(text);
+    if (rc) {
+        gl_config_free(c);
+        return rc;
+    }
+    *out = c;
+    return GL_OK;
+}
+
+void gl_config_free(struct gl_config *c)
+{
+    if (!c)
+        return;
+    free(c->path);
+    free(c->dir);
+    free(c->prom_url);
+    free(c->bearer_token_file);
+    free(c->ca_file);
+    for (size_t i = 0; i < c->nheaders; i++) {
+        free(c->headers[i].name);
+        free(c->headers[i].value);
+    }
+    free(c->headers);
+    free(c->cluster_name);
+    free(c->cluster_label);
+    free(c->hostname_label);
+    free(c->queries_dir);
+    free(c->mem_query);
+    for (size_t i = 0; i < c->nrules; i++) {
+        free(c->rules[i].label);
+        free(c->rules[i].regex);
+        free(c->rules[i].team);
+        pcre2_code_free(c->rules[i].code);
+    }
+    free(c->rules);
+    free(c->default_team);
+    for (size_t i = 0; i < c->nteams; i++) {
+        free(c->teams[i].id);
+        free(c->teams[i].name);
+        free(c->teams[i].cost_center);
+    }
+    free(c->teams);
+    free(c->prices_file);
+    free(c->currency);
+    free(c->account_id);
+    free(c->account_name);
+    free(c->provider);
+    free(c->service_name);
+    free(c);
+}
+
+const struct gl_team_info *gl_config_team(const struct gl_config *c, const char *id)
+{
+    for (size_t i = 0; i < c->nteams; i++)
+        if (strcmp(c->teams[i].id, id) == 0)
+            return &c->teams[i];
+    return NULL;
+}
+
+enum gl_status gl_config_query(const struct gl_config *c, const char *name, char **out,
+                               struct gl_error *err)
+{
+    *out = NULL;
+    for (const char *p = name; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+            return gl_error_set(err, GL_ERR_CONFIG, "query name \"%s\": letters, digits, _ and - only",
+                                name);
+    char file[512];
+    snprintf(file, sizeof file, "%s/%s.promql", c->queries_dir, name);
+    char *text = NULL;
+    enum gl_status rc = gl_read_file(file, &text, NULL, err);
+    if (rc)
+        return GL_ERR_CONFIG;
+    /* Drop comment lines (#) and substitute ${cluster_selector}. */
+    struct gl_buf b;
+    gl_buf_init(&b);
+    const char *var = "${cluster_selector}";
+    char *line = text;
+    while (line && *line) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        const char *q = line;
+        while (q < line + len && isspace((unsigned char)*q))
+            q++;
+        if (q < line + len && *q != '#') {
+            const char *p = line;
+            while (p < line + len) {
+                const char *hit = strstr(p, var);
+                if (!hit || hit >= line + len) {
+                    gl_buf_append(&b, p, (size_t)(line + len - p));
+                    break;
+                }
+                gl_buf_append(&b, p, (size_t)(hit - p));
+                p = hit + strlen(var);
+            }
+            gl_buf_puts(&b, " ");
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    if (!b.data || strspn(b.data, " ") == b.len) {
+        gl_buf_free(&b);
+        return gl_error_set(err, GL_ERR_CONFIG, "%s: no query in file", file);
+    }
+    *out = b.data;
+    return GL_OK;
+}

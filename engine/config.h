@@ -1,0 +1,109 @@
+/*
+ * config — the JSON configuration file (cJSON), validated key by key.
+ *
+ * Reads: the config file. Every key is documented in README.md; unknown
+ * keys and wrong types are errors naming the key path (and file:line for
+ * JSON syntax errors). Relative paths resolve against the file's folder.
+ */
+#ifndef GL_CONFIG_H
+#define GL_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+enum gl_identity_mode { GL_IDENTITY_AUTO, GL_IDENTITY_EXPORTED, GL_IDENTITY_PLAIN };
+enum gl_attribution { GL_ATTR_PROCESS, GL_ATTR_DEVICE };
+enum gl_mem_unit { GL_UNIT_MIB, GL_UNIT_BYTES };
+enum gl_rule_kind { GL_RULE_POD_LABEL, GL_RULE_NAMESPACE_LABEL, GL_RULE_NAMESPACE_REGEX };
+
+struct gl_team_rule {
+    enum gl_rule_kind kind;
+    char *label;    /* kube-state-metrics label name (label_team) */
+    char *regex;    /* namespace_regex source */
+    char *team;     /* replacement template ("$1"), regex rules only */
+    void *code;     /* compiled pcre2_code * */
+};
+
+struct gl_team_info {
+    char *id;
+    char *name;
+    char *cost_center; /* NULL when not given */
+};
+
+struct gl_header {
+    char *name;
+    char *value;
+};
+
+struct gl_config {
+    char *path;
+    char *dir;
+
+    /* prometheus */
+    char *prom_url;
+    char *bearer_token_file;
+    char *ca_file;
+    struct gl_header *headers;
+    size_t nheaders;
+    long timeout_s;
+    int retries;
+
+    /* cluster */
+    char *cluster_name;
+    char *cluster_label;
+
+    /* collection */
+    int64_t step;
+    int chunk_hours;
+    enum gl_identity_mode identity;
+    char *hostname_label;
+    char *queries_dir;
+
+    /* memory source */
+    char *mem_query;   /* query name: <queries_dir>/<name>.promql */
+    enum gl_mem_unit mem_unit;
+    enum gl_attribution attribution;
+
+    /* teams */
+    struct gl_team_rule *rules;
+    size_t nrules;
+    char *default_team;
+    struct gl_team_info *teams;
+    size_t nteams;
+
+    /* prices */
+    char *prices_file;
+
+    /* billing */
+    char *currency;
+    int minor_digits;
+    char *account_id;
+    char *account_name;
+    char *provider;
+    char *service_name;
+};
+
+/* Loads and validates path. On success *out is owned by the caller
+ * (gl_config_free); on failure nothing is left to free. */
+enum gl_status gl_config_load(const char *path, struct gl_config **out,
+                              struct gl_error *err);
+void gl_config_free(struct gl_config *c);
+
+/* The catalogue entry of a team id, or NULL. */
+const struct gl_team_info *gl_config_team(const struct gl_config *c, const char *id);
+
+/* Reads <queries_dir>/<name>.promql with ${cluster_selector} substituted.
+ * Returns a malloc'd string. */
+enum gl_status gl_config_query(const struct gl_config *c, const char *name,
+                               char **out, struct gl_error *err);
+
+/* kube-state-metrics label name for a Kubernetes label key. malloc'd. */
+char *gl_ksm_label_name(const char *key);
+
+/* True when s is printable ASCII (what FOCUS string columns accept). */
+bool gl_is_ascii(const char *s);
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * fetch — the Prometheus HTTP API client (libcurl).
+ *
+ * Reads: /api/v1/query_range and /api/v1/query of any Prometheus-compatible
+ * backend. Handles the bearer token file, extra headers (X-Scope-OrgID),
+ * CA file, timeouts and retries with backoff on 5xx, 429 (Retry-After) and
+ * transport errors. Error messages name the URL path, the query and the
+ * HTTP status; secrets never appear in them.
+ */
+#ifndef GL_FETCH_H
+#define GL_FETCH_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+#include "util.h"
+
+struct gl_prom;
+
+/* On success *out is owned by the caller (gl_prom_free). */
+enum gl_status gl_prom_new(const struct gl_config *c, struct gl_prom **out,
+                           struct gl_error *err);
+void gl_prom_free(struct gl_prom *p);
+
+/* query_range over [start, end] inclusive at step; the JSON body is left in
+ * body (reset first). Fails on HTTP errors and "status":"error" bodies. */
+enum gl_status gl_prom_query_range(struct gl_prom *p, const char *query, int64_t start,
+                                   int64_t end, int64_t step, struct gl_buf *body,
+                                   struct gl_error *err);
+/* Instant query at time t. */
+enum gl_status gl_prom_query(struct gl_prom *p, const char *query, int64_t t,
+                             struct gl_buf *body, struct gl_error *err);
+
+/* Base delay of the retry backoff in milliseconds (tests shorten it). */
+extern long gl_prom_backoff_ms;
+
+#endif

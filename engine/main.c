@@ -1,0 +1,625 @@
+/*
+ * gpuledger — command line entry point.
+ *
+ * Parses the global options and the subcommand, runs it, prints errors and
+ * chooses the exit status (the only place that does either).
+ */
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "collect.h"
+#include "config.h"
+#include "error.h"
+#include "export.h"
+#include "fetch.h"
+#include "gl_build.h"
+#include "invoice.h"
+#include "parse.h"
+#include "price.h"
+#include "store.h"
+#include "timeutil.h"
+#include "util.h"
+
+struct globals {
+    const char *config;
+    const char *db;
+};
+
+static const char usage_main[] =
+    "usage: gpuledger [--config FILE] [--db FILE] [--quiet|--verbose] COMMAND [options]\n"
+    "\n"
+    "GPU chargeback for Kubernetes: bills GPU memory (GB-hours) per team.\n"
+    "\n"
+    "commands:\n"
+    "  collect --from TIME --to TIME   pull and integrate [from, to) from Prometheus\n"
+    "  invoice --period YYYY-MM        invoices per team (JSON or Markdown)\n"
+    "  export  --period YYYY-MM        FOCUS 1.2 CSV for finance\n"
+    "  summary --period YYYY-MM        fleet summary per cluster and GPU model\n"
+    "  check   [--at TIME]             validate config and prices, probe Prometheus\n"
+    "  prices  [--file CSV]            validate a price table and print it\n"
+    "\n"
+    "global options:\n"
+    "  --config FILE   configuration (default gpuledger.json)\n"
+    "  --db FILE       SQLite database (default gpuledger.db)\n"
+    "  --quiet         errors only on stderr;  --verbose  debug events too\n"
+    "  --version, --help\n"
+    "\n"
+    "TIME is RFC 3339 UTC, e.g. 2026-10-01T00:00:00Z. Run 'gpuledger COMMAND --help'.\n"
+    "exit status: 0 ok, 1 runtime error, 2 usage, 3 config/prices, 4 Prometheus, 5 partial\n";
+
+static int fail(const struct gl_error *err)
+{
+    fprintf(stderr, "gpuledger: %s\n", err->msg);
+    return err->code ? (int)err->code : 1;
+}
+
+static int usage_error(const char *cmd_usage, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *cmd_usage, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gpuledger: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fputs(cmd_usage, stderr);
+    return GL_ERR_USAGE;
+}
+
+/* Parses "--name value" style options of a subcommand. names are the long
+ * option names taking a value; flags take none. Values land in vals[i]. */
+struct opt_spec {
+    const char *name;
+    bool has_arg;
+};
+
+static int parse_opts(int argc, char **argv, const struct opt_spec *specs, size_t nspecs,
+                      const char **vals, const char *cmd_usage, bool *help)
+{
+    *help = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            *help = true;
+            return 0;
+        }
+        if (strncmp(a, "--", 2) != 0)
+            return usage_error(cmd_usage, "unexpected argument \"%s\"", a);
+        const char *name = a + 2;
+        const char *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        size_t k;
+        for (k = 0; k < nspecs; k++)
+            if (strlen(specs[k].name) == nlen && strncmp(specs[k].name, name, nlen) == 0)
+                break;
+        if (k == nspecs)
+            return usage_error(cmd_usage, "unknown option \"%s\"", a);
+        if (!specs[k].has_arg) {
+            vals[k] = "1";
+            continue;
+        }
+        if (eq) {
+            vals[k] = eq + 1;
+        } else {
+            if (i + 1 >= argc)
+                return usage_error(cmd_usage, "option \"%s\" needs a value", a);
+            vals[k] = argv[++i];
+        }
+    }
+    return 0;
+}
+
+static int load_config(const struct globals *g, struct gl_config **cfg)
+{
+    struct gl_error err = {0};
+    if (gl_config_load(g->config, cfg, &err))
+        return fail(&err);
+    return 0;
+}
+
+/* ---- collect ---- */
+
+static const char usage_collect[] =
+    "usage: gpuledger collect --from TIME --to TIME\n"
+    "  Pulls the half-open window [from, to), widened to whole UTC hours, and\n"
+    "  replaces the stored hours (re-collecting never double counts).\n";
+
+static int cmd_collect(const struct globals *g, int argc, char **argv)
+{
+    static const struct opt_spec specs[] = {{"from", true}, {"to", true}};
+    const char *v[2] = {0};
+    bool help;
+    int rc = parse_opts(argc, argv, specs, 2, v, usage_collect, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        fputs(usage_collect, stdout);
+        return 0;
+    }
+    int64_t from, to;
+    if (!v[0] || !v[1])
+        return usage_error(usage_collect, "%s", "--from and --to are required");
+    if (!gl_time_parse(v[0], &from))
+        return usage_error(usage_collect, "--from \"%s\" is not an RFC 3339 UTC time", v[0]);
+    if (!gl_time_parse(v[1], &to))
+        return usage_error(usage_collect, "--to \"%s\" is not an RFC 3339 UTC time", v[1]);
+    if (to <= from)
+        return usage_error(usage_collect, "%s", "--to must be after --from");
+    struct gl_config *cfg = NULL;
+    if ((rc = load_config(g, &cfg)))
+        return rc;
+    struct gl_error err = {0};
+    struct gl_store *s = NULL;
+    struct gl_collect_stats st;
+    if (gl_store_open(g->db, &s, &err) || gl_collect(cfg, s, from, to, &st, &err)) {
+        rc = fail(&err);
+    } else {
+        gl_log(GL_LOG_INFO,
+               "collected from=%s to=%s hours=%lld chunks=%lld samples=%lld bad_samples=%lld",
+               v[0], v[1], (long long)st.hours, (long long)st.chunks, (long long)st.samples,
+               (long long)st.bad_samples);
+    }
+    gl_store_close(s);
+    gl_config_free(cfg);
+    return rc;
+}
+
+/* ---- invoice / export ---- */
+
+static int build_invoices(const struct globals *g, const char *period, struct gl_config **cfg,
+                          struct gl_store **s, struct gl_price_table **prices,
+                          struct gl_invoice_set **set, const char *usage)
+{
+    struct gl_period p;
+    if (!period)
+        return usage_error(usage, "%s", "--period YYYY-MM is required");
+    if (!gl_period_parse(period, &p))
+        return usage_error(usage, "--period \"%s\" is not YYYY-MM", period);
+    int rc;
+    if ((rc = load_config(g, cfg)))
+        return rc;
+    struct gl_error err = {0};
+    struct stat sb;
+    if (stat(g->db, &sb) != 0) {
+        gl_error_set(&err, GL_ERR_RUNTIME, "%s: no database (run 'gpuledger collect' first)",
+                     g->db);
+        return fail(&err);
+    }
+    if (gl_store_open(g->db, s, &err) ||
+        gl_prices_load((*cfg)->prices_file, (*cfg)->currency, prices, &err) ||
+        gl_invoices_build(*cfg, *s, *prices, &p, set, &err))
+        return fail(&err);
+    return 0;
+}
+
+static const char usage_invoice[] =
+    "usage: gpuledger invoice --period YYYY-MM [--team ID] [--format json|md] [--out DIR]\n"
+    "  One invoice per team with usage in the period. Without --out, prints all\n"
+    "  (JSON: {\"period\", \"invoices\": [...]}); with --out, writes\n"
+    "  DIR/invoice-<period>-<team>.json or .md.\n";
+
+static int write_invoice_file(const struct gl_invoice_set *set, const struct gl_invoice *inv,
+                              const char *dir, bool md, struct gl_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/invoice-%s-%s.%s", dir, set->period.name, inv->team,
+             md ? "md" : "json");
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot write", path);
+    if (md) {
+        gl_invoice_markdown(set, inv, f);
+    } else {
+        char *text = gl_invoice_json(set, inv);
+        fprintf(f, "%s\n", text);
+        free(text);
+    }
+    if (fclose(f) != 0)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: write failed", path);
+    return GL_OK;
+}
+
+static int cmd_invoice(const struct globals *g, int argc, char **argv)
+{
+    static const struct opt_spec specs[] = {
+        {"period", true}, {"team", true}, {"format", true}, {"out", true}};
+    const char *v[4] = {0};
+    bool help;
+    int rc = parse_opts(argc, argv, specs, 4, v, usage_invoice, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        fputs(usage_invoice, stdout);
+        return 0;
+    }
+    const char *format = v[2] ? v[2] : "json";
+    bool md = strcmp(format, "md") == 0;
+    if (!md && strcmp(format, "json") != 0)
+        return usage_error(usage_invoice, "--format \"%s\" is not json or md", format);
+    struct gl_config *cfg = NULL;
+    struct gl_store *s = NULL;
+    struct gl_price_table *prices = NULL;
+    struct gl_invoice_set *set = NULL;
+    rc = build_invoices(g, v[0], &cfg, &s, &prices, &set, usage_invoice);
+    struct gl_error err = {0};
+    if (!rc && v[1]) {
+        /* keep only the requested team */
+        size_t keep = set->n;
+        for (size_t i = 0; i < set->n; i++)
+            if (strcmp(set->invoices[i].team, v[1]) == 0)
+                keep = i;
+        if (keep == set->n) {
+            gl_error_set(&err, GL_ERR_USAGE, "team \"%s\" has no usage in %s", v[1], v[0]);
+            rc = fail(&err);
+        } else if (keep != 0) {
+            struct gl_invoice tmp = set->invoices[0];
+            set->invoices[0] = set->invoices[keep];
+            set->invoices[keep] = tmp;
+        }
+        if (!rc) {
+            /* free the others by shrinking n after moving them past the end */
+            struct gl_invoice_set one = *set;
+            one.n = 1;
+            if (v[3]) {
+                if (write_invoice_file(&one, &one.invoices[0], v[3], md, &err))
+                    rc = fail(&err);
+            } else if (md) {
+                gl_invoice_markdown(&one, &one.invoices[0], stdout);
+            } else {
+                char *text = gl_invoice_json(&one, &one.invoices[0]);
+                printf("%s\n", text);
+                free(text);
+            }
+        }
+    } else if (!rc) {
+        if (v[3]) {
+            mkdir(v[3], 0777);
+            for (size_t i = 0; i < set->n && !rc; i++)
+                if (write_invoice_file(set, &set->invoices[i], v[3], md, &err))
+                    rc = fail(&err);
+            if (!rc)
+                gl_log(GL_LOG_INFO, "wrote %zu invoices dir=%s", set->n, v[3]);
+        } else if (md) {
+            for (size_t i = 0; i < set->n; i++) {
+                if (i)
+                    fputs("\n---\n\n", stdout);
+                gl_invoice_markdown(set, &set->invoices[i], stdout);
+            }
+        } else {
+            char *text = gl_invoice_json(set, NULL);
+            printf("%s\n", text);
+            free(text);
+        }
+    }
+    gl_invoices_free(set);
+    gl_prices_free(prices);
+    gl_store_close(s);
+    gl_config_free(cfg);
+    return rc;
+}
+
+static const char usage_export[] =
+    "usage: gpuledger export --period YYYY-MM [--out FILE]\n"
+    "  FOCUS 1.2 CSV, one row per team x GPU model x kind x day (stdout without\n"
+    "  --out; with --out also FILE.metadata.json).\n";
+
+static int cmd_export(const struct globals *g, int argc, char **argv)
+{
+    static const struct opt_spec specs[] = {{"period", true}, {"out", true}};
+    const char *v[2] = {0};
+    bool help;
+    int rc = parse_opts(argc, argv, specs, 2, v, usage_export, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        fputs(usage_export, stdout);
+        return 0;
+    }
+    struct gl_config *cfg = NULL;
+    struct gl_store *s = NULL;
+    struct gl_price_table *prices = NULL;
+    struct gl_invoice_set *set = NULL;
+    rc = build_invoices(g, v[0], &cfg, &s, &prices, &set, usage_export);
+    struct gl_error err = {0};
+    if (!rc) {
+        size_t rows = 0;
+        if (v[1]) {
+            /* Write to a temporary file and rename: finance never sees half a file. */
+            char tmp[4096], meta[4200];
+            snprintf(tmp, sizeof tmp, "%s.tmp", v[1]);
+            FILE *f = fopen(tmp, "w");
+            if (!f) {
+                gl_error_set(&err, GL_ERR_RUNTIME, "%s: cannot write", tmp);
+                rc = fail(&err);
+            } else {
+                enum gl_status st = gl_export_focus(set, f, &rows, &err);
+                if (fclose(f) != 0 && !st)
+                    st = gl_error_set(&err, GL_ERR_RUNTIME, "%s: write failed", tmp);
+                if (!st && rename(tmp, v[1]) != 0)
+                    st = gl_error_set(&err, GL_ERR_RUNTIME, "%s: cannot rename", v[1]);
+                if (st) {
+                    remove(tmp);
+                    rc = fail(&err);
+                } else {
+                    snprintf(meta, sizeof meta, "%s.metadata.json", v[1]);
+                    FILE *mf = fopen(meta, "w");
+                    if (mf) {
+                        gl_export_metadata(set, rows, mf);
+                        fclose(mf);
+                    }
+                    gl_log(GL_LOG_INFO, "wrote FOCUS CSV file=%s rows=%zu", v[1], rows);
+                }
+            }
+        } else if (gl_export_focus(set, stdout, &rows, &err)) {
+            rc = fail(&err);
+        }
+    }
+    gl_invoices_free(set);
+    gl_prices_free(prices);
+    gl_store_close(s);
+    gl_config_free(cfg);
+    return rc;
+}
+
+/* ---- summary ---- */
+
+static const char usage_summary[] =
+    "usage: gpuledger summary --period YYYY-MM [--format json|md]\n"
+    "  Fleet summary per cluster and GPU model, in GB-hours: capacity, memory\n"
+    "  used by pods, driver-reserved, unattributed, idle, and excess.\n";
+
+static int cmd_summary(const struct globals *g, int argc, char **argv)
+{
+    static const struct opt_spec specs[] = {{"period", true}, {"format", true}};
+    const char *v[2] = {0};
+    bool help;
+    int rc = parse_opts(argc, argv, specs, 2, v, usage_summary, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        fputs(usage_summary, stdout);
+        return 0;
+    }
+    struct gl_period p;
+    if (!v[0] || !gl_period_parse(v[0], &p))
+        return usage_error(usage_summary, "%s", "--period YYYY-MM is required");
+    bool md = v[1] && strcmp(v[1], "md") == 0;
+    if (v[1] && !md && strcmp(v[1], "json") != 0)
+        return usage_error(usage_summary, "--format \"%s\" is not json or md", v[1]);
+    struct gl_error err = {0};
+    struct gl_store *s = NULL;
+    if (gl_store_open(g->db, &s, &err))
+        return fail(&err);
+    static const char *const kinds[] = {"capacity", "memory_used", "reserved",
+                                        "unattributed", "idle", "excess"};
+    sqlite3_stmt *st = NULL;
+    const char *sql =
+        "SELECT u.cluster, d.model, u.kind, SUM(u.mib_seconds) FROM usage u "
+        "JOIN device d ON d.id = u.device_id WHERE u.hour >= ? AND u.hour < ? "
+        "GROUP BY u.cluster, d.model, u.kind ORDER BY u.cluster, d.model";
+    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = fail((gl_store_fail(s, "summary", &err), &err));
+        gl_store_close(s);
+        return rc;
+    }
+    sqlite3_bind_int64(st, 1, p.start);
+    sqlite3_bind_int64(st, 2, p.end);
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "period", p.name);
+    cJSON *rows = cJSON_AddArrayToObject(root, "models");
+    cJSON *cur = NULL;
+    char last[1024] = "";
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *cl = (const char *)sqlite3_column_text(st, 0);
+        const char *model = (const char *)sqlite3_column_text(st, 1);
+        const char *kind = (const char *)sqlite3_column_text(st, 2);
+        char key[1024];
+        snprintf(key, sizeof key, "%s\x1f%s", cl, model);
+        if (!cur || strcmp(key, last) != 0) {
+            cur = cJSON_CreateObject();
+            cJSON_AddStringToObject(cur, "cluster", cl);
+            cJSON_AddStringToObject(cur, "gpu_model", model);
+            for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+                cJSON_AddStringToObject(cur, kinds[k], "0.000000000");
+            cJSON_AddItemToArray(rows, cur);
+            snprintf(last, sizeof last, "%s", key);
+        }
+        char q[80];
+        gl_dec_format(gl_gbh_nano(sqlite3_column_int64(st, 3)), GL_GBH_DECIMALS, q, sizeof q);
+        cJSON_ReplaceItemInObjectCaseSensitive(cur, kind, cJSON_CreateString(q));
+    }
+    sqlite3_finalize(st);
+    if (md) {
+        printf("# Fleet summary %s (GB-hours)\n\n", p.name);
+        printf("| Cluster | GPU model | Capacity | Used by pods | Driver-reserved | Unattributed | Idle | Excess |\n");
+        printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
+        for (cJSON *r = rows->child; r; r = r->next) {
+            printf("| %s | %s", cJSON_GetObjectItem(r, "cluster")->valuestring,
+                   cJSON_GetObjectItem(r, "gpu_model")->valuestring);
+            for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+                printf(" | %s", cJSON_GetObjectItem(r, kinds[k])->valuestring);
+            printf(" |\n");
+        }
+    } else {
+        char *text = cJSON_Print(root);
+        printf("%s\n", text);
+        free(text);
+    }
+    cJSON_Delete(root);
+    gl_store_close(s);
+    return 0;
+}
+
+/* ---- check / prices ---- */
+
+static const char usage_check[] =
+    "usage: gpuledger check [--at TIME]\n"
+    "  Validates the config, the query files and the price table, reaches\n"
+    "  Prometheus and reports how many series each query returns at TIME\n"
+    "  (default: now).\n";
+
+static int cmd_check(const struct globals *g, int argc, char **argv)
+{
+    static const struct opt_spec specs[] = {{"at", true}};
+    const char *v[1] = {0};
+    bool help;
+    int rc = parse_opts(argc, argv, specs, 1, v, usage_check, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        fputs(usage_check, stdout);
+        return 0;
+    }
+    int64_t at = (int64_t)time(NULL);
+    if (v[0] && !gl_time_parse(v[0], &at))
+        return usage_error(usage_check, "--at \"%s\" is not an RFC 3339 UTC time", v[0]);
+    struct gl_config *cfg = NULL;
+    if ((rc = load_config(g, &cfg)))
+        return rc;
+    printf("config: %s ok\n", g->config);
+    struct gl_error err = {0};
+    struct gl_price_table *prices = NULL;
+    if (gl_prices_load(cfg->prices_file, cfg->currency, &prices, &err)) {
+        gl_config_free(cfg);
+        return fail(&err);
+    }
+    printf("prices: %s ok (%zu entries)\n", cfg->prices_file, prices->n);
+    gl_prices_free(prices);
+    const char *names[] = {cfg->mem_query, "fb_free", "fb_reserved", "pod_labels",
+                           "namespace_labels"};
+    struct gl_prom *prom = NULL;
+    struct gl_buf body;
+    gl_buf_init(&body);
+    if (gl_prom_new(cfg, &prom, &err)) {
+        gl_config_free(cfg);
+        return fail(&err);
+    }
+    int missing = 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names && !rc; i++) {
+        char *q = NULL;
+        if (gl_config_query(cfg, names[i], &q, &err)) {
+            rc = fail(&err);
+            break;
+        }
+        if (gl_prom_query(prom, q, at, &body, &err)) {
+            rc = fail(&err);
+            free(q);
+            break;
+        }
+        cJSON *root = cJSON_ParseWithLength(body.data, body.len);
+        const cJSON *res = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "data"), "result");
+        int n = cJSON_IsArray(res) ? cJSON_GetArraySize(res) : -1;
+        printf("query %-18s %s series%s\n", names[i], n >= 0 ? "" : "?", "");
+        if (n >= 0)
+            printf("  %d series at the probe time%s\n", n, n == 0 ? " (NO DATA)" : "");
+        if (n <= 0)
+            missing++;
+        cJSON_Delete(root);
+        free(q);
+    }
+    if (!rc)
+        printf("prometheus: %s reachable; %d of %zu queries without data\n", cfg->prom_url,
+               missing, sizeof names / sizeof *names);
+    gl_buf_free(&body);
+    gl_prom_free(prom);
+    gl_config_free(cfg);
+    return rc;
+}
+
+static const char usage_prices[] =
+    "usage: gpuledger prices [--file CSV]\n"
+    "  Validates a price table (default: the config's prices.file) and prints it.\n";
+
+static int cmd_prices(const struct globals *g, int argc, char **argv)
+{
+    static const struct opt_spec specs[] = {{"file", true}};
+    const char *v[1] = {0};
+    bool help;
+    int rc = parse_opts(argc, argv, specs, 1, v, usage_prices, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        fputs(usage_prices, stdout);
+        return 0;
+    }
+    struct gl_config *cfg = NULL;
+    if ((rc = load_config(g, &cfg)))
+        return rc;
+    struct gl_error err = {0};
+    struct gl_price_table *t = NULL;
+    if (gl_prices_load(v[0] ? v[0] : cfg->prices_file, cfg->currency, &t, &err)) {
+        gl_config_free(cfg);
+        return fail(&err);
+    }
+    printf("| id | model pattern | unit | price | valid from | valid to | capacity GB |\n");
+    printf("|---|---|---|---:|---|---|---:|\n");
+    for (size_t i = 0; i < t->n; i++) {
+        const struct gl_price_entry *e = &t->entries[i];
+        char price[80], from[32], to[32] = "open", cap[80] = "";
+        gl_dec_format_trim(e->price12, GL_PRICE_DECIMALS, price, sizeof price);
+        gl_time_format(e->valid_from, from, sizeof from);
+        if (e->valid_to != INT64_MAX)
+            gl_time_format(e->valid_to, to, sizeof to);
+        if (e->has_capacity)
+            gl_dec_format_trim(e->capacity_gb12, GL_PRICE_DECIMALS, cap, sizeof cap);
+        printf("| %s | `%s` | %s | %s %s | %s | %s | %s |\n", e->id, e->pattern,
+               e->unit == GL_PRICE_GB_HOURS ? "GB-Hours" : "GPU-Hours", price, e->currency, from,
+               to, cap);
+    }
+    gl_prices_free(t);
+    gl_config_free(cfg);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct globals g = {"gpuledger.json", "gpuledger.db"};
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_main, stdout);
+            return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            puts("gpuledger " GL_VERSION);
+            return 0;
+        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            gl_log_threshold = GL_LOG_ERROR;
+        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+            gl_log_threshold = GL_LOG_DEBUG;
+        } else if (strcmp(a, "--config") == 0 && i + 1 < argc) {
+            g.config = argv[++i];
+        } else if (strncmp(a, "--config=", 9) == 0) {
+            g.config = a + 9;
+        } else if (strcmp(a, "--db") == 0 && i + 1 < argc) {
+            g.db = argv[++i];
+        } else if (strncmp(a, "--db=", 5) == 0) {
+            g.db = a + 5;
+        } else {
+            return usage_error(usage_main, "unknown or incomplete option \"%s\"", a);
+        }
+    }
+    if (i >= argc)
+        return usage_error(usage_main, "%s", "a command is required");
+    const char *cmd = argv[i];
+    int sub_argc = argc - i;
+    char **sub_argv = argv + i;
+    static const struct {
+        const char *name;
+        int (*fn)(const struct globals *, int, char **);
+    } cmds[] = {
+        {"collect", cmd_collect}, {"invoice", cmd_invoice}, {"export", cmd_export},
+        {"summary", cmd_summary}, {"check", cmd_check},     {"prices", cmd_prices},
+    };
+    for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)
+        if (strcmp(cmd, cmds[k].name) == 0)
+            return cmds[k].fn(&g, sub_argc, sub_argv);
+    return usage_error(usage_main, "unknown command \"%s\"", cmd);
+}

@@ -1,0 +1,276 @@
+/* price — loading and looking up the price table. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "price.h"
+
+#include <csv.h>
+#include <stdarg.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeutil.h"
+#include "util.h"
+
+#define NCOLS 7
+static const char *const columns[NCOLS] = {"model_pattern", "unit",     "price",      "currency",
+                                           "valid_from",    "valid_to", "capacity_gb"};
+
+struct load_ctx {
+    struct gl_price_table *t;
+    const char *currency;
+    char *fields[NCOLS + 1];
+    size_t nfields;
+    bool too_many;
+    int row;
+    enum gl_status rc;
+    struct gl_error *err;
+    const char *base;
+};
+
+static void on_field(void *s, size_t len, void *data)
+{
+    struct load_ctx *x = data;
+    if (x->nfields >= NCOLS) {
+        x->too_many = true;
+        return;
+    }
+    char *f = gl_xcalloc(len + 1, 1);
+    memcpy(f, s, len);
+    x->fields[x->nfields++] = f;
+}
+
+static enum gl_status row_fail(struct load_ctx *x, const char *col, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum gl_status row_fail(struct load_ctx *x, const char *col, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    x->rc = gl_error_set(x->err, GL_ERR_CONFIG, "%s:%d: %s%s%s", x->t->file, x->row,
+                         col ? col : "", col ? ": " : "", what);
+    return x->rc;
+}
+
+static bool whole_hour_time(const char *s, int64_t *out)
+{
+    return gl_time_parse(s, out) && *out % 3600 == 0;
+}
+
+static void parse_row(struct load_ctx *x)
+{
+    char **f = x->fields;
+    if (x->row == 1) {
+        if (x->nfields < 6 || x->too_many)
+            goto bad_header;
+        for (size_t i = 0; i < x->nfields; i++)
+            if (strcmp(f[i], columns[i]) != 0)
+                goto bad_header;
+        return;
+    bad_header:
+        row_fail(x, NULL, "header must be %s,%s,%s,%s,%s,%s[,%s]", columns[0], columns[1],
+                 columns[2], columns[3], columns[4], columns[5], columns[6]);
+        return;
+    }
+    if (x->nfields == 1 && f[0][0] == '\0')
+        return; /* blank line */
+    if (x->too_many || x->nfields < 6) {
+        row_fail(x, NULL, "expected 6 or 7 fields, got %s%zu", x->too_many ? "more than " : "",
+                 x->too_many ? (size_t)NCOLS : x->nfields);
+        return;
+    }
+    struct gl_price_entry e = {0};
+    e.row = x->row;
+    int errcode;
+    PCRE2_SIZE off;
+    if (!f[0][0]) {
+        row_fail(x, "model_pattern", "empty");
+        return;
+    }
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)f[0], PCRE2_ZERO_TERMINATED, PCRE2_UTF,
+                                     &errcode, &off, NULL);
+    if (!code) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(errcode, msg, sizeof msg);
+        row_fail(x, "model_pattern", "\"%s\": %s at offset %zu", f[0], (char *)msg, (size_t)off);
+        return;
+    }
+    e.code = code;
+    if (strcmp(f[1], "GB-Hours") == 0) {
+        e.unit = GL_PRICE_GB_HOURS;
+    } else if (strcmp(f[1], "GPU-Hours") == 0) {
+        e.unit = GL_PRICE_GPU_HOURS;
+    } else {
+        row_fail(x, "unit", "\"%s\" is not GB-Hours or GPU-Hours", f[1]);
+        goto fail;
+    }
+    if (!gl_dec_parse(f[2], GL_PRICE_DECIMALS, &e.price12)) {
+        row_fail(x, "price", "\"%s\" is not a decimal number with at most %d decimals", f[2],
+                 GL_PRICE_DECIMALS);
+        goto fail;
+    }
+    if (strcmp(f[3], x->currency) != 0) {
+        row_fail(x, "currency", "\"%s\" differs from billing.currency \"%s\"", f[3], x->currency);
+        goto fail;
+    }
+    if (!whole_hour_time(f[4], &e.valid_from)) {
+        row_fail(x, "valid_from", "\"%s\" is not an RFC 3339 UTC time on a whole hour", f[4]);
+        goto fail;
+    }
+    e.valid_to = INT64_MAX;
+    if (f[5][0] && !whole_hour_time(f[5], &e.valid_to)) {
+        row_fail(x, "valid_to", "\"%s\" is not an RFC 3339 UTC time on a whole hour", f[5]);
+        goto fail;
+    }
+    if (e.valid_to <= e.valid_from) {
+        row_fail(x, "valid_to", "must be after valid_from");
+        goto fail;
+    }
+    if (x->nfields == 7 && f[6][0]) {
+        if (!gl_dec_parse(f[6], GL_PRICE_DECIMALS, &e.capacity_gb12) || e.capacity_gb12 == 0) {
+            row_fail(x, "capacity_gb", "\"%s\" is not a positive decimal number", f[6]);
+            goto fail;
+        }
+        e.has_capacity = true;
+    }
+    e.pattern = gl_strdup(f[0]);
+    e.currency = gl_strdup(f[3]);
+    char id[300];
+    snprintf(id, sizeof id, "%s:%d", x->base, x->row);
+    e.id = gl_strdup(id);
+    struct gl_price_table *t = x->t;
+    t->entries = gl_xrealloc(t->entries, (t->n + 1) * sizeof *t->entries);
+    t->entries[t->n++] = e;
+    return;
+fail:
+    pcre2_code_free(code);
+}
+
+static void on_row(int c, void *data)
+{
+    (void)c;
+    struct load_ctx *x = data;
+    x->row++;
+    if (x->rc == GL_OK)
+        parse_row(x);
+    for (size_t i = 0; i < x->nfields; i++)
+        free(x->fields[i]);
+    x->nfields = 0;
+    x->too_many = false;
+}
+
+enum gl_status gl_prices_load(const char *path, const char *currency,
+                              struct gl_price_table **out, struct gl_error *err)
+{
+    *out = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    if (gl_read_file(path, &text, &len, err))
+        return GL_ERR_CONFIG;
+    struct gl_price_table *t = gl_xcalloc(1, sizeof *t);
+    t->file = gl_strdup(path);
+    const char *slash = strrchr(path, '/');
+    struct load_ctx x = {.t = t, .currency = currency, .err = err, .base = slash ? slash + 1 : path};
+    struct csv_parser p;
+    csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL);
+    if (csv_parse(&p, text, len, on_field, on_row, &x) != len ||
+        csv_fini(&p, on_field, on_row, &x) != 0) {
+        if (x.rc == GL_OK)
+            gl_error_set(err, GL_ERR_CONFIG, "%s: row %d: %s", path, x.row + 1,
+                         csv_strerror(csv_error(&p)));
+        x.rc = GL_ERR_CONFIG;
+    }
+    csv_free(&p);
+    for (size_t i = 0; i < x.nfields; i++)
+        free(x.fields[i]);
+    free(text);
+    if (x.rc == GL_OK && x.row == 0)
+        x.rc = gl_error_set(err, GL_ERR_CONFIG, "%s: empty price table (no header)", path);
+    if (x.rc) {
+        gl_prices_free(t);
+        return x.rc;
+    }
+    *out = t;
+    return GL_OK;
+}
+
+void gl_prices_free(struct gl_price_table *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->entries[i].id);
+        free(t->entries[i].pattern);
+        free(t->entries[i].currency);
+        pcre2_code_free(t->entries[i].code);
+    }
+    free(t->entries);
+    free(t->file);
+    free(t);
+}
+
+static bool matches(const struct gl_price_entry *e, const char *model)
+{
+    pcre2_code *code = e->code;
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
+    if (!md)
+        return false;
+    int rc = pcre2_match(code, (PCRE2_SPTR)model, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL);
+    pcre2_match_data_free(md);
+    return rc >= 0;
+}
+
+enum gl_status gl_prices_check_model(const struct gl_price_table *t, const char *model,
+                                     struct gl_error *err)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const struct gl_price_entry *a = &t->entries[i];
+        if (!matches(a, model))
+            continue;
+        for (size_t j = i + 1; j < t->n; j++) {
+            const struct gl_price_entry *b = &t->entries[j];
+            if (b->valid_from < a->valid_to && a->valid_from < b->valid_to && matches(b, model))
+                return gl_error_set(err, GL_ERR_CONFIG,
+                                    "%s: rows %d and %d both price GPU model \"%s\" over "
+                                    "overlapping validity",
+                                    t->file, a->row, b->row, model);
+        }
+    }
+    return GL_OK;
+}
+
+int gl_prices_find(const struct gl_price_table *t, const char *model, int64_t t_at)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const struct gl_price_entry *e = &t->entries[i];
+        if (t_at >= e->valid_from && t_at < e->valid_to && matches(e, model))
+            return (int)i;
+    }
+    return -1;
+}
+
+enum gl_status gl_price_per_gbh(const struct gl_price_table *t, const struct gl_price_entry *e,
+                                const char *model, int64_t measured_capacity_mib,
+                                gl_i128 *out, struct gl_error *err)
+{
+    if (e->unit == GL_PRICE_GB_HOURS) {
+        *out = e->price12;
+        return GL_OK;
+    }
+    if (e->has_capacity) {
+        /* price12 / capacity_gb = price12 × 10^12 / capacity_gb12 */
+        *out = gl_div_half_even(e->price12 * gl_pow10(12), e->capacity_gb12);
+        return GL_OK;
+    }
+    if (measured_capacity_mib <= 0)
+        return gl_error_set(err, GL_ERR_CONFIG,
+                            "%s:%d: GPU-Hours price for \"%s\" needs a capacity: no full-GPU "
+                            "capacity was measured for this model; set capacity_gb",
+                            t->file, e->row, model);
+    /* capacity GB = mib × 2^20 / 10^9 → price12 × 10^9 / (mib × 2^20) */
+    *out = gl_div_half_even(e->price12 * gl_pow10(9), (gl_i128)measured_capacity_mib * 1048576);
+    return GL_OK;
+}

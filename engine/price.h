@@ -1,0 +1,61 @@
+/*
+ * price — the price table (CSV read with libcsv, patterns with PCRE2).
+ *
+ * Header: model_pattern,unit,price,currency,valid_from,valid_to[,capacity_gb]
+ * (SPEC §9). Prices are decimal text kept exactly (×10^12). Rows match in
+ * file order; two rows matching one model with overlapping validity are a
+ * config error. Errors name the file and row.
+ */
+#ifndef GL_PRICE_H
+#define GL_PRICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "money.h"
+
+enum gl_price_unit { GL_PRICE_GB_HOURS, GL_PRICE_GPU_HOURS };
+
+struct gl_price_entry {
+    int row;             /* CSV row, header = 1 */
+    char *id;            /* "<basename>:<row>" */
+    char *pattern;
+    void *code;          /* pcre2_code * */
+    enum gl_price_unit unit;
+    gl_i128 price12;     /* price per unit × 10^12 */
+    char *currency;
+    int64_t valid_from;
+    int64_t valid_to;    /* INT64_MAX when open */
+    bool has_capacity;
+    gl_i128 capacity_gb12; /* capacity_gb × 10^12 */
+};
+
+struct gl_price_table {
+    char *file;
+    struct gl_price_entry *entries;
+    size_t n;
+};
+
+/* Loads path; every row's currency must equal currency. On success *out is
+ * owned by the caller (gl_prices_free). */
+enum gl_status gl_prices_load(const char *path, const char *currency,
+                              struct gl_price_table **out, struct gl_error *err);
+void gl_prices_free(struct gl_price_table *t);
+
+/* Checks that no two rows matching model overlap in validity. */
+enum gl_status gl_prices_check_model(const struct gl_price_table *t, const char *model,
+                                     struct gl_error *err);
+
+/* Index of the first row matching model and valid at instant t, or -1. */
+int gl_prices_find(const struct gl_price_table *t, const char *model, int64_t t_at);
+
+/* The entry's price per GB-hour × 10^12: GB-Hours as written; GPU-Hours
+ * divided by capacity_gb (or the measured capacity in MiB when the row has
+ * none; 0 = unknown → config error), rounded half-even to 12 decimals. */
+enum gl_status gl_price_per_gbh(const struct gl_price_table *t, const struct gl_price_entry *e,
+                                const char *model, int64_t measured_capacity_mib,
+                                gl_i128 *out, struct gl_error *err);
+
+#endif

@@ -1,0 +1,242 @@
+/* store — SQLite schema, migrations and the collect-side writes. */
+#include "store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema_sql.h"
+#include "util.h"
+
+#define GL_SCHEMA_VERSION 1
+
+struct gl_store {
+    sqlite3 *db;
+    sqlite3_stmt *ins_usage;
+    sqlite3_stmt *upsert_device;
+    sqlite3_stmt *get_device;
+    sqlite3_stmt *clear_hours;
+    sqlite3_stmt *mark_hour;
+    char *path;
+};
+
+enum gl_status gl_store_fail(struct gl_store *s, const char *what, struct gl_error *err)
+{
+    return gl_error_set(err, GL_ERR_RUNTIME, "%s: %s: %s", s->path, what,
+                        s->db ? sqlite3_errmsg(s->db) : "no database");
+}
+
+static enum gl_status exec(struct gl_store *s, const char *sql, struct gl_error *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        gl_error_set(err, GL_ERR_RUNTIME, "%s: %s", s->path, msg ? msg : "sqlite error");
+        sqlite3_free(msg);
+        return GL_ERR_RUNTIME;
+    }
+    return GL_OK;
+}
+
+static enum gl_status prepare(struct gl_store *s, const char *sql, sqlite3_stmt **st,
+                              struct gl_error *err)
+{
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "prepare", err);
+    return GL_OK;
+}
+
+static enum gl_status migrate(struct gl_store *s, struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading schema version", err);
+    int version = 0;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (version > GL_SCHEMA_VERSION)
+        return gl_error_set(err, GL_ERR_RUNTIME,
+                            "%s: schema version %d is newer than this gpuledger (%d)", s->path,
+                            version, GL_SCHEMA_VERSION);
+    if (version == GL_SCHEMA_VERSION)
+        return GL_OK;
+    enum gl_status rc;
+    if ((rc = exec(s, "BEGIN IMMEDIATE", err)))
+        return rc;
+    if (version < 1 && (rc = exec(s, gl_schema_v1, err))) {
+        exec(s, "ROLLBACK", NULL);
+        return rc;
+    }
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", GL_SCHEMA_VERSION);
+    if ((rc = exec(s, sql, err)) || (rc = exec(s, "COMMIT", err))) {
+        exec(s, "ROLLBACK", NULL);
+        return rc;
+    }
+    return GL_OK;
+}
+
+enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_error *err)
+{
+    *out = NULL;
+    struct gl_store *s = gl_xcalloc(1, sizeof *s);
+    s->path = gl_strdup(path);
+    enum gl_status rc;
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        rc = gl_store_fail(s, "cannot open database", err);
+        gl_store_close(s);
+        return rc;
+    }
+    sqlite3_busy_timeout(s->db, 10000);
+    if ((rc = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                      "PRAGMA foreign_keys=ON;",
+                   err)) ||
+        (rc = migrate(s, err)) ||
+        (rc = prepare(s,
+                      "INSERT INTO usage (hour, cluster, namespace, pod, device_id, team, kind, "
+                      "mib_seconds, estimated) VALUES (?,?,?,?,?,?,?,?,?) "
+                      "ON CONFLICT DO UPDATE SET mib_seconds = mib_seconds + excluded.mib_seconds, "
+                      "estimated = max(estimated, excluded.estimated)",
+                      &s->ins_usage, err)) ||
+        (rc = prepare(s,
+                      "INSERT INTO device (cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, "
+                      "max_capacity_mib, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?) "
+                      "ON CONFLICT (cluster, uuid, gpu_i_id) DO UPDATE SET "
+                      "gpu_i_profile = excluded.gpu_i_profile, model = excluded.model, "
+                      "hostname = excluded.hostname, "
+                      "max_capacity_mib = max(max_capacity_mib, excluded.max_capacity_mib), "
+                      "first_seen = min(first_seen, excluded.first_seen), "
+                      "last_seen = max(last_seen, excluded.last_seen)",
+                      &s->upsert_device, err)) ||
+        (rc = prepare(s, "SELECT id FROM device WHERE cluster = ? AND uuid = ? AND gpu_i_id = ?",
+                      &s->get_device, err)) ||
+        (rc = prepare(s, "DELETE FROM usage WHERE cluster = ? AND hour >= ? AND hour < ?",
+                      &s->clear_hours, err)) ||
+        (rc = prepare(s,
+                      "INSERT OR REPLACE INTO collected_hour (cluster, hour, collected_at, samples, "
+                      "bad_samples) VALUES (?,?,strftime('%s','now'),?,?)",
+                      &s->mark_hour, err))) {
+        gl_store_close(s);
+        return rc;
+    }
+    *out = s;
+    return GL_OK;
+}
+
+void gl_store_close(struct gl_store *s)
+{
+    if (!s)
+        return;
+    sqlite3_finalize(s->ins_usage);
+    sqlite3_finalize(s->upsert_device);
+    sqlite3_finalize(s->get_device);
+    sqlite3_finalize(s->clear_hours);
+    sqlite3_finalize(s->mark_hour);
+    sqlite3_close(s->db);
+    free(s->path);
+    free(s);
+}
+
+sqlite3 *gl_store_db(struct gl_store *s)
+{
+    return s->db;
+}
+
+enum gl_status gl_store_begin(struct gl_store *s, struct gl_error *err)
+{
+    return exec(s, "BEGIN IMMEDIATE", err);
+}
+
+enum gl_status gl_store_commit(struct gl_store *s, struct gl_error *err)
+{
+    return exec(s, "COMMIT", err);
+}
+
+void gl_store_rollback(struct gl_store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        exec(s, "ROLLBACK", NULL);
+}
+
+static enum gl_status step_done(struct gl_store *s, sqlite3_stmt *st, const char *what,
+                                struct gl_error *err)
+{
+    int rc = sqlite3_step(st);
+    enum gl_status out = GL_OK;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        out = gl_store_fail(s, what, err);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return out;
+}
+
+enum gl_status gl_store_device(struct gl_store *s, const struct gl_device_info *d, int64_t *id,
+                               struct gl_error *err)
+{
+    sqlite3_stmt *st = s->upsert_device;
+    sqlite3_bind_text(st, 1, d->cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, d->uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, d->gpu_i_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, d->gpu_i_profile, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, d->model, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, d->hostname, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 7, d->max_capacity_mib);
+    sqlite3_bind_int64(st, 8, d->first_seen);
+    sqlite3_bind_int64(st, 9, d->last_seen);
+    enum gl_status rc = step_done(s, st, "storing device", err);
+    if (rc)
+        return rc;
+    st = s->get_device;
+    sqlite3_bind_text(st, 1, d->cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, d->uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, d->gpu_i_id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        rc = GL_OK;
+    } else {
+        rc = gl_store_fail(s, "reading device id", err);
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
+enum gl_status gl_store_clear_hours(struct gl_store *s, const char *cluster, int64_t from,
+                                    int64_t to, struct gl_error *err)
+{
+    sqlite3_stmt *st = s->clear_hours;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    return step_done(s, st, "clearing hours", err);
+}
+
+enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *cluster,
+                                  const char *ns, const char *pod, int64_t device_id,
+                                  const char *team, const char *kind, int64_t mib_s,
+                                  int estimated, struct gl_error *err)
+{
+    sqlite3_stmt *st = s->ins_usage;
+    sqlite3_bind_int64(st, 1, hour);
+    sqlite3_bind_text(st, 2, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, pod, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, device_id);
+    sqlite3_bind_text(st, 6, team, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 8, mib_s);
+    sqlite3_bind_int(st, 9, estimated);
+    return step_done(s, st, "storing usage", err);
+}
+
+enum gl_status gl_store_mark_hour(struct gl_store *s, const char *cluster, int64_t hour,
+                                  int64_t samples, int64_t bad, struct gl_error *err)
+{
+    sqlite3_stmt *st = s->mark_hour;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, hour);
+    sqlite3_bind_int64(st, 3, samples);
+    sqlite3_bind_int64(st, 4, bad);
+    return step_done(s, st, "marking hour collected", err);
+}

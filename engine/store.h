@@ -1,0 +1,58 @@
+/*
+ * store — the SQLite database: schema, devices, hourly rollups.
+ *
+ * Writes: device, usage and collected_hour rows (schema/001_init.sql,
+ * compiled in and applied by version through PRAGMA user_version). The
+ * database runs in WAL mode; every chunk of collection is one transaction,
+ * so a run killed at any point leaves whole hours or nothing.
+ */
+#ifndef GL_STORE_H
+#define GL_STORE_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct gl_store;
+
+/* Opens (creating when needed) and migrates the database at path. */
+enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_error *err);
+void gl_store_close(struct gl_store *s);
+sqlite3 *gl_store_db(struct gl_store *s);
+
+enum gl_status gl_store_begin(struct gl_store *s, struct gl_error *err);
+enum gl_status gl_store_commit(struct gl_store *s, struct gl_error *err);
+void gl_store_rollback(struct gl_store *s);
+
+struct gl_device_info {
+    const char *cluster;
+    const char *uuid;
+    const char *gpu_i_id;
+    const char *gpu_i_profile;
+    const char *model;
+    const char *hostname;
+    int64_t max_capacity_mib;
+    int64_t first_seen, last_seen;
+};
+
+/* Inserts or refreshes a device and returns its id. */
+enum gl_status gl_store_device(struct gl_store *s, const struct gl_device_info *d,
+                               int64_t *id, struct gl_error *err);
+
+/* Deletes the usage rows of cluster for hours in [from, to). */
+enum gl_status gl_store_clear_hours(struct gl_store *s, const char *cluster, int64_t from,
+                                    int64_t to, struct gl_error *err);
+
+enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *cluster,
+                                  const char *ns, const char *pod, int64_t device_id,
+                                  const char *team, const char *kind, int64_t mib_s,
+                                  int estimated, struct gl_error *err);
+
+enum gl_status gl_store_mark_hour(struct gl_store *s, const char *cluster, int64_t hour,
+                                  int64_t samples, int64_t bad, struct gl_error *err);
+
+/* Formats "<what>: <sqlite message>" into err and returns GL_ERR_RUNTIME. */
+enum gl_status gl_store_fail(struct gl_store *s, const char *what, struct gl_error *err);
+
+#endif

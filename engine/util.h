@@ -1,0 +1,68 @@
+/*
+ * util — small shared helpers: growable buffers, string interning,
+ * whole-file reading and stderr logging.
+ */
+#ifndef GL_UTIL_H
+#define GL_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Growable byte buffer; always NUL-terminated when len > 0. */
+struct gl_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+};
+
+void gl_buf_init(struct gl_buf *b);
+void gl_buf_free(struct gl_buf *b);
+void gl_buf_reset(struct gl_buf *b);
+/* Return false on allocation failure (the buffer is unchanged). */
+bool gl_buf_append(struct gl_buf *b, const void *data, size_t n);
+bool gl_buf_puts(struct gl_buf *b, const char *s);
+bool gl_buf_printf(struct gl_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * String interning: maps strings to dense ids 0..n-1. Strings are copied
+ * and owned by the table; gl_intern_str(t, id) stays valid until free.
+ */
+struct gl_intern;
+struct gl_intern *gl_intern_new(void);
+void gl_intern_free(struct gl_intern *t);
+/* Returns the id, or -1 on allocation failure. */
+int32_t gl_intern_get(struct gl_intern *t, const char *s);
+/* Returns the id of s or -1 when absent (does not insert). */
+int32_t gl_intern_find(const struct gl_intern *t, const char *s);
+const char *gl_intern_str(const struct gl_intern *t, int32_t id);
+int32_t gl_intern_count(const struct gl_intern *t);
+
+/* FNV-1a over n bytes. */
+uint64_t gl_hash_bytes(const void *p, size_t n, uint64_t h);
+#define GL_HASH_SEED 1469598103934665603ULL
+
+/* Reads a whole file into a NUL-terminated heap string (free()). */
+enum gl_status gl_read_file(const char *path, char **out, size_t *len,
+                            struct gl_error *err);
+
+/* Joins dir and path unless path is absolute; returns malloc'd string. */
+char *gl_path_join(const char *dir, const char *path);
+/* Directory part of path ("." when none); malloc'd. */
+char *gl_path_dir(const char *path);
+
+/* strdup that aborts on allocation failure (small config strings only). */
+char *gl_strdup(const char *s);
+void *gl_xcalloc(size_t n, size_t size);
+void *gl_xrealloc(void *p, size_t size);
+
+/* Logging to stderr, one line per event: "ts level message". */
+enum gl_log_level { GL_LOG_ERROR, GL_LOG_WARN, GL_LOG_INFO, GL_LOG_DEBUG };
+extern enum gl_log_level gl_log_threshold;
+void gl_log(enum gl_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif
