@@ -1,0 +1,110 @@
+/* Unit tests: price table loading, errors and lookups (engine/price.c). */
+#include "price.h"
+#include "tap.h"
+#include "timeutil.h"
+
+static const char *good =
+    "model_pattern,unit,price,currency,valid_from,valid_to,capacity_gb\n"
+    "^NVIDIA A100-SXM4-80GB$,GB-Hours,0.05,USD,2026-01-01T00:00:00Z,2026-10-02T12:00:00Z,\n"
+    "^NVIDIA A100-SXM4-80GB$,GB-Hours,0.06,USD,2026-10-02T12:00:00Z,,\n"
+    "\"^NVIDIA H100.*$\",GPU-Hours,4.00,USD,2026-01-01T00:00:00Z,,80\n"
+    "^Tesla T4$,GPU-Hours,0.35,USD,2026-01-01T00:00:00Z,,\n";
+
+static struct gl_price_table *load(const char *text, struct gl_error *err)
+{
+    struct gl_price_table *t = NULL;
+    gl_prices_load(tap_tmpfile("prices.csv", text), "USD", &t, err);
+    return t;
+}
+
+static void test_load_and_find(void)
+{
+    struct gl_error err = {0};
+    struct gl_price_table *t = load(good, &err);
+    CHECK(t != NULL);
+    if (!t) {
+        printf("# %s\n", err.msg);
+        return;
+    }
+    CHECK(t->n == 4);
+    int64_t before, at;
+    gl_time_parse("2026-10-02T11:00:00Z", &before);
+    gl_time_parse("2026-10-02T12:00:00Z", &at);
+    CHECK(gl_prices_find(t, "NVIDIA A100-SXM4-80GB", before) == 0);
+    CHECK(gl_prices_find(t, "NVIDIA A100-SXM4-80GB", at) == 1); /* valid_to exclusive */
+    CHECK(gl_prices_find(t, "NVIDIA A30", at) == -1);
+    CHECK(gl_prices_check_model(t, "NVIDIA A100-SXM4-80GB", &err) == GL_OK);
+    CHECK(strstr(t->entries[1].id, ":3") != NULL);
+    gl_i128 p;
+    CHECK(gl_price_per_gbh(t, &t->entries[2], "NVIDIA H100 80GB HBM3", 0, &p, &err) == GL_OK);
+    CHECK(p == (gl_i128)50000000000LL); /* 4.00 / 80 = 0.05 */
+    /* T4 GPU-Hours without capacity_gb: measured 15360 MiB = 16.10612736 GB */
+    CHECK(gl_price_per_gbh(t, &t->entries[3], "Tesla T4", 15360, &p, &err) == GL_OK);
+    /* 0.35 / 16.10612736 = 0.0217308600738... -> 12 decimals (Python Decimal) */
+    char buf[64];
+    gl_dec_format(p, 12, buf, sizeof buf);
+    CHECK_STR(buf, "0.021730860074");
+    CHECK(gl_price_per_gbh(t, &t->entries[3], "Tesla T4", 0, &p, &err) == GL_ERR_CONFIG);
+    CHECK(strstr(err.msg, "capacity_gb") != NULL);
+    gl_prices_free(t);
+}
+
+static void expect_error(const char *row, const char *needle)
+{
+    struct gl_error err = {0};
+    char text[1024];
+    snprintf(text, sizeof text,
+             "model_pattern,unit,price,currency,valid_from,valid_to,capacity_gb\n"
+             "^A$,GB-Hours,1,USD,2026-01-01T00:00:00Z,,\n%s\n",
+             row);
+    struct gl_price_table *t = load(text, &err);
+    CHECK(t == NULL);
+    CHECK(strstr(err.msg, "prices.csv:3") != NULL);
+    if (!strstr(err.msg, needle)) {
+        printf("# message \"%s\" lacks \"%s\"\n", err.msg, needle);
+        tap_case_failed = 1;
+    }
+    gl_prices_free(t);
+}
+
+static void test_row_errors(void)
+{
+    expect_error("^B$,GB-Hours,1.2.3,USD,2026-01-01T00:00:00Z,,", "price");
+    expect_error("^B$,GB-Hours,1,USD,2026-01-01T00:30:00Z,,", "valid_from");
+    expect_error("^B$,GB-Hours,1,USD,yesterday,,", "valid_from");
+    expect_error("^B$,GB-Hours,1,USD,2026-01-01T00:00:00Z,2025-01-01T00:00:00Z,", "valid_to");
+    expect_error("^B$,GPU-Hour,1,USD,2026-01-01T00:00:00Z,,", "unit");
+    expect_error("^B$,GB-Hours,1,EUR,2026-01-01T00:00:00Z,,", "currency");
+    expect_error("^B($,GB-Hours,1,USD,2026-01-01T00:00:00Z,,", "model_pattern");
+    expect_error("^B$,GB-Hours,1,USD", "fields");
+    expect_error("^B$,GB-Hours,1,USD,2026-01-01T00:00:00Z,,0", "capacity_gb");
+}
+
+static void test_header_and_overlap(void)
+{
+    struct gl_error err = {0};
+    struct gl_price_table *t = load("pattern,unit,price\n", &err);
+    CHECK(t == NULL && strstr(err.msg, "header") != NULL);
+    t = load("model_pattern,unit,price,currency,valid_from,valid_to\n"
+             "A100,GB-Hours,1,USD,2026-01-01T00:00:00Z,,\n"
+             "^NVIDIA A100,GB-Hours,2,USD,2026-06-01T00:00:00Z,2026-07-01T00:00:00Z\n",
+             &err);
+    CHECK(t != NULL);
+    if (t) {
+        CHECK(gl_prices_check_model(t, "NVIDIA A100-PCIE-40GB", &err) == GL_ERR_CONFIG);
+        CHECK(strstr(err.msg, "rows 2 and 3") && strstr(err.msg, "NVIDIA A100-PCIE-40GB"));
+        CHECK(gl_prices_check_model(t, "A100X", &err) == GL_OK); /* only row 2 matches */
+    }
+    gl_prices_free(t);
+    t = load("model_pattern,unit,price,currency,valid_from,valid_to\n\"unterminated,GB-Hours\n",
+             &err);
+    CHECK(t == NULL);
+}
+
+int main(void)
+{
+    RUN(test_load_and_find);
+    RUN(test_row_errors);
+    RUN(test_header_and_overlap);
+    return TAP_END();
+}
