@@ -130,10 +130,13 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
             snprintf(what, sizeof what, "%s/api/v1/query_range (%s.promql, chunk %s)",
                      c->prom_url, query_name(c, q), ts);
             rc = gl_matrix_parse(body.data, body.len, cs, c->step, nsteps, what, &m[q], err);
-            if (!rc && m[q].bad_samples)
-                gl_log(GL_LOG_WARN,
-                       "skipped invalid samples query=%s chunk=%s count=%zu first=\"%s\"",
-                       query_name(c, q), ts, m[q].bad_samples, m[q].first_bad);
+            size_t shown = sizeof m[q].bad / sizeof *m[q].bad;
+            for (size_t k = 0; !rc && k < m[q].bad_samples && k < shown; k++)
+                gl_log(GL_LOG_WARN, "skipped invalid sample query=%s %s", query_name(c, q),
+                       m[q].bad[k]);
+            if (!rc && m[q].bad_samples > shown)
+                gl_log(GL_LOG_WARN, "skipped invalid samples query=%s chunk=%s count=%zu",
+                       query_name(c, q), ts, m[q].bad_samples);
             if (!rc && q != Q_MEMORY)
                 stats->bad_samples += (int64_t)m[q].bad_samples;
         }

@@ -476,7 +476,9 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     c->dir = gl_path_dir(path);
     set_defaults(c);
     static const char *const keys[] = {"prometheus", "cluster", "collection", "memory_source",
-                                       "teams", "prices", "billing", NULL};
+                                       "teams", "idle_overhead", "prices", "billing", NULL};
+    static const char *const idle_keys[] = {"policy", "platform_team", NULL};
+    static const char *const policies[] = {"platform", "unbilled", NULL};
     static const char *const cluster_keys[] = {"name", "label", NULL};
     static const char *const price_keys[] = {"file", NULL};
     const cJSON *o;
@@ -511,6 +513,19 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
         goto done;
     if (!c->default_team)
         c->default_team = gl_strdup("unallocated");
+    int policy = GL_IDLE_PLATFORM;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "idle_overhead")) &&
+        ((rc = check_keys(&x, o, "idle_overhead", idle_keys)) ||
+         (rc = get_enum(&x, o, "idle_overhead", "policy", policies, &policy)) ||
+         (rc = get_str(&x, o, "idle_overhead", "platform_team", false, &c->platform_team))))
+        goto done;
+    c->idle_policy = (enum gl_idle_policy)policy;
+    if (!c->platform_team)
+        c->platform_team = gl_strdup("platform");
+    if (!gl_is_ascii(c->platform_team)) {
+        rc = cfg_fail(&x, "idle_overhead.platform_team", "must be printable ASCII");
+        goto done;
+    }
     if (!(o = cJSON_GetObjectItemCaseSensitive(root, "prices"))) {
         rc = cfg_fail(&x, "prices", "required key is missing");
         goto done;
@@ -569,6 +584,7 @@ void gl_config_free(struct gl_config *c)
         free(c->teams[i].cost_center);
     }
     free(c->teams);
+    free(c->platform_team);
     free(c->prices_file);
     free(c->currency);
     free(c->account_id);

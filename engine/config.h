@@ -17,6 +17,7 @@
 enum gl_identity_mode { GL_IDENTITY_AUTO, GL_IDENTITY_EXPORTED, GL_IDENTITY_PLAIN };
 enum gl_attribution { GL_ATTR_PROCESS, GL_ATTR_DEVICE };
 enum gl_mem_unit { GL_UNIT_MIB, GL_UNIT_BYTES };
+enum gl_idle_policy { GL_IDLE_PLATFORM, GL_IDLE_UNBILLED };
 enum gl_rule_kind { GL_RULE_POD_LABEL, GL_RULE_NAMESPACE_LABEL, GL_RULE_NAMESPACE_REGEX };
 
 struct gl_team_rule {
@@ -73,6 +74,10 @@ struct gl_config {
     char *default_team;
     struct gl_team_info *teams;
     size_t nteams;
+
+    /* idle and overhead (SPEC §3) */
+    enum gl_idle_policy idle_policy;
+    char *platform_team;
 
     /* prices */
     char *prices_file;

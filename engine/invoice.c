@@ -8,8 +8,6 @@
 #include "gl_build.h"
 #include "util.h"
 
-static const char *const billed_kinds_sql = "('memory_used')";
-
 static struct gl_invoice *invoice_for(struct gl_invoice_set *set, const char *team)
 {
     if (set->n > 0 && strcmp(set->invoices[set->n - 1].team, team) == 0)
@@ -111,14 +109,24 @@ enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
     struct gl_invoice_set *set = gl_xcalloc(1, sizeof *set);
     set->cfg = c;
     set->period = *p;
-    char sql[1024];
-    snprintf(sql, sizeof sql,
-             "SELECT u.team, u.cluster, d.model, u.kind, u.hour, SUM(u.mib_seconds), "
-             "MAX(u.estimated) FROM usage u JOIN device d ON d.id = u.device_id "
-             "WHERE u.hour >= ?1 AND u.hour < ?2 AND u.kind IN %s "
-             "GROUP BY u.team, u.cluster, d.model, u.kind, u.hour "
-             "ORDER BY u.team, u.cluster, d.model, u.kind, u.hour",
-             billed_kinds_sql);
+    /* Pod usage goes to its team; under the platform policy the devices'
+     * idle and overhead (driver-reserved + unattributed) go to the platform
+     * team as lines of their own, so all invoices add up to capacity. */
+    static const char sql[] =
+        "SELECT team, cluster, model, kind, hour, SUM(mib), MAX(est) FROM ("
+        " SELECT u.team AS team, u.cluster AS cluster, d.model AS model, u.kind AS kind,"
+        "  u.hour AS hour, u.mib_seconds AS mib, u.estimated AS est"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.kind = 'memory_used'"
+        " UNION ALL"
+        " SELECT ?3, u.cluster, d.model,"
+        "  CASE u.kind WHEN 'idle' THEN 'idle_share' ELSE 'overhead_share' END,"
+        "  u.hour, u.mib_seconds, u.estimated"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE ?4 AND u.hour >= ?1 AND u.hour < ?2"
+        "  AND u.kind IN ('idle', 'reserved', 'unattributed'))"
+        " GROUP BY team, cluster, model, kind, hour"
+        " ORDER BY team, cluster, model, kind, hour";
     sqlite3_stmt *st = NULL;
     enum gl_status rc = GL_OK;
     if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
@@ -127,6 +135,8 @@ enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
     }
     sqlite3_bind_int64(st, 1, p->start);
     sqlite3_bind_int64(st, 2, p->end);
+    sqlite3_bind_text(st, 3, c->platform_team, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, c->idle_policy == GL_IDLE_PLATFORM);
     char last_model[512] = "";
     int sr;
     while ((sr = sqlite3_step(st)) == SQLITE_ROW) {

@@ -36,14 +36,26 @@ const char *gl_series_label(const struct gl_series *s, const char *name)
 
 static void note_bad(struct gl_matrix *m, const struct gl_series *s, double ts, const char *v)
 {
-    m->bad_samples++;
-    if (m->first_bad[0])
+    size_t k = m->bad_samples++;
+    if (k >= sizeof m->bad / sizeof *m->bad)
         return;
+    /* Name the series by what identifies it; label values are quoted with
+     * %.Ns bounds so hostile values cannot flood the log. */
+    struct gl_buf b;
+    gl_buf_init(&b);
     const char *name = gl_series_label(s, "__name__");
-    const char *uuid = gl_series_label(s, "UUID");
-    const char *pod = gl_series_label(s, "pod");
-    snprintf(m->first_bad, sizeof m->first_bad, "value \"%.32s\" at %.0f on %s{UUID=\"%.60s\",pod=\"%.60s\"}",
-             v, ts, name ? name : "series", uuid ? uuid : "", pod ? pod : "");
+    gl_buf_printf(&b, "value \"%.32s\" at %.0f on %.64s{", v, ts, name ? name : "series");
+    static const char *const keys[] = {"UUID", "GPU_I_ID", "exported_namespace", "exported_pod",
+                                       "namespace", "pod"};
+    int n = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *lv = gl_series_label(s, keys[i]);
+        if (lv)
+            gl_buf_printf(&b, "%s%s=\"%.64s\"", n++ ? "," : "", keys[i], lv);
+    }
+    gl_buf_puts(&b, "}");
+    snprintf(m->bad[k], sizeof m->bad[k], "%s", b.data ? b.data : "");
+    gl_buf_free(&b);
 }
 
 enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int64_t step,

@@ -33,7 +33,7 @@ struct gl_matrix {
     size_t samples;      /* valid samples kept */
     size_t bad_samples;  /* NaN, Inf, negative, non-numeric */
     size_t off_grid;     /* timestamps not on the step grid */
-    char first_bad[256]; /* description of the first bad sample */
+    char bad[5][256];    /* descriptions of the first bad samples */
     size_t nwarnings;
 };
 

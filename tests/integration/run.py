@@ -1,0 +1,1212 @@
+#!/usr/bin/env python3
+"""gpuledger integration driver: a real Prometheus loaded with a generated
+cluster, the engine run end to end, and its figures compared exactly with
+what tests/gen/gencluster.py computed from the scenario.
+
+Usage: python3 tests/integration/run.py --bin build/gpuledger [--work DIR]
+                                        [--scenario FILE] [--keep]
+
+Prints one line per check, "ok - NAME" or "not ok - NAME: REASON", and
+otherwise only "# ..." comments; exits 1 when any check failed. A check that
+cannot run (promtool/prometheus missing) is "not ok - NAME skipped: WHY"
+under CI=true and "ok - # SKIP NAME: WHY" otherwise.
+
+Steps: generate data (once) -> promtool tsdb create-blocks-from openmetrics
+-> prometheus on a free 127.0.0.1 port (--query.lookback-delta=59s) ->
+spot-check the served samples against the generator -> gpuledger collect /
+invoice --format json / export -> compare invoices and the FOCUS CSV ->
+re-collect the same window (unchanged), collect in two halves (same totals)
+-> config / price-table failures (exit 3) -> a fault-injecting proxy:
+HTTP 400 bad_data (exit 4), 503 + Retry-After twice (retried, succeeds),
+NaN / +Inf / -5 sample values (skipped, reported, the rest billed).
+Prometheus and the proxy are stopped at exit, also on failure.
+"""
+
+import argparse
+import copy
+import csv
+import http.client
+import http.server
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from decimal import Decimal, getcontext
+from fractions import Fraction
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
+import gencluster as gc  # noqa: E402
+
+getcontext().prec = 100
+ENGINE_TIMEOUT = 150
+
+FOCUS_COLUMNS = [
+    "BilledCost", "BillingAccountId", "BillingAccountName", "BillingCurrency",
+    "BillingPeriodEnd", "BillingPeriodStart", "ChargeCategory", "ChargeClass",
+    "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart",
+    "ConsumedQuantity", "ConsumedUnit", "ContractedCost", "ContractedUnitPrice",
+    "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost", "ListUnitPrice",
+    "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "RegionId",
+    "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
+    "ServiceName", "ServiceSubcategory", "SkuId", "SkuPriceId", "SubAccountId",
+    "SubAccountName", "Tags", "x_ChargeKind", "x_CorrectedPeriod", "x_CostCenter",
+    "x_Cluster", "x_GpuModel", "x_ComputeIndicator", "x_Estimated",
+]
+NUMERIC_COLUMNS = {"BilledCost", "ConsumedQuantity", "ContractedCost", "ContractedUnitPrice",
+                   "EffectiveCost", "ListCost", "ListUnitPrice", "PricingQuantity",
+                   "x_ComputeIndicator"}
+DATETIME_COLUMNS = {"BillingPeriodEnd", "BillingPeriodStart", "ChargePeriodEnd",
+                    "ChargePeriodStart"}
+UNTYPED_COLUMNS = {"x_Estimated"}   # boolean: interfaces.md does not say bare or quoted
+STRING_COLUMNS = set(FOCUS_COLUMNS) - NUMERIC_COLUMNS - DATETIME_COLUMNS - UNTYPED_COLUMNS
+NON_NULL_COLUMNS = {"BilledCost", "BillingAccountId", "BillingCurrency", "BillingPeriodEnd",
+                    "BillingPeriodStart", "ChargeCategory", "ChargeDescription",
+                    "ChargePeriodEnd", "ChargePeriodStart", "ConsumedQuantity", "ConsumedUnit",
+                    "ContractedCost", "EffectiveCost", "InvoiceIssuerName", "ListCost",
+                    "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName",
+                    "ServiceCategory", "ServiceName", "SubAccountId", "x_ChargeKind",
+                    "x_Cluster", "x_GpuModel", "SkuPriceId", "InvoiceId"}
+PLAIN_DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
+DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+FLEET_KINDS = ("idle_share", "overhead_share")
+
+
+# ---------------------------------------------------------------- reporting
+
+class Tap:
+    def __init__(self):
+        self.failed = 0
+        self.ci = os.environ.get("CI", "") == "true"
+
+    def ok(self, name):
+        print("ok - %s" % name, flush=True)
+
+    def fail(self, name, reason):
+        self.failed += 1
+        reason = " ".join(str(reason).split())
+        if len(reason) > 1500:
+            reason = reason[:1500] + " ..."
+        print("not ok - %s: %s" % (name, reason), flush=True)
+
+    def check(self, name, problems):
+        """problems: list of strings (empty = pass)."""
+        if problems:
+            more = " (+%d more)" % (len(problems) - 4) if len(problems) > 4 else ""
+            self.fail(name, "; ".join(problems[:4]) + more)
+            return False
+        self.ok(name)
+        return True
+
+    def skip(self, name, why):
+        if self.ci:
+            self.failed += 1
+            print("not ok - %s skipped: %s" % (name, why), flush=True)
+        else:
+            print("ok - # SKIP %s: %s" % (name, why), flush=True)
+
+    def note(self, text):
+        for line in str(text).splitlines() or [""]:
+            print("# " + line, flush=True)
+
+
+def tail(text, n=600):
+    text = text.strip()
+    return text if len(text) <= n else "..." + text[-n:]
+
+
+# ---------------------------------------------------------------- processes
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Prometheus:
+    def __init__(self, work, tsdb):
+        self.work = work
+        self.tsdb = tsdb
+        self.proc = None
+        self.port = None
+        self.log = os.path.join(work, "prometheus.log")
+
+    def start(self):
+        cfg = os.path.join(self.work, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global: {scrape_interval: 1h}\n")
+        last = ""
+        for _ in range(3):
+            self.port = free_port()
+            logf = open(self.log, "ab")
+            self.proc = subprocess.Popen(
+                ["prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + self.tsdb,
+                 "--storage.tsdb.retention.time=100y",
+                 "--web.listen-address=127.0.0.1:%d" % self.port,
+                 "--query.lookback-delta=59s"],
+                stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, cwd=self.work)
+            logf.close()
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                if self.proc.poll() is not None:
+                    break
+                try:
+                    with urllib.request.urlopen(self.url() + "/-/ready", timeout=2) as r:
+                        if r.status == 200:
+                            return
+                except OSError:
+                    pass
+                time.sleep(0.2)
+            last = "prometheus did not become ready (exit %s); log tail: %s" % (
+                self.proc.poll(), tail(open(self.log, errors="replace").read()))
+            self.stop()
+        raise RuntimeError(last)
+
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def stop(self):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def query(self, promql, t):
+        qs = urllib.parse.urlencode({"query": promql, "time": str(t)})
+        with urllib.request.urlopen(self.url() + "/api/v1/query?" + qs, timeout=30) as r:
+            doc = json.load(r)
+        if doc.get("status") != "success":
+            raise RuntimeError("query failed: %s" % doc)
+        return doc["data"]["result"]
+
+
+class Engine:
+    def __init__(self, binary, work):
+        self.bin = binary
+        self.work = work
+
+    def run(self, config, db, *args, timeout=ENGINE_TIMEOUT):
+        cmd = [self.bin, "--config", config, "--db", db] + list(args)
+        try:
+            p = subprocess.run(cmd, cwd=self.work, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            return -1, (e.stdout or b"").decode("utf-8", "replace"), \
+                "timed out after %ds: %s" % (timeout, (e.stderr or b"").decode("utf-8", "replace"))
+        return p.returncode, p.stdout.decode("utf-8", "replace"), \
+            p.stderr.decode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------- invoices
+
+def dec(s):
+    return Decimal(str(s))
+
+
+def invoices_by_team(doc):
+    out = {}
+    for inv in doc.get("invoices", []):
+        out[inv.get("team")] = inv
+    return out
+
+
+def line_problems(team, i, got, exp):
+    p = []
+    for k in ("cluster", "gpu_model", "kind", "price_id", "price_valid_from",
+              "price_valid_to", "pricing_unit", "mib_seconds", "gb_hours", "amount"):
+        if got.get(k) != exp[k]:
+            p.append("%s line %d %s: got %r, expected %r" % (team, i, k, got.get(k), exp[k]))
+    try:
+        if dec(got.get("unit_price")) != dec(exp["unit_price"]):
+            p.append("%s line %d unit_price: got %r, expected %s"
+                     % (team, i, got.get("unit_price"), exp["unit_price"]))
+    except Exception:
+        p.append("%s line %d unit_price %r is not a decimal" % (team, i, got.get("unit_price")))
+    if got.get("estimated") is not False:
+        p.append("%s line %d estimated: got %r, expected false" % (team, i, got.get("estimated")))
+    for k in ("mib_seconds", "gb_hours", "amount", "unit_price"):
+        if not isinstance(got.get(k), str):
+            p.append("%s line %d %s is not a string" % (team, i, k))
+    return p
+
+
+def compare_invoices(tap, label, doc, exp, per_team=True, memory_only=False):
+    """Compare `invoice --format json` output with expected. With a tap,
+    emits checks (one per team when per_team, else a single one); returns
+    the problems found."""
+    if tap is None:
+        per_team = False
+    all_problems = []
+    minor = exp["minor_units"]
+    got = invoices_by_team(doc)
+    p = []
+    if doc.get("period") != exp["period"]:
+        p.append("period %r, expected %r" % (doc.get("period"), exp["period"]))
+    missing = sorted(set(exp["teams"]) - set(got))
+    if missing:
+        p.append("no invoice for %s" % missing)
+    for team, inv in sorted(got.items(), key=lambda kv: str(kv[0])):
+        if team in exp["teams"]:
+            continue
+        kinds = {l.get("kind") for l in inv.get("lines", [])}
+        if not kinds or not kinds <= set(FLEET_KINDS):
+            p.append("unexpected invoice for team %r with kinds %s (memory %s)" % (
+                team, sorted(map(str, kinds)),
+                [(l.get("gpu_model"), l.get("mib_seconds")) for l in inv.get("lines", [])]))
+    if per_team:
+        tap.check("%s: invoice set of teams" % label, p)
+    all_problems += p
+    for team, e in exp["teams"].items():
+        inv = got.get(team)
+        if inv is None:
+            continue
+        p = []
+        for k, v in (("invoice_id", e["invoice_id"]), ("period", exp["period"]),
+                     ("period_start", exp["period_start"]), ("period_end", exp["period_end"]),
+                     ("team", team), ("team_name", e["team_name"]),
+                     ("cost_center", e["cost_center"]), ("currency", exp["currency"])):
+            if inv.get(k) != v:
+                p.append("%s %s: got %r, expected %r" % (team, k, inv.get(k), v))
+        lines = inv.get("lines", [])
+        mem = [l for l in lines if l.get("kind") == "memory_used"]
+        other = [l for l in lines if l.get("kind") != "memory_used"]
+        for l in other:
+            if l.get("kind") not in FLEET_KINDS:
+                p.append("%s: unexpected line kind %r (billing basis used)" % (team, l.get("kind")))
+        if len(mem) != len(e["lines"]):
+            p.append("%s: %d memory_used lines, expected %d: got %s" % (
+                team, len(mem), len(e["lines"]),
+                [(l.get("gpu_model"), l.get("price_id"), l.get("mib_seconds")) for l in mem]))
+        else:
+            for i, (gl, el) in enumerate(zip(mem, e["lines"])):
+                p += line_problems(team, i, gl, el)
+        try:
+            total_lines = sum(gc.to_units(l.get("amount"), minor) for l in lines)
+            if gc.to_units(inv.get("total"), minor) != total_lines:
+                p.append("%s total %r is not the sum of its lines %s"
+                         % (team, inv.get("total"), gc.units_to_str(total_lines, minor)))
+            if not other and inv.get("total") != e["total"]:
+                p.append("%s total: got %r, expected %r" % (team, inv.get("total"), e["total"]))
+        except Exception as ex:
+            p.append("%s: bad amounts (%s)" % (team, ex))
+        if per_team:
+            tap.check("%s: invoice %s lines and total" % (label, team), p)
+        all_problems += p
+    if not memory_only:
+        p = compare_fleet_lines(doc, exp)
+        if per_team:
+            tap.check("%s: idle and overhead lines (SPEC 9: idle = FB_FREE)" % label, p)
+        all_problems += p
+    if tap is not None and not per_team:
+        tap.check(label, all_problems)
+    return all_problems
+
+
+def fleet_key(l):
+    return (l.get("cluster"), l.get("gpu_model"), l.get("kind"), l.get("price_id"))
+
+
+def compare_fleet_lines(doc, exp):
+    """Idle/overhead lines may sit on a platform team's invoice (SPEC default)
+    or be spread over teams: compare MiB.s summed over invoices, and the
+    amounts when one invoice holds the whole key."""
+    p = []
+    got = {}
+    for inv in doc.get("invoices", []):
+        for l in inv.get("lines", []):
+            if l.get("kind") in FLEET_KINDS:
+                got.setdefault(fleet_key(l), []).append((inv.get("team"), l))
+    expd = {fleet_key(l): l for l in exp["fleet"]}
+    for k in sorted(set(got) | set(expd), key=str):
+        if k not in expd:
+            p.append("unexpected %s line %s: %s" % (k[2], k, [l.get("mib_seconds") for _, l in got[k]]))
+            continue
+        if k not in got:
+            p.append("missing %s line for %s (expected %s MiB.s)" % (k[2], k, expd[k]["mib_seconds"]))
+            continue
+        try:
+            tot = sum(int(l.get("mib_seconds")) for _, l in got[k])
+        except Exception:
+            p.append("%s: bad mib_seconds" % (k,))
+            continue
+        if str(tot) != expd[k]["mib_seconds"]:
+            p.append("%s: %d MiB.s on %s, expected %s" % (k, tot, [t for t, _ in got[k]],
+                                                           expd[k]["mib_seconds"]))
+        elif len(got[k]) == 1:
+            l = got[k][0][1]
+            for f in ("gb_hours", "amount"):
+                if l.get(f) != expd[k][f]:
+                    p.append("%s %s: got %r, expected %r" % (k, f, l.get(f), expd[k][f]))
+    return p
+
+
+# ---------------------------------------------------------------- FOCUS CSV
+
+def raw_csv(text):
+    """Rows of (value, was_quoted) fields, read straight from the text."""
+    rows, row, i, n = [], [], 0, len(text)
+    while i < n:
+        if text[i] == '"':
+            j, buf = i + 1, []
+            while True:
+                if j >= n:
+                    raise ValueError("unterminated quoted field")
+                c = text[j]
+                if c == '"':
+                    if j + 1 < n and text[j + 1] == '"':
+                        buf.append('"')
+                        j += 2
+                        continue
+                    j += 1
+                    break
+                buf.append(c)
+                j += 1
+            row.append(("".join(buf), True))
+            i = j
+        else:
+            j = i
+            while j < n and text[j] not in ",\r\n":
+                if text[j] == '"':
+                    raise ValueError("quote inside unquoted field at offset %d" % j)
+                j += 1
+            row.append((text[i:j], False))
+            i = j
+        if i >= n:
+            rows.append(row)
+            break
+        c = text[i]
+        if c == ",":
+            i += 1
+            if i >= n:
+                row.append(("", False))
+                rows.append(row)
+            continue
+        if c == "\r" and i + 1 < n and text[i + 1] == "\n":
+            i += 2
+        elif c in "\r\n":
+            i += 1
+        else:
+            raise ValueError("text after a quoted field at offset %d" % i)
+        rows.append(row)
+        row = []
+    return rows
+
+
+def check_focus(tap, label, text, doc, exp):
+    """FOCUS CSV checks against expected and the engine's own invoices."""
+    minor = exp["minor_units"]
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+        raw = raw_csv(text)
+    except Exception as e:
+        tap.fail("%s: FOCUS CSV parses" % label, e)
+        return
+    rows = [r for r in rows if r]
+    raw = [r for r in raw if not (len(r) == 1 and r[0] == ("", False))]
+    p = []
+    if not rows:
+        tap.fail("%s: FOCUS header and column order" % label, "empty output")
+        return
+    if rows[0] != FOCUS_COLUMNS:
+        extra = [c for c in rows[0] if c not in FOCUS_COLUMNS]
+        p.append("header %s, expected %s (unexpected: %s)" % (rows[0], FOCUS_COLUMNS, extra))
+    tap.check("%s: FOCUS header and column order" % label, p)
+    if p:
+        return
+    if [[v for v, _ in r] for r in raw] != rows:
+        tap.fail("%s: FOCUS raw field format" % label, "raw reader and csv module disagree")
+        return
+    data = [dict(zip(FOCUS_COLUMNS, r)) for r in rows[1:]]
+    # raw format: nulls bare, numbers / date-times bare, strings quoted, ASCII
+    p = []
+    for ri, r in enumerate(raw[1:], start=2):
+        if len(r) != len(FOCUS_COLUMNS):
+            p.append("row %d has %d fields" % (ri, len(r)))
+            continue
+        for col, (v, q) in zip(FOCUS_COLUMNS, r):
+            if v == "":
+                if q:
+                    p.append("row %d %s: empty quoted string \"\" (null must be a bare empty field)"
+                             % (ri, col))
+                if col in NON_NULL_COLUMNS:
+                    p.append("row %d %s is null" % (ri, col))
+                continue
+            if not all(32 <= ord(ch) < 127 for ch in v):
+                p.append("row %d %s: non-ASCII %r" % (ri, col, v))
+            if col in NUMERIC_COLUMNS:
+                if q:
+                    p.append("row %d %s: number %r is quoted" % (ri, col, v))
+                if not PLAIN_DECIMAL.match(v):
+                    p.append("row %d %s: %r is not a plain decimal" % (ri, col, v))
+            elif col in DATETIME_COLUMNS:
+                if q:
+                    p.append("row %d %s: date-time %r is quoted" % (ri, col, v))
+                if not DATETIME.match(v):
+                    p.append("row %d %s: %r is not YYYY-MM-DDTHH:MM:SSZ" % (ri, col, v))
+            elif col in STRING_COLUMNS and not q:
+                p.append("row %d %s: string %r is not quoted" % (ri, col, v))
+            if col in STRING_COLUMNS and v[:1] in ("=", "+", "-", "@"):
+                p.append("row %d %s: %r starts with a formula character" % (ri, col, v))
+    tap.check("%s: FOCUS raw field format (nulls bare, numbers plain)" % label, p)
+
+    # ListCost / ContractedCost exact products, EffectiveCost = BilledCost
+    p = []
+    for ri, d in enumerate(data, start=2):
+        try:
+            if dec(d["ListCost"]) != dec(d["ListUnitPrice"]) * dec(d["PricingQuantity"]):
+                p.append("row %d ListCost %s != %s x %s" % (ri, d["ListCost"], d["ListUnitPrice"],
+                                                          d["PricingQuantity"]))
+            if dec(d["ContractedCost"]) != dec(d["ContractedUnitPrice"]) * dec(d["PricingQuantity"]):
+                p.append("row %d ContractedCost %s != %s x %s" % (
+                    ri, d["ContractedCost"], d["ContractedUnitPrice"], d["PricingQuantity"]))
+            if dec(d["EffectiveCost"]) != dec(d["BilledCost"]):
+                p.append("row %d EffectiveCost %s != BilledCost %s" % (ri, d["EffectiveCost"],
+                                                                      d["BilledCost"]))
+            if d["ListCost"] != d["ListCost"].rstrip("0") if "." in d["ListCost"] else False:
+                p.append("row %d ListCost %s has trailing zeros" % (ri, d["ListCost"]))
+        except Exception as e:
+            p.append("row %d: bad number (%s)" % (ri, e))
+    tap.check("%s: FOCUS ListCost = ListUnitPrice x PricingQuantity exactly" % label, p)
+
+    # memory_used rows: one per line x day, exact figures
+    exp_rows = {}
+    for team, e in exp["teams"].items():
+        for l in e["lines"]:
+            for d in l["days"]:
+                exp_rows[(team, l["cluster"], l["gpu_model"], "memory_used", l["price_id"],
+                          d["day"] + "T00:00:00Z")] = (e, l, d)
+    got_rows = {}
+    p = []
+    for ri, d in enumerate(data, start=2):
+        if d["x_ChargeKind"] != "memory_used":
+            continue
+        k = (d["SubAccountId"], d["x_Cluster"], d["x_GpuModel"], d["x_ChargeKind"],
+             d["SkuPriceId"], d["ChargePeriodStart"])
+        if k in got_rows:
+            p.append("duplicate row %s (rows %d and %d)" % (k, got_rows[k][0], ri))
+        got_rows[k] = (ri, d)
+    for k in sorted(set(exp_rows) - set(got_rows)):
+        p.append("missing row %s" % (k,))
+    for k in sorted(set(got_rows) - set(exp_rows)):
+        p.append("unexpected row %s (PricingQuantity %s)" % (k, got_rows[k][1]["PricingQuantity"]))
+    tap.check("%s: FOCUS one memory_used row per invoice line x UTC day" % label, p)
+
+    p_cost, p_qty, p_cols = [], [], []
+    p0 = exp["period_start"]
+    p1 = exp["period_end"]
+    for k in sorted(set(exp_rows) & set(got_rows)):
+        e, l, dd = exp_rows[k]
+        ri, d = got_rows[k]
+        try:
+            if dec(d["BilledCost"]) != dec(dd["billed_cost"]):
+                p_cost.append("%s BilledCost %s, expected %s" % (k, d["BilledCost"], dd["billed_cost"]))
+            for col in ("PricingQuantity", "ConsumedQuantity"):
+                if dec(d[col]) != dec(dd["gb_hours"]):
+                    p_qty.append("%s %s %s, expected %s" % (k, col, d[col], dd["gb_hours"]))
+            for col in ("ListUnitPrice", "ContractedUnitPrice"):
+                if dec(d[col]) != dec(l["unit_price"]):
+                    p_qty.append("%s %s %s, expected %s" % (k, col, d[col], l["unit_price"]))
+        except Exception as ex:
+            p_cost.append("%s: bad number (%s)" % (k, ex))
+        day0 = gc.parse_time(dd["day"] + "T00:00:00Z")
+        want = {
+            "BillingPeriodStart": p0, "BillingPeriodEnd": p1,
+            "ChargePeriodStart": gc.fmt_time(day0), "ChargePeriodEnd": gc.fmt_time(day0 + 86400),
+            "ChargeCategory": "Usage", "ChargeClass": "", "PricingUnit": "GB-Hours",
+            "ConsumedUnit": "GB-Hours", "BillingCurrency": exp["currency"],
+            "InvoiceId": e["invoice_id"], "SubAccountName": e["team_name"],
+            "x_CostCenter": e["cost_center"] or "", "x_CorrectedPeriod": "",
+            "ServiceCategory": "Compute",
+        }
+        for col, v in want.items():
+            if d[col] != v:
+                p_cols.append("%s %s %r, expected %r" % (k, col, d[col], v))
+        if d["Tags"]:
+            try:
+                tags = json.loads(d["Tags"])
+                if not isinstance(tags, dict) or any(isinstance(v, (dict, list))
+                                                     for v in tags.values()):
+                    p_cols.append("%s Tags %r is not a flat object" % (k, d["Tags"]))
+            except ValueError:
+                p_cols.append("%s Tags %r is not JSON" % (k, d["Tags"]))
+    tap.check("%s: FOCUS daily BilledCost = largest-remainder split of the line amount" % label,
+              p_cost)
+    tap.check("%s: FOCUS PricingQuantity/ConsumedQuantity = day's GB-hours, unit prices" % label,
+              p_qty)
+    tap.check("%s: FOCUS period, category, unit, invoice and team columns" % label, p_cols)
+
+    # the daily rows of every line (all kinds) sum to the engine's own line amount
+    p = []
+    sums = {}
+    for d in data:
+        k = (d["SubAccountId"], d["x_Cluster"], d["x_GpuModel"], d["x_ChargeKind"], d["SkuPriceId"])
+        try:
+            sums[k] = sums.get(k, 0) + gc.to_units(d["BilledCost"], minor)
+        except Exception as ex:
+            p.append("%s: BilledCost %r (%s)" % (k, d["BilledCost"], ex))
+    lines = {}
+    for inv in doc.get("invoices", []):
+        for l in inv.get("lines", []):
+            lines[(inv.get("team"), l.get("cluster"), l.get("gpu_model"), l.get("kind"),
+                   l.get("price_id"))] = l
+    for k in sorted(set(lines) | set(sums), key=str):
+        if k not in lines:
+            p.append("CSV rows for %s have no invoice line" % (k,))
+        elif k not in sums:
+            if lines[k].get("mib_seconds") not in ("0", None):
+                p.append("invoice line %s has no CSV rows" % (k,))
+        elif gc.units_to_str(sums[k], minor) != lines[k].get("amount"):
+            p.append("%s: daily rows sum to %s, line amount %s"
+                     % (k, gc.units_to_str(sums[k], minor), lines[k].get("amount")))
+    tap.check("%s: FOCUS daily rows of each line sum to the invoice line amount" % label, p)
+
+    # idle / overhead rows, summed over teams per (cluster, model, kind, price, day)
+    p = []
+    got_f = {}
+    for d in data:
+        if d["x_ChargeKind"] in FLEET_KINDS:
+            k = (d["x_Cluster"], d["x_GpuModel"], d["x_ChargeKind"], d["SkuPriceId"],
+                 d["ChargePeriodStart"][:10])
+            got_f.setdefault(k, []).append(d)
+    exp_f = {}
+    for l in exp["fleet"]:
+        for dd in l["days"]:
+            exp_f[(l["cluster"], l["gpu_model"], l["kind"], l["price_id"], dd["day"])] = dd
+    for k in sorted(set(got_f) | set(exp_f), key=str):
+        if k not in got_f:
+            p.append("no row for %s" % (k,))
+        elif k not in exp_f:
+            p.append("unexpected rows for %s" % (k,))
+        elif len(got_f[k]) == 1:
+            d = got_f[k][0]
+            if dec(d["PricingQuantity"]) != dec(exp_f[k]["gb_hours"]):
+                p.append("%s PricingQuantity %s, expected %s"
+                         % (k, d["PricingQuantity"], exp_f[k]["gb_hours"]))
+            if dec(d["BilledCost"]) != dec(exp_f[k]["billed_cost"]):
+                p.append("%s BilledCost %s, expected %s"
+                         % (k, d["BilledCost"], exp_f[k]["billed_cost"]))
+    tap.check("%s: FOCUS idle and overhead rows" % label, p)
+
+
+# ---------------------------------------------------------------- fault proxy
+
+class FaultProxy:
+    """HTTP server on 127.0.0.1 in a thread, in front of the real Prometheus.
+    mode "bad_data": every /api/v1/ request answers 400 bad_data;
+    mode "retry": the first `n503` /api/v1/ requests answer 503 Retry-After: 1;
+    mode "badvalues": query_range answers are proxied with the samples listed
+    in `mutations` {(uuid, gpu_i_id, ns, pod, t): "NaN"} replaced."""
+
+    ERROR_TEXT = "fault injected by gpuledger tests: unknown function \"rate2\""
+
+    def __init__(self, upstream_port, mode, mutations=None, n503=2, cluster=None):
+        self.upstream = upstream_port
+        self.mode = mode
+        self.mutations = dict(mutations or {})
+        self.applied = set()
+        self.n503 = n503
+        self.sent503 = 0
+        self.log = []       # (time, key, status)
+        self.lock = threading.Lock()
+        self.cluster = cluster
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                owner.handle(self, b"")
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                owner.handle(self, self.rfile.read(n) if n else b"")
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def reply(self, h, status, body, ctype="application/json", extra=()):
+        h.send_response(status)
+        h.send_header("Content-Type", ctype)
+        h.send_header("Content-Length", str(len(body)))
+        for k, v in extra:
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(body)
+
+    def handle(self, h, body):
+        path = urllib.parse.urlsplit(h.path).path
+        key = (h.command, h.path, body)
+        api = path.startswith("/api/v1/")
+        with self.lock:
+            now = time.monotonic()
+            if api and self.mode == "bad_data":
+                self.log.append((now, key, 400))
+                doc = {"status": "error", "errorType": "bad_data", "error": self.ERROR_TEXT}
+                self.reply(h, 400, json.dumps(doc).encode())
+                return
+            if api and self.mode == "retry" and self.sent503 < self.n503:
+                self.sent503 += 1
+                self.log.append((now, key, 503))
+                self.reply(h, 503, b"Service Unavailable (fault injected)\n", "text/plain",
+                           (("Retry-After", "1"),))
+                return
+            self.log.append((now, key, 200))
+        headers = {}
+        if h.headers.get("Content-Type"):
+            headers["Content-Type"] = h.headers["Content-Type"]
+        conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=60)
+        try:
+            conn.request(h.command, h.path, body=body if h.command == "POST" else None,
+                         headers=headers)
+            r = conn.getresponse()
+            status, data = r.status, r.read()
+            ctype = r.getheader("Content-Type", "application/json")
+        finally:
+            conn.close()
+        if self.mode == "badvalues" and path.endswith("/query_range") and status == 200:
+            params = urllib.parse.parse_qs(urllib.parse.urlsplit(h.path).query)
+            if body:
+                params.update(urllib.parse.parse_qs(body.decode("utf-8", "replace")))
+            data = self.mutate(data, (params.get("query") or [""])[0])
+        self.reply(h, status, data, ctype)
+
+    def mutate(self, data, query):
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            return data
+        changed = False
+        only_used = ("FB_USED" in query and "FB_FREE" not in query
+                     and "FB_RESERVED" not in query)
+        for r in doc.get("data", {}).get("result", []):
+            m = r.get("metric", {})
+            name = m.get("__name__")
+            if not (name == "DCGM_FI_DEV_FB_USED" or (name is None and only_used)):
+                continue
+            idn = self.cluster.identity(m)
+            if idn is None or "UUID" not in m:
+                continue
+            for v in r.get("values", []):
+                k = (m["UUID"], m.get("GPU_I_ID", ""), idn[0], idn[1], int(float(v[0])))
+                if k in self.mutations:
+                    v[1] = self.mutations[k]
+                    with self.lock:
+                        self.applied.add(k)
+                    changed = True
+        return json.dumps(doc).encode() if changed else data
+
+
+# ---------------------------------------------------------------- the run
+
+class Run:
+    def __init__(self, args, tap):
+        self.args = args
+        self.tap = tap
+        self.work = args.work
+        self.prom = None
+        self.proxies = []
+
+    def path(self, *p):
+        return os.path.join(self.work, *p)
+
+    def write_config(self, name, url, mutate=None, prices_file=None):
+        cfg = copy.deepcopy(self.base_config)
+        cfg["prometheus"]["url"] = url
+        cfg["prices"]["file"] = prices_file or os.path.join(self.gen, "prices.csv")
+        if mutate:
+            mutate(cfg)
+        path = self.path("cfg", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(cfg, f, indent=2)
+            f.write("\n")
+        return path
+
+    def engine_step(self, name, cfg, db, *args, want=0):
+        rc, out, err = self.engine.run(cfg, db, *args)
+        with open(self.path("engine.log"), "a") as f:
+            f.write("$ %s %s\nexit %s\n--- stderr\n%s\n" % (name, " ".join(args), rc, err))
+        if rc != want:
+            self.tap.fail(name, "exit %s (expected %s): %s" % (rc, want, tail(err)))
+            return None
+        return out, err
+
+    def main(self):
+        tap = self.tap
+        a = self.args
+        scenario = os.path.abspath(a.scenario)
+        self.gen = self.path("gen")
+        if os.path.isdir(self.gen):
+            shutil.rmtree(self.gen)
+        t0 = time.time()
+        p = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gen", "gencluster.py"),
+                            scenario, self.gen], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if p.returncode != 0:
+            tap.fail("generator writes the scenario", tail(p.stderr.decode(errors="replace")))
+            return
+        files = [f for f in ("data.om", "config.json", "prices.csv", "expected.json")
+                 if not os.path.isfile(os.path.join(self.gen, f))]
+        if files:
+            tap.fail("generator writes the scenario", "missing %s" % files)
+            return
+        tap.ok("generator writes data.om, config.json, prices.csv, expected.json (%.1fs)"
+               % (time.time() - t0))
+        with open(os.path.join(self.gen, "expected.json")) as f:
+            self.exp = json.load(f)
+        with open(os.path.join(self.gen, "config.json")) as f:
+            self.base_config = json.load(f)
+        qdir = os.path.join(REPO, "queries")
+        if os.path.isdir(qdir) and "queries_dir" not in self.base_config.get("collection", {}):
+            self.base_config.setdefault("collection", {})["queries_dir"] = qdir
+        self.cl = gc.load_scenario(scenario)
+        self.check_generator()
+
+        # config / price failures need no Prometheus
+        have_bin = os.path.isfile(a.bin) and os.access(a.bin, os.X_OK)
+        if not have_bin:
+            tap.fail("engine binary present", "%s is missing or not executable" % a.bin)
+        else:
+            tap.ok("engine binary present (%s)" % a.bin)
+            self.engine = Engine(os.path.abspath(a.bin), self.work)
+
+        missing = [t for t in ("promtool", "prometheus") if not shutil.which(t)]
+        if missing:
+            tap.skip("real Prometheus tests", "%s not found on PATH" % ", ".join(missing))
+            if have_bin:
+                self.config_failures(None)
+            return
+        if not self.start_prometheus():
+            return
+        self.check_served()
+        if not have_bin:
+            return
+        self.config_failures(self.prom.url())
+        self.full_run()
+        self.http_faults()
+
+    # ---- generator self-checks
+    def check_generator(self):
+        tap, exp = self.tap, self.exp
+        p = gc.self_check(self.cl, exp)
+        if exp["pod_totals"] != self.cl.direct_pod_totals(self.cl.win_from, self.cl.win_to):
+            p.append("pod totals differ from the occupants")
+        tap.check("generator: expected figures cross-check (samples vs occupants, sums)", p)
+        # hand-checkable arithmetic of the helpers
+        p = []
+        if gc.round_half_even(Fraction(5, 1000), 2) != "0.00" or \
+                gc.round_half_even(Fraction(15, 1000), 2) != "0.02" or \
+                gc.round_half_even(Fraction(-25, 1000), 2) != "-0.02":
+            p.append("round_half_even")
+        if gc.largest_remainder(905, [1, 1]) != [453, 452] or \
+                gc.largest_remainder(683, [1, 2, 1]) != [171, 341, 171]:
+            p.append("largest_remainder")
+        # 123456000 MiB.s = 129452998656000 B.s / 3.6e12 = 35.9591662933... GB-h
+        # (interfaces.md's example prints 35.960630044, which the formula does not give)
+        if gc.round_half_even(gc.mib_s_to_gbh(123456000), 9) != "35.959166293":
+            p.append("gb_hours of 123456000 MiB.s")
+        if gc.round_half_even(gc.mib_s_to_gbh(123456000) * Fraction("0.05"), 2) != "1.80":
+            p.append("amount of the interfaces.md example")
+        tap.check("generator: arithmetic helpers (half-even, largest remainder, GB-hours)", p)
+
+    # ---- Prometheus
+    def start_prometheus(self):
+        tap = self.tap
+        tsdb = self.path("tsdb")
+        if os.path.isdir(tsdb):
+            shutil.rmtree(tsdb)
+        t0 = time.time()
+        p = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics",
+                            os.path.join(self.gen, "data.om"), tsdb],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=self.work)
+        if p.returncode != 0:
+            tap.fail("promtool backfill", tail(p.stdout.decode(errors="replace")))
+            return False
+        tap.ok("promtool backfill of %d lines (%.1fs)" % (self.exp.get("data_lines", 0),
+                                                         time.time() - t0))
+        self.prom = Prometheus(self.work, tsdb)
+        try:
+            t0 = time.time()
+            self.prom.start()
+        except RuntimeError as e:
+            tap.fail("prometheus ready", e)
+            return False
+        tap.ok("prometheus ready on %s (%.1fs)" % (self.prom.url(), time.time() - t0))
+        return True
+
+    def check_served(self):
+        """The served samples at step instants are exactly the generated ones."""
+        cl = self.cl
+        times = [cl.win_from, cl.win_from + 8 * 3600 + 30 * 60,        # in the scrape gap
+                 gc.parse_time("2026-10-04T06:16:00Z"), gc.parse_time("2026-10-04T06:17:00Z"),
+                 cl.win_to - cl.step, cl.win_to]
+        p = []
+        for t in times:
+            want = {}
+            for k, v in cl.samples_at(t).items():
+                want[(k[0], frozenset(k[1:]))] = v
+            try:
+                res = self.prom.query('{__name__=~"DCGM_FI_DEV_FB_.*|kube_.*"}', t)
+            except Exception as e:
+                p.append("query at %s: %s" % (gc.fmt_time(t), e))
+                continue
+            got = {}
+            for r in res:
+                m = dict(r["metric"])
+                name = m.pop("__name__")
+                got[(name, frozenset(m.items()))] = float(r["value"][1])
+            if set(got) != set(want):
+                miss = [dict(k[1]).get("pod", k[0]) for k in set(want) - set(got)][:3]
+                extra = [dict(k[1]).get("pod", k[0]) for k in set(got) - set(want)][:3]
+                p.append("%s: %d series served, %d generated (missing %s, extra %s)"
+                         % (gc.fmt_time(t), len(got), len(want), miss, extra))
+                continue
+            bad = [k for k in want if float(want[k]) != got[k]]
+            if bad:
+                p.append("%s: %d values differ" % (gc.fmt_time(t), len(bad)))
+        self.tap.check("prometheus serves the generated samples at step instants "
+                       "(lookback 59s, gap empty)", p)
+
+    # ---- the main comparison
+    def full_run(self):
+        tap, exp, cl = self.tap, self.exp, self.cl
+        cfg = self.write_config("main.json", self.prom.url())
+        os.makedirs(self.path("db"), exist_ok=True)
+        db = self.path("db", "full.db")
+        wf, wt = exp["window"]["from"], exp["window"]["to"]
+        t0 = time.time()
+        r = self.engine_step("collect full window", cfg, db, "collect", "--from", wf, "--to", wt)
+        if r is None:
+            return
+        tap.ok("collect %s .. %s (%.1fs)" % (wf, wt, time.time() - t0))
+        doc1 = self.invoice(cfg, db, "invoice --format json")
+        if doc1 is not None:
+            compare_invoices(tap, "full", doc1, exp)
+        csv1 = self.export(cfg, db, "export")
+        if csv1 is not None and doc1 is not None:
+            check_focus(tap, "full", csv1, doc1, exp)
+        # keep a copy for the missing-price test (engine exited: database closed)
+        self.db_copy = self.path("db", "copy.db")
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(db + suffix):
+                shutil.copyfile(db + suffix, self.db_copy + suffix)
+        self.missing_price()
+
+        # re-collect the same window: nothing changes
+        r = self.engine_step("re-collect the same window", cfg, db, "collect", "--from", wf,
+                             "--to", wt)
+        if r is not None:
+            doc2 = self.invoice(cfg, db, "invoice after re-collect")
+            csv2 = self.export(cfg, db, "export after re-collect")
+            p = []
+            if doc2 is not None and doc1 is not None and doc2 != doc1:
+                p.append("invoice JSON changed")
+            if doc2 is not None:
+                p += compare_invoices(None, "re-collect", doc2, exp)
+            if csv1 is not None and csv2 is not None and \
+                    sorted(csv1.splitlines()) != sorted(csv2.splitlines()):
+                p.append("FOCUS CSV changed")
+            tap.check("re-collecting the same window leaves invoices and export unchanged", p)
+
+        # two halves into a fresh database
+        mid = gc.fmt_time(cl.win_from + ((cl.win_to - cl.win_from) // 3600 // 2 + 3) * 3600)
+        db2 = self.path("db", "halves.db")
+        ok = self.engine_step("collect first half", cfg, db2, "collect", "--from", wf,
+                              "--to", mid) is not None
+        ok = ok and self.engine_step("collect second half", cfg, db2, "collect", "--from", mid,
+                                     "--to", wt) is not None
+        if ok:
+            doc3 = self.invoice(cfg, db2, "invoice after halves")
+            if doc3 is not None:
+                p = compare_invoices(None, "halves", doc3, exp)
+                if doc1 is not None and not p and doc3 != doc1:
+                    p.append("invoice JSON differs from the one-window run")
+                tap.check("collecting in two halves (%s .. %s .. %s) gives the same totals"
+                          % (wf, mid, wt), p)
+
+    def invoice(self, cfg, db, name):
+        r = self.engine_step(name, cfg, db, "invoice", "--period", self.exp["period"],
+                             "--format", "json")
+        if r is None:
+            return None
+        try:
+            doc = json.loads(r[0])
+        except ValueError as e:
+            self.tap.fail(name, "stdout is not JSON (%s): %s" % (e, tail(r[0])))
+            return None
+        if not isinstance(doc, dict) or not isinstance(doc.get("invoices"), list):
+            self.tap.fail(name, "no \"invoices\" array: %s" % tail(r[0]))
+            return None
+        with open(self.path(name.replace(" ", "_") + ".json"), "w") as f:
+            f.write(r[0])
+        return doc
+
+    def export(self, cfg, db, name):
+        out = self.path(name.replace(" ", "_") + ".csv")
+        if os.path.exists(out):
+            os.unlink(out)
+        r = self.engine_step(name, cfg, db, "export", "--period", self.exp["period"],
+                             "--out", out)
+        if r is None:
+            return None
+        if not os.path.isfile(out):
+            self.tap.fail(name, "--out %s was not written" % out)
+            return None
+        with open(out, newline="") as f:
+            return f.read()
+
+    # ---- config and price-table failures (exit 3)
+    def config_failures(self, url):
+        tap = self.tap
+        url = url or "http://127.0.0.1:9"
+        os.makedirs(self.path("db"), exist_ok=True)
+        db = self.path("db", "fail.db")
+        window = ("collect", "--from", self.exp["window"]["from"], "--to",
+                  gc.fmt_time(self.cl.win_from + 3600))
+
+        def run(name, cfg, *args):
+            rc, _, err = self.engine.run(cfg, db, *args, timeout=60)
+            with open(self.path("engine.log"), "a") as f:
+                f.write("$ %s\nexit %s\n--- stderr\n%s\n" % (name, rc, err))
+            return rc, err
+
+        cfg = self.write_config("unknown-key.json", url,
+                                lambda c: c["collection"].__setitem__("chunk_hourz", 6))
+        rc, err = run("unknown key", cfg, *window)
+        p = [] if rc == 3 else ["exit %s, expected 3" % rc]
+        if "chunk_hourz" not in err or "collection" not in err:
+            p.append("stderr does not name collection.chunk_hourz: %s" % tail(err, 300))
+        tap.check("config with an unknown key (collection.chunk_hourz) exits 3 naming the key",
+                  p)
+
+        bad = self.path("cfg", "bad-syntax.json")
+        with open(bad, "w") as f:
+            f.write('{\n  "prometheus": {"url": "%s"},\n  "prices": {"file": "%s"},\n'
+                    '  "billing": {"currency": USD}\n}\n'
+                    % (url, os.path.join(self.gen, "prices.csv")))
+        rc, err = run("config syntax error", bad, *window)
+        p = [] if rc == 3 else ["exit %s, expected 3" % rc]
+        if "bad-syntax.json:4" not in err:
+            p.append("stderr does not name bad-syntax.json:4: %s" % tail(err, 300))
+        tap.check("config with a JSON syntax error on line 4 exits 3 naming file:line", p)
+
+        rows = open(os.path.join(self.gen, "prices.csv")).read().splitlines()
+        cases = [
+            ("bad price 1.2.3", "prices-bad-price.csv",
+             lambda r: r.replace(",0.0625,", ",1.2.3,") if ",0.0625," in r else None),
+            ("bad date", "prices-bad-date.csv",
+             lambda r: r.replace("2026-01-01T00:00:00Z", "2026-13-01T00:00:00Z")
+             if "H100" in r else None),
+        ]
+        for title, fname, fix in cases:
+            out = list(rows)
+            idx = next(i for i, r in enumerate(out) if fix(r) is not None)
+            out[idx] = fix(out[idx])
+            path = self.path("cfg", fname)
+            with open(path, "w") as f:
+                f.write("\n".join(out) + "\n")
+            cfg = self.write_config("cfg-" + fname + ".json", url, prices_file=path)
+            rc, err = run("prices " + title, cfg, "prices", "--file", path)
+            p = [] if rc == 3 else ["exit %s, expected 3" % rc]
+            if fname not in err:
+                p.append("stderr does not name %s" % fname)
+            if not re.search(r"(:%d\b|line %d\b|row %d\b)" % (idx + 1, idx + 1, idx + 1), err):
+                p.append("stderr does not name line %d" % (idx + 1))
+            if p:
+                p.append("stderr: %s" % tail(err, 300))
+            tap.check("price table with a %s (line %d) exits 3 naming file and row"
+                      % (title, idx + 1), p)
+
+    def missing_price(self):
+        rows = open(os.path.join(self.gen, "prices.csv")).read().splitlines()
+        path = self.path("cfg", "prices-no-h100.csv")
+        with open(path, "w") as f:
+            f.write("\n".join(r for r in rows if "H100" not in r) + "\n")
+        cfg = self.write_config("no-h100.json", self.prom.url(), prices_file=path)
+        rc, _, err = self.engine.run(cfg, self.db_copy, "invoice", "--period",
+                                     self.exp["period"], "--format", "json", timeout=60)
+        p = [] if rc == 3 else ["exit %s, expected 3" % rc]
+        if "NVIDIA H100 80GB HBM3" not in err:
+            p.append("stderr does not name the model: %s" % tail(err, 300))
+        self.tap.check("invoice with no price for NVIDIA H100 80GB HBM3 exits 3 naming the model", p)
+
+    # ---- HTTP faults through the proxy
+    def http_faults(self):
+        tap, cl = self.tap, self.cl
+        os.makedirs(self.path("db"), exist_ok=True)
+
+        # 400 bad_data -> exit 4 naming the URL path and the error
+        px = FaultProxy(self.prom.port, "bad_data", cluster=cl)
+        self.proxies.append(px)
+        cfg = self.write_config("fault-400.json", px.url(),
+                                lambda c: c["prometheus"].update(timeout_seconds=10))
+        wf = gc.fmt_time(cl.win_from)
+        wt = gc.fmt_time(cl.win_from + 3600)
+        rc, _, err = self.engine.run(cfg, self.path("db", "f400.db"), "collect", "--from", wf,
+                                     "--to", wt, timeout=120)
+        p = [] if rc == 4 else ["exit %s, expected 4" % rc]
+        paths = sorted({urllib.parse.urlsplit(k[1]).path for _, k, s in px.log if s == 400})
+        if not paths:
+            p.append("the engine sent no /api/v1/ request")
+        elif not any(pp in err for pp in paths):
+            p.append("stderr names none of the failed paths %s" % paths)
+        if FaultProxy.ERROR_TEXT not in err and "rate2" not in err:
+            p.append("stderr lacks the error text")
+        if "400" not in err and "bad_data" not in err:
+            p.append("stderr lacks the status (400 / bad_data)")
+        if p:
+            p.append("stderr: %s" % tail(err, 400))
+        tap.check("HTTP 400 bad_data: exit 4, stderr names the URL path and the error", p)
+        px.close()
+
+        # 503 + Retry-After: 1 twice, then the real answers
+        px = FaultProxy(self.prom.port, "retry", cluster=cl)
+        self.proxies.append(px)
+        cfg = self.write_config("fault-503.json", px.url(),
+                                lambda c: c["prometheus"].update(timeout_seconds=10, retries=3))
+        t_from = gc.parse_time("2026-10-05T00:00:00Z")
+        t_to = gc.parse_time("2026-10-05T02:00:00Z")
+        db = self.path("db", "f503.db")
+        rc, _, err = self.engine.run(cfg, db, "collect", "--from", gc.fmt_time(t_from), "--to",
+                                     gc.fmt_time(t_to), timeout=120)
+        p = [] if rc == 0 else ["collect exit %s, expected 0: %s" % (rc, tail(err, 300))]
+        if px.sent503 != 2:
+            p.append("%d requests got 503" % px.sent503)
+        for i, (t503, key, s) in enumerate(px.log):
+            if s != 503:
+                continue
+            nxt = [t for t, k, _ in px.log[i + 1:] if k == key]
+            if not nxt:
+                p.append("request %s was not retried" % (key[1][:80],))
+            elif nxt[0] - t503 < 0.9:
+                p.append("retried after %.2fs, Retry-After was 1s" % (nxt[0] - t503))
+        if rc == 0:
+            doc = self.invoice(cfg, db, "invoice after 503 retries")
+            if doc is not None:
+                exp = self.cl.expected(t_from, t_to)
+                p += compare_invoices(None, "retry", doc, exp)
+        tap.check("HTTP 503 with Retry-After: 1 twice: retried after >= 1s, collect succeeds", p)
+        px.close()
+
+        # NaN / +Inf / -5 samples are skipped, reported, the rest billed
+        t_from = gc.parse_time("2026-10-04T10:00:00Z")
+        t_to = gc.parse_time("2026-10-04T13:00:00Z")
+        g1 = "GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52"
+        g2 = "GPU-2d20791a-b4a6-ba59-97f1-e95b99fe5b49"
+        g3 = "GPU-265c9814-6156-355b-e589-ff2064894f16"
+        muts = {
+            (g1, "", "team-a", "train-0", gc.parse_time("2026-10-04T10:30:00Z")): "NaN",
+            (g3, "3", "serving", "infer-7", gc.parse_time("2026-10-04T11:15:00Z")): "+Inf",
+            (g2, "", "team-a", "eval-1", gc.parse_time("2026-10-04T12:40:00Z")): "-5",
+        }
+        px = FaultProxy(self.prom.port, "badvalues", mutations=muts, cluster=cl)
+        self.proxies.append(px)
+        cfg = self.write_config("fault-values.json", px.url())
+        db = self.path("db", "fvalues.db")
+        rc, _, err = self.engine.run(cfg, db, "collect", "--from", gc.fmt_time(t_from), "--to",
+                                     gc.fmt_time(t_to), timeout=120)
+        with open(self.path("engine.log"), "a") as f:
+            f.write("$ collect with bad values\nexit %s\n--- stderr\n%s\n" % (rc, err))
+        p = [] if rc == 0 else ["collect exit %s, expected 0" % rc]
+        if px.applied != set(muts):
+            p.append("the engine never fetched %s" % sorted(set(muts) - px.applied))
+        low = err.lower()
+        for word, alts in (("NaN", ("nan",)), ("+Inf", ("inf",)), ("-5", ("-5", "negative"))):
+            if not any(x in low for x in alts):
+                p.append("stderr does not report the %s sample" % word)
+        if p:
+            p.append("stderr: %s" % tail(err, 400))
+        if rc == 0:
+            doc = self.invoice(cfg, db, "invoice after bad values")
+            if doc is not None:
+                exp = self.cl.expected(t_from, t_to, exclude=set(muts))
+                p += compare_invoices(None, "bad values", doc, exp, memory_only=True)
+        tap.check("NaN, +Inf and -5 samples are skipped and reported, the rest billed", p)
+        px.close()
+
+    def cleanup(self):
+        for px in self.proxies:
+            try:
+                px.close()
+            except Exception:
+                pass
+        if self.prom:
+            self.prom.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", required=True, help="path to the gpuledger binary")
+    ap.add_argument("--work", help="work directory (default: a temporary one, removed after)")
+    ap.add_argument("--scenario", default=os.path.join(HERE, "scenarios", "shared.json"))
+    ap.add_argument("--keep", action="store_true", help="keep the temporary work directory")
+    args = ap.parse_args()
+    tap = Tap()
+    tmp = None
+    if args.work:
+        args.work = os.path.abspath(args.work)
+        os.makedirs(args.work, exist_ok=True)
+    else:
+        tmp = args.work = tempfile.mkdtemp(prefix="gpuledger-it-")
+    run = Run(args, tap)
+
+    def on_signal(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    t0 = time.time()
+    try:
+        run.main()
+    except SystemExit:
+        tap.fail("integration run", "interrupted")
+        raise
+    except Exception as e:
+        import traceback
+        tap.fail("integration run", "driver error: %s: %s" % (type(e).__name__, e))
+        for line in traceback.format_exc().splitlines():
+            tap.note(line)
+    finally:
+        run.cleanup()
+        remove = tmp and not args.keep and tap.failed == 0
+        tap.note("work directory: %s%s; %.1fs" % (
+            args.work, " (removed)" if remove else "", time.time() - t0))
+        if remove:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if tap.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

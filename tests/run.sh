@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# gpuledger's test command: installs what it needs (Debian packages), builds,
+# runs every suite (unit, unit under AddressSanitizer/UBSan, integration
+# against a real Prometheus) and ends with one line "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+# ---- install -------------------------------------------------------------
+packages=(build-essential meson ninja-build pkg-config python3 libsqlite3-dev
+          libcurl4-openssl-dev libcjson-dev libcsv-dev libpcre2-dev prometheus
+          sqlite3 curl)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "# installing: ${missing[*]}"
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -qq >/dev/null 2>&1 || true
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 \
+    || { echo "# apt-get install failed for: ${missing[*]}"; }
+fi
+
+passed=0; failed=0
+results=$(mktemp)
+# count TAP lines of one suite's output: "ok - x", "not ok - x", "ok - x # SKIP"
+tally() {
+  local suite=$1 file=$2
+  while IFS= read -r line; do
+    case "$line" in
+      "not ok"*) failed=$((failed + 1)); echo "$suite: $line" ;;
+      "ok "*"# SKIP"*|"ok - # SKIP"*)
+        if [ "${CI:-}" = "true" ]; then failed=$((failed + 1)); echo "$suite: $line (skip counts as failure under CI)";
+        else echo "$suite: $line"; fi ;;
+      "ok"*) passed=$((passed + 1)) ;;
+      "#"*) echo "$suite: $line" ;;
+    esac
+  done < "$file"
+}
+
+run_suite() { # name, command...
+  local name=$1; shift
+  local out; out=$(mktemp)
+  "$@" >"$out" 2>"$out.err"
+  local rc=$?
+  tally "$name" "$out"
+  if [ $rc -ne 0 ] && ! grep -q "^not ok" "$out"; then
+    failed=$((failed + 1))
+    echo "not ok - $name exited $rc without a failing test"; tail -n 20 "$out.err"
+  fi
+  rm -f "$out" "$out.err"
+}
+
+# ---- build -----------------------------------------------------------------
+build() { # dir, meson options...
+  local dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@" >"$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
+  fi
+  ninja -C "$dir" >"$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
+}
+
+if build build --werror; then
+  passed=$((passed + 1)); echo "ok - build (-Werror)"
+else
+  failed=$((failed + 1)); echo "not ok - build (-Werror)"
+  echo "$passed passed, $failed failed"; exit 1
+fi
+
+for t in build/tests/unit/test_*; do
+  [ -f "$t" ] && [ -x "$t" ] && run_suite "unit/$(basename "$t")" "$t"
+done
+
+# The unit suite again under AddressSanitizer and UBSan.
+if build build-asan -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug; then
+  for t in build-asan/tests/unit/test_*; do
+    [ -f "$t" ] && [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      run_suite "asan/$(basename "$t")" "$t"
+  done
+else
+  failed=$((failed + 1)); echo "not ok - sanitizer build"
+fi
+
+# Integration: a real Prometheus loaded with generated data.
+if [ -f tests/integration/run.py ]; then
+  run_suite integration python3 tests/integration/run.py --bin "$root/build/gpuledger"
+else
+  failed=$((failed + 1)); echo "not ok - tests/integration/run.py is missing"
+fi
+
+rm -f "$results"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
