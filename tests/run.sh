@@ -7,20 +7,8 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 # ---- install -------------------------------------------------------------
-packages=(build-essential meson ninja-build pkg-config python3 libsqlite3-dev
-          libcurl4-openssl-dev libcjson-dev libcsv-dev libpcre2-dev prometheus
-          sqlite3 curl)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "# installing: ${missing[*]}"
-  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
-  $sudo apt-get update -qq >/dev/null 2>&1 || true
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 \
-    || { echo "# apt-get install failed for: ${missing[*]}"; }
-fi
+. tests/deps.sh
+gl_install_deps || echo "# continuing: the suites that need a missing tool will fail"
 
 passed=0; failed=0
 results=$(mktemp)

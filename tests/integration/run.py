@@ -201,20 +201,28 @@ class Prometheus:
 
 
 class Engine:
+    """Runs the binary; every call is appended to out/engine.log."""
+
     def __init__(self, binary, work):
         self.bin = binary
         self.work = work
+        self.log = os.path.join(work, "out", "engine.log")
 
     def run(self, config, db, *args, timeout=ENGINE_TIMEOUT):
         cmd = [self.bin, "--config", config, "--db", db] + list(args)
+        t0 = time.time()
         try:
             p = subprocess.run(cmd, cwd=self.work, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+            rc, out, err = p.returncode, p.stdout.decode("utf-8", "replace"), \
+                p.stderr.decode("utf-8", "replace")
         except subprocess.TimeoutExpired as e:
-            return -1, (e.stdout or b"").decode("utf-8", "replace"), \
+            rc, out, err = -1, (e.stdout or b"").decode("utf-8", "replace"), \
                 "timed out after %ds: %s" % (timeout, (e.stderr or b"").decode("utf-8", "replace"))
-        return p.returncode, p.stdout.decode("utf-8", "replace"), \
-            p.stderr.decode("utf-8", "replace")
+        with open(self.log, "a") as f:
+            f.write("$ %s\nexit %s after %.2fs; stderr:\n%s\n" % (
+                " ".join(cmd), rc, time.time() - t0, err))
+        return rc, out, err
 
 
 # ---------------------------------------------------------------- invoices
@@ -729,6 +737,87 @@ class FaultProxy:
         return json.dumps(doc).encode() if changed else data
 
 
+# ---------------------------------------------------------------- generator vs hand
+
+TINY = {
+    "name": "tiny", "start": "2026-10-01T22:00:00Z", "end": "2026-10-02T02:00:00Z",
+    "window": {"from": "2026-10-01T23:00:00Z", "to": "2026-10-02T01:00:00Z"},
+    "namespaces": [{"name": "team-x"}, {"name": "team-y"}, {"name": "other"}],
+    "pods": [
+        {"namespace": "team-x", "name": "p1", "uid": "u1", "container": "c", "node": "n1",
+         "requests": {"nvidia.com/gpu": 1}},
+        {"namespace": "team-y", "name": "p2", "uid": "u2", "container": "c", "node": "n2",
+         "requests": {"nvidia.com/gpu": 2}},
+        {"namespace": "other", "name": "p3", "uid": "u3", "container": "c", "node": "n2",
+         "requests": {"nvidia.com/gpu": 1}},
+    ],
+    "nodes": [
+        {"name": "n1", "gaps": [{"from": "2026-10-01T23:10:00Z", "to": "2026-10-01T23:20:00Z"}],
+         "gpus": [{"gpu": 0, "uuid": "GPU-a", "pci_bus_id": "0", "model": "M1",
+                   "capacity_mib": 1000, "reserved_mib": 10, "mode": "exclusive",
+                   "occupants": [{"pod": "team-x/p1", "used_mib": 100}]}]},
+        {"name": "n2",
+         "gpus": [{"gpu": 0, "uuid": "GPU-b", "pci_bus_id": "0", "model": "M1",
+                   "capacity_mib": 1000, "reserved_mib": 10, "mode": "process",
+                   "unattributed_mib": 5,
+                   "occupants": [{"pod": "team-y/p2", "vgpu": ["1", "2"], "used_mib": 200},
+                                 {"pod": "other/p3", "from": "2026-10-02T00:30:00Z",
+                                  "used_mib": 50}]}]},
+    ],
+    "prices": [
+        {"model_pattern": "^M1$", "unit": "GB-Hours", "price": "0.36",
+         "valid_from": "2026-10-01T00:00:00Z", "valid_to": "2026-10-02T00:00:00Z"},
+        {"model_pattern": "^M1$", "unit": "GB-Hours", "price": "0.72",
+         "valid_from": "2026-10-02T00:00:00Z", "valid_to": ""},
+    ],
+}
+# Worked by hand (window 23:00-01:00, 60 s steps, 1 MiB.s = 1048576/3.6e12 GB-h):
+#  p1 (team x): 120 steps - 10 in the gap; 50 x 100 MiB x 60 s = 300000 at 0.36
+#     (0.0873813333 GB-h -> 0.087381333, x0.36 = 0.0314 -> 0.03); 60 steps = 360000
+#     at 0.72 (0.1048576 GB-h, x0.72 = 0.0755 -> 0.08)
+#  p2 (team y, two vgpu slots, counted once): 60 x 200 x 60 = 720000 per price
+#     (0.2097152 GB-h; 0.0755 -> 0.08 and 0.1510 -> 0.15)
+#  p3 (namespace "other" -> unallocated): 30 x 50 x 60 = 90000 at 0.72
+#     (0.0262144 GB-h, 0.0189 -> 0.02)
+#  idle: A 890/step (50 steps, then 60), B 785 (then 735 after 00:30 when p3 runs)
+#     0.36: 50*890*60 + 60*785*60 = 5496000; 0.72: 60*890*60 + 30*785*60 + 30*735*60 = 5940000
+#  overhead: A 10/step, B 10 reserved + 5 unattributed:
+#     0.36: 50*10*60 + 60*15*60 = 84000; 0.72: 60*10*60 + 60*15*60 = 90000
+TINY_EXPECTED = {
+    "x": [("prices.csv:2", "300000", "0.087381333", "0.03"),
+          ("prices.csv:3", "360000", "0.104857600", "0.08")],
+    "y": [("prices.csv:2", "720000", "0.209715200", "0.08"),
+          ("prices.csv:3", "720000", "0.209715200", "0.15")],
+    "unallocated": [("prices.csv:3", "90000", "0.026214400", "0.02")],
+    "fleet": [("idle_share", "prices.csv:2", "5496000"), ("idle_share", "prices.csv:3", "5940000"),
+              ("overhead_share", "prices.csv:2", "84000"),
+              ("overhead_share", "prices.csv:3", "90000")],
+}
+
+
+def check_tiny_scenario(work):
+    path = os.path.join(work, "cfg", "tiny.json")
+    with open(path, "w") as f:
+        json.dump(TINY, f)
+    try:
+        exp = gc.load_scenario(path).expected()
+    except Exception as e:
+        return ["tiny scenario: %s" % e]
+    got = {t: [(l["price_id"], l["mib_seconds"], l["gb_hours"], l["amount"]) for l in inv["lines"]]
+           for t, inv in exp["teams"].items()}
+    got["fleet"] = [(l["kind"], l["price_id"], l["mib_seconds"]) for l in exp["fleet"]]
+    want = TINY_EXPECTED
+    p = []
+    for k in sorted(set(got) | set(want)):
+        if got.get(k) != want.get(k):
+            p.append("%s: got %s, worked by hand %s" % (k, got.get(k), want.get(k)))
+    if exp["teams"].get("x", {}).get("lines", [{}])[0].get("days") != \
+            [{"day": "2026-10-01", "mib_seconds": "300000", "gb_hours": "0.087381333",
+              "billed_cost": "0.03"}]:
+        p.append("x daily rows %s" % exp["teams"].get("x"))
+    return p
+
+
 # ---------------------------------------------------------------- the run
 
 class Run:
@@ -757,8 +846,6 @@ class Run:
 
     def engine_step(self, name, cfg, db, *args, want=0):
         rc, out, err = self.engine.run(cfg, db, *args)
-        with open(self.path("engine.log"), "a") as f:
-            f.write("$ %s %s\nexit %s\n--- stderr\n%s\n" % (name, " ".join(args), rc, err))
         if rc != want:
             self.tap.fail(name, "exit %s (expected %s): %s" % (rc, want, tail(err)))
             return None
@@ -769,8 +856,11 @@ class Run:
         a = self.args
         scenario = os.path.abspath(a.scenario)
         self.gen = self.path("gen")
-        if os.path.isdir(self.gen):
-            shutil.rmtree(self.gen)
+        # a reused --work directory starts clean (a stale database would hide bugs)
+        for d in ("gen", "tsdb", "db", "cfg", "out", "prom"):
+            shutil.rmtree(self.path(d), ignore_errors=True)
+        for d in ("db", "cfg", "out", "prom"):
+            os.makedirs(self.path(d))
         t0 = time.time()
         p = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gen", "gencluster.py"),
                             scenario, self.gen], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -841,6 +931,9 @@ class Run:
             p.append("amount of the interfaces.md example")
         tap.check("generator: arithmetic helpers (half-even, largest remainder, GB-hours)", p)
 
+        p = check_tiny_scenario(self.work)
+        tap.check("generator: a tiny scenario gives the hand-computed figures", p)
+
     # ---- Prometheus
     def start_prometheus(self):
         tap = self.tap
@@ -856,7 +949,7 @@ class Run:
             return False
         tap.ok("promtool backfill of %d lines (%.1fs)" % (self.exp.get("data_lines", 0),
                                                          time.time() - t0))
-        self.prom = Prometheus(self.work, tsdb)
+        self.prom = Prometheus(self.path("prom"), tsdb)
         try:
             t0 = time.time()
             self.prom.start()
@@ -969,12 +1062,12 @@ class Run:
         if not isinstance(doc, dict) or not isinstance(doc.get("invoices"), list):
             self.tap.fail(name, "no \"invoices\" array: %s" % tail(r[0]))
             return None
-        with open(self.path(name.replace(" ", "_") + ".json"), "w") as f:
+        with open(self.path("out", re.sub(r"[^a-z0-9]+", "-", name) + ".json"), "w") as f:
             f.write(r[0])
         return doc
 
     def export(self, cfg, db, name):
-        out = self.path(name.replace(" ", "_") + ".csv")
+        out = self.path("out", re.sub(r"[^a-z0-9]+", "-", name) + ".csv")
         if os.path.exists(out):
             os.unlink(out)
         r = self.engine_step(name, cfg, db, "export", "--period", self.exp["period"],
@@ -998,8 +1091,6 @@ class Run:
 
         def run(name, cfg, *args):
             rc, _, err = self.engine.run(cfg, db, *args, timeout=60)
-            with open(self.path("engine.log"), "a") as f:
-                f.write("$ %s\nexit %s\n--- stderr\n%s\n" % (name, rc, err))
             return rc, err
 
         cfg = self.write_config("unknown-key.json", url,
@@ -1137,8 +1228,6 @@ class Run:
         db = self.path("db", "fvalues.db")
         rc, _, err = self.engine.run(cfg, db, "collect", "--from", gc.fmt_time(t_from), "--to",
                                      gc.fmt_time(t_to), timeout=120)
-        with open(self.path("engine.log"), "a") as f:
-            f.write("$ collect with bad values\nexit %s\n--- stderr\n%s\n" % (rc, err))
         p = [] if rc == 0 else ["collect exit %s, expected 0" % rc]
         if px.applied != set(muts):
             p.append("the engine never fetched %s" % sorted(set(muts) - px.applied))
