@@ -61,7 +61,13 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
                                       exported_container/exported_namespace/
                                       exported_pod and every series of the node
                                       carries container/namespace/pod of the
-                                      exporter pod itself;
+                                      exporter pod itself (so under
+                                      identity_labels "auto" an unoccupied
+                                      device would bill the exporter pod: the
+                                      self-check rejects such a scenario; keep
+                                      these devices occupied or set
+                                      config.collection.identity_labels
+                                      "exported");
      "empty_pod_labels": false,       true: series without a workload print
                                       container="",namespace="",pod="" (old exporters)
      "gaps": [{"from": T, "to": T}],  scrape gaps: no dcgm sample of this node in [from, to)
@@ -115,7 +121,8 @@ cross-checked against the scenario's occupants:
 - idle/overhead per device and step (SPEC 9): overhead = reserved +
   max(0, device used - sum of pods), idle = max(0, capacity - overhead - sum
   of pods); device used = the series without identity, else the sum of pods;
-  steps with no dcgm sample for a device add nothing;
+  capacity = the largest USED+FREE+RESERVED of one label set of the device;
+  steps with no dcgm sample for a device (scrape gap) add nothing;
 - prices: first row in file order matching modelName (regex search) with
   valid_from <= t < valid_to; GPU-Hours -> price / capacity_gb (column, else
   the largest measured capacity MiB*1048576/1e9 of a non-MIG device of that

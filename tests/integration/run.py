@@ -129,6 +129,12 @@ def tail(text, n=600):
 
 # ---------------------------------------------------------------- processes
 
+# every connection here is to 127.0.0.1: never through a configured proxy
+NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+CHILD_ENV = {k: v for k, v in os.environ.items()
+             if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+
+
 def free_port():
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind(("127.0.0.1", 0))
@@ -165,7 +171,7 @@ class Prometheus:
                 if self.proc.poll() is not None:
                     break
                 try:
-                    with urllib.request.urlopen(self.url() + "/-/ready", timeout=2) as r:
+                    with NO_PROXY_OPENER.open(self.url() + "/-/ready", timeout=2) as r:
                         if r.status == 200:
                             return
                 except OSError:
@@ -193,7 +199,7 @@ class Prometheus:
 
     def query(self, promql, t):
         qs = urllib.parse.urlencode({"query": promql, "time": str(t)})
-        with urllib.request.urlopen(self.url() + "/api/v1/query?" + qs, timeout=30) as r:
+        with NO_PROXY_OPENER.open(self.url() + "/api/v1/query?" + qs, timeout=30) as r:
             doc = json.load(r)
         if doc.get("status") != "success":
             raise RuntimeError("query failed: %s" % doc)
@@ -212,7 +218,7 @@ class Engine:
         cmd = [self.bin, "--config", config, "--db", db] + list(args)
         t0 = time.time()
         try:
-            p = subprocess.run(cmd, cwd=self.work, stdin=subprocess.DEVNULL,
+            p = subprocess.run(cmd, cwd=self.work, stdin=subprocess.DEVNULL, env=CHILD_ENV,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
             rc, out, err = p.returncode, p.stdout.decode("utf-8", "replace"), \
                 p.stderr.decode("utf-8", "replace")
@@ -818,6 +824,36 @@ def check_tiny_scenario(work):
     return p
 
 
+def pick_bad_samples(cl, t_from, t_to):
+    """Three FB_USED pod samples in [t_from, t_to) to turn into NaN, +Inf and
+    -5: one per device where possible (MIG and exported_* identities first),
+    only from (device, pod) pairs with a single series (no vgpu copies, whose
+    max would hide the bad value)."""
+    cands = {}
+    for labels, samples in cl.series[gc.USED].items():
+        d = dict(labels)
+        idn = cl.identity(d)
+        if idn is None or "vgpu" in d:
+            continue
+        key = (d["UUID"], d.get("GPU_I_ID", ""), idn[0], idn[1])
+        ts = sorted(t for t in samples if t_from <= t < t_to and samples[t] > 0)
+        if ts:
+            cands.setdefault(key, []).append(ts)
+    keys = [k for k, v in cands.items() if len(v) == 1]
+    keys.sort(key=lambda k: (k[1] == "", k[0], k[2], k[3]))
+    keys = keys[:3] or []
+    out = {}
+    span = (t_to - t_from) // cl.step
+    for i, (value, key) in enumerate(zip(("NaN", "+Inf", "-5"), (keys * 3)[:3])):
+        ts = cands[key][0]
+        want = t_from + (span * (2 * i + 1) // 6) * cl.step
+        t = min(ts, key=lambda x: (abs(x - want), x))
+        while key + (t,) in out:
+            t = ts[(ts.index(t) + 1) % len(ts)]
+        out[key + (t,)] = value
+    return out
+
+
 # ---------------------------------------------------------------- the run
 
 class Run:
@@ -962,9 +998,15 @@ class Run:
     def check_served(self):
         """The served samples at step instants are exactly the generated ones."""
         cl = self.cl
-        times = [cl.win_from, cl.win_from + 8 * 3600 + 30 * 60,        # in the scrape gap
-                 gc.parse_time("2026-10-04T06:16:00Z"), gc.parse_time("2026-10-04T06:17:00Z"),
-                 cl.win_to - cl.step, cl.win_to]
+        times = {cl.win_from, (cl.win_from + cl.win_to) // 2 // cl.step * cl.step,
+                 cl.win_to - cl.step, cl.win_to}
+        for n in cl.scn.get("nodes", []):                  # inside every scrape gap
+            for g in n.get("gaps", []):
+                times.add(gc.parse_time(g["from"]) + cl.step)
+        for obj in cl.scn.get("namespaces", []) + cl.scn.get("pods", []):
+            for ch in obj.get("changes", []):               # around every label change
+                times |= {gc.parse_time(ch["at"]) - cl.step, gc.parse_time(ch["at"])}
+        times = sorted(times)
         p = []
         for t in times:
             want = {}
@@ -1004,7 +1046,7 @@ class Run:
         if r is None:
             return
         tap.ok("collect %s .. %s (%.1fs)" % (wf, wt, time.time() - t0))
-        doc1 = self.invoice(cfg, db, "invoice --format json")
+        doc1 = self.invoice(cfg, db, "invoice")
         if doc1 is not None:
             compare_invoices(tap, "full", doc1, exp)
         csv1 = self.export(cfg, db, "export")
@@ -1113,21 +1155,18 @@ class Run:
             p.append("stderr does not name bad-syntax.json:4: %s" % tail(err, 300))
         tap.check("config with a JSON syntax error on line 4 exits 3 naming file:line", p)
 
-        rows = open(os.path.join(self.gen, "prices.csv")).read().splitlines()
-        cases = [
-            ("bad price 1.2.3", "prices-bad-price.csv",
-             lambda r: r.replace(",0.0625,", ",1.2.3,") if ",0.0625," in r else None),
-            ("bad date", "prices-bad-date.csv",
-             lambda r: r.replace("2026-01-01T00:00:00Z", "2026-13-01T00:00:00Z")
-             if "H100" in r else None),
-        ]
-        for title, fname, fix in cases:
-            out = list(rows)
-            idx = next(i for i, r in enumerate(out) if fix(r) is not None)
-            out[idx] = fix(out[idx])
+        with open(os.path.join(self.gen, "prices.csv"), newline="") as f:
+            rows = list(csv.reader(f))
+        last = len(rows) - 1
+        # (title, file, line index (0 = header), column, bad value)
+        cases = [("bad price 1.2.3", "prices-bad-price.csv", min(3, last), 2, "1.2.3"),
+                 ("bad date", "prices-bad-date.csv", min(4, last), 4, "2026-13-01T00:00:00Z")]
+        for title, fname, idx, col, value in cases:
+            out = copy.deepcopy(rows)
+            out[idx][col] = value
             path = self.path("cfg", fname)
-            with open(path, "w") as f:
-                f.write("\n".join(out) + "\n")
+            with open(path, "w", newline="") as f:
+                csv.writer(f, lineterminator="\n").writerows(out)
             cfg = self.write_config("cfg-" + fname + ".json", url, prices_file=path)
             rc, err = run("prices " + title, cfg, "prices", "--file", path)
             p = [] if rc == 3 else ["exit %s, expected 3" % rc]
@@ -1141,17 +1180,25 @@ class Run:
                       % (title, idx + 1), p)
 
     def missing_price(self):
-        rows = open(os.path.join(self.gen, "prices.csv")).read().splitlines()
-        path = self.path("cfg", "prices-no-h100.csv")
-        with open(path, "w") as f:
-            f.write("\n".join(r for r in rows if "H100" not in r) + "\n")
-        cfg = self.write_config("no-h100.json", self.prom.url(), prices_file=path)
+        models = sorted({l["gpu_model"] for inv in self.exp["teams"].values()
+                         for l in inv["lines"]})
+        if not models:
+            self.tap.fail("invoice with a model without price", "the scenario bills nothing")
+            return
+        model = models[-1]
+        with open(os.path.join(self.gen, "prices.csv"), newline="") as f:
+            rows = list(csv.reader(f))
+        path = self.path("cfg", "prices-missing-model.csv")
+        with open(path, "w", newline="") as f:
+            csv.writer(f, lineterminator="\n").writerows(
+                [rows[0]] + [r for r in rows[1:] if not re.search(r[0], model)])
+        cfg = self.write_config("missing-model.json", self.prom.url(), prices_file=path)
         rc, _, err = self.engine.run(cfg, self.db_copy, "invoice", "--period",
                                      self.exp["period"], "--format", "json", timeout=60)
         p = [] if rc == 3 else ["exit %s, expected 3" % rc]
-        if "NVIDIA H100 80GB HBM3" not in err:
+        if model not in err:
             p.append("stderr does not name the model: %s" % tail(err, 300))
-        self.tap.check("invoice with no price for NVIDIA H100 80GB HBM3 exits 3 naming the model", p)
+        self.tap.check("invoice with no price for %s exits 3 naming the model" % model, p)
 
     # ---- HTTP faults through the proxy
     def http_faults(self):
@@ -1187,8 +1234,8 @@ class Run:
         self.proxies.append(px)
         cfg = self.write_config("fault-503.json", px.url(),
                                 lambda c: c["prometheus"].update(timeout_seconds=10, retries=3))
-        t_from = gc.parse_time("2026-10-05T00:00:00Z")
-        t_to = gc.parse_time("2026-10-05T02:00:00Z")
+        t_from = max(cl.win_from, cl.win_to - 12 * 3600)
+        t_to = min(cl.win_to, t_from + 2 * 3600)
         db = self.path("db", "f503.db")
         rc, _, err = self.engine.run(cfg, db, "collect", "--from", gc.fmt_time(t_from), "--to",
                                      gc.fmt_time(t_to), timeout=120)
@@ -1212,16 +1259,12 @@ class Run:
         px.close()
 
         # NaN / +Inf / -5 samples are skipped, reported, the rest billed
-        t_from = gc.parse_time("2026-10-04T10:00:00Z")
-        t_to = gc.parse_time("2026-10-04T13:00:00Z")
-        g1 = "GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52"
-        g2 = "GPU-2d20791a-b4a6-ba59-97f1-e95b99fe5b49"
-        g3 = "GPU-265c9814-6156-355b-e589-ff2064894f16"
-        muts = {
-            (g1, "", "team-a", "train-0", gc.parse_time("2026-10-04T10:30:00Z")): "NaN",
-            (g3, "3", "serving", "infer-7", gc.parse_time("2026-10-04T11:15:00Z")): "+Inf",
-            (g2, "", "team-a", "eval-1", gc.parse_time("2026-10-04T12:40:00Z")): "-5",
-        }
+        t_from = max(cl.win_from, cl.win_from + ((cl.win_to - cl.win_from) // 7200 - 2) * 3600)
+        t_to = min(cl.win_to, t_from + 3 * 3600)
+        muts = pick_bad_samples(cl, t_from, t_to)
+        tap.note("bad samples injected: %s" % ", ".join(
+            "%s %s/%s@%s" % (v, k[2], k[3], gc.fmt_time(k[4])) for k, v in sorted(
+                muts.items(), key=lambda kv: kv[0][4])))
         px = FaultProxy(self.prom.port, "badvalues", mutations=muts, cluster=cl)
         self.proxies.append(px)
         cfg = self.write_config("fault-values.json", px.url())
