@@ -11,22 +11,27 @@
 #include "timeutil.h"
 #include "util.h"
 
-enum { Q_MEMORY, Q_FREE, Q_RESERVED, Q_POD_LABELS, Q_NS_LABELS, Q_COUNT };
+/* The queries of one chunk; compute queries follow Q_FIXED. */
+enum { Q_MEMORY, Q_FREE, Q_RESERVED, Q_POD_LABELS, Q_NS_LABELS, Q_ALLOCATION, Q_NODE_LABELS,
+       Q_FIXED };
+#define Q_MAX (Q_FIXED + 8)
 
 static const char *query_name(const struct gl_config *c, int q)
 {
-    switch (q) {
-    case Q_MEMORY:
+    static const char *const fixed[Q_FIXED] = {NULL,         "fb_free",    "fb_reserved",
+                                               "pod_labels", "namespace_labels",
+                                               "allocation", "node_labels"};
+    if (q == Q_MEMORY)
         return c->mem_query;
-    case Q_FREE:
-        return "fb_free";
-    case Q_RESERVED:
-        return "fb_reserved";
-    case Q_POD_LABELS:
-        return "pod_labels";
-    default:
-        return "namespace_labels";
-    }
+    if (q < Q_FIXED)
+        return fixed[q];
+    return c->compute_queries[q - Q_FIXED];
+}
+
+static int query_count(const struct gl_config *c)
+{
+    size_t n = Q_FIXED + c->ncompute_queries;
+    return (int)(n < Q_MAX ? n : Q_MAX);
 }
 
 static enum gl_status store_chunk(const struct gl_config *c, struct gl_store *s,
@@ -43,8 +48,6 @@ static enum gl_status store_chunk(const struct gl_config *c, struct gl_store *s,
         goto fail;
     for (size_t d = 0; d < r->ndevices; d++) {
         const struct gl_chunk_device *cd = &r->devices[d];
-        if (cd->uuid < 0)
-            continue;
         const char *cluster = gl_intern_str(r->strings, cd->cluster);
         if (strcmp(cluster, c->cluster_name) != 0 &&
             (rc = gl_store_clear_hours(s, cluster, r->start, end, err)))
@@ -52,8 +55,6 @@ static enum gl_status store_chunk(const struct gl_config *c, struct gl_store *s,
     }
     for (size_t d = 0; d < r->ndevices; d++) {
         const struct gl_chunk_device *cd = &r->devices[d];
-        if (cd->uuid < 0)
-            continue;
         struct gl_device_info info = {
             .cluster = gl_intern_str(r->strings, cd->cluster),
             .uuid = gl_intern_str(r->strings, cd->uuid),
@@ -78,7 +79,7 @@ static enum gl_status store_chunk(const struct gl_config *c, struct gl_store *s,
                                      gl_intern_str(r->strings, e->ns),
                                      gl_intern_str(r->strings, e->pod), dev_ids[e->device],
                                      gl_intern_str(r->strings, e->team), gl_kind_names[e->kind],
-                                     e->mib_s, e->estimated, err)))
+                                     e->quantity, e->estimated, e->first_t, e->last_t, err)))
             goto fail;
     }
     for (size_t h = 0; h < r->nhours; h++)
@@ -104,12 +105,13 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
     to = gl_floor_to(to + 3599, 3600);
     if (to <= from)
         return gl_error_set(err, GL_ERR_USAGE, "empty window: --to must be after --from");
-    char *queries[Q_COUNT] = {0};
+    char *queries[Q_MAX] = {0};
+    const int nq = query_count(c);
     struct gl_prom *prom = NULL;
     struct gl_buf body;
     gl_buf_init(&body);
     enum gl_status rc = GL_OK;
-    for (int q = 0; q < Q_COUNT && !rc; q++)
+    for (int q = 0; q < nq && !rc; q++)
         rc = gl_config_query(c, query_name(c, q), &queries[q], err);
     if (!rc)
         rc = gl_prom_new(c, &prom, err);
@@ -117,9 +119,9 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
     for (int64_t cs = from; !rc && cs < to; cs += chunk) {
         int64_t ce = cs + chunk < to ? cs + chunk : to;
         size_t nsteps = (size_t)((ce - cs) / c->step);
-        struct gl_matrix m[Q_COUNT];
+        struct gl_matrix m[Q_MAX];
         memset(m, 0, sizeof m);
-        for (int q = 0; q < Q_COUNT && !rc; q++) {
+        for (int q = 0; q < nq && !rc; q++) {
             rc = gl_prom_query_range(prom, queries[q], cs, ce - c->step, c->step, &body, err);
             if (rc)
                 break;
@@ -141,8 +143,14 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
                 stats->bad_samples += (int64_t)m[q].bad_samples;
         }
         if (!rc) {
-            struct gl_chunk_input in = {&m[Q_MEMORY], &m[Q_FREE], &m[Q_RESERVED],
-                                        &m[Q_POD_LABELS], &m[Q_NS_LABELS]};
+            const struct gl_matrix *compute[Q_MAX];
+            for (int q = Q_FIXED; q < nq; q++)
+                compute[q - Q_FIXED] = &m[q];
+            struct gl_chunk_input in = {
+                .memory = &m[Q_MEMORY], .fb_free = &m[Q_FREE], .fb_reserved = &m[Q_RESERVED],
+                .pod_labels = &m[Q_POD_LABELS], .ns_labels = &m[Q_NS_LABELS],
+                .allocation = &m[Q_ALLOCATION], .node_labels = &m[Q_NODE_LABELS],
+                .compute = compute, .ncompute = (size_t)(nq - Q_FIXED)};
             struct gl_rollup r;
             rc = gl_integrate(c, &in, &r, err);
             if (!rc)
@@ -152,7 +160,7 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
             stats->bad_samples += (int64_t)m[Q_MEMORY].bad_samples;
             gl_rollup_free(&r);
         }
-        for (int q = 0; q < Q_COUNT; q++)
+        for (int q = 0; q < nq; q++)
             gl_matrix_free(&m[q]);
         if (!rc) {
             stats->chunks++;
@@ -165,7 +173,7 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
     }
     gl_buf_free(&body);
     gl_prom_free(prom);
-    for (int q = 0; q < Q_COUNT; q++)
+    for (int q = 0; q < nq; q++)
         free(queries[q]);
     return rc;
 }

@@ -267,22 +267,118 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
 
 static enum gl_status load_memory(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
-    static const char *const keys[] = {"query", "unit", "attribution", NULL};
+    static const char *const keys[] = {"query", "unit", "attribution", "split", "labels", NULL};
+    static const char *const label_keys[] = {"uuid", "gpu_i_id", "namespace", "pod", NULL};
     static const char *const units[] = {"MiB", "bytes", NULL};
     static const char *const attrs[] = {"process", "device", NULL};
+    static const char *const splits[] = {"even", "allocation", NULL};
     enum gl_status rc;
-    int unit = (int)c->mem_unit, attr = (int)c->attribution;
+    int unit = (int)c->mem_unit, attr = (int)c->attribution, split = (int)c->split;
     if ((rc = check_keys(x, o, "memory_source", keys)) ||
         (rc = get_str(x, o, "memory_source", "query", false, &c->mem_query)) ||
         (rc = get_enum(x, o, "memory_source", "unit", units, &unit)) ||
-        (rc = get_enum(x, o, "memory_source", "attribution", attrs, &attr)))
+        (rc = get_enum(x, o, "memory_source", "attribution", attrs, &attr)) ||
+        (rc = get_enum(x, o, "memory_source", "split", splits, &split)))
         return rc;
-    if (attr == GL_ATTR_DEVICE)
-        return cfg_fail(x, "memory_source.attribution",
-                        "\"device\" attribution is not implemented yet; use \"process\"");
     c->mem_unit = (enum gl_mem_unit)unit;
     c->attribution = (enum gl_attribution)attr;
+    c->split = (enum gl_split)split;
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "labels");
+    if (l && ((rc = check_keys(x, l, "memory_source.labels", label_keys)) ||
+              (rc = get_str(x, l, "memory_source.labels", "uuid", false, &c->uuid_label)) ||
+              (rc = get_str(x, l, "memory_source.labels", "gpu_i_id", false, &c->gpu_i_id_label)) ||
+              (rc = get_str(x, l, "memory_source.labels", "namespace", false, &c->namespace_label)) ||
+              (rc = get_str(x, l, "memory_source.labels", "pod", false, &c->pod_label))))
+        return rc;
     return GL_OK;
+}
+
+/* An object of name: number (whole, > 0) or name: string pairs. */
+static enum gl_status get_map(struct cfg_ctx *x, const cJSON *o, const char *base,
+                              const char *key, bool numbers, struct gl_kv **out, size_t *n)
+{
+    char path[256];
+    join_path(path, sizeof path, base, key);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!m || cJSON_IsNull(m))
+        return GL_OK;
+    if (!cJSON_IsObject(m))
+        return cfg_fail(x, path, "expected an object");
+    *out = gl_xcalloc((size_t)cJSON_GetArraySize(m), sizeof **out);
+    for (const cJSON *it = m->child; it; it = it->next) {
+        char p2[512];
+        snprintf(p2, sizeof p2, "%s.%s", path, it->string);
+        struct gl_kv *kv = &(*out)[*n];
+        if (numbers) {
+            if (!cJSON_IsNumber(it) || it->valuedouble < 1 || it->valuedouble > 1e12 ||
+                it->valuedouble != (double)(int64_t)it->valuedouble)
+                return cfg_fail(x, p2, "expected a whole number above 0");
+            kv->num = (int64_t)it->valuedouble;
+        } else {
+            if (!cJSON_IsString(it) || !it->valuestring[0])
+                return cfg_fail(x, p2, "expected a non-empty string");
+            kv->str = gl_strdup(it->valuestring);
+        }
+        kv->key = gl_strdup(it->string);
+        (*n)++;
+    }
+    return GL_OK;
+}
+
+static enum gl_status get_str_list(struct cfg_ctx *x, const cJSON *o, const char *base,
+                                   const char *key, char ***out, size_t *n)
+{
+    char path[256];
+    join_path(path, sizeof path, base, key);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!a)
+        return GL_OK;
+    if (!cJSON_IsArray(a))
+        return cfg_fail(x, path, "expected an array of strings");
+    for (size_t i = 0; i < *n; i++)
+        free((*out)[i]);
+    free(*out);
+    *n = 0;
+    *out = gl_xcalloc((size_t)cJSON_GetArraySize(a), sizeof **out);
+    for (const cJSON *it = a->child; it; it = it->next) {
+        if (!cJSON_IsString(it) || !it->valuestring[0])
+            return cfg_fail(x, path, "expected an array of non-empty strings");
+        (*out)[(*n)++] = gl_strdup(it->valuestring);
+    }
+    return GL_OK;
+}
+
+static enum gl_status load_allocation(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"resources", "replicas", "mig_profiles_mib",
+                                       "model_capacity_mib", "node_models", NULL};
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "allocation", keys)) ||
+        (rc = get_str_list(x, o, "allocation", "resources", &c->extra_resources,
+                           &c->nextra_resources)) ||
+        (rc = get_map(x, o, "allocation", "replicas", true, &c->replicas, &c->nreplicas)) ||
+        (rc = get_map(x, o, "allocation", "mig_profiles_mib", true, &c->mig_profiles,
+                      &c->nmig_profiles)) ||
+        (rc = get_map(x, o, "allocation", "model_capacity_mib", true, &c->model_capacity,
+                      &c->nmodel_capacity)) ||
+        (rc = get_map(x, o, "allocation", "node_models", false, &c->node_models,
+                      &c->nnode_models)))
+        return rc;
+    for (size_t i = 0; i < c->nextra_resources; i++)
+        for (const char *p = c->extra_resources[i]; *p; p++)
+            if (!isalnum((unsigned char)*p) && *p != '_')
+                return cfg_fail(x, "allocation.resources",
+                                "\"%s\": use the kube-state-metrics spelling (letters, digits, _)",
+                                c->extra_resources[i]);
+    return GL_OK;
+}
+
+const struct gl_kv *gl_kv_find(const struct gl_kv *kv, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(kv[i].key, key) == 0)
+            return &kv[i];
+    return NULL;
 }
 
 static enum gl_status load_rule(struct cfg_ctx *x, struct gl_team_rule *r, const cJSON *o,
@@ -399,15 +495,19 @@ static enum gl_status load_teams(struct cfg_ctx *x, struct gl_config *c, const c
 static enum gl_status load_billing(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
     static const char *const keys[] = {"currency", "account_id", "account_name", "provider",
-                                       "service_name", NULL};
+                                       "service_name", "basis", NULL};
+    static const char *const bases[] = {"used", "max", NULL};
     enum gl_status rc;
+    int basis = (int)c->basis;
     if ((rc = check_keys(x, o, "billing", keys)) ||
+        (rc = get_enum(x, o, "billing", "basis", bases, &basis)) ||
         (rc = get_str(x, o, "billing", "currency", true, &c->currency)) ||
         (rc = get_str(x, o, "billing", "account_id", false, &c->account_id)) ||
         (rc = get_str(x, o, "billing", "account_name", false, &c->account_name)) ||
         (rc = get_str(x, o, "billing", "provider", false, &c->provider)) ||
         (rc = get_str(x, o, "billing", "service_name", false, &c->service_name)))
         return rc;
+    c->basis = (enum gl_basis)basis;
     c->minor_digits = gl_currency_minor_digits(c->currency);
     if (c->minor_digits < 0)
         return cfg_fail(x, "billing.currency", "\"%s\" is not an ISO 4217 code (three capital letters)",
@@ -437,6 +537,10 @@ static void set_defaults(struct gl_config *c)
     c->mem_unit = GL_UNIT_MIB;
     c->attribution = GL_ATTR_PROCESS;
     c->queries_dir = gl_strdup(GL_QUERIES_DIR);
+    c->compute_queries = gl_xcalloc(2, sizeof *c->compute_queries);
+    c->compute_queries[0] = gl_strdup("gr_engine_active");
+    c->compute_queries[1] = gl_strdup("gpu_util");
+    c->ncompute_queries = 2;
 }
 
 /* Line and column of a byte offset, for JSON syntax errors. */
@@ -476,9 +580,11 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     c->dir = gl_path_dir(path);
     set_defaults(c);
     static const char *const keys[] = {"prometheus", "cluster", "collection", "memory_source",
-                                       "teams", "idle_overhead", "prices", "billing", NULL};
+                                       "teams", "idle_overhead", "allocation", "compute",
+                                       "prices", "billing", NULL};
+    static const char *const compute_keys[] = {"queries", NULL};
     static const char *const idle_keys[] = {"policy", "platform_team", NULL};
-    static const char *const policies[] = {"platform", "unbilled", NULL};
+    static const char *const policies[] = {"platform", "proportional", "unbilled", NULL};
     static const char *const cluster_keys[] = {"name", "label", NULL};
     static const char *const price_keys[] = {"file", NULL};
     const cJSON *o;
@@ -509,6 +615,22 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
         goto done;
     if (!c->mem_query)
         c->mem_query = gl_strdup("fb_used");
+    if (!c->uuid_label)
+        c->uuid_label = gl_strdup("UUID");
+    if (!c->gpu_i_id_label)
+        c->gpu_i_id_label = gl_strdup("GPU_I_ID");
+    if (!c->namespace_label)
+        c->namespace_label = gl_strdup("namespace");
+    if (!c->pod_label)
+        c->pod_label = gl_strdup("pod");
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "allocation")) &&
+        (rc = load_allocation(&x, c, o)))
+        goto done;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "compute")) &&
+        ((rc = check_keys(&x, o, "compute", compute_keys)) ||
+         (rc = get_str_list(&x, o, "compute", "queries", &c->compute_queries,
+                            &c->ncompute_queries))))
+        goto done;
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "teams")) && (rc = load_teams(&x, c, o)))
         goto done;
     if (!c->default_team)
@@ -570,6 +692,30 @@ void gl_config_free(struct gl_config *c)
     free(c->hostname_label);
     free(c->queries_dir);
     free(c->mem_query);
+    free(c->uuid_label);
+    free(c->gpu_i_id_label);
+    free(c->namespace_label);
+    free(c->pod_label);
+    struct {
+        struct gl_kv *kv;
+        size_t n;
+    } maps[] = {{c->replicas, c->nreplicas},
+                {c->mig_profiles, c->nmig_profiles},
+                {c->model_capacity, c->nmodel_capacity},
+                {c->node_models, c->nnode_models}};
+    for (size_t m = 0; m < sizeof maps / sizeof *maps; m++) {
+        for (size_t i = 0; i < maps[m].n; i++) {
+            free(maps[m].kv[i].key);
+            free(maps[m].kv[i].str);
+        }
+        free(maps[m].kv);
+    }
+    for (size_t i = 0; i < c->nextra_resources; i++)
+        free(c->extra_resources[i]);
+    free(c->extra_resources);
+    for (size_t i = 0; i < c->ncompute_queries; i++)
+        free(c->compute_queries[i]);
+    free(c->compute_queries);
     for (size_t i = 0; i < c->nrules; i++) {
         free(c->rules[i].label);
         free(c->rules[i].regex);
@@ -616,10 +762,19 @@ enum gl_status gl_config_query(const struct gl_config *c, const char *name, char
     enum gl_status rc = gl_read_file(file, &text, NULL, err);
     if (rc)
         return GL_ERR_CONFIG;
-    /* Drop comment lines (#) and substitute ${cluster_selector}. */
+    /* Drop comment lines (#) and substitute the variables. */
+    struct gl_buf res;
+    gl_buf_init(&res);
+    gl_buf_puts(&res, "nvidia_com_gpu|nvidia_com_gpu_shared|nvidia_com_mig_.*");
+    for (size_t i = 0; i < c->nextra_resources; i++)
+        gl_buf_printf(&res, "|%s", c->extra_resources[i]);
+    const char *vars[][2] = {
+        {"${cluster_selector}", ""},
+        {"${cluster_label}", c->cluster_label},
+        {"${gpu_resources}", res.data},
+    };
     struct gl_buf b;
     gl_buf_init(&b);
-    const char *var = "${cluster_selector}";
     char *line = text;
     while (line && *line) {
         char *nl = strchr(line, '\n');
@@ -630,18 +785,24 @@ enum gl_status gl_config_query(const struct gl_config *c, const char *name, char
         if (q < line + len && *q != '#') {
             const char *p = line;
             while (p < line + len) {
-                const char *hit = strstr(p, var);
-                if (!hit || hit >= line + len) {
-                    gl_buf_append(&b, p, (size_t)(line + len - p));
-                    break;
+                size_t k, vlen = 0;
+                for (k = 0; k < sizeof vars / sizeof *vars; k++) {
+                    vlen = strlen(vars[k][0]);
+                    if ((size_t)(line + len - p) >= vlen && strncmp(p, vars[k][0], vlen) == 0)
+                        break;
                 }
-                gl_buf_append(&b, p, (size_t)(hit - p));
-                p = hit + strlen(var);
+                if (k < sizeof vars / sizeof *vars) {
+                    gl_buf_puts(&b, vars[k][1]);
+                    p += vlen;
+                } else {
+                    gl_buf_append(&b, p++, 1);
+                }
             }
             gl_buf_puts(&b, " ");
         }
         line = nl ? nl + 1 : NULL;
     }
+    gl_buf_free(&res);
     free(text);
     if (!b.data || strspn(b.data, " ") == b.len) {
         gl_buf_free(&b);

@@ -17,7 +17,9 @@
 enum gl_identity_mode { GL_IDENTITY_AUTO, GL_IDENTITY_EXPORTED, GL_IDENTITY_PLAIN };
 enum gl_attribution { GL_ATTR_PROCESS, GL_ATTR_DEVICE };
 enum gl_mem_unit { GL_UNIT_MIB, GL_UNIT_BYTES };
-enum gl_idle_policy { GL_IDLE_PLATFORM, GL_IDLE_UNBILLED };
+enum gl_idle_policy { GL_IDLE_PLATFORM, GL_IDLE_PROPORTIONAL, GL_IDLE_UNBILLED };
+enum gl_split { GL_SPLIT_EVEN, GL_SPLIT_ALLOCATION };
+enum gl_basis { GL_BASIS_USED, GL_BASIS_MAX };
 enum gl_rule_kind { GL_RULE_POD_LABEL, GL_RULE_NAMESPACE_LABEL, GL_RULE_NAMESPACE_REGEX };
 
 struct gl_team_rule {
@@ -32,6 +34,13 @@ struct gl_team_info {
     char *id;
     char *name;
     char *cost_center; /* NULL when not given */
+};
+
+/* A configured key with a number or a string value. */
+struct gl_kv {
+    char *key;
+    char *str;
+    int64_t num;
 };
 
 struct gl_header {
@@ -67,6 +76,27 @@ struct gl_config {
     char *mem_query;   /* query name: <queries_dir>/<name>.promql */
     enum gl_mem_unit mem_unit;
     enum gl_attribution attribution;
+    enum gl_split split;
+    char *uuid_label;       /* "UUID" (HAMi: "device_uuid") */
+    char *gpu_i_id_label;   /* "GPU_I_ID" */
+    char *namespace_label;  /* "namespace" (exported_<name> too) */
+    char *pod_label;        /* "pod" */
+
+    /* allocation */
+    char **extra_resources;
+    size_t nextra_resources;
+    struct gl_kv *replicas;      /* node → replicas */
+    size_t nreplicas;
+    struct gl_kv *mig_profiles;  /* profile → MiB */
+    size_t nmig_profiles;
+    struct gl_kv *model_capacity;/* model → MiB */
+    size_t nmodel_capacity;
+    struct gl_kv *node_models;   /* node → model */
+    size_t nnode_models;
+
+    /* compute indicator: query names, in order of preference */
+    char **compute_queries;
+    size_t ncompute_queries;
 
     /* teams */
     struct gl_team_rule *rules;
@@ -83,6 +113,7 @@ struct gl_config {
     char *prices_file;
 
     /* billing */
+    enum gl_basis basis;
     char *currency;
     int minor_digits;
     char *account_id;
@@ -104,6 +135,9 @@ const struct gl_team_info *gl_config_team(const struct gl_config *c, const char 
  * Returns a malloc'd string. */
 enum gl_status gl_config_query(const struct gl_config *c, const char *name,
                                char **out, struct gl_error *err);
+
+/* Looks a key up in a configured map; NULL when absent. */
+const struct gl_kv *gl_kv_find(const struct gl_kv *kv, size_t n, const char *key);
 
 /* kube-state-metrics label name for a Kubernetes label key. malloc'd. */
 char *gl_ksm_label_name(const char *key);

@@ -1,6 +1,19 @@
-/* integrate — SPEC §3/§9 attribution per step, rolled up per hour. */
+/*
+ * integrate — SPEC §3/§9 attribution per step, rolled up per hour.
+ *
+ * The chunk's series are first indexed (devices, pods, nodes, (pod, node,
+ * model) allocation cells); then every step is attributed in five passes:
+ *   A. device totals: pod values, device used, capacity, reserved, usable;
+ *   B. allocation of Running pods per (pod, node, model);
+ *   C. pod memory per device (process value, device-copy split, or the
+ *      allocation of a device with no memory metrics), anomalies, busy;
+ *   D. reserved-unused per (pod, node, model), excess devices;
+ *   E. idle (reduced by billed reserved-unused under basis max), excess.
+ * All quantities of a step are integers in MiB·s (MiB × step seconds).
+ */
 #include "integrate.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,46 +23,126 @@
 #include "teams.h"
 
 const char *const gl_kind_names[GL_KIND_COUNT] = {
-    "memory_used", "capacity", "reserved", "unattributed", "idle", "excess",
+    "memory_used",  "allocated",    "allocated_gpu", "reserved_unused",
+    "reserved_unused_billed", "anomaly_unallocated", "anomaly_excess_devices",
+    "busy_ppm",     "busy_steps",   "capacity",      "reserved",
+    "unattributed", "idle",         "excess",        "unknown_steps",
 };
 
-/* Per-chunk working state. */
-struct dev_state {
-    double *used;     /* device series (no workload identity), max */
-    double *free_mib; /* FB_FREE, max over the group */
-    double *reserved; /* FB_RESERVED, max over the group */
+enum res_kind { RES_GPU, RES_SHARED, RES_MIG };
+
+struct dev {
+    int32_t node;
+    bool mig;
+    double *used;      /* device series (no workload identity), max */
+    double *free_mib;  /* FB_FREE, max over the group */
+    double *reserved;  /* FB_RESERVED, max over the group */
+    double *busy;      /* busy ratio 0..1 from the preferred compute query */
     int32_t first_pair;
+    int32_t copy_run;
+    bool copy_warned;
+    /* per-step scratch */
+    bool fb;           /* memory metrics present at this step */
+    bool unknown;      /* pods present, no memory metrics */
+    int64_t used_dev, free_v, reserved_v, capacity, usable;
+    int64_t sum_q;     /* Σ pod MiB·s this step */
+    int64_t idle_q;
 };
 
 struct pair {
-    int32_t device, ns, pod;
-    int32_t key;      /* interned "cluster\x1fns\x1fpod" for label look-ups */
-    int32_t ns_key;   /* interned "cluster\x1fns" */
-    double *values;   /* max over duplicate series */
-    int32_t next;     /* next pair of the same device */
+    int32_t dev, pod;
+    int32_t pnode, pn;  /* (pod, node) and (pod, node, model) cells */
+    double *values;     /* memory, max over duplicate series; NULL if none */
+    unsigned char *seen;/* presence from compute series (no memory metric) */
+    int32_t next;       /* next pair of the same device */
+    int64_t q;          /* scratch: MiB·s this step */
 };
 
-/* Series of a label metric grouped by object key. */
+struct pod {
+    int32_t ns, name;   /* interned */
+    int32_t pl_key, nl_key;
+    int32_t cache_pl, cache_nl, team;
+    int64_t team_t;
+};
+
+struct node {
+    int32_t cluster, host;  /* interned */
+    int32_t model;          /* model of its full GPUs, -1 when unknown */
+    int32_t labels_key;
+    int64_t usable;         /* scratch: max usable MiB of a full GPU */
+    int64_t replicas;       /* scratch */
+};
+
+struct pn {                 /* (pod, node, model) */
+    int32_t pod, node, model;
+    int32_t pseudo_dev;
+    int64_t alloc_q, used_q, gpu_u;
+    bool touched;
+};
+
+struct pnode {              /* (pod, node) */
+    int32_t pod, node;
+    bool has_alloc, touched;
+    int64_t whole_units;
+    int32_t ndev, capdev;   /* devices of the node the pod used this step */
+    int32_t *devs;
+    int64_t *devq;
+};
+
+struct aser {               /* one allocation series */
+    const double *values;
+    int32_t pod, node, pnode, pn;
+    enum res_kind kind;
+    int32_t profile;        /* interned MIG profile, -1 */
+    int64_t mig_g, mig_gb;
+};
+
 struct label_index {
     const struct gl_matrix *m;
-    int32_t *head;    /* by key id, -1 = none */
-    int32_t *next;    /* by series index */
+    int32_t *head;
+    int32_t *next;
     size_t nheads;
 };
 
+struct vec {
+    void *data;
+    size_t n, cap, size;
+};
+
+static void *vec_push(struct vec *v)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 32;
+        v->data = gl_xrealloc(v->data, v->cap * v->size);
+    }
+    void *p = (char *)v->data + v->n * v->size;
+    memset(p, 0, v->size);
+    v->n++;
+    return p;
+}
+
 struct work {
     const struct gl_config *c;
+    const struct gl_chunk_input *in;
     struct gl_rollup *r;
-    struct gl_intern *keys; /* device keys, pair keys, label keys */
-    struct dev_state *ds;
-    size_t cap_dev;
-    struct pair *pairs;
-    size_t npairs, cap_pairs;
-    int32_t *pair_of_key; /* by key id, -1 */
-    size_t npair_of_key;
-    struct label_index pl, nl;
-    int32_t empty; /* interned "" */
+    struct gl_intern *devkeys, *podkeys, *nodekeys, *pnkeys, *pnodekeys, *pairkeys, *labelkeys;
+    struct vec devs, pairs, pods, nodes, pns, pnodes, asers;
+    struct label_index pl, nl, nodel;
+    int32_t empty;
+    /* scratch per step */
+    int32_t *touched_pn, *touched_pnode;
+    size_t ntouched_pn, ntouched_pnode;
 };
+
+#define DEV(w, i) (((struct dev *)(w)->devs.data)[i])
+#define PAIR(w, i) (((struct pair *)(w)->pairs.data)[i])
+#define POD(w, i) (((struct pod *)(w)->pods.data)[i])
+#define NODE(w, i) (((struct node *)(w)->nodes.data)[i])
+#define PN(w, i) (((struct pn *)(w)->pns.data)[i])
+#define PNODE(w, i) (((struct pnode *)(w)->pnodes.data)[i])
+#define ASER(w, i) (((struct aser *)(w)->asers.data)[i])
+
+/* ---- rollup hash table ---- */
 
 static void rollup_grow(struct gl_rollup *r);
 
@@ -60,24 +153,28 @@ static uint64_t entry_hash(int32_t hour, int32_t dev, int32_t ns, int32_t pod, i
     return gl_hash_bytes(k, sizeof k, GL_HASH_SEED);
 }
 
-static void rollup_add(struct gl_rollup *r, int32_t hour, int32_t dev, int32_t ns, int32_t pod,
-                       int32_t team, int32_t kind, int64_t mib_s, int32_t estimated)
+static void rollup_put(struct gl_rollup *r, const struct gl_rollup_entry *x)
 {
     if ((r->nentries + 1) * 2 > r->nslots)
         rollup_grow(r);
     size_t mask = r->nslots - 1;
-    size_t i = entry_hash(hour, dev, ns, pod, team, kind) & mask;
+    size_t i = entry_hash(x->hour, x->device, x->ns, x->pod, x->team, x->kind) & mask;
     for (;; i = (i + 1) & mask) {
         struct gl_rollup_entry *e = &r->slots[i];
         if (!e->used) {
-            *e = (struct gl_rollup_entry){hour, dev, ns, pod, team, kind, mib_s, estimated, 1};
+            *e = *x;
+            e->used = 1;
             r->nentries++;
             return;
         }
-        if (e->hour == hour && e->device == dev && e->ns == ns && e->pod == pod &&
-            e->team == team && e->kind == kind) {
-            e->mib_s += mib_s;
-            e->estimated |= estimated;
+        if (e->hour == x->hour && e->device == x->device && e->ns == x->ns && e->pod == x->pod &&
+            e->team == x->team && e->kind == x->kind) {
+            e->quantity += x->quantity;
+            e->estimated |= x->estimated;
+            if (x->first_t < e->first_t)
+                e->first_t = x->first_t;
+            if (x->last_t > e->last_t)
+                e->last_t = x->last_t;
             return;
         }
     }
@@ -92,9 +189,23 @@ static void rollup_grow(struct gl_rollup *r)
     r->nentries = 0;
     for (size_t i = 0; i < old_n; i++)
         if (old[i].used)
-            rollup_add(r, old[i].hour, old[i].device, old[i].ns, old[i].pod, old[i].team,
-                       old[i].kind, old[i].mib_s, old[i].estimated);
+            rollup_put(r, &old[i]);
     free(old);
+}
+
+static void add(struct work *w, size_t t, int32_t dev, int32_t ns, int32_t pod, int32_t team,
+                int32_t kind, int64_t q, bool estimated)
+{
+    if (q == 0)
+        return;
+    struct gl_rollup *r = w->r;
+    int64_t ts = r->start + (int64_t)t * r->step;
+    struct gl_rollup_entry e = {
+        .hour = (int32_t)((int64_t)t * r->step / 3600),
+        .device = dev, .ns = ns, .pod = pod, .team = team, .kind = kind,
+        .quantity = q, .first_t = ts, .last_t = ts, .estimated = estimated,
+    };
+    rollup_put(r, &e);
 }
 
 void gl_rollup_free(struct gl_rollup *r)
@@ -108,9 +219,11 @@ void gl_rollup_free(struct gl_rollup *r)
     memset(r, 0, sizeof *r);
 }
 
-static int32_t intern(struct work *w, const char *s)
+/* ---- indexing ---- */
+
+static int32_t intern_in(struct gl_intern *t, const char *s)
 {
-    int32_t id = gl_intern_get(w->r->strings, s ? s : "");
+    int32_t id = gl_intern_get(t, s ? s : "");
     if (id < 0) {
         fputs("gpuledger: out of memory\n", stderr);
         abort();
@@ -118,16 +231,21 @@ static int32_t intern(struct work *w, const char *s)
     return id;
 }
 
-static int32_t intern_key(struct work *w, const char *a, const char *b, const char *c)
+static int32_t str(struct work *w, const char *s)
 {
-    char buf[1024];
+    return intern_in(w->r->strings, s);
+}
+
+static int32_t key3(struct gl_intern *t, const char *a, const char *b, const char *c)
+{
+    char buf[1536];
     snprintf(buf, sizeof buf, "%s\x1f%s\x1f%s", a ? a : "", b ? b : "", c ? c : "");
-    int32_t id = gl_intern_get(w->keys, buf);
-    if (id < 0) {
-        fputs("gpuledger: out of memory\n", stderr);
-        abort();
-    }
-    return id;
+    return intern_in(t, buf);
+}
+
+static const char *S(const struct work *w, int32_t id)
+{
+    return gl_intern_str(w->r->strings, id);
 }
 
 static const char *series_cluster(const struct gl_config *c, const struct gl_series *s)
@@ -140,11 +258,14 @@ static const char *series_cluster(const struct gl_config *c, const struct gl_ser
 static bool identity(const struct gl_config *c, const struct gl_series *s, const char **ns,
                      const char **pod)
 {
+    char ens_name[128], epod_name[128];
+    snprintf(ens_name, sizeof ens_name, "exported_%s", c->namespace_label);
+    snprintf(epod_name, sizeof epod_name, "exported_%s", c->pod_label);
+    const char *ens = gl_series_label(s, ens_name);
+    const char *epod = gl_series_label(s, epod_name);
+    const char *pns = gl_series_label(s, c->namespace_label);
+    const char *ppod = gl_series_label(s, c->pod_label);
     *ns = *pod = NULL;
-    const char *ens = gl_series_label(s, "exported_namespace");
-    const char *epod = gl_series_label(s, "exported_pod");
-    const char *pns = gl_series_label(s, "namespace");
-    const char *ppod = gl_series_label(s, "pod");
     switch (c->identity) {
     case GL_IDENTITY_EXPORTED:
         *ns = ens;
@@ -155,13 +276,8 @@ static bool identity(const struct gl_config *c, const struct gl_series *s, const
         *pod = ppod;
         break;
     case GL_IDENTITY_AUTO:
-        if (epod) {
-            *ns = ens;
-            *pod = epod;
-        } else {
-            *ns = pns;
-            *pod = ppod;
-        }
+        *ns = epod ? ens : pns;
+        *pod = epod ? epod : ppod;
         break;
     }
     return *ns && *pod;
@@ -182,105 +298,165 @@ static void merge_max(double *dst, const double *src, size_t n)
             dst[i] = src[i];
 }
 
-/* The device index of a series, creating it on first sight. */
+static int32_t node_of(struct work *w, const char *cluster, const char *host)
+{
+    int32_t k = key3(w->nodekeys, cluster, host, NULL);
+    if ((size_t)k < w->nodes.n)
+        return k;
+    struct node *n = vec_push(&w->nodes);
+    n->cluster = str(w, cluster);
+    n->host = str(w, host);
+    n->model = -1;
+    n->labels_key = key3(w->labelkeys, cluster, host, "node");
+    return k;
+}
+
+static int32_t pod_of(struct work *w, const char *cluster, const char *ns, const char *name)
+{
+    int32_t k = key3(w->podkeys, cluster, ns, name);
+    if ((size_t)k < w->pods.n)
+        return k;
+    struct pod *p = vec_push(&w->pods);
+    p->ns = str(w, ns);
+    p->name = str(w, name);
+    p->pl_key = key3(w->labelkeys, cluster, ns, name);
+    p->nl_key = key3(w->labelkeys, cluster, ns, NULL);
+    p->cache_pl = p->cache_nl = -2;
+    p->team_t = -1;
+    return k;
+}
+
+static int32_t pnode_of(struct work *w, int32_t pod, int32_t node)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%d/%d", pod, node);
+    int32_t k = intern_in(w->pnodekeys, buf);
+    if ((size_t)k < w->pnodes.n)
+        return k;
+    struct pnode *p = vec_push(&w->pnodes);
+    p->pod = pod;
+    p->node = node;
+    return k;
+}
+
+static int32_t pn_of(struct work *w, int32_t pod, int32_t node, int32_t model)
+{
+    char buf[48];
+    snprintf(buf, sizeof buf, "%d/%d/%d", pod, node, model);
+    int32_t k = intern_in(w->pnkeys, buf);
+    if ((size_t)k < w->pns.n)
+        return k;
+    struct pn *p = vec_push(&w->pns);
+    p->pod = pod;
+    p->node = node;
+    p->model = model;
+    p->pseudo_dev = -1;
+    return k;
+}
+
+static struct gl_chunk_device *new_chunk_device(struct work *w)
+{
+    struct gl_rollup *r = w->r;
+    r->devices = gl_xrealloc(r->devices, (r->ndevices + 1) * sizeof *r->devices);
+    struct gl_chunk_device *cd = &r->devices[r->ndevices++];
+    memset(cd, 0, sizeof *cd);
+    cd->first_seen = cd->last_seen = -1;
+    struct dev *d = vec_push(&w->devs);
+    d->first_pair = -1;
+    d->node = -1;
+    return cd;
+}
+
+/* The device index of a series, creating it on first sight; -1 without a
+ * device UUID. A later series fills a model or host the first one lacked. */
 static int32_t device_of(struct work *w, const struct gl_series *s)
 {
     const struct gl_config *c = w->c;
-    const char *uuid = gl_series_label(s, "UUID");
+    const char *uuid = gl_series_label(s, c->uuid_label);
+    if (!uuid && strcmp(c->uuid_label, "UUID") != 0)
+        uuid = gl_series_label(s, "UUID");
     if (!uuid)
         return -1;
     const char *cluster = series_cluster(c, s);
-    const char *gid = gl_series_label(s, "GPU_I_ID");
-    int32_t key = intern_key(w, cluster, uuid, gid);
-    struct gl_rollup *r = w->r;
-    if ((size_t)key < w->cap_dev && w->ds[key].used)
-        return key;
-    if ((size_t)key >= w->cap_dev) {
-        size_t cap = w->cap_dev ? w->cap_dev : 64;
-        while (cap <= (size_t)key)
-            cap *= 2;
-        w->ds = gl_xrealloc(w->ds, cap * sizeof *w->ds);
-        memset(w->ds + w->cap_dev, 0, (cap - w->cap_dev) * sizeof *w->ds);
-        r->devices = gl_xrealloc(r->devices, cap * sizeof *r->devices);
-        memset(r->devices + w->cap_dev, 0, (cap - w->cap_dev) * sizeof *r->devices);
-        w->cap_dev = cap;
-    }
-    /* Keys are shared with pairs and labels: device ids are key ids, and
-     * ndevices is the highest + 1. Unused slots have used == NULL. */
-    struct dev_state *d = &w->ds[key];
-    d->used = new_values(r->nsteps);
-    d->free_mib = new_values(r->nsteps);
-    d->reserved = new_values(r->nsteps);
-    d->first_pair = -1;
-    struct gl_chunk_device *cd = &r->devices[key];
+    const char *gid = gl_series_label(s, c->gpu_i_id_label);
+    if (!gid && strcmp(c->gpu_i_id_label, "GPU_I_ID") != 0)
+        gid = gl_series_label(s, "GPU_I_ID");
+    int32_t key = key3(w->devkeys, cluster, uuid, gid);
     const char *host = gl_series_label(s, c->hostname_label);
     if (!host)
         host = gl_series_label(s, "hostname");
+    if (!host)
+        host = gl_series_label(s, "Hostname");
     const char *model = gl_series_label(s, "modelName");
-    cd->cluster = intern(w, cluster);
-    cd->uuid = intern(w, uuid);
-    cd->gpu_i_id = intern(w, gid);
-    cd->profile = intern(w, gl_series_label(s, "GPU_I_PROFILE"));
-    cd->model = intern(w, model ? model : "unknown");
-    cd->hostname = intern(w, host);
-    cd->first_seen = -1;
-    if ((size_t)key + 1 > r->ndevices)
-        r->ndevices = (size_t)key + 1;
+    const char *profile = gl_series_label(s, "GPU_I_PROFILE");
+    struct gl_chunk_device *cd;
+    if ((size_t)key >= w->devs.n) {
+        cd = new_chunk_device(w);
+        struct dev *d = &DEV(w, key);
+        size_t n = w->r->nsteps;
+        d->used = new_values(n);
+        d->free_mib = new_values(n);
+        d->reserved = new_values(n);
+        d->busy = new_values(n);
+        d->mig = gid != NULL;
+        cd->cluster = str(w, cluster);
+        cd->uuid = str(w, uuid);
+        cd->gpu_i_id = str(w, gid);
+        cd->profile = str(w, profile);
+        cd->model = -1;
+        cd->hostname = -1;
+    } else {
+        cd = &w->r->devices[key];
+    }
+    if (cd->model < 0 && model)
+        cd->model = str(w, model);
+    if (cd->hostname < 0 && host)
+        cd->hostname = str(w, host);
+    if (profile && !S(w, cd->profile)[0])
+        cd->profile = str(w, profile);
     return key;
 }
 
-static enum gl_status add_memory(struct work *w, const struct gl_matrix *m)
+static int32_t pair_of(struct work *w, int32_t dev, const struct gl_series *s, const char *ns,
+                       const char *podname)
+{
+    char devkey[24];
+    snprintf(devkey, sizeof devkey, "#%d", dev);
+    int32_t k = key3(w->pairkeys, devkey, ns, podname);
+    if ((size_t)k < w->pairs.n)
+        return k;
+    struct pair *p = vec_push(&w->pairs);
+    p->dev = dev;
+    p->pod = pod_of(w, series_cluster(w->c, s), ns, podname);
+    p->pnode = p->pn = -1;
+    p->next = DEV(w, dev).first_pair;
+    DEV(w, dev).first_pair = k;
+    return k;
+}
+
+static void add_memory(struct work *w, const struct gl_matrix *m)
 {
     const struct gl_config *c = w->c;
-    struct gl_rollup *r = w->r;
+    size_t n = w->r->nsteps;
     for (size_t i = 0; i < m->nseries; i++) {
-        const struct gl_series *s = &m->series[i];
+        struct gl_series *s = &m->series[i];
         int32_t dev = device_of(w, s);
         if (dev < 0)
             continue; /* no UUID: not a GPU series */
         if (c->mem_unit == GL_UNIT_BYTES)
-            for (size_t t = 0; t < r->nsteps; t++)
+            for (size_t t = 0; t < n; t++)
                 if (!isnan(s->values[t]))
                     s->values[t] = (double)gl_div_half_even((gl_i128)s->values[t], 1048576);
         const char *ns, *pod;
         if (!identity(c, s, &ns, &pod)) {
-            merge_max(w->ds[dev].used, s->values, r->nsteps);
+            merge_max(DEV(w, dev).used, s->values, n);
             continue;
         }
-        const char *cluster = gl_intern_str(r->strings, r->devices[dev].cluster);
-        char devkey[32];
-        snprintf(devkey, sizeof devkey, "#%d", dev);
-        int32_t pk = intern_key(w, devkey, ns, pod);
-        if ((size_t)pk >= w->npair_of_key) {
-            size_t n = w->npair_of_key ? w->npair_of_key : 64;
-            while (n <= (size_t)pk)
-                n *= 2;
-            w->pair_of_key = gl_xrealloc(w->pair_of_key, n * sizeof *w->pair_of_key);
-            for (size_t k = w->npair_of_key; k < n; k++)
-                w->pair_of_key[k] = -1;
-            w->npair_of_key = n;
-        }
-        int32_t p = w->pair_of_key[pk];
-        if (p < 0) {
-            if (w->npairs == w->cap_pairs) {
-                w->cap_pairs = w->cap_pairs ? w->cap_pairs * 2 : 64;
-                w->pairs = gl_xrealloc(w->pairs, w->cap_pairs * sizeof *w->pairs);
-            }
-            p = (int32_t)w->npairs++;
-            struct pair *pp = &w->pairs[p];
-            pp->device = dev;
-            pp->ns = intern(w, ns);
-            pp->pod = intern(w, pod);
-            pp->key = intern_key(w, cluster, ns, pod);
-            pp->ns_key = intern_key(w, cluster, ns, NULL);
-            pp->values = new_values(r->nsteps);
-            pp->next = w->ds[dev].first_pair;
-            w->ds[dev].first_pair = p;
-            w->pair_of_key[pk] = p;
-        }
-        merge_max(w->pairs[p].values, s->values, r->nsteps);
+        int32_t p = pair_of(w, dev, s, ns, pod);
+        if (!PAIR(w, p).values)
+            PAIR(w, p).values = new_values(n);
+        merge_max(PAIR(w, p).values, s->values, n);
     }
-    return GL_OK;
 }
 
 static void add_device_metric(struct work *w, const struct gl_matrix *m, bool is_free)
@@ -292,12 +468,52 @@ static void add_device_metric(struct work *w, const struct gl_matrix *m, bool is
         int32_t dev = device_of(w, s);
         if (dev < 0)
             continue;
-        merge_max(is_free ? w->ds[dev].free_mib : w->ds[dev].reserved, s->values, w->r->nsteps);
+        merge_max(is_free ? DEV(w, dev).free_mib : DEV(w, dev).reserved, s->values,
+                  w->r->nsteps);
+    }
+}
+
+/* Busy ratio per device: the first query (in preference order) with a
+ * value at the step wins; GPU_UTIL is in percent. Pods named on compute
+ * series make them known on devices that have no memory metrics. */
+static void add_compute(struct work *w)
+{
+    size_t n = w->r->nsteps;
+    for (size_t q = 0; q < w->in->ncompute; q++) {
+        const struct gl_matrix *m = w->in->compute[q];
+        if (!m)
+            continue;
+        for (size_t i = 0; i < m->nseries; i++) {
+            const struct gl_series *s = &m->series[i];
+            int32_t dev = device_of(w, s);
+            if (dev < 0)
+                continue;
+            const char *name = gl_series_label(s, "__name__");
+            double scale = (name && strcmp(name, "DCGM_FI_DEV_GPU_UTIL") == 0) ? 0.01 : 1.0;
+            double *busy = DEV(w, dev).busy;
+            for (size_t t = 0; t < n; t++) {
+                double v = s->values[t] * scale;
+                if (!isnan(v) && (isnan(busy[t]) || (int)q == 0 || v > busy[t])) {
+                    /* keep the preferred query's value at t */
+                    if (isnan(busy[t]) || q == 0)
+                        busy[t] = isnan(busy[t]) ? v : (v > busy[t] ? v : busy[t]);
+                }
+            }
+            const char *ns, *pod;
+            if (!identity(w->c, s, &ns, &pod))
+                continue;
+            int32_t p = pair_of(w, dev, s, ns, pod);
+            if (!PAIR(w, p).seen)
+                PAIR(w, p).seen = gl_xcalloc(n, 1);
+            for (size_t t = 0; t < n; t++)
+                if (!isnan(s->values[t]))
+                    PAIR(w, p).seen[t] = 1;
+        }
     }
 }
 
 static void index_labels(struct work *w, struct label_index *li, const struct gl_matrix *m,
-                         bool pods)
+                         int what /* 0 pod, 1 namespace, 2 node */)
 {
     li->m = m;
     if (!m)
@@ -307,9 +523,18 @@ static void index_labels(struct work *w, struct label_index *li, const struct gl
     int32_t maxkey = -1;
     for (size_t i = 0; i < m->nseries; i++) {
         const struct gl_series *s = &m->series[i];
-        const char *ns = gl_series_label(s, "namespace");
-        const char *pod = pods ? gl_series_label(s, "pod") : NULL;
-        keys[i] = (ns && (!pods || pod)) ? intern_key(w, series_cluster(w->c, s), ns, pod) : -1;
+        const char *cl = series_cluster(w->c, s);
+        keys[i] = -1;
+        if (what == 2) {
+            const char *node = gl_series_label(s, "node");
+            if (node)
+                keys[i] = key3(w->labelkeys, cl, node, "node");
+        } else {
+            const char *ns = gl_series_label(s, "namespace");
+            const char *pod = what == 0 ? gl_series_label(s, "pod") : NULL;
+            if (ns && (what == 1 || pod))
+                keys[i] = key3(w->labelkeys, cl, ns, pod);
+        }
         if (keys[i] > maxkey)
             maxkey = keys[i];
     }
@@ -347,85 +572,593 @@ static int32_t label_at(const struct label_index *li, int32_t key, size_t t)
     return best;
 }
 
+static int32_t team_at(struct work *w, int32_t podi, size_t t)
+{
+    struct pod *p = &POD(w, podi);
+    if (p->team_t == (int64_t)t)
+        return p->team;
+    int32_t pl = label_at(&w->pl, p->pl_key, t);
+    int32_t nl = label_at(&w->nl, p->nl_key, t);
+    if (pl != p->cache_pl || nl != p->cache_nl) {
+        char team[256];
+        gl_team_resolve(w->c, pl >= 0 ? &w->pl.m->series[pl] : NULL,
+                        nl >= 0 ? &w->nl.m->series[nl] : NULL, S(w, p->ns), team, sizeof team);
+        p->cache_pl = pl;
+        p->cache_nl = nl;
+        p->team = str(w, team);
+    }
+    p->team_t = (int64_t)t;
+    return p->team;
+}
+
 static int64_t to_mib(double v)
 {
     return (int64_t)llround(v);
 }
 
-static void integrate_device(struct work *w, int32_t dev)
+/* "nvidia_com_mig_1g_10gb" → g = 1, gb = 10, profile "1g.10gb"; false if not MIG. */
+static bool parse_mig_resource(const char *res, int64_t *g, int64_t *gb, char *profile, size_t n)
+{
+    static const char prefix[] = "nvidia_com_mig_";
+    if (strncmp(res, prefix, sizeof prefix - 1) != 0)
+        return false;
+    const char *p = res + sizeof prefix - 1;
+    char *end;
+    long a = strtol(p, &end, 10);
+    if (end == p || strncmp(end, "g_", 2) != 0)
+        return false;
+    p = end + 2;
+    long b = strtol(p, &end, 10);
+    if (end == p || strncmp(end, "gb", 2) != 0)
+        return false;
+    *g = a;
+    *gb = b;
+    snprintf(profile, n, "%ldg.%ldgb%s", a, b, end[2] == '_' ? end + 2 : "");
+    for (char *q = profile; *q; q++)
+        if (*q == '_')
+            *q = '+'; /* "1g.5gb_me" is the "1g.5gb+me" profile */
+    return true;
+}
+
+/* ---- setup after indexing ---- */
+
+static void resolve_nodes(struct work *w)
 {
     struct gl_rollup *r = w->r;
-    struct dev_state *d = &w->ds[dev];
-    struct gl_chunk_device *cd = &r->devices[dev];
-    const int64_t step = r->step;
-    const size_t steps_per_hour = (size_t)(3600 / step);
-    const int32_t e = w->empty;
-    /* team cache per pair: last label series seen and the team they gave */
-    int32_t npairs = 0;
-    for (int32_t p = d->first_pair; p >= 0; p = w->pairs[p].next)
-        npairs++;
-    int32_t *last_pl = gl_xcalloc((size_t)npairs + 1, sizeof *last_pl);
-    int32_t *last_nl = gl_xcalloc((size_t)npairs + 1, sizeof *last_nl);
-    int32_t *last_team = gl_xcalloc((size_t)npairs + 1, sizeof *last_team);
-    for (int32_t k = 0; k < npairs; k++)
-        last_pl[k] = last_nl[k] = last_team[k] = -2;
-    for (size_t t = 0; t < r->nsteps; t++) {
-        int32_t hour = (int32_t)(t / steps_per_hour);
-        int64_t sum_pods = 0;
-        bool any = false;
-        int32_t k = 0;
-        for (int32_t p = d->first_pair; p >= 0; p = w->pairs[p].next, k++) {
-            struct pair *pp = &w->pairs[p];
-            double v = pp->values[t];
-            if (isnan(v))
-                continue;
-            int64_t mib = to_mib(v);
-            any = true;
-            sum_pods += mib;
-            int32_t pl = label_at(&w->pl, pp->key, t);
-            int32_t nl = label_at(&w->nl, pp->ns_key, t);
-            if (pl != last_pl[k] || nl != last_nl[k]) {
-                char team[256];
-                gl_team_resolve(w->c, pl >= 0 ? &w->pl.m->series[pl] : NULL,
-                                nl >= 0 ? &w->nl.m->series[nl] : NULL,
-                                gl_intern_str(r->strings, pp->ns), team, sizeof team);
-                last_pl[k] = pl;
-                last_nl[k] = nl;
-                last_team[k] = intern(w, team);
-            }
-            if (mib > 0)
-                rollup_add(r, hour, dev, pp->ns, pp->pod, last_team[k], GL_KIND_MEMORY_USED,
-                           mib * step, 0);
-        }
-        bool has_dev = !isnan(d->used[t]);
-        bool has_free = !isnan(d->free_mib[t]);
-        if (has_dev || any || has_free) {
-            int64_t ts = r->start + (int64_t)t * step;
-            if (cd->first_seen < 0)
-                cd->first_seen = ts;
-            cd->last_seen = ts;
-        }
-        if (!has_free)
-            continue; /* capacity unknown at this step */
-        int64_t used_dev = has_dev ? to_mib(d->used[t]) : sum_pods;
-        int64_t reserved = isnan(d->reserved[t]) ? 0 : to_mib(d->reserved[t]);
-        int64_t capacity = used_dev + to_mib(d->free_mib[t]) + reserved;
-        if (capacity > cd->max_capacity_mib)
-            cd->max_capacity_mib = capacity;
-        int64_t unattributed = used_dev > sum_pods ? used_dev - sum_pods : 0;
-        int64_t taken = reserved + unattributed + sum_pods;
-        int64_t idle = capacity > taken ? capacity - taken : 0;
-        int64_t excess = taken > capacity ? taken - capacity : 0;
-        int64_t vals[] = {capacity, reserved, unattributed, idle, excess};
-        int32_t kinds[] = {GL_KIND_CAPACITY, GL_KIND_RESERVED, GL_KIND_UNATTRIBUTED, GL_KIND_IDLE,
-                           GL_KIND_EXCESS};
-        for (size_t i = 0; i < 5; i++)
-            if (vals[i] > 0)
-                rollup_add(r, hour, dev, e, e, e, kinds[i], vals[i] * step, 0);
+    size_t ndev = w->devs.n;
+    for (size_t d = 0; d < ndev; d++) {
+        struct gl_chunk_device *cd = &r->devices[d];
+        struct dev *dv = &DEV(w, d);
+        const char *host = cd->hostname >= 0 ? S(w, cd->hostname) : "";
+        dv->node = node_of(w, S(w, cd->cluster), host);
+        if (cd->hostname < 0)
+            cd->hostname = str(w, "");
     }
-    free(last_pl);
-    free(last_nl);
-    free(last_team);
+    for (size_t d = 0; d < ndev; d++) {
+        struct gl_chunk_device *cd = &r->devices[d];
+        struct node *n = &NODE(w, DEV(w, d).node);
+        if (cd->model >= 0 && !DEV(w, d).mig && n->model < 0)
+            n->model = cd->model;
+    }
+    for (size_t i = 0; i < w->nodes.n; i++) {
+        struct node *n = &NODE(w, i);
+        const struct gl_kv *kv = gl_kv_find(w->c->node_models, w->c->nnode_models, S(w, n->host));
+        if (n->model < 0 && kv)
+            n->model = str(w, kv->str);
+    }
+    for (size_t d = 0; d < ndev; d++) {
+        struct gl_chunk_device *cd = &r->devices[d];
+        struct node *n = &NODE(w, DEV(w, d).node);
+        if (cd->model < 0)
+            cd->model = n->model >= 0 ? n->model : str(w, "unknown");
+        if (n->model < 0)
+            n->model = cd->model;
+    }
+    for (size_t p = 0; p < w->pairs.n; p++) {
+        struct pair *pp = &PAIR(w, p);
+        int32_t node = DEV(w, pp->dev).node;
+        pp->pnode = pnode_of(w, pp->pod, node);
+        pp->pn = pn_of(w, pp->pod, node, r->devices[pp->dev].model);
+    }
+}
+
+static void add_allocations(struct work *w)
+{
+    const struct gl_matrix *m = w->in->allocation;
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->nseries; i++) {
+        const struct gl_series *s = &m->series[i];
+        const char *ns = gl_series_label(s, "namespace");
+        const char *pod = gl_series_label(s, "pod");
+        const char *host = gl_series_label(s, "node");
+        const char *res = gl_series_label(s, "resource");
+        if (!ns || !pod || !host || !res)
+            continue;
+        const char *cl = series_cluster(w->c, s);
+        struct aser *a = vec_push(&w->asers);
+        a->values = s->values;
+        a->pod = pod_of(w, cl, ns, pod);
+        a->node = node_of(w, cl, host);
+        a->pnode = pnode_of(w, a->pod, a->node);
+        a->profile = -1;
+        char profile[64];
+        int32_t model = NODE(w, a->node).model;
+        if (parse_mig_resource(res, &a->mig_g, &a->mig_gb, profile, sizeof profile)) {
+            a->kind = RES_MIG;
+            a->profile = str(w, profile);
+            for (size_t d = 0; d < w->devs.n; d++)
+                if (DEV(w, d).node == a->node && DEV(w, d).mig &&
+                    w->r->devices[d].profile == a->profile) {
+                    model = w->r->devices[d].model;
+                    break;
+                }
+        } else {
+            a->kind = strcmp(res, "nvidia_com_gpu_shared") == 0 ? RES_SHARED : RES_GPU;
+        }
+        if (model < 0)
+            model = str(w, "unknown");
+        a->pn = pn_of(w, a->pod, a->node, model);
+    }
+}
+
+/* ---- per step ---- */
+
+static void touch_pn(struct work *w, int32_t pn)
+{
+    if (!PN(w, pn).touched) {
+        PN(w, pn).touched = true;
+        w->touched_pn[w->ntouched_pn++] = pn;
+    }
+}
+
+static void touch_pnode(struct work *w, int32_t pnode)
+{
+    if (!PNODE(w, pnode).touched) {
+        PNODE(w, pnode).touched = true;
+        w->touched_pnode[w->ntouched_pnode++] = pnode;
+    }
+}
+
+/* A. Device totals at t. */
+static void step_devices(struct work *w, size_t t)
+{
+    const struct gl_config *c = w->c;
+    for (size_t d = 0; d < w->devs.n; d++) {
+        struct dev *dv = &DEV(w, d);
+        const struct gl_chunk_device *cd = &w->r->devices[d];
+        if (!dv->used)
+            continue; /* pseudo-device */
+        int64_t sum = 0, v_max = -1;
+        int npods = 0;
+        bool all_equal = true, any_seen = false;
+        for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
+            struct pair *pp = &PAIR(w, p);
+            if (pp->seen && pp->seen[t])
+                any_seen = true;
+            if (!pp->values || isnan(pp->values[t]))
+                continue;
+            int64_t v = to_mib(pp->values[t]);
+            if (v_max >= 0 && v != v_max)
+                all_equal = false;
+            if (v > v_max)
+                v_max = v;
+            sum += v;
+            npods++;
+        }
+        bool has_dev = !isnan(dv->used[t]);
+        bool has_free = !isnan(dv->free_mib[t]);
+        dv->fb = has_dev || has_free || npods > 0;
+        dv->unknown = !dv->fb && any_seen;
+        if (c->attribution == GL_ATTR_DEVICE)
+            dv->used_dev = has_dev ? to_mib(dv->used[t]) : (v_max > 0 ? v_max : 0);
+        else
+            dv->used_dev = has_dev ? to_mib(dv->used[t]) : sum;
+        /* Process-mode sources that look like per-pod copies of the device. */
+        if (c->attribution == GL_ATTR_PROCESS) {
+            if (npods >= 2 && all_equal && v_max > 0 && (!has_dev || v_max == dv->used_dev))
+                dv->copy_run++;
+            else
+                dv->copy_run = 0;
+            if (dv->copy_run >= 10 && !dv->copy_warned) {
+                dv->copy_warned = true;
+                w->r->copy_warnings++;
+                gl_log(GL_LOG_WARN,
+                       "memory source is declared \"process\" but every pod on device %s%s%s "
+                       "(node %s) reports the same value as the device for 10+ steps: these "
+                       "look like device copies (attribution \"device\")",
+                       S(w, cd->uuid), S(w, cd->gpu_i_id)[0] ? "/" : "", S(w, cd->gpu_i_id),
+                       S(w, cd->hostname));
+            }
+        }
+        dv->free_v = has_free ? to_mib(dv->free_mib[t]) : 0;
+        const struct gl_kv *cap_cfg =
+            gl_kv_find(c->model_capacity, c->nmodel_capacity, S(w, cd->model));
+        if (!isnan(dv->reserved[t])) {
+            dv->reserved_v = to_mib(dv->reserved[t]);
+            dv->capacity = dv->used_dev + dv->free_v + dv->reserved_v;
+        } else if (cap_cfg && !dv->mig && has_free) {
+            int64_t rest = cap_cfg->num - dv->used_dev - dv->free_v;
+            dv->reserved_v = rest > 0 ? rest : 0;
+            dv->capacity = dv->used_dev + dv->free_v + dv->reserved_v;
+        } else {
+            dv->reserved_v = 0;
+            dv->capacity = dv->used_dev + dv->free_v;
+        }
+        if (!has_free) {
+            /* capacity unknown without FB_FREE: nothing to reconcile */
+            dv->capacity = dv->reserved_v = 0;
+        }
+        dv->usable = dv->capacity - dv->reserved_v;
+        dv->sum_q = 0;
+        dv->idle_q = 0;
+        struct node *n = &NODE(w, dv->node);
+        if (has_free && !dv->mig && dv->usable > n->usable)
+            n->usable = dv->usable;
+    }
+}
+
+/* Usable MiB of one MIG instance of a profile on a node at t. */
+static int64_t mig_usable(struct work *w, const struct aser *a)
+{
+    int64_t best = 0;
+    for (size_t d = 0; d < w->devs.n; d++) {
+        const struct dev *dv = &DEV(w, d);
+        if (dv->node == a->node && dv->mig && dv->used &&
+            w->r->devices[d].profile == a->profile && dv->capacity > 0 && dv->usable > best)
+            best = dv->usable;
+    }
+    if (best > 0)
+        return best;
+    const struct gl_kv *kv =
+        gl_kv_find(w->c->mig_profiles, w->c->nmig_profiles, S(w, a->profile));
+    return kv ? kv->num : a->mig_gb * 1024;
+}
+
+/* Per-unit allocation (MiB) of an allocation series at t. */
+static int64_t unit_alloc(struct work *w, const struct aser *a)
+{
+    const struct node *n = &NODE(w, a->node);
+    switch (a->kind) {
+    case RES_MIG:
+        return mig_usable(w, a);
+    case RES_SHARED:
+        return n->usable / n->replicas;
+    case RES_GPU:
+    default:
+        return n->replicas > 1 ? n->usable / n->replicas : n->usable;
+    }
+}
+
+/* B. Allocation of Running pods at t. */
+static void step_allocation(struct work *w, size_t t)
+{
+    const struct gl_config *c = w->c;
+    for (size_t i = 0; i < w->nodes.n; i++) {
+        struct node *n = &NODE(w, i);
+        const struct gl_kv *kv = gl_kv_find(c->replicas, c->nreplicas, S(w, n->host));
+        int64_t replicas = kv ? kv->num : 0;
+        if (!replicas) {
+            int32_t li = label_at(&w->nodel, n->labels_key, t);
+            const char *v = li >= 0 ? gl_series_label(&w->nodel.m->series[li],
+                                                      "label_nvidia_com_gpu_replicas")
+                                    : NULL;
+            replicas = v ? strtoll(v, NULL, 10) : 0;
+        }
+        n->replicas = replicas >= 1 ? replicas : 1;
+    }
+    const int64_t step = w->r->step;
+    for (size_t i = 0; i < w->asers.n; i++) {
+        struct aser *a = &ASER(w, i);
+        double v = a->values[t];
+        if (isnan(v) || v <= 0)
+            continue;
+        int64_t units = to_mib(v);
+        if (units <= 0)
+            continue;
+        struct pn *pn = &PN(w, a->pn);
+        struct pnode *pnode = &PNODE(w, a->pnode);
+        const struct node *n = &NODE(w, a->node);
+        pn->alloc_q += units * unit_alloc(w, a) * step;
+        if (a->kind == RES_MIG)
+            pn->gpu_u += units * step * 1000000 * a->mig_g / 7;
+        else if (a->kind == RES_SHARED || n->replicas > 1)
+            pn->gpu_u += units * step * 1000000 / n->replicas;
+        else
+            pn->gpu_u += units * step * 1000000;
+        pnode->has_alloc = true;
+        if (a->kind != RES_MIG)
+            pnode->whole_units += units;
+        touch_pn(w, a->pn);
+        touch_pnode(w, a->pnode);
+    }
+}
+
+/* Allocation of a pod for one device with no memory metrics (MiB·s): one
+ * instance of the device's MIG profile, or one whole GPU. */
+static int64_t unknown_device_alloc(struct work *w, const struct pair *pp, size_t t)
+{
+    const struct gl_chunk_device *cd = &w->r->devices[pp->dev];
+    const struct dev *dv = &DEV(w, pp->dev);
+    for (size_t i = 0; i < w->asers.n; i++) {
+        struct aser *a = &ASER(w, i);
+        if (a->pnode != pp->pnode || isnan(a->values[t]) || a->values[t] <= 0)
+            continue;
+        if (dv->mig ? (a->kind == RES_MIG && a->profile == cd->profile) : a->kind != RES_MIG)
+            return unit_alloc(w, a) * w->r->step;
+    }
+    return 0;
+}
+
+static void pnode_add_dev(struct pnode *pn, int32_t dev, int64_t q)
+{
+    if (pn->ndev == pn->capdev) {
+        pn->capdev = pn->capdev ? pn->capdev * 2 : 4;
+        pn->devs = gl_xrealloc(pn->devs, (size_t)pn->capdev * sizeof *pn->devs);
+        pn->devq = gl_xrealloc(pn->devq, (size_t)pn->capdev * sizeof *pn->devq);
+    }
+    pn->devs[pn->ndev] = dev;
+    pn->devq[pn->ndev] = q;
+    pn->ndev++;
+}
+
+/* C. Pod memory per device at t. */
+static void step_pods(struct work *w, size_t t)
+{
+    const struct gl_config *c = w->c;
+    const int64_t step = w->r->step;
+    const int32_t e = w->empty;
+    int32_t teams[64];
+    gl_i128 weights[256], parts[256];
+    int32_t members[256];
+    for (size_t d = 0; d < w->devs.n; d++) {
+        struct dev *dv = &DEV(w, d);
+        if (!dv->used)
+            continue;
+        bool estimated = false;
+        /* the pods present on the device at t, ordered by namespace/pod */
+        int nm = 0;
+        for (int32_t p = dv->first_pair; p >= 0 && nm < 256; p = PAIR(w, p).next) {
+            struct pair *pp = &PAIR(w, p);
+            pp->q = 0;
+            bool present = dv->unknown ? (pp->seen && pp->seen[t])
+                                       : (pp->values && !isnan(pp->values[t]));
+            if (present)
+                members[nm++] = p;
+        }
+        if (nm == 0 && !dv->fb)
+            continue;
+        if (dv->unknown) {
+            for (int k = 0; k < nm; k++) {
+                struct pair *pp = &PAIR(w, members[k]);
+                pp->q = unknown_device_alloc(w, pp, t);
+            }
+            estimated = true;
+            add(w, t, (int32_t)d, e, e, e, GL_KIND_UNKNOWN_STEPS, 1, false);
+        } else if (c->attribution == GL_ATTR_DEVICE && nm > 0) {
+            /* sort members by namespace/pod for the tie order */
+            for (int i = 1; i < nm; i++)
+                for (int j = i; j > 0; j--) {
+                    const struct pod *a = &POD(w, PAIR(w, members[j - 1]).pod);
+                    const struct pod *b = &POD(w, PAIR(w, members[j]).pod);
+                    int cmp = strcmp(S(w, a->ns), S(w, b->ns));
+                    if (cmp == 0)
+                        cmp = strcmp(S(w, a->name), S(w, b->name));
+                    if (cmp <= 0)
+                        break;
+                    int32_t tmp = members[j];
+                    members[j] = members[j - 1];
+                    members[j - 1] = tmp;
+                }
+            int64_t v = 0;
+            for (int k = 0; k < nm; k++) {
+                int64_t x = to_mib(PAIR(w, members[k]).values[t]);
+                if (x > v)
+                    v = x;
+            }
+            bool any_w = false;
+            for (int k = 0; k < nm; k++) {
+                weights[k] = 1;
+                if (c->split == GL_SPLIT_ALLOCATION) {
+                    weights[k] = PN(w, PAIR(w, members[k]).pn).alloc_q;
+                    any_w |= weights[k] > 0;
+                }
+            }
+            if (c->split == GL_SPLIT_ALLOCATION && !any_w)
+                for (int k = 0; k < nm; k++)
+                    weights[k] = 1;
+            gl_split_largest_remainder((gl_i128)v * step, weights, (size_t)nm, parts);
+            for (int k = 0; k < nm; k++)
+                PAIR(w, members[k]).q = (int64_t)parts[k];
+            estimated = true;
+        } else {
+            for (int k = 0; k < nm; k++)
+                PAIR(w, members[k]).q = to_mib(PAIR(w, members[k]).values[t]) * step;
+        }
+        /* memory_used rows, anomalies, usage per (pod, node, model) */
+        int nteams = 0;
+        for (int k = 0; k < nm; k++) {
+            struct pair *pp = &PAIR(w, members[k]);
+            if (pp->q <= 0)
+                continue;
+            const struct pod *po = &POD(w, pp->pod);
+            int32_t team = team_at(w, pp->pod, t);
+            add(w, t, (int32_t)d, po->ns, po->name, team, GL_KIND_MEMORY_USED, pp->q, estimated);
+            dv->sum_q += pp->q;
+            struct pn *pn = &PN(w, pp->pn);
+            pn->used_q += pp->q;
+            touch_pn(w, pp->pn);
+            struct pnode *pnode = &PNODE(w, pp->pnode);
+            touch_pnode(w, pp->pnode);
+            if (!dv->mig)
+                pnode_add_dev(pnode, (int32_t)d, pp->q);
+            int i;
+            for (i = 0; i < nteams && teams[i] != team; i++)
+                ;
+            if (i == nteams && nteams < 64)
+                teams[nteams++] = team;
+        }
+        /* compute indicator: one (device, step) per team with memory on it */
+        if (!isnan(dv->busy[t])) {
+            double b = dv->busy[t];
+            int64_t ppm = (int64_t)llround((b < 0 ? 0 : b) * 1e6);
+            for (int i = 0; i < nteams; i++) {
+                add(w, t, (int32_t)d, e, e, teams[i], GL_KIND_BUSY_PPM, ppm, false);
+                add(w, t, (int32_t)d, e, e, teams[i], GL_KIND_BUSY_STEPS, 1, false);
+            }
+        }
+        /* device rows; idle is written after pass D may reduce it */
+        if (dv->capacity > 0) {
+            int64_t cap = dv->capacity * step, res = dv->reserved_v * step;
+            int64_t used_dev = dv->used_dev * step;
+            int64_t unatt = used_dev > dv->sum_q ? used_dev - dv->sum_q : 0;
+            int64_t taken = res + unatt + dv->sum_q;
+            add(w, t, (int32_t)d, e, e, e, GL_KIND_CAPACITY, cap, false);
+            add(w, t, (int32_t)d, e, e, e, GL_KIND_RESERVED, res, false);
+            add(w, t, (int32_t)d, e, e, e, GL_KIND_UNATTRIBUTED, unatt, false);
+            add(w, t, (int32_t)d, e, e, e, GL_KIND_EXCESS, taken > cap ? taken - cap : 0, false);
+            dv->idle_q = cap > taken ? cap - taken : 0;
+        }
+    }
+}
+
+static int32_t pseudo_device(struct work *w, struct pn *pn)
+{
+    if (pn->pseudo_dev >= 0)
+        return pn->pseudo_dev;
+    const struct node *n = &NODE(w, pn->node);
+    char uuid[512];
+    snprintf(uuid, sizeof uuid, "node:%s", S(w, n->host));
+    int32_t key = key3(w->devkeys, S(w, n->cluster), uuid, S(w, pn->model));
+    if ((size_t)key >= w->devs.n) {
+        struct gl_chunk_device *cd = new_chunk_device(w);
+        cd->pseudo = true;
+        cd->cluster = n->cluster;
+        cd->uuid = str(w, uuid);
+        cd->gpu_i_id = pn->model;
+        cd->profile = w->empty;
+        cd->model = pn->model;
+        cd->hostname = n->host;
+        DEV(w, key).node = pn->node;
+    }
+    pn->pseudo_dev = key;
+    return key;
+}
+
+/* D. Reserved-unused per (pod, node, model); excess devices per (pod,
+ * node); E. idle after billed reserved-unused. */
+static void step_allocation_rows(struct work *w, size_t t)
+{
+    const struct gl_config *c = w->c;
+    const int32_t e = w->empty;
+    for (size_t i = 0; i < w->ntouched_pn; i++) {
+        struct pn *pn = &PN(w, w->touched_pn[i]);
+        const struct pod *po = &POD(w, pn->pod);
+        if (pn->alloc_q > 0) {
+            int32_t team = team_at(w, pn->pod, t);
+            int32_t dev = pseudo_device(w, pn);
+            int64_t ru = pn->alloc_q > pn->used_q ? pn->alloc_q - pn->used_q : 0;
+            add(w, t, dev, po->ns, po->name, team, GL_KIND_ALLOCATED, pn->alloc_q, false);
+            add(w, t, dev, po->ns, po->name, team, GL_KIND_ALLOCATED_GPU, pn->gpu_u, false);
+            add(w, t, dev, po->ns, po->name, team, GL_KIND_RESERVED_UNUSED, ru, false);
+            if (c->basis == GL_BASIS_MAX && ru > 0) {
+                add(w, t, dev, po->ns, po->name, team, GL_KIND_RESERVED_UNUSED_BILLED, ru, false);
+                /* take it from the idle of the node's devices of that model */
+                for (size_t d = 0; d < w->devs.n && ru > 0; d++) {
+                    struct dev *dv = &DEV(w, d);
+                    if (!dv->used || dv->node != pn->node || w->r->devices[d].model != pn->model)
+                        continue;
+                    int64_t take = dv->idle_q < ru ? dv->idle_q : ru;
+                    dv->idle_q -= take;
+                    ru -= take;
+                }
+                add(w, t, dev, e, e, e, GL_KIND_EXCESS, ru, false);
+            }
+        }
+        pn->alloc_q = pn->used_q = pn->gpu_u = 0;
+        pn->touched = false;
+    }
+    w->ntouched_pn = 0;
+    for (size_t i = 0; i < w->ntouched_pnode; i++) {
+        struct pnode *pnode = &PNODE(w, w->touched_pnode[i]);
+        const struct pod *po = &POD(w, pnode->pod);
+        int64_t r_whole = pnode->whole_units;
+        if (pnode->ndev > 0) {
+            int32_t team = team_at(w, pnode->pod, t);
+            if (!pnode->has_alloc) {
+                for (int k = 0; k < pnode->ndev; k++)
+                    add(w, t, pnode->devs[k], po->ns, po->name, team,
+                        GL_KIND_ANOMALY_UNALLOCATED, pnode->devq[k], false);
+            } else if (pnode->ndev > r_whole) {
+                /* keep the r largest (by memory, then UUID); flag the rest */
+                for (int a = 1; a < pnode->ndev; a++)
+                    for (int b = a; b > 0; b--) {
+                        int64_t qa = pnode->devq[b - 1], qb = pnode->devq[b];
+                        int cmp = qa != qb ? (qa < qb ? 1 : -1)
+                                           : strcmp(S(w, w->r->devices[pnode->devs[b - 1]].uuid),
+                                                    S(w, w->r->devices[pnode->devs[b]].uuid));
+                        if (cmp <= 0)
+                            break;
+                        int32_t td = pnode->devs[b];
+                        pnode->devs[b] = pnode->devs[b - 1];
+                        pnode->devs[b - 1] = td;
+                        int64_t tq = pnode->devq[b];
+                        pnode->devq[b] = pnode->devq[b - 1];
+                        pnode->devq[b - 1] = tq;
+                    }
+                for (int k = (int)r_whole; k < pnode->ndev; k++)
+                    add(w, t, pnode->devs[k], po->ns, po->name, team,
+                        GL_KIND_ANOMALY_EXCESS_DEVICES, pnode->devq[k], false);
+            }
+        }
+        /* Memory on a MIG instance without any allocation on the node. */
+        pnode->ndev = 0;
+        pnode->whole_units = 0;
+        pnode->has_alloc = false;
+        pnode->touched = false;
+    }
+    w->ntouched_pnode = 0;
+    for (size_t d = 0; d < w->devs.n; d++) {
+        struct dev *dv = &DEV(w, d);
+        if (dv->used)
+            add(w, t, (int32_t)d, e, e, e, GL_KIND_IDLE, dv->idle_q, false);
+    }
+}
+
+/* Unallocated use on MIG instances: memory on a device of a node where the
+ * pod holds no allocation (the whole-GPU case is handled with the pnode's
+ * device list in step_allocation_rows). */
+static void step_mig_unallocated(struct work *w, size_t t)
+{
+    for (size_t d = 0; d < w->devs.n; d++) {
+        struct dev *dv = &DEV(w, d);
+        if (!dv->used || !dv->mig)
+            continue;
+        for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
+            struct pair *pp = &PAIR(w, p);
+            if (pp->q <= 0 || PNODE(w, pp->pnode).has_alloc)
+                continue;
+            const struct pod *po = &POD(w, pp->pod);
+            add(w, t, (int32_t)d, po->ns, po->name, team_at(w, pp->pod, t),
+                GL_KIND_ANOMALY_UNALLOCATED, pp->q, false);
+        }
+    }
+}
+
+static void seen_range(struct work *w, size_t t)
+{
+    int64_t ts = w->r->start + (int64_t)t * w->r->step;
+    for (size_t d = 0; d < w->devs.n; d++) {
+        struct dev *dv = &DEV(w, d);
+        if (!dv->used || !(dv->fb || dv->unknown))
+            continue;
+        struct gl_chunk_device *cd = &w->r->devices[d];
+        if (cd->first_seen < 0)
+            cd->first_seen = ts;
+        cd->last_seen = ts;
+        if (dv->capacity > cd->max_capacity_mib)
+            cd->max_capacity_mib = dv->capacity;
+    }
 }
 
 enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_input *in,
@@ -441,9 +1174,19 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     r->strings = gl_intern_new();
     r->samples_per_hour = gl_xcalloc(r->nhours + 1, sizeof *r->samples_per_hour);
     r->bad_samples = m->bad_samples;
-    struct work w = {.c = c, .r = r};
-    w.keys = gl_intern_new();
-    w.empty = intern(&w, "");
+    struct work w = {.c = c, .in = in, .r = r};
+    w.devs.size = sizeof(struct dev);
+    w.pairs.size = sizeof(struct pair);
+    w.pods.size = sizeof(struct pod);
+    w.nodes.size = sizeof(struct node);
+    w.pns.size = sizeof(struct pn);
+    w.pnodes.size = sizeof(struct pnode);
+    w.asers.size = sizeof(struct aser);
+    struct gl_intern **tables[] = {&w.devkeys, &w.podkeys,   &w.nodekeys, &w.pnkeys,
+                                   &w.pnodekeys, &w.pairkeys, &w.labelkeys};
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        *tables[i] = gl_intern_new();
+    w.empty = str(&w, "");
     size_t steps_per_hour = (size_t)(3600 / m->step);
     for (size_t i = 0; i < m->nseries; i++)
         for (size_t t = 0; t < m->nsteps; t++)
@@ -452,31 +1195,50 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     add_memory(&w, m);
     add_device_metric(&w, in->fb_free, true);
     add_device_metric(&w, in->fb_reserved, false);
-    index_labels(&w, &w.pl, in->pod_labels, true);
-    index_labels(&w, &w.nl, in->ns_labels, false);
-    for (size_t dev = 0; dev < r->ndevices; dev++)
-        if (w.ds[dev].used)
-            integrate_device(&w, (int32_t)dev);
-    /* Device slots are key ids shared with pairs and labels: the slots that
-     * are not devices get uuid = -1, and the collector skips them. */
-    for (size_t dev = 0; dev < r->ndevices; dev++) {
-        if (!w.ds[dev].used) {
-            r->devices[dev].uuid = -1;
-            continue;
-        }
-        free(w.ds[dev].used);
-        free(w.ds[dev].free_mib);
-        free(w.ds[dev].reserved);
+    add_compute(&w);
+    index_labels(&w, &w.pl, in->pod_labels, 0);
+    index_labels(&w, &w.nl, in->ns_labels, 1);
+    index_labels(&w, &w.nodel, in->node_labels, 2);
+    resolve_nodes(&w);
+    add_allocations(&w);
+    w.touched_pn = gl_xcalloc(w.pns.n + 1, sizeof *w.touched_pn);
+    w.touched_pnode = gl_xcalloc(w.pnodes.n + 1, sizeof *w.touched_pnode);
+    for (size_t t = 0; t < r->nsteps; t++) {
+        for (size_t i = 0; i < w.nodes.n; i++)
+            NODE(&w, i).usable = 0;
+        step_devices(&w, t);
+        step_allocation(&w, t);
+        step_pods(&w, t);
+        step_mig_unallocated(&w, t);
+        step_allocation_rows(&w, t);
+        seen_range(&w, t);
     }
-    for (size_t p = 0; p < w.npairs; p++)
-        free(w.pairs[p].values);
-    free(w.pairs);
-    free(w.pair_of_key);
-    free(w.ds);
-    free(w.pl.head);
-    free(w.pl.next);
-    free(w.nl.head);
-    free(w.nl.next);
-    gl_intern_free(w.keys);
+    for (size_t d = 0; d < w.devs.n; d++) {
+        struct dev *dv = &DEV(&w, d);
+        free(dv->used);
+        free(dv->free_mib);
+        free(dv->reserved);
+        free(dv->busy);
+    }
+    for (size_t p = 0; p < w.pairs.n; p++) {
+        free(PAIR(&w, p).values);
+        free(PAIR(&w, p).seen);
+    }
+    for (size_t p = 0; p < w.pnodes.n; p++) {
+        free(PNODE(&w, p).devs);
+        free(PNODE(&w, p).devq);
+    }
+    struct vec *vecs[] = {&w.devs, &w.pairs, &w.pods, &w.nodes, &w.pns, &w.pnodes, &w.asers};
+    for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
+        free(vecs[i]->data);
+    free(w.touched_pn);
+    free(w.touched_pnode);
+    struct label_index *lis[] = {&w.pl, &w.nl, &w.nodel};
+    for (size_t i = 0; i < 3; i++) {
+        free(lis[i]->head);
+        free(lis[i]->next);
+    }
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        gl_intern_free(*tables[i]);
     return GL_OK;
 }

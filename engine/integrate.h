@@ -2,15 +2,18 @@
  * integrate — per step and per device attribution, rolled up by hour.
  *
  * Reads: the parsed matrices of one chunk (memory per pod and device,
- * FB_FREE, FB_RESERVED, kube_pod_labels, kube_namespace_labels).
- * Writes: a gl_rollup of exact integer MiB·s keyed (hour, device, namespace,
- * pod, team, kind), following SPEC §3 and §9 in process attribution mode:
- * duplicate (device, pod) series merge by max; series without workload
- * identity are device totals; capacity = used + free + reserved.
+ * FB_FREE, FB_RESERVED, kube_pod_labels, kube_namespace_labels, GPU
+ * requests of Running pods, kube_node_labels, compute busy metrics).
+ * Writes: a gl_rollup of exact integer quantities keyed (hour, device,
+ * namespace, pod, team, kind), following SPEC §3 and §9: duplicate
+ * (device, pod) series merge by max; series without workload identity are
+ * device totals; device-mode copies are split by largest remainder;
+ * allocation, reserved-unused, anomalies, idle and overhead per step.
  */
 #ifndef GL_INTEGRATE_H
 #define GL_INTEGRATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,28 +23,45 @@
 #include "util.h"
 
 enum gl_kind {
-    GL_KIND_MEMORY_USED,  /* per pod, billed */
-    GL_KIND_CAPACITY,     /* per device */
-    GL_KIND_RESERVED,     /* per device: driver-reserved (overhead) */
-    GL_KIND_UNATTRIBUTED, /* per device: used by no pod (overhead) */
-    GL_KIND_IDLE,         /* per device: capacity - overhead - billed, >= 0 */
-    GL_KIND_EXCESS,       /* per device: billed + overhead beyond capacity */
+    /* per pod (MiB·s unless said) */
+    GL_KIND_MEMORY_USED,
+    GL_KIND_ALLOCATED,
+    GL_KIND_ALLOCATED_GPU,          /* micro-GPU-seconds */
+    GL_KIND_RESERVED_UNUSED,        /* allocated − used, > 0: waste */
+    GL_KIND_RESERVED_UNUSED_BILLED, /* the same, billed under basis max */
+    GL_KIND_ANOMALY_UNALLOCATED,
+    GL_KIND_ANOMALY_EXCESS_DEVICES,
+    /* per team and device */
+    GL_KIND_BUSY_PPM,               /* Σ busy ratio × 10^6 */
+    GL_KIND_BUSY_STEPS,
+    /* per device */
+    GL_KIND_CAPACITY,
+    GL_KIND_RESERVED,
+    GL_KIND_UNATTRIBUTED,
+    GL_KIND_IDLE,
+    GL_KIND_EXCESS,
+    GL_KIND_UNKNOWN_STEPS,          /* steps with pods but no memory metrics */
     GL_KIND_COUNT
 };
 extern const char *const gl_kind_names[GL_KIND_COUNT];
 
 struct gl_chunk_input {
-    const struct gl_matrix *memory;     /* memory source, per pod and device */
-    const struct gl_matrix *fb_free;    /* may be NULL */
-    const struct gl_matrix *fb_reserved;/* may be NULL */
-    const struct gl_matrix *pod_labels; /* may be NULL */
-    const struct gl_matrix *ns_labels;  /* may be NULL */
+    const struct gl_matrix *memory;      /* memory source, per pod and device */
+    const struct gl_matrix *fb_free;     /* each of the rest may be NULL */
+    const struct gl_matrix *fb_reserved;
+    const struct gl_matrix *pod_labels;
+    const struct gl_matrix *ns_labels;
+    const struct gl_matrix *allocation;  /* requests of Running pods */
+    const struct gl_matrix *node_labels;
+    const struct gl_matrix *const *compute; /* in order of preference */
+    size_t ncompute;
 };
 
 struct gl_chunk_device {
     int32_t cluster, uuid, gpu_i_id, profile, model, hostname; /* interned */
+    bool pseudo;          /* a node's allocation pseudo-device */
     int64_t max_capacity_mib;
-    int64_t first_seen, last_seen;
+    int64_t first_seen, last_seen; /* -1 when never seen */
 };
 
 struct gl_rollup_entry {
@@ -49,7 +69,8 @@ struct gl_rollup_entry {
     int32_t device; /* index into devices */
     int32_t ns, pod, team; /* interned ("" for device rows) */
     int32_t kind;
-    int64_t mib_s;
+    int64_t quantity;
+    int64_t first_t, last_t;
     int32_t estimated;
     int32_t used;   /* slot in use */
 };
@@ -64,6 +85,7 @@ struct gl_rollup {
     size_t nslots, nentries;
     int64_t *samples_per_hour;     /* memory samples seen per hour */
     size_t bad_samples;
+    size_t copy_warnings;          /* process-mode devices that look like copies */
 };
 
 /* Fills r (owned by the caller, gl_rollup_free) from in. */

@@ -400,7 +400,7 @@ static int cmd_summary(const struct globals *g, int argc, char **argv)
                                         "unattributed", "idle", "excess"};
     sqlite3_stmt *st = NULL;
     const char *sql =
-        "SELECT u.cluster, d.model, u.kind, SUM(u.mib_seconds) FROM usage u "
+        "SELECT u.cluster, d.model, u.kind, SUM(u.quantity) FROM usage u "
         "JOIN device d ON d.id = u.device_id WHERE u.hour >= ? AND u.hour < ? "
         "GROUP BY u.cluster, d.model, u.kind ORDER BY u.cluster, d.model";
     if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {

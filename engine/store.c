@@ -95,9 +95,11 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
         (rc = migrate(s, err)) ||
         (rc = prepare(s,
                       "INSERT INTO usage (hour, cluster, namespace, pod, device_id, team, kind, "
-                      "mib_seconds, estimated) VALUES (?,?,?,?,?,?,?,?,?) "
-                      "ON CONFLICT DO UPDATE SET mib_seconds = mib_seconds + excluded.mib_seconds, "
-                      "estimated = max(estimated, excluded.estimated)",
+                      "quantity, estimated, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+                      "ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity, "
+                      "estimated = max(estimated, excluded.estimated), "
+                      "first_seen = min(first_seen, excluded.first_seen), "
+                      "last_seen = max(last_seen, excluded.last_seen)",
                       &s->ins_usage, err)) ||
         (rc = prepare(s,
                       "INSERT INTO device (cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, "
@@ -214,8 +216,9 @@ enum gl_status gl_store_clear_hours(struct gl_store *s, const char *cluster, int
 
 enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *cluster,
                                   const char *ns, const char *pod, int64_t device_id,
-                                  const char *team, const char *kind, int64_t mib_s,
-                                  int estimated, struct gl_error *err)
+                                  const char *team, const char *kind, int64_t quantity,
+                                  int estimated, int64_t first_seen, int64_t last_seen,
+                                  struct gl_error *err)
 {
     sqlite3_stmt *st = s->ins_usage;
     sqlite3_bind_int64(st, 1, hour);
@@ -225,8 +228,10 @@ enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *
     sqlite3_bind_int64(st, 5, device_id);
     sqlite3_bind_text(st, 6, team, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 8, mib_s);
+    sqlite3_bind_int64(st, 8, quantity);
     sqlite3_bind_int(st, 9, estimated);
+    sqlite3_bind_int64(st, 10, first_seen);
+    sqlite3_bind_int64(st, 11, last_seen);
     return step_done(s, st, "storing usage", err);
 }
 

@@ -46,8 +46,9 @@ enum gl_status gl_store_clear_hours(struct gl_store *s, const char *cluster, int
 
 enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *cluster,
                                   const char *ns, const char *pod, int64_t device_id,
-                                  const char *team, const char *kind, int64_t mib_s,
-                                  int estimated, struct gl_error *err);
+                                  const char *team, const char *kind, int64_t quantity,
+                                  int estimated, int64_t first_seen, int64_t last_seen,
+                                  struct gl_error *err);
 
 enum gl_status gl_store_mark_hour(struct gl_store *s, const char *cluster, int64_t hour,
                                   int64_t samples, int64_t bad, struct gl_error *err);

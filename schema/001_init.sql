@@ -17,9 +17,19 @@ CREATE TABLE device (
     UNIQUE (cluster, uuid, gpu_i_id)
 );
 
--- Hourly rollups, keyed as SPEC §9 says. Pod rows carry a namespace, a pod
--- and a team; device rows (capacity, reserved, unattributed, idle, excess)
--- have namespace = pod = team = ''.
+-- Hourly rollups, keyed as SPEC §9 says. The quantity is an exact integer
+-- whose unit depends on the kind:
+--   pod rows (namespace, pod, team set):
+--     memory_used, allocated, reserved_unused, reserved_unused_billed,
+--     anomaly_unallocated, anomaly_excess_devices      MiB·s
+--     allocated_gpu                                     micro-GPU-seconds
+--   team rows (namespace = pod = ''): busy_ppm (Σ busy ratio × 10^6 over
+--     steps), busy_steps (device steps)
+--   device rows (namespace = pod = team = ''): capacity, reserved,
+--     unattributed, idle, excess (MiB·s); unknown_steps (steps with pods but
+--     no memory metrics)
+-- Allocation rows (allocated*, reserved_unused*) sit on the node's
+-- pseudo-device (device.uuid = 'node:<name>', gpu_i_id = the GPU model).
 CREATE TABLE usage (
     hour        INTEGER NOT NULL,  -- unix seconds, a whole UTC hour
     cluster     TEXT NOT NULL,
@@ -28,8 +38,10 @@ CREATE TABLE usage (
     device_id   INTEGER NOT NULL REFERENCES device(id),
     team        TEXT NOT NULL,
     kind        TEXT NOT NULL,
-    mib_seconds INTEGER NOT NULL,
+    quantity    INTEGER NOT NULL,
     estimated   INTEGER NOT NULL DEFAULT 0,
+    first_seen  INTEGER NOT NULL,  -- first step instant in the hour with data
+    last_seen   INTEGER NOT NULL,
     PRIMARY KEY (hour, cluster, namespace, pod, device_id, team, kind)
 ) WITHOUT ROWID;
 

@@ -133,10 +133,17 @@ cross-checked against the scenario's occupants:
 - per line and UTC day with usage: mib_seconds, gb_hours, and billed_cost =
   the amount split in minor units by largest remainder in proportion to the
   day's MiB.s (ties: earlier day first).
+- fleet summary per (cluster, model) and per device, GB-hours (9 decimals,
+  half-even, of the MiB.s sums): capacity, memory_used, reserved,
+  unattributed, idle, excess (capacity - reserved - unattributed - used when
+  negative), reserved_unused_billed (0: basis used).
 Layout: {"period", "window", "currency", "minor_units", "step_seconds",
  "teams": {team: {"invoice_id", "team_name", "cost_center", "total",
                   "lines": [LINE]}},
  "fleet": [LINE with kind idle_share / overhead_share],
+ "summary": {"models": [{"cluster", "gpu_model", FIELDS}],
+             "devices": [{"cluster", "uuid", "gpu_i_id", "gpu_i_profile",
+                          "gpu_model", "node", FIELDS}]},
  "prices": {price_id: {...}}, "pod_totals": {...}}
 LINE = {"cluster", "gpu_model", "kind", "price_id", "price_valid_from",
  "price_valid_to", "unit_price", "pricing_unit", "mib_seconds", "gb_hours",
@@ -172,6 +179,8 @@ KSM_FAMILIES = [
     ("kube_node_labels", "Kubernetes labels converted to Prometheus labels."),
 ]
 USED, FREE, RESERVED = (f[0] for f in DCGM_FAMILIES)
+SUMMARY_FIELDS = ("capacity", "memory_used", "reserved_unused_billed", "reserved",
+                  "unattributed", "idle", "excess")
 
 
 class ScenarioError(Exception):
@@ -703,6 +712,8 @@ class Cluster:
         fb, _ = self._index()
         exclude = set(exclude)
         mem, fleet, pods, caps = {}, {}, {}, {}
+        # fleet summary sums (MiB.s) per (cluster, model) and per device
+        self.last_stats = stats = {"models": {}, "devices": {}}
         for t in self._steps(t_from, t_to):
             day = t - t % 86400
             devs = {}
@@ -710,6 +721,8 @@ class Cluster:
                 key = (self._cluster_of(d), d["UUID"], d.get("GPU_I_ID", ""))
                 dev = devs.setdefault(key, {"model": d.get("modelName", "unknown"),
                                             "mig": "GPU_I_ID" in d, "pods": {},
+                                            "profile": d.get("GPU_I_PROFILE", ""),
+                                            "node": d.get("Hostname", d.get("hostname", "")),
                                             "devused": None, "bylabels": {},
                                             "free": 0, "res": 0})
                 idn = self.identity(d)
@@ -750,12 +763,24 @@ class Cluster:
                     mem[k][day] = mem[k].get(day, 0) + v * self.step
                     pk = (cluster, ns, pod)
                     pods[pk] = pods.get(pk, 0) + v * self.step
+                mk = (cluster, model)
+                dk = (cluster, uuid, gi, dev["profile"], model, dev["node"])
+                for sk in ((stats["models"], mk), (stats["devices"], dk)):
+                    row = sk[0].setdefault(sk[1], dict.fromkeys(SUMMARY_FIELDS, 0))
+                    row["memory_used"] += spods * self.step
                 if cap is None:
                     continue  # no complete device sample: capacity unknown
                 devused = dev["devused"] if dev["devused"] is not None else spods
                 unattributed = max(0, devused - spods)
                 overhead = dev["res"] + unattributed
                 idle = max(0, cap - overhead - spods)
+                excess = max(0, overhead + spods - cap)
+                for sk in ((stats["models"], mk), (stats["devices"], dk)):
+                    row = sk[0][sk[1]]
+                    for f, q in (("capacity", cap), ("reserved", dev["res"]),
+                                 ("unattributed", unattributed), ("idle", idle),
+                                 ("excess", excess)):
+                        row[f] += q * self.step
                 for kind, q in (("idle_share", idle), ("overhead_share", overhead)):
                     if q == 0:
                         continue
@@ -844,6 +869,18 @@ class Cluster:
             up, up_s, _ = up_of(pid)
             fl.append(self._line(cluster, model, kind, byid[pid], up, up_s, days))
         fl.sort(key=sort_key)
+        stats = self.last_stats
+
+        def gbh_row(row):
+            return {f: round_half_even(mib_s_to_gbh(row[f]), 9) for f in SUMMARY_FIELDS}
+        summary = {
+            "models": [dict({"cluster": c, "gpu_model": m}, **gbh_row(r))
+                       for (c, m), r in sorted(stats["models"].items())],
+            "devices": [dict({"cluster": c, "uuid": u, "gpu_i_id": gi or None,
+                              "gpu_i_profile": prof or None, "gpu_model": m, "node": n},
+                             **gbh_row(r))
+                        for (c, u, gi, prof, m, n), r in sorted(stats["devices"].items())],
+        }
         prices_out = {}
         for pid, (up, up_s, cap_gb) in sorted(used_prices.items()):
             p = byid[pid]
@@ -861,6 +898,7 @@ class Cluster:
             "teams": out_teams,
             "fleet": fl,
             "prices": prices_out,
+            "summary": summary,
             "measured_capacity_mib": dict(sorted(caps.items())),
             "pod_totals": {"%s/%s/%s" % k: str(v) for k, v in sorted(pods.items())},
         }

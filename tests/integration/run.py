@@ -14,7 +14,9 @@ under CI=true and "ok - # SKIP NAME: WHY" otherwise.
 Steps: generate data (once) -> promtool tsdb create-blocks-from openmetrics
 -> prometheus on a free 127.0.0.1 port (--query.lookback-delta=59s) ->
 spot-check the served samples against the generator -> gpuledger collect /
-invoice --format json / export -> compare invoices and the FOCUS CSV ->
+invoice --format json / export / summary --format json -> compare invoices
+(memory_used per team; idle/overhead lines wherever they sit), the FOCUS CSV
+and the fleet summary with tests/gen's expected figures ->
 re-collect the same window (unchanged), collect in two halves (same totals)
 -> config / price-table failures (exit 3) -> a fault-injecting proxy:
 HTTP 400 bad_data (exit 4), 503 + Retry-After twice (retried, succeeds),
@@ -264,6 +266,28 @@ def line_problems(team, i, got, exp):
     return p
 
 
+def line_order_problems(team, lines):
+    """Lines ordered by cluster, gpu_model, kind, price_valid_from. The order
+    of kinds is not pinned (alphabetical or memory/reserved/idle/overhead), so
+    only their grouping is checked."""
+    p = []
+    keys = [(l.get("cluster") or "", l.get("gpu_model") or "", l.get("kind") or "",
+             l.get("price_valid_from") or "") for l in lines]
+    cm = [k[:2] for k in keys]
+    if cm != sorted(cm):
+        p.append("%s: lines not ordered by cluster, gpu_model: %s" % (team, cm))
+    seen = []
+    for k in keys:
+        if not seen or seen[-1] != k[:3]:
+            if k[:3] in seen:
+                p.append("%s: lines of %s are not together" % (team, k[:3]))
+            seen.append(k[:3])
+    for a, b in zip(keys, keys[1:]):
+        if a[:3] == b[:3] and a[3] > b[3]:
+            p.append("%s: %s lines not ordered by price_valid_from" % (team, a[:3]))
+    return p
+
+
 def compare_invoices(tap, label, doc, exp, per_team=True, memory_only=False):
     """Compare `invoice --format json` output with expected. With a tap,
     emits checks (one per team when per_team, else a single one); returns
@@ -287,8 +311,10 @@ def compare_invoices(tap, label, doc, exp, per_team=True, memory_only=False):
             p.append("unexpected invoice for team %r with kinds %s (memory %s)" % (
                 team, sorted(map(str, kinds)),
                 [(l.get("gpu_model"), l.get("mib_seconds")) for l in inv.get("lines", [])]))
+    for team, inv in sorted(got.items(), key=lambda kv: str(kv[0])):
+        p += line_order_problems(team, inv.get("lines", []))
     if per_team:
-        tap.check("%s: invoice set of teams" % label, p)
+        tap.check("%s: invoice set of teams, line order" % label, p)
     all_problems += p
     for team, e in exp["teams"].items():
         inv = got.get(team)
@@ -353,10 +379,12 @@ def compare_fleet_lines(doc, exp):
     expd = {fleet_key(l): l for l in exp["fleet"]}
     for k in sorted(set(got) | set(expd), key=str):
         if k not in expd:
-            p.append("unexpected %s line %s: %s" % (k[2], k, [l.get("mib_seconds") for _, l in got[k]]))
+            p.append("unexpected %s line %s: %s"
+                     % (k[2], k, [l.get("mib_seconds") for _, l in got[k]]))
             continue
         if k not in got:
-            p.append("missing %s line for %s (expected %s MiB.s)" % (k[2], k, expd[k]["mib_seconds"]))
+            p.append("missing %s line for %s (expected %s MiB.s)"
+                     % (k[2], k, expd[k]["mib_seconds"]))
             continue
         try:
             tot = sum(int(l.get("mib_seconds")) for _, l in got[k])
@@ -490,14 +518,15 @@ def check_focus(tap, label, text, doc, exp):
             if dec(d["ListCost"]) != dec(d["ListUnitPrice"]) * dec(d["PricingQuantity"]):
                 p.append("row %d ListCost %s != %s x %s" % (ri, d["ListCost"], d["ListUnitPrice"],
                                                           d["PricingQuantity"]))
-            if dec(d["ContractedCost"]) != dec(d["ContractedUnitPrice"]) * dec(d["PricingQuantity"]):
+            qty = dec(d["PricingQuantity"])
+            if dec(d["ContractedCost"]) != dec(d["ContractedUnitPrice"]) * qty:
                 p.append("row %d ContractedCost %s != %s x %s" % (
                     ri, d["ContractedCost"], d["ContractedUnitPrice"], d["PricingQuantity"]))
             if dec(d["EffectiveCost"]) != dec(d["BilledCost"]):
                 p.append("row %d EffectiveCost %s != BilledCost %s" % (ri, d["EffectiveCost"],
                                                                       d["BilledCost"]))
-            if d["ListCost"] != d["ListCost"].rstrip("0") if "." in d["ListCost"] else False:
-                p.append("row %d ListCost %s has trailing zeros" % (ri, d["ListCost"]))
+            if "." in d["ListCost"] and d["ListCost"].endswith("0"):
+                p.append("row %d ListCost %s: trailing zeros not trimmed" % (ri, d["ListCost"]))
         except Exception as e:
             p.append("row %d: bad number (%s)" % (ri, e))
     tap.check("%s: FOCUS ListCost = ListUnitPrice x PricingQuantity exactly" % label, p)
@@ -533,7 +562,8 @@ def check_focus(tap, label, text, doc, exp):
         ri, d = got_rows[k]
         try:
             if dec(d["BilledCost"]) != dec(dd["billed_cost"]):
-                p_cost.append("%s BilledCost %s, expected %s" % (k, d["BilledCost"], dd["billed_cost"]))
+                p_cost.append("%s BilledCost %s, expected %s"
+                              % (k, d["BilledCost"], dd["billed_cost"]))
             for col in ("PricingQuantity", "ConsumedQuantity"):
                 if dec(d[col]) != dec(dd["gb_hours"]):
                     p_qty.append("%s %s %s, expected %s" % (k, col, d[col], dd["gb_hours"]))
@@ -1052,6 +1082,7 @@ class Run:
         csv1 = self.export(cfg, db, "export")
         if csv1 is not None and doc1 is not None:
             check_focus(tap, "full", csv1, doc1, exp)
+        self.check_summary(cfg, db)
         # keep a copy for the missing-price test (engine exited: database closed)
         self.db_copy = self.path("db", "copy.db")
         for suffix in ("", "-wal", "-shm"):
@@ -1090,6 +1121,53 @@ class Run:
                     p.append("invoice JSON differs from the one-window run")
                 tap.check("collecting in two halves (%s .. %s .. %s) gives the same totals"
                           % (wf, mid, wt), p)
+
+    def check_summary(self, cfg, db):
+        """summary --format json (interfaces.md, sharing-aware outputs) against
+        the generator's fleet sums: per model, then per device, GB-hours."""
+        r = self.engine_step("summary", cfg, db, "summary", "--period", self.exp["period"],
+                             "--format", "json")
+        if r is None:
+            return
+        try:
+            doc = json.loads(r[0])
+        except ValueError as e:
+            self.tap.fail("full: fleet summary", "stdout is not JSON (%s): %s" % (e, tail(r[0])))
+            return
+        with open(self.path("out", "summary.json"), "w") as f:
+            f.write(r[0])
+        core = ("capacity", "memory_used", "reserved", "unattributed", "idle", "excess")
+        for what, fields, keyf in (
+                ("models", core, lambda m: (m.get("cluster"), m.get("gpu_model"))),
+                ("devices", gc.SUMMARY_FIELDS,
+                 lambda m: (m.get("cluster"), m.get("uuid"), m.get("gpu_i_id") or None))):
+            p = []
+            if doc.get("period") != self.exp["period"]:
+                p.append("period %r" % doc.get("period"))
+            got = {keyf(m): m for m in doc.get(what) or []}
+            want = {keyf(m): m for m in self.exp["summary"][what]}
+            if what == "models":
+                for m in want.values():   # basis used: nothing reserved-unused is billed
+                    k = keyf(m)
+                    if k in got and got[k].get("reserved_unused_billed") not in \
+                            ("0", "0.000000000"):
+                        p.append("%s reserved_unused_billed %r, expected 0.000000000"
+                                 % (k, got[k].get("reserved_unused_billed")))
+            for k in sorted(set(got) - set(want), key=str):
+                p.append("unexpected %s" % (k,))
+            for k in sorted(want, key=str):
+                if k not in got:
+                    p.append("missing %s" % (k,))
+                    continue
+                for f in fields:
+                    try:
+                        ok = dec(got[k].get(f)) == dec(want[k][f])
+                    except Exception:
+                        ok = False
+                    if not ok:
+                        p.append("%s %s: got %r, expected %s" % (k, f, got[k].get(f), want[k][f]))
+            self.tap.check("full: fleet summary per %s (capacity = used + reserved + "
+                           "unattributed + idle; idle = FB_FREE)" % what[:-1], p)
 
     def invoice(self, cfg, db, name):
         r = self.engine_step(name, cfg, db, "invoice", "--period", self.exp["period"],
@@ -1301,7 +1379,8 @@ class Run:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", required=True, help="path to the gpuledger binary")
-    ap.add_argument("--work", help="work directory (default: a temporary one, removed after)")
+    ap.add_argument("--work", help="work directory (default: a temporary one, "
+                    "removed after a passing run)")
     ap.add_argument("--scenario", default=os.path.join(HERE, "scenarios", "shared.json"))
     ap.add_argument("--keep", action="store_true", help="keep the temporary work directory")
     args = ap.parse_args()

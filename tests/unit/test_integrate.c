@@ -68,7 +68,7 @@ static int64_t sum(const struct gl_rollup *r, const char *pod, const char *team,
             continue;
         if (team && strcmp(gl_intern_str(r->strings, e->team), team) != 0)
             continue;
-        total += e->mib_s;
+        total += e->quantity;
     }
     return total;
 }
@@ -117,7 +117,8 @@ static void test_process_mode(void)
     matrix(&mr, reserved, 1, 2);
     matrix(&mpl, pl, 1, 2);
     matrix(&mnl, nl, 2, 2);
-    struct gl_chunk_input in = {&mu, &mf, &mr, &mpl, &mnl};
+    struct gl_chunk_input in = {.memory = &mu, .fb_free = &mf, .fb_reserved = &mr,
+                                .pod_labels = &mpl, .ns_labels = &mnl};
     struct gl_rollup r;
     struct gl_error err = {0};
     CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
@@ -159,7 +160,7 @@ static void test_label_precedence(void)
     struct gl_matrix mu, mpl;
     matrix(&mu, used, 1, 3);
     matrix(&mpl, pl, 2, 3);
-    struct gl_chunk_input in = {&mu, NULL, NULL, &mpl, NULL};
+    struct gl_chunk_input in = {.memory = &mu, .pod_labels = &mpl};
     struct gl_rollup r;
     struct gl_error err = {0};
     CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);

@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""collect_bench.py - measuring half of bench/collect.sh (stdlib only).
+
+Usage: python3 bench/collect_bench.py --bin build/gpuledger --url http://127.0.0.1:PORT
+           --gen DIR --queries DIR --work DIR [--repeat N]
+
+DIR (--gen) is a tests/gen/gencluster.py output (config.json, prices.csv,
+expected.json); Prometheus at --url already serves its data.
+
+1. Lists the engine's query_range requests for the expected window: chunks of
+   collection.chunk_hours from window.from, per chunk the queries fb_used (the
+   memory_source query), fb_free, fb_reserved, pod_labels, namespace_labels
+   (queries/*.promql, comment lines dropped, ${cluster_selector} -> "", each
+   line followed by one space, as engine/config.c builds them), start=chunk
+   start, end=chunk end - step, step=step.
+2. Warm-up (not timed): one curl pass saving the bodies; the samples are
+   counted there: the number of [t, v] values in all results of all requests.
+3. N rounds, each: `gpuledger collect --from --to` into a fresh database and
+   one curl process fetching the same requests sequentially to /dev/null
+   (same Accept and Accept-Encoding headers as the engine: the connection is
+   reused and the body gzip-decoded, like libcurl in the engine), both under
+   /usr/bin/time -v; the order alternates between rounds.
+4. After every engine run, `invoice --format json` totals are compared with
+   expected.json (exact strings) per team; idle/overhead lines on a platform
+   invoice are compared with the sum of the expected fleet line amounts.
+Prints the table on stdout; progress on stderr. Exit 1 on any failure.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+import urllib.parse
+from decimal import Decimal
+
+QUERY_ORDER = ["MEMORY", "fb_free", "fb_reserved", "pod_labels", "namespace_labels"]
+FLEET_KINDS = ("idle_share", "overhead_share")
+
+
+def log(msg):
+    sys.stderr.write("# %s %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+def parse_time(s):
+    import calendar
+    return calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def promql(path):
+    """The query text as engine/config.c gl_config_query builds it."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f.read().split("\n"):
+            if line.strip() and not line.lstrip().startswith("#"):
+                out.append(line.replace("${cluster_selector}", "") + " ")
+    return "".join(out)
+
+
+def time_v(cmd, timefile, stdout, stderr, timeout):
+    """Run cmd under /usr/bin/time -v; returns (rc, wall_s, maxrss_kib, cpu_s)."""
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(["/usr/bin/time", "-v", "-o", timefile] + cmd,
+                           stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                           timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        rc = -1
+    wall = time.perf_counter() - t0
+    rss = cpu = None
+    try:
+        text = open(timefile).read()
+        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+        rss = int(m.group(1)) if m else None
+        u = re.search(r"User time \(seconds\): ([\d.]+)", text)
+        s = re.search(r"System time \(seconds\): ([\d.]+)", text)
+        if u and s:
+            cpu = float(u.group(1)) + float(s.group(1))
+        m = re.search(r"Exit status: (\d+)", text)
+        if m and rc == 0:
+            rc = int(m.group(1))
+    except OSError:
+        pass
+    return rc, wall, rss, cpu
+
+
+def tail(path, n=800):
+    try:
+        text = open(path, errors="replace").read().strip()
+    except OSError:
+        return ""
+    return text if len(text) <= n else "..." + text[-n:]
+
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.work = os.path.abspath(a.work)
+        os.makedirs(self.work, exist_ok=True)
+        gen = os.path.abspath(a.gen)
+        with open(os.path.join(gen, "expected.json")) as f:
+            self.exp = json.load(f)
+        with open(os.path.join(gen, "config.json")) as f:
+            cfg = json.load(f)
+        cfg["prometheus"]["url"] = a.url
+        cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
+        cfg.setdefault("collection", {})["queries_dir"] = os.path.abspath(a.queries)
+        self.cfg_path = os.path.join(self.work, "gpuledger.json")
+        with open(self.cfg_path, "w") as f:
+            json.dump(cfg, f, indent=2)
+        col = cfg["collection"]
+        self.step = int(col.get("step_seconds", 60))
+        self.chunk = int(col.get("chunk_hours", 6)) * 3600
+        mem = cfg.get("memory_source", {}).get("query", "fb_used")
+        self.wfrom, self.wto = self.exp["window"]["from"], self.exp["window"]["to"]
+        self.requests = []
+        f0, t0 = parse_time(self.wfrom), parse_time(self.wto)
+        texts = {}
+        for name in QUERY_ORDER:
+            name = mem if name == "MEMORY" else name
+            texts[name] = promql(os.path.join(a.queries, name + ".promql"))
+        cs = f0
+        while cs < t0:
+            ce = min(cs + self.chunk, t0)
+            for name in QUERY_ORDER:
+                name = mem if name == "MEMORY" else name
+                qs = "query=%s&start=%d&end=%d&step=%d" % (
+                    urllib.parse.quote(texts[name], safe=""), cs, ce - self.step, self.step)
+                self.requests.append((name, cs, a.url + "/api/v1/query_range?" + qs))
+            cs = ce
+        self.nchunks = len(self.requests) // len(QUERY_ORDER)
+        self.failed = False
+
+    # ---- curl floor
+    def curl_list(self, name, outputs):
+        path = os.path.join(self.work, name)
+        with open(path, "w") as f:
+            for (_, _, url), out in zip(self.requests, outputs):
+                f.write('url = "%s"\noutput = "%s"\n' % (url, out))
+        return path
+
+    def curl_cmd(self, listfile):
+        return ["curl", "-s", "-S", "--compressed", "-H", "Accept: application/json",
+                "-w", "%{http_code} %{size_download}\\n", "-K", listfile]
+
+    def check_curl(self, rc, outfile, errfile, what):
+        lines = open(outfile).read().split()
+        codes, sizes = lines[0::2], lines[1::2]
+        bad = [c for c in codes if c != "200"]
+        if rc != 0 or bad or len(codes) != len(self.requests):
+            raise RuntimeError("%s: curl exit %s, %d/%d answers, non-200: %s; %s"
+                               % (what, rc, len(codes), len(self.requests), bad[:3],
+                                  tail(errfile)))
+        return sum(int(s) for s in sizes)
+
+    def warmup(self):
+        d = os.path.join(self.work, "floor")
+        os.makedirs(d, exist_ok=True)
+        outs = [os.path.join(d, "%03d.json" % i) for i in range(len(self.requests))]
+        lf = self.curl_list("curl-warmup.txt", outs)
+        wo, we = os.path.join(self.work, "curl-warmup.out"), os.path.join(self.work,
+                                                                          "curl-warmup.err")
+        with open(wo, "w") as so, open(we, "w") as se:
+            rc, wall, _, _ = time_v(self.curl_cmd(lf), os.path.join(self.work, "time-warmup"),
+                                    so, se, 900)
+        self.wire_bytes = self.check_curl(rc, wo, we, "warm-up")
+        samples = series = body = 0
+        per_query = {}
+        for (name, _, _), out in zip(self.requests, outs):
+            body += os.path.getsize(out)
+            with open(out, "rb") as f:
+                doc = json.load(f)
+            os.unlink(out)
+            if doc.get("status") != "success" or doc["data"]["resultType"] != "matrix":
+                raise RuntimeError("%s: unexpected answer %s" % (name, str(doc)[:300]))
+            n = sum(len(r.get("values", [])) for r in doc["data"]["result"])
+            samples += n
+            series += len(doc["data"]["result"])
+            per_query[name] = per_query.get(name, 0) + n
+        self.samples, self.series_chunks, self.body_bytes = samples, series, body
+        self.per_query = per_query
+        log("warm-up curl pass %.2fs: %d samples, %.1f MiB JSON (%.1f MiB gzip on the wire)"
+            % (wall, samples, body / 2**20, self.wire_bytes / 2**20))
+
+    def run_curl(self, r):
+        lf = self.curl_list("curl-%d.txt" % r, ["/dev/null"] * len(self.requests))
+        wo, we = (os.path.join(self.work, "curl-%d.%s" % (r, x)) for x in ("out", "err"))
+        with open(wo, "w") as so, open(we, "w") as se:
+            rc, wall, rss, cpu = time_v(self.curl_cmd(lf), os.path.join(self.work,
+                                                                         "time-curl-%d" % r),
+                                        so, se, 900)
+        wire = self.check_curl(rc, wo, we, "curl round %d" % r)
+        if wire != self.wire_bytes:
+            log("note: round %d downloaded %d bytes, warm-up %d" % (r, wire, self.wire_bytes))
+        return {"wall": wall, "rss": rss, "cpu": cpu}
+
+    # ---- engine
+    def engine(self, db, *args, stdout=subprocess.PIPE, timeout=900):
+        return subprocess.run([self.a.bin, "--config", self.cfg_path, "--db", db] + list(args),
+                              stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
+                              timeout=timeout)
+
+    def run_engine(self, r):
+        db = os.path.join(self.work, "bench-%d.db" % r)
+        for sfx in ("", "-wal", "-shm", "-journal"):
+            if os.path.exists(db + sfx):
+                os.unlink(db + sfx)
+        errf = os.path.join(self.work, "engine-collect-%d.log" % r)
+        with open(errf, "w") as se:
+            rc, wall, rss, cpu = time_v(
+                [self.a.bin, "--config", self.cfg_path, "--db", db, "collect",
+                 "--from", self.wfrom, "--to", self.wto],
+                os.path.join(self.work, "time-engine-%d" % r), subprocess.DEVNULL, se, 900)
+        if rc != 0:
+            raise RuntimeError("gpuledger collect round %d: exit %s after %.1fs (%s); stderr: %s"
+                               % (r, rc, wall, "timeout" if rc == -1 else "crash/err",
+                                  tail(errf)))
+        m = re.findall(r"(?<![A-Za-z_])samples=(\d+)", open(errf).read())
+        return {"wall": wall, "rss": rss, "cpu": cpu, "db": db,
+                "logged_samples": int(m[-1]) if m else None}
+
+    def verify(self, db):
+        """[(team, got, expected, ok)] and the invoice document."""
+        p = self.engine(db, "invoice", "--period", self.exp["period"], "--format", "json")
+        if p.returncode != 0:
+            return [("(invoice)", "exit %d" % p.returncode, p.stderr.decode()[-300:], False)], None
+        doc = json.loads(p.stdout)
+        got = {inv["team"]: inv for inv in doc.get("invoices", [])}
+        rows = []
+        for team, e in sorted(self.exp["teams"].items()):
+            g = got.get(team, {}).get("total")
+            rows.append((team, g, e["total"], g == e["total"]))
+        # teams the generator does not list: idle/overhead lines only (platform team)
+        fleet_got, extra = Decimal(0), []
+        for team, inv in sorted(got.items()):
+            if team in self.exp["teams"]:
+                continue
+            kinds = {l.get("kind") for l in inv.get("lines", [])}
+            if kinds <= set(FLEET_KINDS):
+                fleet_got += Decimal(inv["total"])
+                extra.append(team)
+            else:
+                rows.append((team, inv.get("total"), None, False))
+        if self.exp.get("fleet"):
+            fe = sum(Decimal(l["amount"]) for l in self.exp["fleet"])
+            minor = self.exp.get("minor_units", 2)
+            fe_s, fg_s = "%.*f" % (minor, fe), "%.*f" % (minor, fleet_got)
+            rows.append(("%s (idle+overhead)" % "+".join(extra or ["-"]), fg_s, fe_s,
+                         fg_s == fe_s))
+        return rows, doc
+
+    # ---- main
+    def main(self):
+        a = self.a
+        log("%d chunks x %d queries = %d query_range requests, window %s .. %s"
+            % (self.nchunks, len(QUERY_ORDER), len(self.requests), self.wfrom, self.wto))
+        self.warmup()
+        runs = []
+        verified = []
+        first_doc = None
+        for r in range(1, a.repeat + 1):
+            order = ("engine", "curl") if r % 2 else ("curl", "engine")
+            res = {}
+            for what in order:
+                log("round %d/%d: %s" % (r, a.repeat, what))
+                try:
+                    res[what] = self.run_engine(r) if what == "engine" else self.run_curl(r)
+                except RuntimeError as e:
+                    print("FAIL %s" % e)
+                    self.failed = True
+                    res[what] = None
+            if res.get("engine"):
+                rows, doc = self.verify(res["engine"]["db"])
+                verified.append(rows)
+                if first_doc is None:
+                    first_doc = doc
+                elif doc != first_doc:
+                    print("MISMATCH round %d: invoices differ from round 1" % r)
+                    self.failed = True
+            runs.append(res)
+        self.report(runs, verified)
+        return 1 if self.failed else 0
+
+    def report(self, runs, verified):
+        print("gpuledger collect benchmark: %s .. %s, step %ds, %d chunks x %d queries = %d "
+              "query_range requests" % (self.wfrom, self.wto, self.step, self.nchunks,
+                                        len(QUERY_ORDER), len(self.requests)))
+        print("samples (values in all responses): %d = %s; %d series x chunk; "
+              "%.1f MiB JSON, %.1f MiB gzip on the wire"
+              % (self.samples, " + ".join("%s %d" % kv for kv in self.per_query.items()),
+                 self.series_chunks, self.body_bytes / 2**20, self.wire_bytes / 2**20))
+        logged = [r["engine"]["logged_samples"] for r in runs if r.get("engine")]
+        if logged:
+            print("engine log samples= (memory series x steps integrated): %s" % logged[0])
+        hdr = ("run", "eng_s", "eng_Msamp/s", "eng_cpu_s", "eng_RSS_MiB",
+               "curl_s", "curl_Msamp/s", "curl_cpu_s", "curl_RSS_MiB", "time_x", "RSS_x")
+        fmt = "%-6s %7s %11s %9s %11s %7s %12s %10s %12s %7s %6s"
+        print(fmt % hdr)
+        rows = []
+        for i, r in enumerate(runs, 1):
+            e, c = r.get("engine"), r.get("curl")
+            if not e or not c:
+                print(fmt % ((str(i),) + ("-",) * 10))
+                continue
+            row = [e["wall"], self.samples / e["wall"] / 1e6, e["cpu"], e["rss"] / 1024,
+                   c["wall"], self.samples / c["wall"] / 1e6, c["cpu"], c["rss"] / 1024,
+                   e["wall"] / c["wall"], e["rss"] / c["rss"]]
+            rows.append(row)
+            print(fmt % tuple([str(i)] + self.cells(row)))
+        if len(rows) > 1:
+            med = [statistics.median(col) for col in zip(*rows)]
+            print(fmt % tuple(["median"] + self.cells(med)))
+        # invoice check (round 1 shown; later rounds must agree)
+        if verified:
+            rows0 = verified[0]
+            bad = [(i + 1, t) for i, rr in enumerate(verified) for (t, _, _, ok) in rr if not ok]
+            for team, got, want, ok in rows0:
+                print("  %-8s %-32s engine %-12s expected %s" % ("OK" if ok else "MISMATCH",
+                                                                team, got, want))
+            print("invoice totals vs expected.json: %s (%d teams checked in each of %d runs)"
+                  % ("OK" if not bad else "MISMATCH %s" % bad, len(rows0), len(verified)))
+            if bad:
+                self.failed = True
+        else:
+            print("invoice totals vs expected.json: not checked (no engine run succeeded)")
+            self.failed = True
+
+    @staticmethod
+    def cells(row):
+        return ["%.2f" % row[0], "%.2f" % row[1], "%.2f" % row[2], "%.1f" % row[3],
+                "%.2f" % row[4], "%.2f" % row[5], "%.2f" % row[6], "%.1f" % row[7],
+                "%.2f" % row[8], "%.1f" % row[9]]
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--gen", required=True)
+    ap.add_argument("--queries", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args(argv[1:])
+    try:
+        return Bench(a).main()
+    except RuntimeError as e:
+        print("FAIL %s" % e)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
