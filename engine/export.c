@@ -208,7 +208,13 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 cell_str(&r, inv->cost_center);        /* x_CostCenter */
                 cell_str(&r, l->cluster);              /* x_Cluster */
                 cell_str(&r, l->model);                /* x_GpuModel */
-                cell_null(&r);                         /* x_ComputeIndicator */
+                if (day->busy_steps > 0) {             /* x_ComputeIndicator */
+                    char ci[64];
+                    gl_dec_format(gl_div_half_even(day->busy_ppm, day->busy_steps), 6, ci, sizeof ci);
+                    cell_bare(&r, ci);
+                } else {
+                    cell_null(&r);
+                }
                 cell_bare(&r, l->estimated ? "true" : "false"); /* x_Estimated */
                 end_row(&r);
                 (*rows)++;

@@ -10,8 +10,9 @@
 
 static struct gl_invoice *invoice_for(struct gl_invoice_set *set, const char *team)
 {
-    if (set->n > 0 && strcmp(set->invoices[set->n - 1].team, team) == 0)
-        return &set->invoices[set->n - 1];
+    for (size_t i = set->n; i-- > 0;)
+        if (strcmp(set->invoices[i].team, team) == 0)
+            return &set->invoices[i];
     set->invoices = gl_xrealloc(set->invoices, (set->n + 1) * sizeof *set->invoices);
     struct gl_invoice *inv = &set->invoices[set->n++];
     memset(inv, 0, sizeof *inv);
@@ -43,14 +44,20 @@ static struct gl_invoice_line *line_for(struct gl_invoice *inv, const char *clus
     return l;
 }
 
+/* Adds MiB·s to a day of a line, keeping days in ascending order. */
 static void line_add_day(struct gl_invoice_line *l, int64_t day, int64_t mib_s)
 {
-    if (l->ndays > 0 && l->days[l->ndays - 1].day == day) {
-        l->days[l->ndays - 1].mib_s += mib_s;
+    size_t i = l->ndays;
+    while (i > 0 && l->days[i - 1].day > day)
+        i--;
+    if (i > 0 && l->days[i - 1].day == day) {
+        l->days[i - 1].mib_s += mib_s;
         return;
     }
     l->days = gl_xrealloc(l->days, (l->ndays + 1) * sizeof *l->days);
-    l->days[l->ndays++] = (struct gl_line_day){day, mib_s, 0};
+    memmove(&l->days[i + 1], &l->days[i], (l->ndays - i) * sizeof *l->days);
+    l->days[i] = (struct gl_line_day){.day = day, .mib_s = mib_s};
+    l->ndays++;
 }
 
 /* Largest measured full-GPU capacity (MiB) of a model, 0 when unknown. */
@@ -59,7 +66,8 @@ static int64_t measured_capacity(struct gl_store *s, const char *model)
     sqlite3_stmt *st;
     int64_t cap = 0;
     if (sqlite3_prepare_v2(gl_store_db(s),
-                           "SELECT MAX(max_capacity_mib) FROM device WHERE model = ? AND gpu_i_id = ''",
+                           "SELECT MAX(max_capacity_mib) FROM device WHERE model = ? "
+                           "AND gpu_i_id = '' AND uuid NOT LIKE 'node:%'",
                            -1, &st, NULL) != SQLITE_OK)
         return 0;
     sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
@@ -101,22 +109,45 @@ static enum gl_status price_lines(const struct gl_config *c, struct gl_store *s,
     return GL_OK;
 }
 
-enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
-                                 const struct gl_price_table *prices, const struct gl_period *p,
-                                 struct gl_invoice_set **out, struct gl_error *err)
+/* The price entry of a model at an hour, with the overlap check once per
+ * model; a model without a price is an error naming it. */
+struct price_lookup {
+    const struct gl_price_table *prices;
+    char last_model[512];
+};
+
+static enum gl_status find_price(struct price_lookup *pl, const char *model, int64_t hour,
+                                 const char *who, const char *cluster, int *out,
+                                 struct gl_error *err)
 {
-    *out = NULL;
-    struct gl_invoice_set *set = gl_xcalloc(1, sizeof *set);
-    set->cfg = c;
-    set->period = *p;
-    /* Pod usage goes to its team; under the platform policy the devices'
-     * idle and overhead (driver-reserved + unattributed) go to the platform
-     * team as lines of their own, so all invoices add up to capacity. */
+    if (strcmp(model, pl->last_model) != 0) {
+        enum gl_status rc = gl_prices_check_model(pl->prices, model, err);
+        if (rc)
+            return rc;
+        snprintf(pl->last_model, sizeof pl->last_model, "%s", model);
+    }
+    *out = gl_prices_find(pl->prices, model, hour);
+    if (*out < 0) {
+        char ts[32];
+        gl_time_format(hour, ts, sizeof ts);
+        return gl_error_set(err, GL_ERR_CONFIG,
+                            "%s: no price for GPU model \"%s\" at %s (used by %s in cluster %s)",
+                            pl->prices->file, model, ts, who, cluster);
+    }
+    return GL_OK;
+}
+
+/* Team usage (memory used, billed reserved-unused) and, under the platform
+ * policy, the devices' idle and overhead as lines of the platform team. */
+static enum gl_status load_billed(const struct gl_config *c, struct gl_store *s,
+                                  struct gl_invoice_set *set, struct price_lookup *pl,
+                                  struct gl_error *err)
+{
     static const char sql[] =
-        "SELECT team, cluster, model, kind, hour, SUM(mib), MAX(est) FROM ("
+        "SELECT team, cluster, model, kind, hour, SUM(q), MAX(est) FROM ("
         " SELECT u.team AS team, u.cluster AS cluster, d.model AS model,"
         "  CASE u.kind WHEN 'memory_used' THEN 'memory_used' ELSE 'reserved_unused' END AS kind,"
-        "  u.hour AS hour, u.quantity AS mib, u.estimated AS est"
+        "  u.hour AS hour, u.quantity AS q, u.estimated AS est"
         " FROM usage u JOIN device d ON d.id = u.device_id"
         " WHERE u.hour >= ?1 AND u.hour < ?2"
         "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
@@ -130,16 +161,13 @@ enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
         " GROUP BY team, cluster, model, kind, hour"
         " ORDER BY team, cluster, model, kind, hour";
     sqlite3_stmt *st = NULL;
-    enum gl_status rc = GL_OK;
-    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = gl_store_fail(s, "reading usage", err);
-        goto done;
-    }
-    sqlite3_bind_int64(st, 1, p->start);
-    sqlite3_bind_int64(st, 2, p->end);
+    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading usage", err);
+    sqlite3_bind_int64(st, 1, set->period.start);
+    sqlite3_bind_int64(st, 2, set->period.end);
     sqlite3_bind_text(st, 3, c->platform_team, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 4, c->idle_policy == GL_IDLE_PLATFORM);
-    char last_model[512] = "";
+    enum gl_status rc = GL_OK;
     int sr;
     while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         const char *team = (const char *)sqlite3_column_text(st, 0);
@@ -147,42 +175,334 @@ enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
         const char *model = (const char *)sqlite3_column_text(st, 2);
         const char *kind = (const char *)sqlite3_column_text(st, 3);
         int64_t hour = sqlite3_column_int64(st, 4);
-        int64_t mib_s = sqlite3_column_int64(st, 5);
-        int estimated = sqlite3_column_int(st, 6);
-        if (strcmp(model, last_model) != 0) {
-            if ((rc = gl_prices_check_model(prices, model, err)))
-                goto done;
-            snprintf(last_model, sizeof last_model, "%s", model);
-        }
-        int pi = gl_prices_find(prices, model, hour);
-        if (pi < 0) {
-            char ts[32];
-            gl_time_format(hour, ts, sizeof ts);
-            rc = gl_error_set(err, GL_ERR_CONFIG,
-                              "%s: no price for GPU model \"%s\" at %s (used by team %s in "
-                              "cluster %s)",
-                              prices->file, model, ts, team, cluster);
-            goto done;
-        }
+        char who[300];
+        snprintf(who, sizeof who, "team %s", team);
+        int pi;
+        if ((rc = find_price(pl, model, hour, who, cluster, &pi, err)))
+            break;
         struct gl_invoice *inv = invoice_for(set, team);
-        struct gl_invoice_line *l = line_for(inv, cluster, model, kind, &prices->entries[pi]);
-        l->mib_s += mib_s;
-        l->estimated |= estimated;
-        line_add_day(l, gl_floor_to(hour, 86400), mib_s);
+        struct gl_invoice_line *l =
+            line_for(inv, cluster, model, kind, &pl->prices->entries[pi]);
+        l->mib_s += sqlite3_column_int64(st, 5);
+        l->estimated |= sqlite3_column_int(st, 6);
+        line_add_day(l, gl_floor_to(hour, 86400), sqlite3_column_int64(st, 5));
     }
-    if (sr != SQLITE_DONE) {
+    if (!rc && sr != SQLITE_DONE)
         rc = gl_store_fail(s, "reading usage", err);
-        goto done;
-    }
-    rc = price_lines(c, s, set, prices, err);
-done:
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* One (cluster, model, day, price entry) bucket of idle and overhead. */
+struct bucket {
+    char *cluster, *model;
+    int64_t day;
+    int price;
+    int64_t idle, overhead;
+};
+
+static int bucket_cmp(const void *a, const void *b)
+{
+    const struct bucket *x = a, *y = b;
+    int c = strcmp(x->cluster, y->cluster);
+    if (!c)
+        c = strcmp(x->model, y->model);
+    if (!c)
+        c = x->day < y->day ? -1 : x->day > y->day;
+    if (!c)
+        c = x->price - y->price;
+    return c;
+}
+
+/* Proportional policy: each bucket's idle and overhead are split among the
+ * teams billed in it, by their billed MiB·s (largest remainder, ties by team
+ * id); with no such team they go to the platform team. */
+static enum gl_status spread_proportional(const struct gl_config *c, struct gl_store *s,
+                                          struct gl_invoice_set *set, struct price_lookup *pl,
+                                          struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT u.cluster, d.model, u.hour,"
+        " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'idle' THEN 0 ELSE u.quantity END)"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.kind IN ('idle', 'reserved', 'unattributed')"
+        " GROUP BY u.cluster, d.model, u.hour ORDER BY u.cluster, d.model, u.hour";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading idle", err);
+    sqlite3_bind_int64(st, 1, set->period.start);
+    sqlite3_bind_int64(st, 2, set->period.end);
+    struct bucket *b = NULL;
+    size_t nb = 0;
+    enum gl_status rc = GL_OK;
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *cluster = (const char *)sqlite3_column_text(st, 0);
+        const char *model = (const char *)sqlite3_column_text(st, 1);
+        int64_t hour = sqlite3_column_int64(st, 2);
+        int pi;
+        if ((rc = find_price(pl, model, hour, "idle and overhead", cluster, &pi, err)))
+            break;
+        int64_t day = gl_floor_to(hour, 86400);
+        if (!nb || b[nb - 1].day != day || b[nb - 1].price != pi ||
+            strcmp(b[nb - 1].cluster, cluster) != 0 || strcmp(b[nb - 1].model, model) != 0) {
+            b = gl_xrealloc(b, (nb + 1) * sizeof *b);
+            b[nb++] = (struct bucket){gl_strdup(cluster), gl_strdup(model), day, pi, 0, 0};
+        }
+        b[nb - 1].idle += sqlite3_column_int64(st, 3);
+        b[nb - 1].overhead += sqlite3_column_int64(st, 4);
+    }
+    if (!rc && sr != SQLITE_DONE)
+        rc = gl_store_fail(s, "reading idle", err);
+    sqlite3_finalize(st);
+    if (!rc)
+        qsort(b, nb, sizeof *b, bucket_cmp);
+    /* Teams billed per bucket, in team id order (invoices are sorted). */
+    size_t ninv = set->n;
+    gl_i128 *w = gl_xcalloc(ninv + 1, sizeof *w);
+    gl_i128 *parts = gl_xcalloc(ninv + 1, sizeof *parts);
+    for (size_t k = 0; !rc && k < nb; k++) {
+        const struct gl_price_entry *price = &pl->prices->entries[b[k].price];
+        gl_i128 total_w = 0;
+        for (size_t i = 0; i < ninv; i++) {
+            w[i] = 0;
+            const struct gl_invoice *inv = &set->invoices[i];
+            for (size_t j = 0; j < inv->nlines; j++) {
+                const struct gl_invoice_line *l = &inv->lines[j];
+                if (l->price != price || strcmp(l->cluster, b[k].cluster) != 0 ||
+                    strcmp(l->model, b[k].model) != 0 ||
+                    (strcmp(l->kind, "memory_used") != 0 && strcmp(l->kind, "reserved_unused") != 0))
+                    continue;
+                for (size_t d = 0; d < l->ndays; d++)
+                    if (l->days[d].day == b[k].day)
+                        w[i] += l->days[d].mib_s;
+            }
+            total_w += w[i];
+        }
+        const char *kinds[2] = {"idle_share", "overhead_share"};
+        int64_t qty[2] = {b[k].idle, b[k].overhead};
+        for (int kk = 0; kk < 2; kk++) {
+            if (qty[kk] == 0)
+                continue;
+            if (total_w == 0) {
+                struct gl_invoice *inv = invoice_for(set, c->platform_team);
+                struct gl_invoice_line *l = line_for(inv, b[k].cluster, b[k].model, kinds[kk], price);
+                l->mib_s += qty[kk];
+                line_add_day(l, b[k].day, qty[kk]);
+                continue;
+            }
+            gl_split_largest_remainder(qty[kk], w, ninv, parts);
+            for (size_t i = 0; i < ninv; i++) {
+                if (parts[i] == 0)
+                    continue;
+                struct gl_invoice_line *l =
+                    line_for(&set->invoices[i], b[k].cluster, b[k].model, kinds[kk], price);
+                l->mib_s += (int64_t)parts[i];
+                line_add_day(l, b[k].day, (int64_t)parts[i]);
+            }
+        }
+    }
+    free(w);
+    free(parts);
+    for (size_t k = 0; k < nb; k++) {
+        free(b[k].cluster);
+        free(b[k].model);
+    }
+    free(b);
+    return rc;
+}
+
+static int invoice_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct gl_invoice *)a)->team, ((const struct gl_invoice *)b)->team);
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+    const struct gl_invoice_line *x = a, *y = b;
+    int c = strcmp(x->cluster, y->cluster);
+    if (!c)
+        c = strcmp(x->model, y->model);
+    if (!c)
+        c = strcmp(x->kind, y->kind);
+    if (!c)
+        c = x->price->valid_from < y->price->valid_from ? -1 : x->price->valid_from > y->price->valid_from;
+    if (!c)
+        c = x->price->row - y->price->row;
+    return c;
+}
+
+static void info_add(struct gl_info_row **rows, size_t *n, const char *cluster, const char *model,
+                     int64_t a, int64_t b)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*rows)[i].cluster, cluster) == 0 && strcmp((*rows)[i].model, model) == 0) {
+            (*rows)[i].a += a;
+            (*rows)[i].b += b;
+            return;
+        }
+    *rows = gl_xrealloc(*rows, (*n + 1) * sizeof **rows);
+    (*rows)[(*n)++] = (struct gl_info_row){gl_strdup(cluster), gl_strdup(model), a, b};
+}
+
+static struct gl_invoice *find_invoice(struct gl_invoice_set *set, const char *team)
+{
+    for (size_t i = 0; i < set->n; i++)
+        if (strcmp(set->invoices[i].team, team) == 0)
+            return &set->invoices[i];
+    return NULL;
+}
+
+/* Waste, allocation and compute indicator per team; the indicator per day
+ * on the team's memory lines (for FOCUS). */
+static enum gl_status load_info(struct gl_store *s, struct gl_invoice_set *set,
+                                struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT u.team, u.cluster, d.model, u.kind, u.hour - u.hour % 86400, SUM(u.quantity)"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2"
+        "  AND u.kind IN ('reserved_unused', 'allocated', 'allocated_gpu', 'busy_ppm', 'busy_steps')"
+        " GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading allocation", err);
+    sqlite3_bind_int64(st, 1, set->period.start);
+    sqlite3_bind_int64(st, 2, set->period.end);
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        struct gl_invoice *inv = find_invoice(set, (const char *)sqlite3_column_text(st, 0));
+        if (!inv)
+            continue; /* teams with nothing billed get no invoice */
+        const char *cluster = (const char *)sqlite3_column_text(st, 1);
+        const char *model = (const char *)sqlite3_column_text(st, 2);
+        const char *kind = (const char *)sqlite3_column_text(st, 3);
+        int64_t day = sqlite3_column_int64(st, 4);
+        int64_t q = sqlite3_column_int64(st, 5);
+        if (strcmp(kind, "reserved_unused") == 0) {
+            info_add(&inv->waste, &inv->nwaste, cluster, model, q, 0);
+        } else if (strcmp(kind, "allocated") == 0) {
+            info_add(&inv->allocated, &inv->nallocated, cluster, model, q, 0);
+        } else if (strcmp(kind, "allocated_gpu") == 0) {
+            info_add(&inv->allocated, &inv->nallocated, cluster, model, 0, q);
+        } else {
+            bool ppm = strcmp(kind, "busy_ppm") == 0;
+            info_add(&inv->compute, &inv->ncompute, cluster, model, ppm ? q : 0, ppm ? 0 : q);
+            for (size_t j = 0; j < inv->nlines; j++) {
+                struct gl_invoice_line *l = &inv->lines[j];
+                if (strcmp(l->cluster, cluster) != 0 || strcmp(l->model, model) != 0 ||
+                    (strcmp(l->kind, "memory_used") != 0 && strcmp(l->kind, "reserved_unused") != 0))
+                    continue;
+                for (size_t d = 0; d < l->ndays; d++)
+                    if (l->days[d].day == day) {
+                        if (ppm)
+                            l->days[d].busy_ppm += q;
+                        else
+                            l->days[d].busy_steps += q;
+                    }
+            }
+        }
+    }
+    enum gl_status rc = sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading allocation", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, const char *team,
+                                 struct gl_anomaly_list *out, struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT CASE u.kind WHEN 'anomaly_unallocated' THEN 'unallocated_use'"
+        "  ELSE 'excess_devices' END, u.cluster, u.namespace, u.pod, u.team, d.hostname,"
+        " d.uuid || CASE d.gpu_i_id WHEN '' THEN '' ELSE '/' || d.gpu_i_id END, d.model,"
+        " MIN(u.first_seen), MAX(u.last_seen), SUM(u.quantity)"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2"
+        "  AND u.kind IN ('anomaly_unallocated', 'anomaly_excess_devices')"
+        "  AND (?3 IS NULL OR u.team = ?3)"
+        " GROUP BY u.kind, u.cluster, u.namespace, u.pod, u.team, u.device_id"
+        " ORDER BY 1, 2, 3, 4, 7, 5";
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading anomalies", err);
+    sqlite3_bind_int64(st, 1, p->start);
+    sqlite3_bind_int64(st, 2, p->end);
+    if (team)
+        sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        out->items = gl_xrealloc(out->items, (out->n + 1) * sizeof *out->items);
+        struct gl_anomaly *a = &out->items[out->n++];
+        char **f[] = {&a->kind, &a->cluster, &a->ns, &a->pod, &a->team, &a->node, &a->device,
+                      &a->model};
+        for (int i = 0; i < 8; i++)
+            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
+        a->first_seen = sqlite3_column_int64(st, 8);
+        a->last_seen = sqlite3_column_int64(st, 9);
+        a->mib_s = sqlite3_column_int64(st, 10);
+    }
+    enum gl_status rc = sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading anomalies", err);
+    sqlite3_finalize(st);
+    if (rc)
+        gl_anomalies_free(out);
+    return rc;
+}
+
+void gl_anomalies_free(struct gl_anomaly_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        struct gl_anomaly *a = &l->items[i];
+        char *f[] = {a->kind, a->cluster, a->ns, a->pod, a->team, a->node, a->device, a->model};
+        for (int k = 0; k < 8; k++)
+            free(f[k]);
+    }
+    free(l->items);
+    memset(l, 0, sizeof *l);
+}
+
+enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
+                                 const struct gl_price_table *prices, const struct gl_period *p,
+                                 struct gl_invoice_set **out, struct gl_error *err)
+{
+    *out = NULL;
+    struct gl_invoice_set *set = gl_xcalloc(1, sizeof *set);
+    set->cfg = c;
+    set->period = *p;
+    struct price_lookup pl = {.prices = prices};
+    enum gl_status rc = load_billed(c, s, set, &pl, err);
+    if (!rc) {
+        qsort(set->invoices, set->n, sizeof *set->invoices, invoice_cmp);
+        if (c->idle_policy == GL_IDLE_PROPORTIONAL)
+            rc = spread_proportional(c, s, set, &pl, err);
+    }
+    if (!rc) {
+        qsort(set->invoices, set->n, sizeof *set->invoices, invoice_cmp);
+        for (size_t i = 0; i < set->n; i++)
+            qsort(set->invoices[i].lines, set->invoices[i].nlines, sizeof *set->invoices[i].lines,
+                  line_cmp);
+        rc = price_lines(c, s, set, prices, err);
+    }
+    if (!rc)
+        rc = load_info(s, set, err);
+    for (size_t i = 0; !rc && i < set->n; i++)
+        rc = gl_anomalies_load(s, p, set->invoices[i].team, &set->invoices[i].anomalies, err);
     if (rc) {
         gl_invoices_free(set);
         return rc;
     }
     *out = set;
     return GL_OK;
+}
+
+static void info_free(struct gl_info_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i].cluster);
+        free(rows[i].model);
+    }
+    free(rows);
 }
 
 void gl_invoices_free(struct gl_invoice_set *set)
@@ -199,10 +519,19 @@ void gl_invoices_free(struct gl_invoice_set *set)
         }
         free(inv->lines);
         free(inv->team);
+        info_free(inv->waste, inv->nwaste);
+        info_free(inv->allocated, inv->nallocated);
+        info_free(inv->compute, inv->ncompute);
+        gl_anomalies_free(&inv->anomalies);
     }
     free(set->invoices);
     free(set);
 }
+
+const char gl_compute_caveat[] =
+    "Device-level busy ratio (DCGM_FI_PROF_GR_ENGINE_ACTIVE, else DCGM_FI_DEV_GPU_UTIL/100) "
+    "over the device steps where the team held memory; a shared device counts once per step. "
+    "It cannot tell which of two concurrent pods did the work and is never priced.";
 
 static void add_dec(cJSON *o, const char *key, gl_i128 v, int scale)
 {
@@ -260,8 +589,70 @@ static cJSON *invoice_object(const struct gl_invoice_set *set, const struct gl_i
         cJSON_AddItemToArray(lines, lo);
     }
     add_dec(o, "total", inv->total, c->minor_digits);
+    cJSON *waste = cJSON_AddArrayToObject(o, "waste");
+    for (size_t i = 0; i < inv->nwaste; i++) {
+        const struct gl_info_row *r = &inv->waste[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "cluster", r->cluster);
+        cJSON_AddStringToObject(x, "gpu_model", r->model);
+        snprintf(buf, sizeof buf, "%lld", (long long)r->a);
+        cJSON_AddStringToObject(x, "mib_seconds", buf);
+        add_dec(x, "gb_hours", gl_gbh_nano(r->a), GL_GBH_DECIMALS);
+        cJSON_AddItemToArray(waste, x);
+    }
+    cJSON *alloc = cJSON_AddArrayToObject(o, "allocated");
+    for (size_t i = 0; i < inv->nallocated; i++) {
+        const struct gl_info_row *r = &inv->allocated[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "cluster", r->cluster);
+        cJSON_AddStringToObject(x, "gpu_model", r->model);
+        snprintf(buf, sizeof buf, "%lld", (long long)r->a);
+        cJSON_AddStringToObject(x, "mib_seconds", buf);
+        add_dec(x, "gb_hours", gl_gbh_nano(r->a), GL_GBH_DECIMALS);
+        /* micro-GPU-seconds → GPU-hours, 9 decimals */
+        add_dec(x, "gpu_hours", gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS);
+        cJSON_AddItemToArray(alloc, x);
+    }
+    cJSON *comp = cJSON_AddArrayToObject(o, "compute_indicator");
+    for (size_t i = 0; i < inv->ncompute; i++) {
+        const struct gl_info_row *r = &inv->compute[i];
+        if (r->b <= 0)
+            continue;
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "cluster", r->cluster);
+        cJSON_AddStringToObject(x, "gpu_model", r->model);
+        add_dec(x, "busy_ratio", gl_div_half_even(r->a, r->b), 6);
+        cJSON_AddNumberToObject(x, "device_steps", (double)r->b);
+        cJSON_AddStringToObject(x, "caveat", gl_compute_caveat);
+        cJSON_AddItemToArray(comp, x);
+    }
+    cJSON *an = cJSON_AddArrayToObject(o, "anomalies");
+    for (size_t i = 0; i < inv->anomalies.n; i++)
+        cJSON_AddItemToArray(an, gl_anomaly_json(&inv->anomalies.items[i]));
     cJSON_AddStringToObject(o, "generator", "gpuledger " GL_VERSION);
     return o;
+}
+
+void *gl_anomaly_json(const struct gl_anomaly *a)
+{
+    char buf[64];
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "kind", a->kind);
+    cJSON_AddStringToObject(x, "cluster", a->cluster);
+    cJSON_AddStringToObject(x, "namespace", a->ns);
+    cJSON_AddStringToObject(x, "pod", a->pod);
+    cJSON_AddStringToObject(x, "team", a->team);
+    cJSON_AddStringToObject(x, "node", a->node);
+    cJSON_AddStringToObject(x, "device", a->device);
+    cJSON_AddStringToObject(x, "gpu_model", a->model);
+    gl_time_format(a->first_seen, buf, sizeof buf);
+    cJSON_AddStringToObject(x, "first_seen", buf);
+    gl_time_format(a->last_seen, buf, sizeof buf);
+    cJSON_AddStringToObject(x, "last_seen", buf);
+    snprintf(buf, sizeof buf, "%lld", (long long)a->mib_s);
+    cJSON_AddStringToObject(x, "mib_seconds", buf);
+    add_dec(x, "gb_hours", gl_gbh_nano(a->mib_s), GL_GBH_DECIMALS);
+    return x;
 }
 
 char *gl_invoice_json(const struct gl_invoice_set *set, const struct gl_invoice *inv)
@@ -326,4 +717,63 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
     }
     gl_dec_format(inv->total, c->minor_digits, b, sizeof b);
     fprintf(out, "\n**Total: %s %s**\n", b, c->currency);
+    if (inv->nwaste || inv->nallocated) {
+        fprintf(out, "\n## Allocation (information, %s)\n\n",
+                c->basis == GL_BASIS_MAX ? "reserved-unused is billed above"
+                                         : "reserved-unused is not billed");
+        fprintf(out, "| Cluster | GPU model | Allocated GB-hours | GPU-hours | Reserved-unused GB-hours (waste) |\n");
+        fprintf(out, "|---|---|---:|---:|---:|\n");
+        for (size_t i = 0; i < inv->nallocated; i++) {
+            const struct gl_info_row *r = &inv->allocated[i];
+            int64_t waste = 0;
+            for (size_t k = 0; k < inv->nwaste; k++)
+                if (!strcmp(inv->waste[k].cluster, r->cluster) && !strcmp(inv->waste[k].model, r->model))
+                    waste = inv->waste[k].a;
+            char gh[80];
+            gl_dec_format(gl_gbh_nano(r->a), GL_GBH_DECIMALS, q, sizeof q);
+            gl_dec_format(gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS, gh, sizeof gh);
+            gl_dec_format(gl_gbh_nano(waste), GL_GBH_DECIMALS, a, sizeof a);
+            fputs("| ", out);
+            md_cell(out, r->cluster);
+            fputs(" | ", out);
+            md_cell(out, r->model);
+            fprintf(out, " | %s | %s | %s |\n", q, gh, a);
+        }
+    }
+    if (inv->ncompute) {
+        fprintf(out, "\n## Compute indicator (not billed)\n\n> %s\n\n", gl_compute_caveat);
+        fprintf(out, "| Cluster | GPU model | Busy ratio | Device steps |\n|---|---|---:|---:|\n");
+        for (size_t i = 0; i < inv->ncompute; i++) {
+            const struct gl_info_row *r = &inv->compute[i];
+            if (r->b <= 0)
+                continue;
+            gl_dec_format(gl_div_half_even(r->a, r->b), 6, a, sizeof a);
+            fputs("| ", out);
+            md_cell(out, r->cluster);
+            fputs(" | ", out);
+            md_cell(out, r->model);
+            fprintf(out, " | %s | %lld |\n", a, (long long)r->b);
+        }
+    }
+    if (inv->anomalies.n) {
+        fprintf(out, "\n## Anomalies (billed as used)\n\n");
+        fprintf(out, "| Kind | Namespace/pod | Node | Device | First seen | Last seen | GB-hours |\n");
+        fprintf(out, "|---|---|---|---|---|---|---:|\n");
+        for (size_t i = 0; i < inv->anomalies.n; i++) {
+            const struct gl_anomaly *x = &inv->anomalies.items[i];
+            char f[32], l[32];
+            gl_time_format(x->first_seen, f, sizeof f);
+            gl_time_format(x->last_seen, l, sizeof l);
+            gl_dec_format(gl_gbh_nano(x->mib_s), GL_GBH_DECIMALS, q, sizeof q);
+            fprintf(out, "| %s | ", x->kind);
+            md_cell(out, x->ns);
+            fputs("/", out);
+            md_cell(out, x->pod);
+            fputs(" | ", out);
+            md_cell(out, x->node);
+            fputs(" | ", out);
+            md_cell(out, x->device);
+            fprintf(out, " | %s | %s | %s |\n", f, l, q);
+        }
+    }
 }

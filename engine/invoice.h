@@ -24,6 +24,7 @@ struct gl_line_day {
     int64_t day;     /* UTC midnight */
     int64_t mib_s;
     gl_i128 billed;  /* minor units */
+    int64_t busy_ppm, busy_steps; /* the team's compute indicator that day */
 };
 
 struct gl_invoice_line {
@@ -39,6 +40,26 @@ struct gl_invoice_line {
     size_t ndays;
 };
 
+/* Information (never priced) per cluster and GPU model: reserved-unused
+ * waste (a = MiB·s), allocation (a = MiB·s, b = micro-GPU-seconds), the
+ * compute indicator (a = Σ busy ppm, b = device steps). */
+struct gl_info_row {
+    char *cluster;
+    char *model;
+    int64_t a, b;
+};
+
+struct gl_anomaly {
+    char *kind; /* unallocated_use | excess_devices */
+    char *cluster, *ns, *pod, *team, *node, *device, *model;
+    int64_t first_seen, last_seen, mib_s;
+};
+
+struct gl_anomaly_list {
+    struct gl_anomaly *items;
+    size_t n;
+};
+
 struct gl_invoice {
     char *team;
     const char *team_name;   /* catalogue name, else the id */
@@ -47,6 +68,9 @@ struct gl_invoice {
     struct gl_invoice_line *lines;
     size_t nlines;
     gl_i128 total;
+    struct gl_info_row *waste, *allocated, *compute;
+    size_t nwaste, nallocated, ncompute;
+    struct gl_anomaly_list anomalies;
 };
 
 struct gl_invoice_set {
@@ -63,6 +87,17 @@ enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
                                  const struct gl_price_table *prices, const struct gl_period *p,
                                  struct gl_invoice_set **out, struct gl_error *err);
 void gl_invoices_free(struct gl_invoice_set *set);
+
+/* Anomalies of a period (all teams when team is NULL), ordered by kind,
+ * cluster, namespace, pod, device. Free with gl_anomalies_free. */
+enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, const char *team,
+                                 struct gl_anomaly_list *out, struct gl_error *err);
+void gl_anomalies_free(struct gl_anomaly_list *l);
+/* JSON object of one anomaly (cJSON *, as void * to keep cJSON out of the header). */
+void *gl_anomaly_json(const struct gl_anomaly *a);
+
+/* The caveat printed with the compute indicator everywhere. */
+extern const char gl_compute_caveat[];
 
 /* JSON of one invoice (cJSON); NULL team = every invoice in one object. */
 char *gl_invoice_json(const struct gl_invoice_set *set, const struct gl_invoice *inv);

@@ -22,6 +22,7 @@
 #include "parse.h"
 #include "price.h"
 #include "store.h"
+#include "summary.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -39,7 +40,8 @@ static const char usage_main[] =
     "  collect --from TIME --to TIME   pull and integrate [from, to) from Prometheus\n"
     "  invoice --period YYYY-MM        invoices per team (JSON or Markdown)\n"
     "  export  --period YYYY-MM        FOCUS 1.2 CSV for finance\n"
-    "  summary --period YYYY-MM        fleet summary per cluster and GPU model\n"
+    "  summary --period YYYY-MM        fleet summary per cluster, GPU model and device\n"
+    "  anomalies --period YYYY-MM      GPU memory used without a matching allocation\n"
     "  check   [--at TIME]             validate config and prices, probe Prometheus\n"
     "  prices  [--file CSV]            validate a price table and print it\n"
     "\n"
@@ -394,66 +396,72 @@ static int cmd_summary(const struct globals *g, int argc, char **argv)
         return usage_error(usage_summary, "--format \"%s\" is not json or md", v[1]);
     struct gl_error err = {0};
     struct gl_store *s = NULL;
-    if (gl_store_open(g->db, &s, &err))
-        return fail(&err);
-    static const char *const kinds[] = {"capacity", "memory_used", "reserved",
-                                        "unattributed", "idle", "excess"};
-    sqlite3_stmt *st = NULL;
-    const char *sql =
-        "SELECT u.cluster, d.model, u.kind, SUM(u.quantity) FROM usage u "
-        "JOIN device d ON d.id = u.device_id WHERE u.hour >= ? AND u.hour < ? "
-        "GROUP BY u.cluster, d.model, u.kind ORDER BY u.cluster, d.model";
-    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = fail((gl_store_fail(s, "summary", &err), &err));
-        gl_store_close(s);
+    if (gl_store_open(g->db, &s, &err) || gl_summary_write(s, &p, md, stdout, &err))
+        rc = fail(&err);
+    gl_store_close(s);
+    return rc;
+}
+
+/* ---- anomalies ---- */
+
+static const char usage_anomalies[] =
+    "usage: gpuledger anomalies --period YYYY-MM [--team ID] [--format json|md]\n"
+    "  Pods that used GPU memory without holding a GPU allocation on that node\n"
+    "  (unallocated_use), or on more whole GPUs than they requested there\n"
+    "  (excess_devices). Both are billed as used.\n";
+
+static int cmd_anomalies(const struct globals *g, int argc, char **argv)
+{
+    static const struct opt_spec specs[] = {{"period", true}, {"team", true}, {"format", true}};
+    const char *v[3] = {0};
+    bool help;
+    int rc = parse_opts(argc, argv, specs, 3, v, usage_anomalies, &help);
+    if (rc)
         return rc;
+    if (help) {
+        fputs(usage_anomalies, stdout);
+        return 0;
     }
-    sqlite3_bind_int64(st, 1, p.start);
-    sqlite3_bind_int64(st, 2, p.end);
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "period", p.name);
-    cJSON *rows = cJSON_AddArrayToObject(root, "models");
-    cJSON *cur = NULL;
-    char last[1024] = "";
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *cl = (const char *)sqlite3_column_text(st, 0);
-        const char *model = (const char *)sqlite3_column_text(st, 1);
-        const char *kind = (const char *)sqlite3_column_text(st, 2);
-        char key[1024];
-        snprintf(key, sizeof key, "%s\x1f%s", cl, model);
-        if (!cur || strcmp(key, last) != 0) {
-            cur = cJSON_CreateObject();
-            cJSON_AddStringToObject(cur, "cluster", cl);
-            cJSON_AddStringToObject(cur, "gpu_model", model);
-            for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
-                cJSON_AddStringToObject(cur, kinds[k], "0.000000000");
-            cJSON_AddItemToArray(rows, cur);
-            snprintf(last, sizeof last, "%s", key);
+    struct gl_period p;
+    if (!v[0] || !gl_period_parse(v[0], &p))
+        return usage_error(usage_anomalies, "%s", "--period YYYY-MM is required");
+    bool md = v[2] && strcmp(v[2], "md") == 0;
+    if (v[2] && !md && strcmp(v[2], "json") != 0)
+        return usage_error(usage_anomalies, "--format \"%s\" is not json or md", v[2]);
+    struct gl_error err = {0};
+    struct gl_store *s = NULL;
+    struct gl_anomaly_list list = {0};
+    if (gl_store_open(g->db, &s, &err) || gl_anomalies_load(s, &p, v[1], &list, &err)) {
+        rc = fail(&err);
+    } else if (md) {
+        printf("# GPU anomalies %s\n\n", p.name);
+        printf("| Kind | Team | Namespace | Pod | Node | Device | GPU model | First seen | Last seen | GB-hours |\n");
+        printf("|---|---|---|---|---|---|---|---|---|---:|\n");
+        for (size_t i = 0; i < list.n; i++) {
+            const struct gl_anomaly *a = &list.items[i];
+            char f[32], l[32], q[80];
+            gl_time_format(a->first_seen, f, sizeof f);
+            gl_time_format(a->last_seen, l, sizeof l);
+            gl_dec_format(gl_gbh_nano(a->mib_s), GL_GBH_DECIMALS, q, sizeof q);
+            printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", a->kind, a->team, a->ns,
+                   a->pod, a->node, a->device, a->model, f, l, q);
         }
-        char q[80];
-        gl_dec_format(gl_gbh_nano(sqlite3_column_int64(st, 3)), GL_GBH_DECIMALS, q, sizeof q);
-        cJSON_ReplaceItemInObjectCaseSensitive(cur, kind, cJSON_CreateString(q));
-    }
-    sqlite3_finalize(st);
-    if (md) {
-        printf("# Fleet summary %s (GB-hours)\n\n", p.name);
-        printf("| Cluster | GPU model | Capacity | Used by pods | Driver-reserved | Unattributed | Idle | Excess |\n");
-        printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
-        for (cJSON *r = rows->child; r; r = r->next) {
-            printf("| %s | %s", cJSON_GetObjectItem(r, "cluster")->valuestring,
-                   cJSON_GetObjectItem(r, "gpu_model")->valuestring);
-            for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
-                printf(" | %s", cJSON_GetObjectItem(r, kinds[k])->valuestring);
-            printf(" |\n");
-        }
+        if (!list.n)
+            printf("No anomalies.\n");
     } else {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "period", p.name);
+        cJSON *arr = cJSON_AddArrayToObject(root, "anomalies");
+        for (size_t i = 0; i < list.n; i++)
+            cJSON_AddItemToArray(arr, gl_anomaly_json(&list.items[i]));
         char *text = cJSON_Print(root);
         printf("%s\n", text);
         free(text);
+        cJSON_Delete(root);
     }
-    cJSON_Delete(root);
+    gl_anomalies_free(&list);
     gl_store_close(s);
-    return 0;
+    return rc;
 }
 
 /* ---- check / prices ---- */
@@ -617,6 +625,7 @@ int main(int argc, char **argv)
     } cmds[] = {
         {"collect", cmd_collect}, {"invoice", cmd_invoice}, {"export", cmd_export},
         {"summary", cmd_summary}, {"check", cmd_check},     {"prices", cmd_prices},
+        {"anomalies", cmd_anomalies},
     };
     for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)
         if (strcmp(cmd, cmds[k].name) == 0)

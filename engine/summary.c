@@ -1,0 +1,151 @@
+/* summary — fleet totals per model and per device, from SQL sums. */
+#include "summary.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "money.h"
+
+static const char *const model_kinds[] = {"capacity", "memory_used", "reserved_unused_billed",
+                                          "reserved", "unattributed", "idle", "excess"};
+#define NMODEL_KINDS (sizeof model_kinds / sizeof *model_kinds)
+
+static void add_gbh(cJSON *o, const char *key, int64_t mib_s)
+{
+    char q[80];
+    gl_dec_format(gl_gbh_nano(mib_s), 9, q, sizeof q);
+    cJSON_AddStringToObject(o, key, q);
+}
+
+static enum gl_status models(struct gl_store *s, const struct gl_period *p, cJSON *arr,
+                             struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT u.cluster, d.model,"
+        " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'reserved_unused_billed' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END)"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2"
+        " GROUP BY u.cluster, d.model ORDER BY u.cluster, d.model";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "summary", err);
+    sqlite3_bind_int64(st, 1, p->start);
+    sqlite3_bind_int64(st, 2, p->end);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "cluster", (const char *)sqlite3_column_text(st, 0));
+        cJSON_AddStringToObject(o, "gpu_model", (const char *)sqlite3_column_text(st, 1));
+        int64_t v[NMODEL_KINDS];
+        for (size_t k = 0; k < NMODEL_KINDS; k++) {
+            v[k] = sqlite3_column_int64(st, (int)k + 2);
+            add_gbh(o, model_kinds[k], v[k]);
+        }
+        /* capacity = billed + idle + overhead − excess, exactly */
+        int64_t rhs = v[1] + v[2] + v[3] + v[4] + v[5] - v[6];
+        cJSON_AddBoolToObject(o, "reconciles", rhs == v[0]);
+        cJSON_AddItemToArray(arr, o);
+    }
+    sqlite3_finalize(st);
+    return GL_OK;
+}
+
+static enum gl_status devices(struct gl_store *s, const struct gl_period *p, cJSON *arr,
+                              struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT d.cluster, d.uuid, d.gpu_i_id, d.gpu_i_profile, d.model, d.hostname,"
+        " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'unknown_steps' THEN u.quantity ELSE 0 END)"
+        " FROM device d LEFT JOIN usage u ON u.device_id = d.id AND u.hour >= ?1 AND u.hour < ?2"
+        " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
+        " GROUP BY d.id ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
+    static const char *const keys[] = {"capacity", "memory_used", "reserved", "unattributed",
+                                       "idle", "excess"};
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "summary", err);
+    sqlite3_bind_int64(st, 1, p->start);
+    sqlite3_bind_int64(st, 2, p->end);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        cJSON *o = cJSON_CreateObject();
+        static const char *const names[] = {"cluster", "uuid", "gpu_i_id", "gpu_i_profile",
+                                            "gpu_model", "node"};
+        for (int i = 0; i < 6; i++)
+            cJSON_AddStringToObject(o, names[i], (const char *)sqlite3_column_text(st, i));
+        for (int k = 0; k < 6; k++)
+            add_gbh(o, keys[k], sqlite3_column_int64(st, 6 + k));
+        int64_t unknown = sqlite3_column_int64(st, 12);
+        cJSON_AddBoolToObject(o, "unknown_usage", unknown > 0 || sqlite3_column_int64(st, 6) == 0);
+        cJSON_AddItemToArray(arr, o);
+    }
+    sqlite3_finalize(st);
+    return GL_OK;
+}
+
+enum gl_status gl_summary_write(struct gl_store *s, const struct gl_period *p, bool md, FILE *out,
+                                struct gl_error *err)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "period", p->name);
+    cJSON *m = cJSON_AddArrayToObject(root, "models");
+    cJSON *d = cJSON_AddArrayToObject(root, "devices");
+    enum gl_status rc = models(s, p, m, err);
+    if (!rc)
+        rc = devices(s, p, d, err);
+    if (rc) {
+        cJSON_Delete(root);
+        return rc;
+    }
+    if (!md) {
+        char *text = cJSON_Print(root);
+        fprintf(out, "%s\n", text);
+        free(text);
+        cJSON_Delete(root);
+        return GL_OK;
+    }
+    fprintf(out, "# Fleet summary %s (GB-hours)\n\n", p->name);
+    fprintf(out, "Capacity = memory billed to teams + idle + overhead (driver-reserved + "
+                 "unattributed) − excess.\n\n");
+    fprintf(out, "| Cluster | GPU model | Capacity | Used by pods | Reserved-unused billed | "
+                 "Driver-reserved | Unattributed | Idle | Excess | Reconciles |\n");
+    fprintf(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for (cJSON *r = m->child; r; r = r->next) {
+        fprintf(out, "| %s | %s", cJSON_GetObjectItem(r, "cluster")->valuestring,
+                cJSON_GetObjectItem(r, "gpu_model")->valuestring);
+        for (size_t k = 0; k < NMODEL_KINDS; k++)
+            fprintf(out, " | %s", cJSON_GetObjectItem(r, model_kinds[k])->valuestring);
+        fprintf(out, " | %s |\n", cJSON_IsTrue(cJSON_GetObjectItem(r, "reconciles")) ? "yes" : "NO");
+    }
+    fprintf(out, "\n## Devices\n\n| Cluster | Node | Device | Profile | GPU model | Capacity | "
+                 "Used by pods | Driver-reserved | Unattributed | Idle | Excess | Usage |\n");
+    fprintf(out, "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+    static const char *const dk[] = {"capacity", "memory_used", "reserved", "unattributed",
+                                     "idle", "excess"};
+    for (cJSON *r = d->child; r; r = r->next) {
+        const char *gid = cJSON_GetObjectItem(r, "gpu_i_id")->valuestring;
+        fprintf(out, "| %s | %s | %s%s%s | %s | %s", cJSON_GetObjectItem(r, "cluster")->valuestring,
+                cJSON_GetObjectItem(r, "node")->valuestring,
+                cJSON_GetObjectItem(r, "uuid")->valuestring, gid[0] ? "/" : "", gid,
+                cJSON_GetObjectItem(r, "gpu_i_profile")->valuestring,
+                cJSON_GetObjectItem(r, "gpu_model")->valuestring);
+        for (size_t k = 0; k < 6; k++)
+            fprintf(out, " | %s", cJSON_GetObjectItem(r, dk[k])->valuestring);
+        fprintf(out, " | %s |\n",
+                cJSON_IsTrue(cJSON_GetObjectItem(r, "unknown_usage")) ? "UNKNOWN (no memory metrics)"
+                                                                      : "measured");
+    }
+    cJSON_Delete(root);
+    return GL_OK;
+}
