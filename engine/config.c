@@ -41,6 +41,10 @@ static enum gl_status check_keys(struct cfg_ctx *x, const cJSON *obj, const char
     if (!cJSON_IsObject(obj))
         return cfg_fail(x, path, "expected an object");
     for (const cJSON *it = obj->child; it; it = it->next) {
+        for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
+            if (strcmp(prev->string, it->string) == 0)
+                return cfg_fail(x, path[0] ? path : "(top level)", "duplicate key \"%s\"",
+                                it->string);
         bool ok = false;
         for (const char *const *a = allowed; *a; a++)
             if (strcmp(it->string, *a) == 0)

@@ -42,6 +42,16 @@ static void test_unknown_key(void)
     CHECK(strstr(err.msg, "prometheus") && strstr(err.msg, "unknown key \"tiemout\""));
 }
 
+static void test_duplicate_key(void)
+{
+    struct gl_config *c = NULL;
+    struct gl_error err = {0};
+    CHECK(load("{\"prometheus\": {\"url\": \"http://x\"}, \"prices\": {\"file\": \"p\"},"
+               " \"billing\": {\"currency\": \"USD\"}, \"billing\": {\"currency\": \"EUR\"}}",
+               &c, &err) == GL_ERR_CONFIG);
+    CHECK(strstr(err.msg, "duplicate key \"billing\"") != NULL);
+}
+
 static void test_syntax_error_line(void)
 {
     struct gl_config *c = NULL;
@@ -103,6 +113,7 @@ int main(void)
 {
     RUN(test_minimal_defaults);
     RUN(test_unknown_key);
+    RUN(test_duplicate_key);
     RUN(test_syntax_error_line);
     RUN(test_bad_values);
     RUN(test_ksm_label_names);

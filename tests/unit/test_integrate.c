@@ -10,20 +10,25 @@
 #define T0 1790985600 /* 2026-10-03T00:00:00Z */
 #define DEV "\"UUID\":\"GPU-1\",\"modelName\":\"NVIDIA A100-SXM4-80GB\",\"Hostname\":\"n1\""
 
-static struct gl_config *config(const char *extra)
+static struct gl_config *config_billing(const char *billing, const char *extra)
 {
     char text[2048];
     snprintf(text, sizeof text,
              "{\"prometheus\": {\"url\": \"http://127.0.0.1:1\"},"
-             " \"prices\": {\"file\": \"p.csv\"}, \"billing\": {\"currency\": \"USD\"},"
+             " \"prices\": {\"file\": \"p.csv\"}, \"billing\": {%s},"
              " \"teams\": {\"rules\": [{\"pod_label\": \"team\"}, {\"namespace_label\": \"team\"},"
              " {\"namespace_regex\": \"^team-(.+)$\", \"team\": \"$1\"}]}%s}",
-             extra);
+             billing, extra);
     struct gl_config *c = NULL;
     struct gl_error err = {0};
     if (gl_config_load(tap_tmpfile("cfg.json", text), &c, &err))
         printf("# config: %s\n", err.msg);
     return c;
+}
+
+static struct gl_config *config(const char *extra)
+{
+    return config_billing("\"currency\": \"USD\"", extra);
 }
 
 /* A matrix JSON from "labels|v0,v1,..." lines (v = '-' for no sample). */
@@ -172,8 +177,103 @@ static void test_label_precedence(void)
     gl_config_free(c);
 }
 
+static struct gl_config *config_with(const char *extra)
+{
+    return config(extra);
+}
+
+static void test_device_mode_split(void)
+{
+    struct gl_config *c = config_with(", \"memory_source\": {\"attribution\": \"device\"}");
+    /* Seven pods each report a copy of the device's 1 MiB: 60 MiB·s split
+     * 8 each plus 4 remainders to the first four by namespace/pod. */
+    const char *used[7];
+    char buf[7][256];
+    for (int i = 0; i < 7; i++) {
+        snprintf(buf[i], sizeof buf[i], DEV ",\"namespace\":\"ns\",\"pod\":\"p%d\"|1", 6 - i);
+        used[i] = buf[i];
+    }
+    struct gl_matrix mu;
+    matrix(&mu, used, 7, 1);
+    struct gl_chunk_input in = {.memory = &mu};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_MEMORY_USED) == 60);
+    CHECK(sum(&r, "p0", NULL, GL_KIND_MEMORY_USED) == 9);
+    CHECK(sum(&r, "p3", NULL, GL_KIND_MEMORY_USED) == 9);
+    CHECK(sum(&r, "p4", NULL, GL_KIND_MEMORY_USED) == 8);
+    CHECK(sum(&r, "p6", NULL, GL_KIND_MEMORY_USED) == 8);
+    bool estimated = true;
+    for (size_t i = 0; i < r.nslots; i++)
+        if (r.slots[i].used && r.slots[i].kind == GL_KIND_MEMORY_USED && !r.slots[i].estimated)
+            estimated = false;
+    CHECK(estimated);
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_config_free(c);
+}
+
+static void test_allocation_and_anomalies(void)
+{
+    struct gl_config *c = config_billing("\"currency\": \"USD\", \"basis\": \"max\"", "");
+    /* n1: one A100 (usable 80000), pod a requests 1 GPU and uses 1000.
+     * n2: replicas 4, two A100s; pod b requests 1 replica and uses both
+     * devices (excess devices); pod u uses memory with no request. */
+#define N1 "\"UUID\":\"GPU-A\",\"modelName\":\"A100\",\"Hostname\":\"n1\""
+#define N2A "\"UUID\":\"GPU-B\",\"modelName\":\"A100\",\"Hostname\":\"n2\""
+#define N2B "\"UUID\":\"GPU-C\",\"modelName\":\"A100\",\"Hostname\":\"n2\""
+    const char *used[] = {N1 "|1000", N1 ",\"namespace\":\"t\",\"pod\":\"a\"|1000",
+                          N2A "|3000", N2A ",\"namespace\":\"t\",\"pod\":\"b\"|2000",
+                          N2A ",\"namespace\":\"t\",\"pod\":\"u\"|1000",
+                          N2B "|500", N2B ",\"namespace\":\"t\",\"pod\":\"b\"|500"};
+    const char *free_[] = {N1 "|79000", N2A "|77000", N2B "|79500"};
+    const char *reserved[] = {N1 "|920", N2A "|920", N2B "|920"};
+    const char *alloc[] = {
+        "\"namespace\":\"t\",\"pod\":\"a\",\"node\":\"n1\",\"resource\":\"nvidia_com_gpu\"|1",
+        "\"namespace\":\"t\",\"pod\":\"b\",\"node\":\"n2\",\"resource\":\"nvidia_com_gpu\"|1"};
+    const char *nodes[] = {"\"node\":\"n2\",\"label_nvidia_com_gpu_replicas\":\"4\"|1"};
+    struct gl_matrix mu, mf, mr, ma, mn;
+    matrix(&mu, used, 7, 1);
+    matrix(&mf, free_, 3, 1);
+    matrix(&mr, reserved, 3, 1);
+    matrix(&ma, alloc, 2, 1);
+    matrix(&mn, nodes, 1, 1);
+    struct gl_chunk_input in = {.memory = &mu, .fb_free = &mf, .fb_reserved = &mr,
+                                .allocation = &ma, .node_labels = &mn};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, "a", NULL, GL_KIND_ALLOCATED) == 80000 * 60);
+    CHECK(sum(&r, "a", NULL, GL_KIND_RESERVED_UNUSED) == 79000 * 60);
+    CHECK(sum(&r, "a", NULL, GL_KIND_RESERVED_UNUSED_BILLED) == 79000 * 60);
+    CHECK(sum(&r, "a", NULL, GL_KIND_ALLOCATED_GPU) == 60 * 1000000LL);
+    /* b: one replica of 80000/4 = 20000 MiB; used 2500 on n2 */
+    CHECK(sum(&r, "b", NULL, GL_KIND_ALLOCATED) == 20000 * 60);
+    CHECK(sum(&r, "b", NULL, GL_KIND_RESERVED_UNUSED) == 17500 * 60);
+    CHECK(sum(&r, "b", NULL, GL_KIND_ALLOCATED_GPU) == 60 * 1000000LL / 4);
+    /* b holds 1 unit and uses two GPUs: the smaller one is the anomaly */
+    CHECK(sum(&r, "b", NULL, GL_KIND_ANOMALY_EXCESS_DEVICES) == 500 * 60);
+    CHECK(sum(&r, "u", NULL, GL_KIND_ANOMALY_UNALLOCATED) == 1000 * 60);
+    CHECK(sum(&r, "u", NULL, GL_KIND_MEMORY_USED) == 1000 * 60); /* billed anyway */
+    CHECK(sum(&r, "a", NULL, GL_KIND_ANOMALY_UNALLOCATED) == 0);
+    /* idle on n1 = 79000 free, all taken by a's billed reserved-unused;
+     * n2: idle 77000 + 79500 = 156500 minus b's 17500 */
+    CHECK(sum(&r, NULL, NULL, GL_KIND_IDLE) == (156500 - 17500) * 60);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_EXCESS) == 0);
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&mf);
+    gl_matrix_free(&mr);
+    gl_matrix_free(&ma);
+    gl_matrix_free(&mn);
+    gl_config_free(c);
+}
+
 int main(void)
 {
+    RUN(test_device_mode_split);
+    RUN(test_allocation_and_anomalies);
     RUN(test_parse_bad_samples);
     RUN(test_process_mode);
     RUN(test_label_precedence);
