@@ -97,10 +97,57 @@ fail:
     return rc;
 }
 
+/* What `check` reports about a chunk: devices without FB_RESERVED or
+ * without memory metrics, teams produced by rules and absent from the
+ * catalogue. */
+static void note_findings(const struct gl_config *c, const struct gl_rollup *r,
+                          struct gl_intern *notes)
+{
+    char line[1024];
+    for (size_t d = 0; d < r->ndevices; d++) {
+        const struct gl_chunk_device *cd = &r->devices[d];
+        const char *uuid = gl_intern_str(r->strings, cd->uuid);
+        const char *gid = gl_intern_str(r->strings, cd->gpu_i_id);
+        const char *host = gl_intern_str(r->strings, cd->hostname);
+        if (cd->reserved_missing) {
+            const struct gl_kv *kv = gl_kv_find(c->model_capacity, c->nmodel_capacity,
+                                                gl_intern_str(r->strings, cd->model));
+            snprintf(line, sizeof line,
+                     "device %s%s%s on %s (%s) has no DCGM_FI_DEV_FB_RESERVED: %s", uuid,
+                     gid[0] ? "/" : "", gid, host, gl_intern_str(r->strings, cd->model),
+                     kv ? "reserved = configured capacity - USED - FREE"
+                        : "capacity = USED + FREE (set allocation.model_capacity_mib)");
+            gl_intern_get(notes, line);
+        }
+        if (cd->unknown_usage) {
+            snprintf(line, sizeof line,
+                     "device %s%s%s on %s has pods but no memory metrics: its pods are billed "
+                     "by allocation (estimated)",
+                     uuid, gid[0] ? "/" : "", gid, host);
+            gl_intern_get(notes, line);
+        }
+    }
+    for (size_t i = 0; i < r->nslots; i++) {
+        const struct gl_rollup_entry *e = &r->slots[i];
+        if (!e->used || e->kind != GL_KIND_MEMORY_USED)
+            continue;
+        const char *team = gl_intern_str(r->strings, e->team);
+        if (!gl_config_team(c, team)) {
+            snprintf(line, sizeof line,
+                     "team \"%s\" (from the mapping rules) is not in teams.catalogue: named by its "
+                     "id, no cost center",
+                     team);
+            gl_intern_get(notes, line);
+        }
+    }
+}
+
 enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t from,
                           int64_t to, struct gl_collect_stats *stats, struct gl_error *err)
 {
+    struct gl_intern *notes = stats->notes;
     memset(stats, 0, sizeof *stats);
+    stats->notes = notes;
     from = gl_floor_to(from, 3600);
     to = gl_floor_to(to + 3599, 3600);
     if (to <= from)
@@ -153,8 +200,11 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
                 .compute = compute, .ncompute = (size_t)(nq - Q_FIXED)};
             struct gl_rollup r;
             rc = gl_integrate(c, &in, &r, err);
-            if (!rc)
+            if (!rc && s)
                 rc = store_chunk(c, s, &r, err);
+            if (!rc && stats->notes)
+                note_findings(c, &r, stats->notes);
+            stats->copy_warnings += (int64_t)r.copy_warnings;
             for (size_t h = 0; !rc && h < r.nhours; h++)
                 stats->samples += r.samples_per_hour[h];
             stats->bad_samples += (int64_t)m[Q_MEMORY].bad_samples;

@@ -21,8 +21,13 @@ struct gl_collect_stats {
     int64_t samples;
     int64_t bad_samples;
     int64_t bytes;
+    int64_t copy_warnings;
+    /* Findings for `check` (may be NULL): one human-readable line each. */
+    struct gl_intern *notes;
 };
 
+/* Collects [from, to) into s; with s == NULL nothing is stored (a dry run
+ * for `check`, which reads stats->notes). */
 enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t from,
                           int64_t to, struct gl_collect_stats *stats, struct gl_error *err);
 

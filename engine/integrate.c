@@ -774,6 +774,10 @@ static void step_devices(struct work *w, size_t t)
         dv->free_v = has_free ? to_mib(dv->free_mib[t]) : 0;
         const struct gl_kv *cap_cfg =
             gl_kv_find(c->model_capacity, c->nmodel_capacity, S(w, cd->model));
+        if (has_free && isnan(dv->reserved[t]))
+            w->r->devices[d].reserved_missing = true;
+        if (dv->unknown)
+            w->r->devices[d].unknown_usage = true;
         if (!isnan(dv->reserved[t])) {
             dv->reserved_v = to_mib(dv->reserved[t]);
             dv->capacity = dv->used_dev + dv->free_v + dv->reserved_v;

@@ -469,8 +469,11 @@ static int cmd_anomalies(const struct globals *g, int argc, char **argv)
 static const char usage_check[] =
     "usage: gpuledger check [--at TIME]\n"
     "  Validates the config, the query files and the price table, reaches\n"
-    "  Prometheus and reports how many series each query returns at TIME\n"
-    "  (default: now).\n";
+    "  Prometheus, reports how many series each query returns at TIME (default:\n"
+    "  now), and dry-runs the collection of the hour before TIME: devices\n"
+    "  without FB_RESERVED or without memory metrics, process-mode sources that\n"
+    "  look like device copies, teams missing from the catalogue. Nothing is\n"
+    "  stored.\n";
 
 static int cmd_check(const struct globals *g, int argc, char **argv)
 {
@@ -499,8 +502,9 @@ static int cmd_check(const struct globals *g, int argc, char **argv)
     }
     printf("prices: %s ok (%zu entries)\n", cfg->prices_file, prices->n);
     gl_prices_free(prices);
-    const char *names[] = {cfg->mem_query, "fb_free", "fb_reserved", "pod_labels",
-                           "namespace_labels"};
+    const char *fixed[] = {cfg->mem_query, "fb_free", "fb_reserved", "pod_labels",
+                           "namespace_labels", "allocation", "node_labels"};
+    size_t nnames = sizeof fixed / sizeof *fixed + cfg->ncompute_queries;
     struct gl_prom *prom = NULL;
     struct gl_buf body;
     gl_buf_init(&body);
@@ -509,13 +513,12 @@ static int cmd_check(const struct globals *g, int argc, char **argv)
         return fail(&err);
     }
     int missing = 0;
-    for (size_t i = 0; i < sizeof names / sizeof *names && !rc; i++) {
+    for (size_t i = 0; i < nnames && !rc; i++) {
+        const char *name = i < sizeof fixed / sizeof *fixed
+                               ? fixed[i]
+                               : cfg->compute_queries[i - sizeof fixed / sizeof *fixed];
         char *q = NULL;
-        if (gl_config_query(cfg, names[i], &q, &err)) {
-            rc = fail(&err);
-            break;
-        }
-        if (gl_prom_query(prom, q, at, &body, &err)) {
+        if (gl_config_query(cfg, name, &q, &err) || gl_prom_query(prom, q, at, &body, &err)) {
             rc = fail(&err);
             free(q);
             break;
@@ -524,19 +527,31 @@ static int cmd_check(const struct globals *g, int argc, char **argv)
         const cJSON *res = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(root, "data"), "result");
         int n = cJSON_IsArray(res) ? cJSON_GetArraySize(res) : -1;
-        printf("query %-18s %s series%s\n", names[i], n >= 0 ? "" : "?", "");
-        if (n >= 0)
-            printf("  %d series at the probe time%s\n", n, n == 0 ? " (NO DATA)" : "");
+        printf("query %-18s %d series%s\n", name, n, n <= 0 ? "  (NO DATA at the probe time)" : "");
         if (n <= 0)
             missing++;
         cJSON_Delete(root);
         free(q);
     }
-    if (!rc)
-        printf("prometheus: %s reachable; %d of %zu queries without data\n", cfg->prom_url,
-               missing, sizeof names / sizeof *names);
     gl_buf_free(&body);
     gl_prom_free(prom);
+    if (!rc) {
+        printf("prometheus: %s reachable; %d of %zu queries without data\n", cfg->prom_url,
+               missing, nnames);
+        struct gl_collect_stats st = {.notes = gl_intern_new()};
+        int64_t hour = gl_floor_to(at, 3600);
+        if (gl_collect(cfg, NULL, hour - 3600, hour, &st, &err)) {
+            rc = fail(&err);
+        } else {
+            printf("dry run of the hour before %s: %lld samples, %lld invalid, %lld device(s) "
+                   "looking like copies\n",
+                   v[0] ? v[0] : "now", (long long)st.samples, (long long)st.bad_samples,
+                   (long long)st.copy_warnings);
+            for (int32_t i = 0; i < gl_intern_count(st.notes); i++)
+                printf("note: %s\n", gl_intern_str(st.notes, i));
+        }
+        gl_intern_free(st.notes);
+    }
     gl_config_free(cfg);
     return rc;
 }
