@@ -109,21 +109,29 @@ static void note_findings(const struct gl_config *c, const struct gl_rollup *r,
         const char *uuid = gl_intern_str(r->strings, cd->uuid);
         const char *gid = gl_intern_str(r->strings, cd->gpu_i_id);
         const char *host = gl_intern_str(r->strings, cd->hostname);
-        if (cd->reserved_missing) {
-            const struct gl_kv *kv = gl_kv_find(c->model_capacity, c->nmodel_capacity,
-                                                gl_intern_str(r->strings, cd->model));
+        if (cd->pseudo)
+            continue;
+        const char *model = gl_intern_str(r->strings, cd->model);
+        if (cd->reserved_missing || cd->free_missing) {
+            const struct gl_kv *kv = gl_kv_find(c->model_capacity, c->nmodel_capacity, model);
+            bool cfg = kv && !gid[0];
             snprintf(line, sizeof line,
-                     "device %s%s%s on %s (%s) has no DCGM_FI_DEV_FB_RESERVED: %s", uuid,
-                     gid[0] ? "/" : "", gid, host, gl_intern_str(r->strings, cd->model),
-                     kv ? "reserved = configured capacity - USED - FREE"
-                        : "capacity = USED + FREE (set allocation.model_capacity_mib)");
+                     "device %s%s%s on %s (%s) lacks %s%s%s: %s", uuid, gid[0] ? "/" : "", gid,
+                     host, model, cd->free_missing ? "DCGM_FI_DEV_FB_FREE" : "",
+                     cd->free_missing && cd->reserved_missing ? " and " : "",
+                     cd->reserved_missing ? "DCGM_FI_DEV_FB_RESERVED" : "",
+                     cd->reserved_missing && cfg
+                         ? "reserved = allocation.model_capacity_mib - USED - FREE"
+                     : cd->reserved_missing && !gid[0]
+                         ? "capacity = USED + FREE (set allocation.model_capacity_mib)"
+                         : "missing values count as 0 (capacity = USED + FREE + RESERVED)");
             gl_intern_get(notes, line);
         }
-        if (cd->unknown_usage) {
+        if (!cd->fb_seen) {
             snprintf(line, sizeof line,
-                     "device %s%s%s on %s has pods but no memory metrics: its pods are billed "
-                     "by allocation (estimated)",
-                     uuid, gid[0] ? "/" : "", gid, host);
+                     "device %s%s%s on %s (%s) reports no memory metrics: usage unknown%s", uuid,
+                     gid[0] ? "/" : "", gid, host, model,
+                     cd->unknown_usage ? "; its pods are billed by allocation (estimated)" : "");
             gl_intern_get(notes, line);
         }
     }

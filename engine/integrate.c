@@ -771,17 +771,27 @@ static void step_devices(struct work *w, size_t t)
                        S(w, cd->hostname));
             }
         }
+        /* SPEC §9 "Missing data": an absent FB_FREE or FB_RESERVED counts as 0;
+         * without FB_RESERVED a configured model capacity sets it. */
+        struct gl_chunk_device *cdw = &w->r->devices[d];
+        if (dv->fb) {
+            cdw->fb_seen = true;
+            if (!has_free)
+                cdw->free_missing = true;
+            if (isnan(dv->reserved[t]))
+                cdw->reserved_missing = true;
+        }
+        if (dv->unknown)
+            cdw->unknown_usage = true;
         dv->free_v = has_free ? to_mib(dv->free_mib[t]) : 0;
         const struct gl_kv *cap_cfg =
             gl_kv_find(c->model_capacity, c->nmodel_capacity, S(w, cd->model));
-        if (has_free && isnan(dv->reserved[t]))
-            w->r->devices[d].reserved_missing = true;
-        if (dv->unknown)
-            w->r->devices[d].unknown_usage = true;
-        if (!isnan(dv->reserved[t])) {
+        if (!dv->fb) {
+            dv->reserved_v = dv->capacity = 0; /* no memory metrics: capacity unknown */
+        } else if (!isnan(dv->reserved[t])) {
             dv->reserved_v = to_mib(dv->reserved[t]);
             dv->capacity = dv->used_dev + dv->free_v + dv->reserved_v;
-        } else if (cap_cfg && !dv->mig && has_free) {
+        } else if (cap_cfg && !dv->mig) {
             int64_t rest = cap_cfg->num - dv->used_dev - dv->free_v;
             dv->reserved_v = rest > 0 ? rest : 0;
             dv->capacity = dv->used_dev + dv->free_v + dv->reserved_v;
@@ -789,15 +799,11 @@ static void step_devices(struct work *w, size_t t)
             dv->reserved_v = 0;
             dv->capacity = dv->used_dev + dv->free_v;
         }
-        if (!has_free) {
-            /* capacity unknown without FB_FREE: nothing to reconcile */
-            dv->capacity = dv->reserved_v = 0;
-        }
         dv->usable = dv->capacity - dv->reserved_v;
         dv->sum_q = 0;
         dv->idle_q = 0;
         struct node *n = &NODE(w, dv->node);
-        if (has_free && !dv->mig && dv->usable > n->usable)
+        if (dv->fb && !dv->mig && dv->usable > n->usable)
             n->usable = dv->usable;
     }
 }

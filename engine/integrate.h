@@ -60,7 +60,9 @@ struct gl_chunk_input {
 struct gl_chunk_device {
     int32_t cluster, uuid, gpu_i_id, profile, model, hostname; /* interned */
     bool pseudo;          /* a node's allocation pseudo-device */
-    bool reserved_missing;/* FB_FREE without FB_RESERVED at some step */
+    bool reserved_missing;/* memory metrics without FB_RESERVED at some step */
+    bool free_missing;    /* memory metrics without FB_FREE at some step */
+    bool fb_seen;         /* any memory metric in the chunk */
     bool unknown_usage;   /* pods seen with no memory metrics */
     int64_t max_capacity_mib;
     int64_t first_seen, last_seen; /* -1 when never seen */

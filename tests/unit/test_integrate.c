@@ -132,8 +132,10 @@ static void test_process_mode(void)
     CHECK(sum(&r, "b", "new", GL_KIND_MEMORY_USED) == 0); /* missing sample = 0 */
     CHECK(sum(&r, "c", "z", GL_KIND_MEMORY_USED) == 2 * 200 * 60);
     CHECK(sum(&r, "dcgm-exporter-1", NULL, GL_KIND_MEMORY_USED) == 0);
-    /* capacity = 3000 + free + 920 */
-    CHECK(sum(&r, NULL, NULL, GL_KIND_CAPACITY) == (3000 + 76000 + 920 + 3000 + 77500 + 920) * 60);
+    /* capacity = 3000 + free + 920; the MIG instance has FB_USED only, so
+     * its capacity is its used memory (missing FREE/RESERVED count 0) */
+    CHECK(sum(&r, NULL, NULL, GL_KIND_CAPACITY) ==
+          (3000 + 76000 + 920 + 3000 + 77500 + 920 + 2 * 200) * 60);
     CHECK(sum(&r, NULL, NULL, GL_KIND_RESERVED) == 2 * 920 * 60);
     /* unattributed = 3000 - 2500, then 3000 - 1000 */
     CHECK(sum(&r, NULL, NULL, GL_KIND_UNATTRIBUTED) == (500 + 2000) * 60);
