@@ -4,7 +4,7 @@
 Usage: python3 tests/integration/real_fixtures.py --bin build/gpuledger
                  [--fixtures DIR] [--work DIR] [--keep]
 
-Each capture in DIR (default ../shared/fixtures/real beside the repository)
+Each capture in DIR (default tests/fixtures/real, a copy of ../shared/fixtures/real)
 is turned into OpenMetrics: its verbatim sample lines (label sets and values
 unchanged, plus a `cluster` label named after the file) repeated every 60 s
 for 3 hours, with minimal kube-state-metrics series for the pods the capture
@@ -49,7 +49,7 @@ from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-DEFAULT_FIXTURES = os.path.join(os.path.dirname(REPO), "shared", "fixtures", "real")
+DEFAULT_FIXTURES = os.path.join(REPO, "tests", "fixtures", "real")
 
 T0 = 1791158400            # 2026-10-05T00:00:00Z
 STEP = 60
