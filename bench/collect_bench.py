@@ -7,26 +7,24 @@ Usage: python3 bench/collect_bench.py --bin build/gpuledger --url http://127.0.0
 DIR (--gen) is a tests/gen/gencluster.py output (config.json, prices.csv,
 expected.json); Prometheus at --url already serves its data.
 
-1. Lists the engine's query_range requests for the expected window: chunks of
-   collection.chunk_hours from window.from, per chunk the queries fb_used (the
-   memory_source query), fb_free, fb_reserved, pod_labels, namespace_labels
-   (queries/*.promql, comment lines dropped, ${cluster_selector} -> "", each
-   line followed by one space, as engine/config.c builds them), start=chunk
-   start, end=chunk end - step, step=step.
+1. Discovery (not timed): one `gpuledger collect` of the window through a
+   small recording HTTP proxy in front of Prometheus; the requests the engine
+   made, in order, are the floor's request list (so the floor follows the
+   engine when it learns new queries). They are cross-checked against the
+   issue's description: per chunk of collection.chunk_hours from window.from,
+   query_range of fb_used (the memory_source query), fb_free, fb_reserved,
+   pod_labels and namespace_labels (queries/*.promql, comment lines dropped,
+   ${cluster_selector} -> ""), start=chunk start, end=chunk end - step.
 2. Warm-up (not timed): one curl pass saving the bodies; the samples are
-   counted there: the number of [t, v] values in all results of all requests.
-3. N rounds, each: `gpuledger collect --from --to` into a fresh database and
-   one curl process fetching the same requests sequentially to /dev/null
-   (same Accept and Accept-Encoding headers as the engine: the connection is
-   reused and the body gzip-decoded, like libcurl in the engine), both under
-   /usr/bin/time -v; the order alternates between rounds.
-4. After every engine run, `invoice --format json` totals are compared with
-   expected.json (exact strings) per team; idle/overhead lines on a platform
-   invoice are compared with the sum of the expected fleet line amounts.
+   counted there: the number of [t, v] values (matrix) or results (vector) in
+   all answers of all requests.
 Prints the table on stdout; progress on stderr. Exit 1 on any failure.
 """
 
 import argparse
+import http.client
+import http.server
+import threading
 import json
 import os
 import re
@@ -37,7 +35,6 @@ import time
 import urllib.parse
 from decimal import Decimal
 
-QUERY_ORDER = ["MEMORY", "fb_free", "fb_reserved", "pod_labels", "namespace_labels"]
 FLEET_KINDS = ("idle_share", "overhead_share")
 
 
@@ -97,6 +94,64 @@ def tail(path, n=800):
     return text if len(text) <= n else "..." + text[-n:]
 
 
+class RecordingProxy:
+    """HTTP/1.1 proxy on 127.0.0.1 that relays requests to `upstream` and
+    records (method, path-with-query) in arrival order."""
+
+    def __init__(self, upstream):
+        u = urllib.parse.urlsplit(upstream)
+        self.host, self.port = u.hostname, u.port or 80
+        self.requests = []
+        lock = threading.Lock()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def relay(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n) if n else None
+                with lock:
+                    outer.requests.append((self.command, self.path))
+                hdrs = {k: v for k, v in self.headers.items()
+                        if k.lower() in ("accept", "accept-encoding", "content-type",
+                                         "authorization", "user-agent")}
+                c = http.client.HTTPConnection(outer.host, outer.port, timeout=300)
+                try:
+                    c.request(self.command, self.path, body=body, headers=hdrs)
+                    r = c.getresponse()
+                    data = r.read()
+                    self.send_response(r.status)
+                    for k, v in r.getheaders():
+                        if k.lower() in ("content-type", "content-encoding", "retry-after"):
+                            self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                finally:
+                    c.close()
+
+            do_GET = do_POST = relay
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def first_metric(query):
+    m = re.search(r"\b(DCGM_\w+|kube_\w+|hami_\w+|[a-zA-Z_:][\w:]*\{)", query)
+    return m.group(1).rstrip("{") if m else query[:30]
+
+
 class Bench:
     def __init__(self, a):
         self.a = a
@@ -107,50 +162,108 @@ class Bench:
             self.exp = json.load(f)
         with open(os.path.join(gen, "config.json")) as f:
             cfg = json.load(f)
-        cfg["prometheus"]["url"] = a.url
         cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
         cfg.setdefault("collection", {})["queries_dir"] = os.path.abspath(a.queries)
-        self.cfg_path = os.path.join(self.work, "gpuledger.json")
-        with open(self.cfg_path, "w") as f:
-            json.dump(cfg, f, indent=2)
+        self.cfg = cfg
+        self.cfg_path = self.write_config("gpuledger.json", a.url)
         col = cfg["collection"]
         self.step = int(col.get("step_seconds", 60))
         self.chunk = int(col.get("chunk_hours", 6)) * 3600
         mem = cfg.get("memory_source", {}).get("query", "fb_used")
         self.wfrom, self.wto = self.exp["window"]["from"], self.exp["window"]["to"]
-        self.requests = []
+        # the issue's description of the engine's requests (checked in discover())
+        self.issue_requests = []
         f0, t0 = parse_time(self.wfrom), parse_time(self.wto)
-        texts = {}
-        for name in QUERY_ORDER:
-            name = mem if name == "MEMORY" else name
-            texts[name] = promql(os.path.join(a.queries, name + ".promql"))
+        names = [mem, "fb_free", "fb_reserved", "pod_labels", "namespace_labels"]
+        texts = {n: promql(os.path.join(a.queries, n + ".promql")) for n in names}
         cs = f0
         while cs < t0:
             ce = min(cs + self.chunk, t0)
-            for name in QUERY_ORDER:
-                name = mem if name == "MEMORY" else name
-                qs = "query=%s&start=%d&end=%d&step=%d" % (
-                    urllib.parse.quote(texts[name], safe=""), cs, ce - self.step, self.step)
-                self.requests.append((name, cs, a.url + "/api/v1/query_range?" + qs))
+            for n in names:
+                self.issue_requests.append("/api/v1/query_range?query=%s&start=%d&end=%d&step=%d" % (
+                    urllib.parse.quote(texts[n], safe=""), cs, ce - self.step, self.step))
             cs = ce
-        self.nchunks = len(self.requests) // len(QUERY_ORDER)
+        self.nchunks = len(self.issue_requests) // len(names)
+        # file name of each query text, for the per-query breakdown
+        self.file_of = {}
+        for fn in sorted(os.listdir(a.queries)):
+            if fn.endswith(".promql"):
+                self.file_of.setdefault(first_metric(promql(os.path.join(a.queries, fn))),
+                                        fn[:-len(".promql")])
+        self.requests = []      # [(label, url)] filled by discover()
         self.failed = False
+
+    def write_config(self, name, url):
+        cfg = json.loads(json.dumps(self.cfg))
+        cfg["prometheus"]["url"] = url
+        path = os.path.join(self.work, name)
+        with open(path, "w") as f:
+            json.dump(cfg, f, indent=2)
+        return path
+
+    def label(self, path):
+        q = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query).get("query", [""])[0]
+        m = first_metric(q)
+        return self.file_of.get(m, m)
+
+    # ---- discovery: the engine's own requests, through a recording proxy
+    def discover(self):
+        proxy = RecordingProxy(self.a.url)
+        try:
+            cfg = self.write_config("gpuledger-discover.json", proxy.url)
+            db = os.path.join(self.work, "discover.db")
+            errf = os.path.join(self.work, "engine-discover.log")
+            t0 = time.perf_counter()
+            with open(errf, "w") as se:
+                p = subprocess.run([self.a.bin, "--config", cfg, "--db", db, "collect",
+                                    "--from", self.wfrom, "--to", self.wto],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=se, timeout=1800)
+            wall = time.perf_counter() - t0
+        finally:
+            proxy.close()
+        if p.returncode != 0:
+            raise RuntimeError("gpuledger collect (discovery run through the proxy): exit %s; "
+                               "stderr: %s" % (p.returncode, tail(errf)))
+        recorded = proxy.requests
+        other = [r for r in recorded if r[0] != "GET"]
+        if other:
+            raise RuntimeError("the engine made non-GET requests %s; the curl floor replays "
+                               "GETs only" % other[:3])
+        paths = [pth for _, pth in recorded]
+        self.requests = [(self.label(pth), self.a.url + pth) for pth in paths]
+        self.issue_set = set(self.issue_requests)
+        missing = [pth for pth in self.issue_requests if pth not in set(paths)]
+        extra = {}
+        for pth in paths:
+            if pth not in set(self.issue_requests):
+                extra[self.label(pth)] = extra.get(self.label(pth), 0) + 1
+        self.extra = extra
+        self.engine_queries = sorted({lbl for lbl, _ in self.requests},
+                                     key=lambda x: [lbl for lbl, _ in self.requests].index(x))
+        log("discovery run through a recording proxy %.2fs: %d requests (%d expected from the "
+            "issue; extra %s)" % (wall, len(paths), len(self.issue_requests), extra or "none"))
+        if missing:
+            print("NOTE %d of the %d requests the issue describes were not made by the engine, "
+                  "e.g. %s" % (len(missing), len(self.issue_requests),
+                               urllib.parse.unquote(missing[0])[:200]))
 
     # ---- curl floor
     def curl_list(self, name, outputs):
         path = os.path.join(self.work, name)
         with open(path, "w") as f:
-            for (_, _, url), out in zip(self.requests, outputs):
+            for (_, url), out in zip(self.requests, outputs):
                 f.write('url = "%s"\noutput = "%s"\n' % (url, out))
         return path
 
     def curl_cmd(self, listfile):
         return ["curl", "-s", "-S", "--compressed", "-H", "Accept: application/json",
-                "-w", "%{http_code} %{size_download}\\n", "-K", listfile]
+                "-w", "%{http_code} %{size_download} %{time_total}\\n", "-K", listfile]
 
     def check_curl(self, rc, outfile, errfile, what):
         lines = open(outfile).read().split()
-        codes, sizes = lines[0::2], lines[1::2]
+        codes, sizes, times = lines[0::3], lines[1::3], lines[2::3]
+        self.last_times = [float(x) for x in times]
         bad = [c for c in codes if c != "200"]
         if rc != 0 or bad or len(codes) != len(self.requests):
             raise RuntimeError("%s: curl exit %s, %d/%d answers, non-200: %s; %s"
@@ -171,16 +284,22 @@ class Bench:
         self.wire_bytes = self.check_curl(rc, wo, we, "warm-up")
         samples = series = body = 0
         per_query = {}
-        for (name, _, _), out in zip(self.requests, outs):
+        for (name, _), out in zip(self.requests, outs):
             body += os.path.getsize(out)
             with open(out, "rb") as f:
                 doc = json.load(f)
             os.unlink(out)
-            if doc.get("status") != "success" or doc["data"]["resultType"] != "matrix":
+            if doc.get("status") != "success":
                 raise RuntimeError("%s: unexpected answer %s" % (name, str(doc)[:300]))
-            n = sum(len(r.get("values", [])) for r in doc["data"]["result"])
+            res = doc["data"]["result"]
+            if doc["data"]["resultType"] == "matrix":
+                n = sum(len(r.get("values", [])) for r in res)
+                series += len(res)
+            elif doc["data"]["resultType"] == "vector":
+                n = len(res)
+            else:
+                n = 1
             samples += n
-            series += len(doc["data"]["result"])
             per_query[name] = per_query.get(name, 0) + n
         self.samples, self.series_chunks, self.body_bytes = samples, series, body
         self.per_query = per_query
@@ -197,7 +316,11 @@ class Bench:
         wire = self.check_curl(rc, wo, we, "curl round %d" % r)
         if wire != self.wire_bytes:
             log("note: round %d downloaded %d bytes, warm-up %d" % (r, wire, self.wire_bytes))
-        return {"wall": wall, "rss": rss, "cpu": cpu}
+        by_query = {}
+        for (name, _), tt in zip(self.requests, self.last_times):
+            by_query[name] = by_query.get(name, 0.0) + tt
+        return {"wall": wall, "rss": rss, "cpu": cpu, "by_query": by_query,
+                "times": list(self.last_times)}
 
     # ---- engine
     def engine(self, db, *args, stdout=subprocess.PIPE, timeout=900):
@@ -257,8 +380,8 @@ class Bench:
     # ---- main
     def main(self):
         a = self.a
-        log("%d chunks x %d queries = %d query_range requests, window %s .. %s"
-            % (self.nchunks, len(QUERY_ORDER), len(self.requests), self.wfrom, self.wto))
+        log("window %s .. %s, %d chunks" % (self.wfrom, self.wto, self.nchunks))
+        self.discover()
         self.warmup()
         runs = []
         verified = []
@@ -287,10 +410,11 @@ class Bench:
         return 1 if self.failed else 0
 
     def report(self, runs, verified):
-        print("gpuledger collect benchmark: %s .. %s, step %ds, %d chunks x %d queries = %d "
-              "query_range requests" % (self.wfrom, self.wto, self.step, self.nchunks,
-                                        len(QUERY_ORDER), len(self.requests)))
-        print("samples (values in all responses): %d = %s; %d series x chunk; "
+        print("gpuledger collect benchmark: %s .. %s, step %ds, %d chunks; the engine made "
+              "%d requests (%d per chunk: %s), replayed by curl as the floor"
+              % (self.wfrom, self.wto, self.step, self.nchunks, len(self.requests),
+                 len(self.requests) // max(1, self.nchunks), ", ".join(self.engine_queries)))
+        print("samples (values in all answers): %d = %s; %d series x chunk; "
               "%.1f MiB JSON, %.1f MiB gzip on the wire"
               % (self.samples, " + ".join("%s %d" % kv for kv in self.per_query.items()),
                  self.series_chunks, self.body_bytes / 2**20, self.wire_bytes / 2**20))
@@ -315,6 +439,19 @@ class Bench:
         if len(rows) > 1:
             med = [statistics.median(col) for col in zip(*rows)]
             print(fmt % tuple(["median"] + self.cells(med)))
+        bq = [r["curl"]["by_query"] for r in runs if r.get("curl")]
+        if bq:
+            print("floor seconds by query (median of runs): " + ", ".join(
+                "%s %.2f" % (q, statistics.median(b.get(q, 0.0) for b in bq))
+                for q in self.engine_queries))
+            if self.extra:
+                five = [sum(t for (lbl, url), t in zip(self.requests, r["curl"]["times"])
+                            if url[len(self.a.url):] in self.issue_set) for r in runs
+                        if r.get("curl")]
+                ew = [r["engine"]["wall"] for r in runs if r.get("engine")]
+                print("floor of only the issue's 5 queries per chunk (sum of curl time_total, "
+                      "median): %.2f s; engine/that = %.2f"
+                      % (statistics.median(five), statistics.median(ew) / statistics.median(five)))
         # invoice check (round 1 shown; later rounds must agree)
         if verified:
             rows0 = verified[0]

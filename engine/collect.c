@@ -163,8 +163,9 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
     char *queries[Q_MAX] = {0};
     const int nq = query_count(c);
     struct gl_prom *prom = NULL;
-    struct gl_buf body;
-    gl_buf_init(&body);
+    struct gl_buf bodies[Q_MAX];
+    for (int q = 0; q < Q_MAX; q++)
+        gl_buf_init(&bodies[q]);
     enum gl_status rc = GL_OK;
     for (int q = 0; q < nq && !rc; q++)
         rc = gl_config_query(c, query_name(c, q), &queries[q], err);
@@ -176,10 +177,10 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
         size_t nsteps = (size_t)((ce - cs) / c->step);
         struct gl_matrix m[Q_MAX];
         memset(m, 0, sizeof m);
+        rc = gl_prom_query_range_batch(prom, (size_t)nq, queries, cs, ce - c->step, c->step,
+                                       bodies, err);
         for (int q = 0; q < nq && !rc; q++) {
-            rc = gl_prom_query_range(prom, queries[q], cs, ce - c->step, c->step, &body, err);
-            if (rc)
-                break;
+            struct gl_buf body = bodies[q];
             stats->bytes += (int64_t)body.len;
             char what[256];
             char ts[32];
@@ -196,6 +197,7 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
                        query_name(c, q), ts, m[q].bad_samples);
             if (!rc && q != Q_MEMORY)
                 stats->bad_samples += (int64_t)m[q].bad_samples;
+            gl_buf_free(&bodies[q]); /* parsed: keep memory bounded */
         }
         if (!rc) {
             const struct gl_matrix *compute[Q_MAX];
@@ -229,7 +231,8 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
                    (long long)((ce - cs) / 3600));
         }
     }
-    gl_buf_free(&body);
+    for (int q = 0; q < Q_MAX; q++)
+        gl_buf_free(&bodies[q]);
     gl_prom_free(prom);
     for (int q = 0; q < nq; q++)
         free(queries[q]);

@@ -185,7 +185,7 @@ bool gl_is_ascii(const char *s)
 static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
     static const char *const keys[] = {"url", "bearer_token_file", "headers", "ca_file",
-                                       "timeout_seconds", "retries", NULL};
+                                       "timeout_seconds", "retries", "max_in_flight", NULL};
     enum gl_status rc;
     if ((rc = check_keys(x, o, "prometheus", keys)))
         return rc;
@@ -208,6 +208,10 @@ static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, co
     if ((rc = get_int(x, o, "prometheus", "retries", 0, 20, &retries)))
         return rc;
     c->retries = (int)retries;
+    long inflight = c->max_in_flight;
+    if ((rc = get_int(x, o, "prometheus", "max_in_flight", 1, 32, &inflight)))
+        return rc;
+    c->max_in_flight = (int)inflight;
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "headers");
     if (h && !cJSON_IsNull(h)) {
         if (!cJSON_IsObject(h))
@@ -535,6 +539,7 @@ static void set_defaults(struct gl_config *c)
 {
     c->timeout_s = 60;
     c->retries = 3;
+    c->max_in_flight = 4;
     c->step = 60;
     c->chunk_hours = 6;
     c->identity = GL_IDENTITY_AUTO;

@@ -60,6 +60,7 @@ struct gl_config {
     size_t nheaders;
     long timeout_s;
     int retries;
+    int max_in_flight;
 
     /* cluster */
     char *cluster_name;

@@ -172,15 +172,27 @@ static void describe_body(const struct gl_buf *body, char *out, size_t n)
 }
 
 /* GET base+path?params with retries. params is already URL-encoded. */
+static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const char *params,
+                                    const char *what, struct gl_buf *body, int first_attempt,
+                                    struct gl_error *err);
+
 static enum gl_status prom_get(struct gl_prom *p, const char *path, const char *params,
                                const char *what, struct gl_buf *body, struct gl_error *err)
+{
+    return prom_get_from(p, path, params, what, body, 0, err);
+}
+
+/* GET with retries, counting first_attempt tries as already made. */
+static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const char *params,
+                                    const char *what, struct gl_buf *body, int first_attempt,
+                                    struct gl_error *err)
 {
     const struct gl_config *c = p->cfg;
     size_t n = strlen(c->prom_url) + strlen(path) + strlen(params) + 2;
     char *url = gl_xcalloc(n, 1);
     snprintf(url, n, "%s%s?%s", c->prom_url, path, params);
     enum gl_status rc = GL_OK;
-    for (int attempt = 0;; attempt++) {
+    for (int attempt = first_attempt;; attempt++) {
         gl_buf_reset(body);
         p->retry_after_s = -1;
         p->errbuf[0] = '\0';
@@ -230,24 +242,125 @@ static char *escape(CURL *h, const char *s)
     return copy;
 }
 
+static void range_params(struct gl_prom *p, const char *query, int64_t start, int64_t end,
+                         int64_t step, struct gl_buf *params, char *what, size_t nwhat);
+
 enum gl_status gl_prom_query_range(struct gl_prom *p, const char *query, int64_t start,
                                    int64_t end, int64_t step, struct gl_buf *body,
                                    struct gl_error *err)
 {
-    char *q = escape(p->curl, query);
     struct gl_buf params;
     gl_buf_init(&params);
-    gl_buf_printf(&params, "query=%s&start=%lld&end=%lld&step=%lld", q, (long long)start,
-                  (long long)end, (long long)step);
     char what[512];
+    range_params(p, query, start, end, step, &params, what, sizeof what);
+    enum gl_status rc = prom_get(p, "/api/v1/query_range", params.data, what, body, err);
+    gl_buf_free(&params);
+    return rc;
+}
+
+static void range_params(struct gl_prom *p, const char *query, int64_t start, int64_t end,
+                         int64_t step, struct gl_buf *params, char *what, size_t nwhat)
+{
+    char *q = escape(p->curl, query);
+    gl_buf_printf(params, "query=%s&start=%lld&end=%lld&step=%lld", q, (long long)start,
+                  (long long)end, (long long)step);
+    free(q);
     char from[32], to[32];
     gl_time_format(start, from, sizeof from);
     gl_time_format(end, to, sizeof to);
-    snprintf(what, sizeof what, "query=%.300s start=%s end=%s step=%llds", query, from, to,
+    snprintf(what, nwhat, "query=%.300s start=%s end=%s step=%llds", query, from, to,
              (long long)step);
-    enum gl_status rc = prom_get(p, "/api/v1/query_range", params.data, what, body, err);
-    gl_buf_free(&params);
-    free(q);
+}
+
+enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *const *queries,
+                                         int64_t start, int64_t end, int64_t step,
+                                         struct gl_buf *bodies, struct gl_error *err)
+{
+    const struct gl_config *c = p->cfg;
+    CURLM *multi = curl_multi_init();
+    p->retry_after_s = -1;
+    CURL **h = gl_xcalloc(n, sizeof *h);
+    bool *ok = gl_xcalloc(n, sizeof *ok);
+    char **urls = gl_xcalloc(n, sizeof *urls);
+    if (multi) {
+        curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->max_in_flight);
+        curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->max_in_flight);
+        for (size_t i = 0; i < n; i++) {
+            struct gl_buf params;
+            gl_buf_init(&params);
+            char what[512];
+            range_params(p, queries[i], start, end, step, &params, what, sizeof what);
+            gl_buf_reset(&bodies[i]);
+            gl_buf_printf(&bodies[i], "%s/api/v1/query_range?%s", c->prom_url, params.data);
+            urls[i] = bodies[i].data;
+            gl_buf_init(&bodies[i]);
+            gl_buf_free(&params);
+            h[i] = curl_easy_duphandle(p->curl);
+            if (!h[i])
+                continue;
+            curl_easy_setopt(h[i], CURLOPT_URL, urls[i]);
+            curl_easy_setopt(h[i], CURLOPT_WRITEDATA, &bodies[i]);
+            /* the header callback stays (with NULL, libcurl would hand headers to
+             * the body callback with the header data pointer) */
+            curl_easy_setopt(h[i], CURLOPT_ERRORBUFFER, NULL);
+            curl_easy_setopt(h[i], CURLOPT_PRIVATE, (char *)NULL + i);
+            curl_multi_add_handle(multi, h[i]);
+        }
+        int running = 1;
+        while (running) {
+            if (curl_multi_perform(multi, &running) != CURLM_OK)
+                break;
+            if (running)
+                curl_multi_poll(multi, NULL, 0, 1000, NULL);
+        }
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(multi, &left))) {
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            char *priv = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+            size_t i = (size_t)(priv - (char *)NULL);
+            long status = 0;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &status);
+            if (i < n && msg->data.result == CURLE_OK && status >= 200 && status < 300)
+                ok[i] = true;
+        }
+    }
+    enum gl_status rc = GL_OK;
+    bool waited = false;
+    for (size_t i = 0; i < n; i++) {
+        if (h[i]) {
+            curl_multi_remove_handle(multi, h[i]);
+            curl_easy_cleanup(h[i]);
+        }
+        free(urls[i]);
+        if (ok[i] || rc)
+            continue;
+        /* What failed at once is retried alone, after the server's
+         * Retry-After (any response of the batch) or the first backoff. */
+        if (!waited) {
+            long delay = p->retry_after_s >= 0
+                             ? (p->retry_after_s > 300 ? 300 : p->retry_after_s) * 1000
+                             : gl_prom_backoff_ms;
+            gl_log(GL_LOG_WARN, "prometheus batch request failed, retrying alone delay_ms=%ld",
+                   delay);
+            sleep_ms(delay);
+            waited = true;
+        }
+        struct gl_buf params;
+        gl_buf_init(&params);
+        char what[512];
+        range_params(p, queries[i], start, end, step, &params, what, sizeof what);
+        rc = prom_get_from(p, "/api/v1/query_range", params.data, what, &bodies[i],
+                           c->retries > 0 ? 1 : 0, err);
+        gl_buf_free(&params);
+    }
+    if (multi)
+        curl_multi_cleanup(multi);
+    free(h);
+    free(ok);
+    free(urls);
     return rc;
 }
 

@@ -28,6 +28,13 @@ void gl_prom_free(struct gl_prom *p);
 enum gl_status gl_prom_query_range(struct gl_prom *p, const char *query, int64_t start,
                                    int64_t end, int64_t step, struct gl_buf *body,
                                    struct gl_error *err);
+/* The same window for n queries, up to prometheus.max_in_flight requests
+ * at once (curl multi); a request that fails is retried on its own with the
+ * usual backoff. bodies[i] receives query i's JSON. */
+enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *const *queries,
+                                         int64_t start, int64_t end, int64_t step,
+                                         struct gl_buf *bodies, struct gl_error *err);
+
 /* Instant query at time t. */
 enum gl_status gl_prom_query(struct gl_prom *p, const char *query, int64_t t,
                              struct gl_buf *body, struct gl_error *err);

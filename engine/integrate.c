@@ -39,6 +39,7 @@ struct dev {
     double *reserved;  /* FB_RESERVED, max over the group */
     double *busy;      /* busy ratio 0..1 from the preferred compute query */
     int32_t first_pair;
+    int32_t first_lset;
     int32_t copy_run;
     bool copy_warned;
     /* per-step scratch */
@@ -47,6 +48,13 @@ struct dev {
     int64_t used_dev, free_v, reserved_v, capacity, usable;
     int64_t sum_q;     /* Σ pod MiB·s this step */
     int64_t idle_q;
+};
+
+/* One label set of a device's memory series (labels but __name__): its
+ * USED, FREE and RESERVED, whose sum is that series' view of the capacity. */
+struct lset {
+    double *v[3];
+    int32_t next;
 };
 
 struct pair {
@@ -126,7 +134,8 @@ struct work {
     const struct gl_chunk_input *in;
     struct gl_rollup *r;
     struct gl_intern *devkeys, *podkeys, *nodekeys, *pnkeys, *pnodekeys, *pairkeys, *labelkeys;
-    struct vec devs, pairs, pods, nodes, pns, pnodes, asers;
+    struct vec devs, pairs, pods, nodes, pns, pnodes, asers, lsets;
+    struct gl_intern *lskeys;
     struct label_index pl, nl, nodel;
     int32_t empty;
     /* scratch per step */
@@ -141,6 +150,7 @@ struct work {
 #define PN(w, i) (((struct pn *)(w)->pns.data)[i])
 #define PNODE(w, i) (((struct pnode *)(w)->pnodes.data)[i])
 #define ASER(w, i) (((struct aser *)(w)->asers.data)[i])
+#define LSET(w, i) (((struct lset *)(w)->lsets.data)[i])
 
 /* ---- rollup hash table ---- */
 
@@ -363,6 +373,7 @@ static struct gl_chunk_device *new_chunk_device(struct work *w)
     cd->first_seen = cd->last_seen = -1;
     struct dev *d = vec_push(&w->devs);
     d->first_pair = -1;
+    d->first_lset = -1;
     d->node = -1;
     return cd;
 }
@@ -434,6 +445,55 @@ static int32_t pair_of(struct work *w, int32_t dev, const struct gl_series *s, c
     return k;
 }
 
+static int64_t to_mib(double v)
+{
+    return (int64_t)llround(v);
+}
+
+/* Merges a series into its label set's slot (which = 0 USED, 1 FREE,
+ * 2 RESERVED). */
+static void lset_merge(struct work *w, int32_t dev, const struct gl_series *s, int which)
+{
+    struct gl_buf key;
+    gl_buf_init(&key);
+    gl_buf_printf(&key, "%d", dev);
+    for (size_t i = 0; i < s->nlabels; i++)
+        if (strcmp(s->labels[i].name, "__name__") != 0)
+            gl_buf_printf(&key, "\x1f%s=%s", s->labels[i].name, s->labels[i].value);
+    int32_t k = intern_in(w->lskeys, key.data);
+    gl_buf_free(&key);
+    if ((size_t)k >= w->lsets.n) {
+        struct lset *l = vec_push(&w->lsets);
+        l->next = DEV(w, dev).first_lset;
+        DEV(w, dev).first_lset = k;
+    }
+    struct lset *l = &LSET(w, k);
+    if (!l->v[which])
+        l->v[which] = new_values(w->r->nsteps);
+    merge_max(l->v[which], s->values, w->r->nsteps);
+}
+
+/* Capacity at t as SPEC §9 has it: each label set's USED + FREE + RESERVED
+ * (missing ones count 0), the max over the device's label sets; -1 when no
+ * label set has a value at t. */
+static int64_t lset_capacity(struct work *w, const struct dev *dv, size_t t)
+{
+    int64_t best = -1;
+    for (int32_t k = dv->first_lset; k >= 0; k = LSET(w, k).next) {
+        const struct lset *l = &LSET(w, k);
+        int64_t sum = 0;
+        bool any = false;
+        for (int i = 0; i < 3; i++)
+            if (l->v[i] && !isnan(l->v[i][t])) {
+                sum += to_mib(l->v[i][t]);
+                any = true;
+            }
+        if (any && sum > best)
+            best = sum;
+    }
+    return best;
+}
+
 static void add_memory(struct work *w, const struct gl_matrix *m)
 {
     const struct gl_config *c = w->c;
@@ -447,6 +507,7 @@ static void add_memory(struct work *w, const struct gl_matrix *m)
             for (size_t t = 0; t < n; t++)
                 if (!isnan(s->values[t]))
                     s->values[t] = (double)gl_div_half_even((gl_i128)s->values[t], 1048576);
+        lset_merge(w, dev, s, 0);
         const char *ns, *pod;
         if (!identity(c, s, &ns, &pod)) {
             merge_max(DEV(w, dev).used, s->values, n);
@@ -470,6 +531,7 @@ static void add_device_metric(struct work *w, const struct gl_matrix *m, bool is
             continue;
         merge_max(is_free ? DEV(w, dev).free_mib : DEV(w, dev).reserved, s->values,
                   w->r->nsteps);
+        lset_merge(w, dev, s, is_free ? 1 : 2);
     }
 }
 
@@ -591,10 +653,6 @@ static int32_t team_at(struct work *w, int32_t podi, size_t t)
     return p->team;
 }
 
-static int64_t to_mib(double v)
-{
-    return (int64_t)llround(v);
-}
 
 /* "nvidia_com_mig_1g_10gb" → g = 1, gb = 10, profile "1g.10gb"; false if not MIG. */
 static bool parse_mig_resource(const char *res, int64_t *g, int64_t *gb, char *profile, size_t n)
@@ -786,18 +844,20 @@ static void step_devices(struct work *w, size_t t)
         dv->free_v = has_free ? to_mib(dv->free_mib[t]) : 0;
         const struct gl_kv *cap_cfg =
             gl_kv_find(c->model_capacity, c->nmodel_capacity, S(w, cd->model));
-        if (!dv->fb) {
+        int64_t cap_ls = dv->fb ? lset_capacity(w, dv, t) : -1;
+        if (cap_ls < 0) {
             dv->reserved_v = dv->capacity = 0; /* no memory metrics: capacity unknown */
         } else if (!isnan(dv->reserved[t])) {
             dv->reserved_v = to_mib(dv->reserved[t]);
-            dv->capacity = dv->used_dev + dv->free_v + dv->reserved_v;
+            dv->capacity = cap_ls;
         } else if (cap_cfg && !dv->mig) {
-            int64_t rest = cap_cfg->num - dv->used_dev - dv->free_v;
+            /* no FB_RESERVED: reserved = configured capacity − USED − FREE */
+            int64_t rest = cap_cfg->num - cap_ls;
             dv->reserved_v = rest > 0 ? rest : 0;
-            dv->capacity = dv->used_dev + dv->free_v + dv->reserved_v;
+            dv->capacity = cap_ls + dv->reserved_v;
         } else {
             dv->reserved_v = 0;
-            dv->capacity = dv->used_dev + dv->free_v;
+            dv->capacity = cap_ls;
         }
         dv->usable = dv->capacity - dv->reserved_v;
         dv->sum_q = 0;
@@ -1192,8 +1252,9 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     w.pns.size = sizeof(struct pn);
     w.pnodes.size = sizeof(struct pnode);
     w.asers.size = sizeof(struct aser);
-    struct gl_intern **tables[] = {&w.devkeys, &w.podkeys,   &w.nodekeys, &w.pnkeys,
-                                   &w.pnodekeys, &w.pairkeys, &w.labelkeys};
+    w.lsets.size = sizeof(struct lset);
+    struct gl_intern **tables[] = {&w.devkeys,   &w.podkeys,  &w.nodekeys, &w.pnkeys,
+                                   &w.pnodekeys, &w.pairkeys, &w.labelkeys, &w.lskeys};
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
         *tables[i] = gl_intern_new();
     w.empty = str(&w, "");
@@ -1238,7 +1299,11 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
         free(PNODE(&w, p).devs);
         free(PNODE(&w, p).devq);
     }
-    struct vec *vecs[] = {&w.devs, &w.pairs, &w.pods, &w.nodes, &w.pns, &w.pnodes, &w.asers};
+    for (size_t k = 0; k < w.lsets.n; k++)
+        for (int i = 0; i < 3; i++)
+            free(LSET(&w, k).v[i]);
+    struct vec *vecs[] = {&w.devs,   &w.pairs,  &w.pods, &w.nodes,
+                          &w.pns,    &w.pnodes, &w.asers, &w.lsets};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         free(vecs[i]->data);
     free(w.touched_pn);

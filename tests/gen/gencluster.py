@@ -11,14 +11,23 @@ Writes into OUTDIR:
   config.json    gpuledger config (docs/interfaces.md); prometheus.url is the
                  placeholder "http://127.0.0.1:PORT" for the caller to rewrite.
   prices.csv     price table (SPEC section 9).
-  expected.json  figures computed here, never by the engine (see below).
+  expected.json  figures computed here, never by the engine (see below), for
+                 config.json.
+  config-RUN.json, expected-RUN.json
+                 the same for every entry of the scenario's "runs" (engine
+                 configs run against the same data: attribution mode, split,
+                 billing basis, idle policy, identity labels).
 
 Only the Python 3 standard library is used; all money and quantity arithmetic
 is exact (int / fractions.Fraction), rounded half-even once where SPEC says.
+No code is shared with the engine: the reference model below is written from
+SPEC sections 3 and 9 and docs/interfaces.md ("Sharing-aware attribution").
 
 The module can also be imported (tests/integration/run.py does):
-  load_scenario(path) -> Cluster;  Cluster.expected(t_from, t_to, exclude)
-  Cluster.samples_at(t) -> {(family, labels...): value}
+  load_scenario(path) -> Cluster;  Cluster.expected(t_from, t_to, exclude, overrides)
+  Cluster.run_config(overrides) -> config dict;  Cluster.samples_at(t)
+  Cluster.direct_*(...) -> figures summed straight from the scenario's
+  occupants and pods (independent of the series-reading model).
 
 SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
 ----------------------------------------------------------------------
@@ -44,16 +53,27 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
     {"namespace": "team-a", "name": "train-0", "uid": "...", "container": "trainer",
      "node": "gpu-node-1",
      "from": T, "to": T,              lifetime (default start..end): the pod's
-                                      kube_pod_status_phase{phase="Running"} 1,
-                                      kube_pod_container_resource_requests and
-                                      kube_pod_labels series exist in [from, to)
+                                      kube_pod_status_phase, kube_pod_container_
+                                      resource_requests and kube_pod_labels
+                                      series exist in [from, to)
+     "completed_at": T,               optional: the pod stops running at T but
+                                      its series linger until "to" (as KSM
+                                      keeps completed pods): phase="Running" is
+                                      1 before T and 0 from T, and a
+                                      phase="Succeeded" series is 0 then 1
      "labels": {"team": "vision"}, "changes": [...],   as for namespaces
      "requests": {"nvidia.com/gpu": 1}}               resource names as in
-  ],                                  Kubernetes; written sanitized (nvidia_com_gpu)
+  ],                                  Kubernetes (nvidia.com/gpu, nvidia.com/gpu.shared,
+                                      nvidia.com/mig-1g.10gb, cpu, ...); written
+                                      sanitized (nvidia_com_gpu, unit "integer")
   "nodes": [
     {"name": "gpu-node-1",
-     "labels": {"nvidia.com/gpu.product": "...", ...},   kube_node_labels
+     "labels": {"nvidia.com/gpu.product": "...", "nvidia.com/gpu.replicas": "4"},
+                                      kube_node_labels (label_nvidia_com_gpu_replicas
+                                      is what time-slicing allocation reads)
      "hostname_label": "Hostname",    or "hostname" (newest dcgm-exporter)
+     "profiling": true,               false: no DCGM_FI_PROF_GR_ENGINE_ACTIVE on
+                                      this node (compute falls back to GPU_UTIL)
      "scrape": {"mode": "honor"}      pod labels as exported (default), or
                {"mode": "exported", "exporter_pod": "gpu-operator/nvidia-dcgm-exporter-x7k2p",
                 "exporter_container": "nvidia-dcgm-exporter"}
@@ -62,12 +82,10 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
                                       exported_pod and every series of the node
                                       carries container/namespace/pod of the
                                       exporter pod itself (so under
-                                      identity_labels "auto" an unoccupied
-                                      device would bill the exporter pod: the
-                                      self-check rejects such a scenario; keep
-                                      these devices occupied or set
-                                      config.collection.identity_labels
-                                      "exported");
+                                      identity_labels "auto" a series without
+                                      a workload bills the exporter pod; the
+                                      model computes exactly that, and
+                                      identity_labels "exported" never does);
      "empty_pod_labels": false,       true: series without a workload print
                                       container="",namespace="",pod="" (old exporters)
      "gaps": [{"from": T, "to": T}],  scrape gaps: no dcgm sample of this node in [from, to)
@@ -76,23 +94,40 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
         "device": "nvidia0" (default "nvidia<gpu>"), "model": "NVIDIA A100-SXM4-80GB",
         "mig": {"profile": "1g.6gb", "id": 3},        optional: MIG instance
         "capacity_mib": 81920, "reserved_mib": 615,   USED+FREE+RESERVED, RESERVED
-        "mode": "exclusive" | "process",
+        "mode": "exclusive" | "default" | "vgpu" | "process",
+            The whole-GPU value W(t) = sum of the active occupants' used_mib +
+            unattributed_mib (idle_used_mib when nobody is active);
+            FREE = capacity - reserved - W.
             exclusive: dcgm-exporter default mode, at most one occupant at a
               time; USED/FREE/RESERVED form one series per occupant carrying
-              its labels; with no occupant one series without workload labels
-              (USED = idle_used_mib).
+              its labels; with no occupant one series without workload labels.
+            default: dcgm-exporter default mode with time-slicing (several
+              occupants): the busy GPU's only series carry the labels of the
+              first active occupant in list order (the others are invisible),
+              USED = W; no device series.
+            vgpu: virtual-GPU mode before 4.8 (attribution "device"): every
+              active occupant gets, per vgpu slot, a copy of every metric of
+              the whole GPU (USED = W, FREE, RESERVED, compute); no device
+              series while occupied.
             process: per-process mode (4.8+): a device series without
-              workload labels (USED = sum of occupants + unattributed_mib,
-              FREE, RESERVED) plus one FB_USED series per occupant and vgpu
-              slot (same value in every slot).
+              workload labels (USED = W, FREE, RESERVED, compute) plus one
+              FB_USED series per occupant and vgpu slot (same value in every
+              slot).
         "idle_used_mib": 0, "unattributed_mib": 0,
+        "busy": 650000 or {"base": B, "swing": S, "period": P, "phase": F},
+            optional, parts per million (0..1000000) at step index k: emits
+            DCGM_FI_PROF_GR_ENGINE_ACTIVE = busy/1e6 with six decimals
+            (unless the node says "profiling": false) and, except on MIG
+            instances, DCGM_FI_DEV_GPU_UTIL = busy // 10000 (integer %),
+            on the series that carry the mode's FB labels (process mode: the
+            device series)
         "occupants": [
           {"pod": "team-a/train-0", "from": T, "to": T (default start..end),
            "container": "..." (default: the pod's container),
            "used_mib": 40000 or {"base": B, "swing": S, "period": P, "phase": F},
               value at step index k (k = 0 at "start"):
               B + (S * |2x - P|) // P  with  x = (k + F) mod P   (integers)
-           "vgpu": ["5", "19"],       process mode: one FB_USED series per slot
+           "vgpu": ["5", "19"],       vgpu / process mode: one series per slot
            "pod_uid": true}           add pod_uid (default: true in process mode)
         ]}
      ]}
@@ -103,52 +138,106 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
               "currency": "USD", "valid_from": T, "valid_to": T or "",
               "capacity_gb": "24" or ""}],     prices.csv rows in this order
   "billing": {"currency": "USD", ...},          config billing section
-  "config": {...}                      deep-merged over the generated config.json
+  "config": {...},                     deep-merged over the generated config.json
+  "runs": [{"name": "process-max", "description": "...",
+            "config": {...}}]          optional: further engine configs over the
+                                       same data (each deep-merged over
+                                       config.json); config-NAME.json and
+                                       expected-NAME.json are written for each
 }
 
-EXPECTED.JSON (what the engine must produce for window [from, to))
+THE REFERENCE MODEL (SPEC 3 and 9; interfaces.md "Sharing-aware attribution")
 ----------------------------------------------------------------------
-Computed by a small reference attribution that follows SPEC sections 3 and 9
-in process attribution mode on the very samples written to data.om, and
-cross-checked against the scenario's occupants:
-- per step t and device (cluster, UUID, GPU_I_ID): FB_USED series with a
-  workload identity (exported_* when present, else pod/namespace; empty = absent)
-  are pod values; duplicates of one (device, pod) merge by max; series without
-  identity are device totals, never billed; a missing sample counts zero;
-- a pod's value x step MiB.s go to memory_used of its team at t: rules of
-  config teams.rules in order, evaluated on kube_pod_labels /
-  kube_namespace_labels present at t (the series that appeared later wins);
-- idle/overhead per device and step (SPEC 9): overhead = reserved +
-  max(0, device used - sum of pods), idle = max(0, capacity - overhead - sum
-  of pods); device used = the series without identity, else the sum of pods;
-  capacity = the largest USED+FREE+RESERVED of one label set of the device;
-  steps with no dcgm sample for a device (scrape gap) add nothing;
+Computed on the very samples written to data.om, step by step over the
+window, for one engine config (memory_source.attribution "process" or
+"device", memory_source.split "even" or "allocation", collection.
+identity_labels "auto" / "exported", billing.basis "used" / "max",
+idle_overhead.policy "platform" / "proportional" / "unbilled",
+allocation.replicas / mig_profiles_mib / resources):
+- devices: series grouped by (cluster, UUID, GPU_I_ID); FB_USED series with a
+  workload identity (exported_* when present, else pod/namespace, empty =
+  absent; mode "exported": exported_* only) are pod values, duplicates merged
+  by max; series without identity are device totals (max); FREE / RESERVED
+  max over the group; capacity = the largest USED+FREE+RESERVED of one label
+  set; a device with no complete label set at t has unknown capacity (no
+  device rows); a missing sample is zero.
+- pod memory (MiB.s): process: value x step; device: V = max of the N pods'
+  values, V x step split by largest remainder (ties by ascending
+  namespace/pod) with weights 1 or the pods' allocated MiB.s on the node
+  (all zero -> even); such rows are estimated.  Device used = the device
+  series, else V (device) or the sum (process).
+- allocation per (pod, node, model) while kube_pod_status_phase{phase=
+  "Running"} == 1: requests summed over containers per resource;
+  usable(node) = max over its non-MIG devices with a known capacity of
+  capacity - reserved; replicas = allocation.replicas[node], else
+  label_nvidia_com_gpu_replicas, else 1; nvidia_com_gpu x u -> u x usable
+  (replicas 1) or u x floor(usable / replicas); nvidia_com_gpu_shared x u ->
+  u x floor(usable / replicas); nvidia_com_mig_<g>g_<m>gb x u -> u x the
+  largest capacity - reserved of the node's MIG devices of that profile,
+  else mig_profiles_mib, else m x 1024; GPU micro-seconds u x step x 10^6
+  (/ replicas, floored; MIG x g / 7).  reserved_unused = max(0, allocated -
+  the pod's memory on that node's devices of that model).
+- basis max: reserved_unused is billed (kind reserved_unused) and taken from
+  the idle of the node's devices of that model in ascending (UUID, GPU_I_ID)
+  order; what cannot be taken is excess (model level).
+- device rows: overhead = reserved + max(0, device used - sum of pods);
+  idle = max(0, capacity - overhead - sum of pods); excess = the clamped part.
+- anomalies per step: unallocated_use = a pod's memory on a device of a node
+  where it holds no allocation; excess_devices = memory on k non-MIG devices
+  of a node where it requests r < k whole GPUs (nvidia_com_gpu + _shared):
+  the devices beyond the r largest (memory desc, UUID asc).  Keyed (kind,
+  cluster, namespace, pod, team, node, device); first/last step instant.
+- compute: busy(d, t) = GR_ENGINE_ACTIVE x 10^6 when present, else
+  GPU_UTIL x 10^4; each team with a pod holding memory > 0 on d at t adds it
+  once (and one device step); indicator = sum / (steps x 10^6).
+- idle policies: platform -> idle_share / overhead_share lines on the
+  platform team's invoice; proportional -> per (cluster, model, UTC day,
+  price) split among the teams billed there by their billed MiB.s (memory_used
+  + reserved_unused), largest remainder, ties by team id, else platform
+  team; unbilled -> no lines (the summary still reports them).
 - prices: first row in file order matching modelName (regex search) with
   valid_from <= t < valid_to; GPU-Hours -> price / capacity_gb (column, else
   the largest measured capacity MiB*1048576/1e9 of a non-MIG device of that
-  model in the window), half-even to 12 decimals;
+  model in the window), half-even to 12 decimals.
 - line = (team, cluster, model, kind, price id); gb_hours = MiB.s * 1048576 /
   3.6e12, 9 decimals half-even; amount = MiB.s * 1048576 * unit price / 3.6e12
-  half-even to the currency's minor unit; total = sum of amounts;
-- per line and UTC day with usage: mib_seconds, gb_hours, and billed_cost =
-  the amount split in minor units by largest remainder in proportion to the
-  day's MiB.s (ties: earlier day first).
-- fleet summary per (cluster, model) and per device, GB-hours (9 decimals,
-  half-even, of the MiB.s sums): capacity, memory_used, reserved,
-  unattributed, idle, excess (capacity - reserved - unattributed - used when
-  negative), reserved_unused_billed (0: basis used).
-Layout: {"period", "window", "currency", "minor_units", "step_seconds",
- "teams": {team: {"invoice_id", "team_name", "cost_center", "total",
-                  "lines": [LINE]}},
- "fleet": [LINE with kind idle_share / overhead_share],
- "summary": {"models": [{"cluster", "gpu_model", FIELDS}],
+  half-even to the currency's minor unit; total = sum of amounts; per line and
+  UTC day: mib_seconds, gb_hours, billed_cost = the amount split in minor
+  units by largest remainder in proportion to the days' MiB.s (ties: earlier
+  day first).
+
+EXPECTED.JSON
+----------------------------------------------------------------------
+{"scenario", "run", "config": {attribution, split, basis, policy,
+  identity_labels, platform_team}, "period", "period_start", "period_end",
+ "window", "currency", "minor_units", "step_seconds",
+ "invoices": {team: {"invoice_id", "team_name", "cost_center", "total",
+              "lines": [LINE, every kind on that invoice],
+              "waste": [INFO], "allocated": [INFO + "gpu_hours"],
+              "compute_indicator": [{"cluster", "gpu_model", "busy_ratio",
+                                     "device_steps"}],
+              "anomalies": [ANOMALY]}},
+ "info_only": {team: {the four blocks}}   teams with allocation or
+                                          anomalies but no invoice line
+ "teams": {team: {..., "lines": [memory_used LINE]}}   (memory only)
+ "fleet": [LINE of kind idle_share / overhead_share, totals wherever billed],
+ "anomalies": [ANOMALY], "compute_days": [{"team", "cluster", "gpu_model",
+  "day", "busy_ratio", "device_steps"}],
+ "summary": {"models": [{"cluster", "gpu_model", FIELDS, "fb_free"}],
              "devices": [{"cluster", "uuid", "gpu_i_id", "gpu_i_profile",
-                          "gpu_model", "node", FIELDS}]},
- "prices": {price_id: {...}}, "pod_totals": {...}}
+                          "gpu_model", "node", FIELDS, "fb_free"}]},
+ "prices": {price_id: {...}}, "measured_capacity_mib", "pod_totals" (raw
+ max-merged sample MiB.s per cluster/namespace/pod), "pod_memory" (billed
+ MiB.s), "pod_allocation" ({cluster/ns/pod/node/model: [MiB.s, GPU-us,
+ reserved-unused MiB.s]})}
 LINE = {"cluster", "gpu_model", "kind", "price_id", "price_valid_from",
  "price_valid_to", "unit_price", "pricing_unit", "mib_seconds", "gb_hours",
  "amount", "estimated", "days": [{"day", "mib_seconds", "gb_hours",
  "billed_cost"}]}; lines ordered by cluster, gpu_model, kind, price_valid_from.
+INFO = {"cluster", "gpu_model", "mib_seconds", "gb_hours"}; ANOMALY as in
+interfaces.md (device = UUID, or UUID/GPU_I_ID for a MIG instance).
+FIELDS = capacity, memory_used, reserved_unused_billed, reserved,
+unattributed, idle, excess (GB-hours, 9 decimals).
 """
 
 import calendar
@@ -165,11 +254,16 @@ from fractions import Fraction
 MINOR_UNITS = {"USD": 2, "EUR": 2, "GBP": 2, "CHF": 2, "JPY": 0, "KRW": 0,
                "KWD": 3, "BHD": 3}
 PLACEHOLDER_URL = "http://127.0.0.1:PORT"
-DCGM_FAMILIES = [
+FB_FAMILIES = [
     ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB)."),
     ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB)."),
     ("DCGM_FI_DEV_FB_RESERVED", "Framebuffer memory reserved (in MiB)."),
 ]
+COMPUTE_FAMILIES = [
+    ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)."),
+    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics engine is active."),
+]
+DCGM_FAMILIES = FB_FAMILIES + COMPUTE_FAMILIES
 KSM_FAMILIES = [
     ("kube_pod_container_resource_requests",
      "The number of requested request resource by a container."),
@@ -178,9 +272,14 @@ KSM_FAMILIES = [
     ("kube_namespace_labels", "Kubernetes labels converted to Prometheus labels."),
     ("kube_node_labels", "Kubernetes labels converted to Prometheus labels."),
 ]
-USED, FREE, RESERVED = (f[0] for f in DCGM_FAMILIES)
+USED, FREE, RESERVED = (f[0] for f in FB_FAMILIES)
+GPU_UTIL, GR_ACTIVE = (f[0] for f in COMPUTE_FAMILIES)
+REQUESTS, PHASE, POD_LABELS, NS_LABELS, NODE_LABELS = (f[0] for f in KSM_FAMILIES)
 SUMMARY_FIELDS = ("capacity", "memory_used", "reserved_unused_billed", "reserved",
                   "unattributed", "idle", "excess")
+GPU_MODES = ("exclusive", "default", "vgpu", "process")
+MIG_RESOURCE = re.compile(r"^nvidia_com_mig_(\d+)g_(\d+)gb$")
+BASE_RESOURCES = ("nvidia_com_gpu", "nvidia_com_gpu_shared")
 
 
 class ScenarioError(Exception):
@@ -250,6 +349,9 @@ def largest_remainder(total_units, weights):
     """Split integer total_units in proportion to weights (list of ints >= 0,
     sum > 0); ties go to the earlier index. Returns list of ints."""
     wsum = sum(weights)
+    if weights and all(w == weights[0] for w in weights):
+        q, r = divmod(total_units, len(weights))
+        return [q + (1 if i < r else 0) for i in range(len(weights))]
     quotas = [Fraction(total_units * w, wsum) for w in weights]
     floors = [q.numerator // q.denominator for q in quotas]
     left = total_units - sum(floors)
@@ -318,6 +420,30 @@ def expand_team(template, m):
     return re.sub(r"\$(?:\{(\d+)\}|(\d+))", rep, template)
 
 
+def busy_text(ppm):
+    """ppm (0..10^6) -> dcgm-exporter's six-decimal ratio text."""
+    return "%d.%06d" % divmod(ppm, 10 ** 6)
+
+
+def fb_int(v):
+    """A stored FB / KSM sample value as an integer (MiB, units)."""
+    if isinstance(v, str):
+        f = Fraction(v)
+        if f.denominator != 1:
+            raise ScenarioError("non-integer sample %r" % v)
+        return f.numerator
+    return int(v)
+
+
+def _acc(d, k, q):
+    d[k] = d.get(k, 0) + q
+
+
+def _acc_day(d, k, day, q):
+    dd = d.setdefault(k, {})
+    dd[day] = dd.get(day, 0) + q
+
+
 # ---------------------------------------------------------------- model
 
 class Cluster:
@@ -349,15 +475,19 @@ class Cluster:
         self.driver = scn.get("driver_version", "550.54.15")
         self.config = self._make_config()
         self.identity_mode = self.config.get("collection", {}).get("identity_labels", "auto")
-        att = self.config.get("memory_source", {}).get("attribution", "process")
-        if att != "process":
-            raise ScenarioError("expected figures support attribution 'process' only")
         self.currency = self.config["billing"]["currency"]
         if self.currency not in MINOR_UNITS:
             raise ScenarioError("unknown currency %s" % self.currency)
         self.minor = MINOR_UNITS[self.currency]
         self.teams_cfg = self.config.get("teams", {})
         self.prices = self._load_prices()
+        self.runs = []
+        seen = set()
+        for r in scn.get("runs", []):
+            if not re.match(r"^[a-z0-9][a-z0-9-]*$", r.get("name", "")) or r["name"] in seen:
+                raise ScenarioError("runs: bad or duplicate name %r" % r.get("name"))
+            seen.add(r["name"])
+            self.runs.append(r)
         self.pods = {}
         for p in scn.get("pods", []):
             key = p["namespace"] + "/" + p["name"]
@@ -367,6 +497,9 @@ class Cluster:
         self.namespaces = {n["name"]: n for n in scn.get("namespaces", [])}
         # series store: family -> {labels tuple: {t: value}} (insertion ordered)
         self.series = {f: {} for f, _ in DCGM_FAMILIES + KSM_FAMILIES}
+        self._idx = None
+        self._team_cache = {}
+        self._ppm_cache = {}
         self._build()
 
     # ---- config and prices
@@ -388,6 +521,13 @@ class Cluster:
             "billing": copy.deepcopy(scn.get("billing", {"currency": "USD"})),
         }
         deep_merge(cfg, scn.get("config", {}))
+        return cfg
+
+    def run_config(self, overrides=None):
+        """config.json with a run's overrides deep-merged over it."""
+        cfg = copy.deepcopy(self.config)
+        if overrides:
+            deep_merge(cfg, overrides)
         return cfg
 
     def _load_prices(self):
@@ -417,6 +557,12 @@ class Cluster:
                     (p["valid_to"] is None or t < p["valid_to"]):
                 return p
         return None
+
+    def _pid(self, model, t):
+        p = self.price_for(model, t)
+        if p is None:
+            raise ScenarioError("no price for model %r at %s" % (model, fmt_time(t)))
+        return p["id"]
 
     def prices_csv(self):
         buf = io.StringIO()
@@ -457,6 +603,15 @@ class Cluster:
             labels = labels + ((self.cluster_label, self.cluster_name),)
         self.series[fam].setdefault(tuple(labels), {})[t] = value
 
+    def pod_window(self, p):
+        lo = parse_time(p["from"]) if p.get("from") else self.start
+        hi = parse_time(p["to"]) if p.get("to") else self.end
+        done = parse_time(p["completed_at"]) if p.get("completed_at") else None
+        if done is not None and (done % self.step or not lo <= done <= hi):
+            raise ScenarioError("pod %s/%s: completed_at outside its lifetime or off the "
+                                "step grid" % (p["namespace"], p["name"]))
+        return lo, hi, done
+
     # ---- build all samples
     def _build(self):
         start, end = self.start, self.end
@@ -465,18 +620,17 @@ class Cluster:
             lab = (("node", n["name"]),) + tuple(
                 (ksm_label_name(k), str(v)) for k, v in n.get("labels", {}).items())
             for t in self._steps(start, end):
-                self._add("kube_node_labels", lab, t, 1)
+                self._add(NODE_LABELS, lab, t, 1)
         # kube_namespace_labels
         for ns in self.scn.get("namespaces", []):
             for lo, hi, labels in self._label_periods(ns, start, end):
                 lab = (("namespace", ns["name"]),) + tuple(
                     (ksm_label_name(k), str(v)) for k, v in labels.items())
                 for t in self._steps(lo, hi):
-                    self._add("kube_namespace_labels", lab, t, 1)
+                    self._add(NS_LABELS, lab, t, 1)
         # pods
         for key, p in self.pods.items():
-            lo = parse_time(p["from"]) if p.get("from") else start
-            hi = parse_time(p["to"]) if p.get("to") else end
+            lo, hi, done = self.pod_window(p)
             ident = (("namespace", p["namespace"]), ("pod", p["name"]), ("uid", p["uid"]))
             for res, count in p.get("requests", {}).items():
                 unit = "integer"
@@ -487,13 +641,16 @@ class Cluster:
                 lab = ident + (("container", p["container"]), ("node", p["node"]),
                                ("resource", ksm_resource_name(res)), ("unit", unit))
                 for t in self._steps(lo, hi):
-                    self._add("kube_pod_container_resource_requests", lab, t, count)
+                    self._add(REQUESTS, lab, t, count)
             for t in self._steps(lo, hi):
-                self._add("kube_pod_status_phase", ident + (("phase", "Running"),), t, 1)
+                running = done is None or t < done
+                self._add(PHASE, ident + (("phase", "Running"),), t, 1 if running else 0)
+                if done is not None:
+                    self._add(PHASE, ident + (("phase", "Succeeded"),), t, 0 if running else 1)
             for plo, phi, labels in self._label_periods(p, lo, hi):
                 lab = ident + tuple((ksm_label_name(k), str(v)) for k, v in labels.items())
                 for t in self._steps(plo, phi):
-                    self._add("kube_pod_labels", lab, t, 1)
+                    self._add(POD_LABELS, lab, t, 1)
         # dcgm-exporter
         for n in self.scn.get("nodes", []):
             self._build_node(n)
@@ -513,19 +670,33 @@ class Cluster:
             })
         return occ
 
+    def _exporter(self, n):
+        scrape = n.get("scrape", {"mode": "honor"})
+        if scrape.get("mode", "honor") != "exported":
+            return None
+        ep = scrape["exporter_pod"]
+        if ep not in self.pods:
+            raise ScenarioError("exporter pod %s is not in pods" % ep)
+        epod = self.pods[ep]
+        return (("container", scrape.get("exporter_container", epod["container"])),
+                ("namespace", epod["namespace"]), ("pod", epod["name"]))
+
+    def _gpu_state(self, g, occ, t):
+        """(active occupants with values, whole-GPU value W) at t."""
+        k = (t - self.start) // self.step
+        active = [(o, value_at(o["used"], k)) for o in occ if o["from"] <= t < o["to"]]
+        if active:
+            whole = sum(v for _, v in active) + int(g.get("unattributed_mib", 0))
+        else:
+            whole = int(g.get("idle_used_mib", 0))
+        return active, whole
+
     def _build_node(self, n):
         hn = n.get("hostname_label", "Hostname")
-        scrape = n.get("scrape", {"mode": "honor"})
-        exported = scrape.get("mode", "honor") == "exported"
-        exporter = None
-        if exported:
-            ep = scrape["exporter_pod"]
-            if ep not in self.pods:
-                raise ScenarioError("exporter pod %s is not in pods" % ep)
-            epod = self.pods[ep]
-            exporter = (("container", scrape.get("exporter_container", epod["container"])),
-                        ("namespace", epod["namespace"]), ("pod", epod["name"]))
+        exporter = self._exporter(n)
+        exported = exporter is not None
         empty = bool(n.get("empty_pod_labels", False))
+        profiling = n.get("profiling", True)
         gaps = [(parse_time(g["from"]), parse_time(g["to"])) for g in n.get("gaps", [])]
 
         def workload(o, slot):
@@ -558,55 +729,56 @@ class Cluster:
                     ("pci_bus_id", g["pci_bus_id"]),
                     ("device", g.get("device", "nvidia%d" % g["gpu"])),
                     ("modelName", g["model"]))
-            if g.get("mig"):
+            mig = bool(g.get("mig"))
+            if mig:
                 base += (("GPU_I_PROFILE", g["mig"]["profile"]),
                          ("GPU_I_ID", str(g["mig"]["id"])))
             base += ((hn, n["name"]), ("DCGM_FI_DRIVER_VERSION", self.driver))
             cap = int(g["capacity_mib"])
             res = int(g["reserved_mib"])
             mode = g.get("mode", "exclusive")
-            if mode not in ("exclusive", "process"):
+            if mode not in GPU_MODES:
                 raise ScenarioError("gpu %s: bad mode %r" % (g["uuid"], mode))
+            busy = g.get("busy")
             occ = self._occupants(g)
+
+            def device_metrics(lab, t, used, k):
+                free = cap - res - used
+                if used < 0 or free < 0:
+                    raise ScenarioError("gpu %s: used %d does not fit at %s"
+                                        % (g["uuid"], used, fmt_time(t)))
+                self._add(USED, lab, t, used)
+                self._add(FREE, lab, t, free)
+                self._add(RESERVED, lab, t, res)
+                if busy is not None:
+                    ppm = value_at(busy, k)
+                    if not 0 <= ppm <= 10 ** 6:
+                        raise ScenarioError("gpu %s: busy %d ppm out of range" % (g["uuid"], ppm))
+                    if profiling:
+                        self._add(GR_ACTIVE, lab, t, busy_text(ppm))
+                    if not mig:
+                        self._add(GPU_UTIL, lab, t, ppm // 10000)
+
             for t in self._steps(self.start, self.end):
                 if any(lo <= t < hi for lo, hi in gaps):
                     continue
                 k = (t - self.start) // self.step
-                active = [o for o in occ if o["from"] <= t < o["to"]]
-                if mode == "exclusive":
-                    if len(active) > 1:
-                        raise ScenarioError("gpu %s: two occupants at %s in exclusive mode"
-                                            % (g["uuid"], fmt_time(t)))
-                    if active:
-                        o = active[0]
-                        lab = base + workload(o, None)
-                        used = value_at(o["used"], k)
-                    else:
-                        lab = base + no_workload
-                        used = int(g.get("idle_used_mib", 0))
-                    free = cap - res - used
-                    if used < 0 or free < 0:
-                        raise ScenarioError("gpu %s: used %d does not fit at %s"
-                                            % (g["uuid"], used, fmt_time(t)))
-                    self._add(USED, lab, t, used)
-                    self._add(FREE, lab, t, free)
-                    self._add(RESERVED, lab, t, res)
+                active, whole = self._gpu_state(g, occ, t)
+                if mode == "exclusive" and len(active) > 1:
+                    raise ScenarioError("gpu %s: two occupants at %s in exclusive mode"
+                                        % (g["uuid"], fmt_time(t)))
+                if mode in ("exclusive", "default"):
+                    lab = base + (workload(active[0][0], None) if active else no_workload)
+                    device_metrics(lab, t, whole, k)
+                elif mode == "vgpu":
+                    if not active:
+                        device_metrics(base + no_workload, t, whole, k)
+                    for o, _ in active:
+                        for slot in o["vgpu"]:
+                            device_metrics(base + workload(o, slot), t, whole, k)
                 else:
-                    total = int(g.get("unattributed_mib", 0))
-                    vals = []
-                    for o in active:
-                        v = value_at(o["used"], k)
-                        total += v
-                        vals.append((o, v))
-                    free = cap - res - total
-                    if free < 0:
-                        raise ScenarioError("gpu %s: pods do not fit at %s"
-                                            % (g["uuid"], fmt_time(t)))
-                    lab = base + no_workload
-                    self._add(USED, lab, t, total)
-                    self._add(FREE, lab, t, free)
-                    self._add(RESERVED, lab, t, res)
-                    for o, v in vals:
+                    device_metrics(base + no_workload, t, whole, k)
+                    for o, v in active:
                         for slot in o["vgpu"]:
                             self._add(USED, base + workload(o, slot), t, v)
 
@@ -614,6 +786,8 @@ class Cluster:
     def write_openmetrics(self, f):
         nlines = 0
         for fam, help_text in DCGM_FAMILIES + KSM_FAMILIES:
+            if not self.series[fam]:
+                continue
             f.write("# HELP %s %s\n# TYPE %s gauge\n" % (fam, help_text, fam))
             for labels, samples in self.series[fam].items():
                 head = fam + "{" + ",".join('%s="%s"' % (k, esc(v)) for k, v in labels) + "}"
@@ -634,18 +808,19 @@ class Cluster:
                     out[(fam,) + labels] = samples[t]
         return out
 
-    # ---- reference attribution
+    # ---- reading the samples back
     def _cluster_of(self, d):
         v = d.get(self.cluster_label, "")
         return v if v else self.cluster_name
 
-    def identity(self, d):
+    def identity(self, d, mode=None):
         """(namespace, pod) of a dcgm series per SPEC 9, or None."""
+        mode = mode or self.identity_mode
         ens, epod = d.get("exported_namespace", ""), d.get("exported_pod", "")
         ns, pod = d.get("namespace", ""), d.get("pod", "")
-        if self.identity_mode == "exported":
+        if mode == "exported":
             return (ens, epod) if ens and epod else None
-        if self.identity_mode == "plain":
+        if mode == "plain":
             return (ns, pod) if ns and pod else None
         if ens and epod:
             return (ens, epod)
@@ -653,24 +828,46 @@ class Cluster:
             return (ns, pod)
         return None
 
+    @staticmethod
+    def host_of(d, label="Hostname"):
+        return d.get(label) or d.get("Hostname") or d.get("hostname") or ""
+
     def _index(self):
         """Per-step views of the stored series (built lazily, once)."""
-        if getattr(self, "_idx", None) is not None:
+        if self._idx is not None:
             return self._idx
-        fb = {}
-        for fam in (USED, FREE, RESERVED):
+        dcgm = {}
+        for fam, _ in DCGM_FAMILIES:
             for labels, samples in self.series[fam].items():
                 d = dict(labels)
                 for t, v in samples.items():
-                    fb.setdefault(t, []).append((fam, labels, d, v))
+                    dcgm.setdefault(t, []).append((fam, labels, d, v))
         meta = {}
-        for fam in ("kube_pod_labels", "kube_namespace_labels"):
+        for fam in (POD_LABELS, NS_LABELS, NODE_LABELS):
             for labels, samples in self.series[fam].items():
                 d = dict(labels)
                 first = min(samples)
                 for t in samples:
                     meta.setdefault((fam, t), []).append((first, d))
-        self._idx = (fb, meta)
+        ksm = {}
+        for fam in (REQUESTS, PHASE):
+            for labels, samples in self.series[fam].items():
+                d = dict(labels)
+                for t, v in samples.items():
+                    ksm.setdefault(t, []).append((fam, d, v))
+        # static per node: model of its full GPUs; model of its MIG devices per profile
+        full, migm = {}, {}
+        for labels in self.series[USED]:
+            d = dict(labels)
+            nk = (self._cluster_of(d), self.host_of(d))
+            if "GPU_I_ID" in d:
+                migm.setdefault(nk + (d.get("GPU_I_PROFILE", ""),), set()).add(
+                    (d["UUID"], d["GPU_I_ID"], d.get("modelName", "unknown")))
+            else:
+                full.setdefault(nk, set()).add((d["UUID"], d.get("modelName", "unknown")))
+        self.node_full_model = {k: min(v)[1] for k, v in full.items()}
+        self.node_mig_model = {k: min(v)[2] for k, v in migm.items()}
+        self._idx = (dcgm, meta, ksm)
         return self._idx
 
     def _labels_at(self, meta, fam, t, match):
@@ -682,12 +879,20 @@ class Cluster:
         return best[1] if best else None
 
     def team_at(self, cluster, ns, pod, t):
-        fb, meta = self._index()
+        ck = (cluster, ns, pod, t)
+        if ck in self._team_cache:
+            return self._team_cache[ck]
+        team = self._team_at(cluster, ns, pod, t)
+        self._team_cache[ck] = team
+        return team
+
+    def _team_at(self, cluster, ns, pod, t):
+        _, meta, _ = self._index()
         match_ns = {"namespace": ns}
         if self.cluster_emit:
             match_ns[self.cluster_label] = cluster
-        pl = self._labels_at(meta, "kube_pod_labels", t, dict(match_ns, pod=pod))
-        nl = self._labels_at(meta, "kube_namespace_labels", t, match_ns)
+        pl = self._labels_at(meta, POD_LABELS, t, dict(match_ns, pod=pod))
+        nl = self._labels_at(meta, NS_LABELS, t, match_ns)
         for r in self.teams_cfg.get("rules", []):
             if "pod_label" in r:
                 v = (pl or {}).get(ksm_label_name(r["pod_label"]), "")
@@ -703,93 +908,270 @@ class Cluster:
                     return expand_team(r.get("team", "$1"), m)
         return self.teams_cfg.get("default", "unallocated")
 
-    def attribute(self, t_from, t_to, exclude=()):
-        """Integrate [t_from, t_to). exclude: set of (uuid, gpu_i_id, ns, pod, t)
-        whose FB_USED samples are treated as missing.
-        Returns (mem, fleet, pod_totals, capacities):
-          mem[(team, cluster, model, price_id)][day] = MiB.s
-          fleet[(kind, cluster, model, price_id)][day] = MiB.s"""
-        fb, _ = self._index()
+    def _node_model(self, cfg, nk):
+        m = self.node_full_model.get(nk)
+        if m:
+            return m
+        m = cfg.get("allocation", {}).get("node_models", {}).get(nk[1])
+        if m:
+            return m
+        migs = sorted(v for k, v in self.node_mig_model.items() if k[:2] == nk)
+        return migs[0] if migs else "unknown"
+
+    # ---- the reference attribution
+    def simulate(self, t_from, t_to, cfg, exclude=()):
+        """Integrate [t_from, t_to) under engine config cfg. exclude: set of
+        (uuid, gpu_i_id, ns, pod, t) whose FB_USED samples count as missing.
+        Returns a dict of exact integer accumulators (see expected())."""
+        dcgm, meta, ksm = self._index()
+        ms = cfg.get("memory_source", {})
+        att = ms.get("attribution", "process")
+        split = ms.get("split", "even")
+        if ms.get("query", "fb_used") != "fb_used" or ms.get("unit", "MiB") != "MiB":
+            raise ScenarioError("the model reads DCGM_FI_DEV_FB_USED in MiB only")
+        if att not in ("process", "device") or split not in ("even", "allocation"):
+            raise ScenarioError("bad attribution %r / split %r" % (att, split))
+        coll = cfg.get("collection", {})
+        idmode = coll.get("identity_labels", "auto")
+        hn = coll.get("hostname_label", "Hostname")
+        basis = cfg.get("billing", {}).get("basis", "used")
+        if basis not in ("used", "max"):
+            raise ScenarioError("bad billing.basis %r" % basis)
+        al = cfg.get("allocation", {})
+        replicas_cfg = al.get("replicas", {})
+        mig_cfg = al.get("mig_profiles_mib", {})
+        resources = set(BASE_RESOURCES) | set(al.get("resources", []))
         exclude = set(exclude)
-        mem, fleet, pods, caps = {}, {}, {}, {}
-        # fleet summary sums (MiB.s) per (cluster, model) and per device
-        self.last_stats = stats = {"models": {}, "devices": {}}
+        step = self.step
+        A = {"mem": {}, "est": set(), "ru_billed": {}, "fleet": {}, "waste": {}, "alloc": {},
+             "alloc_gpu": {}, "busy": {}, "busy_steps": {}, "busy_day": {},
+             "busy_day_steps": {}, "anom": {}, "models": {}, "devices": {}, "caps": {},
+             "pods": {}, "pod_mem": {}, "pod_alloc": {}, "excess_alloc": {}}
         for t in self._steps(t_from, t_to):
             day = t - t % 86400
+            # -- A. device totals
             devs = {}
-            for fam, labels, d, v in fb.get(t, []):
+            for fam, labels, d, v in dcgm.get(t, []):
                 key = (self._cluster_of(d), d["UUID"], d.get("GPU_I_ID", ""))
-                dev = devs.setdefault(key, {"model": d.get("modelName", "unknown"),
-                                            "mig": "GPU_I_ID" in d, "pods": {},
-                                            "profile": d.get("GPU_I_PROFILE", ""),
-                                            "node": d.get("Hostname", d.get("hostname", "")),
-                                            "devused": None, "bylabels": {},
-                                            "free": 0, "res": 0})
-                idn = self.identity(d)
-                rest = tuple(kv for kv in labels)
-                dev["bylabels"].setdefault(rest, {})[fam] = v
+                dev = devs.get(key)
+                if dev is None:
+                    dev = devs[key] = {
+                        "model": d.get("modelName", "unknown"), "mig": "GPU_I_ID" in d,
+                        "profile": d.get("GPU_I_PROFILE", ""),
+                        "node": (key[0], self.host_of(d, hn)), "pods": {},
+                        "devused": None, "free": None, "res": None, "bylabels": {},
+                        "gr": None, "util": None}
+                if fam == GR_ACTIVE:
+                    ppm = self._ppm_cache.get(v)
+                    if ppm is None:
+                        f = Fraction(v) * 10 ** 6
+                        if f.denominator != 1:
+                            raise ScenarioError("GR_ENGINE_ACTIVE %r has more than 6 decimals"
+                                                % v)
+                        ppm = self._ppm_cache[v] = f.numerator
+                    dev["gr"] = max(dev["gr"] or 0, ppm)
+                    continue
+                if fam == GPU_UTIL:
+                    dev["util"] = max(dev["util"] or 0, fb_int(v) * 10000)
+                    continue
+                v = fb_int(v)
+                dev["bylabels"].setdefault(labels, {})[fam] = v
                 if fam == USED:
+                    idn = self.identity(d, idmode)
                     if idn is None:
                         dev["devused"] = v if dev["devused"] is None else max(dev["devused"], v)
-                    else:
-                        if (d["UUID"], d.get("GPU_I_ID", ""), idn[0], idn[1], t) in exclude:
-                            continue
+                    elif (key[1], key[2], idn[0], idn[1], t) not in exclude:
                         dev["pods"][idn] = max(dev["pods"].get(idn, v), v)
                 elif fam == FREE:
-                    dev["free"] = max(dev["free"], v)
+                    dev["free"] = v if dev["free"] is None else max(dev["free"], v)
                 else:
-                    dev["res"] = max(dev["res"], v)
-            for (cluster, uuid, gi), dev in devs.items():
-                model = dev["model"]
+                    dev["res"] = v if dev["res"] is None else max(dev["res"], v)
+            usable = {}
+            for key, dev in devs.items():
                 cap = None
                 for fams in dev["bylabels"].values():
                     if len(fams) == 3:
                         c = fams[USED] + fams[FREE] + fams[RESERVED]
                         cap = c if cap is None else max(cap, c)
-                if not dev["mig"] and cap is not None:
-                    caps[model] = max(caps.get(model, 0), cap)
-                price = self.price_for(model, t)
-                pid = price["id"] if price else None
-                spods = 0
+                dev["cap"] = cap
+                if cap is not None:
+                    if not dev["mig"]:
+                        A["caps"][dev["model"]] = max(A["caps"].get(dev["model"], 0), cap)
+                        u = cap - dev["res"]
+                        if u > usable.get(dev["node"], -1):
+                            usable[dev["node"]] = u
                 for (ns, pod), v in dev["pods"].items():
-                    spods += v
-                    if v == 0:
+                    _acc(A["pods"], (key[0], ns, pod), v * step)
+            # -- B. allocation of Running pods
+            running, units = set(), {}
+            for fam, d, v in ksm.get(t, []):
+                cl = self._cluster_of(d)
+                if fam == PHASE:
+                    if d.get("phase") == "Running" and fb_int(v) == 1:
+                        running.add((cl, d["namespace"], d["pod"]))
+                    continue
+                res = d.get("resource", "")
+                if res in resources or MIG_RESOURCE.match(res):
+                    _acc(units, (cl, d["namespace"], d["pod"], d["node"], res), v)
+            alloc, alloc_gpu, has_alloc, whole_units = {}, {}, set(), {}
+            for (cl, ns, pod, node, res), u in sorted(units.items()):
+                if (cl, ns, pod) not in running or u <= 0:
+                    continue
+                u = fb_int(u)
+                nk = (cl, node)
+                reps = replicas_cfg.get(node)
+                if not reps:
+                    nl = self._labels_at(meta, NODE_LABELS, t, {"node": node}
+                                         if not self.cluster_emit else
+                                         {"node": node, self.cluster_label: cl})
+                    try:
+                        reps = int((nl or {}).get("label_nvidia_com_gpu_replicas", "0"))
+                    except ValueError:
+                        reps = 0
+                reps = max(1, int(reps))
+                m = MIG_RESOURCE.match(res)
+                if m:
+                    g, gb = int(m.group(1)), int(m.group(2))
+                    prof = "%dg.%dgb" % (g, gb)
+                    best = [dv["cap"] - dv["res"] for dv in devs.values()
+                            if dv["node"] == nk and dv["mig"] and dv["profile"] == prof
+                            and dv["cap"] is not None]
+                    per = max(best) if best and max(best) > 0 else \
+                        int(mig_cfg.get(prof, gb * 1024))
+                    model = self.node_mig_model.get(nk + (prof,)) or self._node_model(cfg, nk)
+                    gpu = u * step * 10 ** 6 * g // 7
+                else:
+                    us = usable.get(nk, 0)
+                    whole = res != "nvidia_com_gpu_shared" and reps == 1
+                    per = us if whole else us // reps
+                    model = self._node_model(cfg, nk)
+                    gpu = u * step * 10 ** 6 if whole else u * step * 10 ** 6 // reps
+                    _acc(whole_units, (cl, ns, pod, node), u)
+                ak = (cl, ns, pod, node, model)
+                _acc(alloc, ak, u * per * step)
+                _acc(alloc_gpu, ak, gpu)
+                has_alloc.add((cl, ns, pod, node))
+            # -- C. pod memory per device
+            used_pn, pnode_devs = {}, {}
+            for key in sorted(devs):
+                dev = devs[key]
+                cl = key[0]
+                members = sorted(dev["pods"])
+                if att == "device" and members:
+                    V = max(dev["pods"].values())
+                    w = [1] * len(members)
+                    if split == "allocation":
+                        w = [sum(q for ak, q in alloc.items()
+                                 if ak[:4] == (cl, ns, pod, dev["node"][1]))
+                             for ns, pod in members]
+                        if not any(w):
+                            w = [1] * len(members)
+                    qs = largest_remainder(V * step, w)
+                    devused = dev["devused"] if dev["devused"] is not None else V
+                else:
+                    qs = [dev["pods"][m] * step for m in members]
+                    devused = dev["devused"] if dev["devused"] is not None else \
+                        sum(dev["pods"].values())
+                model = dev["model"]
+                sum_q = 0
+                teams_here = set()
+                for (ns, pod), q in zip(members, qs):
+                    if q <= 0:
                         continue
-                    team = self.team_at(cluster, ns, pod, t)
-                    if pid is None:
-                        raise ScenarioError("no price for model %r at %s" % (model, fmt_time(t)))
-                    k = (team, cluster, model, pid)
-                    mem.setdefault(k, {})
-                    mem[k][day] = mem[k].get(day, 0) + v * self.step
-                    pk = (cluster, ns, pod)
-                    pods[pk] = pods.get(pk, 0) + v * self.step
-                mk = (cluster, model)
-                dk = (cluster, uuid, gi, dev["profile"], model, dev["node"])
-                for sk in ((stats["models"], mk), (stats["devices"], dk)):
-                    row = sk[0].setdefault(sk[1], dict.fromkeys(SUMMARY_FIELDS, 0))
-                    row["memory_used"] += spods * self.step
-                if cap is None:
-                    continue  # no complete device sample: capacity unknown
-                devused = dev["devused"] if dev["devused"] is not None else spods
-                unattributed = max(0, devused - spods)
-                overhead = dev["res"] + unattributed
-                idle = max(0, cap - overhead - spods)
-                excess = max(0, overhead + spods - cap)
-                for sk in ((stats["models"], mk), (stats["devices"], dk)):
-                    row = sk[0][sk[1]]
-                    for f, q in (("capacity", cap), ("reserved", dev["res"]),
-                                 ("unattributed", unattributed), ("idle", idle),
-                                 ("excess", excess)):
-                        row[f] += q * self.step
-                for kind, q in (("idle_share", idle), ("overhead_share", overhead)):
-                    if q == 0:
-                        continue
-                    if pid is None:
-                        raise ScenarioError("no price for model %r at %s" % (model, fmt_time(t)))
-                    k = (kind, cluster, model, pid)
-                    fleet.setdefault(k, {})
-                    fleet[k][day] = fleet[k].get(day, 0) + q * self.step
-        return mem, fleet, pods, caps
+                    sum_q += q
+                    team = self.team_at(cl, ns, pod, t)
+                    teams_here.add(team)
+                    mk = (team, cl, model, self._pid(model, t))
+                    _acc_day(A["mem"], mk, day, q)
+                    if att == "device":
+                        A["est"].add(mk)
+                    _acc(A["pod_mem"], (cl, ns, pod), q)
+                    _acc(used_pn, (cl, ns, pod, dev["node"][1], model), q)
+                    pnode_devs.setdefault((cl, ns, pod, dev["node"][1]), []).append(
+                        (key, q, dev["mig"], team, model))
+                dev["sum_q"] = sum_q
+                dev["devused_v"] = devused
+                b = dev["gr"] if dev["gr"] is not None else dev["util"]
+                if b is not None:
+                    for team in teams_here:
+                        bk = (team, cl, model)
+                        _acc(A["busy"], bk, b)
+                        _acc(A["busy_steps"], bk, 1)
+                        _acc(A["busy_day"], bk + (day,), b)
+                        _acc(A["busy_day_steps"], bk + (day,), 1)
+                if dev["cap"] is not None:
+                    cap_q, res_q = dev["cap"] * step, dev["res"] * step
+                    unatt = max(0, devused * step - sum_q)
+                    taken = res_q + unatt + sum_q
+                    dev["rows"] = {"capacity": cap_q, "reserved": res_q, "unattributed": unatt,
+                                   "excess": max(0, taken - cap_q),
+                                   "fb_free": dev["free"] * step}
+                    dev["idle_q"] = max(0, cap_q - taken)
+            # -- D. reserved-unused, basis max
+            for ak in sorted(alloc):
+                cl, ns, pod, node, model = ak
+                q_alloc = alloc[ak]
+                if q_alloc <= 0:
+                    continue
+                ru = max(0, q_alloc - used_pn.get(ak, 0))
+                team = self.team_at(cl, ns, pod, t)
+                tk = (team, cl, model)
+                _acc(A["alloc"], tk, q_alloc)
+                _acc(A["alloc_gpu"], tk, alloc_gpu[ak])
+                _acc(A["waste"], tk, ru)
+                pa = A["pod_alloc"].setdefault(ak, [0, 0, 0])
+                pa[0] += q_alloc
+                pa[1] += alloc_gpu[ak]
+                pa[2] += ru
+                if basis == "max" and ru > 0:
+                    _acc_day(A["ru_billed"], tk + (self._pid(model, t),), day, ru)
+                    _acc(A["models"].setdefault((cl, model), dict.fromkeys(SUMMARY_FIELDS, 0)),
+                         "reserved_unused_billed", ru)
+                    for dk in sorted(k for k, dv in devs.items()
+                                     if dv["node"] == (cl, node) and dv["model"] == model
+                                     and dv["cap"] is not None):
+                        take = min(devs[dk]["idle_q"], ru)
+                        devs[dk]["idle_q"] -= take
+                        ru -= take
+                    if ru:
+                        _acc(A["models"][(cl, model)], "excess", ru)
+                        _acc(A["excess_alloc"], (cl, node, model), ru)
+            # -- anomalies
+            for (cl, ns, pod, node), lst in pnode_devs.items():
+                if (cl, ns, pod, node) not in has_alloc:
+                    flagged = [("unallocated_use", x) for x in lst]
+                else:
+                    full = sorted((x for x in lst if not x[2]), key=lambda x: (-x[1], x[0][1]))
+                    r = whole_units.get((cl, ns, pod, node), 0)
+                    flagged = [("excess_devices", x) for x in full[r:]] if len(full) > r else []
+                for kind, (dkey, q, _, team, model) in flagged:
+                    device = dkey[1] + ("/" + dkey[2] if dkey[2] else "")
+                    an = A["anom"].setdefault((kind, cl, ns, pod, team, node, device), {
+                        "gpu_model": model, "first": t, "last": t, "mib_s": 0})
+                    an["last"] = t
+                    an["mib_s"] += q
+            # -- E. device rows, idle / overhead
+            for key, dev in devs.items():
+                cl, model = key[0], dev["model"]
+                mk = (cl, model)
+                dk = (cl, key[1], key[2], dev["profile"], model, dev["node"][1])
+                rows = [A["models"].setdefault(mk, dict.fromkeys(SUMMARY_FIELDS, 0)),
+                        A["devices"].setdefault(dk, dict.fromkeys(SUMMARY_FIELDS, 0))]
+                for row in rows:
+                    row["memory_used"] += dev["sum_q"]
+                if dev["cap"] is None:
+                    continue
+                r = dict(dev["rows"], idle=dev["idle_q"])
+                for row in rows:
+                    for f, q in r.items():
+                        row[f] = row.get(f, 0) + q
+                pid = None
+                for kind, q in (("idle_share", r["idle"]),
+                                ("overhead_share", r["reserved"] + r["unattributed"])):
+                    if q:
+                        pid = pid or self._pid(model, t)
+                        _acc_day(A["fleet"], (kind, cl, model, pid), day, q)
+        return A
 
     def unit_price(self, price, caps):
         """(Fraction unit price per GB-hour, printed string, capacity_gb used)."""
@@ -805,7 +1187,7 @@ class Cluster:
         s = round_half_even(Fraction(price["price"]) / cap_gb, 12)
         return Fraction(s), s, cap_gb
 
-    def _line(self, cluster, model, kind, price, up, up_s, days):
+    def _line(self, cluster, model, kind, price, up, up_s, days, estimated=False):
         mib_s = sum(days.values())
         amount_exact = mib_s_to_gbh(mib_s) * up
         amount = round_half_even(amount_exact, self.minor)
@@ -818,69 +1200,150 @@ class Cluster:
             "price_valid_to": price["valid_to_s"], "unit_price": up_s,
             "pricing_unit": "GB-Hours", "mib_seconds": str(mib_s),
             "gb_hours": round_half_even(mib_s_to_gbh(mib_s), 9), "amount": amount,
-            "estimated": False,
+            "estimated": bool(estimated),
             "days": [{"day": fmt_day(d), "mib_seconds": str(days[d]),
                       "gb_hours": round_half_even(mib_s_to_gbh(days[d]), 9),
                       "billed_cost": units_to_str(u, self.minor)}
                      for d, u in zip(dl, split)],
         }
 
-    def expected(self, t_from=None, t_to=None, exclude=()):
+    def expected(self, t_from=None, t_to=None, exclude=(), overrides=None, run=None):
         t_from = self.win_from if t_from is None else t_from
         t_to = self.win_to if t_to is None else t_to
         p0, p1 = month_bounds(self.period)
         if t_from < p0 or t_to > p1:
             raise ScenarioError("window %s..%s leaves period %s"
                                 % (fmt_time(t_from), fmt_time(t_to), self.period))
-        mem, fleet, pods, caps = self.attribute(t_from, t_to, exclude)
+        cfg = self.run_config(overrides)
+        policy = cfg.get("idle_overhead", {}).get("policy", "platform")
+        if policy not in ("platform", "proportional", "unbilled"):
+            raise ScenarioError("bad idle_overhead.policy %r" % policy)
+        platform = cfg.get("idle_overhead", {}).get("platform_team", "platform")
+        A = self.simulate(t_from, t_to, cfg, exclude)
         byid = {p["id"]: p for p in self.prices}
         used_prices = {}
 
         def up_of(pid):
             if pid not in used_prices:
-                used_prices[pid] = self.unit_price(byid[pid], caps)
+                used_prices[pid] = self.unit_price(byid[pid], A["caps"])
             return used_prices[pid]
 
-        def sort_key(line):
-            return (line["cluster"], line["gpu_model"], line["kind"], line["price_valid_from"])
+        def line(team_key, kind, days, est=False):
+            _, cluster, model, pid = team_key
+            up, up_s, _ = up_of(pid)
+            return self._line(cluster, model, kind, byid[pid], up, up_s, days, est)
+
+        def sort_key(l):
+            return (l["cluster"], l["gpu_model"], l["kind"], l["price_valid_from"])
+
+        # invoice lines per team, by policy
+        lines = {}
+        for k, days in A["mem"].items():
+            lines.setdefault(k[0], []).append(line(k, "memory_used", days, k in A["est"]))
+        for k, days in A["ru_billed"].items():
+            lines.setdefault(k[0], []).append(line(k, "reserved_unused", days))
+        fleet = [line((None,) + k[1:], k[0], days) for k, days in A["fleet"].items()]
+        fleet.sort(key=sort_key)
+        if policy == "platform":
+            for k, days in A["fleet"].items():
+                lines.setdefault(platform, []).append(line((platform,) + k[1:], k[0], days))
+        elif policy == "proportional":
+            spread = {}
+            for (kind, cl, model, pid), days in A["fleet"].items():
+                for day, q in days.items():
+                    ws = {}
+                    for src in (A["mem"], A["ru_billed"]):
+                        for (team, c2, m2, p2), dd in src.items():
+                            if (c2, m2, p2) == (cl, model, pid) and dd.get(day, 0) > 0:
+                                ws[team] = ws.get(team, 0) + dd[day]
+                    teams = sorted(ws)
+                    parts = largest_remainder(q, [ws[x] for x in teams]) if teams else [q]
+                    for team, part in zip(teams or [platform], parts):
+                        if part:
+                            _acc_day(spread, (team, cl, model, pid, kind), day, part)
+            for (team, cl, model, pid, kind), days in spread.items():
+                lines.setdefault(team, []).append(line((team, cl, model, pid), kind, days))
 
         cat = {c["id"]: c for c in self.teams_cfg.get("catalogue", [])}
-        teams = {}
-        for (team, cluster, model, pid), days in mem.items():
-            up, up_s, _ = up_of(pid)
-            line = self._line(cluster, model, "memory_used", byid[pid], up, up_s, days)
-            if int(line["mib_seconds"]) == 0:
-                continue
-            teams.setdefault(team, []).append(line)
-        out_teams = {}
-        for team in sorted(teams):
-            lines = sorted(teams[team], key=sort_key)
-            total = sum(to_units(l["amount"], self.minor) for l in lines)
+
+        def head(team):
             c = cat.get(team)
-            out_teams[team] = {
-                "invoice_id": "GL-%s-%s" % (self.period, team),
-                "team_name": c.get("name", team) if c else team,
-                "cost_center": c.get("cost_center") if c else None,
-                "total": units_to_str(total, self.minor),
-                "lines": lines,
-            }
-        fl = []
-        for (kind, cluster, model, pid), days in fleet.items():
-            up, up_s, _ = up_of(pid)
-            fl.append(self._line(cluster, model, kind, byid[pid], up, up_s, days))
-        fl.sort(key=sort_key)
-        stats = self.last_stats
+            return {"invoice_id": "GL-%s-%s" % (self.period, team),
+                    "team_name": c.get("name", team) if c else team,
+                    "cost_center": c.get("cost_center") if c else None}
+
+        def info(d, team):
+            return [{"cluster": cl, "gpu_model": m, "mib_seconds": str(q),
+                     "gb_hours": round_half_even(mib_s_to_gbh(q), 9)}
+                    for (tm, cl, m), q in sorted(d.items()) if tm == team]
+
+        anomalies = []
+        for (kind, cl, ns, pod, team, node, device), an in sorted(A["anom"].items()):
+            anomalies.append({
+                "kind": kind, "cluster": cl, "namespace": ns, "pod": pod, "team": team,
+                "node": node, "device": device, "gpu_model": an["gpu_model"],
+                "first_seen": fmt_time(an["first"]), "last_seen": fmt_time(an["last"]),
+                "mib_seconds": str(an["mib_s"]),
+                "gb_hours": round_half_even(mib_s_to_gbh(an["mib_s"]), 9)})
+
+        def blocks(team):
+            alloc = info(A["alloc"], team)
+            for a in alloc:
+                g = A["alloc_gpu"][(team, a["cluster"], a["gpu_model"])]
+                a["gpu_hours"] = round_half_even(Fraction(g, 3600 * 10 ** 6), 9)
+                a["gpu_micro_seconds"] = str(g)
+            comp = []
+            for (tm, cl, m), s in sorted(A["busy"].items()):
+                n = A["busy_steps"][(tm, cl, m)]
+                if tm == team and n:
+                    comp.append({"cluster": cl, "gpu_model": m, "device_steps": n,
+                                 "busy_ppm_sum": s,
+                                 "busy_ratio": round_half_even(Fraction(s, n * 10 ** 6), 6)})
+            return {"waste": [w for w in info(A["waste"], team) if w["mib_seconds"] != "0"],
+                    "allocated": alloc, "compute_indicator": comp,
+                    "anomalies": [a for a in anomalies if a["team"] == team]}
+
+        invoices, info_only = {}, {}
+        info_teams = {k[0] for k in A["alloc"]} | {k[0] for k in A["busy"]} | \
+            {a["team"] for a in anomalies}
+        for team in sorted(set(lines) | info_teams):
+            b = blocks(team)
+            if team not in lines:
+                info_only[team] = b
+                continue
+            ls = sorted(lines[team], key=sort_key)
+            total = sum(to_units(l["amount"], self.minor) for l in ls)
+            invoices[team] = dict(head(team), total=units_to_str(total, self.minor),
+                                  lines=ls, **b)
+        # memory-only view (older checks)
+        teams = {}
+        for team, inv in invoices.items():
+            mem = [l for l in inv["lines"] if l["kind"] == "memory_used"
+                   and l["mib_seconds"] != "0"]
+            if mem:
+                total = sum(to_units(l["amount"], self.minor) for l in mem)
+                teams[team] = dict(head(team), total=units_to_str(total, self.minor),
+                                   lines=mem)
 
         def gbh_row(row):
-            return {f: round_half_even(mib_s_to_gbh(row[f]), 9) for f in SUMMARY_FIELDS}
+            out = {f: round_half_even(mib_s_to_gbh(row.get(f, 0)), 9) for f in SUMMARY_FIELDS}
+            out["fb_free"] = round_half_even(mib_s_to_gbh(row.get("fb_free", 0)), 9)
+            out["mib_seconds"] = {f: str(row.get(f, 0)) for f in SUMMARY_FIELDS + ("fb_free",)}
+            return out
         summary = {
             "models": [dict({"cluster": c, "gpu_model": m}, **gbh_row(r))
-                       for (c, m), r in sorted(stats["models"].items())],
+                       for (c, m), r in sorted(A["models"].items())],
             "devices": [dict({"cluster": c, "uuid": u, "gpu_i_id": gi or None,
                               "gpu_i_profile": prof or None, "gpu_model": m, "node": n},
                              **gbh_row(r))
-                        for (c, u, gi, prof, m, n), r in sorted(stats["devices"].items())],
+                        for (c, u, gi, prof, m, n), r in sorted(A["devices"].items())],
         }
+        compute_days = []
+        for (tm, cl, m, day), s in sorted(A["busy_day"].items()):
+            n = A["busy_day_steps"][(tm, cl, m, day)]
+            compute_days.append({"team": tm, "cluster": cl, "gpu_model": m, "day": fmt_day(day),
+                                 "device_steps": n, "busy_ppm_sum": s,
+                                 "busy_ratio": round_half_even(Fraction(s, n * 10 ** 6), 6)})
         prices_out = {}
         for pid, (up, up_s, cap_gb) in sorted(used_prices.items()):
             p = byid[pid]
@@ -888,36 +1351,93 @@ class Cluster:
                                "price": p["price"], "unit_price_per_gb_hour": up_s,
                                "capacity_gb": None if cap_gb is None else
                                round_half_even(cap_gb, 9)}
+        ms = cfg.get("memory_source", {})
         return {
-            "scenario": self.name,
+            "scenario": self.name, "run": run,
+            "config": {"attribution": ms.get("attribution", "process"),
+                       "split": ms.get("split", "even"),
+                       "basis": cfg.get("billing", {}).get("basis", "used"),
+                       "policy": policy, "platform_team": platform,
+                       "identity_labels": cfg.get("collection", {}).get("identity_labels",
+                                                                         "auto")},
             "period": self.period,
             "period_start": fmt_time(p0), "period_end": fmt_time(p1),
             "window": {"from": fmt_time(t_from), "to": fmt_time(t_to)},
             "currency": self.currency, "minor_units": self.minor,
             "step_seconds": self.step,
-            "teams": out_teams,
-            "fleet": fl,
-            "prices": prices_out,
-            "summary": summary,
-            "measured_capacity_mib": dict(sorted(caps.items())),
-            "pod_totals": {"%s/%s/%s" % k: str(v) for k, v in sorted(pods.items())},
+            "invoices": invoices, "info_only": info_only,
+            "teams": teams, "fleet": fleet,
+            "anomalies": anomalies, "compute_days": compute_days,
+            "prices": prices_out, "summary": summary,
+            "measured_capacity_mib": dict(sorted(A["caps"].items())),
+            "pod_totals": {"%s/%s/%s" % k: str(v) for k, v in sorted(A["pods"].items()) if v},
+            "pod_memory": {"%s/%s/%s" % k: str(v) for k, v in sorted(A["pod_mem"].items())},
+            "pod_allocation": {"/".join(k): [str(x) for x in v]
+                               for k, v in sorted(A["pod_alloc"].items())},
         }
 
-    # ---- independent check: occupants summed straight from the scenario
-    def direct_pod_totals(self, t_from, t_to):
-        out = {}
+    # ---- independent figures, summed straight from the scenario
+    def _gpus(self):
         for n in self.scn.get("nodes", []):
             gaps = [(parse_time(g["from"]), parse_time(g["to"])) for g in n.get("gaps", [])]
             for g in n.get("gpus", []):
-                for o in self._occupants(g):
-                    p = o["pod"]
-                    key = "%s/%s/%s" % (self.cluster_name, p["namespace"], p["name"])
-                    for t in self._steps(max(t_from, o["from"]), min(t_to, o["to"])):
-                        if any(lo <= t < hi for lo, hi in gaps):
-                            continue
-                        v = value_at(o["used"], (t - self.start) // self.step)
-                        out[key] = out.get(key, 0) + v * self.step
+                yield n, g, gaps
+
+    def direct_pod_totals(self, t_from, t_to, identity=None):
+        """Raw FB_USED MiB.s per cluster/namespace/pod as the scenario says the
+        exporter reports it (before any attribution): own memory (exclusive,
+        process), the whole-GPU value (vgpu copies; the visible pod in
+        default mode) and, under identity "auto", the exporter pod on series
+        without a workload of an honorLabels-false node."""
+        identity = identity or self.identity_mode
+        out = {}
+
+        def add(p, q):
+            key = "%s/%s/%s" % (self.cluster_name, p["namespace"], p["name"])
+            out[key] = out.get(key, 0) + q
+
+        for n, g, gaps in self._gpus():
+            exporter = n.get("scrape", {}).get("mode") == "exported"
+            if identity == "exported" and not exporter:
+                continue
+            mode = g.get("mode", "exclusive")
+            occ = self._occupants(g)
+            for t in self._steps(t_from, t_to):
+                if any(lo <= t < hi for lo, hi in gaps):
+                    continue
+                active, whole = self._gpu_state(g, occ, t)
+                if mode in ("exclusive", "process"):
+                    for o, v in active:
+                        add(o["pod"], v * self.step)
+                elif mode == "default" and active:
+                    add(active[0][0]["pod"], whole * self.step)
+                elif mode == "vgpu":
+                    for o, _ in active:
+                        add(o["pod"], whole * self.step)
+                if exporter and identity == "auto" and (mode == "process" or not active):
+                    add(self.pods[n["scrape"]["exporter_pod"]], whole * self.step)
         return {k: str(v) for k, v in sorted(out.items()) if v}
+
+    def direct_busy(self, uuid, gi, t_steps, util=False):
+        """Sum of a device's busy ppm over the given step instants, read from
+        the scenario's busy spec (GPU_UTIL granularity when util)."""
+        for n, g, gaps in self._gpus():
+            if g["uuid"] == uuid and str((g.get("mig") or {}).get("id", "")) == gi:
+                tot = 0
+                for t in t_steps:
+                    ppm = value_at(g["busy"], (t - self.start) // self.step)
+                    tot += (ppm // 10000) * 10000 if util else ppm
+                return tot
+        raise ScenarioError("no device %s/%s" % (uuid, gi))
+
+    def occupancy(self, pod_key):
+        """[(node, gpu, occupant)] of a pod (namespace/name)."""
+        out = []
+        for n, g, gaps in self._gpus():
+            for o in self._occupants(g):
+                if "%s/%s" % (o["pod"]["namespace"], o["pod"]["name"]) == pod_key:
+                    out.append((n, g, o))
+        return out
 
 
 def load_scenario(path):
@@ -930,25 +1450,47 @@ def self_check(cl, exp):
     """Cross-check the reference attribution against the scenario and the
     arithmetic invariants; returns a list of problems."""
     problems = []
-    direct = cl.direct_pod_totals(parse_time(exp["window"]["from"]),
-                                  parse_time(exp["window"]["to"]))
+    w0, w1 = parse_time(exp["window"]["from"]), parse_time(exp["window"]["to"])
+    direct = cl.direct_pod_totals(w0, w1, exp.get("config", {}).get("identity_labels"))
     if direct != exp["pod_totals"]:
-        problems.append("per-pod totals from the samples %s differ from the scenario's "
-                        "occupants %s (an exporter pod billed, or a duplicate occupant?)"
+        problems.append("per-pod sample totals %s differ from the scenario's occupants %s"
                         % (exp["pod_totals"], direct))
     minor = exp["minor_units"]
-    for team, inv in exp["teams"].items():
-        tot = 0
-        for line in inv["lines"] + []:
-            tot += to_units(line["amount"], minor)
+    for team, inv in list(exp["teams"].items()) + list(exp.get("invoices", {}).items()):
+        tot = sum(to_units(line["amount"], minor) for line in inv["lines"])
         if units_to_str(tot, minor) != inv["total"]:
             problems.append("%s: total mismatch" % team)
-    for line in [l for inv in exp["teams"].values() for l in inv["lines"]] + exp["fleet"]:
+    all_lines = [l for inv in exp.get("invoices", {}).values() for l in inv["lines"]]
+    for line in all_lines + exp["fleet"]:
         if sum(int(d["mib_seconds"]) for d in line["days"]) != int(line["mib_seconds"]):
             problems.append("daily MiB.s do not sum: %s" % line)
         if sum(to_units(d["billed_cost"], minor) for d in line["days"]) != \
                 to_units(line["amount"], minor):
             problems.append("daily billed cost does not sum: %s" % line)
+    # reconciliation per model, exact MiB.s:
+    #   capacity = used + reserved_unused billed + reserved + unattributed + idle - excess
+    #   sum of invoice lines = capacity + excess (platform, proportional) or
+    #   = capacity + excess - idle - overhead (unbilled)
+    policy = exp.get("config", {}).get("policy", "platform")
+    for m in exp["summary"]["models"]:
+        q = {f: int(v) for f, v in m["mib_seconds"].items()}
+        rhs = q["memory_used"] + q["reserved_unused_billed"] + q["reserved"] + \
+            q["unattributed"] + q["idle"] - q["excess"]
+        if rhs != q["capacity"]:
+            problems.append("%s/%s: capacity %d != billed + idle + overhead - excess %d"
+                            % (m["cluster"], m["gpu_model"], q["capacity"], rhs))
+        billed = sum(int(l["mib_seconds"]) for l in all_lines
+                     if (l["cluster"], l["gpu_model"]) == (m["cluster"], m["gpu_model"]))
+        want = q["capacity"] + q["excess"]
+        if policy == "unbilled":
+            want -= q["idle"] + q["reserved"] + q["unattributed"]
+        if "invoices" in exp and billed != want:
+            problems.append("%s/%s: invoice lines %d MiB.s, capacity + excess (- idle - "
+                            "overhead if unbilled) %d" % (m["cluster"], m["gpu_model"],
+                                                          billed, want))
+    for c in exp.get("compute_days", []):
+        if Fraction(c["busy_ratio"]) > 1:
+            problems.append("compute indicator above 1: %s" % c)
     return problems
 
 
@@ -957,20 +1499,26 @@ def generate(scenario_path, outdir):
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, "data.om"), "w", encoding="utf-8", newline="\n") as f:
         nlines = cl.write_openmetrics(f)
-    with open(os.path.join(outdir, "config.json"), "w", encoding="utf-8") as f:
-        json.dump(cl.config, f, indent=2)
-        f.write("\n")
     with open(os.path.join(outdir, "prices.csv"), "w", encoding="utf-8", newline="") as f:
         f.write(cl.prices_csv())
-    exp = cl.expected()
-    problems = self_check(cl, exp)
-    if problems:
-        raise ScenarioError("self-check failed:\n  " + "\n  ".join(problems))
-    exp["data_lines"] = nlines
-    with open(os.path.join(outdir, "expected.json"), "w", encoding="utf-8") as f:
-        json.dump(exp, f, indent=2)
-        f.write("\n")
-    return cl, exp
+    out = {}
+    for run in [None] + cl.runs:
+        name = run["name"] if run else None
+        exp = cl.expected(overrides=run["config"] if run else None, run=name)
+        problems = self_check(cl, exp)
+        if problems:
+            raise ScenarioError("self-check failed%s:\n  " % (" (run %s)" % name if name else "")
+                                + "\n  ".join(problems))
+        exp["data_lines"] = nlines
+        suffix = "-" + name if name else ""
+        with open(os.path.join(outdir, "config%s.json" % suffix), "w", encoding="utf-8") as f:
+            json.dump(cl.run_config(run["config"] if run else None), f, indent=2)
+            f.write("\n")
+        with open(os.path.join(outdir, "expected%s.json" % suffix), "w", encoding="utf-8") as f:
+            json.dump(exp, f, indent=2)
+            f.write("\n")
+        out[name] = exp
+    return cl, out[None], out
 
 
 def main(argv):
@@ -978,13 +1526,13 @@ def main(argv):
         sys.stderr.write("usage: gencluster.py SCENARIO.json OUTDIR\n")
         return 2
     try:
-        _, exp = generate(argv[1], argv[2])
+        _, exp, runs = generate(argv[1], argv[2])
     except (ScenarioError, KeyError, ValueError, OSError) as e:
         sys.stderr.write("gencluster: %s: %s%s\n" % (argv[1], type(e).__name__ + ": "
                                                        if isinstance(e, KeyError) else "", e))
         return 1
-    sys.stderr.write("gencluster: %s: %d OpenMetrics lines, %d teams\n"
-                     % (argv[2], exp["data_lines"], len(exp["teams"])))
+    sys.stderr.write("gencluster: %s: %d OpenMetrics lines, %d invoices, %d runs\n"
+                     % (argv[2], exp["data_lines"], len(exp["invoices"]), len(runs) - 1))
     return 0
 
 

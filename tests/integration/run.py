@@ -4,7 +4,7 @@ cluster, the engine run end to end, and its figures compared exactly with
 what tests/gen/gencluster.py computed from the scenario.
 
 Usage: python3 tests/integration/run.py --bin build/gpuledger [--work DIR]
-                                        [--scenario FILE] [--keep]
+                                        [--scenario FILE] [--sharing FILE|none] [--keep]
 
 Prints one line per check, "ok - NAME" or "not ok - NAME: REASON", and
 otherwise only "# ..." comments; exits 1 when any check failed. A check that
@@ -21,6 +21,22 @@ re-collect the same window (unchanged), collect in two halves (same totals)
 -> config / price-table failures (exit 3) -> a fault-injecting proxy:
 HTTP 400 bad_data (exit 4), 503 + Retry-After twice (retried, succeeds),
 NaN / +Inf / -5 sample values (skipped, reported, the rest billed).
+
+Sharing-aware attribution (issue 3): tests/integration/scenarios/sharing.json
+is generated beside the main scenario (in the background), backfilled into
+the same TSDB (its time range does not overlap) and served by the same
+Prometheus. The engine then runs once per config of the scenario's "runs"
+(device copies split evenly / by allocation, per-process, basis max, idle
+policies platform / proportional / unbilled, identity_labels exported), each
+into its own database: collect, invoice, summary, anomalies and export are
+compared in full with the generator's expected-RUN.json, the engine's own
+figures must reconcile per model (capacity = billed + idle + overhead -
+excess, to 1e-6 GB-h; amounts to the cent), and the issue's named checks
+(a third each, allocation share, own memory, completed pod, allocation
+sizes, used vs max, excess devices, unallocated use, default mode, exported
+mode, compute indicator, idle = FB_FREE) use figures summed straight from
+the scenario rather than from the series. GPULEDGER_IT_VERBOSE=1 prints
+every problem of a failing check (the check line shows four).
 Prometheus and the proxy are stopped at exit, also on failure.
 """
 
@@ -104,7 +120,11 @@ class Tap:
         print("not ok - %s: %s" % (name, reason), flush=True)
 
     def check(self, name, problems):
-        """problems: list of strings (empty = pass)."""
+        """problems: list of strings (empty = pass). GPULEDGER_IT_VERBOSE=1
+        prints every problem as a comment (the line itself shows four)."""
+        if problems and os.environ.get("GPULEDGER_IT_VERBOSE") == "1":
+            for x in problems:
+                self.note("  %s" % x)
         if problems:
             more = " (+%d more)" % (len(problems) - 4) if len(problems) > 4 else ""
             self.fail(name, "; ".join(problems[:4]) + more)
@@ -893,6 +913,8 @@ class Run:
         self.work = args.work
         self.prom = None
         self.proxies = []
+        self.sharing = None
+        self.sharing_ok = False
 
     def path(self, *p):
         return os.path.join(self.work, *p)
@@ -923,10 +945,15 @@ class Run:
         scenario = os.path.abspath(a.scenario)
         self.gen = self.path("gen")
         # a reused --work directory starts clean (a stale database would hide bugs)
-        for d in ("gen", "tsdb", "db", "cfg", "out", "prom"):
+        for d in ("gen", "gen-sharing", "tsdb", "tsdb-sharing", "db", "cfg", "out", "prom"):
             shutil.rmtree(self.path(d), ignore_errors=True)
         for d in ("db", "cfg", "out", "prom"):
             os.makedirs(self.path(d))
+        self.sharing = None
+        if a.sharing and a.sharing != "none":
+            # its generator runs beside everything up to the Prometheus start
+            self.sharing = Sharing(self, os.path.abspath(a.sharing))
+            self.sharing.start_generator()
         t0 = time.time()
         p = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gen", "gencluster.py"),
                             scenario, self.gen], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -961,6 +988,8 @@ class Run:
         missing = [t for t in ("promtool", "prometheus") if not shutil.which(t)]
         if missing:
             tap.skip("real Prometheus tests", "%s not found on PATH" % ", ".join(missing))
+            if self.sharing:
+                self.sharing.wait_generator()
             if have_bin:
                 self.config_failures(None)
             return
@@ -972,6 +1001,8 @@ class Run:
         self.config_failures(self.prom.url())
         self.full_run()
         self.http_faults()
+        if self.sharing and self.sharing_ok:
+            self.sharing.main()
 
     # ---- generator self-checks
     def check_generator(self):
@@ -1002,19 +1033,41 @@ class Run:
 
     # ---- Prometheus
     def start_prometheus(self):
+        """Backfills the main scenario and (in parallel) the sharing one, then
+        serves both from one TSDB (their time ranges do not overlap)."""
         tap = self.tap
         tsdb = self.path("tsdb")
         if os.path.isdir(tsdb):
             shutil.rmtree(tsdb)
         t0 = time.time()
-        p = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics",
-                            os.path.join(self.gen, "data.om"), tsdb],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=self.work)
-        if p.returncode != 0:
-            tap.fail("promtool backfill", tail(p.stdout.decode(errors="replace")))
+
+        def backfill(om, out):
+            return subprocess.Popen(["promtool", "tsdb", "create-blocks-from", "openmetrics",
+                                     om, out], stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, cwd=self.work)
+        main_p = backfill(os.path.join(self.gen, "data.om"), tsdb)
+        self.sharing_ok = False
+        if self.sharing and self.sharing.wait_generator():
+            t1 = time.time()
+            sp = backfill(os.path.join(self.sharing.gen, "data.om"), self.path("tsdb-sharing"))
+            out = sp.communicate()[0]
+            if sp.returncode != 0:
+                tap.fail("sharing: promtool backfill", tail(out.decode(errors="replace")))
+            else:
+                self.sharing_ok = True
+                tap.ok("sharing: promtool backfill of %d lines (%.1fs)" % (
+                    self.sharing.exps[None].get("data_lines", 0), time.time() - t1))
+        out = main_p.communicate()[0]
+        if main_p.returncode != 0:
+            tap.fail("promtool backfill", tail(out.decode(errors="replace")))
             return False
         tap.ok("promtool backfill of %d lines (%.1fs)" % (self.exp.get("data_lines", 0),
                                                          time.time() - t0))
+        if self.sharing_ok:
+            src = self.path("tsdb-sharing")
+            for b in os.listdir(src):
+                if os.path.isfile(os.path.join(src, b, "meta.json")):
+                    os.rename(os.path.join(src, b), os.path.join(tsdb, b))
         self.prom = Prometheus(self.path("prom"), tsdb)
         try:
             t0 = time.time()
@@ -1037,13 +1090,18 @@ class Run:
             for ch in obj.get("changes", []):               # around every label change
                 times |= {gc.parse_time(ch["at"]) - cl.step, gc.parse_time(ch["at"])}
         times = sorted(times)
+        p = self.served_problems(cl, times)
+        self.tap.check("prometheus serves the generated samples at step instants "
+                       "(lookback 59s, gap empty)", p)
+
+    def served_problems(self, cl, times):
         p = []
         for t in times:
             want = {}
             for k, v in cl.samples_at(t).items():
                 want[(k[0], frozenset(k[1:]))] = v
             try:
-                res = self.prom.query('{__name__=~"DCGM_FI_DEV_FB_.*|kube_.*"}', t)
+                res = self.prom.query('{__name__=~"DCGM_FI_.*|kube_.*"}', t)
             except Exception as e:
                 p.append("query at %s: %s" % (gc.fmt_time(t), e))
                 continue
@@ -1061,8 +1119,7 @@ class Run:
             bad = [k for k in want if float(want[k]) != got[k]]
             if bad:
                 p.append("%s: %d values differ" % (gc.fmt_time(t), len(bad)))
-        self.tap.check("prometheus serves the generated samples at step instants "
-                       "(lookback 59s, gap empty)", p)
+        return p
 
     # ---- the main comparison
     def full_run(self):
@@ -1079,6 +1136,8 @@ class Run:
         doc1 = self.invoice(cfg, db, "invoice")
         if doc1 is not None:
             compare_invoices(tap, "full", doc1, exp)
+            tap.check("full: invoice info blocks (waste, allocated, compute_indicator, "
+                      "anomalies)", Sharing.block_problems(exp, doc1))
         csv1 = self.export(cfg, db, "export")
         if csv1 is not None and doc1 is not None:
             check_focus(tap, "full", csv1, doc1, exp)
@@ -1139,7 +1198,7 @@ class Run:
         core = ("capacity", "memory_used", "reserved", "unattributed", "idle", "excess")
         for what, fields, keyf in (
                 ("models", core, lambda m: (m.get("cluster"), m.get("gpu_model"))),
-                ("devices", gc.SUMMARY_FIELDS,
+                ("devices", core,
                  lambda m: (m.get("cluster"), m.get("uuid"), m.get("gpu_i_id") or None))):
             p = []
             if doc.get("period") != self.exp["period"]:
@@ -1367,6 +1426,9 @@ class Run:
         px.close()
 
     def cleanup(self):
+        if self.sharing and self.sharing.proc and self.sharing.proc.poll() is None:
+            self.sharing.proc.kill()
+            self.sharing.proc.wait()
         for px in self.proxies:
             try:
                 px.close()
@@ -1376,12 +1438,933 @@ class Run:
             self.prom.stop()
 
 
+# ---------------------------------------------------------------- sharing (issue 3)
+
+def fr(s):
+    """Decimal text -> Fraction (None for None / bad text)."""
+    try:
+        return Fraction(str(s))
+    except (ValueError, TypeError, ZeroDivisionError):
+        return None
+
+
+def close_to(got, exact):
+    """got (decimal text) is exact rounded to the number of decimals it
+    prints (any rounding direction of the last half unit)."""
+    g = fr(got)
+    if g is None:
+        return False
+    s = str(got)
+    places = len(s.split(".", 1)[1]) if "." in s else 0
+    return abs(g - Fraction(exact)) <= Fraction(1, 2 * 10 ** places)
+
+
+def same_dec(a, b):
+    fa, fb = fr(a), fr(b)
+    return fa is not None and fa == fb
+
+
+def line_key(l):
+    return (l.get("cluster"), l.get("gpu_model"), l.get("kind"), l.get("price_id"))
+
+
+class Sharing:
+    """The "sharing" scenario (issue 3): one generated cluster served by the
+    same Prometheus as the main scenario, and the engine run once per config
+    of the scenario's "runs" (attribution mode, split, basis, idle policy,
+    identity labels), each into its own database, each compared in full with
+    the generator's expected-RUN.json; then the named checks of the issue,
+    with figures summed straight from the scenario."""
+
+    def __init__(self, run, scenario):
+        self.r = run
+        self.tap = run.tap
+        self.scenario = scenario
+        self.gen = run.path("gen-sharing")
+        self.proc = None
+        self.exps = {}
+        self.out = {}     # run name -> {"doc", "summary", "anomalies", "csv"}
+        self.cl = None
+
+    # ---- generator (started early: it takes a few seconds)
+    def start_generator(self):
+        self.t0 = time.time()
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.join(REPO, "tests", "gen", "gencluster.py"),
+             self.scenario, self.gen], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def wait_generator(self):
+        out, err = self.proc.communicate()
+        if self.proc.returncode != 0:
+            self.tap.fail("sharing: generator writes the scenario and its runs",
+                          tail(err.decode(errors="replace")))
+            return False
+        self.cl = gc.load_scenario(self.scenario)
+        names = [None] + [r["name"] for r in self.cl.runs]
+        for n in names:
+            with open(os.path.join(self.gen, "expected%s.json" % ("-" + n if n else ""))) as f:
+                self.exps[n] = json.load(f)
+        self.tap.ok("sharing: generator writes data.om and config/expected for %d engine "
+                    "configs, model self-checks pass (%.1fs)" % (len(names), time.time() - self.t0))
+        return True
+
+    def label(self, name):
+        return "sharing/%s" % (name or "device-even")
+
+    def config(self, name):
+        with open(os.path.join(self.gen, "config%s.json" % ("-" + name if name else ""))) as f:
+            cfg = json.load(f)
+        cfg["prometheus"]["url"] = self.r.prom.url()
+        cfg["prices"]["file"] = os.path.join(self.gen, "prices.csv")
+        qdir = os.path.join(REPO, "queries")
+        if os.path.isdir(qdir) and "queries_dir" not in cfg.get("collection", {}):
+            cfg.setdefault("collection", {})["queries_dir"] = qdir
+        path = self.r.path("cfg", "sharing-%s.json" % (name or "base"))
+        with open(path, "w") as f:
+            json.dump(cfg, f, indent=2)
+        return path
+
+    # ---- all runs
+    def main(self):
+        self.check_served()
+        for name in self.exps:
+            self.run_one(name)
+        self.named_checks()
+
+    def check_served(self):
+        cl = self.cl
+        times = {cl.win_from, cl.win_to - cl.step}
+        for p in cl.scn["pods"]:
+            for k in ("from", "to", "completed_at"):
+                if p.get(k):
+                    t = gc.parse_time(p[k])
+                    times |= {t - cl.step, t}
+        times = sorted(t for t in times if cl.start <= t < cl.end)
+        p = self.r.served_problems(cl, times)
+        self.tap.check("sharing: prometheus serves the generated samples (%d instants, FB, "
+                       "compute and kube-state-metrics series)" % len(times), p)
+
+    def run_one(self, name):
+        exp = self.exps[name]
+        label = self.label(name)
+        cfg = self.config(name)
+        db = self.r.path("db", "sharing-%s.db" % (name or "base"))
+        wf, wt = exp["window"]["from"], exp["window"]["to"]
+        eng = self.r.engine
+        t0 = time.time()
+        rc, out, err = eng.run(cfg, db, "collect", "--from", wf, "--to", wt)
+        if rc != 0:
+            self.tap.fail("%s: collect" % label, "exit %s: %s" % (rc, tail(err)))
+            return
+        res = {"collect_s": time.time() - t0}
+        period = exp["period"]
+        for key, args in (("doc", ("invoice", "--period", period, "--format", "json")),
+                          ("summary", ("summary", "--period", period, "--format", "json")),
+                          ("anomalies", ("anomalies", "--period", period, "--format", "json"))):
+            rc, out, err = eng.run(cfg, db, *args)
+            if rc != 0:
+                res[key] = None
+                res[key + "_err"] = "%s exit %s: %s" % (args[0], rc, tail(err, 300))
+                continue
+            try:
+                res[key] = json.loads(out)
+            except ValueError as e:
+                res[key] = None
+                res[key + "_err"] = "%s: stdout is not JSON (%s): %s" % (args[0], e, tail(out, 200))
+            with open(self.r.path("out", "sharing-%s-%s.json" % (name or "base", args[0])),
+                      "w") as f:
+                f.write(out)
+        csvp = self.r.path("out", "sharing-%s.csv" % (name or "base"))
+        rc, out, err = eng.run(cfg, db, "export", "--period", period, "--out", csvp)
+        res["csv"] = None
+        if rc == 0 and os.path.isfile(csvp):
+            with open(csvp, newline="") as f:
+                res["csv"] = f.read()
+        else:
+            res["csv_err"] = "export exit %s: %s" % (rc, tail(err, 300))
+        self.out[name] = res
+        c = exp["config"]
+        desc = "%s, split %s, basis %s, idle %s, identity %s" % (
+            c["attribution"], c["split"], c["basis"], c["policy"], c["identity_labels"])
+        self.tap.ok("%s: collect %s .. %s (%s; %.1fs)" % (label, wf, wt, desc, res["collect_s"]))
+
+        def need(key):
+            if res.get(key) is None:
+                return [res.get(key + "_err", "no output")]
+            return None
+
+        self.tap.check("%s: invoices (every line of every team, amounts, totals)" % label,
+                       need("doc") or self.invoice_problems(exp, res["doc"]))
+        self.tap.check("%s: invoice info blocks (waste, allocated, compute_indicator, "
+                       "anomalies)" % label, need("doc") or self.block_problems(exp, res["doc"]))
+        self.tap.check("%s: fleet summary per model and device" % label,
+                       need("summary") or self.summary_problems(exp, res["summary"]))
+        self.tap.check("%s: anomalies --format json" % label,
+                       need("anomalies") or anomaly_problems(
+                           exp["anomalies"], (res["anomalies"] or {}).get("anomalies"),
+                           exp["step_seconds"]) + ([] if res["anomalies"].get("period") == period
+                                                   else ["period %r" % res["anomalies"].get(
+                                                       "period")]))
+        self.tap.check("%s: FOCUS rows (quantity, BilledCost, x_Estimated, x_ComputeIndicator)"
+                       % label, need("csv") or self.focus_problems(exp, res["csv"]))
+        if name is None and res.get("csv") is not None and res.get("doc") is not None:
+            check_focus(self.tap, label, res["csv"], res["doc"], exp)
+        self.tap.check("%s: reconciliation per model under idle policy %s (engine figures: "
+                       "to 1e-6 GB-h and to the cent)" % (label, c["policy"]),
+                       need("doc") or need("summary") or
+                       self.reconcile_problems(exp, res["doc"], res["summary"]))
+
+    # ---- generic comparisons
+    @staticmethod
+    def invoice_problems(exp, doc):
+        p = []
+        minor = exp["minor_units"]
+        if doc.get("period") != exp["period"]:
+            p.append("period %r" % doc.get("period"))
+        got = invoices_by_team(doc)
+        for team in sorted(set(exp["invoices"]) - set(got)):
+            p.append("no invoice for %s" % team)
+        for team in sorted(set(got) - set(exp["invoices"]), key=str):
+            inv = got[team]
+            if team in exp["info_only"] and not inv.get("lines") and \
+                    fr(inv.get("total")) == 0:
+                continue   # allocation / waste only: an invoice is optional
+            p.append("unexpected invoice for %r: %s" % (team, [
+                (l.get("gpu_model"), l.get("kind"), l.get("mib_seconds"))
+                for l in inv.get("lines", [])]))
+        for team, e in sorted(exp["invoices"].items()):
+            inv = got.get(team)
+            if inv is None:
+                continue
+            for k in ("invoice_id", "team_name", "cost_center"):
+                if inv.get(k) != e[k]:
+                    p.append("%s %s: got %r, expected %r" % (team, k, inv.get(k), e[k]))
+            p += line_order_problems(team, inv.get("lines", []))
+            gl = {}
+            for l in inv.get("lines", []):
+                if line_key(l) in gl:
+                    p.append("%s: two lines %s" % (team, line_key(l)))
+                gl[line_key(l)] = l
+            el = {line_key(l): l for l in e["lines"]}
+            for k in sorted(set(gl) - set(el), key=str):
+                p.append("%s: unexpected line %s (%s MiB.s)" % (team, k, gl[k].get("mib_seconds")))
+            for k in sorted(set(el) - set(gl), key=str):
+                p.append("%s: missing line %s (expected %s MiB.s)"
+                         % (team, k, el[k]["mib_seconds"]))
+            for k in sorted(set(el) & set(gl), key=str):
+                g, w = gl[k], el[k]
+                for f in ("price_valid_from", "price_valid_to", "pricing_unit", "mib_seconds",
+                          "gb_hours", "amount"):
+                    if g.get(f) != w[f]:
+                        p.append("%s %s %s: got %r, expected %r" % (team, k[1:3], f, g.get(f),
+                                                                    w[f]))
+                if not same_dec(g.get("unit_price"), w["unit_price"]):
+                    p.append("%s %s unit_price: got %r, expected %s"
+                             % (team, k[1:3], g.get("unit_price"), w["unit_price"]))
+                if k[2] == "memory_used" and g.get("estimated") is not w["estimated"]:
+                    p.append("%s %s estimated: got %r, expected %r"
+                             % (team, k[1:3], g.get("estimated"), w["estimated"]))
+            if inv.get("total") != e["total"]:
+                p.append("%s total: got %r, expected %r" % (team, inv.get("total"), e["total"]))
+            try:
+                s = sum(gc.to_units(l.get("amount"), minor) for l in inv.get("lines", []))
+                if gc.to_units(inv.get("total"), minor) != s:
+                    p.append("%s total %r is not the sum of its lines" % (team, inv.get("total")))
+            except Exception as ex:
+                p.append("%s: bad amounts (%s)" % (team, ex))
+        return p
+
+    @staticmethod
+    def block_problems(exp, doc):
+        p = []
+        got = invoices_by_team(doc)
+        step = exp["step_seconds"]
+        want_all = dict(exp["info_only"])
+        want_all.update(exp["invoices"])
+        for team, e in sorted(want_all.items()):
+            inv = got.get(team)
+            if inv is None:
+                continue
+            for block in ("waste", "allocated"):
+                rows = inv.get(block)
+                if not isinstance(rows, list):
+                    p.append("%s: no %r array" % (team, block))
+                    continue
+                gm = {(x.get("cluster"), x.get("gpu_model")): x for x in rows
+                      if not (block == "waste" and x.get("mib_seconds") == "0")}
+                wm = {(x["cluster"], x["gpu_model"]): x for x in e[block]}
+                for k in sorted(set(gm) ^ set(wm), key=str):
+                    p.append("%s %s %s: %s" % (team, block, k, "unexpected %s MiB.s" % gm[k].get(
+                        "mib_seconds") if k in gm else "missing (expected %s MiB.s)"
+                        % wm[k]["mib_seconds"]))
+                for k in sorted(set(gm) & set(wm), key=str):
+                    for f in ("mib_seconds", "gb_hours"):
+                        if gm[k].get(f) != wm[k][f]:
+                            p.append("%s %s %s %s: got %r, expected %s" % (
+                                team, block, k[1], f, gm[k].get(f), wm[k][f]))
+                    if block == "allocated" and not close_to(
+                            gm[k].get("gpu_hours"),
+                            Fraction(int(wm[k]["gpu_micro_seconds"]), 3600 * 10 ** 6)):
+                        p.append("%s allocated %s gpu_hours: got %r, expected %s" % (
+                            team, k[1], gm[k].get("gpu_hours"), wm[k]["gpu_hours"]))
+            rows = inv.get("compute_indicator")
+            if not isinstance(rows, list):
+                p.append("%s: no compute_indicator array" % team)
+            else:
+                gm = {(x.get("cluster"), x.get("gpu_model")): x for x in rows}
+                wm = {(x["cluster"], x["gpu_model"]): x for x in e["compute_indicator"]}
+                for k in sorted(set(gm) ^ set(wm), key=str):
+                    p.append("%s compute_indicator %s %s" % (team, k, "unexpected"
+                                                             if k in gm else "missing"))
+                for k in sorted(set(gm) & set(wm), key=str):
+                    g, w = gm[k], wm[k]
+                    exact = Fraction(w["busy_ppm_sum"], w["device_steps"] * 10 ** 6)
+                    if not close_to(g.get("busy_ratio"), exact):
+                        p.append("%s compute %s busy_ratio: got %r, expected %s"
+                                 % (team, k[1], g.get("busy_ratio"), w["busy_ratio"]))
+                    if g.get("device_steps") != w["device_steps"]:
+                        p.append("%s compute %s device_steps: got %r, expected %d"
+                                 % (team, k[1], g.get("device_steps"), w["device_steps"]))
+            rows = inv.get("anomalies")
+            if not isinstance(rows, list):
+                p.append("%s: no anomalies array" % team)
+            else:
+                p += ["%s: %s" % (team, x) for x in anomaly_problems(e["anomalies"], rows, step)]
+        return p
+
+    @staticmethod
+    def summary_problems(exp, doc):
+        p = []
+        if doc.get("period") != exp["period"]:
+            p.append("period %r" % doc.get("period"))
+        basis = exp["config"]["basis"]
+        for what, keyf in (("models", lambda m: (m.get("cluster"), m.get("gpu_model"))),
+                           ("devices", lambda m: (m.get("cluster"), m.get("uuid"),
+                                                  m.get("gpu_i_id") or None))):
+            got = {keyf(m): m for m in doc.get(what) or []}
+            want = {keyf(m): m for m in exp["summary"][what]}
+            fields = list(gc.SUMMARY_FIELDS)
+            if what == "devices":
+                fields.remove("reserved_unused_billed")
+                if basis == "max":
+                    fields.remove("excess")  # where leftover allocation excess sits is unpinned
+            for k in sorted(set(got) - set(want), key=str):
+                p.append("unexpected %s %s" % (what[:-1], k))
+            for k in sorted(want, key=str):
+                if k not in got:
+                    p.append("missing %s %s" % (what[:-1], k))
+                    continue
+                for f in fields:
+                    if not same_dec(got[k].get(f), want[k][f]):
+                        p.append("%s %s: got %r, expected %s" % (k[1:], f, got[k].get(f),
+                                                                 want[k][f]))
+        return p
+
+    @staticmethod
+    def focus_problems(exp, text):
+        p = []
+        try:
+            rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r]
+        except Exception as e:
+            return ["CSV does not parse: %s" % e]
+        if not rows or rows[0] != FOCUS_COLUMNS:
+            return ["header %s" % (rows[0] if rows else None)]
+        data = [dict(zip(FOCUS_COLUMNS, r)) for r in rows[1:]]
+        days_ci = {(c["team"], c["cluster"], c["gpu_model"], c["day"]): c
+                   for c in exp["compute_days"]}
+        period_ci = {(team, c["cluster"], c["gpu_model"]): c
+                     for team, inv in exp["invoices"].items() for c in inv["compute_indicator"]}
+        want = {}
+        for team, inv in exp["invoices"].items():
+            for l in inv["lines"]:
+                for d in l["days"]:
+                    want[(team, l["cluster"], l["gpu_model"], l["kind"], l["price_id"],
+                          d["day"])] = (l, d)
+        got = {}
+        for ri, d in enumerate(data, start=2):
+            k = (d["SubAccountId"], d["x_Cluster"], d["x_GpuModel"], d["x_ChargeKind"],
+                 d["SkuPriceId"], d["ChargePeriodStart"][:10])
+            if k in got:
+                p.append("duplicate row %s" % (k,))
+            got[k] = d
+        for k in sorted(set(want) - set(got)):
+            p.append("missing row %s" % (k,))
+        for k in sorted(set(got) - set(want)):
+            p.append("unexpected row %s (%s GB-h)" % (k, got[k]["PricingQuantity"]))
+        for k in sorted(set(want) & set(got)):
+            l, dd = want[k]
+            d = got[k]
+            if not same_dec(d["PricingQuantity"], dd["gb_hours"]):
+                p.append("%s PricingQuantity %s, expected %s" % (k, d["PricingQuantity"],
+                                                                dd["gb_hours"]))
+            if not same_dec(d["BilledCost"], dd["billed_cost"]):
+                p.append("%s BilledCost %s, expected %s" % (k, d["BilledCost"],
+                                                           dd["billed_cost"]))
+            if k[3] != "memory_used":
+                continue
+            est = d["x_Estimated"].strip().lower()
+            if est not in ("true", "false") or (est == "true") != l["estimated"]:
+                p.append("%s x_Estimated %r, expected %s" % (k, d["x_Estimated"],
+                                                            str(l["estimated"]).lower()))
+            ci = days_ci.get((k[0], k[1], k[2], k[5]))
+            pci = period_ci.get(k[:3])
+            got_ci = d["x_ComputeIndicator"]
+            if ci is None:
+                if got_ci != "":
+                    p.append("%s x_ComputeIndicator %r, expected null (no busy data)"
+                             % (k, got_ci))
+                continue
+            exact_day = Fraction(ci["busy_ppm_sum"], ci["device_steps"] * 10 ** 6)
+            ok = got_ci != "" and close_to(got_ci, exact_day)
+            if not ok and got_ci != "" and pci is not None:   # the period's value also fits
+                ok = close_to(got_ci, Fraction(pci["busy_ppm_sum"],
+                                               pci["device_steps"] * 10 ** 6))
+            if not ok:
+                p.append("%s x_ComputeIndicator %r, expected %s (the team's busy ratio on "
+                         "that model that day)" % (k, got_ci, ci["busy_ratio"]))
+            elif fr(got_ci) > 1:
+                p.append("%s x_ComputeIndicator %r above 1" % (k, got_ci))
+        return p
+
+    @staticmethod
+    def reconcile_problems(exp, doc, sdoc):
+        """Engine figures only: per model, capacity = billed + idle + overhead
+        - excess in the summary; the invoice lines add up to the same
+        capacity (unbilled: plus the summary's idle and overhead); and the
+        engine's line amounts add up, per model, to the model's amounts."""
+        p = []
+        policy = exp["config"]["policy"]
+        eps = Fraction(1, 10 ** 6)
+        lines = {}
+        amounts = {}
+        for inv in doc.get("invoices", []):
+            for l in inv.get("lines", []):
+                k = (l.get("cluster"), l.get("gpu_model"))
+                lines[k] = lines.get(k, 0) + (fr(l.get("gb_hours")) or 0)
+                try:
+                    amounts[k] = amounts.get(k, 0) + gc.to_units(l.get("amount"),
+                                                                exp["minor_units"])
+                except Exception:
+                    p.append("bad amount %r" % l.get("amount"))
+        want_amounts = {}
+        for inv in exp["invoices"].values():
+            for l in inv["lines"]:
+                k = (l["cluster"], l["gpu_model"])
+                want_amounts[k] = want_amounts.get(k, 0) + gc.to_units(l["amount"],
+                                                                       exp["minor_units"])
+        for m in sdoc.get("models") or []:
+            k = (m.get("cluster"), m.get("gpu_model"))
+            q = {f: fr(m.get(f)) for f in gc.SUMMARY_FIELDS}
+            if any(v is None for v in q.values()):
+                p.append("%s: summary fields %s" % (k, {f: m.get(f) for f in gc.SUMMARY_FIELDS}))
+                continue
+            rhs = q["memory_used"] + q["reserved_unused_billed"] + q["reserved"] + \
+                q["unattributed"] + q["idle"] - q["excess"]
+            if abs(rhs - q["capacity"]) > eps:
+                p.append("%s: capacity %s != used + reserved_unused_billed + reserved + "
+                         "unattributed + idle - excess = %s" % (k[1], m.get("capacity"),
+                                                                float(rhs)))
+            billed = lines.get(k, 0)
+            if policy == "unbilled":
+                billed += q["idle"] + q["reserved"] + q["unattributed"]
+            if abs(billed - (q["capacity"] + q["excess"])) > eps:
+                p.append("%s: invoice lines%s %s GB-h != capacity + excess %s GB-h" % (
+                    k[1], " + idle + overhead" if policy == "unbilled" else "",
+                    float(billed), float(q["capacity"] + q["excess"])))
+            if amounts.get(k, 0) != want_amounts.get(k, 0):
+                p.append("%s: line amounts sum to %s, expected %s" % (
+                    k[1], gc.units_to_str(amounts.get(k, 0), exp["minor_units"]),
+                    gc.units_to_str(want_amounts.get(k, 0), exp["minor_units"])))
+        models = {(m.get("cluster"), m.get("gpu_model")) for m in sdoc.get("models") or []}
+        for k in sorted(set(lines) - models, key=str):
+            p.append("invoice lines for %s but no summary row" % (k,))
+        if policy == "unbilled":
+            kinds = {l.get("kind") for inv in doc.get("invoices", []) for l in inv.get("lines", [])}
+            if kinds & set(FLEET_KINDS):
+                p.append("idle/overhead lines billed under policy unbilled")
+        return p
+
+    # ---- the issue's named checks, figures straight from the scenario
+    def gpu(self, uuid, gi=""):
+        for n, g, gaps in self.cl._gpus():
+            if g["uuid"] == uuid and str((g.get("mig") or {}).get("id", "")) == gi:
+                return n, g, gaps
+        raise KeyError(uuid)
+
+    def pod(self, key):
+        return self.cl.pods[key]
+
+    def team_of(self, p):
+        """Team of a scenario pod by the scenario's own rules (pod label,
+        namespace label, ^team-(.+)$, default)."""
+        if p.get("labels", {}).get("team"):
+            return p["labels"]["team"]
+        ns = self.cl.namespaces.get(p["namespace"], {})
+        if ns.get("labels", {}).get("team"):
+            return ns["labels"]["team"]
+        m = re.match(r"^team-(.+)$", p["namespace"])
+        return m.group(1) if m else "unallocated"
+
+    def mem_lines(self, name, model, teams):
+        """{(team, price_id): MiB.s} of memory_used lines in a run's output."""
+        doc = (self.out.get(name) or {}).get("doc")
+        if doc is None:
+            return None
+        out = {}
+        for inv in doc.get("invoices", []):
+            if inv.get("team") not in teams:
+                continue
+            for l in inv.get("lines", []):
+                if l.get("kind") == "memory_used" and l.get("gpu_model") == model:
+                    k = (inv.get("team"), l.get("price_id"))
+                    out[k] = out.get(k, 0) + int(l.get("mib_seconds") or 0)
+        return out
+
+    def estimated_flags(self, name, model, teams):
+        doc = self.out[name]["doc"]
+        return {(inv.get("team"), l.get("price_id")): l.get("estimated")
+                for inv in doc.get("invoices", []) if inv.get("team") in teams
+                for l in inv.get("lines", [])
+                if l.get("kind") == "memory_used" and l.get("gpu_model") == model}
+
+    def invoice(self, name, team):
+        doc = (self.out.get(name) or {}).get("doc")
+        return None if doc is None else invoices_by_team(doc).get(team)
+
+    def skip_if_missing(self, title, *names):
+        miss = [n or "device-even" for n in names if (self.out.get(n) or {}).get("doc") is None]
+        if miss:
+            self.tap.fail(title, "the engine run(s) %s produced no invoices" % miss)
+            return True
+        return False
+
+    def named_checks(self):
+        cl = self.cl
+        step = cl.step
+        w0, w1 = cl.win_from, cl.win_to
+        steps = list(cl._steps(w0, w1))
+        n_ts, g_ts, _ = self.gpu("GPU-a1000000-0000-4000-8000-000000000001")
+        model_ts = g_ts["model"]
+        occ_ts = cl._occupants(g_ts)
+        usable_ts = g_ts["capacity_mib"] - g_ts["reserved_mib"]
+        reps_ts = int(n_ts["labels"]["nvidia.com/gpu.replicas"])
+
+        def split_direct(weights_of):
+            out, whole_sum = {}, 0
+            for t in steps:
+                active, whole = cl._gpu_state(g_ts, occ_ts, t)
+                act = sorted(active, key=lambda x: (x[0]["pod"]["namespace"], x[0]["pod"]["name"]))
+                w = weights_of([o for o, _ in act], t)
+                parts = gc.largest_remainder(whole * step, w)
+                whole_sum += whole * step
+                pid = cl.price_for(model_ts, t)["id"]
+                for (o, _), q in zip(act, parts):
+                    k = (self.team_of(o["pod"]), pid)
+                    out[k] = out.get(k, 0) + q
+            return out, whole_sum
+
+        teams_ts = {self.team_of(o["pod"]) for o in occ_ts}
+
+        def running(p, t):
+            lo, hi, done = cl.pod_window(p)
+            return lo <= t < hi and (done is None or t < done)
+
+        # 1. device mode, even split
+        title = ("sharing: three pods time-sliced on one GPU in device mode (virtual-GPU "
+                 "copies) each pay a third, never 300%")
+        if not self.skip_if_missing(title, None):
+            want, whole_sum = split_direct(lambda pods, t: [1] * len(pods))
+            got = self.mem_lines(None, model_ts, teams_ts)
+            p = []
+            if got != want:
+                p.append("memory_used MiB.s per (team, price) %s, expected %s" % (got, want))
+            if sum(got.values()) != whole_sum:
+                p.append("the pods together pay %d MiB.s, the GPU's copies say %d (x%s)" % (
+                    sum(got.values()), whole_sum,
+                    round(sum(got.values()) / whole_sum, 3) if whole_sum else "-"))
+            est = self.estimated_flags(None, model_ts, teams_ts)
+            if not est or any(v is not True for v in est.values()):
+                p.append("lines not marked estimated: %s" % est)
+            self.tap.check(title, p)
+
+        # 2. device mode, split by allocation share
+        title = ("sharing: the same three pods with split \"allocation\" pay their allocation "
+                 "share (2:1:1 replicas)")
+        if not self.skip_if_missing(title, "device-allocation"):
+            def alloc_w(pods, t):
+                w = []
+                for o in pods:
+                    p = o["pod"]
+                    u = p.get("requests", {}).get("nvidia.com/gpu", 0) if running(p, t) else 0
+                    w.append(u * (usable_ts // reps_ts))
+                return w if any(w) else [1] * len(pods)
+            want, _ = split_direct(alloc_w)
+            got = self.mem_lines("device-allocation", model_ts, teams_ts)
+            self.tap.check(title, [] if got == want else [
+                "memory_used MiB.s per (team, price) %s, expected %s" % (got, want)])
+
+        # 3. process mode: each pays its own memory
+        n_ps, g_ps, _ = self.gpu("GPU-a2000000-0000-4000-8000-000000000002")
+        title = ("sharing: three pods time-sliced on one GPU in per-process mode each pay "
+                 "their own memory")
+        if not self.skip_if_missing(title, "process"):
+            want = {}
+            for o in cl._occupants(g_ps):
+                for t in steps:
+                    if o["from"] <= t < o["to"]:
+                        k = (self.team_of(o["pod"]), cl.price_for(g_ps["model"], t)["id"])
+                        want[k] = want.get(k, 0) + gc.value_at(
+                            o["used"], (t - cl.start) // step) * step
+            teams = {k[0] for k in want}
+            got = self.mem_lines("process", g_ps["model"], teams)
+            p = [] if got == want else ["memory_used MiB.s %s, expected %s" % (got, want)]
+            est = self.estimated_flags("process", g_ps["model"], teams)
+            if any(v is not False for v in est.values()):
+                p.append("process-mode lines marked estimated: %s" % est)
+            self.tap.check(title, p)
+
+        # 4. completed pod with a lingering request
+        title = ("sharing: a completed pod whose request series lingers gets no allocation "
+                 "after it stops running")
+        batch = self.pod("ts/batch-0")
+        lo, hi, done = cl.pod_window(batch)
+        if not self.skip_if_missing(title, None):
+            p = []
+            n_run = sum(1 for t in steps if running(batch, t))
+            want_mib = n_run * (usable_ts // reps_ts) * step
+            want_gpu = Fraction(n_run * step, reps_ts * 3600)
+            inv = self.invoice(None, self.team_of(batch)) or {}
+            a = [x for x in inv.get("allocated") or [] if x.get("gpu_model") == model_ts]
+            if len(a) != 1:
+                p.append("allocated block %s" % inv.get("allocated"))
+            else:
+                if a[0].get("mib_seconds") != str(want_mib):
+                    p.append("allocated %s MiB.s, expected %d (%d running steps x %d MiB, none "
+                             "after %s)" % (a[0].get("mib_seconds"), want_mib, n_run,
+                                            usable_ts // reps_ts, gc.fmt_time(done)))
+                if not close_to(a[0].get("gpu_hours"), want_gpu):
+                    p.append("gpu_hours %r, expected %s" % (a[0].get("gpu_hours"),
+                                                           float(want_gpu)))
+            try:   # the request series really lingers in Prometheus
+                t = done + 2 * 3600
+                req = self.r.prom.query('kube_pod_container_resource_requests{pod="%s"}'
+                                        % batch["name"], t)
+                ph = self.r.prom.query('kube_pod_status_phase{pod="%s"}' % batch["name"], t)
+                phases = {r["metric"].get("phase"): r["value"][1] for r in ph}
+                if not req or phases != {"Running": "0", "Succeeded": "1"}:
+                    p.append("at %s Prometheus has requests %s and phases %s (scenario error)"
+                             % (gc.fmt_time(t), [r["value"][1] for r in req], phases))
+            except Exception as e:
+                p.append("query: %s" % e)
+            self.tap.check(title, p)
+
+        # 5. allocated GB-hours: replica of a replicas=4 node, MIG 1g.10gb slice, whole GPU
+        title = ("sharing: allocated GB-hours: one replica of a replicas=4 node = usable/4, "
+                 "a MIG 1g.10gb pod = the slice's usable memory, a whole-GPU pod = usable "
+                 "capacity (GPU-hours 1/4, 1/7, 1)")
+        if not self.skip_if_missing(title, None):
+            p = []
+            _, g_mig, _ = self.gpu("GPU-d1000000-0000-4000-8000-000000000020", "1")
+            _, g_big, _ = self.gpu("GPU-c1000000-0000-4000-8000-000000000010")
+            cases = [("ts/embed-0", model_ts, usable_ts // reps_ts, Fraction(1, reps_ts)),
+                     ("mig/vec-0", g_mig["model"], g_mig["capacity_mib"] - g_mig["reserved_mib"],
+                      Fraction(1, 7)),
+                     ("research/big-0", g_big["model"],
+                      g_big["capacity_mib"] - g_big["reserved_mib"], Fraction(1))]
+            for key, model, per, frac in cases:
+                pd = self.pod(key)
+                n_run = sum(1 for t in steps if running(pd, t))
+                inv = self.invoice(None, self.team_of(pd)) or {}
+                a = [x for x in inv.get("allocated") or [] if x.get("gpu_model") == model]
+                want = n_run * per * step
+                if len(a) != 1 or a[0].get("mib_seconds") != str(want):
+                    p.append("%s: allocated %s, expected %d MiB.s (%d MiB x %d steps)" % (
+                        key, [(x.get("gpu_model"), x.get("mib_seconds")) for x in a], want,
+                        per, n_run))
+                elif not same_dec(a[0].get("gb_hours"), gc.round_half_even(
+                        gc.mib_s_to_gbh(want), 9)):
+                    p.append("%s: gb_hours %r" % (key, a[0].get("gb_hours")))
+                else:   # micro-GPU-seconds, floored per step (interfaces.md)
+                    us = n_run * (frac * step * 10 ** 6).__floor__()
+                    if not close_to(a[0].get("gpu_hours"), Fraction(us, 3600 * 10 ** 6)):
+                        p.append("%s: gpu_hours %r, expected %s (%d micro-GPU-s)" % (
+                            key, a[0].get("gpu_hours"), gc.round_half_even(
+                                Fraction(us, 3600 * 10 ** 6), 9), us))
+            self.tap.check(title, p)
+
+        # 6. basis used vs max
+        title = ("sharing: basis used vs max on a pod that allocated a whole H100 and used "
+                 "2 GiB (memory_used only vs + reserved_unused line; waste shown in both)")
+        if not self.skip_if_missing(title, "process", "process-max"):
+            p = []
+            _, g_big, _ = self.gpu("GPU-c1000000-0000-4000-8000-000000000010")
+            big = self.pod("research/big-0")
+            team = self.team_of(big)
+            used = sum(gc.value_at(o["used"], (t - cl.start) // step) * step
+                       for o in cl._occupants(g_big) if o["pod"] is big
+                       for t in steps if o["from"] <= t < o["to"])
+            alloc = len(steps) * (g_big["capacity_mib"] - g_big["reserved_mib"]) * step
+            pid = cl.price_for(g_big["model"], w0)["id"]
+            for run, kinds in (("process", {"memory_used": used}),
+                               ("process-max", {"memory_used": used,
+                                                "reserved_unused": alloc - used})):
+                inv = self.invoice(run, team) or {}
+                got = {l.get("kind"): int(l.get("mib_seconds") or 0)
+                       for l in inv.get("lines", []) if l.get("gpu_model") == g_big["model"]
+                       and l.get("price_id") == pid and l.get("kind") in
+                       ("memory_used", "reserved_unused")}
+                if got != kinds:
+                    p.append("%s: lines %s, expected %s" % (run, got, kinds))
+                waste = [x.get("mib_seconds") for x in inv.get("waste") or []
+                         if x.get("gpu_model") == g_big["model"]]
+                if waste != [str(alloc - used)]:
+                    p.append("%s: waste %s, expected [%d]" % (run, waste, alloc - used))
+                e = self.exps[run]["invoices"].get(team, {})
+                if inv.get("total") != e.get("total"):
+                    p.append("%s: total %r, expected %r" % (run, inv.get("total"),
+                                                            e.get("total")))
+            self.tap.check(title, p)
+
+        # 7. excess devices
+        title = ("sharing: a pod that requested one GPU and holds memory on two: excess_devices "
+                 "anomaly on the smaller device, billed as used")
+        if not self.skip_if_missing(title, "process"):
+            spill = self.pod("sim/spill-0")
+            per_dev = {}
+            for n, g, gaps in cl._gpus():
+                for o in cl._occupants(g):
+                    if o["pod"] is spill:
+                        per_dev[g["uuid"]] = sum(
+                            gc.value_at(o["used"], (t - cl.start) // step) * step
+                            for t in steps if o["from"] <= t < o["to"])
+            small = min(per_dev, key=lambda u: (per_dev[u], u))
+            self.tap.check(title, self.anomaly_named("process", "excess_devices", spill,
+                                                     {small: per_dev[small]}))
+
+        # 8. unallocated use
+        title = ("sharing: a pod using memory on a GPU of a node where it requested none: "
+                 "unallocated_use anomaly, billed as used")
+        if not self.skip_if_missing(title, "process"):
+            sneak = self.pod("team-scratch/sneak-0")
+            (n, g, o), = cl.occupancy("team-scratch/sneak-0")
+            ts = [t for t in steps if o["from"] <= t < o["to"]]
+            q = sum(gc.value_at(o["used"], (t - cl.start) // step) * step for t in ts)
+            p = self.anomaly_named("process", "unallocated_use", sneak, {g["uuid"]: q},
+                                   first=ts[0], last=ts[-1])
+            got = self.mem_lines("process", g["model"], {self.team_of(sneak)})
+            if sum((got or {}).values()) != q:
+                p.append("team %s billed %s MiB.s, expected %d" % (self.team_of(sneak), got, q))
+            self.tap.check(title, p)
+
+        # 9. dcgm-exporter default mode with sharing
+        title = ("sharing: dcgm-exporter default mode (no device series; the busy GPU's series "
+                 "carry one pod's labels): device capacity, used and idle (= FB_FREE) right")
+        n_t4, g_t4, gaps_t4 = self.gpu("GPU-e1000000-0000-4000-8000-000000000030")
+        p = []
+        occ = cl._occupants(g_t4)
+        cap = len(steps) * g_t4["capacity_mib"] * step
+        wsum = sum(cl._gpu_state(g_t4, occ, t)[1] * step for t in steps)
+        free = cap - len(steps) * g_t4["reserved_mib"] * step - wsum
+        for run in (None, "process"):
+            sdoc = (self.out.get(run) or {}).get("summary")
+            if sdoc is None:
+                p.append("%s: no summary" % (run or "device-even"))
+                continue
+            dv = [d for d in sdoc.get("devices") or [] if d.get("uuid") == g_t4["uuid"]]
+            if len(dv) != 1:
+                p.append("%s: device rows %s" % (run or "device-even", dv))
+                continue
+            for f, q in (("capacity", cap), ("memory_used", wsum), ("idle", free),
+                         ("unattributed", 0), ("excess", 0)):
+                if not same_dec(dv[0].get(f), gc.round_half_even(gc.mib_s_to_gbh(q), 9)):
+                    p.append("%s: %s %r, expected %s" % (run or "device-even", f, dv[0].get(f),
+                                                         gc.round_half_even(gc.mib_s_to_gbh(q), 9)))
+        self.tap.check(title, p)
+
+        # 10. honorLabels false: exported mode never bills the exporter pod
+        n_l4, g_l4, _ = self.gpu("GPU-f1000000-0000-4000-8000-000000000040")
+        _, g_l4b, _ = self.gpu("GPU-f1000000-0000-4000-8000-000000000041")
+        exporter = self.pod(n_l4["scrape"]["exporter_pod"])
+        title = ("sharing: scrapes with honorLabels false, identity_labels \"exported\": the "
+                 "exporter's own pod is never billed; its idle GPU's %d MiB are unattributed"
+                 % g_l4b.get("idle_used_mib", 0))
+        if not self.skip_if_missing(title, "exported"):
+            p = []
+            res = self.out["exported"]
+            blob = json.dumps([res.get("doc"), res.get("anomalies")])
+            if exporter["name"] in blob or exporter["name"] in (res.get("csv") or ""):
+                p.append("the exporter pod %s appears in invoices, anomalies or FOCUS"
+                         % exporter["name"])
+            if self.team_of(exporter) in invoices_by_team(res["doc"]):
+                p.append("team %r (the exporter's) has an invoice" % self.team_of(exporter))
+            dv = [d for d in (res.get("summary") or {}).get("devices") or []
+                  if d.get("uuid") == g_l4b["uuid"]]
+            want = gc.round_half_even(gc.mib_s_to_gbh(
+                len(steps) * g_l4b["idle_used_mib"] * step), 9)
+            if len(dv) != 1 or not same_dec(dv[0].get("unattributed"), want) or \
+                    not same_dec(dv[0].get("memory_used"), "0"):
+                p.append("idle L4 device row %s, expected unattributed %s and memory_used 0"
+                         % (dv, want))
+            det = self.pod("vision/det-0")
+            (n, g, o), = cl.occupancy("vision/det-0")
+            q = sum(gc.value_at(o["used"], (t - cl.start) // step) * step for t in steps)
+            got = self.mem_lines("exported", g["model"], {self.team_of(det)})
+            if sum((got or {}).values()) != q:
+                p.append("%s billed %s, expected %d MiB.s (exported_pod labels)"
+                         % (det["name"], got, q))
+            self.tap.check(title, p)
+        title = ("sharing: the same scrape under identity_labels \"auto\" bills the exporter "
+                 "pod for its idle GPU (unallocated_use): why mode \"exported\" exists")
+        if not self.skip_if_missing(title, "process"):
+            q = len(steps) * g_l4b["idle_used_mib"] * step
+            p = self.anomaly_named("process", "unallocated_use", exporter, {g_l4b["uuid"]: q})
+            self.tap.check(title, p)
+
+        # 11. compute indicator on a device shared by three pods
+        title = ("sharing: compute indicator on a GPU shared by three pods stays <= 1.0 and "
+                 "equals the device's time-weighted busy ratio over each team's steps "
+                 "(counted once per step); GPU_UTIL fallback where profiling is off")
+        if not self.skip_if_missing(title, None):
+            p = []
+            cases = []
+            for team in sorted(teams_ts):
+                ts = [t for t in steps if any(o["from"] <= t < o["to"] and
+                                              self.team_of(o["pod"]) == team for o in occ_ts)]
+                cases.append((team, g_ts, ts, False))
+            occ4 = cl._occupants(g_t4)
+            ts = [t for t in steps if cl._gpu_state(g_t4, occ4, t)[0]]
+            cases.append((self.team_of(occ4[0]["pod"]), g_t4, ts, True))
+            for team, g, ts, util in cases:
+                exact = Fraction(cl.direct_busy(g["uuid"], "", ts, util), len(ts) * 10 ** 6)
+                inv = self.invoice(None, team) or {}
+                ci = [x for x in inv.get("compute_indicator") or []
+                      if x.get("gpu_model") == g["model"]]
+                if len(ci) != 1:
+                    p.append("%s: compute_indicator %s" % (team, inv.get("compute_indicator")))
+                    continue
+                if not close_to(ci[0].get("busy_ratio"), exact) or fr(ci[0].get("busy_ratio")) > 1:
+                    p.append("%s: busy_ratio %r, expected %s (mean over %d device steps)"
+                             % (team, ci[0].get("busy_ratio"), gc.round_half_even(exact, 6),
+                                len(ts)))
+                if ci[0].get("device_steps") != len(ts):
+                    p.append("%s: device_steps %r, expected %d" % (team, ci[0].get(
+                        "device_steps"), len(ts)))
+            self.tap.check(title, p)
+
+        # 12b. a process source over virtual-GPU copies: capacity stays physical, excess shows
+        title = ("sharing: attribution \"process\" over virtual-GPU copies (a misdeclared "
+                 "source): the device's capacity stays USED+FREE+RESERVED of its series (SPEC 9: "
+                 "max over the group) and the pods' over-count is reported as excess, not hidden")
+        if (self.out.get("process") or {}).get("summary") is None:
+            self.tap.fail(title, "the process run produced no summary")
+        else:
+            cap = exc = 0
+            for t in steps:
+                active, whole = cl._gpu_state(g_ts, occ_ts, t)
+                cap += g_ts["capacity_mib"] * step
+                exc += max(0, g_ts["reserved_mib"] + len(active) * whole
+                           - g_ts["capacity_mib"]) * step
+            dv = [d for d in self.out["process"]["summary"].get("devices") or []
+                  if d.get("uuid") == g_ts["uuid"]]
+            p = []
+            for f, q in (("capacity", cap), ("excess", exc)):
+                want = gc.round_half_even(gc.mib_s_to_gbh(q), 9)
+                if len(dv) != 1 or not same_dec(dv[0].get(f), want):
+                    p.append("%s %r, expected %s" % (f, dv[0].get(f) if dv else None, want))
+            self.tap.check(title, p)
+
+        # 12. idle = FB_FREE under basis used (SPEC 9), where the attribution fits the data
+        title = ("sharing: under basis used the summary's idle equals the generator's FB_FREE "
+                 "per model (device attribution: every model; process: models without "
+                 "virtual-GPU copies)")
+        p = []
+        vgpu_models = {g["model"] for n, g, _ in cl._gpus() if g.get("mode") == "vgpu"}
+        for run, exp in self.exps.items():
+            if exp["config"]["basis"] != "used" or (self.out.get(run) or {}).get("summary") is None:
+                continue
+            got = {m.get("gpu_model"): m for m in self.out[run]["summary"].get("models") or []}
+            for m in exp["summary"]["models"]:
+                if exp["config"]["attribution"] == "process" and m["gpu_model"] in vgpu_models:
+                    continue
+                g = got.get(m["gpu_model"], {})
+                if not same_dec(g.get("idle"), m["fb_free"]):
+                    p.append("%s %s: idle %r, FB_FREE %s" % (run or "device-even", m["gpu_model"],
+                                                             g.get("idle"), m["fb_free"]))
+        self.tap.check(title, p)
+
+    def anomaly_named(self, run, kind, pod, want_dev, first=None, last=None):
+        """The run's `anomalies` output lists exactly want_dev {uuid: MiB.s}
+        of this kind for the pod, and its invoice carries the same."""
+        p = []
+        res = self.out.get(run) or {}
+        if res.get("anomalies") is None:
+            return ["%s: no anomalies output" % run]
+        rows = [a for a in res["anomalies"].get("anomalies") or []
+                if a.get("kind") == kind and a.get("pod") == pod["name"]
+                and a.get("namespace") == pod["namespace"]]
+        got = {}
+        for a in rows:
+            dev = (a.get("device") or "").split("/")[0]
+            got[dev] = got.get(dev, 0) + int(a.get("mib_seconds") or 0)
+        if got != want_dev:
+            p.append("%s anomalies of %s/%s: %s MiB.s per device, expected %s" % (
+                kind, pod["namespace"], pod["name"], got, want_dev))
+        for a in rows:
+            if a.get("team") != self.team_of(pod) or a.get("node") != pod["node"]:
+                p.append("team/node %r/%r, expected %r/%r" % (a.get("team"), a.get("node"),
+                                                              self.team_of(pod), pod["node"]))
+            if first is not None and a.get("first_seen") != gc.fmt_time(first):
+                p.append("first_seen %r, expected %s" % (a.get("first_seen"), gc.fmt_time(first)))
+            if last is not None and a.get("last_seen") not in (
+                    gc.fmt_time(last), gc.fmt_time(last + self.cl.step)):
+                p.append("last_seen %r, expected %s" % (a.get("last_seen"), gc.fmt_time(last)))
+        inv = self.invoice(run, self.team_of(pod)) or {}
+        on_inv = [a for a in inv.get("anomalies") or [] if a.get("kind") == kind
+                  and a.get("pod") == pod["name"]]
+        if sorted(json.dumps(a, sort_keys=True) for a in on_inv) != \
+                sorted(json.dumps(a, sort_keys=True) for a in rows):
+            p.append("the team's invoice lists %s" % on_inv)
+        return p
+
+
+def anomaly_problems(want, got, step):
+    if not isinstance(got, list):
+        return ["no anomalies array"]
+
+    def key(a):
+        return (a.get("kind"), a.get("cluster"), a.get("namespace"), a.get("pod"),
+                a.get("team"), a.get("node"), a.get("device"))
+    p = []
+    gm, wm = {}, {key(a): a for a in want}
+    for a in got:
+        if key(a) in gm:
+            p.append("anomaly listed twice: %s" % (key(a),))
+        gm[key(a)] = a
+    for k in sorted(set(gm) - set(wm), key=str):
+        p.append("unexpected anomaly %s (%s MiB.s)" % (k, gm[k].get("mib_seconds")))
+    for k in sorted(set(wm) - set(gm), key=str):
+        p.append("missing anomaly %s (%s MiB.s)" % (k, wm[k]["mib_seconds"]))
+    for k in sorted(set(wm) & set(gm), key=str):
+        g, w = gm[k], wm[k]
+        for f in ("gpu_model", "first_seen", "mib_seconds", "gb_hours"):
+            if g.get(f) != w[f]:
+                p.append("%s %s: got %r, expected %r" % (k[0:4:3], f, g.get(f), w[f]))
+        last = gc.parse_time(w["last_seen"])
+        if g.get("last_seen") not in (w["last_seen"], gc.fmt_time(last + step)):
+            p.append("%s last_seen: got %r, expected %s (last step) or %s (its end)" % (
+                k[0:4:3], g.get("last_seen"), w["last_seen"], gc.fmt_time(last + step)))
+    return p
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", required=True, help="path to the gpuledger binary")
     ap.add_argument("--work", help="work directory (default: a temporary one, "
                     "removed after a passing run)")
     ap.add_argument("--scenario", default=os.path.join(HERE, "scenarios", "shared.json"))
+    ap.add_argument("--sharing", default=os.path.join(HERE, "scenarios", "sharing.json"),
+                    help="the sharing-aware scenario (issue 3), served by the same "
+                    "Prometheus; \"none\" skips it")
     ap.add_argument("--keep", action="store_true", help="keep the temporary work directory")
     args = ap.parse_args()
     tap = Tap()
