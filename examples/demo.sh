@@ -37,25 +37,29 @@ echo "== Prometheus ready on 127.0.0.1:$port"
 # The generated config points at the demo's Prometheus and price table.
 sed "s#http://127.0.0.1:PORT#http://127.0.0.1:$port#" "$out/data/config.json" > "$out/gpuledger.json"
 cp "$out/data/prices.csv" "$out/prices.csv"
-read -r from to period < <(python3 -c '
-import json,sys
+read -r from to period probe < <(python3 -c '
+import json, datetime
 s=json.load(open("examples/cluster/scenario.json"))
 w=s.get("window",{})
 f=w.get("from",s["start"]); t=w.get("to",s["end"])
-print(f, t, s.get("period", f[:7]))')
+end=datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ") - datetime.timedelta(minutes=1)
+print(f, t, s.get("period", f[:7]), end.strftime("%Y-%m-%dT%H:%M:%SZ"))')
 
 g() { "$bin" --config "$out/gpuledger.json" --db "$out/gpuledger.db" "$@"; }
 echo "== gpuledger check"
-g check --at "$from" | sed 's/^/   /'
+g check --at "$probe" | sed 's/^/   /'
 echo "== gpuledger collect --from $from --to $to"
 g collect --from "$from" --to "$to"
 g invoice --period "$period" --format md --out "$out/invoices"
 g invoice --period "$period" --format json --out "$out/invoices"
 g export --period "$period" --out "$out/focus-$period.csv"
 g summary --period "$period" --format md > "$out/summary-$period.md"
+g anomalies --period "$period" --format md > "$out/anomalies-$period.md"
 
 echo
 cat "$out/summary-$period.md"
+echo
+cat "$out/anomalies-$period.md"
 echo
 echo "Totals per team ($period):"
 for f in "$out"/invoices/*.json; do
@@ -66,4 +70,5 @@ echo "Outputs in $out:"
 echo "  invoices:     $out/invoices/ (Markdown and JSON, one per team)"
 echo "  FOCUS CSV:    $out/focus-$period.csv (+ .metadata.json)"
 echo "  summary:      $out/summary-$period.md"
+echo "  anomalies:    $out/anomalies-$period.md"
 echo "  database:     $out/gpuledger.db"
