@@ -272,8 +272,37 @@ static void test_allocation_and_anomalies(void)
     gl_config_free(c);
 }
 
+static void test_copy_warning(void)
+{
+    struct gl_config *c = config("");
+    /* Two pods each report the device's 5000 MiB for 12 steps in a source
+     * declared "process": warned once; with different values: not. */
+    const char *copies[] = {DEV "|5000,5000,5000,5000,5000,5000,5000,5000,5000,5000,5000,5000",
+                            DEV ",\"namespace\":\"a\",\"pod\":\"x\"|5000,5000,5000,5000,5000,5000,5000,5000,5000,5000,5000,5000",
+                            DEV ",\"namespace\":\"b\",\"pod\":\"y\"|5000,5000,5000,5000,5000,5000,5000,5000,5000,5000,5000,5000"};
+    const char *real[] = {DEV "|5000,5000,5000,5000,5000,5000,5000,5000,5000,5000,5000,5000",
+                          DEV ",\"namespace\":\"a\",\"pod\":\"x\"|3000,3000,3000,3000,3000,3000,3000,3000,3000,3000,3000,3000",
+                          DEV ",\"namespace\":\"b\",\"pod\":\"y\"|2000,2000,2000,2000,2000,2000,2000,2000,2000,2000,2000,2000"};
+    struct gl_matrix m1, m2;
+    matrix(&m1, copies, 3, 12);
+    matrix(&m2, real, 3, 12);
+    struct gl_chunk_input in1 = {.memory = &m1}, in2 = {.memory = &m2};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in1, &r, &err) == GL_OK);
+    CHECK(r.copy_warnings == 1);
+    gl_rollup_free(&r);
+    CHECK(gl_integrate(c, &in2, &r, &err) == GL_OK);
+    CHECK(r.copy_warnings == 0);
+    gl_rollup_free(&r);
+    gl_matrix_free(&m1);
+    gl_matrix_free(&m2);
+    gl_config_free(c);
+}
+
 int main(void)
 {
+    RUN(test_copy_warning);
     RUN(test_device_mode_split);
     RUN(test_allocation_and_anomalies);
     RUN(test_parse_bad_samples);
