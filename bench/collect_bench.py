@@ -18,19 +18,29 @@ expected.json); Prometheus at --url already serves its data.
 2. Warm-up (not timed): one curl pass saving the bodies; the samples are
    counted there: the number of [t, v] values (matrix) or results (vector) in
    all answers of all requests.
+3. N rounds, each: `gpuledger collect --from --to` into a fresh database and
+   one curl process fetching the same requests sequentially to /dev/null
+   (same Accept and Accept-Encoding headers as the engine: the connection is
+   reused and the body gzip-decoded, like libcurl in the engine), both under
+   /usr/bin/time -v; the order alternates between rounds.
+4. After every engine run, `invoice --format json` totals are compared with
+   expected.json (exact strings) per team; idle/overhead lines on a platform
+   invoice are compared with the sum of the expected fleet line amounts.
 Prints the table on stdout; progress on stderr. Exit 1 on any failure.
 """
 
 import argparse
+import calendar
 import http.client
 import http.server
-import threading
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 from decimal import Decimal
@@ -44,7 +54,6 @@ def log(msg):
 
 
 def parse_time(s):
-    import calendar
     return calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
 
 
@@ -102,6 +111,7 @@ class RecordingProxy:
         u = urllib.parse.urlsplit(upstream)
         self.host, self.port = u.hostname, u.port or 80
         self.requests = []
+        self.in_flight = self.max_in_flight = 0
         lock = threading.Lock()
         outer = self
 
@@ -116,6 +126,8 @@ class RecordingProxy:
                 body = self.rfile.read(n) if n else None
                 with lock:
                     outer.requests.append((self.command, self.path))
+                    outer.in_flight += 1
+                    outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
                 hdrs = {k: v for k, v in self.headers.items()
                         if k.lower() in ("accept", "accept-encoding", "content-type",
                                          "authorization", "user-agent")}
@@ -133,6 +145,8 @@ class RecordingProxy:
                     self.wfile.write(data)
                 finally:
                     c.close()
+                    with lock:
+                        outer.in_flight -= 1
 
             do_GET = do_POST = relay
 
@@ -233,16 +247,18 @@ class Bench:
         paths = [pth for _, pth in recorded]
         self.requests = [(self.label(pth), self.a.url + pth) for pth in paths]
         self.issue_set = set(self.issue_requests)
-        missing = [pth for pth in self.issue_requests if pth not in set(paths)]
+        seen = set(paths)
+        missing = [pth for pth in self.issue_requests if pth not in seen]
         extra = {}
         for pth in paths:
-            if pth not in set(self.issue_requests):
+            if pth not in self.issue_set:
                 extra[self.label(pth)] = extra.get(self.label(pth), 0) + 1
         self.extra = extra
-        self.engine_queries = sorted({lbl for lbl, _ in self.requests},
-                                     key=lambda x: [lbl for lbl, _ in self.requests].index(x))
-        log("discovery run through a recording proxy %.2fs: %d requests (%d expected from the "
-            "issue; extra %s)" % (wall, len(paths), len(self.issue_requests), extra or "none"))
+        self.max_in_flight = proxy.max_in_flight
+        self.engine_queries = list(dict.fromkeys(lbl for lbl, _ in self.requests))
+        log("discovery run through a recording proxy %.2fs: %d requests, at most %d in flight "
+            "(%d expected from the issue; extra %s)" % (wall, len(paths), self.max_in_flight,
+                                                         len(self.issue_requests), extra or "none"))
         if missing:
             print("NOTE %d of the %d requests the issue describes were not made by the engine, "
                   "e.g. %s" % (len(missing), len(self.issue_requests),
@@ -256,8 +272,9 @@ class Bench:
                 f.write('url = "%s"\noutput = "%s"\n' % (url, out))
         return path
 
-    def curl_cmd(self, listfile):
-        return ["curl", "-s", "-S", "--compressed", "-H", "Accept: application/json",
+    def curl_cmd(self, listfile, parallel=1):
+        par = ["--parallel", "--parallel-max", str(parallel)] if parallel > 1 else []
+        return ["curl", "-s", "-S", "--compressed", "-H", "Accept: application/json"] + par + [
                 "-w", "%{http_code} %{size_download} %{time_total}\\n", "-K", listfile]
 
     def check_curl(self, rc, outfile, errfile, what):
@@ -483,6 +500,8 @@ def main(argv):
     ap.add_argument("--work", required=True)
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args(argv[1:])
+    # SIGTERM (bench/collect.sh's trap) -> SystemExit, so subprocess.run kills its child
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         return Bench(a).main()
     except RuntimeError as e:

@@ -34,7 +34,7 @@ static int query_count(const struct gl_config *c)
     return (int)(n < Q_MAX ? n : Q_MAX);
 }
 
-static enum gl_status store_chunk(const struct gl_config *c, struct gl_store *s,
+static enum gl_status store_chunk(const struct gl_cluster *cluster, struct gl_store *s,
                                   const struct gl_rollup *r, struct gl_error *err)
 {
     enum gl_status rc = gl_store_begin(s, err);
@@ -44,13 +44,13 @@ static enum gl_status store_chunk(const struct gl_config *c, struct gl_store *s,
     int64_t *dev_ids = gl_xcalloc(r->ndevices, sizeof *dev_ids);
     /* Replace every row of these hours for each cluster seen, and the
      * configured one (so an hour that lost its data is emptied too). */
-    if ((rc = gl_store_clear_hours(s, c->cluster_name, r->start, end, err)))
+    if ((rc = gl_store_clear_hours(s, cluster->name, r->start, end, err)))
         goto fail;
     for (size_t d = 0; d < r->ndevices; d++) {
         const struct gl_chunk_device *cd = &r->devices[d];
-        const char *cluster = gl_intern_str(r->strings, cd->cluster);
-        if (strcmp(cluster, c->cluster_name) != 0 &&
-            (rc = gl_store_clear_hours(s, cluster, r->start, end, err)))
+        const char *cl = gl_intern_str(r->strings, cd->cluster);
+        if (strcmp(cl, cluster->name) != 0 &&
+            (rc = gl_store_clear_hours(s, cl, r->start, end, err)))
             goto fail;
     }
     for (size_t d = 0; d < r->ndevices; d++) {
@@ -83,7 +83,7 @@ static enum gl_status store_chunk(const struct gl_config *c, struct gl_store *s,
             goto fail;
     }
     for (size_t h = 0; h < r->nhours; h++)
-        if ((rc = gl_store_mark_hour(s, c->cluster_name, r->start + (int64_t)h * 3600,
+        if ((rc = gl_store_mark_hour(s, cluster->name, r->start + (int64_t)h * 3600,
                                      r->samples_per_hour[h], h == 0 ? (int64_t)r->bad_samples : 0,
                                      err)))
             goto fail;
@@ -150,8 +150,9 @@ static void note_findings(const struct gl_config *c, const struct gl_rollup *r,
     }
 }
 
-enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t from,
-                          int64_t to, struct gl_collect_stats *stats, struct gl_error *err)
+enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cluster,
+                          struct gl_store *s, int64_t from, int64_t to,
+                          struct gl_collect_stats *stats, struct gl_error *err)
 {
     struct gl_intern *notes = stats->notes;
     memset(stats, 0, sizeof *stats);
@@ -168,9 +169,9 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
         gl_buf_init(&bodies[q]);
     enum gl_status rc = GL_OK;
     for (int q = 0; q < nq && !rc; q++)
-        rc = gl_config_query(c, query_name(c, q), &queries[q], err);
+        rc = gl_config_query(c, cluster, query_name(c, q), &queries[q], err);
     if (!rc)
-        rc = gl_prom_new(c, &prom, err);
+        rc = gl_prom_new(&cluster->prom, &prom, err);
     const int64_t chunk = (int64_t)c->chunk_hours * 3600;
     for (int64_t cs = from; !rc && cs < to; cs += chunk) {
         int64_t ce = cs + chunk < to ? cs + chunk : to;
@@ -186,7 +187,7 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
             char ts[32];
             gl_time_format(cs, ts, sizeof ts);
             snprintf(what, sizeof what, "%s/api/v1/query_range (%s.promql, chunk %s)",
-                     c->prom_url, query_name(c, q), ts);
+                     cluster->prom.url, query_name(c, q), ts);
             rc = gl_matrix_parse(body.data, body.len, cs, c->step, nsteps, what, &m[q], err);
             size_t shown = sizeof m[q].bad / sizeof *m[q].bad;
             for (size_t k = 0; !rc && k < m[q].bad_samples && k < shown; k++)
@@ -204,6 +205,7 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
             for (int q = Q_FIXED; q < nq; q++)
                 compute[q - Q_FIXED] = &m[q];
             struct gl_chunk_input in = {
+                .cluster = cluster,
                 .memory = &m[Q_MEMORY], .fb_free = &m[Q_FREE], .fb_reserved = &m[Q_RESERVED],
                 .pod_labels = &m[Q_POD_LABELS], .ns_labels = &m[Q_NS_LABELS],
                 .allocation = &m[Q_ALLOCATION], .node_labels = &m[Q_NODE_LABELS],
@@ -211,7 +213,7 @@ enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t
             struct gl_rollup r;
             rc = gl_integrate(c, &in, &r, err);
             if (!rc && s)
-                rc = store_chunk(c, s, &r, err);
+                rc = store_chunk(cluster, s, &r, err);
             if (!rc && stats->notes)
                 note_findings(c, &r, stats->notes);
             stats->copy_warnings += (int64_t)r.copy_warnings;

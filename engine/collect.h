@@ -28,7 +28,8 @@ struct gl_collect_stats {
 
 /* Collects [from, to) into s; with s == NULL nothing is stored (a dry run
  * for `check`, which reads stats->notes). */
-enum gl_status gl_collect(const struct gl_config *c, struct gl_store *s, int64_t from,
-                          int64_t to, struct gl_collect_stats *stats, struct gl_error *err);
+enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cluster,
+                          struct gl_store *s, int64_t from, int64_t to,
+                          struct gl_collect_stats *stats, struct gl_error *err);
 
 #endif

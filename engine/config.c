@@ -13,6 +13,7 @@
 
 #include "gl_build.h"
 #include "money.h"
+#include "timeutil.h"
 #include "util.h"
 
 /* Context of one load: the file name for messages. */
@@ -182,55 +183,151 @@ bool gl_is_ascii(const char *s)
     return true;
 }
 
-static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+static void prom_defaults(struct gl_prom_cfg *p)
 {
-    static const char *const keys[] = {"url", "bearer_token_file", "headers", "ca_file",
+    p->timeout_s = 60;
+    p->retries = 3;
+    p->max_in_flight = 4;
+}
+
+static void prom_copy(struct gl_prom_cfg *dst, const struct gl_prom_cfg *src)
+{
+    *dst = *src;
+    char **strs[] = {&dst->url, &dst->bearer_token_file, &dst->basic_auth_file, &dst->ca_file,
+                     &dst->client_cert_file, &dst->client_key_file};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+        if (*strs[i])
+            *strs[i] = gl_strdup(*strs[i]);
+    dst->headers = gl_xcalloc(src->nheaders, sizeof *dst->headers);
+    for (size_t i = 0; i < src->nheaders; i++) {
+        dst->headers[i].name = gl_strdup(src->headers[i].name);
+        dst->headers[i].value = gl_strdup(src->headers[i].value);
+    }
+}
+
+static void prom_free(struct gl_prom_cfg *p)
+{
+    free(p->url);
+    free(p->bearer_token_file);
+    free(p->basic_auth_file);
+    free(p->ca_file);
+    free(p->client_cert_file);
+    free(p->client_key_file);
+    for (size_t i = 0; i < p->nheaders; i++) {
+        free(p->headers[i].name);
+        free(p->headers[i].value);
+    }
+    free(p->headers);
+}
+
+static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, const cJSON *o,
+                                      const char *base, struct gl_prom_cfg *p)
+{
+    static const char *const keys[] = {"url", "bearer_token_file", "basic_auth_file", "headers",
+                                       "ca_file", "client_cert_file", "client_key_file",
                                        "timeout_seconds", "retries", "max_in_flight", NULL};
     enum gl_status rc;
-    if ((rc = check_keys(x, o, "prometheus", keys)))
+    char path[256];
+    if ((rc = check_keys(x, o, base, keys)))
         return rc;
-    if ((rc = get_str(x, o, "prometheus", "url", true, &c->prom_url)))
+    if ((rc = get_str(x, o, base, "url", true, &p->url)))
         return rc;
-    if (strncmp(c->prom_url, "http://", 7) != 0 && strncmp(c->prom_url, "https://", 8) != 0)
-        return cfg_fail(x, "prometheus.url", "expected an http:// or https:// URL, got \"%s\"",
-                        c->prom_url);
-    size_t ul = strlen(c->prom_url);
-    while (ul > 0 && c->prom_url[ul - 1] == '/')
-        c->prom_url[--ul] = '\0';
-    if ((rc = get_str(x, o, "prometheus", "bearer_token_file", false, &c->bearer_token_file)) ||
-        (rc = get_str(x, o, "prometheus", "ca_file", false, &c->ca_file)))
+    snprintf(path, sizeof path, "%s.url", base);
+    if (strncmp(p->url, "http://", 7) != 0 && strncmp(p->url, "https://", 8) != 0)
+        return cfg_fail(x, path, "expected an http:// or https:// URL, got \"%s\"", p->url);
+    if (strchr(p->url, '@'))
+        return cfg_fail(x, path, "put credentials in basic_auth_file, not in the URL");
+    size_t ul = strlen(p->url);
+    while (ul > 0 && p->url[ul - 1] == '/')
+        p->url[--ul] = '\0';
+    if ((rc = get_str(x, o, base, "bearer_token_file", false, &p->bearer_token_file)) ||
+        (rc = get_str(x, o, base, "basic_auth_file", false, &p->basic_auth_file)) ||
+        (rc = get_str(x, o, base, "ca_file", false, &p->ca_file)) ||
+        (rc = get_str(x, o, base, "client_cert_file", false, &p->client_cert_file)) ||
+        (rc = get_str(x, o, base, "client_key_file", false, &p->client_key_file)))
         return rc;
-    c->bearer_token_file = resolve(c, c->bearer_token_file);
-    c->ca_file = resolve(c, c->ca_file);
-    if ((rc = get_int(x, o, "prometheus", "timeout_seconds", 1, 3600, &c->timeout_s)))
+    p->bearer_token_file = resolve(c, p->bearer_token_file);
+    p->basic_auth_file = resolve(c, p->basic_auth_file);
+    p->ca_file = resolve(c, p->ca_file);
+    p->client_cert_file = resolve(c, p->client_cert_file);
+    p->client_key_file = resolve(c, p->client_key_file);
+    if (p->bearer_token_file && p->basic_auth_file)
+        return cfg_fail(x, base, "bearer_token_file and basic_auth_file exclude each other");
+    if (!p->client_cert_file != !p->client_key_file)
+        return cfg_fail(x, base, "client_cert_file and client_key_file go together");
+    if ((rc = get_int(x, o, base, "timeout_seconds", 1, 3600, &p->timeout_s)))
         return rc;
-    long retries = c->retries;
-    if ((rc = get_int(x, o, "prometheus", "retries", 0, 20, &retries)))
+    long retries = p->retries, inflight = p->max_in_flight;
+    if ((rc = get_int(x, o, base, "retries", 0, 20, &retries)) ||
+        (rc = get_int(x, o, base, "max_in_flight", 1, 32, &inflight)))
         return rc;
-    c->retries = (int)retries;
-    long inflight = c->max_in_flight;
-    if ((rc = get_int(x, o, "prometheus", "max_in_flight", 1, 32, &inflight)))
-        return rc;
-    c->max_in_flight = (int)inflight;
+    p->retries = (int)retries;
+    p->max_in_flight = (int)inflight;
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "headers");
+    snprintf(path, sizeof path, "%s.headers", base);
     if (h && !cJSON_IsNull(h)) {
         if (!cJSON_IsObject(h))
-            return cfg_fail(x, "prometheus.headers", "expected an object of name: value strings");
+            return cfg_fail(x, path, "expected an object of name: value strings");
         size_t n = (size_t)cJSON_GetArraySize(h);
-        c->headers = gl_xcalloc(n, sizeof *c->headers);
+        p->headers = gl_xcalloc(n, sizeof *p->headers);
         for (const cJSON *it = h->child; it; it = it->next) {
-            char path[300];
-            snprintf(path, sizeof path, "prometheus.headers.%s", it->string);
+            char hp[512];
+            snprintf(hp, sizeof hp, "%s.%s", path, it->string);
             if (!cJSON_IsString(it))
-                return cfg_fail(x, path, "expected a string");
+                return cfg_fail(x, hp, "expected a string");
             if (strpbrk(it->string, ":\r\n ") || !it->string[0] ||
                 strpbrk(it->valuestring, "\r\n"))
-                return cfg_fail(x, path, "not a valid HTTP header");
+                return cfg_fail(x, hp, "not a valid HTTP header");
             if (strcasecmp(it->string, "Authorization") == 0)
-                return cfg_fail(x, path, "put credentials in bearer_token_file, not in headers");
-            c->headers[c->nheaders].name = gl_strdup(it->string);
-            c->headers[c->nheaders].value = gl_strdup(it->valuestring);
-            c->nheaders++;
+                return cfg_fail(x, hp, "put credentials in bearer_token_file or basic_auth_file, "
+                                       "not in headers");
+            p->headers[p->nheaders].name = gl_strdup(it->string);
+            p->headers[p->nheaders].value = gl_strdup(it->valuestring);
+            p->nheaders++;
+        }
+    }
+    return GL_OK;
+}
+
+/* "clusters": [{"name", "selector", "prometheus"}]; a cluster without its
+ * own prometheus uses the top-level one (a shared backend). */
+static enum gl_status load_clusters(struct cfg_ctx *x, struct gl_config *c, const cJSON *arr,
+                                    const struct gl_prom_cfg *shared)
+{
+    static const char *const keys[] = {"name", "selector", "prometheus", NULL};
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+        return cfg_fail(x, "clusters", "expected a non-empty array of clusters");
+    c->clusters = gl_xcalloc((size_t)cJSON_GetArraySize(arr), sizeof *c->clusters);
+    size_t i = 0;
+    enum gl_status rc;
+    for (const cJSON *it = arr->child; it; it = it->next, i++) {
+        char path[64], ppath[80];
+        snprintf(path, sizeof path, "clusters[%zu]", i);
+        snprintf(ppath, sizeof ppath, "clusters[%zu].prometheus", i);
+        struct gl_cluster *cl = &c->clusters[i];
+        c->nclusters = i + 1;
+        prom_defaults(&cl->prom);
+        if ((rc = check_keys(x, it, path, keys)) ||
+            (rc = get_str(x, it, path, "name", true, &cl->name)) ||
+            (rc = get_str(x, it, path, "selector", false, &cl->selector)))
+            return rc;
+        if (!gl_is_ascii(cl->name) || strpbrk(cl->name, "/\\"))
+            return cfg_fail(x, path, "cluster names are printable ASCII without slashes");
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(c->clusters[j].name, cl->name) == 0)
+                return cfg_fail(x, path, "cluster \"%s\" is listed twice", cl->name);
+        if (!cl->selector)
+            cl->selector = gl_strdup("");
+        if (strpbrk(cl->selector, "{}\n"))
+            return cfg_fail(x, path, "selector holds label matchers only, e.g. cluster=\"eu\"");
+        const cJSON *po = cJSON_GetObjectItemCaseSensitive(it, "prometheus");
+        if (po) {
+            if ((rc = load_prometheus(x, c, po, ppath, &cl->prom)))
+                return rc;
+        } else if (shared) {
+            prom_copy(&cl->prom, shared);
+        } else {
+            return cfg_fail(x, path, "needs \"prometheus\" (or a top-level \"prometheus\")");
         }
     }
     return GL_OK;
@@ -537,9 +634,6 @@ static enum gl_status load_billing(struct cfg_ctx *x, struct gl_config *c, const
 
 static void set_defaults(struct gl_config *c)
 {
-    c->timeout_s = 60;
-    c->retries = 3;
-    c->max_in_flight = 4;
     c->step = 60;
     c->chunk_hours = 6;
     c->identity = GL_IDENTITY_AUTO;
@@ -588,9 +682,9 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     c->path = gl_strdup(path);
     c->dir = gl_path_dir(path);
     set_defaults(c);
-    static const char *const keys[] = {"prometheus", "cluster", "collection", "memory_source",
-                                       "teams", "idle_overhead", "allocation", "compute",
-                                       "prices", "billing", NULL};
+    static const char *const keys[] = {"prometheus", "cluster", "clusters", "collection",
+                                       "memory_source", "teams", "idle_overhead", "allocation",
+                                       "compute", "run", "prices", "billing", NULL};
     static const char *const compute_keys[] = {"queries", NULL};
     static const char *const idle_keys[] = {"policy", "platform_team", NULL};
     static const char *const policies[] = {"platform", "proportional", "unbilled", NULL};
@@ -599,21 +693,48 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     const cJSON *o;
     if ((rc = check_keys(&x, root, "", keys)))
         goto done;
-    if (!(o = cJSON_GetObjectItemCaseSensitive(root, "prometheus"))) {
-        rc = cfg_fail(&x, "prometheus", "required key is missing");
+    struct gl_prom_cfg shared;
+    memset(&shared, 0, sizeof shared);
+    prom_defaults(&shared);
+    const cJSON *po = cJSON_GetObjectItemCaseSensitive(root, "prometheus");
+    const cJSON *clusters = cJSON_GetObjectItemCaseSensitive(root, "clusters");
+    if (po && (rc = load_prometheus(&x, c, po, "prometheus", &shared))) {
+        prom_free(&shared);
         goto done;
     }
-    if ((rc = load_prometheus(&x, c, o)))
-        goto done;
+    char *single_name = NULL;
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "cluster")) &&
         ((rc = check_keys(&x, o, "cluster", cluster_keys)) ||
-         (rc = get_str(&x, o, "cluster", "name", false, &c->cluster_name)) ||
-         (rc = get_str(&x, o, "cluster", "label", false, &c->cluster_label))))
+         (rc = get_str(&x, o, "cluster", "name", false, &single_name)) ||
+         (rc = get_str(&x, o, "cluster", "label", false, &c->cluster_label)))) {
+        prom_free(&shared);
+        free(single_name);
         goto done;
-    if (!c->cluster_name)
-        c->cluster_name = gl_strdup("default");
+    }
     if (!c->cluster_label)
         c->cluster_label = gl_strdup("cluster");
+    if (clusters) {
+        if (single_name) {
+            rc = cfg_fail(&x, "cluster.name", "use clusters[].name when \"clusters\" is given");
+        } else {
+            rc = load_clusters(&x, c, clusters, po ? &shared : NULL);
+        }
+    } else if (!po) {
+        rc = cfg_fail(&x, "prometheus", "required key is missing (or give \"clusters\")");
+    } else {
+        /* one cluster: series carrying the cluster label keep their value */
+        c->clusters = gl_xcalloc(1, sizeof *c->clusters);
+        c->nclusters = 1;
+        c->clusters[0].name = single_name ? single_name : gl_strdup("default");
+        single_name = NULL;
+        c->clusters[0].selector = gl_strdup("");
+        c->clusters[0].name_from_label = true;
+        prom_copy(&c->clusters[0].prom, &shared);
+    }
+    free(single_name);
+    prom_free(&shared);
+    if (rc)
+        goto done;
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "collection")) &&
         (rc = load_collection(&x, c, o)))
         goto done;
@@ -657,6 +778,32 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
         rc = cfg_fail(&x, "idle_overhead.platform_team", "must be printable ASCII");
         goto done;
     }
+    static const char *const run_keys[] = {"start", "delay_minutes", "repull_hours", "out_dir",
+                                           NULL};
+    c->run_delay_s = 600;
+    c->run_repull_s = 2 * 3600;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "run"))) {
+        char *start = NULL;
+        long delay = 10, repull = 2;
+        if ((rc = check_keys(&x, o, "run", run_keys)) ||
+            (rc = get_str(&x, o, "run", "start", false, &start)) ||
+            (rc = get_int(&x, o, "run", "delay_minutes", 0, 7 * 24 * 60, &delay)) ||
+            (rc = get_int(&x, o, "run", "repull_hours", 0, 31 * 24, &repull)) ||
+            (rc = get_str(&x, o, "run", "out_dir", false, &c->run_out_dir))) {
+            free(start);
+            goto done;
+        }
+        if (start && !(gl_time_parse(start, &c->run_start) && c->run_start % 3600 == 0)) {
+            rc = cfg_fail(&x, "run.start", "\"%s\" is not an RFC 3339 UTC time on a whole hour",
+                          start);
+            free(start);
+            goto done;
+        }
+        free(start);
+        c->run_delay_s = delay * 60;
+        c->run_repull_s = repull * 3600;
+        c->run_out_dir = resolve(c, c->run_out_dir);
+    }
     if (!(o = cJSON_GetObjectItemCaseSensitive(root, "prices"))) {
         rc = cfg_fail(&x, "prices", "required key is missing");
         goto done;
@@ -688,15 +835,12 @@ void gl_config_free(struct gl_config *c)
         return;
     free(c->path);
     free(c->dir);
-    free(c->prom_url);
-    free(c->bearer_token_file);
-    free(c->ca_file);
-    for (size_t i = 0; i < c->nheaders; i++) {
-        free(c->headers[i].name);
-        free(c->headers[i].value);
+    for (size_t i = 0; i < c->nclusters; i++) {
+        free(c->clusters[i].name);
+        free(c->clusters[i].selector);
+        prom_free(&c->clusters[i].prom);
     }
-    free(c->headers);
-    free(c->cluster_name);
+    free(c->clusters);
     free(c->cluster_label);
     free(c->hostname_label);
     free(c->queries_dir);
@@ -740,6 +884,7 @@ void gl_config_free(struct gl_config *c)
     }
     free(c->teams);
     free(c->platform_team);
+    free(c->run_out_dir);
     free(c->prices_file);
     free(c->currency);
     free(c->account_id);
@@ -757,8 +902,16 @@ const struct gl_team_info *gl_config_team(const struct gl_config *c, const char 
     return NULL;
 }
 
-enum gl_status gl_config_query(const struct gl_config *c, const char *name, char **out,
-                               struct gl_error *err)
+const struct gl_cluster *gl_config_cluster(const struct gl_config *c, const char *name)
+{
+    for (size_t i = 0; i < c->nclusters; i++)
+        if (strcmp(c->clusters[i].name, name) == 0)
+            return &c->clusters[i];
+    return NULL;
+}
+
+enum gl_status gl_config_query(const struct gl_config *c, const struct gl_cluster *cluster,
+                               const char *name, char **out, struct gl_error *err)
 {
     *out = NULL;
     for (const char *p = name; *p; p++)
@@ -778,7 +931,7 @@ enum gl_status gl_config_query(const struct gl_config *c, const char *name, char
     for (size_t i = 0; i < c->nextra_resources; i++)
         gl_buf_printf(&res, "|%s", c->extra_resources[i]);
     const char *vars[][2] = {
-        {"${cluster_selector}", ""},
+        {"${cluster_selector}", cluster ? cluster->selector : ""},
         {"${cluster_label}", c->cluster_label},
         {"${gpu_resources}", res.data},
     };

@@ -48,23 +48,37 @@ struct gl_header {
     char *value;
 };
 
-struct gl_config {
-    char *path;
-    char *dir;
-
-    /* prometheus */
-    char *prom_url;
-    char *bearer_token_file;
+/* How to reach one Prometheus-compatible API. */
+struct gl_prom_cfg {
+    char *url;
+    char *bearer_token_file; /* re-read by every run: service-account tokens rotate */
+    char *basic_auth_file;   /* one line "user:password" */
     char *ca_file;
+    char *client_cert_file;
+    char *client_key_file;
     struct gl_header *headers;
     size_t nheaders;
     long timeout_s;
     int retries;
     int max_in_flight;
+};
 
-    /* cluster */
-    char *cluster_name;
-    char *cluster_label;
+/* A cluster to collect: its own Prometheus or a shared backend (Thanos,
+ * Mimir) with a label selector. */
+struct gl_cluster {
+    char *name;
+    char *selector;    /* PromQL matchers for ${cluster_selector}, "" for none */
+    bool name_from_label; /* single-cluster configs: a series' cluster label wins */
+    struct gl_prom_cfg prom;
+};
+
+struct gl_config {
+    char *path;
+    char *dir;
+
+    struct gl_cluster *clusters;
+    size_t nclusters;
+    char *cluster_label; /* cluster label name (cluster.label) */
 
     /* collection */
     int64_t step;
@@ -110,6 +124,12 @@ struct gl_config {
     enum gl_idle_policy idle_policy;
     char *platform_team;
 
+    /* run (the CronJob) */
+    int64_t run_start;      /* first instant to collect, 0 = none (then run needs a watermark) */
+    int64_t run_delay_s;    /* leave the newest minutes: samples may still arrive */
+    int64_t run_repull_s;   /* re-pull this much before the watermark (late samples) */
+    char *run_out_dir;
+
     /* prices */
     char *prices_file;
 
@@ -132,10 +152,14 @@ void gl_config_free(struct gl_config *c);
 /* The catalogue entry of a team id, or NULL. */
 const struct gl_team_info *gl_config_team(const struct gl_config *c, const char *id);
 
-/* Reads <queries_dir>/<name>.promql with ${cluster_selector} substituted.
- * Returns a malloc'd string. */
-enum gl_status gl_config_query(const struct gl_config *c, const char *name,
-                               char **out, struct gl_error *err);
+/* Reads <queries_dir>/<name>.promql with ${cluster_selector} (of cluster),
+ * ${cluster_label} and ${gpu_resources} substituted. Returns a malloc'd
+ * string. */
+enum gl_status gl_config_query(const struct gl_config *c, const struct gl_cluster *cluster,
+                               const char *name, char **out, struct gl_error *err);
+
+/* The cluster named name, or NULL. */
+const struct gl_cluster *gl_config_cluster(const struct gl_config *c, const char *name);
 
 /* Looks a key up in a configured map; NULL when absent. */
 const struct gl_kv *gl_kv_find(const struct gl_kv *kv, size_t n, const char *key);

@@ -17,7 +17,8 @@ long gl_prom_backoff_ms = 500;
 
 struct gl_prom {
     CURL *curl;
-    const struct gl_config *cfg;
+    const struct gl_prom_cfg *cfg;
+    char *userpwd;
     struct curl_slist *headers;
     long retry_after_s; /* from the last response, -1 when absent */
     char errbuf[CURL_ERROR_SIZE];
@@ -45,24 +46,25 @@ static size_t on_header(char *data, size_t size, size_t n, void *user)
     return len;
 }
 
-static enum gl_status read_token(const char *file, char **out, struct gl_error *err)
+/* One line of secret text (token or user:password), trailing space removed. */
+static enum gl_status read_secret(const char *what, const char *file, char **out,
+                                  struct gl_error *err)
 {
     char *tok = NULL;
     if (gl_read_file(file, &tok, NULL, err))
-        return gl_error_set(err, GL_ERR_CONFIG, "prometheus.bearer_token_file: %s", err->msg);
+        return gl_error_set(err, GL_ERR_CONFIG, "prometheus.%s: %s", what, err->msg);
     size_t n = strlen(tok);
     while (n > 0 && isspace((unsigned char)tok[n - 1]))
         tok[--n] = '\0';
     if (n == 0 || strpbrk(tok, "\r\n")) {
         free(tok);
-        return gl_error_set(err, GL_ERR_CONFIG, "%s: bearer token file is empty or has several lines",
-                            file);
+        return gl_error_set(err, GL_ERR_CONFIG, "%s: %s is empty or has several lines", file, what);
     }
     *out = tok;
     return GL_OK;
 }
 
-enum gl_status gl_prom_new(const struct gl_config *c, struct gl_prom **out, struct gl_error *err)
+enum gl_status gl_prom_new(const struct gl_prom_cfg *c, struct gl_prom **out, struct gl_error *err)
 {
     *out = NULL;
     static int inited;
@@ -84,7 +86,7 @@ enum gl_status gl_prom_new(const struct gl_config *c, struct gl_prom **out, stru
     }
     if (c->bearer_token_file) {
         char *tok = NULL;
-        if (read_token(c->bearer_token_file, &tok, err)) {
+        if (read_secret("bearer_token_file", c->bearer_token_file, &tok, err)) {
             gl_prom_free(p);
             return GL_ERR_CONFIG;
         }
@@ -111,6 +113,24 @@ enum gl_status gl_prom_new(const struct gl_config *c, struct gl_prom **out, stru
     curl_easy_setopt(h, CURLOPT_HEADERDATA, p);
     if (c->ca_file)
         curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+    if (c->client_cert_file) {
+        curl_easy_setopt(h, CURLOPT_SSLCERT, c->client_cert_file);
+        curl_easy_setopt(h, CURLOPT_SSLKEY, c->client_key_file);
+    }
+    if (c->basic_auth_file) {
+        if (read_secret("basic_auth_file", c->basic_auth_file, &p->userpwd, err)) {
+            gl_prom_free(p);
+            return GL_ERR_CONFIG;
+        }
+        if (!strchr(p->userpwd, ':')) {
+            gl_prom_free(p);
+            return gl_error_set(err, GL_ERR_CONFIG, "%s: basic_auth_file must hold user:password",
+                                c->basic_auth_file);
+        }
+        curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(h, CURLOPT_USERPWD, p->userpwd);
+    }
+    /* http_proxy / https_proxy / no_proxy from the environment: libcurl's default. */
     *out = p;
     return GL_OK;
 }
@@ -121,6 +141,10 @@ void gl_prom_free(struct gl_prom *p)
         return;
     curl_slist_free_all(p->headers);
     curl_easy_cleanup(p->curl);
+    if (p->userpwd) {
+        memset(p->userpwd, 0, strlen(p->userpwd));
+        free(p->userpwd);
+    }
     free(p);
 }
 
@@ -187,10 +211,10 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
                                     const char *what, struct gl_buf *body, int first_attempt,
                                     struct gl_error *err)
 {
-    const struct gl_config *c = p->cfg;
-    size_t n = strlen(c->prom_url) + strlen(path) + strlen(params) + 2;
+    const struct gl_prom_cfg *c = p->cfg;
+    size_t n = strlen(c->url) + strlen(path) + strlen(params) + 2;
     char *url = gl_xcalloc(n, 1);
-    snprintf(url, n, "%s%s?%s", c->prom_url, path, params);
+    snprintf(url, n, "%s%s?%s", c->url, path, params);
     enum gl_status rc = GL_OK;
     for (int attempt = first_attempt;; attempt++) {
         gl_buf_reset(body);
@@ -219,7 +243,7 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
         if (rc == GL_OK)
             break;
         if (!retry || attempt >= c->retries) {
-            gl_error_set(err, GL_ERR_PROM, "GET %s%s (%s): %s%s", c->prom_url, path, what, why,
+            gl_error_set(err, GL_ERR_PROM, "GET %s%s (%s): %s%s", c->url, path, what, why,
                          retry ? " (retries exhausted)" : "");
             break;
         }
@@ -276,7 +300,7 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
                                          int64_t start, int64_t end, int64_t step,
                                          struct gl_buf *bodies, struct gl_error *err)
 {
-    const struct gl_config *c = p->cfg;
+    const struct gl_prom_cfg *c = p->cfg;
     CURLM *multi = curl_multi_init();
     p->retry_after_s = -1;
     CURL **h = gl_xcalloc(n, sizeof *h);
@@ -291,7 +315,7 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
             char what[512];
             range_params(p, queries[i], start, end, step, &params, what, sizeof what);
             gl_buf_reset(&bodies[i]);
-            gl_buf_printf(&bodies[i], "%s/api/v1/query_range?%s", c->prom_url, params.data);
+            gl_buf_printf(&bodies[i], "%s/api/v1/query_range?%s", c->url, params.data);
             urls[i] = bodies[i].data;
             gl_buf_init(&bodies[i]);
             gl_buf_free(&params);

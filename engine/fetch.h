@@ -18,8 +18,10 @@
 
 struct gl_prom;
 
-/* On success *out is owned by the caller (gl_prom_free). */
-enum gl_status gl_prom_new(const struct gl_config *c, struct gl_prom **out,
+/* A client of one Prometheus API (credentials are read now, so a rotated
+ * token is picked up by every run). On success *out is owned by the caller
+ * (gl_prom_free). */
+enum gl_status gl_prom_new(const struct gl_prom_cfg *c, struct gl_prom **out,
                            struct gl_error *err);
 void gl_prom_free(struct gl_prom *p);
 

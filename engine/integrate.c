@@ -258,11 +258,15 @@ static const char *S(const struct work *w, int32_t id)
     return gl_intern_str(w->r->strings, id);
 }
 
-static const char *series_cluster(const struct gl_config *c, const struct gl_series *s)
+/* The cluster of a series: the configured cluster, or in a single-cluster
+ * config the series' cluster label when it carries one. */
+static const char *series_cluster_of(const struct gl_config *c, const struct gl_cluster *cl,
+                                     const struct gl_series *s)
 {
-    const char *v = gl_series_label(s, c->cluster_label);
-    return v ? v : c->cluster_name;
+    const char *v = cl->name_from_label ? gl_series_label(s, c->cluster_label) : NULL;
+    return v ? v : cl->name;
 }
+#define series_cluster(c, s) series_cluster_of((c), w->in->cluster, (s))
 
 /* Workload identity (SPEC §9): exported_* when present (auto), else plain. */
 static bool identity(const struct gl_config *c, const struct gl_series *s, const char **ns,

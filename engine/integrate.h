@@ -46,6 +46,7 @@ enum gl_kind {
 extern const char *const gl_kind_names[GL_KIND_COUNT];
 
 struct gl_chunk_input {
+    const struct gl_cluster *cluster;    /* the cluster collected */
     const struct gl_matrix *memory;      /* memory source, per pod and device */
     const struct gl_matrix *fb_free;     /* each of the rest may be NULL */
     const struct gl_matrix *fb_reserved;

@@ -128,16 +128,17 @@ static int load_config(const struct globals *g, struct gl_config **cfg)
 /* ---- collect ---- */
 
 static const char usage_collect[] =
-    "usage: gpuledger collect --from TIME --to TIME\n"
+    "usage: gpuledger collect --from TIME --to TIME [--cluster NAME]\n"
     "  Pulls the half-open window [from, to), widened to whole UTC hours, and\n"
-    "  replaces the stored hours (re-collecting never double counts).\n";
+    "  replaces the stored hours (re-collecting never double counts). Every\n"
+    "  configured cluster, or only NAME.\n";
 
 static int cmd_collect(const struct globals *g, int argc, char **argv)
 {
-    static const struct opt_spec specs[] = {{"from", true}, {"to", true}};
-    const char *v[2] = {0};
+    static const struct opt_spec specs[] = {{"from", true}, {"to", true}, {"cluster", true}};
+    const char *v[3] = {0};
     bool help;
-    int rc = parse_opts(argc, argv, specs, 2, v, usage_collect, &help);
+    int rc = parse_opts(argc, argv, specs, 3, v, usage_collect, &help);
     if (rc)
         return rc;
     if (help) {
@@ -158,14 +159,26 @@ static int cmd_collect(const struct globals *g, int argc, char **argv)
         return rc;
     struct gl_error err = {0};
     struct gl_store *s = NULL;
-    struct gl_collect_stats st;
-    if (gl_store_open(g->db, &s, &err) || gl_collect(cfg, s, from, to, &st, &err)) {
+    if (v[2] && !gl_config_cluster(cfg, v[2])) {
+        gl_config_free(cfg);
+        return usage_error(usage_collect, "no cluster \"%s\" in the config", v[2]);
+    }
+    if (gl_store_open(g->db, &s, &err))
         rc = fail(&err);
-    } else {
+    for (size_t i = 0; !rc && i < cfg->nclusters; i++) {
+        const struct gl_cluster *cl = &cfg->clusters[i];
+        if (v[2] && strcmp(v[2], cl->name) != 0)
+            continue;
+        struct gl_collect_stats st = {0};
+        if (gl_collect(cfg, cl, s, from, to, &st, &err)) {
+            rc = fail(&err);
+            break;
+        }
         gl_log(GL_LOG_INFO,
-               "collected from=%s to=%s hours=%lld chunks=%lld samples=%lld bad_samples=%lld",
-               v[0], v[1], (long long)st.hours, (long long)st.chunks, (long long)st.samples,
-               (long long)st.bad_samples);
+               "collected cluster=%s from=%s to=%s hours=%lld chunks=%lld samples=%lld "
+               "bad_samples=%lld",
+               cl->name, v[0], v[1], (long long)st.hours, (long long)st.chunks,
+               (long long)st.samples, (long long)st.bad_samples);
     }
     gl_store_close(s);
     gl_config_free(cfg);
@@ -505,50 +518,56 @@ static int cmd_check(const struct globals *g, int argc, char **argv)
     const char *fixed[] = {cfg->mem_query, "fb_free", "fb_reserved", "pod_labels",
                            "namespace_labels", "allocation", "node_labels"};
     size_t nnames = sizeof fixed / sizeof *fixed + cfg->ncompute_queries;
-    struct gl_prom *prom = NULL;
-    struct gl_buf body;
-    gl_buf_init(&body);
-    if (gl_prom_new(cfg, &prom, &err)) {
-        gl_config_free(cfg);
-        return fail(&err);
-    }
-    int missing = 0;
-    for (size_t i = 0; i < nnames && !rc; i++) {
-        const char *name = i < sizeof fixed / sizeof *fixed
-                               ? fixed[i]
-                               : cfg->compute_queries[i - sizeof fixed / sizeof *fixed];
-        char *q = NULL;
-        if (gl_config_query(cfg, name, &q, &err) || gl_prom_query(prom, q, at, &body, &err)) {
+    for (size_t ci = 0; !rc && ci < cfg->nclusters; ci++) {
+        const struct gl_cluster *cl = &cfg->clusters[ci];
+        printf("cluster %s: %s%s%s\n", cl->name, cl->prom.url, cl->selector[0] ? " selector " : "",
+               cl->selector);
+        struct gl_prom *prom = NULL;
+        struct gl_buf body;
+        gl_buf_init(&body);
+        if (gl_prom_new(&cl->prom, &prom, &err)) {
             rc = fail(&err);
-            free(q);
             break;
         }
-        cJSON *root = cJSON_ParseWithLength(body.data, body.len);
-        const cJSON *res = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(root, "data"), "result");
-        int n = cJSON_IsArray(res) ? cJSON_GetArraySize(res) : -1;
-        printf("query %-18s %d series%s\n", name, n, n <= 0 ? "  (NO DATA at the probe time)" : "");
-        if (n <= 0)
-            missing++;
-        cJSON_Delete(root);
-        free(q);
-    }
-    gl_buf_free(&body);
-    gl_prom_free(prom);
-    if (!rc) {
-        printf("prometheus: %s reachable; %d of %zu queries without data\n", cfg->prom_url,
-               missing, nnames);
+        int missing = 0;
+        for (size_t i = 0; i < nnames && !rc; i++) {
+            const char *name = i < sizeof fixed / sizeof *fixed
+                                   ? fixed[i]
+                                   : cfg->compute_queries[i - sizeof fixed / sizeof *fixed];
+            char *q = NULL;
+            if (gl_config_query(cfg, cl, name, &q, &err) ||
+                gl_prom_query(prom, q, at, &body, &err)) {
+                rc = fail(&err);
+                free(q);
+                break;
+            }
+            cJSON *root = cJSON_ParseWithLength(body.data, body.len);
+            const cJSON *res = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(root, "data"), "result");
+            int n = cJSON_IsArray(res) ? cJSON_GetArraySize(res) : -1;
+            printf("  query %-18s %d series%s\n", name, n,
+                   n <= 0 ? "  (NO DATA at the probe time)" : "");
+            if (n <= 0)
+                missing++;
+            cJSON_Delete(root);
+            free(q);
+        }
+        gl_buf_free(&body);
+        gl_prom_free(prom);
+        if (rc)
+            break;
+        printf("  prometheus reachable; %d of %zu queries without data\n", missing, nnames);
         struct gl_collect_stats st = {.notes = gl_intern_new()};
         int64_t hour = gl_floor_to(at, 3600);
-        if (gl_collect(cfg, NULL, hour - 3600, hour, &st, &err)) {
+        if (gl_collect(cfg, cl, NULL, hour - 3600, hour, &st, &err)) {
             rc = fail(&err);
         } else {
-            printf("dry run of the hour before %s: %lld samples, %lld invalid, %lld device(s) "
+            printf("  dry run of the hour before %s: %lld samples, %lld invalid, %lld device(s) "
                    "looking like copies\n",
                    v[0] ? v[0] : "now", (long long)st.samples, (long long)st.bad_samples,
                    (long long)st.copy_warnings);
             for (int32_t i = 0; i < gl_intern_count(st.notes); i++)
-                printf("note: %s\n", gl_intern_str(st.notes, i));
+                printf("  note: %s\n", gl_intern_str(st.notes, i));
         }
         gl_intern_free(st.notes);
     }

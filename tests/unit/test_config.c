@@ -21,7 +21,7 @@ static void test_minimal_defaults(void)
     CHECK(load(minimal, &c, &err) == GL_OK);
     if (!c)
         return;
-    CHECK_STR(c->prom_url, "http://127.0.0.1:9090"); /* trailing slash dropped */
+    CHECK_STR(c->clusters[0].prom.url, "http://127.0.0.1:9090"); /* trailing slash dropped */
     CHECK(c->step == 60);
     CHECK(c->chunk_hours == 6);
     CHECK_STR(c->default_team, "unallocated");

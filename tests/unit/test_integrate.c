@@ -122,7 +122,7 @@ static void test_process_mode(void)
     matrix(&mr, reserved, 1, 2);
     matrix(&mpl, pl, 1, 2);
     matrix(&mnl, nl, 2, 2);
-    struct gl_chunk_input in = {.memory = &mu, .fb_free = &mf, .fb_reserved = &mr,
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .fb_free = &mf, .fb_reserved = &mr,
                                 .pod_labels = &mpl, .ns_labels = &mnl};
     struct gl_rollup r;
     struct gl_error err = {0};
@@ -167,7 +167,7 @@ static void test_label_precedence(void)
     struct gl_matrix mu, mpl;
     matrix(&mu, used, 1, 3);
     matrix(&mpl, pl, 2, 3);
-    struct gl_chunk_input in = {.memory = &mu, .pod_labels = &mpl};
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .pod_labels = &mpl};
     struct gl_rollup r;
     struct gl_error err = {0};
     CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
@@ -197,7 +197,7 @@ static void test_device_mode_split(void)
     }
     struct gl_matrix mu;
     matrix(&mu, used, 7, 1);
-    struct gl_chunk_input in = {.memory = &mu};
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu};
     struct gl_rollup r;
     struct gl_error err = {0};
     CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
@@ -241,7 +241,7 @@ static void test_allocation_and_anomalies(void)
     matrix(&mr, reserved, 3, 1);
     matrix(&ma, alloc, 2, 1);
     matrix(&mn, nodes, 1, 1);
-    struct gl_chunk_input in = {.memory = &mu, .fb_free = &mf, .fb_reserved = &mr,
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .fb_free = &mf, .fb_reserved = &mr,
                                 .allocation = &ma, .node_labels = &mn};
     struct gl_rollup r;
     struct gl_error err = {0};
@@ -286,7 +286,8 @@ static void test_copy_warning(void)
     struct gl_matrix m1, m2;
     matrix(&m1, copies, 3, 12);
     matrix(&m2, real, 3, 12);
-    struct gl_chunk_input in1 = {.memory = &m1}, in2 = {.memory = &m2};
+    struct gl_chunk_input in1 = {.cluster = &c->clusters[0], .memory = &m1},
+                          in2 = {.cluster = &c->clusters[0], .memory = &m2};
     struct gl_rollup r;
     struct gl_error err = {0};
     CHECK(gl_integrate(c, &in1, &r, &err) == GL_OK);
