@@ -323,16 +323,18 @@ class Bench:
         log("warm-up curl pass %.2fs: %d samples, %.1f MiB JSON (%.1f MiB gzip on the wire)"
             % (wall, samples, body / 2**20, self.wire_bytes / 2**20))
 
-    def run_curl(self, r):
-        lf = self.curl_list("curl-%d.txt" % r, ["/dev/null"] * len(self.requests))
-        wo, we = (os.path.join(self.work, "curl-%d.%s" % (r, x)) for x in ("out", "err"))
+    def run_curl(self, r, parallel=1):
+        tag = "curl-%d" % r if parallel == 1 else "pcurl-%d" % r
+        lf = self.curl_list(tag + ".txt", ["/dev/null"] * len(self.requests))
+        wo, we = (os.path.join(self.work, "%s.%s" % (tag, x)) for x in ("out", "err"))
         with open(wo, "w") as so, open(we, "w") as se:
-            rc, wall, rss, cpu = time_v(self.curl_cmd(lf), os.path.join(self.work,
-                                                                         "time-curl-%d" % r),
-                                        so, se, 900)
-        wire = self.check_curl(rc, wo, we, "curl round %d" % r)
+            rc, wall, rss, cpu = time_v(self.curl_cmd(lf, parallel),
+                                        os.path.join(self.work, "time-" + tag), so, se, 900)
+        wire = self.check_curl(rc, wo, we, "%s round %d" % (tag, r))
         if wire != self.wire_bytes:
-            log("note: round %d downloaded %d bytes, warm-up %d" % (r, wire, self.wire_bytes))
+            log("note: %s downloaded %d bytes, warm-up %d" % (tag, wire, self.wire_bytes))
+        if parallel > 1:     # -w lines come in completion order: no per-query times
+            return {"wall": wall, "rss": rss, "cpu": cpu}
         by_query = {}
         for (name, _), tt in zip(self.requests, self.last_times):
             by_query[name] = by_query.get(name, 0.0) + tt
@@ -404,12 +406,19 @@ class Bench:
         verified = []
         first_doc = None
         for r in range(1, a.repeat + 1):
-            order = ("engine", "curl") if r % 2 else ("curl", "engine")
+            kinds = ["engine", "curl"] + (["pcurl"] if self.max_in_flight > 1 else [])
+            k = (r - 1) % len(kinds)
+            order = kinds[k:] + kinds[:k]
             res = {}
             for what in order:
                 log("round %d/%d: %s" % (r, a.repeat, what))
                 try:
-                    res[what] = self.run_engine(r) if what == "engine" else self.run_curl(r)
+                    if what == "engine":
+                        res[what] = self.run_engine(r)
+                    elif what == "curl":
+                        res[what] = self.run_curl(r)
+                    else:
+                        res[what] = self.run_curl(r, parallel=self.max_in_flight)
                 except RuntimeError as e:
                     print("FAIL %s" % e)
                     self.failed = True
@@ -456,6 +465,19 @@ class Bench:
         if len(rows) > 1:
             med = [statistics.median(col) for col in zip(*rows)]
             print(fmt % tuple(["median"] + self.cells(med)))
+        par = [(r["pcurl"], r["engine"]) for r in runs if r.get("pcurl") and r.get("engine")]
+        if par:
+            print("parallel floor (one curl, --parallel-max %d = the engine's most requests in "
+                  "flight): %s s, median %.2f s, %.2f Msamples/s, RSS %.1f MiB; engine/that: "
+                  "time %.2f, RSS %.1f"
+                  % (self.max_in_flight, " ".join("%.2f" % p["wall"] for p, _ in par),
+                     statistics.median(p["wall"] for p, _ in par),
+                     self.samples / statistics.median(p["wall"] for p, _ in par) / 1e6,
+                     statistics.median(p["rss"] / 1024 for p, _ in par),
+                     statistics.median(e["wall"] / p["wall"] for p, e in par),
+                     statistics.median(e["rss"] / p["rss"] for p, e in par)))
+        elif self.max_in_flight == 1:
+            print("the engine made one request at a time (like the curl floor)")
         bq = [r["curl"]["by_query"] for r in runs if r.get("curl")]
         if bq:
             print("floor seconds by query (median of runs): " + ", ".join(

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cli.h"
 #include "collect.h"
 #include "config.h"
 #include "error.h"
@@ -26,10 +27,7 @@
 #include "timeutil.h"
 #include "util.h"
 
-struct globals {
-    const char *config;
-    const char *db;
-};
+#define globals gl_cli
 
 static const char usage_main[] =
     "usage: gpuledger [--config FILE] [--db FILE] [--quiet|--verbose] COMMAND [options]\n"
@@ -42,6 +40,7 @@ static const char usage_main[] =
     "  export  --period YYYY-MM        FOCUS 1.2 CSV for finance\n"
     "  summary --period YYYY-MM        fleet summary per cluster, GPU model and device\n"
     "  anomalies --period YYYY-MM      GPU memory used without a matching allocation\n"
+    "  report  --period YYYY-MM --out DIR   monthly team reports (HTML, Markdown)\n"
     "  check   [--at TIME]             validate config and prices, probe Prometheus\n"
     "  prices  [--file CSV]            validate a price table and print it\n"
     "\n"
@@ -659,7 +658,7 @@ int main(int argc, char **argv)
     } cmds[] = {
         {"collect", cmd_collect}, {"invoice", cmd_invoice}, {"export", cmd_export},
         {"summary", cmd_summary}, {"check", cmd_check},     {"prices", cmd_prices},
-        {"anomalies", cmd_anomalies},
+        {"anomalies", cmd_anomalies}, {"report", gl_cmd_report},
     };
     for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)
         if (strcmp(cmd, cmds[k].name) == 0)

@@ -8,7 +8,9 @@ root=$(pwd)
 
 # ---- install -------------------------------------------------------------
 . tests/deps.sh
-gl_install_deps || echo "# continuing: the suites that need a missing tool will fail"
+# the suites also need: TLS/basic-auth/proxy peers, a second backend, YAML
+# for the manifests, a browser for the reports
+gl_install_deps openssl apache2-utils tinyproxy victoria-metrics python3-yaml chromium || echo "# continuing: the suites that need a missing tool will fail"
 
 passed=0; failed=0
 results=$(mktemp)
