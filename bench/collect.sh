@@ -2,7 +2,12 @@
 # bench/collect.sh - collection benchmark: `gpuledger collect` of a generated
 # 64-GPU cluster (7 days at 60 s) from a real Prometheus, next to plain curl
 # downloading the very same query_range requests in the same run (the
-# transfer floor). Not part of tests/run.sh.
+# transfer floor): samples/s, peak RSS and the engine/curl ratios, then the
+# engine's invoice totals checked against the generator's expected.json.
+# The request list is recorded from the engine itself (one unmeasured run
+# through a proxy); curl replays it sequentially on one connection, and also
+# with --parallel-max K when the engine had K > 1 requests in flight.
+# Not part of tests/run.sh. Details: bench/collect_bench.py.
 #
 # Usage: bench/collect.sh [--repeat N] [--days N] [--keep]
 #   --repeat N   measured engine + curl rounds (default 3; the median is shown)
@@ -29,7 +34,7 @@ while [ $# -gt 0 ]; do
     --repeat) REPEAT=$2; shift 2 ;;
     --days) DAYS=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: $0 [--repeat N] [--days N] [--keep]" >&2; exit 2 ;;
   esac
 done
@@ -98,6 +103,7 @@ run_step() {
   return $rc
 }
 
+# shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
   local rc=$?
   if [ -n "$CHILD_PID" ] && kill -0 "$CHILD_PID" 2>/dev/null; then
@@ -110,14 +116,14 @@ cleanup() {
   fi
   PROM_PID=""
   if [ "$KEEP" = 0 ] && [ -d "$RUN" ]; then rm -rf "$RUN"; fi
-  exit $rc
+  exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # start_prometheus TSDB LOG: sets PROM_PID and PROM_URL, waits for /-/ready.
 start_prometheus() {
-  local tsdb=$1 logf=$2 cfg port i
+  local tsdb=$1 logf=$2 cfg port
   cfg=$(dirname "$logf")/prometheus.yml
   echo 'global: {scrape_interval: 1h}' >"$cfg"
   for _ in 1 2 3; do
@@ -127,7 +133,7 @@ start_prometheus() {
       --query.lookback-delta=59s </dev/null >>"$logf" 2>&1 &
     PROM_PID=$!
     PROM_URL=http://127.0.0.1:$port
-    for i in $(seq 1 300); do
+    for _ in $(seq 1 300); do
       kill -0 "$PROM_PID" 2>/dev/null || break
       if curl -s -o /dev/null -w '%{http_code}' "$PROM_URL/-/ready" 2>/dev/null | grep -q 200; then
         return 0

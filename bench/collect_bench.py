@@ -22,7 +22,9 @@ expected.json); Prometheus at --url already serves its data.
    one curl process fetching the same requests sequentially to /dev/null
    (same Accept and Accept-Encoding headers as the engine: the connection is
    reused and the body gzip-decoded, like libcurl in the engine), both under
-   /usr/bin/time -v; the order alternates between rounds.
+   /usr/bin/time -v; when the engine had K > 1 requests in flight during the
+   discovery run, also one curl --parallel --parallel-max K pass (the
+   parallel floor); the order rotates between rounds.
 4. After every engine run, `invoice --format json` totals are compared with
    expected.json (exact strings) per team; idle/overhead lines on a platform
    invoice are compared with the sum of the expected fleet line amounts.

@@ -17,6 +17,8 @@ enum gl_status {
     GL_ERR_CONFIG = 3,    /* config file, price table, query files, missing price */
     GL_ERR_PROM = 4,      /* Prometheus: HTTP, API error, malformed response */
     GL_ERR_PARTIAL = 5,   /* some windows failed, the rest stored */
+    GL_ERR_LOCKED = 6,    /* another run holds the database lock */
+    GL_ERR_STATE = 7,     /* period state: closing a closed or unfinished month */
 };
 
 struct gl_error {

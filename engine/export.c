@@ -172,7 +172,10 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 cell_bare(&r, pend);                   /* BillingPeriodEnd */
                 cell_bare(&r, pstart);                 /* BillingPeriodStart */
                 cell_str(&r, "Usage");                 /* ChargeCategory */
-                cell_null(&r);                         /* ChargeClass */
+                if (l->corrected_period[0])            /* ChargeClass */
+                    cell_str(&r, "Correction");
+                else
+                    cell_null(&r);
                 cell_str(&r, desc);                    /* ChargeDescription */
                 cell_str(&r, "Usage-Based");           /* ChargeFrequency */
                 cell_bare(&r, de);                     /* ChargePeriodEnd */
@@ -204,7 +207,10 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 cell_str(&r, inv->team_name);          /* SubAccountName */
                 cell_str(&r, tags_text);               /* Tags */
                 cell_str(&r, l->kind);                 /* x_ChargeKind */
-                cell_null(&r);                         /* x_CorrectedPeriod */
+                if (l->corrected_period[0])            /* x_CorrectedPeriod */
+                    cell_str(&r, l->corrected_period);
+                else
+                    cell_null(&r);
                 cell_str(&r, inv->cost_center);        /* x_CostCenter */
                 cell_str(&r, l->cluster);              /* x_Cluster */
                 cell_str(&r, l->model);                /* x_GpuModel */

@@ -30,7 +30,7 @@ static struct gl_invoice_line *line_for(struct gl_invoice *inv, const char *clus
 {
     for (size_t i = inv->nlines; i-- > 0;) {
         struct gl_invoice_line *l = &inv->lines[i];
-        if (l->price == price && strcmp(l->cluster, cluster) == 0 &&
+        if (l->price == price && !l->corrected_period[0] && strcmp(l->cluster, cluster) == 0 &&
             strcmp(l->model, model) == 0 && strcmp(l->kind, kind) == 0)
             return l;
     }
@@ -86,6 +86,10 @@ static enum gl_status price_lines(const struct gl_config *c, struct gl_store *s,
         inv->total = 0;
         for (size_t j = 0; j < inv->nlines; j++) {
             struct gl_invoice_line *l = &inv->lines[j];
+            if (l->corrected_period[0]) {
+                inv->total += l->amount; /* differences computed by the caller */
+                continue;
+            }
             enum gl_status rc = gl_price_per_gbh(prices, l->price, l->model,
                                                  measured_capacity(s, l->model),
                                                  &l->unit_price12, err);
@@ -321,7 +325,9 @@ static int invoice_cmp(const void *a, const void *b)
 static int line_cmp(const void *a, const void *b)
 {
     const struct gl_invoice_line *x = a, *y = b;
-    int c = strcmp(x->cluster, y->cluster);
+    int c = strcmp(x->corrected_period, y->corrected_period); /* corrections last */
+    if (!c)
+        c = strcmp(x->cluster, y->cluster);
     if (!c)
         c = strcmp(x->model, y->model);
     if (!c)
@@ -496,6 +502,43 @@ enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
     return GL_OK;
 }
 
+struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, const char *team,
+                                                  const char *cluster, const char *model,
+                                                  const char *kind,
+                                                  const struct gl_price_entry *price,
+                                                  const char *corrected_period)
+{
+    struct gl_invoice *inv = invoice_for(set, team);
+    for (size_t i = 0; i < inv->nlines; i++) {
+        struct gl_invoice_line *l = &inv->lines[i];
+        if (l->price == price && strcmp(l->corrected_period, corrected_period) == 0 &&
+            strcmp(l->cluster, cluster) == 0 && strcmp(l->model, model) == 0 &&
+            strcmp(l->kind, kind) == 0)
+            return l;
+    }
+    inv->lines = gl_xrealloc(inv->lines, (inv->nlines + 1) * sizeof *inv->lines);
+    struct gl_invoice_line *l = &inv->lines[inv->nlines++];
+    memset(l, 0, sizeof *l);
+    l->cluster = gl_strdup(cluster);
+    l->model = gl_strdup(model);
+    l->kind = gl_strdup(kind);
+    l->price = price;
+    snprintf(l->corrected_period, sizeof l->corrected_period, "%s", corrected_period);
+    return l;
+}
+
+void gl_invoices_finish(struct gl_invoice_set *set)
+{
+    qsort(set->invoices, set->n, sizeof *set->invoices, invoice_cmp);
+    for (size_t i = 0; i < set->n; i++) {
+        struct gl_invoice *inv = &set->invoices[i];
+        qsort(inv->lines, inv->nlines, sizeof *inv->lines, line_cmp);
+        inv->total = 0;
+        for (size_t j = 0; j < inv->nlines; j++)
+            inv->total += inv->lines[j].amount;
+    }
+}
+
 static void info_free(struct gl_info_row *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -586,6 +629,23 @@ static cJSON *invoice_object(const struct gl_invoice_set *set, const struct gl_i
         add_dec(lo, "gb_hours", gl_gbh_nano(l->mib_s), GL_GBH_DECIMALS);
         add_dec(lo, "amount", l->amount, c->minor_digits);
         cJSON_AddBoolToObject(lo, "estimated", l->estimated != 0);
+        if (l->corrected_period[0]) {
+            cJSON_AddStringToObject(lo, "charge_class", "Correction");
+            cJSON_AddStringToObject(lo, "corrected_period", l->corrected_period);
+            cJSON *days = cJSON_AddArrayToObject(lo, "days");
+            for (size_t d = 0; d < l->ndays; d++) {
+                cJSON *x = cJSON_CreateObject();
+                gl_date_format(l->days[d].day, buf, sizeof buf);
+                cJSON_AddStringToObject(x, "day", buf);
+                snprintf(buf, sizeof buf, "%lld", (long long)l->days[d].mib_s);
+                cJSON_AddStringToObject(x, "mib_seconds", buf);
+                add_dec(x, "amount", l->days[d].billed, c->minor_digits);
+                cJSON_AddItemToArray(days, x);
+            }
+        } else {
+            cJSON_AddNullToObject(lo, "charge_class");
+            cJSON_AddNullToObject(lo, "corrected_period");
+        }
         cJSON_AddItemToArray(lines, lo);
     }
     add_dec(o, "total", inv->total, c->minor_digits);
@@ -712,8 +772,10 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
         md_cell(out, l->cluster);
         fputs(" | ", out);
         md_cell(out, l->model);
-        fprintf(out, " | %s%s | %s | %s | %s | %s |\n", l->kind, l->estimated ? " (estimated)" : "",
-                q, a, l->price->id, b);
+        fprintf(out, " | %s%s%s%s | %s | %s | %s | %s |\n", l->kind,
+                l->estimated ? " (estimated)" : "",
+                l->corrected_period[0] ? ", correction of " : "", l->corrected_period, q, a,
+                l->price->id, b);
     }
     gl_dec_format(inv->total, c->minor_digits, b, sizeof b);
     fprintf(out, "\n**Total: %s %s**\n", b, c->currency);

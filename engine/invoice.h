@@ -38,6 +38,7 @@ struct gl_invoice_line {
     int estimated;
     struct gl_line_day *days;
     size_t ndays;
+    char corrected_period[8]; /* "" or the closed YYYY-MM a correction line corrects */
 };
 
 /* Information (never priced) per cluster and GPU model: reserved-unused
@@ -95,6 +96,16 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
 void gl_anomalies_free(struct gl_anomaly_list *l);
 /* JSON object of one anomaly (cJSON *, as void * to keep cJSON out of the header). */
 void *gl_anomaly_json(const struct gl_anomaly *a);
+
+/* A correction line (days filled by the caller with exact differences):
+ * added to team's invoice, created when needed. gl_invoices_finish sorts
+ * and re-totals after corrections were added. */
+struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, const char *team,
+                                                  const char *cluster, const char *model,
+                                                  const char *kind,
+                                                  const struct gl_price_entry *price,
+                                                  const char *corrected_period);
+void gl_invoices_finish(struct gl_invoice_set *set);
 
 /* The caveat printed with the compute indicator everywhere. */
 extern const char gl_compute_caveat[];

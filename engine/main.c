@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "close.h"
 #include "collect.h"
 #include "config.h"
 #include "error.h"
@@ -20,6 +21,7 @@
 #include "fetch.h"
 #include "gl_build.h"
 #include "invoice.h"
+#include "output.h"
 #include "parse.h"
 #include "price.h"
 #include "store.h"
@@ -41,6 +43,7 @@ static const char usage_main[] =
     "  summary --period YYYY-MM        fleet summary per cluster, GPU model and device\n"
     "  anomalies --period YYYY-MM      GPU memory used without a matching allocation\n"
     "  report  --period YYYY-MM --out DIR   monthly team reports (HTML, Markdown)\n"
+    "  close   --period YYYY-MM        freeze a finished month (later data: corrections)\n"
     "  check   [--at TIME]             validate config and prices, probe Prometheus\n"
     "  prices  [--file CSV]            validate a price table and print it\n"
     "\n"
@@ -51,7 +54,8 @@ static const char usage_main[] =
     "  --version, --help\n"
     "\n"
     "TIME is RFC 3339 UTC, e.g. 2026-10-01T00:00:00Z. Run 'gpuledger COMMAND --help'.\n"
-    "exit status: 0 ok, 1 runtime error, 2 usage, 3 config/prices, 4 Prometheus, 5 partial\n";
+    "exit status: 0 ok, 1 runtime error, 2 usage, 3 config/prices, 4 Prometheus, 5 partial,\n"
+    "  6 locked by another run, 7 period state (closed twice, not finished)\n";
 
 static int fail(const struct gl_error *err)
 {
@@ -184,16 +188,16 @@ static int cmd_collect(const struct globals *g, int argc, char **argv)
     return rc;
 }
 
-/* ---- invoice / export ---- */
+/* ---- invoice / export / close ---- */
 
-static int build_invoices(const struct globals *g, const char *period, struct gl_config **cfg,
-                          struct gl_store **s, struct gl_price_table **prices,
-                          struct gl_invoice_set **set, const char *usage)
+/* Loads config, prices and the database a period command needs. */
+static int open_for_period(const struct globals *g, const char *period, struct gl_period *p,
+                           struct gl_config **cfg, struct gl_store **s,
+                           struct gl_price_table **prices, const char *usage)
 {
-    struct gl_period p;
     if (!period)
         return usage_error(usage, "%s", "--period YYYY-MM is required");
-    if (!gl_period_parse(period, &p))
+    if (!gl_period_parse(period, p))
         return usage_error(usage, "--period \"%s\" is not YYYY-MM", period);
     int rc;
     if ((rc = load_config(g, cfg)))
@@ -206,8 +210,7 @@ static int build_invoices(const struct globals *g, const char *period, struct gl
         return fail(&err);
     }
     if (gl_store_open(g->db, s, &err) ||
-        gl_prices_load((*cfg)->prices_file, (*cfg)->currency, prices, &err) ||
-        gl_invoices_build(*cfg, *s, *prices, &p, set, &err))
+        gl_prices_load((*cfg)->prices_file, (*cfg)->currency, prices, &err))
         return fail(&err);
     return 0;
 }
@@ -216,28 +219,8 @@ static const char usage_invoice[] =
     "usage: gpuledger invoice --period YYYY-MM [--team ID] [--format json|md] [--out DIR]\n"
     "  One invoice per team with usage in the period. Without --out, prints all\n"
     "  (JSON: {\"period\", \"invoices\": [...]}); with --out, writes\n"
-    "  DIR/invoice-<period>-<team>.json or .md.\n";
-
-static int write_invoice_file(const struct gl_invoice_set *set, const struct gl_invoice *inv,
-                              const char *dir, bool md, struct gl_error *err)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/invoice-%s-%s.%s", dir, set->period.name, inv->team,
-             md ? "md" : "json");
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot write", path);
-    if (md) {
-        gl_invoice_markdown(set, inv, f);
-    } else {
-        char *text = gl_invoice_json(set, inv);
-        fprintf(f, "%s\n", text);
-        free(text);
-    }
-    if (fclose(f) != 0)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: write failed", path);
-    return GL_OK;
-}
+    "  DIR/invoice-<period>-<team>.json or .md. A closed period prints its\n"
+    "  frozen invoices; an open one includes corrections of closed periods.\n";
 
 static int cmd_invoice(const struct globals *g, int argc, char **argv)
 {
@@ -256,62 +239,17 @@ static int cmd_invoice(const struct globals *g, int argc, char **argv)
     bool md = strcmp(format, "md") == 0;
     if (!md && strcmp(format, "json") != 0)
         return usage_error(usage_invoice, "--format \"%s\" is not json or md", format);
+    struct gl_period p;
     struct gl_config *cfg = NULL;
     struct gl_store *s = NULL;
     struct gl_price_table *prices = NULL;
-    struct gl_invoice_set *set = NULL;
-    rc = build_invoices(g, v[0], &cfg, &s, &prices, &set, usage_invoice);
+    rc = open_for_period(g, v[0], &p, &cfg, &s, &prices, usage_invoice);
     struct gl_error err = {0};
-    if (!rc && v[1]) {
-        /* keep only the requested team */
-        size_t keep = set->n;
-        for (size_t i = 0; i < set->n; i++)
-            if (strcmp(set->invoices[i].team, v[1]) == 0)
-                keep = i;
-        if (keep == set->n) {
-            gl_error_set(&err, GL_ERR_USAGE, "team \"%s\" has no usage in %s", v[1], v[0]);
-            rc = fail(&err);
-        } else if (keep != 0) {
-            struct gl_invoice tmp = set->invoices[0];
-            set->invoices[0] = set->invoices[keep];
-            set->invoices[keep] = tmp;
-        }
-        if (!rc) {
-            /* free the others by shrinking n after moving them past the end */
-            struct gl_invoice_set one = *set;
-            one.n = 1;
-            if (v[3]) {
-                if (write_invoice_file(&one, &one.invoices[0], v[3], md, &err))
-                    rc = fail(&err);
-            } else if (md) {
-                gl_invoice_markdown(&one, &one.invoices[0], stdout);
-            } else {
-                char *text = gl_invoice_json(&one, &one.invoices[0]);
-                printf("%s\n", text);
-                free(text);
-            }
-        }
-    } else if (!rc) {
-        if (v[3]) {
-            mkdir(v[3], 0777);
-            for (size_t i = 0; i < set->n && !rc; i++)
-                if (write_invoice_file(set, &set->invoices[i], v[3], md, &err))
-                    rc = fail(&err);
-            if (!rc)
-                gl_log(GL_LOG_INFO, "wrote %zu invoices dir=%s", set->n, v[3]);
-        } else if (md) {
-            for (size_t i = 0; i < set->n; i++) {
-                if (i)
-                    fputs("\n---\n\n", stdout);
-                gl_invoice_markdown(set, &set->invoices[i], stdout);
-            }
-        } else {
-            char *text = gl_invoice_json(set, NULL);
-            printf("%s\n", text);
-            free(text);
-        }
-    }
-    gl_invoices_free(set);
+    size_t n = 0;
+    if (!rc && gl_output_invoices(cfg, s, prices, &p, v[1], md, v[3], &n, &err))
+        rc = fail(&err);
+    else if (!rc && v[3])
+        gl_log(GL_LOG_INFO, "wrote invoices period=%s count=%zu dir=%s", p.name, n, v[3]);
     gl_prices_free(prices);
     gl_store_close(s);
     gl_config_free(cfg);
@@ -321,7 +259,8 @@ static int cmd_invoice(const struct globals *g, int argc, char **argv)
 static const char usage_export[] =
     "usage: gpuledger export --period YYYY-MM [--out FILE]\n"
     "  FOCUS 1.2 CSV, one row per team x GPU model x kind x day (stdout without\n"
-    "  --out; with --out also FILE.metadata.json).\n";
+    "  --out; with --out also FILE.metadata.json). A closed period prints its\n"
+    "  frozen rows; an open one carries correction rows for closed periods.\n";
 
 static int cmd_export(const struct globals *g, int argc, char **argv)
 {
@@ -335,46 +274,66 @@ static int cmd_export(const struct globals *g, int argc, char **argv)
         fputs(usage_export, stdout);
         return 0;
     }
+    struct gl_period p;
     struct gl_config *cfg = NULL;
     struct gl_store *s = NULL;
     struct gl_price_table *prices = NULL;
-    struct gl_invoice_set *set = NULL;
-    rc = build_invoices(g, v[0], &cfg, &s, &prices, &set, usage_export);
+    rc = open_for_period(g, v[0], &p, &cfg, &s, &prices, usage_export);
     struct gl_error err = {0};
-    if (!rc) {
-        size_t rows = 0;
-        if (v[1]) {
-            /* Write to a temporary file and rename: finance never sees half a file. */
-            char tmp[4096], meta[4200];
-            snprintf(tmp, sizeof tmp, "%s.tmp", v[1]);
-            FILE *f = fopen(tmp, "w");
-            if (!f) {
-                gl_error_set(&err, GL_ERR_RUNTIME, "%s: cannot write", tmp);
-                rc = fail(&err);
-            } else {
-                enum gl_status st = gl_export_focus(set, f, &rows, &err);
-                if (fclose(f) != 0 && !st)
-                    st = gl_error_set(&err, GL_ERR_RUNTIME, "%s: write failed", tmp);
-                if (!st && rename(tmp, v[1]) != 0)
-                    st = gl_error_set(&err, GL_ERR_RUNTIME, "%s: cannot rename", v[1]);
-                if (st) {
-                    remove(tmp);
-                    rc = fail(&err);
-                } else {
-                    snprintf(meta, sizeof meta, "%s.metadata.json", v[1]);
-                    FILE *mf = fopen(meta, "w");
-                    if (mf) {
-                        gl_export_metadata(set, rows, mf);
-                        fclose(mf);
-                    }
-                    gl_log(GL_LOG_INFO, "wrote FOCUS CSV file=%s rows=%zu", v[1], rows);
-                }
-            }
-        } else if (gl_export_focus(set, stdout, &rows, &err)) {
-            rc = fail(&err);
-        }
+    size_t rows = 0;
+    if (!rc && gl_output_focus(cfg, s, prices, &p, v[1], &rows, &err))
+        rc = fail(&err);
+    else if (!rc && v[1])
+        gl_log(GL_LOG_INFO, "wrote FOCUS CSV period=%s file=%s rows=%zu", p.name, v[1], rows);
+    gl_prices_free(prices);
+    gl_store_close(s);
+    gl_config_free(cfg);
+    return rc;
+}
+
+static bool parse_now(const char *v, int64_t *now)
+{
+    if (!v) {
+        *now = (int64_t)time(NULL);
+        return true;
     }
-    gl_invoices_free(set);
+    return gl_time_parse(v, now);
+}
+
+static const char usage_close[] =
+    "usage: gpuledger close --period YYYY-MM [--now TIME]\n"
+    "  Freezes a finished month: its invoices and FOCUS rows never change again.\n"
+    "  Data collected later that changes it becomes correction rows of the\n"
+    "  next open month. Closing twice, or a month not yet over, is an error.\n";
+
+static int cmd_close(const struct globals *g, int argc, char **argv)
+{
+    static const struct opt_spec specs[] = {{"period", true}, {"now", true}};
+    const char *v[2] = {0};
+    bool help;
+    int rc = parse_opts(argc, argv, specs, 2, v, usage_close, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        fputs(usage_close, stdout);
+        return 0;
+    }
+    int64_t now;
+    if (!parse_now(v[1], &now))
+        return usage_error(usage_close, "--now \"%s\" is not an RFC 3339 UTC time", v[1]);
+    struct gl_period p;
+    struct gl_config *cfg = NULL;
+    struct gl_store *s = NULL;
+    struct gl_price_table *prices = NULL;
+    rc = open_for_period(g, v[0], &p, &cfg, &s, &prices, usage_close);
+    struct gl_error err = {0};
+    int lock = -1;
+    if (!rc && (gl_lock_acquire(g->db, &lock, &err) ||
+                gl_period_close(cfg, s, prices, &p, now, &err)))
+        rc = fail(&err);
+    else if (!rc)
+        gl_log(GL_LOG_INFO, "closed period=%s", p.name);
+    gl_lock_release(lock);
     gl_prices_free(prices);
     gl_store_close(s);
     gl_config_free(cfg);
@@ -659,6 +618,7 @@ int main(int argc, char **argv)
         {"collect", cmd_collect}, {"invoice", cmd_invoice}, {"export", cmd_export},
         {"summary", cmd_summary}, {"check", cmd_check},     {"prices", cmd_prices},
         {"anomalies", cmd_anomalies}, {"report", gl_cmd_report},
+        {"close", cmd_close},
     };
     for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)
         if (strcmp(cmd, cmds[k].name) == 0)

@@ -1,6 +1,18 @@
 /*
  * report — monthly team reports and the fleet page (HTML with inline SVG,
  * and a Markdown twin), from the invoices and the hourly rollups.
+ *
+ * Reads: the invoice set (lines, totals, waste, compute indicator,
+ * anomalies, price entries) and, through SQL, the team's daily memory_used
+ * and allocated rollups, its pods, and the fleet's per-model capacity,
+ * idle and overhead. Writes, each atomically (temporary file + rename):
+ *   DIR/report-<period>-<team>.html and .md   one pair per team
+ *   DIR/fleet-<period>.html and .md           all teams + idle + overhead
+ * The HTML is self-contained: inline CSS and SVG, no script, no external
+ * URL. Every figure is printed the way the invoice prints it (exact
+ * decimal strings, never binary floating point). Label-derived strings
+ * (team, namespace, pod, model, cluster, node) are escaped for HTML and
+ * Markdown: they are hostile input.
  */
 #ifndef GL_REPORT_H
 #define GL_REPORT_H
@@ -10,10 +22,22 @@
 #include "invoice.h"
 #include "store.h"
 
+/* How many pods the "top pods" section lists. */
+#define GL_REPORT_TOP_PODS 10
+
 /* Writes DIR/report-<period>-<team>.html and .md for each invoice of set
- * (only team when not NULL) and DIR/fleet-<period>.html and .md. */
+ * (only team when not NULL; a team with no invoice is a usage error) and
+ * DIR/fleet-<period>.html and .md. DIR is created when missing (one level).
+ * A team id that is not a safe file name ([A-Za-z0-9._-], not starting with
+ * a dot) is written as <sanitised>-<hash> so that hostile ids never leave
+ * DIR. Nothing is left half-written on failure. */
 enum gl_status gl_report_write(const struct gl_config *c, struct gl_store *s,
                                const struct gl_invoice_set *set, const char *team,
                                const char *dir, struct gl_error *err);
+
+/* The file name (no directory) of a team's report: report-<period>-<id>.<ext>
+ * with the id sanitised as above. Writes at most n bytes into buf. */
+void gl_report_team_file(const char *period, const char *team, const char *ext, char *buf,
+                         size_t n);
 
 #endif

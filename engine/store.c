@@ -1,7 +1,11 @@
 /* store — SQLite schema, migrations and the collect-side writes. */
 #include "store.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,4 +248,66 @@ enum gl_status gl_store_mark_hour(struct gl_store *s, const char *cluster, int64
     sqlite3_bind_int64(st, 3, samples);
     sqlite3_bind_int64(st, 4, bad);
     return step_done(s, st, "marking hour collected", err);
+}
+
+enum gl_status gl_lock_acquire(const char *db_path, int *fd, struct gl_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s.lock", db_path);
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (*fd < 0)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno));
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(*fd);
+        *fd = -1;
+        if (e == EWOULDBLOCK)
+            return gl_error_set(err, GL_ERR_LOCKED,
+                                "%s: another gpuledger process is writing this database; "
+                                "try again when it has finished",
+                                path);
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot lock: %s", path, strerror(e));
+    }
+    return GL_OK;
+}
+
+void gl_lock_release(int fd)
+{
+    if (fd >= 0)
+        close(fd); /* releases the flock */
+}
+
+enum gl_status gl_store_watermark(struct gl_store *s, const char *cluster, int64_t *to,
+                                  bool *found, struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT collected_to FROM watermark WHERE cluster = ?", -1, &st,
+                           NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading the watermark", err);
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *found = rc == SQLITE_ROW;
+    if (*found)
+        *to = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
+                                                 : gl_store_fail(s, "reading the watermark", err);
+}
+
+enum gl_status gl_store_advance_watermark(struct gl_store *s, const char *cluster, int64_t to,
+                                          struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO watermark (cluster, collected_to, updated_at) "
+                           "VALUES (?1, ?2, strftime('%s','now')) ON CONFLICT (cluster) DO UPDATE "
+                           "SET collected_to = max(collected_to, excluded.collected_to), "
+                           "updated_at = excluded.updated_at",
+                           -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "advancing the watermark", err);
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, to);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "advancing the watermark", err);
 }

@@ -10,6 +10,7 @@
 #define GL_STORE_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -52,6 +53,20 @@ enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *
 
 enum gl_status gl_store_mark_hour(struct gl_store *s, const char *cluster, int64_t hour,
                                   int64_t samples, int64_t bad, struct gl_error *err);
+
+/* Takes the exclusive lock <db>.lock that keeps two writers (run,
+ * collect, close) off one database; GL_ERR_LOCKED when another holds it.
+ * The lock goes with the process, even when it is killed. */
+enum gl_status gl_lock_acquire(const char *db_path, int *fd, struct gl_error *err);
+void gl_lock_release(int fd);
+
+/* Watermark of a cluster: every hour before *to is stored; *found false
+ * when the cluster was never run. */
+enum gl_status gl_store_watermark(struct gl_store *s, const char *cluster, int64_t *to,
+                                  bool *found, struct gl_error *err);
+/* Advances it (never backwards); call inside the chunk's transaction. */
+enum gl_status gl_store_advance_watermark(struct gl_store *s, const char *cluster, int64_t to,
+                                          struct gl_error *err);
 
 /* Formats "<what>: <sqlite message>" into err and returns GL_ERR_RUNTIME. */
 enum gl_status gl_store_fail(struct gl_store *s, const char *what, struct gl_error *err);

@@ -56,3 +56,44 @@ CREATE TABLE collected_hour (
     bad_samples  INTEGER NOT NULL,
     PRIMARY KEY (cluster, hour)
 ) WITHOUT ROWID;
+
+-- Collection watermark per cluster: every hour before collected_to has been
+-- stored by `run` (advanced in the same transaction as the chunk).
+CREATE TABLE watermark (
+    cluster      TEXT PRIMARY KEY,
+    collected_to INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- A closed period: its invoices and FOCUS rows are frozen here and printed
+-- from here; later data becomes correction rows of the next open period.
+CREATE TABLE closed_period (
+    period    TEXT PRIMARY KEY,   -- YYYY-MM
+    closed_at INTEGER NOT NULL,
+    focus_csv TEXT NOT NULL       -- the export as it was at close, header included
+) WITHOUT ROWID;
+
+CREATE TABLE frozen_invoice (
+    period TEXT NOT NULL REFERENCES closed_period(period),
+    team   TEXT NOT NULL,
+    json   TEXT NOT NULL,
+    md     TEXT NOT NULL,
+    PRIMARY KEY (period, team)
+) WITHOUT ROWID;
+
+-- The FOCUS keys of a closed period's rows with their exact figures:
+-- charged rows (corrected_period = '') and the correction rows it carried.
+CREATE TABLE frozen_row (
+    period           TEXT NOT NULL REFERENCES closed_period(period),
+    corrected_period TEXT NOT NULL,  -- '' or the YYYY-MM a correction row corrects
+    team             TEXT NOT NULL,
+    cluster          TEXT NOT NULL,
+    model            TEXT NOT NULL,
+    kind             TEXT NOT NULL,
+    price_id         TEXT NOT NULL,
+    day              INTEGER NOT NULL,
+    unit_price       TEXT NOT NULL,     -- per GB-hour, 12 decimals
+    mib_seconds      INTEGER NOT NULL,
+    billed_minor     INTEGER NOT NULL,
+    PRIMARY KEY (period, corrected_period, team, cluster, model, kind, price_id, day)
+) WITHOUT ROWID;

@@ -1,0 +1,418 @@
+/* close — freezing periods and computing correction lines. */
+#include "close.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "util.h"
+
+enum gl_status gl_period_is_closed(struct gl_store *s, const char *period, bool *closed,
+                                   struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gl_store_db(s), "SELECT 1 FROM closed_period WHERE period = ?", -1, &st,
+                           NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading closed periods", err);
+    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *closed = rc == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
+                                                 : gl_store_fail(s, "reading closed periods", err);
+}
+
+static void period_before(const struct gl_period *p, struct gl_period *out)
+{
+    gl_period_of(p->start - 1, out);
+}
+
+/* Figures per FOCUS key: recomputed, frozen, corrections already frozen. */
+struct key_figures {
+    char *team, *cluster, *model, *kind, *price_id;
+    int64_t day;
+    int64_t mib[3];
+    gl_i128 billed[3];
+    gl_i128 unit12;
+    bool have_unit;
+};
+
+struct key_table {
+    struct gl_intern *ids;
+    struct key_figures *k;
+    size_t n, cap;
+};
+
+static struct key_figures *key_get(struct key_table *t, const char *team, const char *cluster,
+                                   const char *model, const char *kind, const char *price_id,
+                                   int64_t day)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%lld", team, cluster, model, kind,
+             price_id, (long long)day);
+    int32_t id = gl_intern_get(t->ids, buf);
+    if (id < 0) {
+        fputs("gpuledger: out of memory\n", stderr);
+        abort();
+    }
+    if ((size_t)id < t->n)
+        return &t->k[id];
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 64;
+        t->k = gl_xrealloc(t->k, t->cap * sizeof *t->k);
+    }
+    struct key_figures *f = &t->k[t->n++];
+    memset(f, 0, sizeof *f);
+    f->team = gl_strdup(team);
+    f->cluster = gl_strdup(cluster);
+    f->model = gl_strdup(model);
+    f->kind = gl_strdup(kind);
+    f->price_id = gl_strdup(price_id);
+    f->day = day;
+    return f;
+}
+
+static void key_table_free(struct key_table *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->k[i].team);
+        free(t->k[i].cluster);
+        free(t->k[i].model);
+        free(t->k[i].kind);
+        free(t->k[i].price_id);
+    }
+    free(t->k);
+    gl_intern_free(t->ids);
+}
+
+/* Reads frozen_row figures into slot which (1 frozen, 2 prior corrections). */
+static enum gl_status load_frozen(struct gl_store *s, struct key_table *t, const char *sql,
+                                  const char *a, const char *b, int which, struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading frozen rows", err);
+    sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
+    if (b)
+        sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct key_figures *f = key_get(
+            t, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+            (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+            (const char *)sqlite3_column_text(st, 4), sqlite3_column_int64(st, 5));
+        f->mib[which] += sqlite3_column_int64(st, 6);
+        f->billed[which] += sqlite3_column_int64(st, 7);
+        if (!f->have_unit &&
+            gl_dec_parse((const char *)sqlite3_column_text(st, 8), GL_PRICE_DECIMALS, &f->unit12))
+            f->have_unit = true;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading frozen rows", err);
+}
+
+static const struct gl_price_entry *price_by_id(const struct gl_price_table *prices,
+                                                const char *id)
+{
+    for (size_t i = 0; i < prices->n; i++)
+        if (strcmp(prices->entries[i].id, id) == 0)
+            return &prices->entries[i];
+    return NULL;
+}
+
+static int day_cmp(const void *a, const void *b)
+{
+    const struct gl_line_day *x = a, *y = b;
+    return x->day < y->day ? -1 : x->day > y->day;
+}
+
+/* Corrections of closed period cp, carried by the open period set->period. */
+static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
+                                  const struct gl_price_table *prices, const struct gl_period *cp,
+                                  struct gl_invoice_set *set, struct gl_error *err)
+{
+    struct gl_invoice_set *rec = NULL;
+    enum gl_status rc = gl_invoices_build(c, s, prices, cp, &rec, err);
+    if (rc)
+        return rc;
+    struct key_table t = {.ids = gl_intern_new()};
+    for (size_t i = 0; i < rec->n; i++) {
+        const struct gl_invoice *inv = &rec->invoices[i];
+        for (size_t j = 0; j < inv->nlines; j++) {
+            const struct gl_invoice_line *l = &inv->lines[j];
+            for (size_t d = 0; d < l->ndays; d++) {
+                struct key_figures *f = key_get(&t, inv->team, l->cluster, l->model, l->kind,
+                                                l->price->id, l->days[d].day);
+                f->mib[0] += l->days[d].mib_s;
+                f->billed[0] += l->days[d].billed;
+                f->unit12 = l->unit_price12;
+                f->have_unit = true;
+            }
+        }
+    }
+    static const char frozen_sql[] =
+        "SELECT team, cluster, model, kind, price_id, day, mib_seconds, billed_minor, unit_price"
+        " FROM frozen_row WHERE period = ?1 AND corrected_period = ''";
+    static const char prior_sql[] =
+        "SELECT team, cluster, model, kind, price_id, day, mib_seconds, billed_minor, unit_price"
+        " FROM frozen_row WHERE corrected_period = ?1 AND period > ?1 AND period < ?2";
+    if (!(rc = load_frozen(s, &t, frozen_sql, cp->name, NULL, 1, err)))
+        rc = load_frozen(s, &t, prior_sql, cp->name, set->period.name, 2, err);
+    for (size_t i = 0; !rc && i < t.n; i++) {
+        struct key_figures *f = &t.k[i];
+        int64_t dm = f->mib[0] - f->mib[1] - f->mib[2];
+        gl_i128 db = f->billed[0] - f->billed[1] - f->billed[2];
+        if (dm == 0 && db == 0)
+            continue;
+        const struct gl_price_entry *price = price_by_id(prices, f->price_id);
+        if (!price) {
+            rc = gl_error_set(err, GL_ERR_CONFIG,
+                              "%s: price entry %s, used by closed period %s, is gone; keep the "
+                              "rows of closed periods in the price table",
+                              prices->file, f->price_id, cp->name);
+            break;
+        }
+        struct gl_invoice_line *l = gl_invoice_add_correction(set, f->team, f->cluster, f->model,
+                                                              f->kind, price, cp->name);
+        l->days = gl_xrealloc(l->days, (l->ndays + 1) * sizeof *l->days);
+        l->days[l->ndays++] = (struct gl_line_day){.day = f->day, .mib_s = dm, .billed = db};
+        l->mib_s += dm;
+        l->amount += db;
+        l->unit_price12 = f->unit12;
+    }
+    for (size_t i = 0; i < set->n; i++)
+        for (size_t j = 0; j < set->invoices[i].nlines; j++) {
+            struct gl_invoice_line *l = &set->invoices[i].lines[j];
+            if (strcmp(l->corrected_period, cp->name) == 0)
+                qsort(l->days, l->ndays, sizeof *l->days, day_cmp);
+        }
+    key_table_free(&t);
+    gl_invoices_free(rec);
+    return rc;
+}
+
+enum gl_status gl_corrections_add(const struct gl_config *c, struct gl_store *s,
+                                  const struct gl_price_table *prices, struct gl_invoice_set *set,
+                                  struct gl_error *err)
+{
+    struct gl_period cp;
+    period_before(&set->period, &cp);
+    enum gl_status rc = GL_OK;
+    for (;;) {
+        bool closed;
+        if ((rc = gl_period_is_closed(s, cp.name, &closed, err)) || !closed)
+            break;
+        if ((rc = correct_one(c, s, prices, &cp, set, err)))
+            break;
+        struct gl_period prev;
+        period_before(&cp, &prev);
+        cp = prev;
+    }
+    gl_invoices_finish(set);
+    return rc;
+}
+
+enum gl_status gl_period_invoices(const struct gl_config *c, struct gl_store *s,
+                                  const struct gl_price_table *prices, const struct gl_period *p,
+                                  struct gl_invoice_set **out, bool *frozen,
+                                  struct gl_error *err)
+{
+    *out = NULL;
+    enum gl_status rc = gl_period_is_closed(s, p->name, frozen, err);
+    if (rc || *frozen)
+        return rc;
+    if ((rc = gl_invoices_build(c, s, prices, p, out, err)))
+        return rc;
+    if ((rc = gl_corrections_add(c, s, prices, *out, err))) {
+        gl_invoices_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* Text written to a FILE, collected in memory (open_memstream). */
+struct memfile {
+    char *data;
+    size_t len;
+    FILE *f;
+};
+
+static bool mem_open(struct memfile *m)
+{
+    m->data = NULL;
+    m->len = 0;
+    m->f = open_memstream(&m->data, &m->len);
+    return m->f != NULL;
+}
+
+static void mem_close(struct memfile *m)
+{
+    if (m->f)
+        fclose(m->f);
+    m->f = NULL;
+}
+
+static enum gl_status exec_bind(struct gl_store *s, const char *sql, sqlite3_stmt **st,
+                                struct gl_error *err)
+{
+    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "closing the period", err);
+    return GL_OK;
+}
+
+static enum gl_status step_reset(struct gl_store *s, sqlite3_stmt *st, struct gl_error *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "closing the period", err);
+}
+
+static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *set, int64_t now,
+                             const char *csv, struct gl_error *err)
+{
+    enum gl_status rc = gl_store_begin(s, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *cp = NULL, *fi = NULL, *fr = NULL;
+    if ((rc = exec_bind(s, "INSERT INTO closed_period (period, closed_at, focus_csv) VALUES (?,?,?)",
+                        &cp, err)) ||
+        (rc = exec_bind(s, "INSERT INTO frozen_invoice (period, team, json, md) VALUES (?,?,?,?)",
+                        &fi, err)) ||
+        (rc = exec_bind(s,
+                        "INSERT INTO frozen_row (period, corrected_period, team, cluster, model, "
+                        "kind, price_id, day, unit_price, mib_seconds, billed_minor) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                        &fr, err)))
+        goto out;
+    const char *period = set->period.name;
+    sqlite3_bind_text(cp, 1, period, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(cp, 2, now);
+    sqlite3_bind_text(cp, 3, csv, -1, SQLITE_STATIC);
+    if ((rc = step_reset(s, cp, err)))
+        goto out;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct gl_invoice *inv = &set->invoices[i];
+        char *json = gl_invoice_json(set, inv);
+        struct memfile md;
+        if (!mem_open(&md)) {
+            free(json);
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+            goto out;
+        }
+        gl_invoice_markdown(set, inv, md.f);
+        mem_close(&md);
+        sqlite3_bind_text(fi, 1, period, -1, SQLITE_STATIC);
+        sqlite3_bind_text(fi, 2, inv->team, -1, SQLITE_STATIC);
+        sqlite3_bind_text(fi, 3, json, -1, SQLITE_STATIC);
+        sqlite3_bind_text(fi, 4, md.data, -1, SQLITE_STATIC);
+        rc = step_reset(s, fi, err);
+        free(json);
+        free(md.data);
+        if (rc)
+            goto out;
+        for (size_t j = 0; j < inv->nlines; j++) {
+            const struct gl_invoice_line *l = &inv->lines[j];
+            char unit[64];
+            gl_dec_format(l->unit_price12, GL_PRICE_DECIMALS, unit, sizeof unit);
+            for (size_t d = 0; d < l->ndays; d++) {
+                sqlite3_bind_text(fr, 1, period, -1, SQLITE_STATIC);
+                sqlite3_bind_text(fr, 2, l->corrected_period, -1, SQLITE_STATIC);
+                sqlite3_bind_text(fr, 3, inv->team, -1, SQLITE_STATIC);
+                sqlite3_bind_text(fr, 4, l->cluster, -1, SQLITE_STATIC);
+                sqlite3_bind_text(fr, 5, l->model, -1, SQLITE_STATIC);
+                sqlite3_bind_text(fr, 6, l->kind, -1, SQLITE_STATIC);
+                sqlite3_bind_text(fr, 7, l->price->id, -1, SQLITE_STATIC);
+                sqlite3_bind_int64(fr, 8, l->days[d].day);
+                sqlite3_bind_text(fr, 9, unit, -1, SQLITE_STATIC);
+                sqlite3_bind_int64(fr, 10, l->days[d].mib_s);
+                sqlite3_bind_int64(fr, 11, (int64_t)l->days[d].billed);
+                if ((rc = step_reset(s, fr, err)))
+                    goto out;
+            }
+        }
+    }
+    rc = gl_store_commit(s, err);
+out:
+    sqlite3_finalize(cp);
+    sqlite3_finalize(fi);
+    sqlite3_finalize(fr);
+    if (rc)
+        gl_store_rollback(s);
+    return rc;
+}
+
+enum gl_status gl_period_close(const struct gl_config *c, struct gl_store *s,
+                               const struct gl_price_table *prices, const struct gl_period *p,
+                               int64_t now, struct gl_error *err)
+{
+    bool closed;
+    enum gl_status rc = gl_period_is_closed(s, p->name, &closed, err);
+    if (rc)
+        return rc;
+    if (closed)
+        return gl_error_set(err, GL_ERR_STATE, "period %s is already closed", p->name);
+    if (p->end > now) {
+        char end[32];
+        gl_time_format(p->end, end, sizeof end);
+        return gl_error_set(err, GL_ERR_STATE, "period %s is still in progress (it ends %s)",
+                            p->name, end);
+    }
+    struct gl_invoice_set *set = NULL;
+    bool frozen;
+    if ((rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err)))
+        return rc;
+    struct memfile csv;
+    size_t rows = 0;
+    if (!mem_open(&csv)) {
+        gl_invoices_free(set);
+        return gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+    }
+    rc = gl_export_focus(set, csv.f, &rows, err);
+    mem_close(&csv);
+    if (!rc)
+        rc = freeze(s, set, now, csv.data ? csv.data : "", err);
+    free(csv.data);
+    gl_invoices_free(set);
+    return rc;
+}
+
+enum gl_status gl_frozen_focus(struct gl_store *s, const char *period, char **csv,
+                               struct gl_error *err)
+{
+    *csv = NULL;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gl_store_db(s), "SELECT focus_csv FROM closed_period WHERE period = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading the frozen export", err);
+    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+    enum gl_status rc = GL_OK;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *csv = gl_strdup((const char *)sqlite3_column_text(st, 0));
+    else
+        rc = gl_error_set(err, GL_ERR_STATE, "period %s is not closed", period);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+enum gl_status gl_frozen_invoices(struct gl_store *s, const char *period, const char *team,
+                                  void (*fn)(void *ctx, const char *team, const char *json,
+                                             const char *md),
+                                  void *ctx, struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gl_store_db(s),
+                           "SELECT team, json, md FROM frozen_invoice WHERE period = ?1 "
+                           "AND (?2 IS NULL OR team = ?2) ORDER BY team",
+                           -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading frozen invoices", err);
+    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+    if (team)
+        sqlite3_bind_text(st, 2, team, -1, SQLITE_STATIC);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        fn(ctx, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+           (const char *)sqlite3_column_text(st, 2));
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading frozen invoices", err);
+}

@@ -1,0 +1,56 @@
+/*
+ * close — closed periods and corrections (SPEC §6, §9 "Corrections").
+ *
+ * `close` freezes a month: its invoices (JSON, Markdown), its FOCUS CSV and
+ * the exact figures of every FOCUS key are stored, and printed from there
+ * ever after. Data collected later that changes a closed month becomes
+ * correction lines of the next open month: per FOCUS key, recomputed −
+ * frozen − corrections already frozen in later closed months.
+ */
+#ifndef GL_CLOSE_H
+#define GL_CLOSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+#include "invoice.h"
+#include "price.h"
+#include "store.h"
+#include "timeutil.h"
+
+/* Whether period (YYYY-MM) is closed. */
+enum gl_status gl_period_is_closed(struct gl_store *s, const char *period, bool *closed,
+                                   struct gl_error *err);
+
+/* Adds to set (an open period) the correction lines of the closed periods
+ * right before it. */
+enum gl_status gl_corrections_add(const struct gl_config *c, struct gl_store *s,
+                                  const struct gl_price_table *prices, struct gl_invoice_set *set,
+                                  struct gl_error *err);
+
+/* Builds a period's invoices as they are to be shown: live (with
+ * corrections) for an open period. *frozen tells whether p is closed, in
+ * which case *out is NULL and the frozen texts must be used. */
+enum gl_status gl_period_invoices(const struct gl_config *c, struct gl_store *s,
+                                  const struct gl_price_table *prices, const struct gl_period *p,
+                                  struct gl_invoice_set **out, bool *frozen,
+                                  struct gl_error *err);
+
+/* Closes p. Errors (GL_ERR_STATE): already closed, still in progress at now. */
+enum gl_status gl_period_close(const struct gl_config *c, struct gl_store *s,
+                               const struct gl_price_table *prices, const struct gl_period *p,
+                               int64_t now, struct gl_error *err);
+
+/* The frozen FOCUS CSV of a closed period (malloc'd). */
+enum gl_status gl_frozen_focus(struct gl_store *s, const char *period, char **csv,
+                               struct gl_error *err);
+
+/* Calls fn for each frozen invoice of a closed period (team NULL = all). */
+enum gl_status gl_frozen_invoices(struct gl_store *s, const char *period, const char *team,
+                                  void (*fn)(void *ctx, const char *team, const char *json,
+                                             const char *md),
+                                  void *ctx, struct gl_error *err);
+
+#endif

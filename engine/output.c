@@ -1,0 +1,195 @@
+/* output — invoices and FOCUS files, live or frozen. */
+#include "output.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "close.h"
+#include "export.h"
+#include "invoice.h"
+#include "gl_build.h"
+#include "util.h"
+
+enum gl_status gl_write_atomic(const char *path, const char *data, size_t len,
+                               struct gl_error *err)
+{
+    size_t n = strlen(path) + 8;
+    char *tmp = gl_xcalloc(n, 1);
+    snprintf(tmp, n, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    enum gl_status rc = GL_OK;
+    if (!f) {
+        rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot write: %s", tmp, strerror(errno));
+    } else {
+        bool ok = fwrite(data, 1, len, f) == len;
+        ok = fflush(f) == 0 && ok;
+        ok = fsync(fileno(f)) == 0 && ok;
+        ok = fclose(f) == 0 && ok;
+        if (!ok || rename(tmp, path) != 0) {
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: write failed: %s", path, strerror(errno));
+            remove(tmp);
+        }
+    }
+    free(tmp);
+    return rc;
+}
+
+/* Collects one invoice's texts: written to a file or gathered for stdout. */
+struct inv_sink {
+    const char *period;
+    const char *dir;
+    bool md;
+    size_t count;
+    cJSON *all;        /* JSON to stdout */
+    enum gl_status rc;
+    struct gl_error *err;
+};
+
+static void sink_one(void *ctx, const char *team, const char *json, const char *md)
+{
+    struct inv_sink *k = ctx;
+    if (k->rc)
+        return;
+    k->count++;
+    if (k->dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/invoice-%s-%s.%s", k->dir, k->period, team,
+                 k->md ? "md" : "json");
+        const char *text = k->md ? md : json;
+        struct gl_buf b;
+        gl_buf_init(&b);
+        gl_buf_puts(&b, text);
+        if (!k->md)
+            gl_buf_puts(&b, "\n");
+        k->rc = gl_write_atomic(path, b.data, b.len, k->err);
+        gl_buf_free(&b);
+    } else if (k->md) {
+        if (k->count > 1)
+            fputs("\n---\n\n", stdout);
+        fputs(md, stdout);
+    } else {
+        cJSON_AddItemToArray(k->all, cJSON_Parse(json));
+    }
+}
+
+static char *markdown_text(const struct gl_invoice_set *set, const struct gl_invoice *inv)
+{
+    char *data = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&data, &len);
+    if (!f)
+        return gl_strdup("");
+    gl_invoice_markdown(set, inv, f);
+    fclose(f);
+    return data;
+}
+
+enum gl_status gl_output_invoices(const struct gl_config *c, struct gl_store *s,
+                                  const struct gl_price_table *prices, const struct gl_period *p,
+                                  const char *team, bool md, const char *dir, size_t *count,
+                                  struct gl_error *err)
+{
+    struct inv_sink k = {.period = p->name, .dir = dir, .md = md, .err = err};
+    if (dir && mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", dir, strerror(errno));
+    if (!dir && !md)
+        k.all = cJSON_CreateArray();
+    struct gl_invoice_set *set = NULL;
+    bool frozen = false;
+    enum gl_status rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err);
+    if (!rc && frozen) {
+        rc = gl_frozen_invoices(s, p->name, team, sink_one, &k, err);
+    } else if (!rc) {
+        for (size_t i = 0; i < set->n && !k.rc; i++) {
+            const struct gl_invoice *inv = &set->invoices[i];
+            if (team && strcmp(team, inv->team) != 0)
+                continue;
+            char *json = gl_invoice_json(set, inv);
+            char *mdt = markdown_text(set, inv);
+            sink_one(&k, inv->team, json, mdt);
+            free(json);
+            free(mdt);
+        }
+    }
+    if (!rc)
+        rc = k.rc;
+    if (!rc && team && k.count == 0)
+        rc = gl_error_set(err, GL_ERR_USAGE, "team \"%s\" has no invoice in %s", team, p->name);
+    if (!rc && k.all) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "period", p->name);
+        cJSON_AddItemToObject(root, "invoices", k.all);
+        k.all = NULL;
+        char *text = cJSON_Print(root);
+        printf("%s\n", text);
+        free(text);
+        cJSON_Delete(root);
+    }
+    cJSON_Delete(k.all);
+    gl_invoices_free(set);
+    *count = k.count;
+    return rc;
+}
+
+enum gl_status gl_output_focus(const struct gl_config *c, struct gl_store *s,
+                               const struct gl_price_table *prices, const struct gl_period *p,
+                               const char *path, size_t *rows, struct gl_error *err)
+{
+    struct gl_invoice_set *set = NULL;
+    bool frozen = false;
+    char *csv = NULL;
+    size_t len = 0;
+    *rows = 0;
+    enum gl_status rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err);
+    if (!rc && frozen) {
+        rc = gl_frozen_focus(s, p->name, &csv, err);
+        if (!rc) {
+            len = strlen(csv);
+            for (size_t i = 0; i < len; i++)
+                *rows += csv[i] == '\n';
+            if (*rows)
+                (*rows)--; /* the header */
+        }
+    } else if (!rc) {
+        FILE *f = open_memstream(&csv, &len);
+        if (!f) {
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+        } else {
+            rc = gl_export_focus(set, f, rows, err);
+            fclose(f);
+        }
+    }
+    if (!rc && !path) {
+        fwrite(csv, 1, len, stdout);
+        rc = fflush(stdout) == 0 ? GL_OK : gl_error_set(err, GL_ERR_RUNTIME, "stdout: write failed");
+    } else if (!rc) {
+        rc = gl_write_atomic(path, csv, len, err);
+        if (!rc) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "FocusVersion", "1.2");
+            cJSON_AddStringToObject(o, "DataGenerator", "gpuledger " GL_VERSION);
+            cJSON_AddStringToObject(o, "BillingPeriod", p->name);
+            cJSON_AddStringToObject(o, "BillingCurrency", c->currency);
+            cJSON_AddBoolToObject(o, "Closed", frozen);
+            cJSON_AddNumberToObject(o, "Rows", (double)*rows);
+            char *text = cJSON_Print(o);
+            char meta[4200];
+            snprintf(meta, sizeof meta, "%s.metadata.json", path);
+            struct gl_buf b;
+            gl_buf_init(&b);
+            gl_buf_printf(&b, "%s\n", text);
+            rc = gl_write_atomic(meta, b.data, b.len, err);
+            gl_buf_free(&b);
+            free(text);
+            cJSON_Delete(o);
+        }
+    }
+    free(csv);
+    gl_invoices_free(set);
+    return rc;
+}
