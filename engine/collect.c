@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fetch.h"
 #include "integrate.h"
@@ -35,7 +37,8 @@ static int query_count(const struct gl_config *c)
 }
 
 static enum gl_status store_chunk(const struct gl_cluster *cluster, struct gl_store *s,
-                                  const struct gl_rollup *r, struct gl_error *err)
+                                  const struct gl_rollup *r, bool advance,
+                                  struct gl_error *err)
 {
     enum gl_status rc = gl_store_begin(s, err);
     if (rc)
@@ -87,6 +90,8 @@ static enum gl_status store_chunk(const struct gl_cluster *cluster, struct gl_st
                                      r->samples_per_hour[h], h == 0 ? (int64_t)r->bad_samples : 0,
                                      err)))
             goto fail;
+    if (advance && (rc = gl_store_advance_watermark(s, cluster->name, end, err)))
+        goto fail;
     if ((rc = gl_store_commit(s, err)))
         goto fail;
     free(dev_ids);
@@ -155,8 +160,10 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                           struct gl_collect_stats *stats, struct gl_error *err)
 {
     struct gl_intern *notes = stats->notes;
+    bool advance = stats->advance_watermark;
     memset(stats, 0, sizeof *stats);
     stats->notes = notes;
+    stats->advance_watermark = advance;
     from = gl_floor_to(from, 3600);
     to = gl_floor_to(to + 3599, 3600);
     if (to <= from)
@@ -173,6 +180,10 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     if (!rc)
         rc = gl_prom_new(&cluster->prom, &prom, err);
     const int64_t chunk = (int64_t)c->chunk_hours * 3600;
+    const int64_t nchunks = (to - from + chunk - 1) / chunk;
+    bool progress = s && isatty(STDERR_FILENO) && gl_log_threshold >= GL_LOG_INFO && nchunks > 1;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int64_t cs = from; !rc && cs < to; cs += chunk) {
         int64_t ce = cs + chunk < to ? cs + chunk : to;
         size_t nsteps = (size_t)((ce - cs) / c->step);
@@ -213,7 +224,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             struct gl_rollup r;
             rc = gl_integrate(c, &in, &r, err);
             if (!rc && s)
-                rc = store_chunk(cluster, s, &r, err);
+                rc = store_chunk(cluster, s, &r, stats->advance_watermark, err);
             if (!rc && stats->notes)
                 note_findings(c, &r, stats->notes);
             stats->copy_warnings += (int64_t)r.copy_warnings;
@@ -227,6 +238,17 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
         if (!rc) {
             stats->chunks++;
             stats->hours += (ce - cs) / 3600;
+            if (progress) {
+                struct timespec t1;
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                double el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+                double rate = el > 0 ? (double)stats->samples / el : 0;
+                double eta = el / (double)stats->chunks * (double)(nchunks - stats->chunks);
+                fprintf(stderr, "\r%s: %lld/%lld chunks, %.0f samples/s, ETA %.0fs   ", cluster->name,
+                        (long long)stats->chunks, (long long)nchunks, rate, eta);
+                if (stats->chunks == nchunks)
+                    fputc('\n', stderr);
+            }
             char ts[32];
             gl_time_format(cs, ts, sizeof ts);
             gl_log(GL_LOG_DEBUG, "chunk stored start=%s hours=%lld", ts,

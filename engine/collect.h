@@ -22,6 +22,8 @@ struct gl_collect_stats {
     int64_t bad_samples;
     int64_t bytes;
     int64_t copy_warnings;
+    /* Input: advance the cluster's watermark with every stored chunk (run). */
+    bool advance_watermark;
     /* Findings for `check` (may be NULL): one human-readable line each. */
     struct gl_intern *notes;
 };

@@ -24,6 +24,7 @@
 #include "output.h"
 #include "parse.h"
 #include "price.h"
+#include "run.h"
 #include "store.h"
 #include "summary.h"
 #include "timeutil.h"
@@ -37,6 +38,7 @@ static const char usage_main[] =
     "GPU chargeback for Kubernetes: bills GPU memory (GB-hours) per team.\n"
     "\n"
     "commands:\n"
+    "  run     [--out DIR]             the CronJob: collect since the watermark, write outputs\n"
     "  collect --from TIME --to TIME   pull and integrate [from, to) from Prometheus\n"
     "  invoice --period YYYY-MM        invoices per team (JSON or Markdown)\n"
     "  export  --period YYYY-MM        FOCUS 1.2 CSV for finance\n"
@@ -166,7 +168,8 @@ static int cmd_collect(const struct globals *g, int argc, char **argv)
         gl_config_free(cfg);
         return usage_error(usage_collect, "no cluster \"%s\" in the config", v[2]);
     }
-    if (gl_store_open(g->db, &s, &err))
+    int lock = -1;
+    if (gl_lock_acquire(g->db, &lock, &err) || gl_store_open(g->db, &s, &err))
         rc = fail(&err);
     for (size_t i = 0; !rc && i < cfg->nclusters; i++) {
         const struct gl_cluster *cl = &cfg->clusters[i];
@@ -184,6 +187,7 @@ static int cmd_collect(const struct globals *g, int argc, char **argv)
                (long long)st.samples, (long long)st.bad_samples);
     }
     gl_store_close(s);
+    gl_lock_release(lock);
     gl_config_free(cfg);
     return rc;
 }
@@ -336,6 +340,50 @@ static int cmd_close(const struct globals *g, int argc, char **argv)
     gl_lock_release(lock);
     gl_prices_free(prices);
     gl_store_close(s);
+    gl_config_free(cfg);
+    return rc;
+}
+
+/* ---- run ---- */
+
+static const char usage_run[] =
+    "usage: gpuledger run [--out DIR] [--now TIME]\n"
+    "  What the CronJob calls: collects every cluster from its watermark (or\n"
+    "  run.start) up to now - run.delay_minutes, re-pulling run.repull_hours for\n"
+    "  late samples, then writes the open periods' invoices, FOCUS CSV, summary,\n"
+    "  anomalies and reports into DIR/<period>/ (default run.out_dir, else ./out).\n"
+    "  Exit 0: all done; 5: partly failed (what succeeded is stored); 6: locked.\n";
+
+static int cmd_run(const struct globals *g, int argc, char **argv)
+{
+    static const struct opt_spec specs[] = {{"out", true}, {"now", true}};
+    const char *v[2] = {0};
+    bool help;
+    int rc = parse_opts(argc, argv, specs, 2, v, usage_run, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        fputs(usage_run, stdout);
+        return 0;
+    }
+    int64_t now;
+    if (!parse_now(v[1], &now))
+        return usage_error(usage_run, "--now \"%s\" is not an RFC 3339 UTC time", v[1]);
+    struct gl_config *cfg = NULL;
+    if ((rc = load_config(g, &cfg)))
+        return rc;
+    struct gl_error err = {0};
+    struct gl_store *s = NULL;
+    struct gl_price_table *prices = NULL;
+    int lock = -1;
+    const char *out = v[0] ? v[0] : cfg->run_out_dir ? cfg->run_out_dir : "out";
+    if (gl_lock_acquire(g->db, &lock, &err) || gl_store_open(g->db, &s, &err) ||
+        gl_prices_load(cfg->prices_file, cfg->currency, &prices, &err) ||
+        gl_run(cfg, s, prices, out, now, &err))
+        rc = fail(&err);
+    gl_prices_free(prices);
+    gl_store_close(s);
+    gl_lock_release(lock);
     gl_config_free(cfg);
     return rc;
 }
@@ -618,7 +666,7 @@ int main(int argc, char **argv)
         {"collect", cmd_collect}, {"invoice", cmd_invoice}, {"export", cmd_export},
         {"summary", cmd_summary}, {"check", cmd_check},     {"prices", cmd_prices},
         {"anomalies", cmd_anomalies}, {"report", gl_cmd_report},
-        {"close", cmd_close},
+        {"close", cmd_close},         {"run", cmd_run},
     };
     for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)
         if (strcmp(cmd, cmds[k].name) == 0)

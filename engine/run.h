@@ -1,0 +1,23 @@
+/*
+ * run — what the CronJob calls. For every cluster: collect from its
+ * watermark (or run.start), re-pulling run.repull_hours for late samples, up
+ * to now − run.delay_minutes; the watermark advances with each stored chunk.
+ * Then the open periods touched are written to the output directory:
+ * invoices, FOCUS CSV, fleet summary, anomalies and reports. Partial failure
+ * (a cluster or an output failed, the rest done) is GL_ERR_PARTIAL.
+ */
+#ifndef GL_RUN_H
+#define GL_RUN_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+#include "price.h"
+#include "store.h"
+
+enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
+                      const struct gl_price_table *prices, const char *out_dir, int64_t now,
+                      struct gl_error *err);
+
+#endif
