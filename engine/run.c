@@ -185,10 +185,10 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
         p = next;
     }
     if (partial) {
-        char last[sizeof err->msg];
-        memcpy(last, err->msg, sizeof last);
+        char msg[sizeof err->msg];
+        memcpy(msg, err->msg, sizeof msg);
         return gl_error_set(err, GL_ERR_PARTIAL, "run partly failed (what succeeded is stored); "
-                                                 "last error: %s", last);
+                                                 "last error: %s", msg);
     }
     return GL_OK;
 }
