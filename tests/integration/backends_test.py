@@ -1,0 +1,879 @@
+#!/usr/bin/env python3
+"""gpuledger multi-cluster and second-backend tests (issue 4, items 4 and 8).
+
+Usage: python3 tests/integration/backends_test.py --bin build/gpuledger [--work DIR] [--keep]
+
+Data: two small generated clusters, tests/integration/scenarios/cluster-eu.json
+(cluster eu-1: A100s with a scrape gap, a per-process H100 shared by two
+teams) and cluster-us.json (cluster us-1: A100s, an L4); one team (nlp) runs
+in both, the price table is the same. Expected figures come from
+tests/gen/gencluster.py's model of each scenario (never from the engine),
+merged: a team's invoice holds the lines of both clusters.
+
+  (a) two real Prometheus servers, one per cluster, series WITHOUT a cluster
+      label; config "clusters" with two entries, each with its own
+      prometheus.url, no top-level prometheus.
+  (b) one Prometheus holding both clusters, every series labelled
+      cluster="eu-1" / "us-1" (scenario cluster.emit); config "clusters"
+      with selectors cluster="eu-1" / cluster="us-1" and one shared top-level
+      prometheus; also collected one cluster at a time (collect --cluster);
+      and the single-cluster config (no "clusters"), where the series'
+      cluster label names the cluster.
+  (c) VictoriaMetrics single node as a second real backend, the same labelled
+      data imported through POST /api/v1/import/prometheus (Prometheus text,
+      millisecond timestamps), GET /internal/force_flush, then (b)'s config.
+
+Checks per setup: invoices of every team, every line (memory_used, idle_share,
+overhead_share) exactly as expected; FOCUS export (full checks of run.py for
+(a), byte-equal to (a) for the others) with x_Cluster and Tags.cluster on
+every row; `summary` lists both clusters with the expected per-model and
+per-device GB-hours. Plus: a cluster whose Prometheus is down makes collect
+fail naming that URL.
+
+VictoriaMetrics staleness (checked here against 1.79): by default VM's lookback
+for a bare selector at a step instant is max(step, ~1.125 x the scrape
+interval it infers from the samples), so at the first step of a scrape gap
+(and one step after a series ends) it repeats the previous sample, where
+Prometheus with --query.lookback-delta=59s returns nothing.
+-search.maxStalenessInterval=59s caps that lookback exactly like Prometheus's
+lookback delta (60s gives the same step-60 values; -search.minStalenessInterval
+only widens it). With it, and -search.latencyOffset=0s, every query_range
+value at a 60 s step instant equals the raw sample and gaps stay empty; the
+test verifies that for every series over the whole window before comparing
+totals. VM's rollup-result cache is left on (data is imported once, before
+any query).
+
+Output: "ok - NAME" / "not ok - NAME: REASON" lines and "# ..." comments;
+exit 1 when a check failed. A tool that is missing fails its checks under
+CI=true and is skipped otherwise.
+"""
+
+import argparse
+import copy
+import csv
+import io
+import json
+import os
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
+import gencluster as gc  # noqa: E402
+import run as it  # noqa: E402  (Tap, check_focus, helpers of the main suite)
+
+SCENARIOS = [os.path.join(HERE, "scenarios", "cluster-eu.json"),
+             os.path.join(HERE, "scenarios", "cluster-us.json")]
+ENGINE_TIMEOUT = 40
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+CHILD_ENV = {k: v for k, v in os.environ.items()
+             if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+VM_FLAGS = ["-retentionPeriod=100y", "-search.latencyOffset=0s",
+            "-search.maxStalenessInterval=59s"]
+
+
+def tail(text, n=600):
+    return it.tail(text, n)
+
+
+# ---------------------------------------------------------------- servers
+
+class Server:
+    """A child process answering HTTP on 127.0.0.1; stopped by stop()."""
+
+    def __init__(self, name, work):
+        self.name = name
+        self.work = work
+        self.proc = None
+        self.port = None
+        self.log = os.path.join(work, name + ".log")
+
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def spawn(self, argv):
+        logf = open(self.log, "ab")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                                     cwd=self.work, env=CHILD_ENV)
+        logf.close()
+
+    def wait_ready(self, path, deadline):
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                break
+            try:
+                with OPENER.open(self.url() + path, timeout=2) as r:
+                    if r.status == 200:
+                        return None
+            except OSError:
+                pass
+            time.sleep(0.1)
+        why = "%s did not become ready (exit %s); log tail: %s" % (
+            self.name, self.proc.poll(), tail(open(self.log, errors="replace").read(), 400))
+        self.stop()
+        return why
+
+    def stop(self):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def prometheus_argv(work, tsdb, port):
+    cfg = os.path.join(work, "prometheus.yml")
+    if not os.path.exists(cfg):
+        with open(cfg, "w") as f:
+            f.write("global: {scrape_interval: 1h}\n")
+    return ["prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + tsdb,
+            "--storage.tsdb.retention.time=100y", "--web.listen-address=127.0.0.1:%d" % port,
+            "--query.lookback-delta=59s"]
+
+
+def start_all(servers, deadline_s=40):
+    """servers: [(Server, argv_of_port, ready_path)]. Starts them together;
+    a server that fails is retried on another port (twice). Returns
+    {name: error} of the ones that never came up."""
+    errors = {}
+    pending = list(servers)
+    for attempt in range(3):
+        for srv, argv_of, _ in pending:
+            srv.port = it.free_port()
+            srv.spawn(argv_of(srv.port))
+        deadline = time.time() + deadline_s
+        failed = []
+        for srv, argv_of, path in pending:
+            why = srv.wait_ready(path, deadline)
+            if why:
+                errors[srv.name] = why
+                failed.append((srv, argv_of, path))
+            else:
+                errors.pop(srv.name, None)
+        pending = failed
+        if not pending:
+            break
+    return errors
+
+
+def http_get_json(url, timeout=30):
+    with OPENER.open(url, timeout=timeout) as r:
+        return json.load(r)
+
+
+# ---------------------------------------------------------------- data
+
+def series_of(cl, keep_cluster_label):
+    """[(family, labels tuple, {t: value})] of a generated cluster, the
+    cluster label dropped unless keep_cluster_label."""
+    out = []
+    for fam, _ in gc.DCGM_FAMILIES + gc.KSM_FAMILIES:
+        for labels, samples in cl.series[fam].items():
+            if not keep_cluster_label:
+                labels = tuple(kv for kv in labels if kv[0] != cl.cluster_label)
+            out.append((fam, labels, samples))
+    return out
+
+
+def head_of(fam, labels):
+    return fam + "{" + ",".join('%s="%s"' % (k, gc.esc(v)) for k, v in labels) + "}"
+
+
+def write_openmetrics(path, clusters, keep_cluster_label):
+    """One OpenMetrics file for promtool: families grouped across clusters,
+    each series in time order, # EOF last."""
+    n = 0
+    helps = dict(gc.DCGM_FAMILIES + gc.KSM_FAMILIES)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for fam, _ in gc.DCGM_FAMILIES + gc.KSM_FAMILIES:
+            rows = [s for cl in clusters for s in series_of(cl, keep_cluster_label)
+                    if s[0] == fam]
+            if not rows:
+                continue
+            f.write("# HELP %s %s\n# TYPE %s gauge\n" % (fam, helps[fam], fam))
+            for _, labels, samples in rows:
+                h = head_of(fam, labels)
+                for t in sorted(samples):
+                    f.write("%s %s %d\n" % (h, gc.fmt_value(samples[t]), t))
+                    n += 1
+        f.write("# EOF\n")
+    return n
+
+
+def prometheus_text_ms(clusters):
+    """Prometheus text exposition with millisecond timestamps (VM import)."""
+    buf = io.StringIO()
+    for cl in clusters:
+        for fam, labels, samples in series_of(cl, True):
+            h = head_of(fam, labels)
+            for t in sorted(samples):
+                buf.write("%s %s %d\n" % (h, gc.fmt_value(samples[t]), t * 1000))
+    return buf.getvalue().encode()
+
+
+def merge_expected(exps):
+    """One expected document for several clusters: invoices of a team hold the
+    lines of every cluster; fleet lines, summary rows concatenated."""
+    base = copy.deepcopy(exps[0])
+    minor = base["minor_units"]
+
+    def key(l):
+        return (l["cluster"], l["gpu_model"], l["kind"], l["price_valid_from"])
+
+    for section in ("invoices", "teams"):
+        merged = {}
+        for e in exps:
+            for team, inv in e[section].items():
+                if team not in merged:
+                    merged[team] = copy.deepcopy(inv)
+                else:
+                    merged[team]["lines"] += copy.deepcopy(inv["lines"])
+        for team, m in merged.items():
+            m["lines"].sort(key=key)
+            m["total"] = gc.units_to_str(sum(gc.to_units(l["amount"], minor)
+                                             for l in m["lines"]), minor)
+        base[section] = merged
+    base["fleet"] = sorted([l for e in exps for l in e["fleet"]], key=key)
+    for what in ("models", "devices"):
+        base["summary"][what] = [r for e in exps for r in e["summary"][what]]
+    return base
+
+
+# ---------------------------------------------------------------- checks
+
+def dec(s):
+    return it.dec(s)
+
+
+def invoice_problems(doc, exp):
+    """Every team's invoice, every line of every kind, exactly."""
+    p = []
+    if not isinstance(doc, dict) or doc.get("period") != exp["period"]:
+        return ["period %r, expected %r" % (doc.get("period") if isinstance(doc, dict) else doc,
+                                            exp["period"])]
+    got = it.invoices_by_team(doc)
+    for team in sorted(set(got) - set(exp["invoices"]), key=str):
+        p.append("unexpected invoice for %r" % team)
+    for team, e in sorted(exp["invoices"].items()):
+        inv = got.get(team)
+        if inv is None:
+            p.append("no invoice for %s" % team)
+            continue
+        p += it.line_order_problems(team, inv.get("lines", []))
+        for k in ("invoice_id", "team_name", "cost_center"):
+            if inv.get(k) != e[k]:
+                p.append("%s %s %r, expected %r" % (team, k, inv.get(k), e[k]))
+        gl = {}
+        for l in inv.get("lines", []):
+            k = (l.get("cluster"), l.get("gpu_model"), l.get("kind"), l.get("price_id"))
+            if k in gl:
+                p.append("%s: line %s twice" % (team, k))
+            gl[k] = l
+        el = {(l["cluster"], l["gpu_model"], l["kind"], l["price_id"]): l for l in e["lines"]}
+        for k in sorted(set(gl) - set(el)):
+            p.append("%s: unexpected line %s (%s MiB.s)" % (team, k, gl[k].get("mib_seconds")))
+        for k in sorted(set(el) - set(gl)):
+            p.append("%s: missing line %s (%s MiB.s)" % (team, k, el[k]["mib_seconds"]))
+        for k in sorted(set(el) & set(gl)):
+            g, w = gl[k], el[k]
+            for f in ("mib_seconds", "gb_hours", "amount", "pricing_unit", "price_valid_from",
+                      "price_valid_to"):
+                if g.get(f) != w[f]:
+                    p.append("%s %s %s: got %r, expected %r" % (team, k[:3], f, g.get(f), w[f]))
+            try:
+                if dec(g.get("unit_price")) != dec(w["unit_price"]):
+                    p.append("%s %s unit_price %r, expected %s" % (team, k[:3],
+                                                                   g.get("unit_price"),
+                                                                   w["unit_price"]))
+            except Exception:
+                p.append("%s %s unit_price %r" % (team, k[:3], g.get("unit_price")))
+        if inv.get("total") != e["total"]:
+            p.append("%s total %r, expected %r" % (team, inv.get("total"), e["total"]))
+    return p
+
+
+def focus_cluster_problems(text, exp):
+    """x_Cluster and Tags.cluster of every row; each (team, cluster, model,
+    kind) of the expected invoices has rows, and no other does."""
+    p = []
+    try:
+        rows = [dict(zip(it.FOCUS_COLUMNS, r))
+                for r in list(csv.reader(io.StringIO(text, newline="")))[1:] if r]
+    except Exception as e:
+        return ["CSV does not parse: %s" % e]
+    got = set()
+    for i, d in enumerate(rows, start=2):
+        try:
+            tags = json.loads(d.get("Tags") or "{}")
+        except ValueError:
+            p.append("row %d Tags %r is not JSON" % (i, d.get("Tags")))
+            continue
+        if not isinstance(tags, dict) or tags.get("cluster") != d.get("x_Cluster"):
+            p.append("row %d: Tags %r, x_Cluster %r" % (i, d.get("Tags"), d.get("x_Cluster")))
+        if isinstance(tags, dict) and tags.get("team") != d.get("SubAccountId"):
+            p.append("row %d: Tags team %r, SubAccountId %r" % (i, tags.get("team"),
+                                                             d.get("SubAccountId")))
+        got.add((d.get("SubAccountId"), d.get("x_Cluster"), d.get("x_GpuModel"),
+                 d.get("x_ChargeKind")))
+    want = {(team, l["cluster"], l["gpu_model"], l["kind"])
+            for team, inv in exp["invoices"].items() for l in inv["lines"]
+            if l["mib_seconds"] != "0"}
+    for k in sorted(want - got):
+        p.append("no rows for %s" % (k,))
+    for k in sorted(got - want, key=str):
+        p.append("unexpected rows for %s" % (k,))
+    return p
+
+
+def summary_problems(doc, exp):
+    p = []
+    if not isinstance(doc, dict):
+        return ["summary is not an object"]
+    fields = ("capacity", "memory_used", "reserved", "unattributed", "idle", "excess")
+    for what, keyf in (("models", lambda m: (m.get("cluster"), m.get("gpu_model"))),
+                       ("devices", lambda m: (m.get("cluster"), m.get("uuid"),
+                                              m.get("gpu_i_id") or None))):
+        got = {keyf(m): m for m in doc.get(what) or []}
+        want = {keyf(m): m for m in exp["summary"][what]}
+        for k in sorted(set(got) - set(want), key=str):
+            p.append("%s: unexpected %s" % (what, k))
+        for k in sorted(set(want) - set(got), key=str):
+            p.append("%s: missing %s" % (what, k))
+        for k in sorted(set(want) & set(got), key=str):
+            for f in fields:
+                try:
+                    ok = dec(got[k].get(f)) == dec(want[k][f])
+                except Exception:
+                    ok = False
+                if not ok:
+                    p.append("%s %s %s: got %r, expected %s" % (what, k, f, got[k].get(f),
+                                                                 want[k][f]))
+    clusters = sorted({m.get("cluster") for m in doc.get("models") or []}, key=str)
+    want_cl = sorted({m["cluster"] for m in exp["summary"]["models"]})
+    if clusters != want_cl:
+        p.append("clusters in the summary %s, expected %s" % (clusters, want_cl))
+    return p
+
+
+def served_problems(base_url, clusters, keep_cluster_label, t_from, t_to, step, extra=""):
+    """query_range of every generated family over [t_from, t_to) at the step:
+    each served point equals the generated sample at that instant, and no
+    point is served where no sample exists (gaps, ends of series)."""
+    want = {}
+    for cl in clusters:
+        for fam, labels, samples in series_of(cl, keep_cluster_label):
+            key = (fam, frozenset(labels))
+            for t, v in samples.items():
+                if t_from <= t < t_to:
+                    want.setdefault(key, {})[t] = float(gc.fmt_value(v))
+    qs = urllib.parse.urlencode({"query": '{__name__=~"DCGM_FI_.*|kube_.*"}',
+                                 "start": str(t_from), "end": str(t_to - step),
+                                 "step": str(step)}) + extra
+    try:
+        doc = http_get_json(base_url + "/api/v1/query_range?" + qs, timeout=60)
+    except Exception as e:
+        return ["query_range: %s" % e]
+    if doc.get("status") != "success":
+        return ["query_range: %s" % str(doc)[:300]]
+    got = {}
+    for r in doc["data"]["result"]:
+        m = dict(r["metric"])
+        fam = m.pop("__name__", None)
+        got[(fam, frozenset(m.items()))] = {int(float(t)): float(v) for t, v in r["values"]}
+    p = []
+    miss = [k for k in want if k not in got]
+    extra_s = [k for k in got if k not in want]
+    if miss:
+        p.append("%d series not served (e.g. %s)" % (len(miss), dict(miss[0][1]).get("pod",
+                                                                                    miss[0][0])))
+    if extra_s:
+        p.append("%d unexpected series (e.g. %s %s)" % (len(extra_s), extra_s[0][0],
+                                                       sorted(extra_s[0][1])[:3]))
+    carried, differ = [], []
+    for k in set(want) & set(got):
+        for t, v in got[k].items():
+            if t not in want[k]:
+                carried.append((k[0], gc.fmt_time(t)))
+            elif want[k][t] != v:
+                differ.append((k[0], gc.fmt_time(t), v, want[k][t]))
+        for t in want[k]:
+            if t not in got[k]:
+                differ.append((k[0], gc.fmt_time(t), None, want[k][t]))
+    if carried:
+        carried.sort()
+        p.append("%d points served where no sample exists (lookback carries a value into a "
+                 "gap or past a series' end), e.g. %s" % (len(carried), carried[:3]))
+    if differ:
+        differ.sort(key=str)
+        p.append("%d points differ (family, time, served, generated), e.g. %s"
+                 % (len(differ), differ[:3]))
+    return p
+
+
+# ---------------------------------------------------------------- the test
+
+class Test:
+    def __init__(self, args, tap):
+        self.args = args
+        self.tap = tap
+        self.work = args.work
+        self.servers = []
+        self.exp = None
+        self.results = {}
+        self.proms = {}
+
+    def path(self, *p):
+        return os.path.join(self.work, *p)
+
+    def engine(self, cfg, db, *args, timeout=ENGINE_TIMEOUT):
+        cmd = [self.bin, "--config", cfg, "--db", db] + list(args)
+        t0 = time.time()
+        try:
+            p = subprocess.run(cmd, cwd=self.work, stdin=subprocess.DEVNULL, env=CHILD_ENV,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+            rc, out, err = p.returncode, p.stdout.decode("utf-8", "replace"), \
+                p.stderr.decode("utf-8", "replace")
+        except subprocess.TimeoutExpired as e:
+            rc, out, err = -1, "", "timed out after %ds: %s" % (
+                timeout, (e.stderr or b"").decode("utf-8", "replace"))
+        with open(self.path("engine.log"), "a") as f:
+            f.write("$ %s\nexit %s after %.2fs; stderr:\n%s\n" % (" ".join(cmd), rc,
+                                                                time.time() - t0, err))
+        return rc, out, err
+
+    def write_config(self, name, mutate):
+        cfg = copy.deepcopy(self.base_config)
+        mutate(cfg)
+        path = self.path("cfg", name)
+        with open(path, "w") as f:
+            json.dump(cfg, f, indent=2)
+            f.write("\n")
+        return path
+
+    def skip_or_fail(self, name, why):
+        self.tap.skip(name, why)
+
+    def main(self):
+        tap, a = self.tap, self.args
+        for d in ("cfg", "db", "out"):
+            os.makedirs(self.path(d), exist_ok=True)
+        self.bin = os.path.abspath(a.bin)
+        if not (os.path.isfile(self.bin) and os.access(self.bin, os.X_OK)):
+            tap.fail("engine binary present", "%s is missing or not executable" % a.bin)
+            return
+        # ---- data and expected figures
+        t0 = time.time()
+        try:
+            self.cls = [gc.load_scenario(s) for s in SCENARIOS]
+            exps = [cl.expected() for cl in self.cls]
+        except Exception as e:
+            tap.fail("generator: both cluster scenarios", "%s: %s" % (type(e).__name__, e))
+            return
+        p = []
+        for cl, e in zip(self.cls, exps):
+            p += ["%s: %s" % (cl.name, x) for x in gc.self_check(cl, e)]
+        names = [cl.cluster_name for cl in self.cls]
+        if len(set(names)) != 2 or not all(cl.cluster_emit for cl in self.cls):
+            p.append("scenarios must name two clusters and emit the cluster label: %s" % names)
+        if len({cl.prices_csv() for cl in self.cls}) != 1:
+            p.append("the two scenarios must share one price table")
+        if len({(e["period"], e["window"]["from"], e["window"]["to"]) for e in exps}) != 1:
+            p.append("the two scenarios must share period and window")
+        shared = set(exps[0]["teams"]) & set(exps[1]["teams"])
+        if not shared:
+            p.append("no team runs in both clusters")
+        if not tap.check("generator: two clusters (%s), expected figures self-check, shared "
+                         "team(s) %s (%.1fs)" % (", ".join(names), sorted(shared),
+                                                 time.time() - t0), p):
+            return
+        self.exp = merge_expected(exps)
+        self.names = names
+        with open(self.path("expected-merged.json"), "w") as f:
+            json.dump(self.exp, f, indent=1)
+        with open(self.path("prices.csv"), "w", newline="") as f:
+            f.write(self.cls[0].prices_csv())
+        cfg = self.cls[0].run_config()
+        cfg.pop("prometheus", None)
+        cfg["prices"]["file"] = self.path("prices.csv")
+        qdir = os.path.join(REPO, "queries")
+        if os.path.isdir(qdir):
+            cfg.setdefault("collection", {})["queries_dir"] = qdir
+        cfg["cluster"] = {"label": self.cls[0].cluster_label}
+        self.base_config = cfg
+        self.wf, self.wt = self.exp["window"]["from"], self.exp["window"]["to"]
+
+        # ---- backends
+        have_prom = all(shutil.which(t) for t in ("prometheus", "promtool"))
+        vm_bin = shutil.which("victoria-metrics") or shutil.which("victoriametrics") or \
+            shutil.which("victoria-metrics-prod")
+        if not have_prom:
+            tap.skip("two Prometheus servers / one shared Prometheus",
+                     "prometheus or promtool not on PATH")
+        else:
+            self.start_prometheus()
+        if not vm_bin:
+            tap.skip("VictoriaMetrics single node", "victoria-metrics not on PATH "
+                     "(Debian package victoria-metrics)")
+        else:
+            self.vm_bin = vm_bin
+        if have_prom and self.proms:
+            self.setup_a()
+            self.setup_b()
+            self.down_cluster()
+        if vm_bin:
+            self.setup_c()
+
+    # ---- Prometheus: backfill three TSDBs, serve them
+    def start_prometheus(self):
+        tap = self.tap
+        self.proms = {}
+        t0 = time.time()
+        jobs = {}
+        files = {"eu": ([self.cls[0]], False), "us": ([self.cls[1]], False),
+                 "both": (self.cls, True)}
+        for name, (cls, keep) in files.items():
+            om = self.path("%s.om" % name)
+            write_openmetrics(om, cls, keep)
+            tsdb = self.path("tsdb-" + name)
+            shutil.rmtree(tsdb, ignore_errors=True)
+            jobs[name] = subprocess.Popen(["promtool", "tsdb", "create-blocks-from",
+                                           "openmetrics", om, tsdb], cwd=self.work,
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        bad = []
+        for name, j in jobs.items():
+            out = j.communicate()[0]
+            if j.returncode != 0:
+                bad.append("%s: %s" % (name, tail(out.decode(errors="replace"), 300)))
+        if not tap.check("promtool backfills eu-1 and us-1 (no cluster label) and both "
+                         "(cluster label) (%.1fs)" % (time.time() - t0), bad):
+            return
+        specs = []
+        for name in files:
+            srv = Server("prometheus-" + name, self.work)
+            tsdb = self.path("tsdb-" + name)
+            specs.append((srv, lambda port, tsdb=tsdb: prometheus_argv(self.work, tsdb, port),
+                          "/-/ready"))
+            self.servers.append(srv)
+        t0 = time.time()
+        errors = start_all(specs)
+        if not tap.check("three Prometheus servers ready (%.1fs)" % (time.time() - t0),
+                         sorted(errors.values())):
+            return
+        self.proms = {name: srv for (srv, _, _), name in zip(specs, files)}
+        w0, w1 = gc.parse_time(self.wf), gc.parse_time(self.wt)
+        step = self.exp["step_seconds"]
+        for name, cls, keep in (("eu", [self.cls[0]], False), ("us", [self.cls[1]], False),
+                                ("both", self.cls, True)):
+            tap.check("prometheus-%s serves the generated samples at every step instant" % name,
+                      served_problems(self.proms[name].url(), cls, keep, w0, w1, step))
+
+    def outputs(self, label, cfg, db, collect_args=None):
+        """collect, invoice, export, summary; returns dict or None."""
+        res = {}
+        t0 = time.time()
+        for args in collect_args or [()]:
+            rc, _, err = self.engine(cfg, db, "collect", "--from", self.wf, "--to", self.wt,
+                                     *args)
+            if rc != 0:
+                self.tap.fail("%s: collect %s" % (label, " ".join(args)),
+                              "exit %s: %s" % (rc, tail(err)))
+                return None
+        res["collect_s"] = time.time() - t0
+        per = self.exp["period"]
+        rc, out, err = self.engine(cfg, db, "invoice", "--period", per, "--format", "json")
+        try:
+            res["doc"] = json.loads(out) if rc == 0 else None
+        except ValueError:
+            res["doc"] = None
+        if res["doc"] is None:
+            self.tap.fail("%s: invoice --format json" % label, "exit %s: %s %s" % (
+                rc, tail(err, 300), tail(out, 200)))
+            return None
+        csvp = self.path("out", label.replace(" ", "-") + ".csv")
+        rc, out, err = self.engine(cfg, db, "export", "--period", per, "--out", csvp)
+        res["csv"] = open(csvp, newline="").read() if rc == 0 and os.path.isfile(csvp) else None
+        if res["csv"] is None:
+            self.tap.fail("%s: export" % label, "exit %s: %s" % (rc, tail(err, 300)))
+        rc, out, err = self.engine(cfg, db, "summary", "--period", per, "--format", "json")
+        try:
+            res["summary"] = json.loads(out) if rc == 0 else None
+        except ValueError:
+            res["summary"] = None
+        if res["summary"] is None:
+            self.tap.fail("%s: summary --format json" % label,
+                          "exit %s: %s" % (rc, tail(err, 300)))
+        with open(self.path("out", label.replace(" ", "-") + ".json"), "w") as f:
+            json.dump(res["doc"], f, indent=1)
+        return res
+
+    def compare(self, label, res, full_focus=False, same_as=None):
+        tap, exp = self.tap, self.exp
+        tap.check("%s: every team's invoice (memory, idle and overhead lines of both clusters) "
+                  "equals the generator's figures" % label, invoice_problems(res["doc"], exp))
+        if res.get("csv") is not None:
+            if full_focus:
+                it.check_focus(tap, label, res["csv"], res["doc"], exp)
+            tap.check("%s: FOCUS x_Cluster and Tags.cluster on every row, rows for each "
+                      "(team, cluster, model, kind)" % label,
+                      focus_cluster_problems(res["csv"], exp))
+            if same_as is not None and same_as.get("csv") is not None:
+                p = []
+                if sorted(res["csv"].splitlines()) != sorted(same_as["csv"].splitlines()):
+                    a = set(res["csv"].splitlines())
+                    b = set(same_as["csv"].splitlines())
+                    p.append("FOCUS CSV differs from two-servers' (%d rows only here, %d only "
+                             "there; e.g. %s)" % (len(a - b), len(b - a),
+                                                  tail(sorted(a - b)[0], 200) if a - b else ""))
+                tap.check("%s: FOCUS export identical to the two-servers run" % label, p)
+        if res.get("summary") is not None:
+            tap.check("%s: summary lists both clusters, per model and device as expected"
+                      % label, summary_problems(res["summary"], exp))
+
+    # ---- (a) two Prometheus servers, one per cluster
+    def setup_a(self):
+        urls = {self.names[0]: self.proms["eu"].url(), self.names[1]: self.proms["us"].url()}
+
+        def mutate(c):
+            c["clusters"] = [{"name": n, "prometheus": {"url": u, "timeout_seconds": 30,
+                                                        "retries": 1}}
+                             for n, u in urls.items()]
+        cfg = self.write_config("two-servers.json", mutate)
+        res = self.outputs("two servers", cfg, self.path("db", "a.db"))
+        if res is None:
+            return
+        self.tap.ok("two servers: collect both clusters from their own Prometheus (%.1fs)"
+                    % res["collect_s"])
+        self.compare("two servers", res, full_focus=True)
+        self.results["a"] = res
+
+    # ---- (b) one Prometheus, both clusters, selectors
+    def selector_config(self, name, url):
+        lab = self.cls[0].cluster_label
+
+        def mutate(c):
+            c["prometheus"] = {"url": url, "timeout_seconds": 30, "retries": 1}
+            c["clusters"] = [{"name": n, "selector": '%s="%s"' % (lab, n)} for n in self.names]
+        return self.write_config(name, mutate)
+
+    def setup_b(self):
+        tap = self.tap
+        url = self.proms["both"].url()
+        cfg = self.selector_config("shared-selectors.json", url)
+        res = self.outputs("one server with selectors", cfg, self.path("db", "b.db"))
+        if res is not None:
+            tap.ok("one server with selectors: collect both clusters from a shared Prometheus "
+                   "(%.1fs)" % res["collect_s"])
+            self.compare("one server with selectors", res, same_as=self.results.get("a"))
+            a = self.results.get("a")
+            if a is not None:
+                tap.check("one server with selectors: invoice JSON identical to the two-servers "
+                          "run", [] if a["doc"] == res["doc"] else ["invoice JSON differs"])
+        # cluster by cluster into one database
+        res2 = self.outputs("collect --cluster one at a time", cfg, self.path("db", "b2.db"),
+                            collect_args=[("--cluster", n) for n in self.names])
+        if res2 is not None:
+            tap.check("collect --cluster %s then --cluster %s into one database: same invoices"
+                      % tuple(self.names), invoice_problems(res2["doc"], self.exp))
+        # the single-cluster config: the series' cluster label names the cluster
+        def mutate(c):
+            c["prometheus"] = {"url": url, "timeout_seconds": 30, "retries": 1}
+            c["cluster"] = {"name": "default", "label": self.cls[0].cluster_label}
+        cfg3 = self.write_config("shared-single.json", mutate)
+        res3 = self.outputs("single-cluster config over labelled data", cfg3,
+                            self.path("db", "b3.db"))
+        if res3 is not None:
+            p = invoice_problems(res3["doc"], self.exp)
+            if res3.get("summary") is not None:
+                p += summary_problems(res3["summary"], self.exp)
+            tap.check("single-cluster config (no \"clusters\") over one Prometheus holding both: "
+                      "the series' cluster label names the cluster in invoices and summary", p)
+
+    # ---- a cluster whose Prometheus is down
+    def down_cluster(self):
+        dead = "http://127.0.0.1:%d" % it.free_port()
+        urls = {self.names[0]: self.proms["eu"].url(), self.names[1]: dead}
+
+        def mutate(c):
+            c["clusters"] = [{"name": n, "prometheus": {"url": u, "timeout_seconds": 5,
+                                                        "retries": 0}}
+                             for n, u in urls.items()]
+        cfg = self.write_config("one-down.json", mutate)
+        rc, out, err = self.engine(cfg, self.path("db", "down.db"), "collect", "--from",
+                                   self.wf, "--to", self.wt)
+        p = []
+        if rc not in (4, 5):
+            p.append("exit %s, expected 4 (Prometheus error) or 5 (partial failure)" % rc)
+        if dead not in err:
+            p.append("stderr does not name %s: %s" % (dead, tail(err, 300)))
+        self.tap.check("cluster %s's Prometheus down: collect exits 4/5 naming its URL (exit %s)"
+                       % (self.names[1], rc), p)
+
+    # ---- (c) VictoriaMetrics
+    def setup_c(self):
+        tap = self.tap
+        data = self.path("vm-data")
+        shutil.rmtree(data, ignore_errors=True)
+        srv = Server("victoria-metrics", self.work)
+        self.servers.append(srv)
+        t0 = time.time()
+        errors = start_all([(srv, lambda port: [self.vm_bin, "-storageDataPath=" + data,
+                                                "-httpListenAddr=127.0.0.1:%d" % port] +
+                             VM_FLAGS, "/health")])
+        if not tap.check("victoria-metrics ready with %s (%.1fs)" % (" ".join(VM_FLAGS),
+                                                                  time.time() - t0),
+                         sorted(errors.values())):
+            return
+        body = prometheus_text_ms(self.cls)
+        nlines = body.count(b"\n")
+        p = []
+        try:
+            req = urllib.request.Request(srv.url() + "/api/v1/import/prometheus", data=body,
+                                         method="POST")
+            with OPENER.open(req, timeout=60) as r:
+                if r.status not in (200, 204):
+                    p.append("import answered %s" % r.status)
+            with OPENER.open(srv.url() + "/internal/force_flush", timeout=60) as r:
+                if r.status != 200:
+                    p.append("force_flush answered %s" % r.status)
+        except Exception as e:
+            p.append("import: %s" % e)
+        # the import is asynchronous: wait until every series is searchable
+        nseries = sum(len(fam) for cl in self.cls for fam in cl.series.values())
+        deadline = time.time() + 15
+        while not p and time.time() < deadline:
+            try:
+                doc = http_get_json(srv.url() + "/api/v1/series?" + urllib.parse.urlencode(
+                    {"match[]": '{__name__=~"DCGM_FI_.*|kube_.*"}',
+                     "start": str(self.cls[0].start), "end": str(self.cls[0].end)}))
+                if len(doc.get("data") or []) >= nseries:
+                    break
+            except Exception:
+                pass
+            time.sleep(0.2)
+        if not tap.check("victoria-metrics imports %d samples of %d series (Prometheus text, "
+                         "ms timestamps) and flushes" % (nlines, nseries), p):
+            return
+        w0, w1 = gc.parse_time(self.wf), gc.parse_time(self.wt)
+        step = self.exp["step_seconds"]
+        # all the data (an hour either side of the window): the scrape gap and
+        # the instants after a series ends must stay empty
+        tap.check("victoria-metrics (-search.maxStalenessInterval=59s) serves every generated "
+                  "sample at each 60 s step instant, nothing in gaps or after a series ends",
+                  served_problems(srv.url(), self.cls, True, self.cls[0].start,
+                                  self.cls[0].end, step))
+        cfg = self.selector_config("vm-selectors.json", srv.url())
+        res = self.outputs("victoria-metrics", cfg, self.path("db", "c.db"))
+        if res is None:
+            return
+        tap.ok("victoria-metrics: collect both clusters through its Prometheus API (%.1fs)"
+               % res["collect_s"])
+        self.compare("victoria-metrics", res, same_as=self.results.get("a"))
+        a = self.results.get("a")
+        if a is not None:
+            tap.check("victoria-metrics: invoice JSON identical to the two-Prometheus run",
+                      [] if a["doc"] == res["doc"] else ["invoice JSON differs"])
+        self.vm_default_probe()
+
+    def vm_default_probe(self):
+        """Documents (as comments) what VictoriaMetrics serves without
+        -search.maxStalenessInterval: not a check of the engine."""
+        data = self.path("vm-data-default")
+        shutil.rmtree(data, ignore_errors=True)
+        srv = Server("victoria-metrics-default", self.work)
+        self.servers.append(srv)
+        flags = [f for f in VM_FLAGS if "StalenessInterval" not in f]
+        errors = start_all([(srv, lambda port: [self.vm_bin, "-storageDataPath=" + data,
+                                                "-httpListenAddr=127.0.0.1:%d" % port] + flags,
+                             "/health")])
+        if errors:
+            self.tap.note("victoria-metrics without -search.maxStalenessInterval did not start")
+            return
+        try:
+            req = urllib.request.Request(srv.url() + "/api/v1/import/prometheus",
+                                         data=prometheus_text_ms(self.cls), method="POST")
+            OPENER.open(req, timeout=60).close()
+            OPENER.open(srv.url() + "/internal/force_flush", timeout=60).close()
+            time.sleep(0.5)
+            p = served_problems(srv.url(), self.cls, True, self.cls[0].start, self.cls[0].end,
+                                self.exp["step_seconds"])
+            self.tap.note("victoria-metrics with only %s (its default lookback): %s"
+                          % (" ".join(flags), "; ".join(p) or "step values equal the samples"))
+            cfg = self.selector_config("vm-default.json", srv.url())
+            rc, out, err = self.engine(cfg, self.path("db", "vm-default.db"), "collect",
+                                       "--from", self.wf, "--to", self.wt)
+            if rc == 0:
+                rc, out, err = self.engine(cfg, self.path("db", "vm-default.db"), "invoice",
+                                           "--period", self.exp["period"], "--format", "json")
+            if rc == 0:
+                q = invoice_problems(json.loads(out), self.exp)
+                self.tap.note("  and the engine's invoices over it: %s" % (
+                    "; ".join(q[:3]) or "as expected"))
+        except Exception as e:
+            self.tap.note("victoria-metrics default-lookback probe: %s" % e)
+        finally:
+            srv.stop()
+
+    def cleanup(self):
+        for s in self.servers:
+            s.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--work", help="work directory (default: a temporary one, removed "
+                    "after a passing run)")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    tap = it.Tap()
+    tmp = None
+    if args.work:
+        args.work = os.path.abspath(args.work)
+        os.makedirs(args.work, exist_ok=True)
+    else:
+        tmp = args.work = tempfile.mkdtemp(prefix="gpuledger-backends-")
+
+    def on_signal(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    test = Test(args, tap)
+    t0 = time.time()
+    try:
+        test.main()
+    except SystemExit:
+        tap.fail("backends test", "interrupted")
+        raise
+    except Exception as e:
+        import traceback
+        tap.fail("backends test", "driver error: %s: %s" % (type(e).__name__, e))
+        for line in traceback.format_exc().splitlines():
+            tap.note(line)
+    finally:
+        test.cleanup()
+        remove = tmp and not args.keep and tap.failed == 0
+        tap.note("work directory: %s%s; %.1fs" % (args.work, " (removed)" if remove else "",
+                                                  time.time() - t0))
+        if remove:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if tap.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
