@@ -57,9 +57,9 @@ static void sink_one(void *ctx, const char *team, const char *json, const char *
         return;
     k->count++;
     if (k->dir) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/invoice-%s-%s.%s", k->dir, k->period, team,
-                 k->md ? "md" : "json");
+        char path[4096], safe[256];
+        snprintf(path, sizeof path, "%s/invoice-%s-%s.%s", k->dir, k->period,
+                 gl_safe_name(team, safe, sizeof safe), k->md ? "md" : "json");
         const char *text = k->md ? md : json;
         struct gl_buf b;
         gl_buf_init(&b);

@@ -216,6 +216,21 @@ enum gl_status gl_read_file(const char *path, char **out, size_t *len,
     return GL_OK;
 }
 
+const char *gl_safe_name(const char *s, char *out, size_t n)
+{
+    size_t j = 0;
+    for (; *s && j + 1 < n; s++) {
+        unsigned char ch = (unsigned char)*s;
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || (ch == '.' && j > 0);
+        out[j++] = ok ? (char)ch : '_';
+    }
+    if (j == 0 && n > 1)
+        out[j++] = '_';
+    out[j] = '\0';
+    return out;
+}
+
 char *gl_strdup(const char *s)
 {
     char *p = strdup(s ? s : "");
@@ -285,5 +300,9 @@ void gl_log(enum gl_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    /* one line per event, whatever a label value holds */
+    for (char *p = line; *p; p++)
+        if ((unsigned char)*p < 0x20)
+            *p = ' ';
     fprintf(stderr, "%s %s %s\n", ts, names[level], line);
 }

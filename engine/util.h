@@ -54,6 +54,11 @@ char *gl_path_join(const char *dir, const char *path);
 /* Directory part of path ("." when none); malloc'd. */
 char *gl_path_dir(const char *path);
 
+/* A file-name-safe copy of s into out (n bytes): characters outside
+ * [A-Za-z0-9._-] become '_' and a leading '.' too, so a hostile team or pod
+ * name cannot leave the output folder. Returns out. */
+const char *gl_safe_name(const char *s, char *out, size_t n);
+
 /* strdup that aborts on allocation failure (small config strings only). */
 char *gl_strdup(const char *s);
 void *gl_xcalloc(size_t n, size_t size);

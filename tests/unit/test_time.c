@@ -1,6 +1,7 @@
 /* Unit tests: RFC 3339 and billing periods (engine/timeutil.c). */
 #include "tap.h"
 #include "timeutil.h"
+#include "util.h"
 
 static void test_parse(void)
 {
@@ -35,8 +36,18 @@ static void test_period(void)
     CHECK(gl_floor_to(-1, 3600) == -3600);
 }
 
+static void test_safe_name(void)
+{
+    char b[64];
+    CHECK_STR(gl_safe_name("ml-research", b, sizeof b), "ml-research");
+    CHECK_STR(gl_safe_name("../../etc/passwd", b, sizeof b), "_._.._etc_passwd"); /* no slash survives */
+    CHECK_STR(gl_safe_name("", b, sizeof b), "_");
+    CHECK_STR(gl_safe_name("équipe a", b, sizeof b), "__quipe_a");
+}
+
 int main(void)
 {
+    RUN(test_safe_name);
     RUN(test_parse);
     RUN(test_period);
     return TAP_END();
