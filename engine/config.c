@@ -486,6 +486,40 @@ const struct gl_kv *gl_kv_find(const struct gl_kv *kv, size_t n, const char *key
     return NULL;
 }
 
+/* prices.entries: objects with the price table's columns; prices are
+ * decimal strings, never JSON numbers (SPEC §9). */
+static enum gl_status load_price_entries(struct cfg_ctx *x, struct gl_config *c, const cJSON *a)
+{
+    static const char *const cols[7] = {"model_pattern", "unit",     "price",      "currency",
+                                        "valid_from",    "valid_to", "capacity_gb"};
+    static const char *const keys[] = {"model_pattern", "unit",     "price",      "currency",
+                                       "valid_from",    "valid_to", "capacity_gb", NULL};
+    if (!cJSON_IsArray(a))
+        return cfg_fail(x, "prices.entries", "expected an array of price entries");
+    c->price_entries = gl_xcalloc((size_t)cJSON_GetArraySize(a), sizeof *c->price_entries);
+    size_t i = 0;
+    enum gl_status rc;
+    for (const cJSON *it = a->child; it; it = it->next, i++) {
+        char path[64];
+        snprintf(path, sizeof path, "prices.entries[%zu]", i);
+        c->nprice_entries = i + 1;
+        if ((rc = check_keys(x, it, path, keys)))
+            return rc;
+        for (int k = 0; k < 7; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, cols[k]);
+            if (cJSON_IsNumber(v)) {
+                char p2[96];
+                snprintf(p2, sizeof p2, "%s.%s", path, cols[k]);
+                return cfg_fail(x, p2, "write it as a string (\"%g\"): prices are exact decimals",
+                                v->valuedouble);
+            }
+            if ((rc = get_str(x, it, path, cols[k], k < 5, &c->price_entries[i][k])))
+                return rc;
+        }
+    }
+    return GL_OK;
+}
+
 static enum gl_status load_rule(struct cfg_ctx *x, struct gl_team_rule *r, const cJSON *o,
                                 const char *path)
 {
@@ -689,7 +723,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     static const char *const idle_keys[] = {"policy", "platform_team", NULL};
     static const char *const policies[] = {"platform", "proportional", "unbilled", NULL};
     static const char *const cluster_keys[] = {"name", "label", NULL};
-    static const char *const price_keys[] = {"file", NULL};
+    static const char *const price_keys[] = {"file", "entries", NULL};
     const cJSON *o;
     if ((rc = check_keys(&x, root, "", keys)))
         goto done;
@@ -809,9 +843,16 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
         goto done;
     }
     if ((rc = check_keys(&x, o, "prices", price_keys)) ||
-        (rc = get_str(&x, o, "prices", "file", true, &c->prices_file)))
+        (rc = get_str(&x, o, "prices", "file", false, &c->prices_file)))
         goto done;
     c->prices_file = resolve(c, c->prices_file);
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(o, "entries");
+    if (!c->prices_file == !entries) {
+        rc = cfg_fail(&x, "prices", "give exactly one of \"file\" (a CSV) or \"entries\"");
+        goto done;
+    }
+    if (entries && (rc = load_price_entries(&x, c, entries)))
+        goto done;
     if (!(o = cJSON_GetObjectItemCaseSensitive(root, "billing"))) {
         rc = cfg_fail(&x, "billing", "required key is missing");
         goto done;
@@ -886,6 +927,10 @@ void gl_config_free(struct gl_config *c)
     free(c->platform_team);
     free(c->run_out_dir);
     free(c->prices_file);
+    for (size_t i = 0; i < c->nprice_entries; i++)
+        for (int k = 0; k < 7; k++)
+            free(c->price_entries[i][k]);
+    free(c->price_entries);
     free(c->currency);
     free(c->account_id);
     free(c->account_name);

@@ -130,8 +130,11 @@ struct gl_config {
     int64_t run_repull_s;   /* re-pull this much before the watermark (late samples) */
     char *run_out_dir;
 
-    /* prices */
+    /* prices: a CSV file, or entries in the config (7 strings each, in the
+     * CSV's column order; NULL for an empty optional field) */
     char *prices_file;
+    char *(*price_entries)[7];
+    size_t nprice_entries;
 
     /* billing */
     enum gl_basis basis;

@@ -214,7 +214,7 @@ static int open_for_period(const struct globals *g, const char *period, struct g
         return fail(&err);
     }
     if (gl_store_open(g->db, s, &err) ||
-        gl_prices_load((*cfg)->prices_file, (*cfg)->currency, prices, &err))
+        gl_prices_load_config(*cfg, prices, &err))
         return fail(&err);
     return 0;
 }
@@ -378,7 +378,7 @@ static int cmd_run(const struct globals *g, int argc, char **argv)
     int lock = -1;
     const char *out = v[0] ? v[0] : cfg->run_out_dir ? cfg->run_out_dir : "out";
     if (gl_lock_acquire(g->db, &lock, &err) || gl_store_open(g->db, &s, &err) ||
-        gl_prices_load(cfg->prices_file, cfg->currency, &prices, &err) ||
+        gl_prices_load_config(cfg, &prices, &err) ||
         gl_run(cfg, s, prices, out, now, &err))
         rc = fail(&err);
     gl_prices_free(prices);
@@ -515,11 +515,11 @@ static int cmd_check(const struct globals *g, int argc, char **argv)
     printf("config: %s ok\n", g->config);
     struct gl_error err = {0};
     struct gl_price_table *prices = NULL;
-    if (gl_prices_load(cfg->prices_file, cfg->currency, &prices, &err)) {
+    if (gl_prices_load_config(cfg, &prices, &err)) {
         gl_config_free(cfg);
         return fail(&err);
     }
-    printf("prices: %s ok (%zu entries)\n", cfg->prices_file, prices->n);
+    printf("prices: %s ok (%zu entries)\n", prices->file, prices->n);
     gl_prices_free(prices);
     const char *fixed[] = {cfg->mem_query, "fb_free", "fb_reserved", "pod_labels",
                            "namespace_labels", "allocation", "node_labels"};
@@ -602,7 +602,7 @@ static int cmd_prices(const struct globals *g, int argc, char **argv)
         return rc;
     struct gl_error err = {0};
     struct gl_price_table *t = NULL;
-    if (gl_prices_load(v[0] ? v[0] : cfg->prices_file, cfg->currency, &t, &err)) {
+    if ((v[0] ? gl_prices_load(v[0], cfg->currency, &t, &err) : gl_prices_load_config(cfg, &t, &err))) {
         gl_config_free(cfg);
         return fail(&err);
     }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -23,6 +24,7 @@ struct load_ctx {
     size_t nfields;
     bool too_many;
     int row;
+    bool entries; /* rows come from the config's prices.entries */
     enum gl_status rc;
     struct gl_error *err;
     const char *base;
@@ -50,8 +52,12 @@ static enum gl_status row_fail(struct load_ctx *x, const char *col, const char *
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    x->rc = gl_error_set(x->err, GL_ERR_CONFIG, "%s:%d: %s%s%s", x->t->file, x->row,
-                         col ? col : "", col ? ": " : "", what);
+    if (x->entries)
+        x->rc = gl_error_set(x->err, GL_ERR_CONFIG, "%s: prices.entries[%d]: %s%s%s", x->t->file,
+                             x->row - 2, col ? col : "", col ? ": " : "", what);
+    else
+        x->rc = gl_error_set(x->err, GL_ERR_CONFIG, "%s:%d: %s%s%s", x->t->file, x->row,
+                             col ? col : "", col ? ": " : "", what);
     return x->rc;
 }
 
@@ -139,7 +145,10 @@ static void parse_row(struct load_ctx *x)
     e.pattern = gl_strdup(f[0]);
     e.currency = gl_strdup(f[3]);
     char id[300];
-    snprintf(id, sizeof id, "%s:%d", x->base, x->row);
+    if (x->entries)
+        snprintf(id, sizeof id, "config:%d", x->row - 1);
+    else
+        snprintf(id, sizeof id, "%s:%d", x->base, x->row);
     e.id = gl_strdup(id);
     struct gl_price_table *t = x->t;
     t->entries = gl_xrealloc(t->entries, (t->n + 1) * sizeof *t->entries);
@@ -272,5 +281,33 @@ enum gl_status gl_price_per_gbh(const struct gl_price_table *t, const struct gl_
                             t->file, e->row, model);
     /* capacity GB = mib × 2^20 / 10^9 → price12 × 10^9 / (mib × 2^20) */
     *out = gl_div_half_even(e->price12 * gl_pow10(9), (gl_i128)measured_capacity_mib * 1048576);
+    return GL_OK;
+}
+
+enum gl_status gl_prices_load_config(const struct gl_config *c, struct gl_price_table **out,
+                                     struct gl_error *err)
+{
+    if (c->prices_file)
+        return gl_prices_load(c->prices_file, c->currency, out, err);
+    *out = NULL;
+    struct gl_price_table *t = gl_xcalloc(1, sizeof *t);
+    t->file = gl_strdup(c->path);
+    struct load_ctx x = {.t = t, .currency = c->currency, .err = err, .base = "config",
+                         .entries = true, .row = 1};
+    for (size_t i = 0; i < c->nprice_entries && x.rc == GL_OK; i++) {
+        x.row = (int)i + 2;
+        x.nfields = 7;
+        for (int k = 0; k < 7; k++)
+            x.fields[k] = gl_strdup(c->price_entries[i][k] ? c->price_entries[i][k] : "");
+        parse_row(&x);
+        for (int k = 0; k < 7; k++)
+            free(x.fields[k]);
+        x.nfields = 0;
+    }
+    if (x.rc) {
+        gl_prices_free(t);
+        return x.rc;
+    }
+    *out = t;
     return GL_OK;
 }

@@ -44,6 +44,12 @@ enum gl_status gl_prices_load(const char *path, const char *currency,
                               struct gl_price_table **out, struct gl_error *err);
 void gl_prices_free(struct gl_price_table *t);
 
+/* The configured price table: prices.file, or prices.entries (whose errors
+ * name "prices.entries[i]"). */
+struct gl_config;
+enum gl_status gl_prices_load_config(const struct gl_config *c, struct gl_price_table **out,
+                                     struct gl_error *err);
+
 /* Checks that no two rows matching model overlap in validity. */
 enum gl_status gl_prices_check_model(const struct gl_price_table *t, const char *model,
                                      struct gl_error *err);

@@ -1,4 +1,5 @@
 /* Unit tests: price table loading, errors and lookups (engine/price.c). */
+#include "config.h"
 #include "price.h"
 #include "tap.h"
 #include "timeutil.h"
@@ -101,8 +102,52 @@ static void test_header_and_overlap(void)
     CHECK(t == NULL);
 }
 
+static void test_config_entries(void)
+{
+    struct gl_error err = {0};
+    struct gl_config *c = NULL;
+    const char *ok =
+        "{\"prometheus\": {\"url\": \"http://x\"}, \"billing\": {\"currency\": \"USD\"},"
+        " \"prices\": {\"entries\": [{\"model_pattern\": \"^A$\", \"unit\": \"GB-Hours\","
+        " \"price\": \"0.05\", \"currency\": \"USD\", \"valid_from\": \"2026-01-01T00:00:00Z\"},"
+        " {\"model_pattern\": \"^B$\", \"unit\": \"GPU-Hours\", \"price\": \"4\","
+        " \"currency\": \"USD\", \"valid_from\": \"2026-01-01T00:00:00Z\", \"capacity_gb\": \"80\"}]}}";
+    CHECK(gl_config_load(tap_tmpfile("pcfg.json", ok), &c, &err) == GL_OK);
+    struct gl_price_table *t = NULL;
+    if (c) {
+        CHECK(gl_prices_load_config(c, &t, &err) == GL_OK);
+        CHECK(t && t->n == 2);
+        if (t && t->n == 2) {
+            CHECK_STR(t->entries[1].id, "config:2");
+            CHECK(t->entries[1].has_capacity);
+        }
+    }
+    gl_prices_free(t);
+    gl_config_free(c);
+    const char *num =
+        "{\"prometheus\": {\"url\": \"http://x\"}, \"billing\": {\"currency\": \"USD\"},"
+        " \"prices\": {\"entries\": [{\"model_pattern\": \"^A$\", \"unit\": \"GB-Hours\","
+        " \"price\": 0.05, \"currency\": \"USD\", \"valid_from\": \"2026-01-01T00:00:00Z\"}]}}";
+    c = NULL;
+    CHECK(gl_config_load(tap_tmpfile("pcfg.json", num), &c, &err) == GL_ERR_CONFIG);
+    CHECK(strstr(err.msg, "prices.entries[0].price") != NULL);
+    const char *bad =
+        "{\"prometheus\": {\"url\": \"http://x\"}, \"billing\": {\"currency\": \"USD\"},"
+        " \"prices\": {\"entries\": [{\"model_pattern\": \"^A$\", \"unit\": \"GB-Hours\","
+        " \"price\": \"1.2.3\", \"currency\": \"USD\", \"valid_from\": \"2026-01-01T00:00:00Z\"}]}}";
+    c = NULL;
+    CHECK(gl_config_load(tap_tmpfile("pcfg.json", bad), &c, &err) == GL_OK);
+    if (c) {
+        t = NULL;
+        CHECK(gl_prices_load_config(c, &t, &err) == GL_ERR_CONFIG);
+        CHECK(strstr(err.msg, "prices.entries[0]") && strstr(err.msg, "price"));
+        gl_config_free(c);
+    }
+}
+
 int main(void)
 {
+    RUN(test_config_entries);
     RUN(test_load_and_find);
     RUN(test_row_errors);
     RUN(test_header_and_overlap);
