@@ -185,7 +185,7 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
         for (size_t j = 0; j < set->invoices[i].nlines; j++) {
             struct gl_invoice_line *l = &set->invoices[i].lines[j];
             if (strcmp(l->corrected_period, cp->name) == 0)
-                qsort(l->days, l->ndays, sizeof *l->days, day_cmp);
+                gl_sort(l->days, l->ndays, sizeof *l->days, day_cmp);
         }
     key_table_free(&t);
     gl_invoices_free(rec);

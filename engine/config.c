@@ -1011,7 +1011,9 @@ enum gl_status gl_config_query(const struct gl_config *c, const struct gl_cluste
     }
     gl_buf_free(&res);
     free(text);
-    if (!b.data || strspn(b.data, " ") == b.len) {
+    while (b.len > 0 && b.data[b.len - 1] == ' ')
+        b.data[--b.len] = '\0';
+    if (!b.data || b.len == 0) {
         gl_buf_free(&b);
         return gl_error_set(err, GL_ERR_CONFIG, "%s: no query in file", file);
     }

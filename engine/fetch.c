@@ -170,6 +170,29 @@ static bool transient_curl_error(CURLcode rc)
     }
 }
 
+/* A hint for transport errors on https URLs, where the cause is usually
+ * the CA or the client certificate. */
+static const char *tls_hint(const struct gl_prom_cfg *c, CURLcode rc)
+{
+    if (strncmp(c->url, "https://", 8) != 0)
+        return "";
+    switch (rc) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+        return " (TLS: check prometheus.ca_file)";
+    case CURLE_SSL_CERTPROBLEM:
+        return " (TLS: check prometheus.client_cert_file and client_key_file)";
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+        return " (TLS: the server may require a client certificate: "
+               "prometheus.client_cert_file)";
+    default:
+        return "";
+    }
+}
+
 /* "errorType: error" from a Prometheus error body, or a short excerpt. */
 static void describe_body(const struct gl_buf *body, char *out, size_t n)
 {
@@ -228,7 +251,8 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
         bool retry = false;
         char why[600];
         if (cr != CURLE_OK) {
-            snprintf(why, sizeof why, "%s", p->errbuf[0] ? p->errbuf : curl_easy_strerror(cr));
+            snprintf(why, sizeof why, "%s%s", p->errbuf[0] ? p->errbuf : curl_easy_strerror(cr),
+                     tls_hint(c, cr));
             retry = transient_curl_error(cr);
             rc = GL_ERR_PROM;
         } else if (status >= 200 && status < 300) {
@@ -244,7 +268,7 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
             break;
         if (!retry || attempt >= c->retries) {
             gl_error_set(err, GL_ERR_PROM, "GET %s%s (%s): %s%s", c->url, path, what, why,
-                         retry ? " (retries exhausted)" : "");
+                         retry && c->retries > 0 ? " (retries exhausted)" : "");
             break;
         }
         long delay = gl_prom_backoff_ms << (attempt < 6 ? attempt : 6);
@@ -305,6 +329,10 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
     p->retry_after_s = -1;
     CURL **h = gl_xcalloc(n, sizeof *h);
     bool *ok = gl_xcalloc(n, sizeof *ok);
+    long *status = gl_xcalloc(n, sizeof *status);
+    CURLcode *result = gl_xcalloc(n, sizeof *result);
+    for (size_t i = 0; i < n; i++)
+        result[i] = CURLE_FAILED_INIT;
     char **urls = gl_xcalloc(n, sizeof *urls);
     if (multi) {
         curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->max_in_flight);
@@ -345,9 +373,11 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
             char *priv = NULL;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
             size_t i = (size_t)(priv - (char *)NULL);
-            long status = 0;
-            curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &status);
-            if (i < n && msg->data.result == CURLE_OK && status >= 200 && status < 300)
+            if (i >= n)
+                continue;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &status[i]);
+            result[i] = msg->data.result;
+            if (result[i] == CURLE_OK && status[i] >= 200 && status[i] < 300)
                 ok[i] = true;
         }
     }
@@ -361,29 +391,51 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
         free(urls[i]);
         if (ok[i] || rc)
             continue;
-        /* What failed at once is retried alone, after the server's
-         * Retry-After (any response of the batch) or the first backoff. */
-        if (!waited) {
-            long delay = p->retry_after_s >= 0
-                             ? (p->retry_after_s > 300 ? 300 : p->retry_after_s) * 1000
-                             : gl_prom_backoff_ms;
-            gl_log(GL_LOG_WARN, "prometheus batch request failed, retrying alone delay_ms=%ld",
-                   delay);
-            sleep_ms(delay);
-            waited = true;
-        }
         struct gl_buf params;
         gl_buf_init(&params);
         char what[512];
         range_params(p, queries[i], start, end, step, &params, what, sizeof what);
-        rc = prom_get_from(p, "/api/v1/query_range", params.data, what, &bodies[i],
-                           c->retries > 0 ? 1 : 0, err);
+        bool retry = result[i] == CURLE_OK ? status[i] >= 500 || status[i] == 429
+                                           : transient_curl_error(result[i]) ||
+                                                 result[i] == CURLE_FAILED_INIT;
+        if (retry && (c->retries > 0 || result[i] == CURLE_FAILED_INIT)) {
+            /* retried alone, after the server's Retry-After (any response of
+             * the batch) or the first backoff */
+            if (!waited) {
+                long delay = p->retry_after_s >= 0
+                                 ? (p->retry_after_s > 300 ? 300 : p->retry_after_s) * 1000
+                                 : gl_prom_backoff_ms;
+                gl_log(GL_LOG_WARN,
+                       "prometheus request failed, retrying alone path=/api/v1/query_range "
+                       "delay_ms=%ld",
+                       delay);
+                sleep_ms(delay);
+                waited = true;
+            }
+            rc = prom_get_from(p, "/api/v1/query_range", params.data, what, &bodies[i],
+                               result[i] == CURLE_FAILED_INIT ? 0 : 1, err);
+        } else {
+            /* a final answer: report it without asking again */
+            char why[600];
+            if (result[i] != CURLE_OK)
+                snprintf(why, sizeof why, "%s%s", curl_easy_strerror(result[i]),
+                         tls_hint(c, result[i]));
+            else {
+                char desc[400];
+                describe_body(&bodies[i], desc, sizeof desc);
+                snprintf(why, sizeof why, "HTTP %ld: %s", status[i], desc);
+            }
+            rc = gl_error_set(err, GL_ERR_PROM, "GET %s/api/v1/query_range (%s): %s", c->url,
+                              what, why);
+        }
         gl_buf_free(&params);
     }
     if (multi)
         curl_multi_cleanup(multi);
     free(h);
     free(ok);
+    free(status);
+    free(result);
     free(urls);
     return rc;
 }

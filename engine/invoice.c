@@ -261,7 +261,7 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
         rc = gl_store_fail(s, "reading idle", err);
     sqlite3_finalize(st);
     if (!rc)
-        qsort(b, nb, sizeof *b, bucket_cmp);
+        gl_sort(b, nb, sizeof *b, bucket_cmp);
     /* Teams billed per bucket, in team id order (invoices are sorted). */
     size_t ninv = set->n;
     gl_i128 *w = gl_xcalloc(ninv + 1, sizeof *w);
@@ -479,14 +479,14 @@ enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
     struct price_lookup pl = {.prices = prices};
     enum gl_status rc = load_billed(c, s, set, &pl, err);
     if (!rc) {
-        qsort(set->invoices, set->n, sizeof *set->invoices, invoice_cmp);
+        gl_sort(set->invoices, set->n, sizeof *set->invoices, invoice_cmp);
         if (c->idle_policy == GL_IDLE_PROPORTIONAL)
             rc = spread_proportional(c, s, set, &pl, err);
     }
     if (!rc) {
-        qsort(set->invoices, set->n, sizeof *set->invoices, invoice_cmp);
+        gl_sort(set->invoices, set->n, sizeof *set->invoices, invoice_cmp);
         for (size_t i = 0; i < set->n; i++)
-            qsort(set->invoices[i].lines, set->invoices[i].nlines, sizeof *set->invoices[i].lines,
+            gl_sort(set->invoices[i].lines, set->invoices[i].nlines, sizeof *set->invoices[i].lines,
                   line_cmp);
         rc = price_lines(c, s, set, prices, err);
     }
@@ -529,10 +529,10 @@ struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, co
 
 void gl_invoices_finish(struct gl_invoice_set *set)
 {
-    qsort(set->invoices, set->n, sizeof *set->invoices, invoice_cmp);
+    gl_sort(set->invoices, set->n, sizeof *set->invoices, invoice_cmp);
     for (size_t i = 0; i < set->n; i++) {
         struct gl_invoice *inv = &set->invoices[i];
-        qsort(inv->lines, inv->nlines, sizeof *inv->lines, line_cmp);
+        gl_sort(inv->lines, inv->nlines, sizeof *inv->lines, line_cmp);
         inv->total = 0;
         for (size_t j = 0; j < inv->nlines; j++)
             inv->total += inv->lines[j].amount;

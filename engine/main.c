@@ -171,21 +171,29 @@ static int cmd_collect(const struct globals *g, int argc, char **argv)
     int lock = -1;
     if (gl_lock_acquire(g->db, &lock, &err) || gl_store_open(g->db, &s, &err))
         rc = fail(&err);
+    /* Each cluster on its own: one that fails does not stop the others. */
+    int failed = 0, done = 0, first_rc = 0;
     for (size_t i = 0; !rc && i < cfg->nclusters; i++) {
         const struct gl_cluster *cl = &cfg->clusters[i];
         if (v[2] && strcmp(v[2], cl->name) != 0)
             continue;
         struct gl_collect_stats st = {0};
         if (gl_collect(cfg, cl, s, from, to, &st, &err)) {
-            rc = fail(&err);
-            break;
+            int code = fail(&err);
+            if (!first_rc)
+                first_rc = code;
+            failed++;
+            continue;
         }
+        done++;
         gl_log(GL_LOG_INFO,
                "collected cluster=%s from=%s to=%s hours=%lld chunks=%lld samples=%lld "
                "bad_samples=%lld",
                cl->name, v[0], v[1], (long long)st.hours, (long long)st.chunks,
                (long long)st.samples, (long long)st.bad_samples);
     }
+    if (!rc && failed)
+        rc = done ? GL_ERR_PARTIAL : first_rc;
     gl_store_close(s);
     gl_lock_release(lock);
     gl_config_free(cfg);

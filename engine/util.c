@@ -73,6 +73,12 @@ bool gl_buf_printf(struct gl_buf *b, const char *fmt, ...)
     return true;
 }
 
+void gl_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
 uint64_t gl_hash_bytes(const void *p, size_t n, uint64_t h)
 {
     const unsigned char *s = p;

@@ -41,6 +41,9 @@ int32_t gl_intern_find(const struct gl_intern *t, const char *s);
 const char *gl_intern_str(const struct gl_intern *t, int32_t id);
 int32_t gl_intern_count(const struct gl_intern *t);
 
+/* qsort that accepts an empty (possibly NULL) array. */
+void gl_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 /* FNV-1a over n bytes. */
 uint64_t gl_hash_bytes(const void *p, size_t n, uint64_t h);
 #define GL_HASH_SEED 1469598103934665603ULL
