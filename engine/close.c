@@ -34,6 +34,7 @@ struct key_figures {
     int64_t day;
     int64_t mib[3];
     gl_i128 billed[3];
+    gl_i128 nano[3];
     gl_i128 unit12;
     bool have_unit;
 };
@@ -104,6 +105,7 @@ static enum gl_status load_frozen(struct gl_store *s, struct key_table *t, const
             (const char *)sqlite3_column_text(st, 4), sqlite3_column_int64(st, 5));
         f->mib[which] += sqlite3_column_int64(st, 6);
         f->billed[which] += sqlite3_column_int64(st, 7);
+        f->nano[which] += sqlite3_column_int64(st, 9);
         if (!f->have_unit &&
             gl_dec_parse((const char *)sqlite3_column_text(st, 8), GL_PRICE_DECIMALS, &f->unit12))
             f->have_unit = true;
@@ -146,24 +148,27 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
                                                 l->price->id, l->days[d].day);
                 f->mib[0] += l->days[d].mib_s;
                 f->billed[0] += l->days[d].billed;
+                f->nano[0] += gl_day_gbh_nano(l, &l->days[d]);
                 f->unit12 = l->unit_price12;
                 f->have_unit = true;
             }
         }
     }
     static const char frozen_sql[] =
-        "SELECT team, cluster, model, kind, price_id, day, mib_seconds, billed_minor, unit_price"
-        " FROM frozen_row WHERE period = ?1 AND corrected_period = ''";
+        "SELECT team, cluster, model, kind, price_id, day, mib_seconds, billed_minor, unit_price,"
+        " gb_hours_nano FROM frozen_row WHERE period = ?1 AND corrected_period = ''";
     static const char prior_sql[] =
-        "SELECT team, cluster, model, kind, price_id, day, mib_seconds, billed_minor, unit_price"
-        " FROM frozen_row WHERE corrected_period = ?1 AND period > ?1 AND period < ?2";
+        "SELECT team, cluster, model, kind, price_id, day, mib_seconds, billed_minor, unit_price,"
+        " gb_hours_nano FROM frozen_row WHERE corrected_period = ?1 AND period > ?1 AND period < ?2";
     if (!(rc = load_frozen(s, &t, frozen_sql, cp->name, NULL, 1, err)))
         rc = load_frozen(s, &t, prior_sql, cp->name, set->period.name, 2, err);
     for (size_t i = 0; !rc && i < t.n; i++) {
         struct key_figures *f = &t.k[i];
+        /* the differences of what was printed (SPEC §9: both rounded) */
         int64_t dm = f->mib[0] - f->mib[1] - f->mib[2];
         gl_i128 db = f->billed[0] - f->billed[1] - f->billed[2];
-        if (dm == 0 && db == 0)
+        gl_i128 dq = f->nano[0] - f->nano[1] - f->nano[2];
+        if (dq == 0 && db == 0)
             continue;
         const struct gl_price_entry *price = price_by_id(prices, f->price_id);
         if (!price) {
@@ -176,8 +181,10 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
         struct gl_invoice_line *l = gl_invoice_add_correction(set, f->team, f->cluster, f->model,
                                                               f->kind, price, cp->name);
         l->days = gl_xrealloc(l->days, (l->ndays + 1) * sizeof *l->days);
-        l->days[l->ndays++] = (struct gl_line_day){.day = f->day, .mib_s = dm, .billed = db};
+        l->days[l->ndays++] =
+            (struct gl_line_day){.day = f->day, .mib_s = dm, .billed = db, .qty_nano = dq};
         l->mib_s += dm;
+        l->qty_nano += dq;
         l->amount += db;
         l->unit_price12 = f->unit12;
     }
@@ -281,8 +288,8 @@ static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *se
                         &fi, err)) ||
         (rc = exec_bind(s,
                         "INSERT INTO frozen_row (period, corrected_period, team, cluster, model, "
-                        "kind, price_id, day, unit_price, mib_seconds, billed_minor) "
-                        "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                        "kind, price_id, day, unit_price, mib_seconds, billed_minor, "
+                        "gb_hours_nano) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                         &fr, err)))
         goto out;
     const char *period = set->period.name;
@@ -327,6 +334,7 @@ static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *se
                 sqlite3_bind_text(fr, 9, unit, -1, SQLITE_STATIC);
                 sqlite3_bind_int64(fr, 10, l->days[d].mib_s);
                 sqlite3_bind_int64(fr, 11, (int64_t)l->days[d].billed);
+                sqlite3_bind_int64(fr, 12, (int64_t)gl_day_gbh_nano(l, &l->days[d]));
                 if ((rc = step_reset(s, fr, err)))
                     goto out;
             }

@@ -158,7 +158,7 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 const struct gl_line_day *day = &l->days[d];
                 char billed[80], qty[80], list[120], ds[32], de[32];
                 gl_dec_format(day->billed, c->minor_digits, billed, sizeof billed);
-                gl_i128 qn = gl_gbh_nano(day->mib_s);
+                gl_i128 qn = gl_day_gbh_nano(l, day);
                 gl_dec_format(qn, GL_GBH_DECIMALS, qty, sizeof qty);
                 /* ListCost = printed unit price × printed quantity, exactly. */
                 gl_dec_format_trim(l->unit_price12 * qn, GL_PRICE_DECIMALS + GL_GBH_DECIMALS,

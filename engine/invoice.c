@@ -527,6 +527,16 @@ struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, co
     return l;
 }
 
+gl_i128 gl_day_gbh_nano(const struct gl_invoice_line *l, const struct gl_line_day *d)
+{
+    return l->corrected_period[0] ? d->qty_nano : gl_gbh_nano(d->mib_s);
+}
+
+gl_i128 gl_line_gbh_nano(const struct gl_invoice_line *l)
+{
+    return l->corrected_period[0] ? l->qty_nano : gl_gbh_nano(l->mib_s);
+}
+
 void gl_invoices_finish(struct gl_invoice_set *set)
 {
     gl_sort(set->invoices, set->n, sizeof *set->invoices, invoice_cmp);
@@ -626,7 +636,7 @@ static cJSON *invoice_object(const struct gl_invoice_set *set, const struct gl_i
         }
         snprintf(buf, sizeof buf, "%lld", (long long)l->mib_s);
         cJSON_AddStringToObject(lo, "mib_seconds", buf);
-        add_dec(lo, "gb_hours", gl_gbh_nano(l->mib_s), GL_GBH_DECIMALS);
+        add_dec(lo, "gb_hours", gl_line_gbh_nano(l), GL_GBH_DECIMALS);
         add_dec(lo, "amount", l->amount, c->minor_digits);
         cJSON_AddBoolToObject(lo, "estimated", l->estimated != 0);
         if (l->corrected_period[0]) {
@@ -639,6 +649,7 @@ static cJSON *invoice_object(const struct gl_invoice_set *set, const struct gl_i
                 cJSON_AddStringToObject(x, "day", buf);
                 snprintf(buf, sizeof buf, "%lld", (long long)l->days[d].mib_s);
                 cJSON_AddStringToObject(x, "mib_seconds", buf);
+                add_dec(x, "gb_hours", l->days[d].qty_nano, GL_GBH_DECIMALS);
                 add_dec(x, "amount", l->days[d].billed, c->minor_digits);
                 cJSON_AddItemToArray(days, x);
             }
@@ -765,7 +776,7 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
     fprintf(out, "|---|---|---|---:|---:|---|---:|\n");
     for (size_t i = 0; i < inv->nlines; i++) {
         const struct gl_invoice_line *l = &inv->lines[i];
-        gl_dec_format(gl_gbh_nano(l->mib_s), GL_GBH_DECIMALS, q, sizeof q);
+        gl_dec_format(gl_line_gbh_nano(l), GL_GBH_DECIMALS, q, sizeof q);
         gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, a, sizeof a);
         gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
         fputs("| ", out);

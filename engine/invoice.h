@@ -25,6 +25,7 @@ struct gl_line_day {
     int64_t mib_s;
     gl_i128 billed;  /* minor units */
     int64_t busy_ppm, busy_steps; /* the team's compute indicator that day */
+    gl_i128 qty_nano; /* corrections: the printed GB-h × 10^9 difference */
 };
 
 struct gl_invoice_line {
@@ -39,6 +40,7 @@ struct gl_invoice_line {
     struct gl_line_day *days;
     size_t ndays;
     char corrected_period[8]; /* "" or the closed YYYY-MM a correction line corrects */
+    gl_i128 qty_nano;         /* corrections: Σ of the days' qty_nano */
 };
 
 /* Information (never priced) per cluster and GPU model: reserved-unused
@@ -106,6 +108,11 @@ struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, co
                                                   const struct gl_price_entry *price,
                                                   const char *corrected_period);
 void gl_invoices_finish(struct gl_invoice_set *set);
+
+/* GB-hours × 10^9 as printed for a line's day / a line: rounded from MiB·s,
+ * or for a correction the difference of printed figures (SPEC §9). */
+gl_i128 gl_day_gbh_nano(const struct gl_invoice_line *l, const struct gl_line_day *d);
+gl_i128 gl_line_gbh_nano(const struct gl_invoice_line *l);
 
 /* The caveat printed with the compute indicator everywhere. */
 extern const char gl_compute_caveat[];

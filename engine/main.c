@@ -337,11 +337,12 @@ static int cmd_close(const struct globals *g, int argc, char **argv)
     struct gl_config *cfg = NULL;
     struct gl_store *s = NULL;
     struct gl_price_table *prices = NULL;
-    rc = open_for_period(g, v[0], &p, &cfg, &s, &prices, usage_close);
     struct gl_error err = {0};
     int lock = -1;
-    if (!rc && (gl_lock_acquire(g->db, &lock, &err) ||
-                gl_period_close(cfg, s, prices, &p, now, &err)))
+    if (gl_lock_acquire(g->db, &lock, &err))
+        return fail(&err); /* before the database is even opened */
+    rc = open_for_period(g, v[0], &p, &cfg, &s, &prices, usage_close);
+    if (!rc && gl_period_close(cfg, s, prices, &p, now, &err))
         rc = fail(&err);
     else if (!rc)
         gl_log(GL_LOG_INFO, "closed period=%s", p.name);

@@ -94,6 +94,7 @@ CREATE TABLE frozen_row (
     day              INTEGER NOT NULL,
     unit_price       TEXT NOT NULL,     -- per GB-hour, 12 decimals
     mib_seconds      INTEGER NOT NULL,
+    gb_hours_nano    INTEGER NOT NULL,  -- the quantity as printed (GB-h × 10^9)
     billed_minor     INTEGER NOT NULL,
     PRIMARY KEY (period, corrected_period, team, cluster, model, kind, price_id, day)
 ) WITHOUT ROWID;
