@@ -1,26 +1,2057 @@
-/* report — placeholder until the report stage lands (see report.h). */
+/*
+ * report — the monthly team report and the fleet page (see report.h).
+ *
+ * Figures come from two places only: the invoice set (lines, total, waste,
+ * compute indicator, anomalies, prices — so the page can never disagree
+ * with the invoice) and SQL sums over the hourly rollups (daily used and
+ * allocated, pods, the fleet's capacity split). Charts are scaled with
+ * integer arithmetic on nano-GB-hours; labels print the exact decimal
+ * strings. Nothing here uses floating point.
+ */
 #include "report.h"
 
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "cli.h"
-#include <stdio.h>
+#include "close.h"
+#include "gl_build.h"
+#include "money.h"
+#include "output.h"
+#include "price.h"
+#include "timeutil.h"
+#include "util.h"
+
+/* ------------------------------------------------------------ formatting */
+
+/* HTML text and attribute values: the five characters that matter, and
+ * control characters (never meaningful in a label) as spaces. */
+static void html(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        switch (ch) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(ch < 0x20 || ch == 0x7f ? ' ' : ch, f);
+        }
+    }
+}
+
+/* Markdown table cells: a backslash before what could end the cell or
+ * start markup (raw HTML, entities, links, code spans); line breaks as
+ * spaces. */
+static void md(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (strchr("\\|<>[]`&", ch))
+            fputc('\\', f);
+        fputc(ch < 0x20 || ch == 0x7f ? ' ' : ch, f);
+    }
+}
+
+/* The first max_cp code points of s, with "…" when cut, for SVG labels
+ * (the full text goes in the element's <title>). */
+static void shorten(const char *s, size_t max_cp, char *buf, size_t n)
+{
+    size_t i = 0, cp = 0;
+    while (s[i] && cp < max_cp) {
+        i++;
+        while ((s[i] & 0xC0) == 0x80)
+            i++;
+        cp++;
+    }
+    if (!s[i] && i < n) {
+        memcpy(buf, s, i + 1);
+        return;
+    }
+    if (n < 4) {
+        if (n)
+            buf[0] = '\0';
+        return;
+    }
+    /* leave room for the ellipsis; cut on a code point boundary */
+    size_t keep = i < n - 4 ? i : n - 4;
+    while (keep > 0 && (s[keep] & 0xC0) == 0x80)
+        keep--;
+    memcpy(buf, s, keep);
+    memcpy(buf + keep, "\xe2\x80\xa6", 4);
+}
+
+static void fmt_gbh(int64_t mib_s, char *buf, size_t n)
+{
+    gl_dec_format(gl_gbh_nano(mib_s), GL_GBH_DECIMALS, buf, n);
+}
+
+/* part / whole as a percentage with one decimal ("12.3%"), "—" when whole
+ * is 0. */
+static void fmt_share(gl_i128 part, gl_i128 whole, char *buf, size_t n)
+{
+    if (whole <= 0) {
+        snprintf(buf, n, "—");
+        return;
+    }
+    char d[64];
+    gl_dec_format(gl_div_half_even(part * 1000, whole), 1, d, sizeof d);
+    snprintf(buf, n, "%s%%", d);
+}
+
+static const char *kind_label(const char *kind)
+{
+    static const char *const names[][2] = {
+        {"memory_used", "Memory used"},
+        {"reserved_unused", "Reserved-unused"},
+        {"idle_share", "Idle share"},
+        {"overhead_share", "Overhead share"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(kind, names[i][0]) == 0)
+            return names[i][1];
+    return kind;
+}
+
+static const char *month_name(int month)
+{
+    static const char *const m[] = {"January", "February", "March",     "April",
+                                    "May",     "June",     "July",      "August",
+                                    "September", "October", "November", "December"};
+    return month >= 1 && month <= 12 ? m[month - 1] : "";
+}
+
+static const char *policy_text(const struct gl_config *c)
+{
+    switch (c->idle_policy) {
+    case GL_IDLE_PROPORTIONAL:
+        return "spread over the teams billed on each GPU model and day, in proportion to "
+               "their billed GB-hours";
+    case GL_IDLE_UNBILLED:
+        return "reported but not billed";
+    case GL_IDLE_PLATFORM:
+        break;
+    }
+    return "billed to the platform team";
+}
+
+/* Team colours of the fleet chart, in team id order. */
+static const char *const palette[] = {"#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2",
+                                      "#db2777", "#65a30d", "#4f46e5", "#b45309", "#0d9488"};
+#define NPALETTE (sizeof palette / sizeof *palette)
+#define COLOR_USED "#2563eb"
+#define COLOR_ALLOC "#bfdbfe"
+#define COLOR_IDLE "#cbd5e1"
+#define COLOR_OVERHEAD "#64748b"
+
+/* ------------------------------------------------------------- file names */
+
+void gl_report_team_file(const char *period, const char *team, const char *ext, char *buf,
+                         size_t n)
+{
+    char safe[256];
+    snprintf(buf, n, "report-%s-%s.%s", period, gl_safe_name(team, safe, sizeof safe), ext);
+}
+
+/* Renders a page in memory, then writes dir/name through gl_write_atomic
+ * (temporary file + rename): a reader never sees half a page, and a failed
+ * write leaves the previous page in place. */
+typedef void (*page_fn)(FILE *f, const void *ctx);
+
+static enum gl_status write_page(const char *dir, const char *name, page_fn fn, const void *ctx,
+                                 struct gl_error *err)
+{
+    char *data = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&data, &len);
+    if (!f)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s/%s: out of memory", dir, name);
+    fn(f, ctx);
+    bool ok = !ferror(f);
+    ok = fclose(f) == 0 && ok;
+    enum gl_status rc;
+    if (!ok) {
+        rc = gl_error_set(err, GL_ERR_RUNTIME, "%s/%s: out of memory", dir, name);
+    } else {
+        size_t n = strlen(dir) + strlen(name) + 2;
+        char *path = gl_xcalloc(n, 1);
+        snprintf(path, n, "%s/%s", dir, name);
+        rc = gl_write_atomic(path, data, len, err);
+        free(path);
+    }
+    free(data);
+    return rc;
+}
+
+/* ------------------------------------------------------------- SQL reads */
+
+/* The UTC days the charts span: from the first to the last hour of the
+ * period that was collected or has usage (every team shares this axis). */
+struct day_axis {
+    int64_t first; /* UTC midnight */
+    size_t n;
+};
+
+static enum gl_status load_axis(struct gl_store *s, const struct gl_period *p,
+                                struct day_axis *ax, struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT MIN(a), MAX(b) FROM ("
+        " SELECT MIN(hour) AS a, MAX(hour) AS b FROM usage WHERE hour >= ?1 AND hour < ?2"
+        " UNION ALL"
+        " SELECT MIN(hour), MAX(hour) FROM collected_hour WHERE hour >= ?1 AND hour < ?2)";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "report: reading the period's hours", err);
+    sqlite3_bind_int64(st, 1, p->start);
+    sqlite3_bind_int64(st, 2, p->end);
+    int64_t a = p->start, b = p->end - 3600;
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        a = sqlite3_column_int64(st, 0);
+        b = sqlite3_column_int64(st, 1);
+    }
+    enum gl_status rc = sr == SQLITE_ROW || sr == SQLITE_DONE
+                            ? GL_OK
+                            : gl_store_fail(s, "report: reading the period's hours", err);
+    sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    ax->first = gl_floor_to(a, 86400);
+    ax->n = (size_t)((gl_floor_to(b, 86400) - ax->first) / 86400 + 1);
+    return GL_OK;
+}
+
+struct day_row {
+    int64_t used, allocated, waste, idle, overhead; /* MiB·s */
+};
+
+struct pod_row {
+    char *cluster, *ns, *pod;
+    int64_t used, allocated, waste;
+    int estimated;
+};
+
+/* What one team's page shows besides its invoice. */
+struct team_usage {
+    struct day_row *days; /* axis.n entries */
+    struct pod_row *pods;
+    size_t npods;
+    int64_t pods_total; /* pods with any row, of which npods are listed */
+    int64_t used, allocated, waste;
+    bool has_shares;
+    int64_t idle_share, overhead_share; /* Σ of the invoice's share lines */
+};
+
+static void team_usage_free(struct team_usage *u)
+{
+    for (size_t i = 0; i < u->npods; i++) {
+        free(u->pods[i].cluster);
+        free(u->pods[i].ns);
+        free(u->pods[i].pod);
+    }
+    free(u->pods);
+    free(u->days);
+    memset(u, 0, sizeof *u);
+}
+
+static enum gl_status load_team(struct gl_store *s, const struct gl_period *p,
+                                const struct gl_invoice *inv, const struct day_axis *ax,
+                                struct team_usage *u, struct gl_error *err)
+{
+    static const char daily_sql[] =
+        "SELECT hour - hour % 86400,"
+        " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END),"
+        " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END),"
+        " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END)"
+        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND team = ?3"
+        "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
+        " GROUP BY 1 ORDER BY 1";
+    static const char pods_sql[] =
+        "SELECT cluster, namespace, pod,"
+        " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END) AS used,"
+        " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END) AS alloc,"
+        " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END),"
+        " MAX(CASE kind WHEN 'memory_used' THEN estimated ELSE 0 END),"
+        " COUNT(*) OVER ()"
+        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND team = ?3 AND pod <> ''"
+        "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
+        " GROUP BY cluster, namespace, pod"
+        " ORDER BY used DESC, alloc DESC, cluster, namespace, pod LIMIT ?4";
+    memset(u, 0, sizeof *u);
+    u->days = gl_xcalloc(ax->n, sizeof *u->days);
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = GL_OK;
+    int sr;
+    if (sqlite3_prepare_v2(gl_store_db(s), daily_sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = gl_store_fail(s, "report: reading daily usage", err);
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, p->start);
+    sqlite3_bind_int64(st, 2, p->end);
+    sqlite3_bind_text(st, 3, inv->team, -1, SQLITE_STATIC);
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t i = (sqlite3_column_int64(st, 0) - ax->first) / 86400;
+        if (i < 0 || (size_t)i >= ax->n)
+            continue; /* cannot happen: the axis spans every usage hour */
+        u->days[i].used += sqlite3_column_int64(st, 1);
+        u->days[i].allocated += sqlite3_column_int64(st, 2);
+        u->days[i].waste += sqlite3_column_int64(st, 3);
+        u->used += sqlite3_column_int64(st, 1);
+        u->allocated += sqlite3_column_int64(st, 2);
+        u->waste += sqlite3_column_int64(st, 3);
+    }
+    if (sr != SQLITE_DONE) {
+        rc = gl_store_fail(s, "report: reading daily usage", err);
+        goto done;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    /* Idle and overhead shares come from the invoice's own line days. */
+    for (size_t j = 0; j < inv->nlines; j++) {
+        const struct gl_invoice_line *l = &inv->lines[j];
+        bool idle = strcmp(l->kind, "idle_share") == 0;
+        if (!idle && strcmp(l->kind, "overhead_share") != 0)
+            continue;
+        u->has_shares = true;
+        if (idle)
+            u->idle_share += l->mib_s;
+        else
+            u->overhead_share += l->mib_s;
+        for (size_t d = 0; d < l->ndays; d++) {
+            int64_t i = (l->days[d].day - ax->first) / 86400;
+            if (i < 0 || (size_t)i >= ax->n)
+                continue;
+            if (idle)
+                u->days[i].idle += l->days[d].mib_s;
+            else
+                u->days[i].overhead += l->days[d].mib_s;
+        }
+    }
+    if (sqlite3_prepare_v2(gl_store_db(s), pods_sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = gl_store_fail(s, "report: reading pods", err);
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, p->start);
+    sqlite3_bind_int64(st, 2, p->end);
+    sqlite3_bind_text(st, 3, inv->team, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, GL_REPORT_TOP_PODS);
+    u->pods = gl_xcalloc(GL_REPORT_TOP_PODS, sizeof *u->pods);
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW && u->npods < GL_REPORT_TOP_PODS) {
+        struct pod_row *r = &u->pods[u->npods++];
+        r->cluster = gl_strdup((const char *)sqlite3_column_text(st, 0));
+        r->ns = gl_strdup((const char *)sqlite3_column_text(st, 1));
+        r->pod = gl_strdup((const char *)sqlite3_column_text(st, 2));
+        r->used = sqlite3_column_int64(st, 3);
+        r->allocated = sqlite3_column_int64(st, 4);
+        r->waste = sqlite3_column_int64(st, 5);
+        r->estimated = sqlite3_column_int(st, 6);
+        u->pods_total = sqlite3_column_int64(st, 7);
+    }
+    if (sr != SQLITE_DONE && sr != SQLITE_ROW)
+        rc = gl_store_fail(s, "report: reading pods", err);
+done:
+    sqlite3_finalize(st);
+    if (rc)
+        team_usage_free(u);
+    return rc;
+}
+
+/* The fleet: per cluster and GPU model, what summary.c sums, and the
+ * billed memory of each team on it. */
+enum { F_CAP, F_USED, F_RUB, F_RESERVED, F_UNATTR, F_IDLE, F_EXCESS, F_N };
+
+struct fleet_team {
+    int team; /* index into fleet.teams */
+    int64_t q; /* memory_used + reserved_unused_billed, MiB·s */
+};
+
+struct fleet_model {
+    char *cluster, *model;
+    int64_t v[F_N];
+    struct fleet_team *teams;
+    size_t nteams;
+};
+
+struct fleet_device {
+    char *cluster, *node, *device, *profile, *model;
+    int64_t capacity, excess;
+    bool unknown;
+};
+
+struct fleet {
+    struct fleet_model *m;
+    size_t n;
+    char **teams; /* distinct team ids with billed memory, sorted */
+    size_t nteams;
+    struct fleet_device *dev; /* devices needing attention only */
+    size_t ndev, ndev_total;
+};
+
+static void fleet_free(struct fleet *fl)
+{
+    for (size_t i = 0; i < fl->n; i++) {
+        free(fl->m[i].cluster);
+        free(fl->m[i].model);
+        free(fl->m[i].teams);
+    }
+    free(fl->m);
+    for (size_t i = 0; i < fl->nteams; i++)
+        free(fl->teams[i]);
+    free(fl->teams);
+    for (size_t i = 0; i < fl->ndev; i++) {
+        struct fleet_device *d = &fl->dev[i];
+        free(d->cluster);
+        free(d->node);
+        free(d->device);
+        free(d->profile);
+        free(d->model);
+    }
+    free(fl->dev);
+    memset(fl, 0, sizeof *fl);
+}
+
+static struct fleet_model *fleet_model_for(struct fleet *fl, const char *cluster,
+                                           const char *model)
+{
+    for (size_t i = 0; i < fl->n; i++)
+        if (strcmp(fl->m[i].cluster, cluster) == 0 && strcmp(fl->m[i].model, model) == 0)
+            return &fl->m[i];
+    fl->m = gl_xrealloc(fl->m, (fl->n + 1) * sizeof *fl->m);
+    struct fleet_model *m = &fl->m[fl->n++];
+    memset(m, 0, sizeof *m);
+    m->cluster = gl_strdup(cluster);
+    m->model = gl_strdup(model);
+    return m;
+}
+
+static enum gl_status load_fleet(struct gl_store *s, const struct gl_period *p, struct fleet *fl,
+                                 struct gl_error *err)
+{
+    /* The same sums as `gpuledger summary` (summary.c), so the two agree. */
+    static const char models_sql[] =
+        "SELECT u.cluster, d.model,"
+        " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'reserved_unused_billed' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END)"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2"
+        " GROUP BY u.cluster, d.model ORDER BY u.cluster, d.model";
+    static const char teams_sql[] =
+        "SELECT u.cluster, d.model, u.team, SUM(u.quantity)"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2"
+        "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
+        " GROUP BY 1, 2, 3 HAVING SUM(u.quantity) <> 0 ORDER BY 3, 1, 2";
+    static const char devices_sql[] =
+        "SELECT d.cluster, d.hostname,"
+        " d.uuid || CASE d.gpu_i_id WHEN '' THEN '' ELSE '/' || d.gpu_i_id END,"
+        " d.gpu_i_profile, d.model,"
+        " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'unknown_steps' THEN u.quantity ELSE 0 END)"
+        " FROM device d LEFT JOIN usage u ON u.device_id = d.id AND u.hour >= ?1 AND u.hour < ?2"
+        " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
+        " GROUP BY d.id ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
+    memset(fl, 0, sizeof *fl);
+    sqlite3 *db = gl_store_db(s);
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = GL_OK;
+    int sr;
+    if (sqlite3_prepare_v2(db, models_sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = gl_store_fail(s, "report: fleet totals", err);
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, p->start);
+    sqlite3_bind_int64(st, 2, p->end);
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        struct fleet_model *m = fleet_model_for(fl, (const char *)sqlite3_column_text(st, 0),
+                                                (const char *)sqlite3_column_text(st, 1));
+        for (int k = 0; k < F_N; k++)
+            m->v[k] = sqlite3_column_int64(st, k + 2);
+    }
+    if (sr != SQLITE_DONE) {
+        rc = gl_store_fail(s, "report: fleet totals", err);
+        goto done;
+    }
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(db, teams_sql, -1, &st, NULL) != SQLITE_OK) {
+        st = NULL;
+        rc = gl_store_fail(s, "report: fleet teams", err);
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, p->start);
+    sqlite3_bind_int64(st, 2, p->end);
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *team = (const char *)sqlite3_column_text(st, 2);
+        /* rows come in team order: a new team is the last one or new */
+        if (!fl->nteams || strcmp(fl->teams[fl->nteams - 1], team) != 0) {
+            fl->teams = gl_xrealloc(fl->teams, (fl->nteams + 1) * sizeof *fl->teams);
+            fl->teams[fl->nteams++] = gl_strdup(team);
+        }
+        struct fleet_model *m = fleet_model_for(fl, (const char *)sqlite3_column_text(st, 0),
+                                                (const char *)sqlite3_column_text(st, 1));
+        m->teams = gl_xrealloc(m->teams, (m->nteams + 1) * sizeof *m->teams);
+        m->teams[m->nteams++] =
+            (struct fleet_team){(int)fl->nteams - 1, sqlite3_column_int64(st, 3)};
+    }
+    if (sr != SQLITE_DONE) {
+        rc = gl_store_fail(s, "report: fleet teams", err);
+        goto done;
+    }
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(db, devices_sql, -1, &st, NULL) != SQLITE_OK) {
+        st = NULL;
+        rc = gl_store_fail(s, "report: fleet devices", err);
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, p->start);
+    sqlite3_bind_int64(st, 2, p->end);
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        fl->ndev_total++;
+        int64_t cap = sqlite3_column_int64(st, 5), excess = sqlite3_column_int64(st, 6);
+        bool unknown = sqlite3_column_int64(st, 7) > 0 || cap == 0;
+        if (!unknown && excess == 0)
+            continue;
+        fl->dev = gl_xrealloc(fl->dev, (fl->ndev + 1) * sizeof *fl->dev);
+        struct fleet_device *d = &fl->dev[fl->ndev++];
+        char **f[] = {&d->cluster, &d->node, &d->device, &d->profile, &d->model};
+        for (int i = 0; i < 5; i++)
+            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
+        d->capacity = cap;
+        d->excess = excess;
+        d->unknown = unknown;
+    }
+    if (sr != SQLITE_DONE)
+        rc = gl_store_fail(s, "report: fleet devices", err);
+done:
+    sqlite3_finalize(st);
+    if (rc)
+        fleet_free(fl);
+    return rc;
+}
+
+/* ------------------------------------------------------------ SVG charts */
+
+/* v / max of span pixels, floored; 0 when max is 0. */
+static int px(gl_i128 v, gl_i128 max, int span)
+{
+    if (max <= 0 || v <= 0)
+        return 0;
+    return (int)(v * span / max);
+}
+
+/* The smallest 1-2-5 step (nano-GB-hours) that covers max in five steps. */
+static gl_i128 nice_step(gl_i128 max)
+{
+    static const int mult[] = {1, 2, 5};
+    for (gl_i128 p = 1;; p *= 10)
+        for (int i = 0; i < 3; i++)
+            if (p * mult[i] * 5 >= max)
+                return p * mult[i];
+}
+
+/* Gridlines and GB-hour tick labels of a vertical axis; returns its top. */
+static gl_i128 svg_axis(FILE *f, gl_i128 max, int left, int right, int top, int height)
+{
+    gl_i128 step = nice_step(max > 0 ? max : 1000000000);
+    gl_i128 axis_top = step * ((max + step - 1) / step);
+    if (axis_top <= 0)
+        axis_top = step;
+    for (gl_i128 k = 0; k * step <= axis_top; k++) {
+        int y = top + height - px(k * step, axis_top, height);
+        char t[64];
+        gl_dec_format_trim(k * step, GL_GBH_DECIMALS, t, sizeof t);
+        fprintf(f,
+                "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>"
+                "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"tick\">%s</text>\n",
+                left, y, right, y, k ? "#e5e7eb" : "#9ca3af", left - 8, y + 4, t);
+    }
+    return axis_top;
+}
+
+static void svg_day_labels(FILE *f, const struct day_axis *ax, int left, int width, int y)
+{
+    for (size_t i = 0; i < ax->n; i++) {
+        char d[16];
+        gl_date_format(ax->first + (int64_t)i * 86400, d, sizeof d);
+        int x0 = left + (int)(i * (size_t)width / ax->n);
+        int x1 = left + (int)((i + 1) * (size_t)width / ax->n);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"tick\">%s</text>\n",
+                (x0 + x1) / 2, y, d + 8);
+    }
+}
+
+/* Daily used (solid) inside allocated (light) GB-hours per UTC day. */
+static void svg_daily_used(FILE *f, const struct team_usage *u, const struct day_axis *ax)
+{
+    enum { W = 1000, H = 280, L = 90, R = 10, T = 12, B = 30 };
+    const int pw = W - L - R, ph = H - T - B;
+    gl_i128 max = 0;
+    for (size_t i = 0; i < ax->n; i++) {
+        gl_i128 a = gl_gbh_nano(u->days[i].used), b = gl_gbh_nano(u->days[i].allocated);
+        if (a > max)
+            max = a;
+        if (b > max)
+            max = b;
+    }
+    fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"Daily GB-hours used and allocated\">\n", W, H);
+    gl_i128 top = svg_axis(f, max, L, W - R, T, ph);
+    for (size_t i = 0; i < ax->n; i++) {
+        const struct day_row *d = &u->days[i];
+        int x0 = L + (int)(i * (size_t)pw / ax->n), x1 = L + (int)((i + 1) * (size_t)pw / ax->n);
+        int slot = x1 - x0, cx = (x0 + x1) / 2;
+        int wa = slot * 8 / 10 < 90 ? slot * 8 / 10 : 90, wu = slot / 2 < 56 ? slot / 2 : 56;
+        int ha = px(gl_gbh_nano(d->allocated), top, ph), hu = px(gl_gbh_nano(d->used), top, ph);
+        char day[16], a[64], b[64];
+        gl_date_format(ax->first + (int64_t)i * 86400, day, sizeof day);
+        fmt_gbh(d->used, a, sizeof a);
+        fmt_gbh(d->allocated, b, sizeof b);
+        fprintf(f,
+                "<g><title>%s: used %s GB-h, allocated %s GB-h</title>"
+                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#93c5fd\"/>"
+                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/></g>\n",
+                day, a, b, cx - wa / 2, T + ph - ha, wa, ha, COLOR_ALLOC, cx - wu / 2, T + ph - hu,
+                wu, hu, COLOR_USED);
+    }
+    svg_day_labels(f, ax, L, pw, H - 10);
+    fputs("</svg>\n", f);
+}
+
+/* Daily idle (light) and overhead (dark) shares, stacked. */
+static void svg_daily_shares(FILE *f, const struct team_usage *u, const struct day_axis *ax)
+{
+    enum { W = 1000, H = 240, L = 90, R = 10, T = 12, B = 30 };
+    const int pw = W - L - R, ph = H - T - B;
+    gl_i128 max = 0;
+    for (size_t i = 0; i < ax->n; i++) {
+        gl_i128 v = gl_gbh_nano(u->days[i].idle + u->days[i].overhead);
+        if (v > max)
+            max = v;
+    }
+    fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"Daily idle and overhead shares\">\n", W, H);
+    gl_i128 top = svg_axis(f, max, L, W - R, T, ph);
+    for (size_t i = 0; i < ax->n; i++) {
+        const struct day_row *d = &u->days[i];
+        int x0 = L + (int)(i * (size_t)pw / ax->n), x1 = L + (int)((i + 1) * (size_t)pw / ax->n);
+        int slot = x1 - x0, w = slot * 6 / 10 < 70 ? slot * 6 / 10 : 70;
+        int x = (x0 + x1) / 2 - w / 2;
+        int hall = px(gl_gbh_nano(d->idle + d->overhead), top, ph);
+        int ho = px(gl_gbh_nano(d->overhead), top, ph);
+        char day[16], a[64], b[64];
+        gl_date_format(ax->first + (int64_t)i * 86400, day, sizeof day);
+        fmt_gbh(d->idle, a, sizeof a);
+        fmt_gbh(d->overhead, b, sizeof b);
+        fprintf(f,
+                "<g><title>%s: idle %s GB-h, overhead %s GB-h</title>"
+                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>"
+                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/></g>\n",
+                day, a, b, x, T + ph - hall, w, hall - ho, COLOR_IDLE, x, T + ph - ho, w, ho,
+                COLOR_OVERHEAD);
+    }
+    svg_day_labels(f, ax, L, pw, H - 10);
+    fputs("</svg>\n", f);
+}
+
+/* Top pods: used (solid) over allocated (light), one row each. */
+static void svg_pods(FILE *f, const struct team_usage *u)
+{
+    enum { W = 1000, ROW = 28, LABEL = 330, BAR = 500 };
+    const int h = ROW * (int)u->npods + 8;
+    gl_i128 max = 0;
+    for (size_t i = 0; i < u->npods; i++) {
+        if (u->pods[i].used > max)
+            max = u->pods[i].used;
+        if (u->pods[i].allocated > max)
+            max = u->pods[i].allocated;
+    }
+    fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"Top pods by GB-hours\">\n", W, h);
+    for (size_t i = 0; i < u->npods; i++) {
+        const struct pod_row *r = &u->pods[i];
+        int y = 4 + (int)i * ROW;
+        int wa = px(r->allocated, max, BAR), wu = px(r->used, max, BAR);
+        size_t n = strlen(r->ns) + strlen(r->pod) + 2;
+        char *full = gl_xcalloc(n, 1), shortl[200], q[64];
+        snprintf(full, n, "%s/%s", r->ns, r->pod);
+        shorten(full, 44, shortl, sizeof shortl);
+        fmt_gbh(r->used, q, sizeof q);
+        fputs("<g><title>", f);
+        html(f, r->cluster);
+        fputs(" ", f);
+        html(f, full);
+        fprintf(f, ": used %s GB-h", q);
+        fmt_gbh(r->allocated, q, sizeof q);
+        fprintf(f, ", allocated %s GB-h</title>\n<text x=\"0\" y=\"%d\" class=\"lbl\">", q,
+                y + 17);
+        html(f, shortl);
+        fmt_gbh(r->used, q, sizeof q);
+        fprintf(f,
+                "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"20\" fill=\"%s\"/>"
+                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"12\" fill=\"%s\"/>"
+                "<text x=\"%d\" y=\"%d\" class=\"val\">%s</text></g>\n",
+                LABEL, y + 2, wa, COLOR_ALLOC, LABEL, y + 6, wu, COLOR_USED,
+                LABEL + (wa > wu ? wa : wu) + 8, y + 17, q);
+        free(full);
+    }
+    fputs("</svg>\n", f);
+}
+
+/* The compute indicator of each GPU model as a 0–1 meter. */
+static void svg_compute(FILE *f, const struct gl_invoice *inv)
+{
+    enum { W = 1000, ROW = 30, LABEL = 330, BAR = 500 };
+    size_t n = 0;
+    for (size_t i = 0; i < inv->ncompute; i++)
+        n += inv->compute[i].b > 0;
+    fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"Compute indicator\">\n", W, ROW * (int)n + 8);
+    size_t row = 0;
+    for (size_t i = 0; i < inv->ncompute; i++) {
+        const struct gl_info_row *r = &inv->compute[i];
+        if (r->b <= 0)
+            continue;
+        int y = 4 + (int)row++ * ROW;
+        gl_i128 ppm = gl_div_half_even(r->a, r->b);
+        char ratio[64], lbl[200];
+        gl_dec_format(ppm, 6, ratio, sizeof ratio);
+        size_t ln = strlen(r->cluster) + strlen(r->model) + 8;
+        char *full = gl_xcalloc(ln, 1);
+        snprintf(full, ln, "%s · %s", r->cluster, r->model);
+        shorten(full, 44, lbl, sizeof lbl);
+        fputs("<g><title>", f);
+        html(f, full);
+        fprintf(f, ": busy ratio %s over %lld device steps (indicator, not billed)</title>",
+                ratio, (long long)r->b);
+        fprintf(f, "<text x=\"0\" y=\"%d\" class=\"lbl\">", y + 17);
+        html(f, lbl);
+        fprintf(f,
+                "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"18\" fill=\"#f3f4f6\" "
+                "stroke=\"#d1d5db\"/><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"18\" "
+                "fill=\"#7c3aed\"/><text x=\"%d\" y=\"%d\" class=\"val\">%s</text></g>\n",
+                LABEL, y + 3, BAR, LABEL, y + 3, px(ppm, 1000000, BAR), LABEL + BAR + 8, y + 17,
+                ratio);
+        free(full);
+    }
+    fputs("</svg>\n", f);
+}
+
+/* Capacity of each GPU model split into teams, overhead and idle. */
+static void svg_fleet(FILE *f, const struct fleet *fl)
+{
+    enum { W = 1000, ROW = 66, BARH = 30 };
+    fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"Capacity per GPU model\">\n", W, ROW * (int)fl->n + 4);
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct fleet_model *m = &fl->m[i];
+        int y = (int)i * ROW;
+        int64_t overhead = m->v[F_RESERVED] + m->v[F_UNATTR];
+        int64_t billed = 0;
+        for (size_t k = 0; k < m->nteams; k++)
+            billed += m->teams[k].q;
+        /* Segments tile the bar by cumulative position; when Σ billed
+         * exceeds capacity (excess), the bar is that sum and a line marks
+         * capacity. */
+        gl_i128 denom = (gl_i128)billed + overhead + m->v[F_IDLE];
+        if (denom < m->v[F_CAP])
+            denom = m->v[F_CAP];
+        char cap[64], lbl[300];
+        fmt_gbh(m->v[F_CAP], cap, sizeof cap);
+        size_t ln = strlen(m->cluster) + strlen(m->model) + 8;
+        char *full = gl_xcalloc(ln, 1);
+        snprintf(full, ln, "%s · %s", m->cluster, m->model);
+        shorten(full, 80, lbl, sizeof lbl);
+        fprintf(f, "<text x=\"0\" y=\"%d\" class=\"lbl\"><tspan font-weight=\"600\">", y + 16);
+        html(f, lbl);
+        fprintf(f, "</tspan> — capacity %s GB-h</text>\n", cap);
+        free(full);
+        gl_i128 cum = 0;
+        int by = y + 24;
+        for (size_t k = 0; k <= m->nteams + 1; k++) {
+            const char *name, *color;
+            int64_t q;
+            if (k < m->nteams) {
+                name = fl->teams[m->teams[k].team];
+                color = palette[(size_t)m->teams[k].team % NPALETTE];
+                q = m->teams[k].q;
+            } else if (k == m->nteams) {
+                name = "overhead (driver-reserved + unattributed)";
+                color = COLOR_OVERHEAD;
+                q = overhead;
+            } else {
+                name = "idle";
+                color = COLOR_IDLE;
+                q = m->v[F_IDLE];
+            }
+            if (q <= 0)
+                continue;
+            int x0 = px(cum, denom, W);
+            cum += q;
+            int x1 = px(cum, denom, W);
+            char g[64], sh[64], tl[64];
+            fmt_gbh(q, g, sizeof g);
+            fmt_share(q, m->v[F_CAP], sh, sizeof sh);
+            fputs("<g><title>", f);
+            html(f, name);
+            fprintf(f, ": %s GB-h (%s of capacity)</title>", g, sh);
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+                       "stroke=\"#fff\"/>", x0, by, x1 - x0, BARH, color);
+            if (x1 - x0 >= 70) {
+                shorten(name, (size_t)(x1 - x0 - 12) / 8, tl, sizeof tl);
+                fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"seg%s\">", x0 + 6, by + 20,
+                        k == m->nteams + 1 ? " dark" : "");
+                html(f, tl);
+                fputs("</text>", f);
+            }
+            fputs("</g>\n", f);
+        }
+        if (denom > m->v[F_CAP]) {
+            int xc = px(m->v[F_CAP], denom, W);
+            fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#dc2626\" "
+                       "stroke-width=\"3\"><title>capacity</title></line>\n",
+                    xc, by - 4, xc, by + BARH + 4);
+        }
+    }
+    fputs("</svg>\n", f);
+}
+
+/* --------------------------------------------------------------- pages */
+
+static const char css[] =
+    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"
+    "color:#111827;background:#f9fafb;margin:0}"
+    "main{max-width:1240px;margin:0 auto;padding:20px 24px 48px}"
+    "h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:32px 0 8px;"
+    "border-bottom:1px solid #e5e7eb;padding-bottom:4px}"
+    ".meta{color:#4b5563;margin:0 0 16px}"
+    ".cards{display:flex;flex-wrap:wrap;gap:12px;margin:16px 0}"
+    ".card{background:#fff;border:1px solid #e5e7eb;border-radius:8px;padding:10px 14px;"
+    "min-width:160px}.card .k{color:#6b7280;font-size:12px;text-transform:uppercase;"
+    "letter-spacing:.04em}.card .v{font-size:20px;font-weight:600;font-variant-numeric:"
+    "tabular-nums}.card .u{color:#6b7280;font-size:12px}"
+    ".card.total{border-color:#2563eb;background:#eff6ff}"
+    "table{border-collapse:collapse;background:#fff;margin:8px 0;font-size:13px}"
+    "th,td{border:1px solid #e5e7eb;padding:4px 8px;text-align:left;vertical-align:top}"
+    "th{background:#f3f4f6;font-weight:600}th.n{text-align:right}td.n{text-align:right;"
+    "font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "tr.sum td{font-weight:700;background:#f9fafb}"
+    ".chart{width:100%;height:auto;background:#fff;border:1px solid #e5e7eb;border-radius:8px;"
+    "display:block}"
+    ".chart text{font-family:system-ui,'DejaVu Sans',sans-serif}"
+    ".tick{font-size:12px;fill:#6b7280}.lbl{font-size:13px;fill:#111827}"
+    ".val{font-size:12px;fill:#374151}.seg{font-size:13px;fill:#fff}.seg.dark{fill:#111827}"
+    ".legend{margin:6px 0 0;color:#374151;font-size:13px}"
+    ".sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin:0 4px -1px 12px;"
+    "border:1px solid #9ca3af}"
+    ".note{color:#4b5563}.caveat{border-left:4px solid #7c3aed;background:#f5f3ff;"
+    "padding:8px 12px;margin:8px 0}"
+    ".warn{border-left:4px solid #f59e0b;background:#fffbeb;padding:8px 12px;margin:8px 0}"
+    "code{background:#f3f4f6;padding:0 3px;border-radius:3px}"
+    ".wide{overflow-x:auto}td.t{white-space:nowrap}"
+    "footer{margin-top:40px;color:#6b7280;font-size:12px}";
+
+static void html_head(FILE *f, const char *title1, const char *title2)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+          "style-src 'unsafe-inline'\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+          f);
+    html(f, title1);
+    html(f, title2);
+    fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n", css);
+}
+
+static void html_foot(FILE *f, const struct gl_config *c)
+{
+    fprintf(f,
+            "<footer>Generated by gpuledger %s. Quantities are exact: GB-hours (GB = 10<sup>9</sup>"
+            " bytes) from integer MiB·s; amounts rounded half-even once per line to the "
+            "currency's minor unit (%s); a total is the sum of its rounded lines.</footer>\n"
+            "</main>\n</body>\n</html>\n",
+            GL_VERSION, c->currency);
+}
+
+static void html_card(FILE *f, const char *cls, const char *key, const char *id,
+                      const char *value, const char *unit)
+{
+    fprintf(f, "<div class=\"card%s%s\"><div class=\"k\">%s</div><div class=\"v\"", *cls ? " " : "",
+            cls, key);
+    if (id)
+        fprintf(f, " id=\"%s\"", id);
+    fprintf(f, ">%s</div><div class=\"u\">%s</div></div>\n", value, unit);
+}
+
+static void swatch(FILE *f, const char *color, const char *label)
+{
+    fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>", color);
+    html(f, label);
+}
+
+struct team_ctx {
+    const struct gl_config *c;
+    const struct gl_invoice_set *set;
+    const struct gl_invoice *inv;
+    const struct team_usage *u;
+    const struct day_axis *ax;
+};
+
+/* Price entries of the invoice's lines, one row per (entry, model): a
+ * GPU-Hours entry's per-GB-hour price depends on the model's capacity. */
+static bool first_price_use(const struct gl_invoice *inv, size_t j)
+{
+    const struct gl_invoice_line *l = &inv->lines[j];
+    for (size_t i = 0; i < j; i++)
+        if (inv->lines[i].price == l->price && strcmp(inv->lines[i].model, l->model) == 0)
+            return false;
+    return true;
+}
+
+static size_t share_lines(const struct gl_invoice *inv)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < inv->nlines; j++)
+        n += strcmp(inv->lines[j].kind, "idle_share") == 0 ||
+             strcmp(inv->lines[j].kind, "overhead_share") == 0;
+    return n;
+}
+
+static void day_range_text(const struct day_axis *ax, char *buf, size_t n)
+{
+    char a[16], b[16];
+    gl_date_format(ax->first, a, sizeof a);
+    gl_date_format(ax->first + (int64_t)(ax->n - 1) * 86400, b, sizeof b);
+    snprintf(buf, n, "%s to %s", a, b);
+}
+
+/* The headline figures of a team page, shared by the HTML cards and the
+ * Markdown list so that both show the same: memory and allocation when the
+ * team had pods, its idle and overhead shares when it carries them. */
+struct keyfig {
+    const char *label;
+    char value[96];
+    char unit[128];
+};
+
+static size_t team_keyfigs(const struct team_ctx *x, struct keyfig *k)
+{
+    const struct team_usage *u = x->u;
+    size_t n = 0;
+    char sh[32];
+    if (u->used || u->allocated || !u->has_shares) {
+        k[n].label = "Memory used";
+        fmt_gbh(u->used, k[n].value, sizeof k[n].value);
+        snprintf(k[n++].unit, sizeof k->unit, "GB-hours");
+        k[n].label = "Allocated";
+        fmt_gbh(u->allocated, k[n].value, sizeof k[n].value);
+        snprintf(k[n++].unit, sizeof k->unit, "GB-hours");
+        k[n].label = "Reserved-unused (waste)";
+        fmt_gbh(u->waste, k[n].value, sizeof k[n].value);
+        fmt_share(u->waste, u->allocated, sh, sizeof sh);
+        snprintf(k[n++].unit, sizeof k->unit, "GB-hours · %s of allocation", sh);
+    }
+    if (u->has_shares) {
+        k[n].label = "Idle share";
+        fmt_gbh(u->idle_share, k[n].value, sizeof k[n].value);
+        snprintf(k[n++].unit, sizeof k->unit, "GB-hours");
+        k[n].label = "Overhead share";
+        fmt_gbh(u->overhead_share, k[n].value, sizeof k[n].value);
+        snprintf(k[n++].unit, sizeof k->unit, "GB-hours");
+    }
+    k[n].label = "Anomalies";
+    snprintf(k[n].value, sizeof k[n].value, "%zu", x->inv->anomalies.n);
+    snprintf(k[n++].unit, sizeof k->unit, "%s",
+             x->inv->anomalies.n ? "billed as used, listed below" : "billed as used");
+    return n;
+}
+
+static void team_html(FILE *f, const void *vctx)
+{
+    const struct team_ctx *x = vctx;
+    const struct gl_config *c = x->c;
+    const struct gl_invoice *inv = x->inv;
+    const struct team_usage *u = x->u;
+    const struct gl_period *p = &x->set->period;
+    char a[96], b[96], q[96];
+
+    html_head(f, "GPU report — ", inv->team_name);
+    fputs("<h1>GPU report: ", f);
+    html(f, inv->team_name);
+    fprintf(f, " <span class=\"note\">(<code>");
+    html(f, inv->team);
+    fprintf(f, "</code>)</span></h1>\n<p class=\"meta\">%s %d · invoice <code>", month_name(p->month),
+            p->year);
+    html(f, inv->invoice_id);
+    fputs("</code> · cost center ", f);
+    html(f, inv->cost_center ? inv->cost_center : "—");
+    day_range_text(x->ax, a, sizeof a);
+    fprintf(f, " · data for %s (UTC) · <a href=\"fleet-%s.html\">fleet page</a></p>\n", a,
+            p->name);
+
+    fputs("<div class=\"cards\">\n", f);
+    gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
+    html_card(f, "total", "Invoice total", "invoice-total", a, c->currency);
+    struct keyfig kf[6];
+    size_t nkf = team_keyfigs(x, kf);
+    for (size_t i = 0; i < nkf; i++)
+        html_card(f, "", kf[i].label, NULL, kf[i].value, kf[i].unit);
+    fputs("</div>\n", f);
+
+    /* Daily used vs allocated */
+    fputs("<h2>Daily GB-hours: used vs allocated</h2>\n", f);
+    if (u->used || u->allocated) {
+        svg_daily_used(f, u, x->ax);
+        fputs("<p class=\"legend\">", f);
+        swatch(f, COLOR_USED, "memory used (billed)");
+        swatch(f, COLOR_ALLOC, "allocated (GPU requests of running pods)");
+        fputs(" · UTC days; hover a bar for exact figures</p>\n", f);
+    } else {
+        fputs("<p class=\"note\">No pod of this team held GPU memory or a GPU allocation in "
+              "the period.</p>\n",
+              f);
+    }
+    if (u->has_shares) {
+        fputs("<h2>Daily idle and overhead shares</h2>\n", f);
+        svg_daily_shares(f, u, x->ax);
+        fputs("<p class=\"legend\">", f);
+        swatch(f, COLOR_IDLE, "idle");
+        swatch(f, COLOR_OVERHEAD, "overhead (driver-reserved + unattributed)");
+        fputs("</p>\n", f);
+    }
+    fprintf(f, "<table><tr><th>UTC day</th><th class=\"n\">Used GB-h</th>"
+               "<th class=\"n\">Allocated GB-h</th><th class=\"n\">Reserved-unused GB-h</th>%s</tr>\n",
+            u->has_shares ? "<th class=\"n\">Idle share GB-h</th><th class=\"n\">Overhead share "
+                            "GB-h</th>"
+                          : "");
+    for (size_t i = 0; i < x->ax->n; i++) {
+        const struct day_row *d = &u->days[i];
+        char day[16], w[96];
+        gl_date_format(x->ax->first + (int64_t)i * 86400, day, sizeof day);
+        fmt_gbh(d->used, a, sizeof a);
+        fmt_gbh(d->allocated, b, sizeof b);
+        fmt_gbh(d->waste, w, sizeof w);
+        fprintf(f, "<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+                   "<td class=\"n\">%s</td>", day, a, b, w);
+        if (u->has_shares) {
+            fmt_gbh(d->idle, a, sizeof a);
+            fmt_gbh(d->overhead, b, sizeof b);
+            fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td>", a, b);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+
+    /* Top pods */
+    fprintf(f, "<h2>Top pods by GB-hours</h2>\n");
+    if (u->npods) {
+        svg_pods(f, u);
+        fputs("<p class=\"legend\">", f);
+        swatch(f, COLOR_USED, "memory used");
+        swatch(f, COLOR_ALLOC, "allocated");
+        fprintf(f, " · %zu of %lld pods</p>\n", u->npods, (long long)u->pods_total);
+        fputs("<table><tr><th>#</th><th>Cluster</th><th>Namespace/pod</th>"
+              "<th class=\"n\">Used GB-h</th><th class=\"n\">Share of team</th>"
+              "<th class=\"n\">Allocated GB-h</th><th class=\"n\">Reserved-unused GB-h</th></tr>\n",
+              f);
+        for (size_t i = 0; i < u->npods; i++) {
+            const struct pod_row *r = &u->pods[i];
+            fprintf(f, "<tr><td>%zu</td><td>", i + 1);
+            html(f, r->cluster);
+            fputs("</td><td>", f);
+            html(f, r->ns);
+            fputs("/", f);
+            html(f, r->pod);
+            fmt_gbh(r->used, a, sizeof a);
+            fmt_share(r->used, u->used, b, sizeof b);
+            fprintf(f, "%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>",
+                    r->estimated ? " <span class=\"note\">(estimated)</span>" : "", a, b);
+            fmt_gbh(r->allocated, a, sizeof a);
+            fmt_gbh(r->waste, b, sizeof b);
+            fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", a, b);
+        }
+        fputs("</table>\n", f);
+    } else {
+        fputs("<p class=\"note\">No pods: this invoice holds fleet shares only.</p>\n", f);
+    }
+
+    /* Waste */
+    fprintf(f, "<h2>Reserved-unused memory (waste)</h2>\n<p class=\"note\">Allocated minus used, "
+               "per pod and step, when positive: memory requested and held idle. %s</p>\n",
+            c->basis == GL_BASIS_MAX ? "Billed (billing basis <code>max</code>)."
+                                     : "Shown as information, not billed (billing basis "
+                                       "<code>used</code>).");
+    if (inv->nallocated || inv->nwaste) {
+        fputs("<table><tr><th>Cluster</th><th>GPU model</th><th class=\"n\">Allocated GB-h</th>"
+              "<th class=\"n\">GPU-hours</th><th class=\"n\">Reserved-unused GB-h</th>"
+              "<th class=\"n\">Share of allocation</th></tr>\n",
+              f);
+        for (size_t i = 0; i < inv->nallocated; i++) {
+            const struct gl_info_row *r = &inv->allocated[i];
+            int64_t waste = 0;
+            for (size_t k = 0; k < inv->nwaste; k++)
+                if (!strcmp(inv->waste[k].cluster, r->cluster) &&
+                    !strcmp(inv->waste[k].model, r->model))
+                    waste = inv->waste[k].a;
+            char gh[96], sh[32];
+            fmt_gbh(r->a, a, sizeof a);
+            gl_dec_format(gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS, gh,
+                          sizeof gh);
+            fmt_gbh(waste, b, sizeof b);
+            fmt_share(waste, r->a, sh, sizeof sh);
+            fputs("<tr><td>", f);
+            html(f, r->cluster);
+            fputs("</td><td>", f);
+            html(f, r->model);
+            fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+                       "<td class=\"n\">%s</td></tr>\n", a, gh, b, sh);
+        }
+        fputs("</table>\n", f);
+    } else {
+        fputs("<p class=\"note\">No GPU allocation in the period.</p>\n", f);
+    }
+
+    /* Idle and overhead */
+    fprintf(f, "<h2>Idle and overhead shares</h2>\n<p class=\"note\">Idle (capacity nobody "
+               "used) and overhead (driver-reserved and unattributed memory) are %s",
+            policy_text(c));
+    if (c->idle_policy == GL_IDLE_PLATFORM) {
+        fputs(" (<code>", f);
+        html(f, c->platform_team);
+        fputs("</code>)", f);
+    }
+    fputs(".</p>\n", f);
+    if (share_lines(inv)) {
+        fprintf(f, "<table><tr><th>Cluster</th><th>GPU model</th><th>Kind</th>"
+                   "<th class=\"n\">GB-hours</th><th>Price entry</th><th class=\"n\">Amount (%s)"
+                   "</th></tr>\n", c->currency);
+        for (size_t j = 0; j < inv->nlines; j++) {
+            const struct gl_invoice_line *l = &inv->lines[j];
+            if (strcmp(l->kind, "idle_share") != 0 && strcmp(l->kind, "overhead_share") != 0)
+                continue;
+            fmt_gbh(l->mib_s, a, sizeof a);
+            gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
+            fputs("<tr><td>", f);
+            html(f, l->cluster);
+            fputs("</td><td>", f);
+            html(f, l->model);
+            fprintf(f, "</td><td>%s%s%s</td><td class=\"n\">%s</td><td>", kind_label(l->kind),
+                    l->corrected_period[0] ? ", correction of " : "", l->corrected_period, a);
+            html(f, l->price->id);
+            fprintf(f, "</td><td class=\"n\">%s</td></tr>\n", b);
+        }
+        fputs("</table>\n", f);
+    } else {
+        fputs("<p class=\"note\">This team carries no idle or overhead share.</p>\n", f);
+    }
+
+    /* Compute indicator */
+    fputs("<h2>Compute indicator (not billed)</h2>\n<p class=\"caveat\">", f);
+    html(f, gl_compute_caveat);
+    fputs("</p>\n", f);
+    size_t ncomp = 0;
+    for (size_t i = 0; i < inv->ncompute; i++)
+        ncomp += inv->compute[i].b > 0;
+    if (ncomp) {
+        svg_compute(f, inv);
+        fputs("<table><tr><th>Cluster</th><th>GPU model</th><th class=\"n\">Busy ratio</th>"
+              "<th class=\"n\">Device steps</th></tr>\n",
+              f);
+        for (size_t i = 0; i < inv->ncompute; i++) {
+            const struct gl_info_row *r = &inv->compute[i];
+            if (r->b <= 0)
+                continue;
+            gl_dec_format(gl_div_half_even(r->a, r->b), 6, a, sizeof a);
+            fputs("<tr><td>", f);
+            html(f, r->cluster);
+            fputs("</td><td>", f);
+            html(f, r->model);
+            fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%lld</td></tr>\n", a,
+                    (long long)r->b);
+        }
+        fputs("</table>\n", f);
+    } else {
+        fputs("<p class=\"note\">No busy samples for this team's devices.</p>\n", f);
+    }
+
+    /* Anomalies */
+    fputs("<h2>Anomalies (billed as used)</h2>\n", f);
+    if (inv->anomalies.n) {
+        fputs("<p class=\"warn\">GPU memory used without a matching GPU allocation on that node "
+              "(<code>unallocated_use</code>, e.g. a container that sees every GPU), or on more "
+              "whole GPUs than requested (<code>excess_devices</code>).</p>\n<div class=\"wide\"><table><tr>"
+              "<th>Kind</th><th>Namespace/pod</th><th>Node</th><th>Device</th><th>GPU model</th>"
+              "<th>First seen</th><th>Last seen</th><th class=\"n\">GB-hours</th></tr>\n",
+              f);
+        for (size_t i = 0; i < inv->anomalies.n; i++) {
+            const struct gl_anomaly *y = &inv->anomalies.items[i];
+            gl_time_format(y->first_seen, a, sizeof a);
+            gl_time_format(y->last_seen, b, sizeof b);
+            fmt_gbh(y->mib_s, q, sizeof q);
+            fputs("<tr><td>", f);
+            html(f, y->kind);
+            fputs("</td><td>", f);
+            html(f, y->ns);
+            fputs("/", f);
+            html(f, y->pod);
+            fputs("</td><td>", f);
+            html(f, y->node);
+            fputs("</td><td>", f);
+            html(f, y->device);
+            fputs("</td><td>", f);
+            html(f, y->model);
+            fprintf(f, "</td><td class=\"t\">%s</td><td class=\"t\">%s</td><td class=\"n\">%s</td>"
+                       "</tr>\n", a, b, q);
+        }
+        fputs("</table></div>\n", f);
+    } else {
+        fputs("<p class=\"note\">None.</p>\n", f);
+    }
+
+    /* Invoice lines */
+    fprintf(f, "<h2>Invoice lines</h2>\n<table><tr><th>Cluster</th><th>GPU model</th>"
+               "<th>Kind</th><th class=\"n\">GB-hours</th><th class=\"n\">Unit price (%s per "
+               "GB-hour)</th><th>Price entry</th><th class=\"n\">Amount (%s)</th></tr>\n",
+            c->currency, c->currency);
+    for (size_t j = 0; j < inv->nlines; j++) {
+        const struct gl_invoice_line *l = &inv->lines[j];
+        fmt_gbh(l->mib_s, q, sizeof q);
+        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, a, sizeof a);
+        gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
+        fputs("<tr><td>", f);
+        html(f, l->cluster);
+        fputs("</td><td>", f);
+        html(f, l->model);
+        fprintf(f, "</td><td>%s%s%s%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>",
+                kind_label(l->kind), l->estimated ? " (estimated)" : "",
+                l->corrected_period[0] ? ", correction of " : "", l->corrected_period, q, a);
+        html(f, l->price->id);
+        fprintf(f, "</td><td class=\"n\">%s</td></tr>\n", b);
+    }
+    gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
+    fprintf(f, "<tr class=\"sum\"><td colspan=\"6\">Total (sum of the %zu rounded lines)</td>"
+               "<td class=\"n\">%s</td></tr>\n</table>\n", inv->nlines, a);
+
+    /* Prices */
+    fputs("<h2>Prices applied</h2>\n<div class=\"wide\"><table><tr><th>Price entry</th><th>GPU model</th>"
+          "<th>Model pattern</th><th>Unit</th><th class=\"n\">List price</th>"
+          "<th class=\"n\">Per GB-hour</th><th>Currency</th><th>Valid from</th>"
+          "<th>Valid to</th></tr>\n",
+          f);
+    for (size_t j = 0; j < inv->nlines; j++) {
+        const struct gl_invoice_line *l = &inv->lines[j];
+        if (!first_price_use(inv, j))
+            continue;
+        const struct gl_price_entry *e = l->price;
+        fputs("<tr><td>", f);
+        html(f, e->id);
+        fputs("</td><td>", f);
+        html(f, l->model);
+        fputs("</td><td><code>", f);
+        html(f, e->pattern);
+        gl_dec_format_trim(e->price12, GL_PRICE_DECIMALS, a, sizeof a);
+        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, b, sizeof b);
+        fprintf(f, "</code></td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>",
+                e->unit == GL_PRICE_GPU_HOURS ? "GPU-Hours" : "GB-Hours", a, b);
+        html(f, e->currency);
+        gl_time_format(e->valid_from, a, sizeof a);
+        if (e->valid_to == INT64_MAX)
+            snprintf(b, sizeof b, "open");
+        else
+            gl_time_format(e->valid_to, b, sizeof b);
+        fprintf(f, "</td><td class=\"t\">%s</td><td class=\"t\">%s</td></tr>\n", a, b);
+    }
+    fputs("</table></div>\n", f);
+    html_foot(f, c);
+}
+
+static void team_md(FILE *f, const void *vctx)
+{
+    const struct team_ctx *x = vctx;
+    const struct gl_config *c = x->c;
+    const struct gl_invoice *inv = x->inv;
+    const struct team_usage *u = x->u;
+    const struct gl_period *p = &x->set->period;
+    char a[96], b[96], q[96];
+
+    fputs("# GPU report: ", f);
+    md(f, inv->team_name);
+    fputs(" (`", f);
+    md(f, inv->team);
+    fprintf(f, "`), %s %d\n\n- Invoice: ", month_name(p->month), p->year);
+    md(f, inv->invoice_id);
+    fputs("\n- Cost center: ", f);
+    md(f, inv->cost_center ? inv->cost_center : "—");
+    day_range_text(x->ax, a, sizeof a);
+    fprintf(f, "\n- Data for: %s (UTC)\n", a);
+    gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
+    fprintf(f, "- Fleet page: fleet-%s.md\n\n**Total: %s %s**\n\n", p->name, a, c->currency);
+    struct keyfig kf[6];
+    size_t nkf = team_keyfigs(x, kf);
+    for (size_t i = 0; i < nkf; i++)
+        fprintf(f, "- %s: %s %s\n", kf[i].label, kf[i].value, kf[i].unit);
+    fputc('\n', f);
+    char sh[32];
+
+    fprintf(f, "## Daily GB-hours: used vs allocated\n\n| UTC day | Used GB-h | Allocated GB-h | "
+               "Reserved-unused GB-h |%s\n|---|---:|---:|---:|%s\n",
+            u->has_shares ? " Idle share GB-h | Overhead share GB-h |" : "",
+            u->has_shares ? "---:|---:|" : "");
+    for (size_t i = 0; i < x->ax->n; i++) {
+        const struct day_row *d = &u->days[i];
+        char day[16];
+        gl_date_format(x->ax->first + (int64_t)i * 86400, day, sizeof day);
+        fmt_gbh(d->used, a, sizeof a);
+        fmt_gbh(d->allocated, b, sizeof b);
+        fmt_gbh(d->waste, q, sizeof q);
+        fprintf(f, "| %s | %s | %s | %s |", day, a, b, q);
+        if (u->has_shares) {
+            fmt_gbh(d->idle, a, sizeof a);
+            fmt_gbh(d->overhead, b, sizeof b);
+            fprintf(f, " %s | %s |", a, b);
+        }
+        fputc('\n', f);
+    }
+
+    fputs("\n## Top pods by GB-hours\n\n", f);
+    if (u->npods) {
+        fprintf(f, "%zu of %lld pods.\n\n| # | Cluster | Namespace/pod | Used GB-h | Share of team | "
+                   "Allocated GB-h | Reserved-unused GB-h |\n|---:|---|---|---:|---:|---:|---:|\n",
+                u->npods, (long long)u->pods_total);
+        for (size_t i = 0; i < u->npods; i++) {
+            const struct pod_row *r = &u->pods[i];
+            fprintf(f, "| %zu | ", i + 1);
+            md(f, r->cluster);
+            fputs(" | ", f);
+            md(f, r->ns);
+            fputs("/", f);
+            md(f, r->pod);
+            fmt_gbh(r->used, a, sizeof a);
+            fmt_share(r->used, u->used, b, sizeof b);
+            fprintf(f, "%s | %s | %s |", r->estimated ? " (estimated)" : "", a, b);
+            fmt_gbh(r->allocated, a, sizeof a);
+            fmt_gbh(r->waste, b, sizeof b);
+            fprintf(f, " %s | %s |\n", a, b);
+        }
+    } else {
+        fputs("No pods: this invoice holds fleet shares only.\n", f);
+    }
+
+    fprintf(f, "\n## Reserved-unused memory (waste)\n\nAllocated minus used, per pod and step, "
+               "when positive. %s\n\n",
+            c->basis == GL_BASIS_MAX ? "Billed (billing basis `max`)."
+                                     : "Shown as information, not billed (billing basis `used`).");
+    if (inv->nallocated || inv->nwaste) {
+        fputs("| Cluster | GPU model | Allocated GB-h | GPU-hours | Reserved-unused GB-h | "
+              "Share of allocation |\n|---|---|---:|---:|---:|---:|\n",
+              f);
+        for (size_t i = 0; i < inv->nallocated; i++) {
+            const struct gl_info_row *r = &inv->allocated[i];
+            int64_t waste = 0;
+            for (size_t k = 0; k < inv->nwaste; k++)
+                if (!strcmp(inv->waste[k].cluster, r->cluster) &&
+                    !strcmp(inv->waste[k].model, r->model))
+                    waste = inv->waste[k].a;
+            char gh[96];
+            fmt_gbh(r->a, a, sizeof a);
+            gl_dec_format(gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS, gh,
+                          sizeof gh);
+            fmt_gbh(waste, b, sizeof b);
+            fmt_share(waste, r->a, sh, sizeof sh);
+            fputs("| ", f);
+            md(f, r->cluster);
+            fputs(" | ", f);
+            md(f, r->model);
+            fprintf(f, " | %s | %s | %s | %s |\n", a, gh, b, sh);
+        }
+    } else {
+        fputs("No GPU allocation in the period.\n", f);
+    }
+
+    fprintf(f, "\n## Idle and overhead shares\n\nIdle and overhead (driver-reserved and "
+               "unattributed memory) are %s", policy_text(c));
+    if (c->idle_policy == GL_IDLE_PLATFORM) {
+        fputs(" (`", f);
+        md(f, c->platform_team);
+        fputs("`)", f);
+    }
+    fputs(".\n\n", f);
+    if (share_lines(inv)) {
+        fprintf(f, "| Cluster | GPU model | Kind | GB-hours | Price entry | Amount (%s) |\n"
+                   "|---|---|---|---:|---|---:|\n", c->currency);
+        for (size_t j = 0; j < inv->nlines; j++) {
+            const struct gl_invoice_line *l = &inv->lines[j];
+            if (strcmp(l->kind, "idle_share") != 0 && strcmp(l->kind, "overhead_share") != 0)
+                continue;
+            fmt_gbh(l->mib_s, a, sizeof a);
+            gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
+            fputs("| ", f);
+            md(f, l->cluster);
+            fputs(" | ", f);
+            md(f, l->model);
+            fprintf(f, " | %s%s%s | %s | ", kind_label(l->kind),
+                    l->corrected_period[0] ? ", correction of " : "", l->corrected_period, a);
+            md(f, l->price->id);
+            fprintf(f, " | %s |\n", b);
+        }
+    } else {
+        fputs("This team carries no idle or overhead share.\n", f);
+    }
+
+    fprintf(f, "\n## Compute indicator (not billed)\n\n> %s\n\n", gl_compute_caveat);
+    size_t ncomp = 0;
+    for (size_t i = 0; i < inv->ncompute; i++)
+        ncomp += inv->compute[i].b > 0;
+    if (ncomp) {
+        fputs("| Cluster | GPU model | Busy ratio | Device steps |\n|---|---|---:|---:|\n", f);
+        for (size_t i = 0; i < inv->ncompute; i++) {
+            const struct gl_info_row *r = &inv->compute[i];
+            if (r->b <= 0)
+                continue;
+            gl_dec_format(gl_div_half_even(r->a, r->b), 6, a, sizeof a);
+            fputs("| ", f);
+            md(f, r->cluster);
+            fputs(" | ", f);
+            md(f, r->model);
+            fprintf(f, " | %s | %lld |\n", a, (long long)r->b);
+        }
+    } else {
+        fputs("No busy samples for this team's devices.\n", f);
+    }
+
+    fputs("\n## Anomalies (billed as used)\n\n", f);
+    if (inv->anomalies.n) {
+        fputs("| Kind | Namespace/pod | Node | Device | GPU model | First seen | Last seen | "
+              "GB-hours |\n|---|---|---|---|---|---|---|---:|\n",
+              f);
+        for (size_t i = 0; i < inv->anomalies.n; i++) {
+            const struct gl_anomaly *y = &inv->anomalies.items[i];
+            gl_time_format(y->first_seen, a, sizeof a);
+            gl_time_format(y->last_seen, b, sizeof b);
+            fmt_gbh(y->mib_s, q, sizeof q);
+            fputs("| ", f);
+            md(f, y->kind);
+            fputs(" | ", f);
+            md(f, y->ns);
+            fputs("/", f);
+            md(f, y->pod);
+            fputs(" | ", f);
+            md(f, y->node);
+            fputs(" | ", f);
+            md(f, y->device);
+            fputs(" | ", f);
+            md(f, y->model);
+            fprintf(f, " | %s | %s | %s |\n", a, b, q);
+        }
+    } else {
+        fputs("None.\n", f);
+    }
+
+    fprintf(f, "\n## Invoice lines\n\n| Cluster | GPU model | Kind | GB-hours | Unit price (%s "
+               "per GB-hour) | Price entry | Amount (%s) |\n|---|---|---|---:|---:|---|---:|\n",
+            c->currency, c->currency);
+    for (size_t j = 0; j < inv->nlines; j++) {
+        const struct gl_invoice_line *l = &inv->lines[j];
+        fmt_gbh(l->mib_s, q, sizeof q);
+        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, a, sizeof a);
+        gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
+        fputs("| ", f);
+        md(f, l->cluster);
+        fputs(" | ", f);
+        md(f, l->model);
+        fprintf(f, " | %s%s%s%s | %s | %s | ", kind_label(l->kind),
+                l->estimated ? " (estimated)" : "", l->corrected_period[0] ? ", correction of " : "",
+                l->corrected_period, q, a);
+        md(f, l->price->id);
+        fprintf(f, " | %s |\n", b);
+    }
+    gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
+    fprintf(f, "| **Total** (sum of the %zu rounded lines) | | | | | | **%s** |\n", inv->nlines, a);
+
+    fputs("\n## Prices applied\n\n| Price entry | GPU model | Model pattern | Unit | List price | "
+          "Per GB-hour | Currency | Valid from | Valid to |\n|---|---|---|---|---:|---:|---|---|---|\n",
+          f);
+    for (size_t j = 0; j < inv->nlines; j++) {
+        const struct gl_invoice_line *l = &inv->lines[j];
+        if (!first_price_use(inv, j))
+            continue;
+        const struct gl_price_entry *e = l->price;
+        fputs("| ", f);
+        md(f, e->id);
+        fputs(" | ", f);
+        md(f, l->model);
+        fputs(" | ", f);
+        md(f, e->pattern);
+        gl_dec_format_trim(e->price12, GL_PRICE_DECIMALS, a, sizeof a);
+        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, b, sizeof b);
+        fprintf(f, " | %s | %s | %s | ", e->unit == GL_PRICE_GPU_HOURS ? "GPU-Hours" : "GB-Hours",
+                a, b);
+        md(f, e->currency);
+        gl_time_format(e->valid_from, a, sizeof a);
+        if (e->valid_to == INT64_MAX)
+            snprintf(b, sizeof b, "open");
+        else
+            gl_time_format(e->valid_to, b, sizeof b);
+        fprintf(f, " | %s | %s |\n", a, b);
+    }
+    fprintf(f, "\n---\nGenerated by gpuledger %s. GB = 10^9 bytes; amounts rounded half-even once "
+               "per line; the total is the sum of the rounded lines.\n", GL_VERSION);
+}
+
+struct fleet_ctx {
+    const struct gl_config *c;
+    const struct gl_invoice_set *set;
+    const struct fleet *fl;
+    const struct day_axis *ax;
+};
+
+static bool fleet_reconciles(const struct fleet_model *m)
+{
+    int64_t billed = 0;
+    for (size_t k = 0; k < m->nteams; k++)
+        billed += m->teams[k].q;
+    /* capacity = billed teams + idle + overhead − excess, exactly (as summary.c) */
+    return billed == m->v[F_USED] + m->v[F_RUB] &&
+           m->v[F_CAP] == billed + m->v[F_IDLE] + m->v[F_RESERVED] + m->v[F_UNATTR] -
+                              m->v[F_EXCESS];
+}
+
+/* The per-model table's figures, the same in HTML and Markdown. The
+ * reserved-unused column is left out while it is all zero under basis
+ * used (it can only be billed under basis max). */
+#define FLEET_COLS 8
+static const char *const fleet_heads[FLEET_COLS] = {
+    "Capacity", "Billed to teams", "of which reserved-unused", "Idle", "Overhead",
+    "of which driver-reserved", "of which unattributed", "Excess"};
+
+static void fleet_values(const struct fleet_model *m, int64_t v[FLEET_COLS])
+{
+    v[0] = m->v[F_CAP];
+    v[1] = m->v[F_USED] + m->v[F_RUB];
+    v[2] = m->v[F_RUB];
+    v[3] = m->v[F_IDLE];
+    v[4] = m->v[F_RESERVED] + m->v[F_UNATTR];
+    v[5] = m->v[F_RESERVED];
+    v[6] = m->v[F_UNATTR];
+    v[7] = m->v[F_EXCESS];
+}
+
+static bool fleet_col_shown(const struct gl_config *c, const struct fleet *fl, int k)
+{
+    if (k != 2 || c->basis == GL_BASIS_MAX)
+        return true;
+    for (size_t i = 0; i < fl->n; i++)
+        if (fl->m[i].v[F_RUB])
+            return true;
+    return false;
+}
+
+static gl_i128 fleet_total(const struct gl_invoice_set *set)
+{
+    gl_i128 t = 0;
+    for (size_t i = 0; i < set->n; i++)
+        t += set->invoices[i].total;
+    return t;
+}
+
+static void fleet_html(FILE *f, const void *vctx)
+{
+    const struct fleet_ctx *x = vctx;
+    const struct gl_config *c = x->c;
+    const struct fleet *fl = x->fl;
+    const struct gl_period *p = &x->set->period;
+    char a[96], b[96], q[96];
+    int64_t cap = 0, billed = 0, idle = 0, overhead = 0, excess = 0;
+    for (size_t i = 0; i < fl->n; i++) {
+        cap += fl->m[i].v[F_CAP];
+        billed += fl->m[i].v[F_USED] + fl->m[i].v[F_RUB];
+        idle += fl->m[i].v[F_IDLE];
+        overhead += fl->m[i].v[F_RESERVED] + fl->m[i].v[F_UNATTR];
+        excess += fl->m[i].v[F_EXCESS];
+    }
+    snprintf(a, sizeof a, "%s", p->name);
+    html_head(f, "GPU fleet — ", a);
+    day_range_text(x->ax, a, sizeof a);
+    fprintf(f, "<h1>GPU fleet: %s %d</h1>\n<p class=\"meta\">Data for %s (UTC) · idle and "
+               "overhead are %s", month_name(p->month), p->year, a, policy_text(c));
+    if (c->idle_policy == GL_IDLE_PLATFORM) {
+        fputs(" (<code>", f);
+        html(f, c->platform_team);
+        fputs("</code>)", f);
+    }
+    fprintf(f, " · billing basis <code>%s</code></p>\n<div class=\"cards\">\n",
+            c->basis == GL_BASIS_MAX ? "max" : "used");
+    gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
+    html_card(f, "total", "All invoices", "fleet-total", a, c->currency);
+    fmt_gbh(cap, q, sizeof q);
+    html_card(f, "", "Capacity", NULL, q, "GB-hours");
+    fmt_gbh(billed, q, sizeof q);
+    fmt_share(billed, cap, b, sizeof b);
+    snprintf(a, sizeof a, "GB-hours · %s of capacity", b);
+    html_card(f, "", "Billed to teams", NULL, q, a);
+    fmt_gbh(idle, q, sizeof q);
+    fmt_share(idle, cap, b, sizeof b);
+    snprintf(a, sizeof a, "GB-hours · %s of capacity", b);
+    html_card(f, "", "Idle", NULL, q, a);
+    fmt_gbh(overhead, q, sizeof q);
+    fmt_share(overhead, cap, b, sizeof b);
+    snprintf(a, sizeof a, "GB-hours · %s of capacity", b);
+    html_card(f, "", "Overhead", NULL, q, a);
+    fputs("</div>\n", f);
+
+    fputs("<h2>Capacity per GPU model: teams + idle + overhead</h2>\n", f);
+    if (fl->n) {
+        svg_fleet(f, fl);
+        fputs("<p class=\"legend\">", f);
+        for (size_t t = 0; t < fl->nteams; t++)
+            swatch(f, palette[t % NPALETTE], fl->teams[t]);
+        swatch(f, COLOR_OVERHEAD, "overhead");
+        swatch(f, COLOR_IDLE, "idle");
+        fputs("</p>\n", f);
+    }
+    fputs("<div class=\"wide\"><table><tr><th>Cluster</th><th>GPU model</th>", f);
+    for (int k = 0; k < FLEET_COLS; k++)
+        if (fleet_col_shown(c, fl, k))
+            fprintf(f, "<th class=\"n\">%s</th>", fleet_heads[k]);
+    fputs("<th>Reconciles</th></tr>\n", f);
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct fleet_model *m = &fl->m[i];
+        fputs("<tr><td class=\"t\">", f);
+        html(f, m->cluster);
+        fputs("</td><td class=\"t\">", f);
+        html(f, m->model);
+        fputs("</td>", f);
+        int64_t v[FLEET_COLS];
+        fleet_values(m, v);
+        for (int k = 0; k < FLEET_COLS; k++) {
+            if (!fleet_col_shown(c, fl, k))
+                continue;
+            fmt_gbh(v[k], q, sizeof q);
+            fprintf(f, "<td class=\"n\">%s</td>", q);
+        }
+        fprintf(f, "<td>%s</td></tr>\n", fleet_reconciles(m) ? "yes" : "<b>NO</b>");
+    }
+    fputs("</table></div>\n<p class=\"note\">GB-hours. Capacity = billed to teams + idle + overhead "
+          "(driver-reserved + unattributed) − excess, per GPU model, exactly. Excess is memory billed beyond "
+          "capacity (reported, never hidden).</p>\n",
+          f);
+
+    fputs("<h2>Teams per GPU model</h2>\n<table><tr><th>Cluster</th><th>GPU model</th>"
+          "<th>Team</th><th class=\"n\">Billed GB-h</th><th class=\"n\">Share of capacity</th>"
+          "</tr>\n",
+          f);
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct fleet_model *m = &fl->m[i];
+        for (size_t k = 0; k < m->nteams; k++) {
+            fputs("<tr><td>", f);
+            html(f, m->cluster);
+            fputs("</td><td>", f);
+            html(f, m->model);
+            fputs("</td><td>", f);
+            swatch(f, palette[(size_t)m->teams[k].team % NPALETTE], fl->teams[m->teams[k].team]);
+            fmt_gbh(m->teams[k].q, a, sizeof a);
+            fmt_share(m->teams[k].q, m->v[F_CAP], b, sizeof b);
+            fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", a, b);
+        }
+    }
+    fputs("</table>\n", f);
+
+    fprintf(f, "<h2>Invoices</h2>\n<table><tr><th>Team</th><th>Name</th><th>Cost center</th>"
+               "<th>Invoice</th><th>Report</th><th class=\"n\">Total (%s)</th></tr>\n",
+            c->currency);
+    for (size_t i = 0; i < x->set->n; i++) {
+        const struct gl_invoice *inv = &x->set->invoices[i];
+        char file[512];
+        gl_report_team_file(p->name, inv->team, "html", file, sizeof file);
+        fputs("<tr><td><code>", f);
+        html(f, inv->team);
+        fputs("</code></td><td>", f);
+        html(f, inv->team_name);
+        fputs("</td><td>", f);
+        html(f, inv->cost_center ? inv->cost_center : "—");
+        fputs("</td><td>", f);
+        html(f, inv->invoice_id);
+        fputs("</td><td><a href=\"", f);
+        html(f, file);
+        fputs("\">report</a></td><td class=\"n\" data-team=\"", f);
+        html(f, inv->team);
+        gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
+        fprintf(f, "\">%s</td></tr>\n", a);
+    }
+    gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
+    fprintf(f, "<tr class=\"sum\"><td colspan=\"5\">Sum of %zu invoices</td><td class=\"n\">%s"
+               "</td></tr>\n</table>\n", x->set->n, a);
+
+    fputs("<h2>Devices needing attention</h2>\n", f);
+    if (fl->ndev) {
+        fputs("<table><tr><th>Cluster</th><th>Node</th><th>Device</th><th>Profile</th>"
+              "<th>GPU model</th><th class=\"n\">Capacity GB-h</th><th class=\"n\">Excess GB-h"
+              "</th><th>Why</th></tr>\n",
+              f);
+        for (size_t i = 0; i < fl->ndev; i++) {
+            const struct fleet_device *d = &fl->dev[i];
+            const char *cells[] = {d->cluster, d->node, d->device, d->profile, d->model};
+            fputs("<tr>", f);
+            for (int k = 0; k < 5; k++) {
+                fputs("<td>", f);
+                html(f, cells[k]);
+                fputs("</td>", f);
+            }
+            fmt_gbh(d->capacity, a, sizeof a);
+            fmt_gbh(d->excess, b, sizeof b);
+            fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s%s%s</td></tr>\n", a,
+                    b, d->unknown ? "usage unknown (no memory metrics; pods billed by allocation)"
+                                  : "",
+                    d->unknown && d->excess ? "; " : "",
+                    d->excess ? "memory billed beyond capacity" : "");
+        }
+        fputs("</table>\n", f);
+    } else {
+        fprintf(f, "<p class=\"note\">None: all %zu devices reported memory metrics and none was "
+                   "billed beyond capacity. Per-device figures: <code>gpuledger summary --period "
+                   "%s</code>.</p>\n", fl->ndev_total, p->name);
+    }
+    html_foot(f, c);
+}
+
+static void fleet_md(FILE *f, const void *vctx)
+{
+    const struct fleet_ctx *x = vctx;
+    const struct gl_config *c = x->c;
+    const struct fleet *fl = x->fl;
+    const struct gl_period *p = &x->set->period;
+    char a[96], b[96], q[96];
+    day_range_text(x->ax, a, sizeof a);
+    fprintf(f, "# GPU fleet: %s %d\n\n- Data for: %s (UTC)\n- Idle and overhead: %s",
+            month_name(p->month), p->year, a, policy_text(c));
+    if (c->idle_policy == GL_IDLE_PLATFORM) {
+        fputs(" (`", f);
+        md(f, c->platform_team);
+        fputs("`)", f);
+    }
+    gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
+    fprintf(f, "\n- Billing basis: `%s`\n\n**All invoices: %s %s**\n\n",
+            c->basis == GL_BASIS_MAX ? "max" : "used", a, c->currency);
+    {
+        int64_t cap = 0, billed = 0, idle = 0, overhead = 0;
+        for (size_t i = 0; i < fl->n; i++) {
+            cap += fl->m[i].v[F_CAP];
+            billed += fl->m[i].v[F_USED] + fl->m[i].v[F_RUB];
+            idle += fl->m[i].v[F_IDLE];
+            overhead += fl->m[i].v[F_RESERVED] + fl->m[i].v[F_UNATTR];
+        }
+        fmt_gbh(cap, q, sizeof q);
+        fprintf(f, "| Capacity GB-h | Billed to teams GB-h | Idle GB-h | Overhead GB-h |\n"
+                   "|---:|---:|---:|---:|\n| %s", q);
+        int64_t parts[] = {billed, idle, overhead};
+        for (int k = 0; k < 3; k++) {
+            fmt_gbh(parts[k], a, sizeof a);
+            fmt_share(parts[k], cap, b, sizeof b);
+            fprintf(f, " | %s (%s)", a, b);
+        }
+        fputs(" |\n\n", f);
+    }
+
+    fputs("## Capacity per GPU model: teams + idle + overhead (GB-hours)\n\n| Cluster | GPU model |",
+          f);
+    for (int k = 0; k < FLEET_COLS; k++)
+        if (fleet_col_shown(c, fl, k))
+            fprintf(f, " %s |", fleet_heads[k]);
+    fputs(" Reconciles |\n|---|---|", f);
+    for (int k = 0; k < FLEET_COLS; k++)
+        if (fleet_col_shown(c, fl, k))
+            fputs("---:|", f);
+    fputs("---|\n", f);
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct fleet_model *m = &fl->m[i];
+        fputs("| ", f);
+        md(f, m->cluster);
+        fputs(" | ", f);
+        md(f, m->model);
+        int64_t v[FLEET_COLS];
+        fleet_values(m, v);
+        for (int k = 0; k < FLEET_COLS; k++) {
+            if (!fleet_col_shown(c, fl, k))
+                continue;
+            fmt_gbh(v[k], q, sizeof q);
+            fprintf(f, " | %s", q);
+        }
+        fprintf(f, " | %s |\n", fleet_reconciles(m) ? "yes" : "NO");
+    }
+    fputs("\nCapacity = billed to teams + idle + overhead (driver-reserved + unattributed) − "
+          "excess.\n\n"
+          "## Teams per GPU model\n\n| Cluster | GPU model | Team | Billed GB-h | Share of "
+          "capacity |\n|---|---|---|---:|---:|\n",
+          f);
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct fleet_model *m = &fl->m[i];
+        for (size_t k = 0; k < m->nteams; k++) {
+            fputs("| ", f);
+            md(f, m->cluster);
+            fputs(" | ", f);
+            md(f, m->model);
+            fputs(" | ", f);
+            md(f, fl->teams[m->teams[k].team]);
+            fmt_gbh(m->teams[k].q, a, sizeof a);
+            fmt_share(m->teams[k].q, m->v[F_CAP], b, sizeof b);
+            fprintf(f, " | %s | %s |\n", a, b);
+        }
+    }
+    fprintf(f, "\n## Invoices\n\n| Team | Name | Cost center | Invoice | Report | Total (%s) |\n"
+               "|---|---|---|---|---|---:|\n", c->currency);
+    for (size_t i = 0; i < x->set->n; i++) {
+        const struct gl_invoice *inv = &x->set->invoices[i];
+        char file[512];
+        gl_report_team_file(p->name, inv->team, "md", file, sizeof file);
+        fputs("| ", f);
+        md(f, inv->team);
+        fputs(" | ", f);
+        md(f, inv->team_name);
+        fputs(" | ", f);
+        md(f, inv->cost_center ? inv->cost_center : "—");
+        fputs(" | ", f);
+        md(f, inv->invoice_id);
+        fputs(" | ", f);
+        md(f, file);
+        gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
+        fprintf(f, " | %s |\n", a);
+    }
+    gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
+    fprintf(f, "| **Sum of %zu invoices** | | | | | **%s** |\n\n## Devices needing attention\n\n",
+            x->set->n, a);
+    if (fl->ndev) {
+        fputs("| Cluster | Node | Device | Profile | GPU model | Capacity GB-h | Excess GB-h | Why |\n"
+              "|---|---|---|---|---|---:|---:|---|\n",
+              f);
+        for (size_t i = 0; i < fl->ndev; i++) {
+            const struct fleet_device *d = &fl->dev[i];
+            const char *cells[] = {d->cluster, d->node, d->device, d->profile, d->model};
+            fputs("|", f);
+            for (int k = 0; k < 5; k++) {
+                fputc(' ', f);
+                md(f, cells[k]);
+                fputs(" |", f);
+            }
+            fmt_gbh(d->capacity, a, sizeof a);
+            fmt_gbh(d->excess, b, sizeof b);
+            fprintf(f, " %s | %s | %s%s%s |\n", a, b,
+                    d->unknown ? "usage unknown (no memory metrics; pods billed by allocation)" : "",
+                    d->unknown && d->excess ? "; " : "",
+                    d->excess ? "memory billed beyond capacity" : "");
+        }
+    } else {
+        fprintf(f, "None: all %zu devices reported memory metrics and none was billed beyond "
+                   "capacity.\n", fl->ndev_total);
+    }
+    fprintf(f, "\n---\nGenerated by gpuledger %s. GB = 10^9 bytes.\n", GL_VERSION);
+}
+
+/* ------------------------------------------------------------ entry points */
 
 enum gl_status gl_report_write(const struct gl_config *c, struct gl_store *s,
                                const struct gl_invoice_set *set, const char *team,
                                const char *dir, struct gl_error *err)
 {
-    (void)c;
-    (void)s;
-    (void)set;
-    (void)team;
-    (void)dir;
-    return gl_error_set(err, GL_ERR_RUNTIME, "reports are not implemented yet");
+    const struct gl_period *p = &set->period;
+    if (team) {
+        size_t i = 0;
+        while (i < set->n && strcmp(set->invoices[i].team, team) != 0)
+            i++;
+        if (i == set->n)
+            return gl_error_set(err, GL_ERR_USAGE, "team \"%s\" has no usage in %s", team,
+                                p->name);
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", dir, strerror(errno));
+    struct day_axis ax;
+    enum gl_status rc = load_axis(s, p, &ax, err);
+    size_t written = 0;
+    for (size_t i = 0; !rc && i < set->n; i++) {
+        const struct gl_invoice *inv = &set->invoices[i];
+        if (team && strcmp(inv->team, team) != 0)
+            continue;
+        struct team_usage u;
+        if ((rc = load_team(s, p, inv, &ax, &u, err)))
+            break;
+        struct team_ctx ctx = {c, set, inv, &u, &ax};
+        char name[512];
+        gl_report_team_file(p->name, inv->team, "html", name, sizeof name);
+        rc = write_page(dir, name, team_html, &ctx, err);
+        if (!rc) {
+            gl_report_team_file(p->name, inv->team, "md", name, sizeof name);
+            rc = write_page(dir, name, team_md, &ctx, err);
+        }
+        team_usage_free(&u);
+        written++;
+    }
+    if (rc)
+        return rc;
+    struct fleet fl;
+    if ((rc = load_fleet(s, p, &fl, err)))
+        return rc;
+    struct fleet_ctx fctx = {c, set, &fl, &ax};
+    char name[64];
+    snprintf(name, sizeof name, "fleet-%s.html", p->name);
+    rc = write_page(dir, name, fleet_html, &fctx, err);
+    if (!rc) {
+        snprintf(name, sizeof name, "fleet-%s.md", p->name);
+        rc = write_page(dir, name, fleet_md, &fctx, err);
+    }
+    fleet_free(&fl);
+    if (!rc)
+        gl_log(GL_LOG_INFO, "wrote reports period=%s teams=%zu dir=%s", p->name, written, dir);
+    return rc;
+}
+
+/* ---- `gpuledger report` ---- */
+
+static const char usage_report[] =
+    "usage: gpuledger report --period YYYY-MM [--team ID] --out DIR\n"
+    "  Monthly reports: per team DIR/report-<period>-<team>.html (self-contained,\n"
+    "  inline SVG charts) and .md, and the fleet page DIR/fleet-<period>.html and\n"
+    "  .md. With --team, only that team's pages (and the fleet page).\n";
+
+static int report_fail(const struct gl_error *err)
+{
+    fprintf(stderr, "gpuledger: %s\n", err->msg);
+    return err->code ? (int)err->code : 1;
+}
+
+static int report_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int report_usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gpuledger: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fputs(usage_report, stderr);
+    return GL_ERR_USAGE;
+}
+
+/* A closed period's invoices are the frozen ones (close.c). Its report is
+ * drawn from the stored rollups, so it is written only while those still
+ * give every team the frozen total; otherwise the page would disagree with
+ * the invoice finance holds. */
+struct frozen_cmp {
+    const struct gl_invoice_set *set;
+    int minor;
+    size_t seen;
+    char bad[600];
+};
+
+static void frozen_one(void *vctx, const char *team, const char *json, const char *mdtext)
+{
+    (void)mdtext;
+    struct frozen_cmp *k = vctx;
+    if (k->bad[0])
+        return;
+    k->seen++;
+    cJSON *o = cJSON_Parse(json);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "total");
+    const char *frozen_total = cJSON_IsString(t) ? t->valuestring : "?";
+    char now[96] = "none";
+    for (size_t i = 0; i < k->set->n; i++)
+        if (strcmp(k->set->invoices[i].team, team) == 0)
+            gl_dec_format(k->set->invoices[i].total, k->minor, now, sizeof now);
+    if (strcmp(now, frozen_total) != 0)
+        snprintf(k->bad, sizeof k->bad, "team %s: frozen total %s, stored data now give %s",
+                 team, frozen_total, now);
+    cJSON_Delete(o);
+}
+
+static enum gl_status check_frozen(struct gl_store *s, const struct gl_invoice_set *set,
+                                   int minor, struct gl_error *err)
+{
+    struct frozen_cmp k = {.set = set, .minor = minor};
+    enum gl_status rc = gl_frozen_invoices(s, set->period.name, NULL, frozen_one, &k, err);
+    if (rc)
+        return rc;
+    if (!k.bad[0] && k.seen != set->n)
+        snprintf(k.bad, sizeof k.bad, "%zu frozen invoices, %zu teams in the stored data", k.seen,
+                 set->n);
+    if (k.bad[0])
+        return gl_error_set(err, GL_ERR_STATE,
+                            "period %s is closed and data collected since changed it (%s); the "
+                            "difference is billed as corrections in the next open period. "
+                            "'gpuledger invoice --period %s' prints the frozen invoices",
+                            set->period.name, k.bad, set->period.name);
+    return GL_OK;
 }
 
 int gl_cmd_report(const struct gl_cli *g, int argc, char **argv)
 {
-    (void)g;
-    (void)argc;
-    (void)argv;
-    fputs("gpuledger: reports are not implemented yet\n", stderr);
-    return 1;
+    /* --period, --team, --out, each with a value ("--name value" or "--name=value"). */
+    static const char *const names[] = {"period", "team", "out"};
+    const char *v[3] = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(usage_report, stdout);
+            return 0;
+        }
+        if (strncmp(arg, "--", 2) != 0)
+            return report_usage("unexpected argument \"%s\"", arg);
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        size_t k = 0;
+        while (k < 3 && !(strlen(names[k]) == nlen && strncmp(names[k], name, nlen) == 0))
+            k++;
+        if (k == 3)
+            return report_usage("unknown option \"%s\"", arg);
+        if (eq)
+            v[k] = eq + 1;
+        else if (i + 1 < argc)
+            v[k] = argv[++i];
+        else
+            return report_usage("option \"%s\" needs a value", arg);
+    }
+    struct gl_period p;
+    if (!v[0])
+        return report_usage("%s", "--period YYYY-MM is required");
+    if (!gl_period_parse(v[0], &p))
+        return report_usage("--period \"%s\" is not YYYY-MM", v[0]);
+    if (!v[2] || !*v[2])
+        return report_usage("%s", "--out DIR is required");
+
+    struct gl_error err = {0};
+    struct gl_config *cfg = NULL;
+    struct gl_store *s = NULL;
+    struct gl_price_table *prices = NULL;
+    struct gl_invoice_set *set = NULL;
+    bool frozen = false;
+    int rc = 0;
+    struct stat sb;
+    if (gl_config_load(g->config, &cfg, &err)) {
+        rc = report_fail(&err);
+    } else if (stat(g->db, &sb) != 0) {
+        /* opening would create an empty database and report nothing */
+        gl_error_set(&err, GL_ERR_RUNTIME, "%s: no database (run 'gpuledger collect' first)",
+                     g->db);
+        rc = report_fail(&err);
+    } else if (gl_store_open(g->db, &s, &err) ||
+               gl_prices_load(cfg->prices_file, cfg->currency, &prices, &err) ||
+               gl_period_invoices(cfg, s, prices, &p, &set, &frozen, &err) ||
+               (frozen && (gl_invoices_build(cfg, s, prices, &p, &set, &err) ||
+                           check_frozen(s, set, cfg->minor_digits, &err))) ||
+               gl_report_write(cfg, s, set, v[1], v[2], &err)) {
+        rc = report_fail(&err);
+    }
+    gl_invoices_free(set);
+    gl_prices_free(prices);
+    gl_store_close(s);
+    gl_config_free(cfg);
+    return rc;
 }

@@ -28,15 +28,15 @@
 /* Writes DIR/report-<period>-<team>.html and .md for each invoice of set
  * (only team when not NULL; a team with no invoice is a usage error) and
  * DIR/fleet-<period>.html and .md. DIR is created when missing (one level).
- * A team id that is not a safe file name ([A-Za-z0-9._-], not starting with
- * a dot) is written as <sanitised>-<hash> so that hostile ids never leave
- * DIR. Nothing is left half-written on failure. */
+ * Team ids go through gl_safe_name, as invoice file names do, so hostile ids
+ * never leave DIR. Each file is replaced atomically or not at all. set is
+ * the period's invoices as shown (gl_period_invoices for an open period). */
 enum gl_status gl_report_write(const struct gl_config *c, struct gl_store *s,
                                const struct gl_invoice_set *set, const char *team,
                                const char *dir, struct gl_error *err);
 
-/* The file name (no directory) of a team's report: report-<period>-<id>.<ext>
- * with the id sanitised as above. Writes at most n bytes into buf. */
+/* The file name (no directory) of a team's report:
+ * report-<period>-<gl_safe_name(team)>.<ext>, at most n bytes into buf. */
 void gl_report_team_file(const char *period, const char *team, const char *ext, char *buf,
                          size_t n);
 

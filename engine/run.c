@@ -104,9 +104,12 @@ static enum gl_status write_period(const struct gl_config *c, struct gl_store *s
     if (!rc)
         rc = write_with(path, fill_anomalies, &x, err);
     if (!rc) {
+        /* the same invoices as the files above, corrections included */
         struct gl_invoice_set *set = NULL;
+        bool frozen = false;
         snprintf(sub, sizeof sub, "%s/reports", dir);
-        if (!(rc = make_dir(sub, err)) && !(rc = gl_invoices_build(c, s, prices, p, &set, err)))
+        if (!(rc = make_dir(sub, err)) &&
+            !(rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err)) && set)
             rc = gl_report_write(c, s, set, NULL, sub, err);
         gl_invoices_free(set);
     }

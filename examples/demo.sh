@@ -55,6 +55,7 @@ g invoice --period "$period" --format json --out "$out/invoices"
 g export --period "$period" --out "$out/focus-$period.csv"
 g summary --period "$period" --format md > "$out/summary-$period.md"
 g anomalies --period "$period" --format md > "$out/anomalies-$period.md"
+g report --period "$period" --out "$out/reports"
 
 echo
 cat "$out/summary-$period.md"
@@ -71,4 +72,5 @@ echo "  invoices:     $out/invoices/ (Markdown and JSON, one per team)"
 echo "  FOCUS CSV:    $out/focus-$period.csv (+ .metadata.json)"
 echo "  summary:      $out/summary-$period.md"
 echo "  anomalies:    $out/anomalies-$period.md"
+echo "  reports:      $out/reports/ (HTML with charts and Markdown, per team, and the fleet page)"
 echo "  database:     $out/gpuledger.db"

@@ -1,0 +1,636 @@
+#!/usr/bin/env python3
+"""gpuledger report test: the monthly team reports and the fleet page,
+rendered in a real browser.
+
+Usage: python3 tests/integration/report_test.py --bin build/gpuledger
+           [--scenario FILE] [--work DIR] [--keep]
+           [--readme-shot PNG --readme-team TEAM]
+
+Steps: tests/gen/gencluster.py writes a small cluster
+(tests/integration/scenarios/report.json: two days at a 300 s step, with a
+pod name and a team label that are hostile HTML) -> promtool tsdb
+create-blocks-from openmetrics -> prometheus on a free 127.0.0.1 port
+(--query.lookback-delta=59s) -> gpuledger collect, invoice --format json,
+report --out DIR -> every HTML page rendered by headless Chromium twice:
+--screenshot (a PNG of 1280x2000 that is not blank) and --dump-dom (the DOM
+after loading: the total shown equals the invoice JSON's, an inline <svg>
+chart, no script/img/iframe/link element, no event-handler attribute, no
+external URL, no console message such as a blocked load or a script error,
+hostile labels present as text). The Markdown twin carries the same total
+and the same GB-hour figures; the fleet page shows every invoice total,
+their sum and capacity that reconciles. --team writes one team's pages (and
+the fleet page); an unknown team is a usage error (exit 2) that writes
+nothing; no temporary file is left behind.
+
+--readme-shot PNG also saves a 1280x1500 screenshot of --readme-team's
+page (docs/report-screenshot.png is made this way from
+examples/cluster/scenario.json, team "vision").
+
+Prints "ok - NAME" / "not ok - NAME: REASON" lines and "# ..." comments only;
+exits 1 when a check failed. A missing tool (chromium, promtool, prometheus)
+is a failing check naming the tool, never a silent pass.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import zlib
+from decimal import Decimal
+from html.parser import HTMLParser
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_SCENARIO = os.path.join(HERE, "scenarios", "report.json")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+# every connection here is to 127.0.0.1: never through a configured proxy
+NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+CHILD_ENV = {k: v for k, v in os.environ.items()
+             if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+GBH = re.compile(r"(?<![\d.])\d+\.\d{9}(?![\d])")
+
+
+class Tap:
+    def __init__(self):
+        self.failed = 0
+
+    def ok(self, name):
+        print("ok - %s" % name, flush=True)
+
+    def fail(self, name, reason):
+        self.failed += 1
+        reason = " ".join(str(reason).split())
+        if len(reason) > 1200:
+            reason = reason[:1200] + " ..."
+        print("not ok - %s: %s" % (name, reason), flush=True)
+
+    def check(self, name, problems):
+        if problems:
+            more = " (+%d more)" % (len(problems) - 4) if len(problems) > 4 else ""
+            self.fail(name, "; ".join(problems[:4]) + more)
+            return False
+        self.ok(name)
+        return True
+
+    def note(self, text):
+        for line in str(text).splitlines() or [""]:
+            print("# " + line, flush=True)
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Prometheus:
+    def __init__(self, work, tsdb):
+        self.work, self.tsdb, self.proc, self.port = work, tsdb, None, None
+        self.log = os.path.join(work, "prometheus.log")
+
+    def start(self):
+        cfg = os.path.join(self.work, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global: {scrape_interval: 1h}\n")
+        for _ in range(3):
+            self.port = free_port()
+            with open(self.log, "ab") as logf:
+                self.proc = subprocess.Popen(
+                    ["prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + self.tsdb,
+                     "--storage.tsdb.retention.time=100y",
+                     "--web.listen-address=127.0.0.1:%d" % self.port,
+                     "--query.lookback-delta=59s"],
+                    stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, cwd=self.work)
+            deadline = time.time() + 40
+            while time.time() < deadline and self.proc.poll() is None:
+                try:
+                    with NO_PROXY_OPENER.open(self.url() + "/-/ready", timeout=2) as r:
+                        if r.status == 200:
+                            return
+                except OSError:
+                    pass
+                time.sleep(0.2)
+            self.stop()
+        raise RuntimeError("prometheus did not become ready; log: %s" % self.log)
+
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def stop(self):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def run(cmd, timeout=120, cwd=None):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdin=subprocess.DEVNULL, env=CHILD_ENV,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired as e:
+        return -1, (e.stdout or b"").decode("utf-8", "replace"), "timed out after %ds" % timeout
+
+
+# ---------------------------------------------------------------- the browser
+
+def chromium_binary():
+    for c in ("chromium", "chromium-browser"):
+        p = shutil.which(c)
+        if p:
+            return p
+    return None
+
+
+def chromium(binary, work, extra, url, timeout=60):
+    profile = tempfile.mkdtemp(prefix="chromium-", dir=work)
+    try:
+        return run([binary] + CHROMIUM_FLAGS + ["--user-data-dir=" + profile] + extra + [url],
+                   timeout=timeout)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def png_problems(path, width, height):
+    """A PNG of the window's size whose pixels are not all alike."""
+    if not os.path.exists(path):
+        return ["no PNG written"]
+    data = open(path, "rb").read()
+    p = []
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return ["not a PNG (%d bytes)" % len(data)]
+    if len(data) < 15000:
+        p.append("PNG only %d bytes" % len(data))
+    w, h = struct.unpack(">II", data[16:24])
+    if (w, h) != (width, height):
+        p.append("PNG is %dx%d, expected %dx%d" % (w, h, width, height))
+    idat, i = b"", 8
+    while i + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        if kind == b"IDAT":
+            idat += data[i + 8:i + 8 + n]
+        i += 12 + n
+    try:
+        raw = zlib.decompress(idat)
+    except zlib.error as e:
+        return p + ["PNG data does not inflate: %s" % e]
+    if len(set(raw[::7])) < 16:
+        p.append("PNG looks blank (%d distinct byte values)" % len(set(raw[::7])))
+    return p
+
+
+class Dom(HTMLParser):
+    """What the checks need from a rendered DOM."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags = {}
+        self.attrs = []         # (tag, name, value)
+        self.by_id = {}         # id -> text
+        self.data_team = {}     # data-team -> text
+        self.text = []
+        self._stack = []        # open elements whose text we collect: [key, parts]
+
+    def handle_starttag(self, tag, attrs):
+        self.tags[tag] = self.tags.get(tag, 0) + 1
+        for k, v in attrs:
+            self.attrs.append((tag, k, v or ""))
+        a = dict(attrs)
+        if tag in ("br", "meta", "link", "img", "input", "hr", "source", "wbr", "col", "area",
+                   "base", "embed", "param", "track"):
+            return
+        key = None
+        if "id" in a:
+            key = ("id", a["id"])
+        elif "data-team" in a:
+            key = ("team", a["data-team"])
+        self._stack.append([tag, key, []])
+
+    def handle_endtag(self, tag):
+        while self._stack:
+            t, key, parts = self._stack.pop()
+            if key:
+                text = "".join(parts).strip()
+                (self.by_id if key[0] == "id" else self.data_team)[key[1]] = text
+            if self._stack:
+                self._stack[-1][2].extend(parts)
+            if t == tag:
+                break
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._stack:
+            self._stack[-1][2].append(data)
+
+
+def dom_of(text):
+    d = Dom()
+    d.feed(text)
+    d.close()
+    return d
+
+
+def page_problems(raw_html, dom_text, console):
+    """Self-contained, script-free, loaded without console messages."""
+    p = []
+    d = dom_of(dom_text)
+    if not d.tags.get("svg"):
+        p.append("no <svg> chart")
+    for tag in ("script", "img", "iframe", "object", "embed", "link", "frame"):
+        if d.tags.get(tag):
+            p.append("%d <%s> element(s)" % (d.tags[tag], tag))
+    for tag, k, v in d.attrs:
+        if k.startswith("on"):
+            p.append("event handler attribute %s on <%s>" % (k, tag))
+        if k in ("src", "href", "xlink:href", "action", "srcset", "poster"):
+            if re.match(r"\s*(https?:|//|javascript:|data:)", v, re.I):
+                p.append("external or active URL %s=%r on <%s>" % (k, v, tag))
+    for m in re.finditer(r"(?:src|href)\s*=\s*[\"']?\s*(?:https?:)?//", raw_html, re.I):
+        p.append("external URL in the file: %r" % raw_html[m.start():m.start() + 60])
+    if re.search(r"https?://", raw_html):
+        p.append("the file mentions http(s)://")
+    if re.search(r"url\(", raw_html, re.I):
+        p.append("CSS url() in the file")
+    for line in console.splitlines():
+        if ":CONSOLE" in line:
+            p.append("console: %s" % line.split("]", 1)[-1].strip()[:200])
+    return d, p
+
+
+# ---------------------------------------------------------------- the test
+
+def md_total(text, label):
+    m = re.search(r"\*\*%s: (-?[0-9.]+) ([A-Z]{3})\*\*" % re.escape(label), text)
+    return (m.group(1), m.group(2)) if m else (None, None)
+
+
+def md_rows(text, heading):
+    """Table rows (cells) of the section that starts with heading."""
+    i = text.find(heading)
+    if i < 0:
+        return []
+    rows = []
+    for line in text[i:].splitlines()[1:]:
+        if line.startswith("## "):
+            break
+        if line.startswith("|") and not line.startswith("|---"):
+            rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]])
+    return rows[1:]  # without the header
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--scenario", default=DEFAULT_SCENARIO)
+    ap.add_argument("--work")
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--readme-shot")
+    ap.add_argument("--readme-team", default="vision")
+    args = ap.parse_args()
+    tap = Tap()
+    t0 = time.time()
+    binary = os.path.abspath(args.bin)
+    work = os.path.abspath(args.work) if args.work else tempfile.mkdtemp(prefix="gl-report-")
+    os.makedirs(work, exist_ok=True)
+    prom = None
+    try:
+        missing = [t for t in ("promtool", "prometheus") if not shutil.which(t)]
+        browser = chromium_binary()
+        if not browser:
+            missing.append("chromium")
+        if missing:
+            tap.fail("report tools", "missing %s (Debian packages prometheus, chromium; "
+                     "tests/run.sh installs them)" % ", ".join(missing))
+            return 1
+        if not os.access(binary, os.X_OK):
+            tap.fail("report engine binary", "%s is not executable" % binary)
+            return 1
+
+        # ---- data: generator -> TSDB -> Prometheus -> collect
+        data = os.path.join(work, "data")
+        rc, out, err = run([sys.executable, os.path.join(REPO, "tests", "gen", "gencluster.py"),
+                            args.scenario, data])
+        if rc != 0:
+            tap.fail("report: generate the cluster", err[-800:])
+            return 1
+        tsdb = os.path.join(work, "tsdb")
+        shutil.rmtree(tsdb, ignore_errors=True)
+        rc, out, err = run(["promtool", "tsdb", "create-blocks-from", "openmetrics",
+                            os.path.join(data, "data.om"), tsdb], timeout=300)
+        if rc != 0:
+            tap.fail("report: promtool backfill", err[-800:])
+            return 1
+        prom = Prometheus(work, tsdb)
+        prom.start()
+        cfg = json.load(open(os.path.join(data, "config.json")))
+        cfg["prometheus"]["url"] = prom.url()
+        config = os.path.join(work, "gpuledger.json")
+        with open(config, "w") as f:
+            json.dump(cfg, f, indent=2)
+        shutil.copy(os.path.join(data, "prices.csv"), os.path.join(work, "prices.csv"))
+        scen = json.load(open(args.scenario))
+        w = scen.get("window", {})
+        t_from, t_to = w.get("from", scen["start"]), w.get("to", scen["end"])
+        period = scen.get("period", t_from[:7])
+        db = os.path.join(work, "gpuledger.db")
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(db + suffix):
+                os.remove(db + suffix)
+
+        def g(*a, timeout=120):
+            return run([binary, "--config", config, "--db", db] + list(a), timeout=timeout,
+                       cwd=work)
+
+        rc, out, err = g("collect", "--from", t_from, "--to", t_to)
+        if rc != 0:
+            tap.fail("report: collect", "exit %s: %s" % (rc, err[-800:]))
+            return 1
+        rc, out, err = g("invoice", "--period", period, "--format", "json")
+        try:
+            invoices = {i["team"]: i for i in json.loads(out)["invoices"]}
+        except Exception as e:
+            tap.fail("report: invoice JSON", "exit %s (%s): %s" % (rc, e, err[-600:]))
+            return 1
+        tap.note("%d invoices: %s" % (len(invoices), ", ".join(
+            "%s=%s" % (t, i["total"]) for t, i in sorted(invoices.items()))))
+
+        # ---- report
+        rep = os.path.join(work, "reports")
+        shutil.rmtree(rep, ignore_errors=True)
+        rc, out, err = g("report", "--period", period, "--out", rep)
+        if rc != 0:
+            tap.fail("report: exit status", "exit %s: %s" % (rc, err[-800:]))
+            return 1
+        tap.ok("report: exit status 0")
+        files = sorted(os.listdir(rep))
+        p = []
+        for f in files:
+            if not re.match(r"^[A-Za-z0-9._-]+$", f) or f.startswith("."):
+                p.append("file name %r" % f)
+            if not os.path.isfile(os.path.join(rep, f)):
+                p.append("%r is not a regular file" % f)
+        for ext in ("html", "md"):
+            if "fleet-%s.%s" % (period, ext) not in files:
+                p.append("no fleet-%s.%s" % (period, ext))
+        pages = {}
+        for team in invoices:
+            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", team)
+            safe = "_" + safe[1:] if safe.startswith(".") else safe
+            base = "report-%s-%s" % (period, safe)
+            if base + ".html" not in files or base + ".md" not in files:
+                p.append("team %r: no %s.html/.md" % (team, base))
+            else:
+                pages[team] = base
+        expected = 2 * len(invoices) + 2
+        if len(files) != expected:
+            p.append("%d files, expected %d: %s" % (len(files), expected, files))
+        tap.check("report: one HTML and one Markdown page per team and the fleet, safe names, "
+                  "no temporary files", p)
+
+        # ---- every page in the browser
+        shots = os.path.join(work, "shots")
+        os.makedirs(shots, exist_ok=True)
+        html_pages = [(t, b + ".html") for t, b in sorted(pages.items())]
+        html_pages.append((None, "fleet-%s.html" % period))
+        doms = {}
+        for team, name in html_pages:
+            label = "fleet page" if team is None else "team %s page" % team
+            path = os.path.join(rep, name)
+            url = "file://" + path
+            png = os.path.join(shots, name + ".png")
+            rc, out, err = chromium(browser, work, ["--screenshot=" + png,
+                                                    "--window-size=1280,2000"], url)
+            pp = ["chromium exit %s: %s" % (rc, err[-300:])] if rc != 0 else []
+            tap.check("report: %s renders to PNG" % label, pp + png_problems(png, 1280, 2000))
+            rc, dom_text, err = chromium(browser, work, ["--enable-logging=stderr", "--v=0",
+                                                         "--dump-dom"], url)
+            if rc != 0 or "<svg" not in dom_text:
+                tap.fail("report: %s DOM" % label, "chromium exit %s: %s" % (rc, err[-300:]))
+                continue
+            raw = open(path, encoding="utf-8").read()
+            d, p = page_problems(raw, dom_text, err)
+            tap.check("report: %s self-contained, no script, no external URL, loads without "
+                      "console messages" % label, p)
+            doms[team] = (d, raw)
+
+        # ---- team pages: totals, Markdown twin, hostile labels
+        for team, base in sorted(pages.items()):
+            inv = invoices[team]
+            p = []
+            d = doms.get(team, (None,))[0]
+            if d is None:
+                continue
+            shown = d.by_id.get("invoice-total")
+            if shown != inv["total"]:
+                p.append("page shows total %r, invoice JSON %r" % (shown, inv["total"]))
+            text = "\n".join(d.text)
+            if inv["team_name"] not in text:
+                p.append("team name %r not shown as text" % inv["team_name"])
+            for l in inv["lines"]:
+                if l["amount"] not in text or l["gb_hours"] not in text:
+                    p.append("line %s/%s %s GB-h %s not shown" % (l["gpu_model"], l["kind"],
+                                                                   l["gb_hours"], l["amount"]))
+            for c in inv.get("compute_indicator", []):
+                if c["busy_ratio"] not in text:
+                    p.append("compute indicator %s not shown" % c["busy_ratio"])
+            if inv.get("compute_indicator") and "never priced" not in text:
+                p.append("compute caveat missing")
+            for a in inv.get("anomalies", []):
+                if a["pod"] not in text or a["gb_hours"] not in text:
+                    p.append("anomaly of %s not shown" % a["pod"])
+            for wst in inv.get("waste", []):
+                if wst["gb_hours"] not in text:
+                    p.append("waste %s not shown" % wst["gb_hours"])
+            for l in inv["lines"]:
+                if l["price_id"] not in text or l["unit_price"] not in text:
+                    p.append("price %s %s not in the price table" % (l["price_id"], l["unit_price"]))
+            tap.check("report: team %s page shows the invoice's total, lines, waste, compute "
+                      "indicator, anomalies and prices" % team, p)
+
+            md = open(os.path.join(rep, base + ".md"), encoding="utf-8").read()
+            p = []
+            total, cur = md_total(md, "Total")
+            if (total, cur) != (inv["total"], inv["currency"]):
+                p.append("Markdown total %s %s, invoice %s %s" % (total, cur, inv["total"],
+                                                                 inv["currency"]))
+            html_figs = set(GBH.findall(text))
+            md_figs = set(GBH.findall(md))
+            if html_figs != md_figs:
+                p.append("GB-hour figures differ: only in HTML %s, only in Markdown %s" % (
+                    sorted(html_figs - md_figs)[:3], sorted(md_figs - html_figs)[:3]))
+            # the daily table adds up to the invoice (each day rounded to 1e-9)
+            days = md_rows(md, "## Daily GB-hours")
+            used = sum(Decimal(r[1]) for r in days) if days else Decimal(0)
+            billed = sum(Decimal(l["gb_hours"]) for l in inv["lines"]
+                         if l["kind"] == "memory_used")
+            if abs(used - billed) > Decimal("1e-9") * max(1, len(days)):
+                p.append("daily used sums to %s GB-h, invoice memory_used lines %s" % (used, billed))
+            alloc = sum(Decimal(r[2]) for r in days) if days else Decimal(0)
+            alloc_inv = sum(Decimal(a["gb_hours"]) for a in inv.get("allocated", []))
+            if abs(alloc - alloc_inv) > Decimal("1e-9") * max(1, len(days)):
+                p.append("daily allocated sums to %s GB-h, invoice %s" % (alloc, alloc_inv))
+            if re.search(r"(?<!\\)<(?!/?(sup)\b)", md):
+                p.append("unescaped '<' in the Markdown")
+            tap.check("report: team %s Markdown twin has the same total and figures" % team, p)
+
+        hostile = [t for t in invoices if "<" in t or '"' in t]
+        hostile_pods = [pod["name"] for pod in scen.get("pods", []) if "<" in pod["name"]]
+        if hostile or hostile_pods:
+            p = []
+            for t in hostile:
+                d = doms.get(t, (None,))[0]
+                if d is None:
+                    p.append("no page for %r" % t)
+                    continue
+                if t not in "\n".join(d.text):
+                    p.append("team id %r not shown as text" % t)
+            for name in hostile_pods:
+                shown = [t for t, (d, _) in doms.items() if d and name in "\n".join(d.text)]
+                if not shown:
+                    p.append("pod %r not shown as text on any page" % name)
+            tap.check("report: hostile team and pod labels are escaped (shown as text, "
+                      "no element injected)", p)
+
+        # ---- fleet page
+        fd = doms.get(None, (None,))[0]
+        if fd is not None:
+            p = []
+            total = sum(Decimal(i["total"]) for i in invoices.values())
+            if fd.by_id.get("fleet-total") is None or Decimal(fd.by_id["fleet-total"]) != total:
+                p.append("fleet total %r, sum of invoices %s" % (fd.by_id.get("fleet-total"), total))
+            for t, inv in invoices.items():
+                if fd.data_team.get(t) != inv["total"]:
+                    p.append("team %r total %r, invoice %r" % (t, fd.data_team.get(t), inv["total"]))
+            fmd = open(os.path.join(rep, "fleet-%s.md" % period), encoding="utf-8").read()
+            mt, _ = md_total(fmd, "All invoices")
+            if mt is None or Decimal(mt) != total:
+                p.append("Markdown fleet total %r, sum of invoices %s" % (mt, total))
+            rows = md_rows(fmd, "## Capacity per GPU model")
+            if not rows:
+                p.append("no capacity rows in the fleet Markdown")
+            for r in rows:
+                if r[-1] != "yes":
+                    p.append("%s %s does not reconcile" % (r[0], r[1]))
+            ftext = "\n".join(fd.text)
+            if set(GBH.findall(ftext)) != set(GBH.findall(fmd)):
+                p.append("fleet GB-hour figures differ between HTML and Markdown")
+            rc, out, err = g("summary", "--period", period, "--format", "json")
+            try:
+                for m in json.loads(out)["models"]:
+                    for k in ("capacity", "idle"):
+                        if m[k] not in ftext:
+                            p.append("summary %s %s of %s not on the fleet page" % (
+                                k, m[k], m["gpu_model"]))
+            except Exception as e:
+                p.append("summary JSON: %s" % e)
+            tap.check("report: fleet page shows every invoice total, their sum and capacity = "
+                      "teams + idle + overhead (as summary)", p)
+
+        # ---- --team, unknown team, no temporary files
+        one = sorted(invoices)[0]
+        rep2 = os.path.join(work, "reports-one")
+        shutil.rmtree(rep2, ignore_errors=True)
+        rc, out, err = g("report", "--period", period, "--team", one, "--out", rep2)
+        got = sorted(os.listdir(rep2)) if os.path.isdir(rep2) else []
+        want = sorted(["%s.html" % pages[one], "%s.md" % pages[one],
+                       "fleet-%s.html" % period, "fleet-%s.md" % period])
+        tap.check("report --team %s writes that team's pages and the fleet page" % one,
+                  [] if rc == 0 and got == want else ["exit %s, files %s, expected %s: %s" % (
+                      rc, got, want, err[-300:])])
+        rep3 = os.path.join(work, "reports-none")
+        shutil.rmtree(rep3, ignore_errors=True)
+        rc, out, err = g("report", "--period", period, "--team", "no-such-team", "--out", rep3)
+        left = os.listdir(rep3) if os.path.isdir(rep3) else []
+        tap.check("report --team with no invoice: exit 2, nothing written",
+                  [] if rc == 2 and not left and "no-such-team" in err else
+                  ["exit %s, files %s, stderr %r" % (rc, left, err[-300:])])
+        rc, out, err = g("report", "--period", "2026-13", "--out", rep3)
+        tap.check("report --period 2026-13: usage error (exit 2)",
+                  [] if rc == 2 else ["exit %s: %s" % (rc, err[-300:])])
+        # a re-run replaces the pages in place and leaves no temporary file
+        before = {f: open(os.path.join(rep, f), "rb").read() for f in os.listdir(rep)}
+        rc, out, err = g("report", "--period", period, "--out", rep)
+        after = {f: open(os.path.join(rep, f), "rb").read() for f in os.listdir(rep)}
+        tap.check("report: a re-run gives identical files and leaves no temporary file",
+                  [] if rc == 0 and before == after else
+                  ["exit %s; changed or extra files: %s" % (
+                      rc, sorted(set(after) ^ set(before)) or
+                      [f for f in after if after[f] != before.get(f)])])
+
+        # ---- a closed period: pages only while they still equal the frozen invoices
+        closed_db = os.path.join(work, "closed.db")
+        shutil.copy(db, closed_db)
+        rc, out, err = run([binary, "--config", config, "--db", closed_db, "close", "--period",
+                            period], cwd=work)
+        if rc != 0:
+            print("ok - # SKIP report of a closed period: close exit %s: %s" % (
+                rc, err.strip()[-200:]), flush=True)
+        else:
+            rep4 = os.path.join(work, "reports-closed")
+            rc, out, err = run([binary, "--config", config, "--db", closed_db, "report",
+                                "--period", period, "--out", rep4], cwd=work)
+            same = rc == 0 and all(
+                open(os.path.join(rep4, f), "rb").read() == after.get(f) for f in os.listdir(rep4))
+            tap.check("report of a closed period whose data did not change: same pages",
+                      [] if same else ["exit %s: %s" % (rc, err[-300:])])
+            import sqlite3
+            team = sorted(t for t in invoices if t in pages and invoices[t]["lines"])[0]
+            con = sqlite3.connect(closed_db)
+            con.execute("DELETE FROM usage WHERE team = ? AND kind = 'memory_used' AND hour = "
+                        "(SELECT MIN(hour) FROM usage WHERE team = ? AND kind = 'memory_used')",
+                        (team, team))
+            con.commit()
+            con.close()
+            rep5 = os.path.join(work, "reports-changed")
+            rc, out, err = run([binary, "--config", config, "--db", closed_db, "report",
+                                "--period", period, "--out", rep5], cwd=work)
+            left = os.listdir(rep5) if os.path.isdir(rep5) else []
+            tap.check("report of a closed period whose data changed since: exit 7 naming the "
+                      "frozen total, nothing written",
+                      [] if rc == 7 and not left and invoices[team]["total"] in err else
+                      ["exit %s, files %s: %s" % (rc, left, err[-300:])])
+
+        if args.readme_shot:
+            base = pages.get(args.readme_team)
+            if base is None:
+                tap.fail("report: README screenshot", "no page for team %r" % args.readme_team)
+            else:
+                shot = os.path.abspath(args.readme_shot)
+                rc, out, err = chromium(browser, work, ["--screenshot=" + shot,
+                                                        "--window-size=1280,1500",
+                                                        "--hide-scrollbars"],
+                                        "file://" + os.path.join(rep, base + ".html"))
+                tap.check("report: README screenshot %s" % shot,
+                          ["exit %s" % rc] if rc != 0 else png_problems(shot, 1280, 1500))
+        tap.note("report test took %.1f s; work dir %s%s" % (
+            time.time() - t0, work, "" if args.keep or args.work else " (removed)"))
+    except Exception as e:  # a crash of the harness is a failure, never a pass
+        tap.fail("report: test harness", "%s: %s" % (type(e).__name__, e))
+    finally:
+        if prom:
+            prom.stop()
+        if not args.keep and not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    return 1 if tap.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
