@@ -145,6 +145,7 @@ static void test_process_mode(void)
     /* mode "exported": plain labels are the exporter's own, never a workload */
     gl_config_free(c);
     c = config(", \"collection\": {\"identity_labels\": \"exported\"}");
+    in.cluster = &c->clusters[0];
     CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
     CHECK(sum(&r, "a", NULL, GL_KIND_MEMORY_USED) == 0);
     CHECK(sum(&r, "c", NULL, GL_KIND_MEMORY_USED) == 2 * 200 * 60);
