@@ -30,7 +30,7 @@
 #include "timeutil.h"
 #include "util.h"
 
-#define globals gl_cli
+
 
 static const char usage_main[] =
     "usage: gpuledger [--config FILE] [--db FILE] [--quiet|--verbose] COMMAND [options]\n"
@@ -59,74 +59,11 @@ static const char usage_main[] =
     "exit status: 0 ok, 1 runtime error, 2 usage, 3 config/prices, 4 Prometheus, 5 partial,\n"
     "  6 locked by another run, 7 period state (closed twice, not finished)\n";
 
-static int fail(const struct gl_error *err)
-{
-    fprintf(stderr, "gpuledger: %s\n", err->msg);
-    return err->code ? (int)err->code : 1;
-}
-
-static int usage_error(const char *cmd_usage, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int usage_error(const char *cmd_usage, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("gpuledger: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    fputs(cmd_usage, stderr);
-    return GL_ERR_USAGE;
-}
-
-/* Parses "--name value" style options of a subcommand. names are the long
- * option names taking a value; flags take none. Values land in vals[i]. */
-struct opt_spec {
-    const char *name;
-    bool has_arg;
-};
-
-static int parse_opts(int argc, char **argv, const struct opt_spec *specs, size_t nspecs,
-                      const char **vals, const char *cmd_usage, bool *help)
-{
-    *help = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            *help = true;
-            return 0;
-        }
-        if (strncmp(a, "--", 2) != 0)
-            return usage_error(cmd_usage, "unexpected argument \"%s\"", a);
-        const char *name = a + 2;
-        const char *eq = strchr(name, '=');
-        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
-        size_t k;
-        for (k = 0; k < nspecs; k++)
-            if (strlen(specs[k].name) == nlen && strncmp(specs[k].name, name, nlen) == 0)
-                break;
-        if (k == nspecs)
-            return usage_error(cmd_usage, "unknown option \"%s\"", a);
-        if (!specs[k].has_arg) {
-            vals[k] = "1";
-            continue;
-        }
-        if (eq) {
-            vals[k] = eq + 1;
-        } else {
-            if (i + 1 >= argc)
-                return usage_error(cmd_usage, "option \"%s\" needs a value", a);
-            vals[k] = argv[++i];
-        }
-    }
-    return 0;
-}
-
-static int load_config(const struct globals *g, struct gl_config **cfg)
+static int load_config(const struct gl_cli *g, struct gl_config **cfg)
 {
     struct gl_error err = {0};
     if (gl_config_load(g->config, cfg, &err))
-        return fail(&err);
+        return gl_cli_fail(&err);
     return 0;
 }
 
@@ -138,12 +75,12 @@ static const char usage_collect[] =
     "  replaces the stored hours (re-collecting never double counts). Every\n"
     "  configured cluster, or only NAME.\n";
 
-static int cmd_collect(const struct globals *g, int argc, char **argv)
+static int cmd_collect(const struct gl_cli *g, int argc, char **argv)
 {
-    static const struct opt_spec specs[] = {{"from", true}, {"to", true}, {"cluster", true}};
+    static const struct gl_cli_opt specs[] = {{"from", true}, {"to", true}, {"cluster", true}};
     const char *v[3] = {0};
     bool help;
-    int rc = parse_opts(argc, argv, specs, 3, v, usage_collect, &help);
+    int rc = gl_cli_parse(argc, argv, specs, 3, v, usage_collect, &help);
     if (rc)
         return rc;
     if (help) {
@@ -152,13 +89,13 @@ static int cmd_collect(const struct globals *g, int argc, char **argv)
     }
     int64_t from, to;
     if (!v[0] || !v[1])
-        return usage_error(usage_collect, "%s", "--from and --to are required");
+        return gl_cli_usage(usage_collect, "%s", "--from and --to are required");
     if (!gl_time_parse(v[0], &from))
-        return usage_error(usage_collect, "--from \"%s\" is not an RFC 3339 UTC time", v[0]);
+        return gl_cli_usage(usage_collect, "--from \"%s\" is not an RFC 3339 UTC time", v[0]);
     if (!gl_time_parse(v[1], &to))
-        return usage_error(usage_collect, "--to \"%s\" is not an RFC 3339 UTC time", v[1]);
+        return gl_cli_usage(usage_collect, "--to \"%s\" is not an RFC 3339 UTC time", v[1]);
     if (to <= from)
-        return usage_error(usage_collect, "%s", "--to must be after --from");
+        return gl_cli_usage(usage_collect, "%s", "--to must be after --from");
     struct gl_config *cfg = NULL;
     if ((rc = load_config(g, &cfg)))
         return rc;
@@ -166,11 +103,11 @@ static int cmd_collect(const struct globals *g, int argc, char **argv)
     struct gl_store *s = NULL;
     if (v[2] && !gl_config_cluster(cfg, v[2])) {
         gl_config_free(cfg);
-        return usage_error(usage_collect, "no cluster \"%s\" in the config", v[2]);
+        return gl_cli_usage(usage_collect, "no cluster \"%s\" in the config", v[2]);
     }
     int lock = -1;
     if (gl_lock_acquire(g->db, &lock, &err) || gl_store_open(g->db, &s, &err))
-        rc = fail(&err);
+        rc = gl_cli_fail(&err);
     /* Each cluster on its own: one that fails does not stop the others. */
     int failed = 0, done = 0, first_rc = 0;
     for (size_t i = 0; !rc && i < cfg->nclusters; i++) {
@@ -179,7 +116,7 @@ static int cmd_collect(const struct globals *g, int argc, char **argv)
             continue;
         struct gl_collect_stats st = {0};
         if (gl_collect(cfg, cl, s, from, to, &st, &err)) {
-            int code = fail(&err);
+            int code = gl_cli_fail(&err);
             if (!first_rc)
                 first_rc = code;
             failed++;
@@ -203,14 +140,14 @@ static int cmd_collect(const struct globals *g, int argc, char **argv)
 /* ---- invoice / export / close ---- */
 
 /* Loads config, prices and the database a period command needs. */
-static int open_for_period(const struct globals *g, const char *period, struct gl_period *p,
+static int open_for_period(const struct gl_cli *g, const char *period, struct gl_period *p,
                            struct gl_config **cfg, struct gl_store **s,
                            struct gl_price_table **prices, const char *usage)
 {
     if (!period)
-        return usage_error(usage, "%s", "--period YYYY-MM is required");
+        return gl_cli_usage(usage, "%s", "--period YYYY-MM is required");
     if (!gl_period_parse(period, p))
-        return usage_error(usage, "--period \"%s\" is not YYYY-MM", period);
+        return gl_cli_usage(usage, "--period \"%s\" is not YYYY-MM", period);
     int rc;
     if ((rc = load_config(g, cfg)))
         return rc;
@@ -219,11 +156,11 @@ static int open_for_period(const struct globals *g, const char *period, struct g
     if (stat(g->db, &sb) != 0) {
         gl_error_set(&err, GL_ERR_RUNTIME, "%s: no database (run 'gpuledger collect' first)",
                      g->db);
-        return fail(&err);
+        return gl_cli_fail(&err);
     }
     if (gl_store_open(g->db, s, &err) ||
         gl_prices_load_config(*cfg, prices, &err))
-        return fail(&err);
+        return gl_cli_fail(&err);
     return 0;
 }
 
@@ -234,13 +171,13 @@ static const char usage_invoice[] =
     "  DIR/invoice-<period>-<team>.json or .md. A closed period prints its\n"
     "  frozen invoices; an open one includes corrections of closed periods.\n";
 
-static int cmd_invoice(const struct globals *g, int argc, char **argv)
+static int cmd_invoice(const struct gl_cli *g, int argc, char **argv)
 {
-    static const struct opt_spec specs[] = {
+    static const struct gl_cli_opt specs[] = {
         {"period", true}, {"team", true}, {"format", true}, {"out", true}};
     const char *v[4] = {0};
     bool help;
-    int rc = parse_opts(argc, argv, specs, 4, v, usage_invoice, &help);
+    int rc = gl_cli_parse(argc, argv, specs, 4, v, usage_invoice, &help);
     if (rc)
         return rc;
     if (help) {
@@ -250,7 +187,7 @@ static int cmd_invoice(const struct globals *g, int argc, char **argv)
     const char *format = v[2] ? v[2] : "json";
     bool md = strcmp(format, "md") == 0;
     if (!md && strcmp(format, "json") != 0)
-        return usage_error(usage_invoice, "--format \"%s\" is not json or md", format);
+        return gl_cli_usage(usage_invoice, "--format \"%s\" is not json or md", format);
     struct gl_period p;
     struct gl_config *cfg = NULL;
     struct gl_store *s = NULL;
@@ -259,7 +196,7 @@ static int cmd_invoice(const struct globals *g, int argc, char **argv)
     struct gl_error err = {0};
     size_t n = 0;
     if (!rc && gl_output_invoices(cfg, s, prices, &p, v[1], md, v[3], &n, &err))
-        rc = fail(&err);
+        rc = gl_cli_fail(&err);
     else if (!rc && v[3])
         gl_log(GL_LOG_INFO, "wrote invoices period=%s count=%zu dir=%s", p.name, n, v[3]);
     gl_prices_free(prices);
@@ -274,12 +211,12 @@ static const char usage_export[] =
     "  --out; with --out also FILE.metadata.json). A closed period prints its\n"
     "  frozen rows; an open one carries correction rows for closed periods.\n";
 
-static int cmd_export(const struct globals *g, int argc, char **argv)
+static int cmd_export(const struct gl_cli *g, int argc, char **argv)
 {
-    static const struct opt_spec specs[] = {{"period", true}, {"out", true}};
+    static const struct gl_cli_opt specs[] = {{"period", true}, {"out", true}};
     const char *v[2] = {0};
     bool help;
-    int rc = parse_opts(argc, argv, specs, 2, v, usage_export, &help);
+    int rc = gl_cli_parse(argc, argv, specs, 2, v, usage_export, &help);
     if (rc)
         return rc;
     if (help) {
@@ -294,7 +231,7 @@ static int cmd_export(const struct globals *g, int argc, char **argv)
     struct gl_error err = {0};
     size_t rows = 0;
     if (!rc && gl_output_focus(cfg, s, prices, &p, v[1], &rows, &err))
-        rc = fail(&err);
+        rc = gl_cli_fail(&err);
     else if (!rc && v[1])
         gl_log(GL_LOG_INFO, "wrote FOCUS CSV period=%s file=%s rows=%zu", p.name, v[1], rows);
     gl_prices_free(prices);
@@ -318,12 +255,12 @@ static const char usage_close[] =
     "  Data collected later that changes it becomes correction rows of the\n"
     "  next open month. Closing twice, or a month not yet over, is an error.\n";
 
-static int cmd_close(const struct globals *g, int argc, char **argv)
+static int cmd_close(const struct gl_cli *g, int argc, char **argv)
 {
-    static const struct opt_spec specs[] = {{"period", true}, {"now", true}};
+    static const struct gl_cli_opt specs[] = {{"period", true}, {"now", true}};
     const char *v[2] = {0};
     bool help;
-    int rc = parse_opts(argc, argv, specs, 2, v, usage_close, &help);
+    int rc = gl_cli_parse(argc, argv, specs, 2, v, usage_close, &help);
     if (rc)
         return rc;
     if (help) {
@@ -332,7 +269,7 @@ static int cmd_close(const struct globals *g, int argc, char **argv)
     }
     int64_t now;
     if (!parse_now(v[1], &now))
-        return usage_error(usage_close, "--now \"%s\" is not an RFC 3339 UTC time", v[1]);
+        return gl_cli_usage(usage_close, "--now \"%s\" is not an RFC 3339 UTC time", v[1]);
     struct gl_period p;
     struct gl_config *cfg = NULL;
     struct gl_store *s = NULL;
@@ -340,10 +277,10 @@ static int cmd_close(const struct globals *g, int argc, char **argv)
     struct gl_error err = {0};
     int lock = -1;
     if (gl_lock_acquire(g->db, &lock, &err))
-        return fail(&err); /* before the database is even opened */
+        return gl_cli_fail(&err); /* before the database is even opened */
     rc = open_for_period(g, v[0], &p, &cfg, &s, &prices, usage_close);
     if (!rc && gl_period_close(cfg, s, prices, &p, now, &err))
-        rc = fail(&err);
+        rc = gl_cli_fail(&err);
     else if (!rc)
         gl_log(GL_LOG_INFO, "closed period=%s", p.name);
     gl_lock_release(lock);
@@ -363,12 +300,12 @@ static const char usage_run[] =
     "  anomalies and reports into DIR/<period>/ (default run.out_dir, else ./out).\n"
     "  Exit 0: all done; 5: partly failed (what succeeded is stored); 6: locked.\n";
 
-static int cmd_run(const struct globals *g, int argc, char **argv)
+static int cmd_run(const struct gl_cli *g, int argc, char **argv)
 {
-    static const struct opt_spec specs[] = {{"out", true}, {"now", true}};
+    static const struct gl_cli_opt specs[] = {{"out", true}, {"now", true}};
     const char *v[2] = {0};
     bool help;
-    int rc = parse_opts(argc, argv, specs, 2, v, usage_run, &help);
+    int rc = gl_cli_parse(argc, argv, specs, 2, v, usage_run, &help);
     if (rc)
         return rc;
     if (help) {
@@ -377,7 +314,7 @@ static int cmd_run(const struct globals *g, int argc, char **argv)
     }
     int64_t now;
     if (!parse_now(v[1], &now))
-        return usage_error(usage_run, "--now \"%s\" is not an RFC 3339 UTC time", v[1]);
+        return gl_cli_usage(usage_run, "--now \"%s\" is not an RFC 3339 UTC time", v[1]);
     struct gl_config *cfg = NULL;
     if ((rc = load_config(g, &cfg)))
         return rc;
@@ -389,7 +326,7 @@ static int cmd_run(const struct globals *g, int argc, char **argv)
     if (gl_lock_acquire(g->db, &lock, &err) || gl_store_open(g->db, &s, &err) ||
         gl_prices_load_config(cfg, &prices, &err) ||
         gl_run(cfg, s, prices, out, now, &err))
-        rc = fail(&err);
+        rc = gl_cli_fail(&err);
     gl_prices_free(prices);
     gl_store_close(s);
     gl_lock_release(lock);
@@ -404,12 +341,12 @@ static const char usage_summary[] =
     "  Fleet summary per cluster and GPU model, in GB-hours: capacity, memory\n"
     "  used by pods, driver-reserved, unattributed, idle, and excess.\n";
 
-static int cmd_summary(const struct globals *g, int argc, char **argv)
+static int cmd_summary(const struct gl_cli *g, int argc, char **argv)
 {
-    static const struct opt_spec specs[] = {{"period", true}, {"format", true}};
+    static const struct gl_cli_opt specs[] = {{"period", true}, {"format", true}};
     const char *v[2] = {0};
     bool help;
-    int rc = parse_opts(argc, argv, specs, 2, v, usage_summary, &help);
+    int rc = gl_cli_parse(argc, argv, specs, 2, v, usage_summary, &help);
     if (rc)
         return rc;
     if (help) {
@@ -418,14 +355,14 @@ static int cmd_summary(const struct globals *g, int argc, char **argv)
     }
     struct gl_period p;
     if (!v[0] || !gl_period_parse(v[0], &p))
-        return usage_error(usage_summary, "%s", "--period YYYY-MM is required");
+        return gl_cli_usage(usage_summary, "%s", "--period YYYY-MM is required");
     bool md = v[1] && strcmp(v[1], "md") == 0;
     if (v[1] && !md && strcmp(v[1], "json") != 0)
-        return usage_error(usage_summary, "--format \"%s\" is not json or md", v[1]);
+        return gl_cli_usage(usage_summary, "--format \"%s\" is not json or md", v[1]);
     struct gl_error err = {0};
     struct gl_store *s = NULL;
     if (gl_store_open(g->db, &s, &err) || gl_summary_write(s, &p, md, stdout, &err))
-        rc = fail(&err);
+        rc = gl_cli_fail(&err);
     gl_store_close(s);
     return rc;
 }
@@ -438,12 +375,12 @@ static const char usage_anomalies[] =
     "  (unallocated_use), or on more whole GPUs than they requested there\n"
     "  (excess_devices). Both are billed as used.\n";
 
-static int cmd_anomalies(const struct globals *g, int argc, char **argv)
+static int cmd_anomalies(const struct gl_cli *g, int argc, char **argv)
 {
-    static const struct opt_spec specs[] = {{"period", true}, {"team", true}, {"format", true}};
+    static const struct gl_cli_opt specs[] = {{"period", true}, {"team", true}, {"format", true}};
     const char *v[3] = {0};
     bool help;
-    int rc = parse_opts(argc, argv, specs, 3, v, usage_anomalies, &help);
+    int rc = gl_cli_parse(argc, argv, specs, 3, v, usage_anomalies, &help);
     if (rc)
         return rc;
     if (help) {
@@ -452,15 +389,15 @@ static int cmd_anomalies(const struct globals *g, int argc, char **argv)
     }
     struct gl_period p;
     if (!v[0] || !gl_period_parse(v[0], &p))
-        return usage_error(usage_anomalies, "%s", "--period YYYY-MM is required");
+        return gl_cli_usage(usage_anomalies, "%s", "--period YYYY-MM is required");
     bool md = v[2] && strcmp(v[2], "md") == 0;
     if (v[2] && !md && strcmp(v[2], "json") != 0)
-        return usage_error(usage_anomalies, "--format \"%s\" is not json or md", v[2]);
+        return gl_cli_usage(usage_anomalies, "--format \"%s\" is not json or md", v[2]);
     struct gl_error err = {0};
     struct gl_store *s = NULL;
     struct gl_anomaly_list list = {0};
     if (gl_store_open(g->db, &s, &err) || gl_anomalies_load(s, &p, v[1], &list, &err)) {
-        rc = fail(&err);
+        rc = gl_cli_fail(&err);
     } else if (md) {
         printf("# GPU anomalies %s\n\n", p.name);
         printf("| Kind | Team | Namespace | Pod | Node | Device | GPU model | First seen | Last seen | GB-hours |\n");
@@ -503,12 +440,12 @@ static const char usage_check[] =
     "  look like device copies, teams missing from the catalogue. Nothing is\n"
     "  stored.\n";
 
-static int cmd_check(const struct globals *g, int argc, char **argv)
+static int cmd_check(const struct gl_cli *g, int argc, char **argv)
 {
-    static const struct opt_spec specs[] = {{"at", true}};
+    static const struct gl_cli_opt specs[] = {{"at", true}};
     const char *v[1] = {0};
     bool help;
-    int rc = parse_opts(argc, argv, specs, 1, v, usage_check, &help);
+    int rc = gl_cli_parse(argc, argv, specs, 1, v, usage_check, &help);
     if (rc)
         return rc;
     if (help) {
@@ -517,7 +454,7 @@ static int cmd_check(const struct globals *g, int argc, char **argv)
     }
     int64_t at = (int64_t)time(NULL);
     if (v[0] && !gl_time_parse(v[0], &at))
-        return usage_error(usage_check, "--at \"%s\" is not an RFC 3339 UTC time", v[0]);
+        return gl_cli_usage(usage_check, "--at \"%s\" is not an RFC 3339 UTC time", v[0]);
     struct gl_config *cfg = NULL;
     if ((rc = load_config(g, &cfg)))
         return rc;
@@ -526,7 +463,7 @@ static int cmd_check(const struct globals *g, int argc, char **argv)
     struct gl_price_table *prices = NULL;
     if (gl_prices_load_config(cfg, &prices, &err)) {
         gl_config_free(cfg);
-        return fail(&err);
+        return gl_cli_fail(&err);
     }
     printf("prices: %s ok (%zu entries)\n", prices->file, prices->n);
     gl_prices_free(prices);
@@ -541,7 +478,7 @@ static int cmd_check(const struct globals *g, int argc, char **argv)
         struct gl_buf body;
         gl_buf_init(&body);
         if (gl_prom_new(&cl->prom, &prom, &err)) {
-            rc = fail(&err);
+            rc = gl_cli_fail(&err);
             break;
         }
         int missing = 0;
@@ -552,7 +489,7 @@ static int cmd_check(const struct globals *g, int argc, char **argv)
             char *q = NULL;
             if (gl_config_query(cfg, cl, name, &q, &err) ||
                 gl_prom_query(prom, q, at, &body, &err)) {
-                rc = fail(&err);
+                rc = gl_cli_fail(&err);
                 free(q);
                 break;
             }
@@ -575,7 +512,7 @@ static int cmd_check(const struct globals *g, int argc, char **argv)
         struct gl_collect_stats st = {.notes = gl_intern_new()};
         int64_t hour = gl_floor_to(at, 3600);
         if (gl_collect(cfg, cl, NULL, hour - 3600, hour, &st, &err)) {
-            rc = fail(&err);
+            rc = gl_cli_fail(&err);
         } else {
             printf("  dry run of the hour before %s: %lld samples, %lld invalid, %lld device(s) "
                    "looking like copies\n",
@@ -594,12 +531,12 @@ static const char usage_prices[] =
     "usage: gpuledger prices [--file CSV]\n"
     "  Validates a price table (default: the config's prices.file) and prints it.\n";
 
-static int cmd_prices(const struct globals *g, int argc, char **argv)
+static int cmd_prices(const struct gl_cli *g, int argc, char **argv)
 {
-    static const struct opt_spec specs[] = {{"file", true}};
+    static const struct gl_cli_opt specs[] = {{"file", true}};
     const char *v[1] = {0};
     bool help;
-    int rc = parse_opts(argc, argv, specs, 1, v, usage_prices, &help);
+    int rc = gl_cli_parse(argc, argv, specs, 1, v, usage_prices, &help);
     if (rc)
         return rc;
     if (help) {
@@ -613,7 +550,7 @@ static int cmd_prices(const struct globals *g, int argc, char **argv)
     struct gl_price_table *t = NULL;
     if ((v[0] ? gl_prices_load(v[0], cfg->currency, &t, &err) : gl_prices_load_config(cfg, &t, &err))) {
         gl_config_free(cfg);
-        return fail(&err);
+        return gl_cli_fail(&err);
     }
     printf("| id | model pattern | unit | price | valid from | valid to | capacity GB |\n");
     printf("|---|---|---|---:|---|---|---:|\n");
@@ -637,7 +574,7 @@ static int cmd_prices(const struct globals *g, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    struct globals g = {"gpuledger.json", "gpuledger.db"};
+    struct gl_cli g = {"gpuledger.json", "gpuledger.db"};
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
@@ -660,17 +597,17 @@ int main(int argc, char **argv)
         } else if (strncmp(a, "--db=", 5) == 0) {
             g.db = a + 5;
         } else {
-            return usage_error(usage_main, "unknown or incomplete option \"%s\"", a);
+            return gl_cli_usage(usage_main, "unknown or incomplete option \"%s\"", a);
         }
     }
     if (i >= argc)
-        return usage_error(usage_main, "%s", "a command is required");
+        return gl_cli_usage(usage_main, "%s", "a command is required");
     const char *cmd = argv[i];
     int sub_argc = argc - i;
     char **sub_argv = argv + i;
     static const struct {
         const char *name;
-        int (*fn)(const struct globals *, int, char **);
+        int (*fn)(const struct gl_cli *, int, char **);
     } cmds[] = {
         {"collect", cmd_collect}, {"invoice", cmd_invoice}, {"export", cmd_export},
         {"summary", cmd_summary}, {"check", cmd_check},     {"prices", cmd_prices},
@@ -680,5 +617,5 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)
         if (strcmp(cmd, cmds[k].name) == 0)
             return cmds[k].fn(&g, sub_argc, sub_argv);
-    return usage_error(usage_main, "unknown command \"%s\"", cmd);
+    return gl_cli_usage(usage_main, "unknown command \"%s\"", cmd);
 }

@@ -1922,25 +1922,6 @@ static const char usage_report[] =
     "  inline SVG charts) and .md, and the fleet page DIR/fleet-<period>.html and\n"
     "  .md. With --team, only that team's pages (and the fleet page).\n";
 
-static int report_fail(const struct gl_error *err)
-{
-    fprintf(stderr, "gpuledger: %s\n", err->msg);
-    return err->code ? (int)err->code : 1;
-}
-
-static int report_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int report_usage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("gpuledger: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    fputs(usage_report, stderr);
-    return GL_ERR_USAGE;
-}
-
 /* A closed period's invoices are the frozen ones (close.c). Its report is
  * drawn from the stored rollups, so it is written only while those still
  * give every team the frozen total; otherwise the page would disagree with
@@ -1993,38 +1974,23 @@ static enum gl_status check_frozen(struct gl_store *s, const struct gl_invoice_s
 
 int gl_cmd_report(const struct gl_cli *g, int argc, char **argv)
 {
-    /* --period, --team, --out, each with a value ("--name value" or "--name=value"). */
-    static const char *const names[] = {"period", "team", "out"};
+    static const struct gl_cli_opt specs[] = {{"period", true}, {"team", true}, {"out", true}};
     const char *v[3] = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(usage_report, stdout);
-            return 0;
-        }
-        if (strncmp(arg, "--", 2) != 0)
-            return report_usage("unexpected argument \"%s\"", arg);
-        const char *name = arg + 2, *eq = strchr(name, '=');
-        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
-        size_t k = 0;
-        while (k < 3 && !(strlen(names[k]) == nlen && strncmp(names[k], name, nlen) == 0))
-            k++;
-        if (k == 3)
-            return report_usage("unknown option \"%s\"", arg);
-        if (eq)
-            v[k] = eq + 1;
-        else if (i + 1 < argc)
-            v[k] = argv[++i];
-        else
-            return report_usage("option \"%s\" needs a value", arg);
+    bool help;
+    int prc = gl_cli_parse(argc, argv, specs, 3, v, usage_report, &help);
+    if (prc)
+        return prc;
+    if (help) {
+        fputs(usage_report, stdout);
+        return 0;
     }
     struct gl_period p;
     if (!v[0])
-        return report_usage("%s", "--period YYYY-MM is required");
+        return gl_cli_usage(usage_report, "%s", "--period YYYY-MM is required");
     if (!gl_period_parse(v[0], &p))
-        return report_usage("--period \"%s\" is not YYYY-MM", v[0]);
+        return gl_cli_usage(usage_report, "--period \"%s\" is not YYYY-MM", v[0]);
     if (!v[2] || !*v[2])
-        return report_usage("%s", "--out DIR is required");
+        return gl_cli_usage(usage_report, "%s", "--out DIR is required");
 
     struct gl_error err = {0};
     struct gl_config *cfg = NULL;
@@ -2035,19 +2001,19 @@ int gl_cmd_report(const struct gl_cli *g, int argc, char **argv)
     int rc = 0;
     struct stat sb;
     if (gl_config_load(g->config, &cfg, &err)) {
-        rc = report_fail(&err);
+        rc = gl_cli_fail(&err);
     } else if (stat(g->db, &sb) != 0) {
         /* opening would create an empty database and report nothing */
         gl_error_set(&err, GL_ERR_RUNTIME, "%s: no database (run 'gpuledger collect' first)",
                      g->db);
-        rc = report_fail(&err);
+        rc = gl_cli_fail(&err);
     } else if (gl_store_open(g->db, &s, &err) ||
-               gl_prices_load(cfg->prices_file, cfg->currency, &prices, &err) ||
+               gl_prices_load_config(cfg, &prices, &err) ||
                gl_period_invoices(cfg, s, prices, &p, &set, &frozen, &err) ||
                (frozen && (gl_invoices_build(cfg, s, prices, &p, &set, &err) ||
                            check_frozen(s, set, cfg->minor_digits, &err))) ||
                gl_report_write(cfg, s, set, v[1], v[2], &err)) {
-        rc = report_fail(&err);
+        rc = gl_cli_fail(&err);
     }
     gl_invoices_free(set);
     gl_prices_free(prices);
