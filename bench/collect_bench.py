@@ -66,7 +66,7 @@ def promql(path):
         for line in f.read().split("\n"):
             if line.strip() and not line.lstrip().startswith("#"):
                 out.append(line.replace("${cluster_selector}", "") + " ")
-    return "".join(out)
+    return "".join(out).rstrip(" ")  # the engine drops the trailing blank
 
 
 def time_v(cmd, timefile, stdout, stderr, timeout):
