@@ -145,7 +145,15 @@ static void note_findings(const struct gl_config *c, const struct gl_rollup *r,
         if (!e->used || e->kind != GL_KIND_MEMORY_USED)
             continue;
         const char *team = gl_intern_str(r->strings, e->team);
-        if (!gl_config_team(c, team)) {
+        if (!gl_is_ascii(team)) {
+            char shown[200];
+            gl_escape_ascii(team, shown, sizeof shown);
+            snprintf(line, sizeof line,
+                     "team \"%s\" is not printable ASCII: the FOCUS export will refuse it; map "
+                     "its pods to an ASCII team with an earlier teams.rules entry",
+                     shown);
+            gl_intern_get(notes, line);
+        } else if (!gl_config_team(c, team)) {
             snprintf(line, sizeof line,
                      "team \"%s\" (from the mapping rules) is not in teams.catalogue: named by its "
                      "id, no cost center",

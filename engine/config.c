@@ -626,8 +626,8 @@ static enum gl_status load_teams(struct cfg_ctx *x, struct gl_config *c, const c
     }
     if (!c->default_team)
         c->default_team = gl_strdup("unallocated");
-    if (!gl_is_ascii(c->default_team))
-        return cfg_fail(x, "teams.default", "must be printable ASCII");
+    if (!c->default_team[0] || !gl_is_ascii(c->default_team))
+        return cfg_fail(x, "teams.default", "must be a non-empty printable ASCII team id");
     return GL_OK;
 }
 
@@ -795,6 +795,10 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
          (rc = get_str_list(&x, o, "compute", "queries", &c->compute_queries,
                             &c->ncompute_queries))))
         goto done;
+    if (c->ncompute_queries > 8) {
+        rc = cfg_fail(&x, "compute.queries", "at most 8 queries");
+        goto done;
+    }
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "teams")) && (rc = load_teams(&x, c, o)))
         goto done;
     if (!c->default_team)
@@ -808,8 +812,9 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     c->idle_policy = (enum gl_idle_policy)policy;
     if (!c->platform_team)
         c->platform_team = gl_strdup("platform");
-    if (!gl_is_ascii(c->platform_team)) {
-        rc = cfg_fail(&x, "idle_overhead.platform_team", "must be printable ASCII");
+    if (!c->platform_team[0] || !gl_is_ascii(c->platform_team)) {
+        rc = cfg_fail(&x, "idle_overhead.platform_team",
+                      "must be a non-empty printable ASCII team id");
         goto done;
     }
     static const char *const run_keys[] = {"start", "delay_minutes", "repull_hours", "out_dir",

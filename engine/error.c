@@ -9,10 +9,13 @@ enum gl_status gl_error_set(struct gl_error *err, enum gl_status code,
                             const char *fmt, ...)
 {
     if (err) {
+        /* format into a copy first: callers may pass err->msg as an argument */
+        char buf[sizeof err->msg];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        vsnprintf(buf, sizeof buf, fmt, ap);
         va_end(ap);
+        memcpy(err->msg, buf, sizeof buf);
         err->code = code;
     }
     return code;

@@ -230,11 +230,16 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 break;
         }
         cJSON_Delete(tags);
-        if (r.bad)
+        if (r.bad) {
+            /* show the offending text with its non-printable bytes escaped */
+            char shown[160];
+            gl_escape_ascii(r.bad, shown, sizeof shown);
             return gl_error_set(err, GL_ERR_CONFIG,
-                                "FOCUS string columns must be ASCII: \"%.80s\" (team %s); "
-                                "rename the team or model, or map it through teams.catalogue",
-                                r.bad, inv->team);
+                                "FOCUS string columns must be printable ASCII: \"%s\" (invoice "
+                                "%s); map those pods to an ASCII team with an earlier "
+                                "teams.rules entry, or rename the label value",
+                                shown, inv->invoice_id);
+        }
     }
     if (fflush(out) != 0 || ferror(out))
         return gl_error_set(err, GL_ERR_RUNTIME, "writing the FOCUS CSV failed");

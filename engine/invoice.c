@@ -743,19 +743,6 @@ char *gl_invoice_json(const struct gl_invoice_set *set, const struct gl_invoice 
     return text;
 }
 
-/* Markdown table cells: escape the pipe and drop line breaks. */
-static void md_cell(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '|')
-            fputs("\\|", out);
-        else if (*s == '\n' || *s == '\r')
-            fputc(' ', out);
-        else
-            fputc(*s, out);
-    }
-}
-
 void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoice *inv,
                          FILE *out)
 {
@@ -763,9 +750,9 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
     char a[80], b[80], q[80];
     fprintf(out, "# Invoice %s\n\n", inv->invoice_id);
     fprintf(out, "- Team: **");
-    md_cell(out, inv->team_name);
+    gl_md_cell(out, inv->team_name);
     fprintf(out, "** (`");
-    md_cell(out, inv->team);
+    gl_md_cell(out, inv->team);
     fprintf(out, "`)\n- Cost center: %s\n", inv->cost_center ? inv->cost_center : "—");
     gl_time_format(set->period.start, a, sizeof a);
     gl_time_format(set->period.end, b, sizeof b);
@@ -780,9 +767,9 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
         gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, a, sizeof a);
         gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
         fputs("| ", out);
-        md_cell(out, l->cluster);
+        gl_md_cell(out, l->cluster);
         fputs(" | ", out);
-        md_cell(out, l->model);
+        gl_md_cell(out, l->model);
         fprintf(out, " | %s%s%s%s | %s | %s | %s | %s |\n", l->kind,
                 l->estimated ? " (estimated)" : "",
                 l->corrected_period[0] ? ", correction of " : "", l->corrected_period, q, a,
@@ -807,9 +794,9 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
             gl_dec_format(gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS, gh, sizeof gh);
             gl_dec_format(gl_gbh_nano(waste), GL_GBH_DECIMALS, a, sizeof a);
             fputs("| ", out);
-            md_cell(out, r->cluster);
+            gl_md_cell(out, r->cluster);
             fputs(" | ", out);
-            md_cell(out, r->model);
+            gl_md_cell(out, r->model);
             fprintf(out, " | %s | %s | %s |\n", q, gh, a);
         }
     }
@@ -822,9 +809,9 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
                 continue;
             gl_dec_format(gl_div_half_even(r->a, r->b), 6, a, sizeof a);
             fputs("| ", out);
-            md_cell(out, r->cluster);
+            gl_md_cell(out, r->cluster);
             fputs(" | ", out);
-            md_cell(out, r->model);
+            gl_md_cell(out, r->model);
             fprintf(out, " | %s | %lld |\n", a, (long long)r->b);
         }
     }
@@ -839,13 +826,13 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
             gl_time_format(x->last_seen, l, sizeof l);
             gl_dec_format(gl_gbh_nano(x->mib_s), GL_GBH_DECIMALS, q, sizeof q);
             fprintf(out, "| %s | ", x->kind);
-            md_cell(out, x->ns);
+            gl_md_cell(out, x->ns);
             fputs("/", out);
-            md_cell(out, x->pod);
+            gl_md_cell(out, x->pod);
             fputs(" | ", out);
-            md_cell(out, x->node);
+            gl_md_cell(out, x->node);
             fputs(" | ", out);
-            md_cell(out, x->device);
+            gl_md_cell(out, x->device);
             fprintf(out, " | %s | %s | %s |\n", f, l, q);
         }
     }

@@ -139,6 +139,16 @@ static int cmd_collect(const struct gl_cli *g, int argc, char **argv)
 
 /* ---- invoice / export / close ---- */
 
+/* Reading commands must not create an empty database from a mistyped path. */
+static bool db_exists(const struct gl_cli *g, struct gl_error *err)
+{
+    struct stat sb;
+    if (stat(g->db, &sb) == 0)
+        return true;
+    gl_error_set(err, GL_ERR_RUNTIME, "%s: no database (run 'gpuledger collect' first)", g->db);
+    return false;
+}
+
 /* Loads config, prices and the database a period command needs. */
 static int open_for_period(const struct gl_cli *g, const char *period, struct gl_period *p,
                            struct gl_config **cfg, struct gl_store **s,
@@ -152,12 +162,8 @@ static int open_for_period(const struct gl_cli *g, const char *period, struct gl
     if ((rc = load_config(g, cfg)))
         return rc;
     struct gl_error err = {0};
-    struct stat sb;
-    if (stat(g->db, &sb) != 0) {
-        gl_error_set(&err, GL_ERR_RUNTIME, "%s: no database (run 'gpuledger collect' first)",
-                     g->db);
+    if (!db_exists(g, &err))
         return gl_cli_fail(&err);
-    }
     if (gl_store_open(g->db, s, &err) ||
         gl_prices_load_config(*cfg, prices, &err))
         return gl_cli_fail(&err);
@@ -361,7 +367,8 @@ static int cmd_summary(const struct gl_cli *g, int argc, char **argv)
         return gl_cli_usage(usage_summary, "--format \"%s\" is not json or md", v[1]);
     struct gl_error err = {0};
     struct gl_store *s = NULL;
-    if (gl_store_open(g->db, &s, &err) || gl_summary_write(s, &p, md, stdout, &err))
+    if (!db_exists(g, &err) || gl_store_open(g->db, &s, &err) ||
+        gl_summary_write(s, &p, md, stdout, &err))
         rc = gl_cli_fail(&err);
     gl_store_close(s);
     return rc;
@@ -396,7 +403,8 @@ static int cmd_anomalies(const struct gl_cli *g, int argc, char **argv)
     struct gl_error err = {0};
     struct gl_store *s = NULL;
     struct gl_anomaly_list list = {0};
-    if (gl_store_open(g->db, &s, &err) || gl_anomalies_load(s, &p, v[1], &list, &err)) {
+    if (!db_exists(g, &err) || gl_store_open(g->db, &s, &err) ||
+        gl_anomalies_load(s, &p, v[1], &list, &err)) {
         rc = gl_cli_fail(&err);
     } else if (md) {
         printf("# GPU anomalies %s\n\n", p.name);
@@ -408,8 +416,12 @@ static int cmd_anomalies(const struct gl_cli *g, int argc, char **argv)
             gl_time_format(a->first_seen, f, sizeof f);
             gl_time_format(a->last_seen, l, sizeof l);
             gl_dec_format(gl_gbh_nano(a->mib_s), GL_GBH_DECIMALS, q, sizeof q);
-            printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", a->kind, a->team, a->ns,
-                   a->pod, a->node, a->device, a->model, f, l, q);
+            const char *cells[] = {a->kind, a->team, a->ns, a->pod, a->node, a->device, a->model};
+            for (size_t k = 0; k < sizeof cells / sizeof *cells; k++) {
+                fputs(k ? " | " : "| ", stdout);
+                gl_md_cell(stdout, cells[k]);
+            }
+            printf(" | %s | %s | %s |\n", f, l, q);
         }
         if (!list.n)
             printf("No anomalies.\n");

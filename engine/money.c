@@ -37,13 +37,15 @@ bool gl_dec_parse(const char *s, int scale, gl_i128 *out)
             }
             frac++;
         }
-        if (ndigits++ > 30)
+        if (++ndigits > 30)
             return false;
         v = v * 10 + (*p - '0');
     }
     if (ndigits == 0 || frac == 0)
         return false; /* "" or "12." */
     int have = frac < 0 ? 0 : frac;
+    if (ndigits + (scale - have) > 30)
+        return false; /* beyond 10^30 scaled: no price or capacity is that large */
     *out = v * gl_pow10(scale - have);
     return true;
 }

@@ -23,8 +23,10 @@ struct load_ctx {
     char *fields[NCOLS + 1];
     size_t nfields;
     bool too_many;
-    int row;
+    int row;      /* the line a record ends on (header = 1) */
+    int line;     /* physical lines fed so far */
     bool entries; /* rows come from the config's prices.entries */
+    bool header_seen;
     enum gl_status rc;
     struct gl_error *err;
     const char *base;
@@ -69,7 +71,10 @@ static bool whole_hour_time(const char *s, int64_t *out)
 static void parse_row(struct load_ctx *x)
 {
     char **f = x->fields;
-    if (x->row == 1) {
+    if (!x->header_seen) {
+        if (x->nfields == 1 && f[0][0] == '\0')
+            return; /* blank lines before the header */
+        x->header_seen = true;
         if (x->nfields < 6 || x->too_many)
             goto bad_header;
         for (size_t i = 0; i < x->nfields; i++)
@@ -77,8 +82,9 @@ static void parse_row(struct load_ctx *x)
                 goto bad_header;
         return;
     bad_header:
-        row_fail(x, NULL, "header must be %s,%s,%s,%s,%s,%s[,%s]", columns[0], columns[1],
-                 columns[2], columns[3], columns[4], columns[5], columns[6]);
+        row_fail(x, NULL, "the first line must be the header %s,%s,%s,%s,%s,%s[,%s]",
+                 columns[0], columns[1], columns[2], columns[3], columns[4], columns[5],
+                 columns[6]);
         return;
     }
     if (x->nfields == 1 && f[0][0] == '\0')
@@ -162,7 +168,9 @@ static void on_row(int c, void *data)
 {
     (void)c;
     struct load_ctx *x = data;
-    x->row++;
+    x->row = x->entries ? x->row + 1 : x->line;
+    if (x->row == 0)
+        x->row = 1; /* a last line without newline */
     if (x->rc == GL_OK)
         parse_row(x);
     for (size_t i = 0; i < x->nfields; i++)
@@ -185,10 +193,22 @@ enum gl_status gl_prices_load(const char *path, const char *currency,
     struct load_ctx x = {.t = t, .currency = currency, .err = err, .base = slash ? slash + 1 : path};
     struct csv_parser p;
     csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL);
-    if (csv_parse(&p, text, len, on_field, on_row, &x) != len ||
-        csv_fini(&p, on_field, on_row, &x) != 0) {
+    /* A UTF-8 byte order mark (spreadsheet exports) is not part of the header. */
+    size_t off = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+    /* Fed one physical line at a time so that a record's number is its line
+     * number even with blank lines (libcsv skips those without a callback). */
+    bool bad = false;
+    while (off < len && !bad) {
+        const char *nl = memchr(text + off, '\n', len - off);
+        size_t n = nl ? (size_t)(nl - (text + off)) + 1 : len - off;
+        x.line++;
+        if (csv_parse(&p, text + off, n, on_field, on_row, &x) != n)
+            bad = true;
+        off += n;
+    }
+    if (bad || csv_fini(&p, on_field, on_row, &x) != 0) {
         if (x.rc == GL_OK)
-            gl_error_set(err, GL_ERR_CONFIG, "%s: row %d: %s", path, x.row + 1,
+            gl_error_set(err, GL_ERR_CONFIG, "%s:%d: %s", path, x.line,
                          csv_strerror(csv_error(&p)));
         x.rc = GL_ERR_CONFIG;
     }
@@ -293,7 +313,7 @@ enum gl_status gl_prices_load_config(const struct gl_config *c, struct gl_price_
     struct gl_price_table *t = gl_xcalloc(1, sizeof *t);
     t->file = gl_strdup(c->path);
     struct load_ctx x = {.t = t, .currency = c->currency, .err = err, .base = "config",
-                         .entries = true, .row = 1};
+                         .entries = true, .header_seen = true, .row = 1};
     for (size_t i = 0; i < c->nprice_entries && x.rc == GL_OK; i++) {
         x.row = (int)i + 2;
         x.nfields = 7;

@@ -126,6 +126,8 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
     int64_t to = gl_floor_to(now - c->run_delay_s, 3600);
     int64_t min_from = to;
     bool partial = false;
+    size_t failed = 0, attempted = 0;
+    enum gl_status first_fail = GL_OK;
     enum gl_status rc;
     for (size_t i = 0; i < c->nclusters; i++) {
         const struct gl_cluster *cl = &c->clusters[i];
@@ -153,8 +155,11 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
         gl_time_format(to, b, sizeof b);
         struct gl_collect_stats st = {.advance_watermark = true};
         struct gl_error cerr = {0};
+        attempted++;
         if (gl_collect(c, cl, s, from, to, &st, &cerr)) {
             partial = true;
+            if (!failed++)
+                first_fail = cerr.code;
             gl_log(GL_LOG_ERROR, "collect failed cluster=%s from=%s to=%s error=\"%s\"", cl->name,
                    a, b, cerr.msg);
             *err = cerr;
@@ -187,6 +192,10 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
         gl_period_of(p.end, &next);
         p = next;
     }
+    if (attempted > 0 && failed == attempted)
+        return gl_error_set(err, first_fail ? first_fail : GL_ERR_PROM,
+                            "run collected nothing (every cluster failed); last error: %s",
+                            err->msg);
     if (partial) {
         char msg[sizeof err->msg];
         memcpy(msg, err->msg, sizeof msg);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "money.h"
+#include "util.h"
 
 static const char *const model_kinds[] = {"capacity", "memory_used", "reserved_unused_billed",
                                           "reserved", "unattributed", "idle", "excess"};
@@ -122,8 +123,10 @@ enum gl_status gl_summary_write(struct gl_store *s, const struct gl_period *p, b
                  "Driver-reserved | Unattributed | Idle | Excess | Reconciles |\n");
     fprintf(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (cJSON *r = m->child; r; r = r->next) {
-        fprintf(out, "| %s | %s", cJSON_GetObjectItem(r, "cluster")->valuestring,
-                cJSON_GetObjectItem(r, "gpu_model")->valuestring);
+        fputs("| ", out);
+        gl_md_cell(out, cJSON_GetObjectItem(r, "cluster")->valuestring);
+        fputs(" | ", out);
+        gl_md_cell(out, cJSON_GetObjectItem(r, "gpu_model")->valuestring);
         for (size_t k = 0; k < NMODEL_KINDS; k++)
             fprintf(out, " | %s", cJSON_GetObjectItem(r, model_kinds[k])->valuestring);
         fprintf(out, " | %s |\n", cJSON_IsTrue(cJSON_GetObjectItem(r, "reconciles")) ? "yes" : "NO");
@@ -135,11 +138,16 @@ enum gl_status gl_summary_write(struct gl_store *s, const struct gl_period *p, b
                                      "idle", "excess"};
     for (cJSON *r = d->child; r; r = r->next) {
         const char *gid = cJSON_GetObjectItem(r, "gpu_i_id")->valuestring;
-        fprintf(out, "| %s | %s | %s%s%s | %s | %s", cJSON_GetObjectItem(r, "cluster")->valuestring,
-                cJSON_GetObjectItem(r, "node")->valuestring,
-                cJSON_GetObjectItem(r, "uuid")->valuestring, gid[0] ? "/" : "", gid,
-                cJSON_GetObjectItem(r, "gpu_i_profile")->valuestring,
-                cJSON_GetObjectItem(r, "gpu_model")->valuestring);
+        static const char *const cells[] = {"cluster", "node", "uuid", "gpu_i_profile",
+                                            "gpu_model"};
+        for (size_t k = 0; k < 5; k++) {
+            fputs(k ? " | " : "| ", out);
+            gl_md_cell(out, cJSON_GetObjectItem(r, cells[k])->valuestring);
+            if (k == 2 && gid[0]) {
+                fputs("/", out);
+                gl_md_cell(out, gid);
+            }
+        }
         for (size_t k = 0; k < 6; k++)
             fprintf(out, " | %s", cJSON_GetObjectItem(r, dk[k])->valuestring);
         fprintf(out, " | %s |\n",

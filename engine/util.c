@@ -224,6 +224,7 @@ enum gl_status gl_read_file(const char *path, char **out, size_t *len,
 
 const char *gl_safe_name(const char *s, char *out, size_t n)
 {
+    const char *orig = s;
     size_t j = 0;
     for (; *s && j + 1 < n; s++) {
         unsigned char ch = (unsigned char)*s;
@@ -234,7 +235,39 @@ const char *gl_safe_name(const char *s, char *out, size_t n)
     if (j == 0 && n > 1)
         out[j++] = '_';
     out[j] = '\0';
+    /* a changed name gets a hash of the original, so that "a|b" and "a_b"
+     * do not write the same file */
+    if (strcmp(out, orig) != 0 && j + 10 < n)
+        snprintf(out + j, n - j, "-%08x",
+                 (unsigned)gl_hash_bytes(orig, strlen(orig), GL_HASH_SEED));
     return out;
+}
+
+const char *gl_escape_ascii(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; s && *s && k + 5 < n; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch >= 0x20 && ch < 0x7f)
+            out[k++] = (char)ch;
+        else
+            k += (size_t)snprintf(out + k, n - k, "\\x%02x", ch);
+    }
+    if (n)
+        out[k < n ? k : n - 1] = '\0';
+    return out;
+}
+
+void gl_md_cell(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '|')
+            fputs("\\|", out);
+        else if (*s == '\n' || *s == '\r')
+            fputc(' ', out);
+        else
+            fputc(*s, out);
+    }
 }
 
 char *gl_strdup(const char *s)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "error.h"
 
@@ -61,6 +62,12 @@ char *gl_path_dir(const char *path);
  * [A-Za-z0-9._-] become '_' and a leading '.' too, so a hostile team or pod
  * name cannot leave the output folder. Returns out. */
 const char *gl_safe_name(const char *s, char *out, size_t n);
+
+/* s for a message: printable ASCII kept, other bytes as \xNN. Returns out. */
+const char *gl_escape_ascii(const char *s, char *out, size_t n);
+
+/* Writes s as one Markdown table cell: '|' escaped, line breaks as spaces. */
+void gl_md_cell(FILE *out, const char *s);
 
 /* strdup that aborts on allocation failure (small config strings only). */
 char *gl_strdup(const char *s);

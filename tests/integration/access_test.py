@@ -39,22 +39,18 @@ exit 1 when a check failed. A missing tool fails its checks under CI=true
 and is skipped otherwise.
 """
 
-import argparse
 import base64
 import copy
 import http.client
-import http.server
 import json
 import os
 import re
 import secrets
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -65,8 +61,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
 import gencluster as gc  # noqa: E402
-import run as it  # noqa: E402  (Tap and helpers of the main suite)
-import backends_test as bt  # noqa: E402  (servers, data writers, invoice comparison)
+import harness  # noqa: E402
+import backends_test as bt  # noqa: E402  (data writers, invoice comparison)
 
 ENGINE_TIMEOUT = 40
 USER = "gpuledger"
@@ -75,7 +71,7 @@ TENANT_US = "tenant-us-1"
 
 
 def tail(text, n=500):
-    return it.tail(text, n)
+    return harness.tail(text, n)
 
 
 # ---------------------------------------------------------------- PKI
@@ -116,7 +112,7 @@ def bcrypt_hash(password):
 
 # ---------------------------------------------------------------- recorder
 
-class Recorder:
+class Recorder(harness.LoopbackServer):
     """HTTP on 127.0.0.1 in a thread: records (path, headers) of each request;
     answers 401 unless Authorization is "Bearer <expect>" (when expect is
     set); forwards the rest to the TLS Prometheus with the client certificate
@@ -129,43 +125,14 @@ class Recorder:
         self.expect = None
         self.log = []
         self.lock = threading.Lock()
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def do_GET(self):
-                owner.handle(self)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__()
 
     def take(self):
         with self.lock:
             out, self.log = self.log, []
         return out
 
-    def reply(self, h, status, body, ctype="application/json"):
-        h.send_response(status)
-        h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        h.wfile.write(body)
-
-    def handle(self, h):
+    def handle(self, h, body):
         hdrs = [(k.lower(), v) for k, v in h.headers.items()]
         with self.lock:
             self.log.append((h.path, hdrs))
@@ -193,28 +160,27 @@ class Recorder:
 
 # ---------------------------------------------------------------- tinyproxy
 
-class Tinyproxy:
+class Tinyproxy(harness.Server):
+    """tinyproxy in the foreground; its LogFile is WORK/tinyproxy.log, its
+    output WORK/tinyproxy.out."""
+
     def __init__(self, work):
-        self.work = work
-        self.proc = None
-        self.port = None
-        self.log = os.path.join(work, "tinyproxy.log")
+        super().__init__("tinyproxy", work)
         self.out = os.path.join(work, "tinyproxy.out")
 
     def start(self):
         last = ""
         for _ in range(3):
-            self.port = it.free_port()
+            self.port = harness.free_port()
             conf = os.path.join(self.work, "tinyproxy.conf")
             with open(conf, "w") as f:
                 # no ConnectPort line: CONNECT to any port (the TLS Prometheus)
                 f.write("Port %d\nListen 127.0.0.1\nAllow 127.0.0.1\nTimeout 60\n"
                         "MaxClients 50\nLogFile \"%s\"\nLogLevel Info\n" % (self.port, self.log))
-            outf = open(self.out, "ab")
-            self.proc = subprocess.Popen(["tinyproxy", "-d", "-c", conf], cwd=self.work,
-                                         stdin=subprocess.DEVNULL, stdout=outf, stderr=outf,
-                                         env=bt.CHILD_ENV)
-            outf.close()
+            with open(self.out, "ab") as outf:
+                self.proc = subprocess.Popen(["tinyproxy", "-d", "-c", conf], cwd=self.work,
+                                             stdin=subprocess.DEVNULL, stdout=outf, stderr=outf,
+                                             env=harness.CHILD_ENV)
             deadline = time.time() + 10
             while time.time() < deadline and self.proc.poll() is None:
                 try:
@@ -235,18 +201,6 @@ class Tinyproxy:
         except OSError:
             return ""
 
-    def stop(self):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
 
 # ---------------------------------------------------------------- the test
 
@@ -265,26 +219,8 @@ class Test:
         return os.path.join(self.work, *p)
 
     def engine(self, label, cfg, db, *args, env=None):
-        cmd = [self.bin, "--verbose", "--config", cfg, "--db", db] + list(args)
-        e = dict(bt.CHILD_ENV)
-        e.update(env or {})
-        t0 = time.time()
-        try:
-            p = subprocess.run(cmd, cwd=self.work, stdin=subprocess.DEVNULL, env=e,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=ENGINE_TIMEOUT)
-            rc, out, err = p.returncode, p.stdout.decode("utf-8", "replace"), \
-                p.stderr.decode("utf-8", "replace")
-        except OSError as oe:
-            rc, out, err = -1, "", "cannot run %s: %s" % (self.bin, oe)
-        except subprocess.TimeoutExpired as ex:
-            rc, out, err = -1, "", "timed out after %ds: %s" % (
-                ENGINE_TIMEOUT, (ex.stderr or b"").decode("utf-8", "replace"))
+        rc, out, err = self.eng.run(cfg, db, *args, env=env)
         self.outputs.append((label, out + "\n" + err))
-        with open(self.path("engine.log"), "a") as f:
-            f.write("$ %s%s\nexit %s after %.2fs; stderr:\n%s\n" % (
-                " ".join("%s=%s" % kv for kv in (env or {}).items()) + " " if env else "",
-                " ".join(cmd), rc, time.time() - t0, err))
         return rc, out, err
 
     def config(self, name, prom, mutate=None):
@@ -322,6 +258,8 @@ class Test:
         if not (os.path.isfile(self.bin) and os.access(self.bin, os.X_OK)):
             tap.fail("engine binary present", "%s is missing or not executable" % a.bin)
             return
+        self.eng = harness.Engine(self.bin, self.work, timeout=ENGINE_TIMEOUT,
+                                  options=["--verbose"])
         missing = [t for t in ("openssl", "htpasswd", "prometheus", "promtool")
                    if not shutil.which(t)]
         if missing:
@@ -414,46 +352,29 @@ class Test:
         om = self.path("eu.om")
         bt.write_openmetrics(om, self.cls, True)
         tsdb = self.path("tsdb")
-        shutil.rmtree(tsdb, ignore_errors=True)
         t0 = time.time()
-        p = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
-                           cwd=self.work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        rc, out = harness.backfill(om, tsdb, self.work)
         if not tap.check("promtool backfill (%.1fs)" % (time.time() - t0),
-                         [] if p.returncode == 0 else [tail(p.stdout.decode(errors="replace"))]):
+                         [] if rc == 0 else [tail(out)]):
             return False
         ctx = self.client_ctx()
         basic = "Basic " + base64.b64encode(("%s:%s" % (USER, self.password)).encode()).decode()
         self.basic_header = basic
-        last = ""
         t0 = time.time()
-        for _ in range(3):
-            srv = bt.Server("prometheus-tls", self.work)
-            srv.port = it.free_port()
-            srv.spawn(bt.prometheus_argv(self.work, tsdb, srv.port) + ["--web.config.file=" + web])
-            self.prom = srv
-            deadline = time.time() + 40
-            while time.time() < deadline and srv.proc.poll() is None:
-                try:
-                    conn = http.client.HTTPSConnection("127.0.0.1", srv.port, context=ctx,
-                                                       timeout=2)
-                    conn.request("GET", "/-/ready", headers={"Authorization": basic})
-                    st = conn.getresponse().status
-                    conn.close()
-                    if st == 200:
-                        break
-                except (OSError, ssl.SSLError):
-                    pass
-                time.sleep(0.1)
-            else:
-                last = "prometheus (TLS) not ready (exit %s): %s" % (
-                    srv.proc.poll(), tail(open(srv.log, errors="replace").read(), 400))
-                srv.stop()
-                self.prom = None
-                continue
-            break
-        if self.prom is None:
+
+        def status(path):      # /-/ready over TLS, with the client certificate and basic auth
+            conn = http.client.HTTPSConnection("127.0.0.1", srv.port, context=ctx, timeout=2)
+            try:
+                conn.request("GET", path, headers={"Authorization": basic})
+                return conn.getresponse().status
+            finally:
+                conn.close()
+        srv = self.prom = harness.Server("prometheus-tls", self.work, probe=status)
+        errors = harness.start_all([(srv, lambda port: harness.prometheus_argv(
+            self.work, tsdb, port) + ["--web.config.file=" + web], "/-/ready")])
+        if errors:
             tap.fail("prometheus with --web.config.file (TLS, client certificates, basic auth) "
-                     "ready", last)
+                     "ready", errors[srv.name])
             return False
         self.url = "https://127.0.0.1:%d" % self.prom.port
         # the endpoint really demands what it should
@@ -735,7 +656,7 @@ class Test:
         tap.check("http_proxy with no_proxy=127.0.0.1: requests bypass tinyproxy", p)
 
         # 4. a dead proxy: the environment is honoured, so collect fails
-        dead = "http://127.0.0.1:%d" % it.free_port()
+        dead = "http://127.0.0.1:%d" % harness.free_port()
         rc, _, err = self.engine("proxy-dead", self.bearer_cfg, self.path("db", "proxy-dead.db"),
                                  "collect", "--from", self.wf, "--to", self.wt,
                                  env={"http_proxy": dead, "no_proxy": ""})
@@ -803,47 +724,9 @@ class Test:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--work", help="work directory (default: a temporary one, removed "
-                    "after a passing run)")
-    ap.add_argument("--keep", action="store_true")
-    args = ap.parse_args()
-    tap = it.Tap()
-    tmp = None
-    if args.work:
-        args.work = os.path.abspath(args.work)
-        if os.path.isdir(args.work):
-            shutil.rmtree(args.work)
-        os.makedirs(args.work)
-    else:
-        tmp = args.work = tempfile.mkdtemp(prefix="gpuledger-access-")
-
-    def on_signal(signum, frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    test = Test(args, tap)
-    t0 = time.time()
-    try:
-        test.main()
-    except SystemExit:
-        tap.fail("access test", "interrupted")
-        raise
-    except Exception as e:
-        import traceback
-        tap.fail("access test", "driver error: %s: %s" % (type(e).__name__, e))
-        for line in traceback.format_exc().splitlines():
-            tap.note(line)
-    finally:
-        test.cleanup()
-        remove = tmp and not args.keep and tap.failed == 0
-        tap.note("work directory: %s%s; %.1fs" % (args.work, " (removed)" if remove else "",
-                                                  time.time() - t0))
-        if remove:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if tap.failed else 0
+    ap = harness.arguments(__doc__)
+    return harness.run_driver(Test, ap.parse_args(), harness.Tap(), "access test",
+                              "gpuledger-access-")
 
 
 if __name__ == "__main__":

@@ -57,19 +57,14 @@ exit 1 when a check failed. A tool that is missing fails its checks under
 CI=true and is skipped otherwise.
 """
 
-import argparse
 import copy
 import csv
 import http.client
-import http.server
 import io
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -81,113 +76,21 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
 import gencluster as gc  # noqa: E402
-import run as it  # noqa: E402  (Tap, check_focus, helpers of the main suite)
+import harness  # noqa: E402
+import run as it  # noqa: E402  (check_focus, helpers of the main suite)
+from harness import start_all, tail  # noqa: E402
 
 SCENARIOS = [os.path.join(HERE, "scenarios", "cluster-eu.json"),
              os.path.join(HERE, "scenarios", "cluster-us.json")]
 ENGINE_TIMEOUT = 40
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-CHILD_ENV = {k: v for k, v in os.environ.items()
-             if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+OPENER = harness.NO_PROXY_OPENER
 VM_FLAGS = ["-retentionPeriod=100y", "-search.latencyOffset=0s",
             "-search.maxStalenessInterval=59s"]
 
 
-def tail(text, n=600):
-    return it.tail(text, n)
-
-
 # ---------------------------------------------------------------- servers
 
-class Server:
-    """A child process answering HTTP on 127.0.0.1; stopped by stop()."""
-
-    def __init__(self, name, work):
-        self.name = name
-        self.work = work
-        self.proc = None
-        self.port = None
-        self.log = os.path.join(work, name + ".log")
-
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def spawn(self, argv):
-        logf = open(self.log, "ab")
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
-                                     cwd=self.work, env=CHILD_ENV)
-        logf.close()
-
-    def wait_ready(self, path, deadline):
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                break
-            try:
-                with OPENER.open(self.url() + path, timeout=2) as r:
-                    if r.status == 200:
-                        return None
-            except OSError:
-                pass
-            time.sleep(0.1)
-        why = "%s did not become ready (exit %s); log tail: %s" % (
-            self.name, self.proc.poll(), tail(open(self.log, errors="replace").read(), 400))
-        self.stop()
-        return why
-
-    def stop(self):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-
-def prometheus_argv(work, tsdb, port):
-    cfg = os.path.join(work, "prometheus.yml")
-    if not os.path.exists(cfg):
-        with open(cfg, "w") as f:
-            f.write("global: {scrape_interval: 1h}\n")
-    return ["prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + tsdb,
-            "--storage.tsdb.retention.time=100y", "--web.listen-address=127.0.0.1:%d" % port,
-            "--query.lookback-delta=59s"]
-
-
-def start_all(servers, deadline_s=40):
-    """servers: [(Server, argv_of_port, ready_path)]. Starts them together;
-    a server that fails is retried on another port (twice). Returns
-    {name: error} of the ones that never came up."""
-    errors = {}
-    pending = list(servers)
-    for attempt in range(3):
-        for srv, argv_of, _ in pending:
-            srv.port = it.free_port()
-            srv.spawn(argv_of(srv.port))
-        deadline = time.time() + deadline_s
-        failed = []
-        for srv, argv_of, path in pending:
-            why = srv.wait_ready(path, deadline)
-            if why:
-                errors[srv.name] = why
-                failed.append((srv, argv_of, path))
-            else:
-                errors.pop(srv.name, None)
-        pending = failed
-        if not pending:
-            break
-    return errors
-
-
-def http_get_json(url, timeout=30):
-    with OPENER.open(url, timeout=timeout) as r:
-        return json.load(r)
-
-
-class TenantRouter:
+class TenantRouter(harness.LoopbackServer):
     """A Mimir-like front on 127.0.0.1 (thread): routes each request by its
     X-Scope-OrgID header to that tenant's Prometheus; no or an unknown
     tenant -> 401 "no org id" (what Mimir answers). Records (tenant, path)."""
@@ -196,41 +99,14 @@ class TenantRouter:
         self.upstreams = dict(upstreams)
         self.log = []
         self.lock = threading.Lock()
-        owner = self
+        super().__init__()
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def do_GET(self):
-                owner.handle(self)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def handle(self, h):
+    def handle(self, h, body):
         tenants = h.headers.get_all("X-Scope-OrgID") or []
         with self.lock:
             self.log.append((tenants, h.path))
         if len(tenants) != 1 or tenants[0] not in self.upstreams:
-            body = b"no org id\n"
-            h.send_response(401)
-            h.send_header("Content-Type", "text/plain")
-            h.send_header("Content-Length", str(len(body)))
-            h.end_headers()
-            h.wfile.write(body)
+            self.reply(h, 401, b"no org id\n", "text/plain")
             return
         conn = http.client.HTTPConnection("127.0.0.1", self.upstreams[tenants[0]], timeout=60)
         try:
@@ -240,11 +116,7 @@ class TenantRouter:
             ctype = r.getheader("Content-Type", "application/json")
         finally:
             conn.close()
-        h.send_response(status)
-        h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(data)))
-        h.end_headers()
-        h.wfile.write(data)
+        self.reply(h, status, data, ctype)
 
 
 # ---------------------------------------------------------------- data
@@ -327,8 +199,7 @@ def merge_expected(exps):
 
 # ---------------------------------------------------------------- checks
 
-def dec(s):
-    return it.dec(s)
+dec = it.dec
 
 
 def invoice_problems(doc, exp):
@@ -456,7 +327,7 @@ def served_problems(base_url, clusters, keep_cluster_label, t_from, t_to, step, 
                                  "start": str(t_from), "end": str(t_to - step),
                                  "step": str(step)}) + extra
     try:
-        doc = http_get_json(base_url + "/api/v1/query_range?" + qs, timeout=60)
+        doc = harness.http_get_json(base_url + "/api/v1/query_range?" + qs, timeout=60)
     except Exception as e:
         return ["query_range: %s" % e]
     if doc.get("status") != "success":
@@ -511,24 +382,6 @@ class Test:
     def path(self, *p):
         return os.path.join(self.work, *p)
 
-    def engine(self, cfg, db, *args, timeout=ENGINE_TIMEOUT):
-        cmd = [self.bin, "--config", cfg, "--db", db] + list(args)
-        t0 = time.time()
-        try:
-            p = subprocess.run(cmd, cwd=self.work, stdin=subprocess.DEVNULL, env=CHILD_ENV,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-            rc, out, err = p.returncode, p.stdout.decode("utf-8", "replace"), \
-                p.stderr.decode("utf-8", "replace")
-        except OSError as oe:
-            rc, out, err = -1, "", "cannot run %s: %s" % (self.bin, oe)
-        except subprocess.TimeoutExpired as e:
-            rc, out, err = -1, "", "timed out after %ds: %s" % (
-                timeout, (e.stderr or b"").decode("utf-8", "replace"))
-        with open(self.path("engine.log"), "a") as f:
-            f.write("$ %s\nexit %s after %.2fs; stderr:\n%s\n" % (" ".join(cmd), rc,
-                                                                time.time() - t0, err))
-        return rc, out, err
-
     def write_config(self, name, mutate):
         cfg = copy.deepcopy(self.base_config)
         mutate(cfg)
@@ -546,6 +399,7 @@ class Test:
         if not (os.path.isfile(self.bin) and os.access(self.bin, os.X_OK)):
             tap.fail("engine binary present", "%s is missing or not executable" % a.bin)
             return
+        self.engine = harness.Engine(self.bin, self.work, timeout=ENGINE_TIMEOUT)
         # ---- data and expected figures
         t0 = time.time()
         try:
@@ -620,24 +474,21 @@ class Test:
         for name, (cls, keep) in files.items():
             om = self.path("%s.om" % name)
             write_openmetrics(om, cls, keep)
-            tsdb = self.path("tsdb-" + name)
-            shutil.rmtree(tsdb, ignore_errors=True)
-            jobs[name] = subprocess.Popen(["promtool", "tsdb", "create-blocks-from",
-                                           "openmetrics", om, tsdb], cwd=self.work,
-                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            jobs[name] = harness.backfill_start(om, self.path("tsdb-" + name), self.work)
         bad = []
         for name, j in jobs.items():
-            out = j.communicate()[0]
-            if j.returncode != 0:
-                bad.append("%s: %s" % (name, tail(out.decode(errors="replace"), 300)))
+            rc, out = harness.backfill_wait(j)
+            if rc != 0:
+                bad.append("%s: %s" % (name, tail(out, 300)))
         if not tap.check("promtool backfills eu-1 and us-1 (no cluster label) and both "
                          "(cluster label) (%.1fs)" % (time.time() - t0), bad):
             return
         specs = []
         for name in files:
-            srv = Server("prometheus-" + name, self.work)
+            srv = harness.Server("prometheus-" + name, self.work)
             tsdb = self.path("tsdb-" + name)
-            specs.append((srv, lambda port, tsdb=tsdb: prometheus_argv(self.work, tsdb, port),
+            specs.append((srv, lambda port, tsdb=tsdb: harness.prometheus_argv(self.work, tsdb,
+                                                                               port),
                           "/-/ready"))
             self.servers.append(srv)
         t0 = time.time()
@@ -658,7 +509,7 @@ class Test:
         res = {}
         t0 = time.time()
         for args in collect_args or [()]:
-            rc, _, err = self.engine(cfg, db, "collect", "--from", self.wf, "--to", self.wt,
+            rc, _, err = self.engine.run(cfg, db, "collect", "--from", self.wf, "--to", self.wt,
                                      *args)
             if rc != 0:
                 self.tap.fail("%s: collect %s" % (label, " ".join(args)),
@@ -666,7 +517,7 @@ class Test:
                 return None
         res["collect_s"] = time.time() - t0
         per = self.exp["period"]
-        rc, out, err = self.engine(cfg, db, "invoice", "--period", per, "--format", "json")
+        rc, out, err = self.engine.run(cfg, db, "invoice", "--period", per, "--format", "json")
         try:
             res["doc"] = json.loads(out) if rc == 0 else None
         except ValueError:
@@ -676,11 +527,11 @@ class Test:
                 rc, tail(err, 300), tail(out, 200)))
             return None
         csvp = self.path("out", label.replace(" ", "-") + ".csv")
-        rc, out, err = self.engine(cfg, db, "export", "--period", per, "--out", csvp)
+        rc, out, err = self.engine.run(cfg, db, "export", "--period", per, "--out", csvp)
         res["csv"] = open(csvp, newline="").read() if rc == 0 and os.path.isfile(csvp) else None
         if res["csv"] is None:
             self.tap.fail("%s: export" % label, "exit %s: %s" % (rc, tail(err, 300)))
-        rc, out, err = self.engine(cfg, db, "summary", "--period", per, "--format", "json")
+        rc, out, err = self.engine.run(cfg, db, "summary", "--period", per, "--format", "json")
         try:
             res["summary"] = json.loads(out) if rc == 0 else None
         except ValueError:
@@ -810,7 +661,7 @@ class Test:
         (partial failure), the up cluster stored and billed; the next run, with
         the first cluster back, completes with the full expected totals."""
         tap = self.tap
-        dead = "http://127.0.0.1:%d" % it.free_port()
+        dead = "http://127.0.0.1:%d" % harness.free_port()
         up = self.names[1]
 
         def clusters(first_url):
@@ -824,7 +675,7 @@ class Test:
             return mutate
         cfg = self.write_config("one-down.json", clusters(dead))
         db = self.path("db", "down.db")
-        rc, out, err = self.engine(cfg, db, "collect", "--from", self.wf, "--to", self.wt)
+        rc, out, err = self.engine.run(cfg, db, "collect", "--from", self.wf, "--to", self.wt)
         p = [] if rc == 5 else ["exit %s, expected 5 (partial: the other cluster collected)" % rc]
         if dead not in err:
             p.append("stderr does not name %s: %s" % (dead, tail(err, 300)))
@@ -841,7 +692,7 @@ class Test:
 
         # run, the CronJob: partial failure
         db = self.path("db", "run-down.db")
-        rc, out, err = self.engine(cfg, db, "run", "--now", self.wt)
+        rc, out, err = self.engine.run(cfg, db, "run", "--now", self.wt)
         p = [] if rc == 5 else ["exit %s, expected 5 (partial failure)" % rc]
         if dead not in err:
             p.append("stderr does not name %s: %s" % (dead, tail(err, 300)))
@@ -867,7 +718,7 @@ class Test:
                   "URL; %s is collected and billed as expected" % (self.names[0], up), p)
         # the next run, the cluster back: everything
         cfg2 = self.write_config("one-back.json", clusters(self.proms["eu"].url()))
-        rc, out, err = self.engine(cfg2, db, "run", "--now", self.wt)
+        rc, out, err = self.engine.run(cfg2, db, "run", "--now", self.wt)
         p = [] if rc == 0 else ["exit %s: %s" % (rc, tail(err, 300))]
         doc, q = self.invoice_doc(cfg2, db)
         p += q + (invoice_problems(doc, self.exp) if doc is not None else [])
@@ -875,7 +726,7 @@ class Test:
                   "generator's figures (%s not counted twice)" % (self.names[0], up), p)
 
     def invoice_doc(self, cfg, db):
-        rc, out, err = self.engine(cfg, db, "invoice", "--period", self.exp["period"],
+        rc, out, err = self.engine.run(cfg, db, "invoice", "--period", self.exp["period"],
                                    "--format", "json")
         try:
             doc = json.loads(out)
@@ -890,7 +741,7 @@ class Test:
         tap = self.tap
         data = self.path("vm-data")
         shutil.rmtree(data, ignore_errors=True)
-        srv = Server("victoria-metrics", self.work)
+        srv = harness.Server("victoria-metrics", self.work)
         self.servers.append(srv)
         t0 = time.time()
         errors = start_all([(srv, lambda port: [self.vm_bin, "-storageDataPath=" + data,
@@ -919,7 +770,7 @@ class Test:
         deadline = time.time() + 15
         while not p and time.time() < deadline:
             try:
-                doc = http_get_json(srv.url() + "/api/v1/series?" + urllib.parse.urlencode(
+                doc = harness.http_get_json(srv.url() + "/api/v1/series?" + urllib.parse.urlencode(
                     {"match[]": '{__name__=~"DCGM_FI_.*|kube_.*"}',
                      "start": str(self.cls[0].start), "end": str(self.cls[0].end)}))
                 if len(doc.get("data") or []) >= nseries:
@@ -946,7 +797,7 @@ class Test:
                % res["collect_s"])
         self.compare("victoria-metrics", res, same_as=self.results.get("a"))
         at = gc.fmt_time(gc.parse_time(self.wt) - 60)
-        rc, out, err = self.engine(cfg, self.path("db", "c.db"), "check", "--at", at)
+        rc, out, err = self.engine.run(cfg, self.path("db", "c.db"), "check", "--at", at)
         tap.check("victoria-metrics: check --at %s (instant queries) exits 0" % at,
                   [] if rc == 0 else ["exit %s: %s %s" % (rc, tail(out, 300), tail(err, 300))])
         a = self.results.get("a")
@@ -960,7 +811,7 @@ class Test:
         -search.maxStalenessInterval: not a check of the engine."""
         data = self.path("vm-data-default")
         shutil.rmtree(data, ignore_errors=True)
-        srv = Server("victoria-metrics-default", self.work)
+        srv = harness.Server("victoria-metrics-default", self.work)
         self.servers.append(srv)
         flags = [f for f in VM_FLAGS if "StalenessInterval" not in f]
         errors = start_all([(srv, lambda port: [self.vm_bin, "-storageDataPath=" + data,
@@ -980,10 +831,10 @@ class Test:
             self.tap.note("victoria-metrics with only %s (its default lookback): %s"
                           % (" ".join(flags), "; ".join(p) or "step values equal the samples"))
             cfg = self.selector_config("vm-default.json", srv.url())
-            rc, out, err = self.engine(cfg, self.path("db", "vm-default.db"), "collect",
+            rc, out, err = self.engine.run(cfg, self.path("db", "vm-default.db"), "collect",
                                        "--from", self.wf, "--to", self.wt)
             if rc == 0:
-                rc, out, err = self.engine(cfg, self.path("db", "vm-default.db"), "invoice",
+                rc, out, err = self.engine.run(cfg, self.path("db", "vm-default.db"), "invoice",
                                            "--period", self.exp["period"], "--format", "json")
             if rc == 0:
                 q = invoice_problems(json.loads(out), self.exp)
@@ -1000,47 +851,9 @@ class Test:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--work", help="work directory (default: a temporary one, removed "
-                    "after a passing run)")
-    ap.add_argument("--keep", action="store_true")
-    args = ap.parse_args()
-    tap = it.Tap()
-    tmp = None
-    if args.work:
-        args.work = os.path.abspath(args.work)
-        if os.path.isdir(args.work):      # a reused directory starts clean
-            shutil.rmtree(args.work)
-        os.makedirs(args.work)
-    else:
-        tmp = args.work = tempfile.mkdtemp(prefix="gpuledger-backends-")
-
-    def on_signal(signum, frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    test = Test(args, tap)
-    t0 = time.time()
-    try:
-        test.main()
-    except SystemExit:
-        tap.fail("backends test", "interrupted")
-        raise
-    except Exception as e:
-        import traceback
-        tap.fail("backends test", "driver error: %s: %s" % (type(e).__name__, e))
-        for line in traceback.format_exc().splitlines():
-            tap.note(line)
-    finally:
-        test.cleanup()
-        remove = tmp and not args.keep and tap.failed == 0
-        tap.note("work directory: %s%s; %.1fs" % (args.work, " (removed)" if remove else "",
-                                                  time.time() - t0))
-        if remove:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if tap.failed else 0
+    ap = harness.arguments(__doc__)
+    return harness.run_driver(Test, ap.parse_args(), harness.Tap(), "backends test",
+                              "gpuledger-backends-")
 
 
 if __name__ == "__main__":

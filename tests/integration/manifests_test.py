@@ -40,6 +40,10 @@ any check failed.
 import os
 import sys
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402  (stdlib only: imports under either interpreter)
+
 try:
     import yaml
 except ImportError:
@@ -50,9 +54,7 @@ except ImportError:
     print("not ok - import yaml: PyYAML is missing (Debian package python3-yaml)")
     sys.exit(1)
 
-import argparse
 import glob
-import http.server
 import json
 import posixpath
 import re
@@ -71,7 +73,8 @@ ENGINE_TIMEOUT = 120
 
 # ---------------------------------------------------------------- reporting
 
-FAILED = 0
+TAP = harness.Tap(limit=None)
+comment = TAP.note
 
 
 class Fail(Exception):
@@ -89,27 +92,19 @@ def expect(cond, reason):
 
 def test(name, fn, *args):
     """Run one check; print its TAP line. Returns fn's value or None."""
-    global FAILED
     try:
         value = fn(*args)
     except Skip as e:
-        print(f"ok - {name} # SKIP {e}")
+        TAP.ok(f"{name} # SKIP {e}")
         return None
     except Fail as e:
-        FAILED += 1
-        print(f"not ok - {name}: {e}")
+        TAP.fail(name, e)
         return None
     except Exception as e:  # a bug in the manifests shape we did not foresee
-        FAILED += 1
-        print(f"not ok - {name}: {type(e).__name__}: {e}")
+        TAP.fail(name, f"{type(e).__name__}: {e}")
         return None
-    print(f"ok - {name}")
+    TAP.ok(name)
     return value
-
-
-def comment(text):
-    for line in str(text).splitlines() or [""]:
-        print(f"# {line}")
 
 
 # ---------------------------------------------------------------- YAML model
@@ -798,52 +793,32 @@ def check_readme(docs):
 
 # ---------------------------------------------------------------- the engine on the ConfigMap
 
-class StubProm:
+class StubProm(harness.LoopbackServer):
     """Loopback stand-in for the Prometheus HTTP API: empty results, every
     request recorded (path, query, Authorization header)."""
 
+    protocol = "HTTP/1.0"
+
     def __init__(self):
         self.requests = []
-        lock = threading.Lock()
-        stub = self
+        self.lock = threading.Lock()
+        super().__init__(post=True)
 
-        class H(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def _answer(self, params):
-                path = urllib.parse.urlsplit(self.path).path
-                with lock:
-                    stub.requests.append((path, params.get("query", [""])[0],
-                                          self.headers.get("Authorization")))
-                if path.endswith("/api/v1/query_range"):
-                    body = {"status": "success", "data": {"resultType": "matrix", "result": []}}
-                elif path.endswith("/api/v1/query"):
-                    body = {"status": "success", "data": {"resultType": "vector", "result": []}}
-                else:
-                    self.send_error(404)
-                    return
-                data = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                self._answer(urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query))
-
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length") or 0)
-                self._answer(urllib.parse.parse_qs(self.rfile.read(n).decode()))
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def handle(self, h, body):
+        split = urllib.parse.urlsplit(h.path)
+        params = urllib.parse.parse_qs(body.decode() if h.command == "POST" else split.query)
+        path = split.path
+        with self.lock:
+            self.requests.append((path, params.get("query", [""])[0],
+                                  h.headers.get("Authorization")))
+        if path.endswith("/api/v1/query_range"):
+            doc = {"status": "success", "data": {"resultType": "matrix", "result": []}}
+        elif path.endswith("/api/v1/query"):
+            doc = {"status": "success", "data": {"resultType": "vector", "result": []}}
+        else:
+            h.send_error(404)
+            return
+        self.reply(h, 200, json.dumps(doc).encode())
 
 
 class PodSandbox:
@@ -912,12 +887,11 @@ def engine_env(root):
 
 
 def run_engine(argv, root):
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=ENGINE_TIMEOUT,
-                           env=engine_env(root))
-    except subprocess.TimeoutExpired:
+    """(exit status, stdout, stderr) of the engine with the sandbox's environment."""
+    rc, out, err = harness.run_cmd(argv, ENGINE_TIMEOUT, env=engine_env(root))
+    if rc == -1 and err.startswith("timed out"):
         raise Fail(f"{' '.join(argv[-3:])}: no answer in {ENGINE_TIMEOUT} s")
-    return p
+    return rc, out, err
 
 
 def tail(text, n=6):
@@ -931,9 +905,10 @@ def engine_prices(docs, cj, binary, work):
     pod, c = cronjob_container(cj)
     _, opts, _, _ = parse_command(c)
     cfg = sb.write_config(opts["config"], lambda cfg: None)
-    p = run_engine([binary, "--config", cfg, "--db", sb.host(opts["db"]), "prices"], root)
-    expect(p.returncode == 0, f"gpuledger prices exited {p.returncode}: {tail(p.stderr)}")
-    rows = [line for line in p.stdout.splitlines() if line.startswith("| ") and ":" in line]
+    rc, out, err = run_engine([binary, "--config", cfg, "--db", sb.host(opts["db"]), "prices"],
+                              root)
+    expect(rc == 0, f"gpuledger prices exited {rc}: {tail(err)}")
+    rows = [line for line in out.splitlines() if line.startswith("| ") and ":" in line]
     comment(f"prices: {len(rows)} price rows accepted")
 
 
@@ -952,13 +927,13 @@ def engine_check(docs, cj, binary, work):
     _, opts, _, _ = parse_command(c)
     stub = StubProm()
     try:
-        cfg = sb.write_config(opts["config"], swap_url(stub.url))
+        cfg = sb.write_config(opts["config"], swap_url(stub.url()))
         at = time.strftime("%Y-%m-%dT%H:00:00Z", time.gmtime())
-        p = run_engine([binary, "--config", cfg, "--db", sb.host(opts["db"]), "check",
-                        "--at", at], root)
+        rc, _, err = run_engine([binary, "--config", cfg, "--db", sb.host(opts["db"]), "check",
+                                 "--at", at], root)
     finally:
         stub.close()
-    expect(p.returncode == 0, f"gpuledger check exited {p.returncode}: {tail(p.stderr)}")
+    expect(rc == 0, f"gpuledger check exited {rc}: {tail(err)}")
     expect(stub.requests, "check sent no request to the stub Prometheus")
     cfgj = json.load(open(cfg))
     bt = (cfgj.get("prometheus") or {}).get("bearer_token_file")
@@ -981,15 +956,14 @@ def engine_run(docs, cj, binary, work):
     sb = PodSandbox(docs, cj, root)
     pod, c = cronjob_container(cj)
     argv, opts, sub, rest = parse_command(c)
-    h = subprocess.run([binary, "run", "--help"], capture_output=True, text=True,
-                       timeout=ENGINE_TIMEOUT)
-    if h.returncode != 0:
-        raise Skip(f"this build has no `run` subcommand yet ({tail(h.stderr, 1)})")
+    rc, _, err = harness.run_cmd([binary, "run", "--help"], ENGINE_TIMEOUT)
+    if rc != 0:
+        raise Skip(f"this build has no `run` subcommand yet ({tail(err, 1)})")
     stub = StubProm()
     start = time.strftime("%Y-%m-%dT%H:00:00Z", time.gmtime(time.time() - 3 * 3600))
 
     def edit(cfg):
-        swap_url(stub.url)(cfg)
+        swap_url(stub.url())(cfg)
         cfg.setdefault("run", {})["start"] = start
     try:
         cfg = sb.write_config(opts["config"], edit)
@@ -1007,10 +981,10 @@ def engine_run(docs, cj, binary, work):
                 continue
             mapped.append(binary if i == 0 else a)
             i += 1
-        p = run_engine(mapped, root)
+        rc, _, err = run_engine(mapped, root)
     finally:
         stub.close()
-    expect(p.returncode == 0, f"gpuledger run exited {p.returncode}: {tail(p.stderr)}")
+    expect(rc == 0, f"gpuledger run exited {rc}: {tail(err)}")
     out_dir = json.load(open(cfg)).get("run", {}).get("out_dir")
     expect(out_dir and os.path.isdir(out_dir) and os.listdir(out_dir),
            f"run wrote nothing into run.out_dir ({out_dir})")
@@ -1330,18 +1304,17 @@ def runtime_libs_packaged(info, binary):
 
 # ---------------------------------------------------------------- main
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", default=os.path.join(REPO, "build", "gpuledger"))
-    ap.add_argument("--dockerfile", default=os.path.join(REPO, "examples", "Dockerfile"))
-    ap.add_argument("--no-image-build", action="store_true",
-                    help="skip replaying the Dockerfile's build stage (about 10 s)")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    a = ap.parse_args()
-    binary = os.path.abspath(a.bin)
-    work = tempfile.mkdtemp(prefix="gl-manifests-")
-    comment(f"python {sys.executable}, PyYAML {yaml.__version__}, work {work}")
-    try:
+class Manifests:
+    """Every check above, in order (the suite of harness.run_driver)."""
+
+    def __init__(self, args, tap):
+        self.a = args
+
+    def main(self):
+        a = self.a
+        binary = os.path.abspath(a.bin)
+        work = a.work
+        comment(f"python {sys.executable}, PyYAML {yaml.__version__}, work {work}")
         # Dockerfile first: its UID is checked against the pods.
         info = test("dockerfile: stages, bases, packages, USER, COPY --from=build",
                     lint_dockerfile, a.dockerfile)
@@ -1352,7 +1325,7 @@ def main():
             test("dockerfile: build stage installs the package of every meson dependency",
                  build_deps_packaged, os.path.join(REPO, "meson.build"), info["build_packages"])
             if a.no_image_build:
-                print("ok - dockerfile: build stage replayed on this host # SKIP --no-image-build")
+                TAP.ok("dockerfile: build stage replayed on this host # SKIP --no-image-build")
             else:
                 img_bin = test("dockerfile: build stage replayed from only the files it copies",
                                simulate_build, info, work)
@@ -1405,15 +1378,20 @@ def main():
                  engine_run, docs, cj, binary, work)
         if docs.docs:
             test("readme: names existing files, the CronJob and its namespace", check_readme, docs)
-    finally:
-        if a.keep:
-            comment(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    if FAILED:
-        comment(f"{FAILED} check(s) failed")
-    return 1 if FAILED else 0
+
+    def cleanup(self):
+        if TAP.failed:
+            comment(f"{TAP.failed} check(s) failed")
+
+
+def main():
+    ap = harness.arguments(__doc__, bin_default=os.path.join(REPO, "build", "gpuledger"))
+    ap.add_argument("--dockerfile", default=os.path.join(REPO, "examples", "Dockerfile"))
+    ap.add_argument("--no-image-build", action="store_true",
+                    help="skip replaying the Dockerfile's build stage (about 10 s)")
+    return harness.run_driver(Manifests, ap.parse_args(), TAP, "manifests test",
+                              "gl-manifests-")
 
 
 if __name__ == "__main__":
-    sys.exit(main() or 0)
+    sys.exit(main())

@@ -30,25 +30,22 @@ Prints one line per check, "ok - NAME" or "not ok - NAME: REASON", and
 otherwise only "# ..." comments; exits 1 when any check failed.
 """
 
-import argparse
 import json
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.parse
-import urllib.request
 import uuid as uuidlib
 from decimal import Decimal
 from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+
 DEFAULT_FIXTURES = os.path.join(REPO, "tests", "fixtures", "real")
 
 T0 = 1791158400            # 2026-10-05T00:00:00Z
@@ -66,38 +63,8 @@ HAMI_USED, HAMI_HOST = "vGPU_device_memory_usage_in_bytes", "HostGPUMemoryUsage"
 MODEL_CAPACITY = {"NVIDIA A800-SXM4-80GB": 81920}
 
 
-# ---------------------------------------------------------------- reporting
-
-class Tap:
-    def __init__(self):
-        self.failed = 0
-
-    def ok(self, name):
-        print("ok - %s" % name, flush=True)
-
-    def fail(self, name, reason):
-        self.failed += 1
-        reason = " ".join(str(reason).split())
-        if len(reason) > 2000:
-            reason = reason[:2000] + " ..."
-        print("not ok - %s: %s" % (name, reason), flush=True)
-
-    def check(self, name, problems):
-        if problems:
-            more = " (+%d more)" % (len(problems) - 6) if len(problems) > 6 else ""
-            self.fail(name, "; ".join(problems[:6]) + more)
-            return False
-        self.ok(name)
-        return True
-
-    def note(self, text):
-        for line in str(text).splitlines() or [""]:
-            print("# " + line, flush=True)
-
-
 def tail(text, n=500):
-    text = (text or "").strip()
-    return text if len(text) <= n else "..." + text[-n:]
+    return harness.tail(text, n)
 
 
 def fmt_time(t):
@@ -474,98 +441,6 @@ def names_device(line, dev):
     return not re.match(r"\s*/\s*[0-9]", rest)
 
 
-# ---------------------------------------------------------------- processes
-
-NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-CHILD_ENV = {k: v for k, v in os.environ.items()
-             if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Prometheus:
-    def __init__(self, work, tsdb):
-        self.work, self.tsdb = work, tsdb
-        self.proc = None
-        self.port = None
-        self.log = os.path.join(work, "prometheus.log")
-
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def start(self):
-        cfg = os.path.join(self.work, "prometheus.yml")
-        with open(cfg, "w") as f:
-            f.write("global: {scrape_interval: 1h}\n")
-        last = ""
-        for _ in range(3):
-            self.port = free_port()
-            with open(self.log, "ab") as logf:
-                self.proc = subprocess.Popen(
-                    ["prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + self.tsdb,
-                     "--storage.tsdb.retention.time=100y",
-                     "--web.listen-address=127.0.0.1:%d" % self.port,
-                     "--query.lookback-delta=59s"],
-                    stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, cwd=self.work)
-            deadline = time.time() + 30
-            while time.time() < deadline and self.proc.poll() is None:
-                try:
-                    with NO_PROXY.open(self.url() + "/-/ready", timeout=2) as r:
-                        if r.status == 200:
-                            return
-                except OSError:
-                    pass
-                time.sleep(0.1)
-            last = "prometheus not ready (exit %s): %s" % (
-                self.proc.poll(), tail(open(self.log, errors="replace").read()))
-            self.stop()
-        raise RuntimeError(last)
-
-    def stop(self):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def query(self, promql, t):
-        qs = urllib.parse.urlencode({"query": promql, "time": str(t)})
-        with NO_PROXY.open(self.url() + "/api/v1/query?" + qs, timeout=30) as r:
-            doc = json.load(r)
-        if doc.get("status") != "success":
-            raise RuntimeError("query failed: %s" % doc)
-        return doc["data"]["result"]
-
-
-def run_engine(binary, work, config, db, *args):
-    cmd = [binary, "--config", config, "--db", db] + list(args)
-    t0 = time.time()
-    try:
-        p = subprocess.run(cmd, cwd=work, stdin=subprocess.DEVNULL, env=CHILD_ENV,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=ENGINE_TIMEOUT)
-        rc, out, err = p.returncode, p.stdout.decode("utf-8", "replace"), \
-            p.stderr.decode("utf-8", "replace")
-    except subprocess.TimeoutExpired as e:
-        rc, out, err = -1, (e.stdout or b"").decode("utf-8", "replace"), \
-            "timed out after %ds" % ENGINE_TIMEOUT
-    with open(os.path.join(work, "engine.log"), "a") as f:
-        f.write("$ %s\nexit %s after %.2fs\n--- stdout\n%s\n--- stderr\n%s\n" % (
-            " ".join(cmd), rc, time.time() - t0, out, err))
-    return rc, out, err
-
-
 # ---------------------------------------------------------------- the checks
 
 class Suite:
@@ -641,16 +516,15 @@ class Suite:
         self.nseries = nseries
         tsdb = self.path("tsdb")
         t0 = time.time()
-        p = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        if p.returncode != 0:
-            tap.fail("promtool backfill", tail(p.stdout.decode(errors="replace")))
+        rc, out = harness.backfill(om, tsdb)
+        if rc != 0:
+            tap.fail("promtool backfill", tail(out))
             return
         tap.ok("promtool backfill of %d series x %d steps (%d lines, %.1fs)"
                % (nseries, NSTEPS, nlines, time.time() - t0))
-        self.prom = Prometheus(self.work, tsdb)
+        self.prom = harness.Prometheus(self.work, tsdb)
         try:
-            self.prom.start()
+            self.prom.start(timeout=30)
         except RuntimeError as e:
             tap.fail("prometheus ready", e)
             return
@@ -677,6 +551,8 @@ class Suite:
             tap.fail("engine binary present", "%s is missing or not executable" % self.args.bin)
             return
         self.bin = os.path.abspath(self.args.bin)
+        self.engine = harness.Engine(self.bin, self.work, timeout=ENGINE_TIMEOUT,
+                                     log_stdout=True)
         self.write_prices()
         for run in self.runs:
             self.engine_run(run)
@@ -747,8 +623,8 @@ class Suite:
             n, ", ".join(c.file for c in run.captures), run.mode,
             ", ".join("%s [%s]" % (run.devices[k].name(), devs[k]["rule"])
                       for k in sorted(devs))))
-        rc, out, err = run_engine(self.bin, self.work, cfg, db, "collect", "--from",
-                                  fmt_time(T0), "--to", fmt_time(T1))
+        rc, out, err = self.engine.run(cfg, db, "collect", "--from", fmt_time(T0),
+                                       "--to", fmt_time(T1))
         if not tap.check("%s: collect %s .. %s exits 0" % (n, fmt_time(T0), fmt_time(T1)),
                          [] if rc == 0 else ["exit %s: %s" % (rc, tail(err))]):
             return
@@ -757,8 +633,8 @@ class Suite:
         self.check_check(run, cfg, db, devs)
 
     def summary(self, run, cfg, db):
-        rc, out, err = run_engine(self.bin, self.work, cfg, db, "summary", "--period", PERIOD,
-                                  "--format", "json")
+        rc, out, err = self.engine.run(cfg, db, "summary", "--period", PERIOD,
+                                       "--format", "json")
         if rc != 0:
             self.tap.fail("%s: summary --format json" % run.name, "exit %s: %s" % (rc, tail(err)))
             return None
@@ -922,8 +798,8 @@ class Suite:
     # ---- invoices
     def check_invoices(self, run, cfg, db, devs, lines, waste):
         tap, n = self.tap, run.name
-        rc, out, err = run_engine(self.bin, self.work, cfg, db, "invoice", "--period", PERIOD,
-                                  "--format", "json")
+        rc, out, err = self.engine.run(cfg, db, "invoice", "--period", PERIOD,
+                                       "--format", "json")
         if rc != 0:
             tap.fail("%s: invoice --format json" % n, "exit %s: %s" % (rc, tail(err)))
             return
@@ -1114,7 +990,7 @@ class Suite:
     def check_check(self, run, cfg, db, devs):
         tap, n = self.tap, run.name
         at = fmt_time(T0 + NSTEPS // 2 * STEP)
-        rc, out, err = run_engine(self.bin, self.work, cfg, db, "check", "--at", at)
+        rc, out, err = self.engine.run(cfg, db, "check", "--at", at)
         text = out + "\n" + err
         with open(self.path("check-%s.txt" % n), "w") as f:
             f.write(text)
@@ -1156,48 +1032,11 @@ class Suite:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", required=True, help="path to the gpuledger binary")
+    ap = harness.arguments(__doc__)
     ap.add_argument("--fixtures", default=DEFAULT_FIXTURES,
                     help="folder of .prom captures (default: %(default)s)")
-    ap.add_argument("--work", help="work directory (default: a temporary one, removed after "
-                    "a passing run)")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary work directory")
-    args = ap.parse_args()
-    tap = Tap()
-    tmp = None
-    if args.work:
-        args.work = os.path.abspath(args.work)
-        shutil.rmtree(args.work, ignore_errors=True)
-        os.makedirs(args.work)
-    else:
-        tmp = args.work = tempfile.mkdtemp(prefix="gpuledger-real-")
-    suite = Suite(args, tap)
-
-    def on_signal(signum, frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    t0 = time.time()
-    try:
-        suite.main()
-    except SystemExit:
-        tap.fail("real fixtures run", "interrupted")
-        raise
-    except Exception as e:
-        import traceback
-        tap.fail("real fixtures run", "driver error: %s: %s" % (type(e).__name__, e))
-        for line in traceback.format_exc().splitlines():
-            tap.note(line)
-    finally:
-        suite.cleanup()
-        remove = tmp and not args.keep and tap.failed == 0
-        tap.note("work directory: %s%s; %.1fs" % (args.work, " (removed)" if remove else "",
-                                                   time.time() - t0))
-        if remove:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if tap.failed else 0
+    return harness.run_driver(Suite, ap.parse_args(), harness.Tap(limit=2000, shown=6),
+                              "real fixtures run", "gpuledger-real-")
 
 
 if __name__ == "__main__":

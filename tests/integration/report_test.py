@@ -31,123 +31,28 @@ exits 1 when a check failed. A missing tool (chromium, promtool, prometheus)
 is a failing check naming the tool, never a silent pass.
 """
 
-import argparse
 import json
 import os
 import re
 import shutil
-import socket
 import struct
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 import zlib
 from decimal import Decimal
 from html.parser import HTMLParser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+
 DEFAULT_SCENARIO = os.path.join(HERE, "scenarios", "report.json")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync"]
-# every connection here is to 127.0.0.1: never through a configured proxy
-NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-CHILD_ENV = {k: v for k, v in os.environ.items()
-             if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
 GBH = re.compile(r"(?<![\d.])\d+\.\d{9}(?![\d])")
-
-
-class Tap:
-    def __init__(self):
-        self.failed = 0
-
-    def ok(self, name):
-        print("ok - %s" % name, flush=True)
-
-    def fail(self, name, reason):
-        self.failed += 1
-        reason = " ".join(str(reason).split())
-        if len(reason) > 1200:
-            reason = reason[:1200] + " ..."
-        print("not ok - %s: %s" % (name, reason), flush=True)
-
-    def check(self, name, problems):
-        if problems:
-            more = " (+%d more)" % (len(problems) - 4) if len(problems) > 4 else ""
-            self.fail(name, "; ".join(problems[:4]) + more)
-            return False
-        self.ok(name)
-        return True
-
-    def note(self, text):
-        for line in str(text).splitlines() or [""]:
-            print("# " + line, flush=True)
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Prometheus:
-    def __init__(self, work, tsdb):
-        self.work, self.tsdb, self.proc, self.port = work, tsdb, None, None
-        self.log = os.path.join(work, "prometheus.log")
-
-    def start(self):
-        cfg = os.path.join(self.work, "prometheus.yml")
-        with open(cfg, "w") as f:
-            f.write("global: {scrape_interval: 1h}\n")
-        for _ in range(3):
-            self.port = free_port()
-            with open(self.log, "ab") as logf:
-                self.proc = subprocess.Popen(
-                    ["prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + self.tsdb,
-                     "--storage.tsdb.retention.time=100y",
-                     "--web.listen-address=127.0.0.1:%d" % self.port,
-                     "--query.lookback-delta=59s"],
-                    stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, cwd=self.work)
-            deadline = time.time() + 40
-            while time.time() < deadline and self.proc.poll() is None:
-                try:
-                    with NO_PROXY_OPENER.open(self.url() + "/-/ready", timeout=2) as r:
-                        if r.status == 200:
-                            return
-                except OSError:
-                    pass
-                time.sleep(0.2)
-            self.stop()
-        raise RuntimeError("prometheus did not become ready; log: %s" % self.log)
-
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def stop(self):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-
-def run(cmd, timeout=120, cwd=None):
-    try:
-        p = subprocess.run(cmd, cwd=cwd, stdin=subprocess.DEVNULL, env=CHILD_ENV,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-        return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-    except subprocess.TimeoutExpired as e:
-        return -1, (e.stdout or b"").decode("utf-8", "replace"), "timed out after %ds" % timeout
 
 
 # ---------------------------------------------------------------- the browser
@@ -163,8 +68,8 @@ def chromium_binary():
 def chromium(binary, work, extra, url, timeout=60):
     profile = tempfile.mkdtemp(prefix="chromium-", dir=work)
     try:
-        return run([binary] + CHROMIUM_FLAGS + ["--user-data-dir=" + profile] + extra + [url],
-                   timeout=timeout)
+        return harness.run_cmd([binary] + CHROMIUM_FLAGS + ["--user-data-dir=" + profile] + extra
+                               + [url], timeout=timeout)
     finally:
         shutil.rmtree(profile, ignore_errors=True)
 
@@ -296,22 +201,16 @@ def md_rows(text, heading):
     return rows[1:]  # without the header
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--scenario", default=DEFAULT_SCENARIO)
-    ap.add_argument("--work")
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--readme-shot")
-    ap.add_argument("--readme-team", default="vision")
-    args = ap.parse_args()
-    tap = Tap()
-    t0 = time.time()
-    binary = os.path.abspath(args.bin)
-    work = os.path.abspath(args.work) if args.work else tempfile.mkdtemp(prefix="gl-report-")
-    os.makedirs(work, exist_ok=True)
-    prom = None
-    try:
+class ReportTest:
+    def __init__(self, args, tap):
+        self.args = args
+        self.tap = tap
+        self.prom = None
+
+    def main(self):
+        args, tap = self.args, self.tap
+        binary = os.path.abspath(args.bin)
+        work = args.work
         missing = [t for t in ("promtool", "prometheus") if not shutil.which(t)]
         browser = chromium_binary()
         if not browser:
@@ -319,26 +218,25 @@ def main():
         if missing:
             tap.fail("report tools", "missing %s (Debian packages prometheus, chromium; "
                      "tests/run.sh installs them)" % ", ".join(missing))
-            return 1
+            return
         if not os.access(binary, os.X_OK):
             tap.fail("report engine binary", "%s is not executable" % binary)
-            return 1
+            return
 
         # ---- data: generator -> TSDB -> Prometheus -> collect
         data = os.path.join(work, "data")
-        rc, out, err = run([sys.executable, os.path.join(REPO, "tests", "gen", "gencluster.py"),
-                            args.scenario, data])
+        rc, out, err = harness.run_cmd([sys.executable, os.path.join(REPO, "tests", "gen",
+                                                                     "gencluster.py"),
+                                        args.scenario, data])
         if rc != 0:
             tap.fail("report: generate the cluster", err[-800:])
-            return 1
+            return
         tsdb = os.path.join(work, "tsdb")
-        shutil.rmtree(tsdb, ignore_errors=True)
-        rc, out, err = run(["promtool", "tsdb", "create-blocks-from", "openmetrics",
-                            os.path.join(data, "data.om"), tsdb], timeout=300)
+        rc, out = harness.backfill(os.path.join(data, "data.om"), tsdb, timeout=300)
         if rc != 0:
-            tap.fail("report: promtool backfill", err[-800:])
-            return 1
-        prom = Prometheus(work, tsdb)
+            tap.fail("report: promtool backfill", out[-800:])
+            return
+        prom = self.prom = harness.Prometheus(work, tsdb)
         prom.start()
         cfg = json.load(open(os.path.join(data, "config.json")))
         cfg["prometheus"]["url"] = prom.url()
@@ -355,20 +253,21 @@ def main():
             if os.path.exists(db + suffix):
                 os.remove(db + suffix)
 
-        def g(*a, timeout=120):
-            return run([binary, "--config", config, "--db", db] + list(a), timeout=timeout,
-                       cwd=work)
+        eng = harness.Engine(binary, work)
+
+        def g(*a):
+            return eng.run(config, db, *a)
 
         rc, out, err = g("collect", "--from", t_from, "--to", t_to)
         if rc != 0:
             tap.fail("report: collect", "exit %s: %s" % (rc, err[-800:]))
-            return 1
+            return
         rc, out, err = g("invoice", "--period", period, "--format", "json")
         try:
             invoices = {i["team"]: i for i in json.loads(out)["invoices"]}
         except Exception as e:
             tap.fail("report: invoice JSON", "exit %s (%s): %s" % (rc, e, err[-600:]))
-            return 1
+            return
         tap.note("%d invoices: %s" % (len(invoices), ", ".join(
             "%s=%s" % (t, i["total"]) for t, i in sorted(invoices.items()))))
 
@@ -378,7 +277,7 @@ def main():
         rc, out, err = g("report", "--period", period, "--out", rep)
         if rc != 0:
             tap.fail("report: exit status", "exit %s: %s" % (rc, err[-800:]))
-            return 1
+            return
         tap.ok("report: exit status 0")
         files = sorted(os.listdir(rep))
         p = []
@@ -578,15 +477,13 @@ def main():
         # ---- a closed period: pages only while they still equal the frozen invoices
         closed_db = os.path.join(work, "closed.db")
         shutil.copy(db, closed_db)
-        rc, out, err = run([binary, "--config", config, "--db", closed_db, "close", "--period",
-                            period], cwd=work)
+        rc, out, err = eng.run(config, closed_db, "close", "--period", period)
         if rc != 0:
-            print("ok - # SKIP report of a closed period: close exit %s: %s" % (
-                rc, err.strip()[-200:]), flush=True)
+            tap.ok("# SKIP report of a closed period: close exit %s: %s" % (
+                rc, err.strip()[-200:]))
         else:
             rep4 = os.path.join(work, "reports-closed")
-            rc, out, err = run([binary, "--config", config, "--db", closed_db, "report",
-                                "--period", period, "--out", rep4], cwd=work)
+            rc, out, err = eng.run(config, closed_db, "report", "--period", period, "--out", rep4)
             same = rc == 0 and all(
                 open(os.path.join(rep4, f), "rb").read() == after.get(f) for f in os.listdir(rep4))
             tap.check("report of a closed period whose data did not change: same pages",
@@ -600,8 +497,7 @@ def main():
             con.commit()
             con.close()
             rep5 = os.path.join(work, "reports-changed")
-            rc, out, err = run([binary, "--config", config, "--db", closed_db, "report",
-                                "--period", period, "--out", rep5], cwd=work)
+            rc, out, err = eng.run(config, closed_db, "report", "--period", period, "--out", rep5)
             left = os.listdir(rep5) if os.path.isdir(rep5) else []
             tap.check("report of a closed period whose data changed since: exit 7 naming the "
                       "frozen total, nothing written",
@@ -620,16 +516,19 @@ def main():
                                         "file://" + os.path.join(rep, base + ".html"))
                 tap.check("report: README screenshot %s" % shot,
                           ["exit %s" % rc] if rc != 0 else png_problems(shot, 1280, 1500))
-        tap.note("report test took %.1f s; work dir %s%s" % (
-            time.time() - t0, work, "" if args.keep or args.work else " (removed)"))
-    except Exception as e:  # a crash of the harness is a failure, never a pass
-        tap.fail("report: test harness", "%s: %s" % (type(e).__name__, e))
-    finally:
-        if prom:
-            prom.stop()
-        if not args.keep and not args.work:
-            shutil.rmtree(work, ignore_errors=True)
-    return 1 if tap.failed else 0
+
+    def cleanup(self):
+        if self.prom:
+            self.prom.stop()
+
+
+def main():
+    ap = harness.arguments(__doc__)
+    ap.add_argument("--scenario", default=DEFAULT_SCENARIO)
+    ap.add_argument("--readme-shot")
+    ap.add_argument("--readme-team", default="vision")
+    return harness.run_driver(ReportTest, ap.parse_args(), harness.Tap(limit=1200),
+                              "report: test harness", "gl-report-", fresh=False)
 
 
 if __name__ == "__main__":

@@ -40,33 +40,30 @@ every problem of a failing check (the check line shows four).
 Prometheus and the proxy are stopped at exit, also on failure.
 """
 
-import argparse
 import copy
 import csv
 import http.client
-import http.server
 import io
 import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
-import urllib.request
 from decimal import Decimal, getcontext
 from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
 import gencluster as gc  # noqa: E402
+import harness  # noqa: E402
+from harness import tail  # noqa: E402
 
 getcontext().prec = 100
 ENGINE_TIMEOUT = 150
@@ -100,157 +97,6 @@ NON_NULL_COLUMNS = {"BilledCost", "BillingAccountId", "BillingCurrency", "Billin
 PLAIN_DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
 DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 FLEET_KINDS = ("idle_share", "overhead_share")
-
-
-# ---------------------------------------------------------------- reporting
-
-class Tap:
-    def __init__(self):
-        self.failed = 0
-        self.ci = os.environ.get("CI", "") == "true"
-
-    def ok(self, name):
-        print("ok - %s" % name, flush=True)
-
-    def fail(self, name, reason):
-        self.failed += 1
-        reason = " ".join(str(reason).split())
-        if len(reason) > 1500:
-            reason = reason[:1500] + " ..."
-        print("not ok - %s: %s" % (name, reason), flush=True)
-
-    def check(self, name, problems):
-        """problems: list of strings (empty = pass). GPULEDGER_IT_VERBOSE=1
-        prints every problem as a comment (the line itself shows four)."""
-        if problems and os.environ.get("GPULEDGER_IT_VERBOSE") == "1":
-            for x in problems:
-                self.note("  %s" % x)
-        if problems:
-            more = " (+%d more)" % (len(problems) - 4) if len(problems) > 4 else ""
-            self.fail(name, "; ".join(problems[:4]) + more)
-            return False
-        self.ok(name)
-        return True
-
-    def skip(self, name, why):
-        if self.ci:
-            self.failed += 1
-            print("not ok - %s skipped: %s" % (name, why), flush=True)
-        else:
-            print("ok - # SKIP %s: %s" % (name, why), flush=True)
-
-    def note(self, text):
-        for line in str(text).splitlines() or [""]:
-            print("# " + line, flush=True)
-
-
-def tail(text, n=600):
-    text = text.strip()
-    return text if len(text) <= n else "..." + text[-n:]
-
-
-# ---------------------------------------------------------------- processes
-
-# every connection here is to 127.0.0.1: never through a configured proxy
-NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-CHILD_ENV = {k: v for k, v in os.environ.items()
-             if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Prometheus:
-    def __init__(self, work, tsdb):
-        self.work = work
-        self.tsdb = tsdb
-        self.proc = None
-        self.port = None
-        self.log = os.path.join(work, "prometheus.log")
-
-    def start(self):
-        cfg = os.path.join(self.work, "prometheus.yml")
-        with open(cfg, "w") as f:
-            f.write("global: {scrape_interval: 1h}\n")
-        last = ""
-        for _ in range(3):
-            self.port = free_port()
-            logf = open(self.log, "ab")
-            self.proc = subprocess.Popen(
-                ["prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + self.tsdb,
-                 "--storage.tsdb.retention.time=100y",
-                 "--web.listen-address=127.0.0.1:%d" % self.port,
-                 "--query.lookback-delta=59s"],
-                stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, cwd=self.work)
-            logf.close()
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                try:
-                    with NO_PROXY_OPENER.open(self.url() + "/-/ready", timeout=2) as r:
-                        if r.status == 200:
-                            return
-                except OSError:
-                    pass
-                time.sleep(0.2)
-            last = "prometheus did not become ready (exit %s); log tail: %s" % (
-                self.proc.poll(), tail(open(self.log, errors="replace").read()))
-            self.stop()
-        raise RuntimeError(last)
-
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def stop(self):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def query(self, promql, t):
-        qs = urllib.parse.urlencode({"query": promql, "time": str(t)})
-        with NO_PROXY_OPENER.open(self.url() + "/api/v1/query?" + qs, timeout=30) as r:
-            doc = json.load(r)
-        if doc.get("status") != "success":
-            raise RuntimeError("query failed: %s" % doc)
-        return doc["data"]["result"]
-
-
-class Engine:
-    """Runs the binary; every call is appended to out/engine.log."""
-
-    def __init__(self, binary, work):
-        self.bin = binary
-        self.work = work
-        self.log = os.path.join(work, "out", "engine.log")
-
-    def run(self, config, db, *args, timeout=ENGINE_TIMEOUT):
-        cmd = [self.bin, "--config", config, "--db", db] + list(args)
-        t0 = time.time()
-        try:
-            p = subprocess.run(cmd, cwd=self.work, stdin=subprocess.DEVNULL, env=CHILD_ENV,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-            rc, out, err = p.returncode, p.stdout.decode("utf-8", "replace"), \
-                p.stderr.decode("utf-8", "replace")
-        except subprocess.TimeoutExpired as e:
-            rc, out, err = -1, (e.stdout or b"").decode("utf-8", "replace"), \
-                "timed out after %ds: %s" % (timeout, (e.stderr or b"").decode("utf-8", "replace"))
-        with open(self.log, "a") as f:
-            f.write("$ %s\nexit %s after %.2fs; stderr:\n%s\n" % (
-                " ".join(cmd), rc, time.time() - t0, err))
-        return rc, out, err
 
 
 # ---------------------------------------------------------------- invoices
@@ -674,7 +520,7 @@ def check_focus(tap, label, text, doc, exp):
 
 # ---------------------------------------------------------------- fault proxy
 
-class FaultProxy:
+class FaultProxy(harness.LoopbackServer):
     """HTTP server on 127.0.0.1 in a thread, in front of the real Prometheus.
     mode "bad_data": every /api/v1/ request answers 400 bad_data;
     mode "retry": the first `n503` /api/v1/ requests answer 503 Retry-After: 1;
@@ -693,42 +539,7 @@ class FaultProxy:
         self.log = []       # (time, key, status)
         self.lock = threading.Lock()
         self.cluster = cluster
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def do_GET(self):
-                owner.handle(self, b"")
-
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length") or 0)
-                owner.handle(self, self.rfile.read(n) if n else b"")
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def reply(self, h, status, body, ctype="application/json", extra=()):
-        h.send_response(status)
-        h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(body)))
-        for k, v in extra:
-            h.send_header(k, v)
-        h.end_headers()
-        h.wfile.write(body)
+        super().__init__(post=True)
 
     def handle(self, h, body):
         path = urllib.parse.urlsplit(h.path).path
@@ -983,7 +794,9 @@ class Run:
             tap.fail("engine binary present", "%s is missing or not executable" % a.bin)
         else:
             tap.ok("engine binary present (%s)" % a.bin)
-            self.engine = Engine(os.path.abspath(a.bin), self.work)
+            self.engine = harness.Engine(os.path.abspath(a.bin), self.work,
+                                         log=self.path("out", "engine.log"),
+                                         timeout=ENGINE_TIMEOUT)
 
         missing = [t for t in ("promtool", "prometheus") if not shutil.which(t)]
         if missing:
@@ -1037,29 +850,22 @@ class Run:
         serves both from one TSDB (their time ranges do not overlap)."""
         tap = self.tap
         tsdb = self.path("tsdb")
-        if os.path.isdir(tsdb):
-            shutil.rmtree(tsdb)
         t0 = time.time()
-
-        def backfill(om, out):
-            return subprocess.Popen(["promtool", "tsdb", "create-blocks-from", "openmetrics",
-                                     om, out], stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, cwd=self.work)
-        main_p = backfill(os.path.join(self.gen, "data.om"), tsdb)
+        main_p = harness.backfill_start(os.path.join(self.gen, "data.om"), tsdb, self.work)
         self.sharing_ok = False
         if self.sharing and self.sharing.wait_generator():
             t1 = time.time()
-            sp = backfill(os.path.join(self.sharing.gen, "data.om"), self.path("tsdb-sharing"))
-            out = sp.communicate()[0]
-            if sp.returncode != 0:
-                tap.fail("sharing: promtool backfill", tail(out.decode(errors="replace")))
+            rc, out = harness.backfill(os.path.join(self.sharing.gen, "data.om"),
+                                       self.path("tsdb-sharing"), self.work)
+            if rc != 0:
+                tap.fail("sharing: promtool backfill", tail(out))
             else:
                 self.sharing_ok = True
                 tap.ok("sharing: promtool backfill of %d lines (%.1fs)" % (
                     self.sharing.exps[None].get("data_lines", 0), time.time() - t1))
-        out = main_p.communicate()[0]
-        if main_p.returncode != 0:
-            tap.fail("promtool backfill", tail(out.decode(errors="replace")))
+        rc, out = harness.backfill_wait(main_p)
+        if rc != 0:
+            tap.fail("promtool backfill", tail(out))
             return False
         tap.ok("promtool backfill of %d lines (%.1fs)" % (self.exp.get("data_lines", 0),
                                                          time.time() - t0))
@@ -1068,7 +874,7 @@ class Run:
             for b in os.listdir(src):
                 if os.path.isfile(os.path.join(src, b, "meta.json")):
                     os.rename(os.path.join(src, b), os.path.join(tsdb, b))
-        self.prom = Prometheus(self.path("prom"), tsdb)
+        self.prom = harness.Prometheus(self.path("prom"), tsdb)
         try:
             t0 = time.time()
             self.prom.start()
@@ -2357,49 +2163,13 @@ def anomaly_problems(want, got, step):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", required=True, help="path to the gpuledger binary")
-    ap.add_argument("--work", help="work directory (default: a temporary one, "
-                    "removed after a passing run)")
+    ap = harness.arguments(__doc__)
     ap.add_argument("--scenario", default=os.path.join(HERE, "scenarios", "shared.json"))
     ap.add_argument("--sharing", default=os.path.join(HERE, "scenarios", "sharing.json"),
                     help="the sharing-aware scenario (issue 3), served by the same "
                     "Prometheus; \"none\" skips it")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary work directory")
-    args = ap.parse_args()
-    tap = Tap()
-    tmp = None
-    if args.work:
-        args.work = os.path.abspath(args.work)
-        os.makedirs(args.work, exist_ok=True)
-    else:
-        tmp = args.work = tempfile.mkdtemp(prefix="gpuledger-it-")
-    run = Run(args, tap)
-
-    def on_signal(signum, frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    t0 = time.time()
-    try:
-        run.main()
-    except SystemExit:
-        tap.fail("integration run", "interrupted")
-        raise
-    except Exception as e:
-        import traceback
-        tap.fail("integration run", "driver error: %s: %s" % (type(e).__name__, e))
-        for line in traceback.format_exc().splitlines():
-            tap.note(line)
-    finally:
-        run.cleanup()
-        remove = tmp and not args.keep and tap.failed == 0
-        tap.note("work directory: %s%s; %.1fs" % (
-            args.work, " (removed)" if remove else "", time.time() - t0))
-        if remove:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if tap.failed else 0
+    return harness.run_driver(Run, ap.parse_args(), harness.Tap(), "integration run",
+                              "gpuledger-it-", fresh=False)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,6 @@ A `run` exit 5 is accepted only when its sole error is the report stage's
 placeholder ("reports are not implemented yet"); a comment says so.
 """
 
-import argparse
 import copy
 import csv
 import hashlib
@@ -52,20 +51,19 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.parse
-import urllib.request
 from decimal import Decimal, getcontext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
 import gencluster as gc  # noqa: E402
+import harness  # noqa: E402
+from harness import CHILD_ENV  # noqa: E402
 
 getcontext().prec = 100
 SCENARIO = os.path.join(HERE, "scenarios", "run-month.json")
@@ -77,151 +75,10 @@ WORK_PREFIXES = ("full.om", "incomplete.om", "late.om", "prices.csv", "tsdb", "p
                  "gpuledger.json", "engine.log", "late.db", "ref.db", "kill.db",
                  "concurrent.db", "out-")
 REPORT_PLACEHOLDER = "reports are not implemented yet"
-NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-CHILD_ENV = {k: v for k, v in os.environ.items()
-             if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
-
-
-# ---------------------------------------------------------------- reporting
-
-class Tap:
-    def __init__(self):
-        self.failed = 0
-        self.verbose = os.environ.get("GPULEDGER_IT_VERBOSE") == "1"
-
-    def ok(self, name):
-        print("ok - %s" % name, flush=True)
-
-    def fail(self, name, reason):
-        self.failed += 1
-        reason = " ".join(str(reason).split())
-        if len(reason) > 1500:
-            reason = reason[:1500] + " ..."
-        print("not ok - %s: %s" % (name, reason), flush=True)
-
-    def check(self, name, problems):
-        if problems and self.verbose:
-            for x in problems:
-                self.note("  %s" % x)
-        if problems:
-            more = " (+%d more)" % (len(problems) - 4) if len(problems) > 4 else ""
-            self.fail(name, "; ".join(problems[:4]) + more)
-            return False
-        self.ok(name)
-        return True
-
-    def note(self, text):
-        for line in str(text).splitlines() or [""]:
-            print("# " + line, flush=True)
 
 
 def tail(text, n=500):
-    text = (text or "").strip()
-    return text if len(text) <= n else "..." + text[-n:]
-
-
-# ---------------------------------------------------------------- processes
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Prometheus:
-    def __init__(self, work, tsdb):
-        self.work = work
-        self.tsdb = tsdb
-        self.proc = None
-        self.port = None
-        self.log = os.path.join(work, "prometheus.log")
-
-    def start(self, port=None):
-        """Starts on `port` (the same port after a restart) when given, else
-        on a free one; a port that cannot be bound falls back to a free one."""
-        cfg = os.path.join(self.work, "prometheus.yml")
-        with open(cfg, "w") as f:
-            f.write("global: {scrape_interval: 1h}\n")
-        last = ""
-        for attempt in range(4):
-            self.port = port if (port and attempt < 2) else free_port()
-            logf = open(self.log, "ab")
-            self.proc = subprocess.Popen(
-                ["prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + self.tsdb,
-                 "--storage.tsdb.retention.time=100y",
-                 "--web.listen-address=127.0.0.1:%d" % self.port,
-                 "--query.lookback-delta=299s"],
-                stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, cwd=self.work)
-            logf.close()
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                try:
-                    with NO_PROXY_OPENER.open(self.url() + "/-/ready", timeout=2) as r:
-                        if r.status == 200:
-                            return
-                except OSError:
-                    pass
-                time.sleep(0.1)
-            last = "prometheus did not become ready (exit %s); log: %s" % (
-                self.proc.poll(), tail(open(self.log, errors="replace").read()))
-            self.stop()
-            time.sleep(0.5)
-        raise RuntimeError(last)
-
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def stop(self):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def query(self, promql, t):
-        qs = urllib.parse.urlencode({"query": promql, "time": str(t)})
-        with NO_PROXY_OPENER.open(self.url() + "/api/v1/query?" + qs, timeout=30) as r:
-            doc = json.load(r)
-        if doc.get("status") != "success":
-            raise RuntimeError("query failed: %s" % doc)
-        return doc["data"]["result"]
-
-
-class Engine:
-    def __init__(self, binary, work):
-        self.bin = binary
-        self.work = work
-        self.log = os.path.join(work, "engine.log")
-
-    def cmd(self, config, db, *args):
-        return [self.bin, "--config", config, "--db", db] + list(args)
-
-    def run(self, config, db, *args, timeout=ENGINE_TIMEOUT):
-        cmd = self.cmd(config, db, *args)
-        t0 = time.time()
-        try:
-            p = subprocess.run(cmd, cwd=self.work, stdin=subprocess.DEVNULL, env=CHILD_ENV,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-            rc, out, err = p.returncode, p.stdout.decode("utf-8", "replace"), \
-                p.stderr.decode("utf-8", "replace")
-        except subprocess.TimeoutExpired as e:
-            rc, out, err = -1, (e.stdout or b"").decode("utf-8", "replace"), \
-                "timed out after %ds: %s" % (timeout, (e.stderr or b"").decode("utf-8", "replace"))
-        self.record(cmd, rc, time.time() - t0, err)
-        return rc, out, err
-
-    def record(self, cmd, rc, secs, err):
-        with open(self.log, "a") as f:
-            f.write("$ %s\nexit %s after %.2fs; stderr:\n%s\n" % (" ".join(cmd), rc, secs, err))
+    return harness.tail(text, n)
 
 
 def shown(cmd):
@@ -518,17 +375,13 @@ class RunTest:
         self.tsdb = self.path("tsdb")
         procs = []
         for om, out in (("incomplete.om", "tsdb"), ("late.om", "tsdb-late")):
-            shutil.rmtree(self.path(out), ignore_errors=True)
-            procs.append(subprocess.Popen(
-                ["promtool", "tsdb", "create-blocks-from", "openmetrics",
-                 "--max-block-duration=768h", self.path(om), self.path(out)],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=self.work))
+            procs.append(harness.backfill_start(self.path(om), self.path(out), self.work,
+                                                ["--max-block-duration=768h"]))
         p = []
         for pr in procs:
-            out = pr.communicate()[0]
-            if pr.returncode != 0:
-                p.append("%s: exit %s: %s" % (" ".join(pr.args[-2:]), pr.returncode,
-                                             tail(out.decode(errors="replace"))))
+            rc, out = harness.backfill_wait(pr)
+            if rc != 0:
+                p.append("%s: exit %s: %s" % (" ".join(pr.args[-2:]), rc, tail(out)))
         return self.tap.check("promtool backfill: incomplete TSDB and the late block (%.1fs)"
                               % (time.time() - t0), p)
 
@@ -703,7 +556,7 @@ class RunTest:
             if os.path.isfile(os.path.join(late_dir, b, "meta.json")):
                 os.rename(os.path.join(late_dir, b), os.path.join(self.tsdb, b))
         try:
-            self.prom.start(port)
+            self.prom.start(port, attempts=4)
         except RuntimeError as e:
             tap.fail("late: prometheus restarted on the complete TSDB", e)
             return
@@ -1089,6 +942,14 @@ class RunTest:
 
     def main(self):
         tap, a = self.tap, self.a
+        # a reused --work directory starts clean (only what this script writes)
+        for f in os.listdir(self.work):
+            if f.startswith(WORK_PREFIXES):
+                path = self.path(f)
+                if os.path.isdir(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
         if not (os.path.isfile(a.bin) and os.access(a.bin, os.X_OK)):
             tap.fail("engine binary present", "%s is missing or not executable" % a.bin)
             return
@@ -1097,13 +958,13 @@ class RunTest:
         if missing:
             tap.fail("tools present", "%s not found on PATH" % ", ".join(missing))
             return
-        self.engine = Engine(os.path.abspath(a.bin), self.work)
+        self.engine = harness.Engine(os.path.abspath(a.bin), self.work, timeout=ENGINE_TIMEOUT)
         if not self.generate() or not self.backfill():
             return
-        self.prom = Prometheus(self.work, self.tsdb)
+        self.prom = harness.Prometheus(self.work, self.tsdb, lookback="299s")
         t0 = time.time()
         try:
-            self.prom.start()
+            self.prom.start(attempts=4)
         except RuntimeError as e:
             tap.fail("prometheus ready", e)
             return
@@ -1125,55 +986,11 @@ class RunTest:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", required=True, help="path to the gpuledger binary")
-    ap.add_argument("--work", help="work directory (default: a temporary one, removed after "
-                    "a passing run)")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary work directory")
+    ap = harness.arguments(__doc__)
     ap.add_argument("--seed", type=int, default=4, help="seed of the SIGKILL delays")
     ap.add_argument("--kills", type=int, default=15, help="number of SIGKILLs")
-    args = ap.parse_args()
-    tap = Tap()
-    tmp = None
-    if args.work:
-        args.work = os.path.abspath(args.work)
-        os.makedirs(args.work, exist_ok=True)
-        # a reused --work directory starts clean (only what this script writes)
-        for f in os.listdir(args.work):
-            if f.startswith(WORK_PREFIXES):
-                path = os.path.join(args.work, f)
-                if os.path.isdir(path):
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    os.unlink(path)
-    else:
-        tmp = args.work = tempfile.mkdtemp(prefix="gpuledger-runtest-")
-    t = RunTest(args, tap)
-
-    def on_signal(signum, frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    t0 = time.time()
-    try:
-        t.main()
-    except SystemExit:
-        tap.fail("run test", "interrupted")
-        raise
-    except Exception as e:
-        import traceback
-        tap.fail("run test", "driver error: %s: %s" % (type(e).__name__, e))
-        for line in traceback.format_exc().splitlines():
-            tap.note(line)
-    finally:
-        t.cleanup()
-        remove = tmp and not args.keep and tap.failed == 0
-        tap.note("work directory: %s%s; %.1fs" % (args.work, " (removed)" if remove else "",
-                                                  time.time() - t0))
-        if remove:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if tap.failed else 0
+    return harness.run_driver(RunTest, ap.parse_args(), harness.Tap(), "run test",
+                              "gpuledger-runtest-", fresh=False)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ static void test_parse_decimal(void)
     CHECK(!gl_dec_parse("-1", 12, &v));
     CHECK(!gl_dec_parse("1e3", 12, &v));
     CHECK(!gl_dec_parse("0x10", 12, &v));
+    CHECK(!gl_dec_parse("99999999999999999999999999999", 12, &v)); /* would overflow */
+    CHECK(gl_dec_parse("999999999999999999", 12, &v) && v > 0);
 }
 
 static void test_half_even(void)

@@ -145,8 +145,34 @@ static void test_config_entries(void)
     }
 }
 
+static void test_blank_lines_bom_crlf(void)
+{
+    struct gl_error err = {0};
+    /* BOM, CRLF, a blank line: row numbers are line numbers */
+    struct gl_price_table *t =
+        load("\xef\xbb\xbfmodel_pattern,unit,price,currency,valid_from,valid_to\r\n"
+             "^A$,GB-Hours,1,USD,2026-01-01T00:00:00Z,\r\n"
+             "\r\n"
+             "^B$,GB-Hours,2,USD,2026-01-01T00:00:00Z,\r\n",
+             &err);
+    CHECK(t != NULL);
+    if (!t) {
+        printf("# %s\n", err.msg);
+        return;
+    }
+    CHECK(t->n == 2 && t->entries[1].row == 4);
+    gl_prices_free(t);
+    t = load("model_pattern,unit,price,currency,valid_from,valid_to\n"
+             "^A$,GB-Hours,1,USD,2026-01-01T00:00:00Z,\n"
+             "\n\n"
+             "^B$,GB-Hours,1.2.3,USD,2026-01-01T00:00:00Z,\n",
+             &err);
+    CHECK(t == NULL && strstr(err.msg, "prices.csv:5:") != NULL);
+}
+
 int main(void)
 {
+    RUN(test_blank_lines_bom_crlf);
     RUN(test_config_entries);
     RUN(test_load_and_find);
     RUN(test_row_errors);

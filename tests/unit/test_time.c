@@ -40,9 +40,14 @@ static void test_safe_name(void)
 {
     char b[64];
     CHECK_STR(gl_safe_name("ml-research", b, sizeof b), "ml-research");
-    CHECK_STR(gl_safe_name("../../etc/passwd", b, sizeof b), "_._.._etc_passwd"); /* no slash survives */
-    CHECK_STR(gl_safe_name("", b, sizeof b), "_");
-    CHECK_STR(gl_safe_name("équipe a", b, sizeof b), "__quipe_a");
+    CHECK(strncmp(gl_safe_name("../../etc/passwd", b, sizeof b), "_._.._etc_passwd-", 17) == 0);
+    CHECK(strchr(b, '/') == NULL); /* no slash survives */
+    CHECK(strncmp(gl_safe_name("équipe a", b, sizeof b), "__quipe_a-", 10) == 0);
+    char c[64];
+    gl_safe_name("a|b", b, sizeof b);
+    gl_safe_name("a_b", c, sizeof c);
+    CHECK(strcmp(b, c) != 0); /* distinct teams, distinct files */
+    CHECK_STR(c, "a_b");
 }
 
 int main(void)
