@@ -477,24 +477,31 @@ static void lset_merge(struct work *w, int32_t dev, const struct gl_series *s, i
     merge_max(l->v[which], s->values, w->r->nsteps);
 }
 
-/* Capacity at t as SPEC §9 has it: each label set's USED + FREE + RESERVED
- * (missing ones count 0), the max over the device's label sets; -1 when no
- * label set has a value at t. */
-static int64_t lset_capacity(struct work *w, const struct dev *dv, size_t t)
+/* Capacity at t as SPEC §9 has it: USED + FREE + RESERVED, each label set
+ * of the device read as one view (missing members count 0), the max over
+ * the label sets that carry FREE or RESERVED. A label set without USED
+ * there (another exporter's memory source beside dcgm's FREE/RESERVED,
+ * e.g. HAMi) counts the device's used memory. With neither FREE nor
+ * RESERVED anywhere, capacity is the device's used memory. -1: no data. */
+static int64_t lset_capacity(struct work *w, const struct dev *dv, size_t t, int64_t used_dev)
 {
     int64_t best = -1;
     for (int32_t k = dv->first_lset; k >= 0; k = LSET(w, k).next) {
         const struct lset *l = &LSET(w, k);
-        int64_t sum = 0;
-        bool any = false;
+        bool has[3];
         for (int i = 0; i < 3; i++)
-            if (l->v[i] && !isnan(l->v[i][t])) {
+            has[i] = l->v[i] && !isnan(l->v[i][t]);
+        if (!has[1] && !has[2])
+            continue;
+        int64_t sum = has[0] ? to_mib(l->v[0][t]) : used_dev;
+        for (int i = 1; i < 3; i++)
+            if (has[i])
                 sum += to_mib(l->v[i][t]);
-                any = true;
-            }
-        if (any && sum > best)
+        if (sum > best)
             best = sum;
     }
+    if (best < 0 && dv->fb)
+        best = used_dev;
     return best;
 }
 
@@ -848,17 +855,19 @@ static void step_devices(struct work *w, size_t t)
         dv->free_v = has_free ? to_mib(dv->free_mib[t]) : 0;
         const struct gl_kv *cap_cfg =
             gl_kv_find(c->model_capacity, c->nmodel_capacity, S(w, cd->model));
-        int64_t cap_ls = dv->fb ? lset_capacity(w, dv, t) : -1;
+        int64_t cap_ls = dv->fb ? lset_capacity(w, dv, t, dv->used_dev) : -1;
+        bool has_res = !isnan(dv->reserved[t]);
         if (cap_ls < 0) {
             dv->reserved_v = dv->capacity = 0; /* no memory metrics: capacity unknown */
-        } else if (!isnan(dv->reserved[t])) {
+        } else if (cap_cfg && !dv->mig) {
+            /* the configured capacity of the model wins; without FB_RESERVED,
+             * reserved = configured capacity − USED − FREE */
+            int64_t rest = cap_cfg->num - cap_ls;
+            dv->reserved_v = has_res ? to_mib(dv->reserved[t]) : (rest > 0 ? rest : 0);
+            dv->capacity = cap_cfg->num;
+        } else if (has_res) {
             dv->reserved_v = to_mib(dv->reserved[t]);
             dv->capacity = cap_ls;
-        } else if (cap_cfg && !dv->mig) {
-            /* no FB_RESERVED: reserved = configured capacity − USED − FREE */
-            int64_t rest = cap_cfg->num - cap_ls;
-            dv->reserved_v = rest > 0 ? rest : 0;
-            dv->capacity = cap_ls + dv->reserved_v;
         } else {
             dv->reserved_v = 0;
             dv->capacity = cap_ls;

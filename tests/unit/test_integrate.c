@@ -302,8 +302,40 @@ static void test_copy_warning(void)
     gl_config_free(c);
 }
 
+static void test_other_source_capacity(void)
+{
+    /* HAMi per-pod memory (bytes, device_uuid) beside dcgm's FB_FREE and
+     * FB_RESERVED: capacity = the pods' used + FREE + RESERVED, idle = FREE. */
+    struct gl_config *c = config(", \"memory_source\": {\"unit\": \"bytes\","
+                                 " \"labels\": {\"uuid\": \"device_uuid\"}}");
+    const char *used[] = {
+        "\"device_uuid\":\"GPU-1\",\"namespace\":\"team-a\",\"pod\":\"x\"|1048576000",
+        "\"device_uuid\":\"GPU-1\",\"namespace\":\"team-b\",\"pod\":\"y\"|2097152000"};
+    const char *free_[] = {DEV "|70000"};
+    const char *reserved[] = {DEV "|920"};
+    struct gl_matrix mu, mf, mr;
+    matrix(&mu, used, 2, 1);
+    matrix(&mf, free_, 1, 1);
+    matrix(&mr, reserved, 1, 1);
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .fb_free = &mf,
+                                .fb_reserved = &mr};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, "x", NULL, GL_KIND_MEMORY_USED) == 1000 * 60);
+    CHECK(sum(&r, "y", NULL, GL_KIND_MEMORY_USED) == 2000 * 60);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_CAPACITY) == (3000 + 70000 + 920) * 60);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_IDLE) == 70000 * 60);
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&mf);
+    gl_matrix_free(&mr);
+    gl_config_free(c);
+}
+
 int main(void)
 {
+    RUN(test_other_source_capacity);
     RUN(test_copy_warning);
     RUN(test_device_mode_split);
     RUN(test_allocation_and_anomalies);
