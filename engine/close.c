@@ -30,7 +30,7 @@ static void period_before(const struct gl_period *p, struct gl_period *out)
 
 /* Figures per FOCUS key: recomputed, frozen, corrections already frozen. */
 struct key_figures {
-    char *team, *cluster, *model, *kind, *price_id;
+    char *team, *cluster, *model, *kind, *price_id; /* price_id holds the price key */
     int64_t day;
     int64_t mib[3];
     gl_i128 billed[3];
@@ -114,12 +114,24 @@ static enum gl_status load_frozen(struct gl_store *s, struct key_table *t, const
     return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading frozen rows", err);
 }
 
-static const struct gl_price_entry *price_by_id(const struct gl_price_table *prices,
-                                                const char *id)
+/* A price entry's identity across edits of the table: its pattern and the
+ * instant it starts (rows may move or the file be renamed). */
+static void price_key(const struct gl_price_entry *e, char *out, size_t n)
 {
-    for (size_t i = 0; i < prices->n; i++)
-        if (strcmp(prices->entries[i].id, id) == 0)
+    char from[32];
+    gl_time_format(e->valid_from, from, sizeof from);
+    snprintf(out, n, "%s@%s", e->pattern, from);
+}
+
+static const struct gl_price_entry *price_by_key(const struct gl_price_table *prices,
+                                                 const char *key)
+{
+    char k[1024];
+    for (size_t i = 0; i < prices->n; i++) {
+        price_key(&prices->entries[i], k, sizeof k);
+        if (strcmp(k, key) == 0)
             return &prices->entries[i];
+    }
     return NULL;
 }
 
@@ -143,9 +155,11 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
         const struct gl_invoice *inv = &rec->invoices[i];
         for (size_t j = 0; j < inv->nlines; j++) {
             const struct gl_invoice_line *l = &inv->lines[j];
+            char pk[1024];
+            price_key(l->price, pk, sizeof pk);
             for (size_t d = 0; d < l->ndays; d++) {
-                struct key_figures *f = key_get(&t, inv->team, l->cluster, l->model, l->kind,
-                                                l->price->id, l->days[d].day);
+                struct key_figures *f = key_get(&t, inv->team, l->cluster, l->model, l->kind, pk,
+                                                l->days[d].day);
                 f->mib[0] += l->days[d].mib_s;
                 f->billed[0] += l->days[d].billed;
                 f->nano[0] += gl_day_gbh_nano(l, &l->days[d]);
@@ -155,10 +169,10 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
         }
     }
     static const char frozen_sql[] =
-        "SELECT team, cluster, model, kind, price_id, day, mib_seconds, billed_minor, unit_price,"
+        "SELECT team, cluster, model, kind, price_key, day, mib_seconds, billed_minor, unit_price,"
         " gb_hours_nano FROM frozen_row WHERE period = ?1 AND corrected_period = ''";
     static const char prior_sql[] =
-        "SELECT team, cluster, model, kind, price_id, day, mib_seconds, billed_minor, unit_price,"
+        "SELECT team, cluster, model, kind, price_key, day, mib_seconds, billed_minor, unit_price,"
         " gb_hours_nano FROM frozen_row WHERE corrected_period = ?1 AND period > ?1 AND period < ?2";
     if (!(rc = load_frozen(s, &t, frozen_sql, cp->name, NULL, 1, err)))
         rc = load_frozen(s, &t, prior_sql, cp->name, set->period.name, 2, err);
@@ -170,11 +184,12 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
         gl_i128 dq = f->nano[0] - f->nano[1] - f->nano[2];
         if (dq == 0 && db == 0)
             continue;
-        const struct gl_price_entry *price = price_by_id(prices, f->price_id);
+        const struct gl_price_entry *price = price_by_key(prices, f->price_id);
         if (!price) {
             rc = gl_error_set(err, GL_ERR_CONFIG,
-                              "%s: price entry %s, used by closed period %s, is gone; keep the "
-                              "rows of closed periods in the price table",
+                              "%s: the price entry %s (pattern@valid_from), used by closed "
+                              "period %s, is gone; keep the rows of closed periods in the price "
+                              "table",
                               prices->file, f->price_id, cp->name);
             break;
         }
@@ -289,7 +304,7 @@ static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *se
         (rc = exec_bind(s,
                         "INSERT INTO frozen_row (period, corrected_period, team, cluster, model, "
                         "kind, price_id, day, unit_price, mib_seconds, billed_minor, "
-                        "gb_hours_nano) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        "gb_hours_nano, price_key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         &fr, err)))
         goto out;
     const char *period = set->period.name;
@@ -320,8 +335,9 @@ static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *se
             goto out;
         for (size_t j = 0; j < inv->nlines; j++) {
             const struct gl_invoice_line *l = &inv->lines[j];
-            char unit[64];
+            char unit[64], pk[1024];
             gl_dec_format(l->unit_price12, GL_PRICE_DECIMALS, unit, sizeof unit);
+            price_key(l->price, pk, sizeof pk);
             for (size_t d = 0; d < l->ndays; d++) {
                 sqlite3_bind_text(fr, 1, period, -1, SQLITE_STATIC);
                 sqlite3_bind_text(fr, 2, l->corrected_period, -1, SQLITE_STATIC);
@@ -335,6 +351,7 @@ static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *se
                 sqlite3_bind_int64(fr, 10, l->days[d].mib_s);
                 sqlite3_bind_int64(fr, 11, (int64_t)l->days[d].billed);
                 sqlite3_bind_int64(fr, 12, (int64_t)gl_day_gbh_nano(l, &l->days[d]));
+                sqlite3_bind_text(fr, 13, pk, -1, SQLITE_TRANSIENT);
                 if ((rc = step_reset(s, fr, err)))
                     goto out;
             }

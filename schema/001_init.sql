@@ -90,11 +90,12 @@ CREATE TABLE frozen_row (
     cluster          TEXT NOT NULL,
     model            TEXT NOT NULL,
     kind             TEXT NOT NULL,
-    price_id         TEXT NOT NULL,
+    price_id         TEXT NOT NULL,     -- as shown (file:row)
+    price_key        TEXT NOT NULL,     -- model_pattern@valid_from: stable when rows move
     day              INTEGER NOT NULL,
     unit_price       TEXT NOT NULL,     -- per GB-hour, 12 decimals
     mib_seconds      INTEGER NOT NULL,
     gb_hours_nano    INTEGER NOT NULL,  -- the quantity as printed (GB-h × 10^9)
     billed_minor     INTEGER NOT NULL,
-    PRIMARY KEY (period, corrected_period, team, cluster, model, kind, price_id, day)
+    PRIMARY KEY (period, corrected_period, team, cluster, model, kind, price_key, day)
 ) WITHOUT ROWID;

@@ -137,6 +137,24 @@ static void test_close_and_correct(void)
     l = set ? correction(set) : NULL;
     CHECK(l && l->mib_s == 3600000 && l->amount == 105 && l->days[0].day == h);
     gl_invoices_free(set);
+
+    /* A row inserted above the price in the table (ids shift) changes
+     * nothing: corrections follow the price's pattern and start. */
+    gl_prices_free(f.prices);
+    f.prices = NULL;
+    gl_prices_load(tap_tmpfile("prices2.csv",
+                               "model_pattern,unit,price,currency,valid_from,valid_to\n"
+                               "^T4$,GB-Hours,9.00,USD,2026-01-01T00:00:00Z,,\n"
+                               "^M$,GB-Hours,1.00,USD,2026-01-01T00:00:00Z,,\n"),
+                   "USD", &f.prices, &err);
+    set = NULL;
+    CHECK(f.prices && gl_period_invoices(f.cfg, f.s, f.prices, &nov, &set, &frozen, &err) == GL_OK);
+    size_t ncorr = 0;
+    for (size_t i = 0; set && i < set->n; i++)
+        for (size_t j = 0; j < set->invoices[i].nlines; j++)
+            ncorr += set->invoices[i].lines[j].corrected_period[0] != 0;
+    CHECK(ncorr == 1);
+    gl_invoices_free(set);
     teardown(&f);
 }
 
