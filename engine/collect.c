@@ -36,13 +36,39 @@ static int query_count(const struct gl_config *c)
     return (int)(n < Q_MAX ? n : Q_MAX);
 }
 
+/* Label series' first appearance from the database (the earlier of stored
+ * and seen), recorded when record is set (inside the chunk's transaction). */
+static enum gl_status label_history(const struct gl_cluster *cluster, struct gl_store *s,
+                                    struct gl_matrix *m, bool record, struct gl_error *err)
+{
+    struct gl_buf key;
+    gl_buf_init(&key);
+    enum gl_status rc = GL_OK;
+    for (size_t i = 0; !rc && i < m->nseries; i++) {
+        struct gl_series *se = &m->series[i];
+        if (se->first_seen < 0)
+            continue;
+        gl_buf_reset(&key);
+        gl_buf_puts(&key, cluster->name);
+        for (size_t k = 0; k < se->nlabels; k++)
+            gl_buf_printf(&key, "\x1f%s=%s", se->labels[k].name, se->labels[k].value);
+        rc = gl_store_label_first_seen(s, key.data, &se->first_seen, record, err);
+    }
+    gl_buf_free(&key);
+    return rc;
+}
+
 static enum gl_status store_chunk(const struct gl_cluster *cluster, struct gl_store *s,
                                   const struct gl_rollup *r, bool advance,
+                                  struct gl_matrix *const *labels, size_t nlabels,
                                   struct gl_error *err)
 {
     enum gl_status rc = gl_store_begin(s, err);
     if (rc)
         return rc;
+    for (size_t i = 0; i < nlabels; i++)
+        if ((rc = label_history(cluster, s, labels[i], true, err)))
+            goto fail_early;
     int64_t end = r->start + (int64_t)r->nhours * 3600;
     int64_t *dev_ids = gl_xcalloc(r->ndevices, sizeof *dev_ids);
     /* Replace every row of these hours for each cluster seen, and the
@@ -99,6 +125,9 @@ static enum gl_status store_chunk(const struct gl_cluster *cluster, struct gl_st
 fail:
     gl_store_rollback(s);
     free(dev_ids);
+    return rc;
+fail_early:
+    gl_store_rollback(s);
     return rc;
 }
 
@@ -229,10 +258,17 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 .pod_labels = &m[Q_POD_LABELS], .ns_labels = &m[Q_NS_LABELS],
                 .allocation = &m[Q_ALLOCATION], .node_labels = &m[Q_NODE_LABELS],
                 .compute = compute, .ncompute = (size_t)(nq - Q_FIXED)};
+            /* label precedence needs each label series' first appearance
+             * across chunks: read (and later record) it in the database */
+            struct gl_matrix *labels[] = {&m[Q_POD_LABELS], &m[Q_NS_LABELS], &m[Q_NODE_LABELS]};
+            for (size_t i = 0; s && !rc && i < 3; i++)
+                rc = label_history(cluster, s, labels[i], false, err);
             struct gl_rollup r;
-            rc = gl_integrate(c, &in, &r, err);
+            memset(&r, 0, sizeof r);
+            if (!rc)
+                rc = gl_integrate(c, &in, &r, err);
             if (!rc && s)
-                rc = store_chunk(cluster, s, &r, stats->advance_watermark, err);
+                rc = store_chunk(cluster, s, &r, stats->advance_watermark, labels, 3, err);
             if (!rc && stats->notes)
                 note_findings(c, &r, stats->notes);
             stats->copy_warnings += (int64_t)r.copy_warnings;

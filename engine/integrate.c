@@ -637,9 +637,9 @@ static int32_t label_at(const struct label_index *li, int32_t key, size_t t)
         const struct gl_series *s = &li->m->series[i];
         if (isnan(s->values[t]))
             continue;
-        if (best < 0 || s->first_step > best_first) {
+        if (best < 0 || s->first_seen > best_first) {
             best = i;
-            best_first = s->first_step;
+            best_first = s->first_seen;
         }
     }
     return best;

@@ -107,6 +107,7 @@ enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int6
         }
         struct gl_series *s = &m->series[m->nseries++];
         s->first_step = -1;
+        s->first_seen = -1;
         size_t nl = (size_t)cJSON_GetArraySize(metric);
         s->labels = gl_xcalloc(nl, sizeof *s->labels);
         for (const cJSON *l = metric->child; l; l = l->next) {
@@ -141,8 +142,10 @@ enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int6
             }
             size_t idx = (size_t)off;
             s->values[idx] = x;
-            if (s->first_step < 0)
+            if (s->first_step < 0) {
                 s->first_step = (int64_t)idx;
+                s->first_seen = start + (int64_t)idx * step;
+            }
             m->samples++;
         }
     }

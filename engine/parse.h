@@ -23,6 +23,8 @@ struct gl_series {
     size_t nlabels;
     double *values;     /* nsteps slots, NAN where there is no sample */
     int64_t first_step; /* first slot with a sample, -1 when none */
+    int64_t first_seen; /* instant of the first sample ever seen (label
+                         * series: from the database), -1 when none */
 };
 
 struct gl_matrix {

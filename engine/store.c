@@ -21,6 +21,8 @@ struct gl_store {
     sqlite3_stmt *get_device;
     sqlite3_stmt *clear_hours;
     sqlite3_stmt *mark_hour;
+    sqlite3_stmt *label_get;
+    sqlite3_stmt *label_put;
     char *path;
 };
 
@@ -122,7 +124,13 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
         (rc = prepare(s,
                       "INSERT OR REPLACE INTO collected_hour (cluster, hour, collected_at, samples, "
                       "bad_samples) VALUES (?,?,strftime('%s','now'),?,?)",
-                      &s->mark_hour, err))) {
+                      &s->mark_hour, err)) ||
+        (rc = prepare(s, "SELECT first_seen FROM label_series WHERE labels = ?", &s->label_get,
+                      err)) ||
+        (rc = prepare(s,
+                      "INSERT INTO label_series (labels, first_seen) VALUES (?1, ?2) "
+                      "ON CONFLICT (labels) DO UPDATE SET first_seen = min(first_seen, ?2)",
+                      &s->label_put, err))) {
         gl_store_close(s);
         return rc;
     }
@@ -139,6 +147,8 @@ void gl_store_close(struct gl_store *s)
     sqlite3_finalize(s->get_device);
     sqlite3_finalize(s->clear_hours);
     sqlite3_finalize(s->mark_hour);
+    sqlite3_finalize(s->label_get);
+    sqlite3_finalize(s->label_put);
     sqlite3_close(s->db);
     free(s->path);
     free(s);
@@ -310,4 +320,27 @@ enum gl_status gl_store_advance_watermark(struct gl_store *s, const char *cluste
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "advancing the watermark", err);
+}
+
+enum gl_status gl_store_label_first_seen(struct gl_store *s, const char *labels, int64_t *first,
+                                         bool record, struct gl_error *err)
+{
+    sqlite3_stmt *st = s->label_get;
+    sqlite3_bind_text(st, 1, labels, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int64_t stored = sqlite3_column_int64(st, 0);
+        if (*first < 0 || stored < *first)
+            *first = stored;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return gl_store_fail(s, "reading label series", err);
+    if (!record || *first < 0)
+        return GL_OK;
+    st = s->label_put;
+    sqlite3_bind_text(st, 1, labels, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, *first);
+    return step_done(s, st, "storing label series", err);
 }

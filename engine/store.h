@@ -68,6 +68,12 @@ enum gl_status gl_store_watermark(struct gl_store *s, const char *cluster, int64
 enum gl_status gl_store_advance_watermark(struct gl_store *s, const char *cluster, int64_t to,
                                           struct gl_error *err);
 
+/* First-seen instants of label series: *first becomes the earlier of the
+ * stored value and *first; record stores it (inside the chunk's
+ * transaction). */
+enum gl_status gl_store_label_first_seen(struct gl_store *s, const char *labels, int64_t *first,
+                                         bool record, struct gl_error *err);
+
 /* Formats "<what>: <sqlite message>" into err and returns GL_ERR_RUNTIME. */
 enum gl_status gl_store_fail(struct gl_store *s, const char *what, struct gl_error *err);
 

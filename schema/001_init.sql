@@ -99,3 +99,11 @@ CREATE TABLE frozen_row (
     billed_minor     INTEGER NOT NULL,
     PRIMARY KEY (period, corrected_period, team, cluster, model, kind, price_key, day)
 ) WITHOUT ROWID;
+
+-- When each label series (kube_pod_labels, kube_namespace_labels,
+-- kube_node_labels) was first seen, so that "the series that first appeared
+-- later wins" (SPEC §9) does not depend on where a chunk starts.
+CREATE TABLE label_series (
+    labels     TEXT PRIMARY KEY,  -- the series' labels, name=value joined
+    first_seen INTEGER NOT NULL
+) WITHOUT ROWID;
