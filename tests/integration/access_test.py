@@ -204,19 +204,14 @@ class Tinyproxy(harness.Server):
 
 # ---------------------------------------------------------------- the test
 
-class Test:
+class Test(harness.Suite):
     def __init__(self, args, tap):
-        self.args = args
-        self.tap = tap
-        self.work = args.work
+        super().__init__(args, tap)
         self.prom = None
         self.recorder = None
         self.proxy = None
         self.outputs = []      # (label, stdout + stderr) of every engine run
         self.secrets = {}
-
-    def path(self, *p):
-        return os.path.join(self.work, *p)
 
     def engine(self, label, cfg, db, *args, env=None):
         rc, out, err = self.eng.run(cfg, db, *args, env=env)

@@ -369,18 +369,13 @@ def served_problems(base_url, clusters, keep_cluster_label, t_from, t_to, step, 
 
 # ---------------------------------------------------------------- the test
 
-class Test:
+class Test(harness.Suite):
     def __init__(self, args, tap):
-        self.args = args
-        self.tap = tap
-        self.work = args.work
+        super().__init__(args, tap)
         self.servers = []
         self.exp = None
         self.results = {}
         self.proms = {}
-
-    def path(self, *p):
-        return os.path.join(self.work, *p)
 
     def write_config(self, name, mutate):
         cfg = copy.deepcopy(self.base_config)

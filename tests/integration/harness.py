@@ -12,7 +12,7 @@
                  child processes serving HTTP on a free 127.0.0.1 port,
                  ready when a path answers 200, stopped at the end
   LoopbackServer an HTTP server of the test itself, in a thread
-  arguments, run_driver
+  Suite, arguments, run_driver
                  a driver's main(): --bin/--work/--keep, the work directory,
                  SIGTERM/SIGINT, a crash reported as a failing check
 
@@ -374,6 +374,26 @@ class LoopbackServer:
 
 # ---------------------------------------------------------------- main()
 
+class Suite:
+    """What run_driver runs: a driver's checks in main(), its servers
+    stopped in cleanup(). args, tap and work (= args.work) are kept;
+    path() names a file in the work directory."""
+
+    def __init__(self, args, tap):
+        self.args = args
+        self.tap = tap
+        self.work = args.work
+
+    def path(self, *p):
+        return os.path.join(self.work, *p)
+
+    def main(self):
+        raise NotImplementedError
+
+    def cleanup(self):
+        pass
+
+
 def arguments(doc, bin_default=None):
     """The argument parser of a driver: --bin (required unless bin_default),
     --work, --keep; the driver adds its own."""
@@ -394,8 +414,8 @@ def run_driver(make_suite, args, tap, title, prefix, fresh=True):
     when fresh, else reused as it is) or a new temporary one (prefix),
     removed after a passing run unless --keep; args.work is set to it.
     SIGTERM and SIGINT end the run as SystemExit. make_suite(args, tap)
-    gives an object whose main() runs the checks and whose cleanup() always
-    runs after (servers stopped); an interruption or a crash of the driver
+    gives a Suite (main() runs the checks, cleanup() always runs after);
+    an interruption or a crash of the driver
     is a failing check named `title`. Returns the exit status: 1 when any
     check failed."""
     tmp = None

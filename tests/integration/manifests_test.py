@@ -1304,16 +1304,13 @@ def runtime_libs_packaged(info, binary):
 
 # ---------------------------------------------------------------- main
 
-class Manifests:
-    """Every check above, in order (the suite of harness.run_driver)."""
-
-    def __init__(self, args, tap):
-        self.a = args
+class Manifests(harness.Suite):
+    """Every check above, in order."""
 
     def main(self):
-        a = self.a
+        a = self.args
         binary = os.path.abspath(a.bin)
-        work = a.work
+        work = self.work
         comment(f"python {sys.executable}, PyYAML {yaml.__version__}, work {work}")
         # Dockerfile first: its UID is checked against the pods.
         info = test("dockerfile: stages, bases, packages, USER, COPY --from=build",

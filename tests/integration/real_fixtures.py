@@ -443,15 +443,10 @@ def names_device(line, dev):
 
 # ---------------------------------------------------------------- the checks
 
-class Suite:
+class Suite(harness.Suite):
     def __init__(self, args, tap):
-        self.args = args
-        self.tap = tap
-        self.work = args.work
+        super().__init__(args, tap)
         self.prom = None
-
-    def path(self, *p):
-        return os.path.join(self.work, *p)
 
     def main(self):
         tap = self.tap

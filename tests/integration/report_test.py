@@ -201,10 +201,9 @@ def md_rows(text, heading):
     return rows[1:]  # without the header
 
 
-class ReportTest:
+class ReportTest(harness.Suite):
     def __init__(self, args, tap):
-        self.args = args
-        self.tap = tap
+        super().__init__(args, tap)
         self.prom = None
 
     def main(self):
@@ -293,6 +292,13 @@ class ReportTest:
         for team in invoices:
             safe = re.sub(r"[^A-Za-z0-9_.-]", "_", team)
             safe = "_" + safe[1:] if safe.startswith(".") else safe
+            if safe != team:
+                # a changed name carries the low 32 bits of the original's
+                # FNV-1a 64 hash, so distinct teams never share a file
+                h = 1469598103934665603
+                for b in team.encode("utf-8"):
+                    h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+                safe += "-%08x" % (h & 0xFFFFFFFF)
             base = "report-%s-%s" % (period, safe)
             if base + ".html" not in files or base + ".md" not in files:
                 p.append("team %r: no %s.html/.md" % (team, base))

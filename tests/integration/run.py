@@ -717,18 +717,13 @@ def pick_bad_samples(cl, t_from, t_to):
 
 # ---------------------------------------------------------------- the run
 
-class Run:
+class Run(harness.Suite):
     def __init__(self, args, tap):
-        self.args = args
-        self.tap = tap
-        self.work = args.work
+        super().__init__(args, tap)
         self.prom = None
         self.proxies = []
         self.sharing = None
         self.sharing_ok = False
-
-    def path(self, *p):
-        return os.path.join(self.work, *p)
 
     def write_config(self, name, url, mutate=None, prices_file=None):
         cfg = copy.deepcopy(self.base_config)

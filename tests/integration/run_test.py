@@ -293,16 +293,12 @@ def watermark(db):
 
 # ---------------------------------------------------------------- the test
 
-class RunTest:
+class RunTest(harness.Suite):
     def __init__(self, args, tap):
+        super().__init__(args, tap)
         self.a = args
-        self.tap = tap
-        self.work = args.work
         self.prom = None
         self.held = []   # processes started here that must be stopped at exit
-
-    def path(self, *p):
-        return os.path.join(self.work, *p)
 
     def cleanup(self):
         for p in self.held:
