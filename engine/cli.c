@@ -7,7 +7,11 @@
 
 int gl_cli_fail(const struct gl_error *err)
 {
-    fprintf(stderr, "gpuledger: %s\n", err->msg);
+    /* one line, whatever the message quotes (label values, server text) */
+    fputs("gpuledger: ", stderr);
+    for (const char *p = err->msg; *p; p++)
+        fputc((unsigned char)*p < 0x20 ? ' ' : *p, stderr);
+    fputc('\n', stderr);
     return err->code ? (int)err->code : 1;
 }
 
