@@ -13,10 +13,13 @@ minutes and beta 130, whatever the collection's chunks are:
   * `run` at 02:00 then `run` at 03:00 re-pulling an hour (the re-pulled
     chunk starts with both series present).
 Expected figures are worked by hand from the data written here.
+It also checks the progress line `collect` draws on a terminal (a pty).
 """
 
 import json
 import os
+import pty
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -128,6 +131,36 @@ class LabelSuite(harness.Suite):
         self.compare("1-hour chunks: beta still wins in the chunks that start with both series "
                      "present (first appearance recorded across chunks)", cfg,
                      self.path("hourly.db"))
+
+        # On a terminal, collect draws a progress line (chunks, samples/s, ETA);
+        # redirected, it does not.
+        master, slave = pty.openpty()
+        cmd = self.engine.cmd(cfg, self.path("pty.db"), "collect", "--from",
+                              "2026-10-07T00:00:00Z", "--to", "2026-10-07T03:00:00Z")
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                                env=harness.CHILD_ENV, cwd=self.work)
+        os.close(slave)
+        chunks = b""
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks += data
+        rc = proc.wait(timeout=60)
+        os.close(master)
+        text = chunks.decode(errors="replace")
+        p = [] if rc == 0 else ["exit %s" % rc]
+        if "3/3 chunks" not in text or "ETA" not in text or "samples/s" not in text:
+            p.append("no progress line on the terminal: %r" % harness.tail(text, 300))
+        rc, _, err = self.engine.run(cfg, self.path("pipe.db"), "collect", "--from",
+                                     "2026-10-07T00:00:00Z", "--to", "2026-10-07T03:00:00Z")
+        if "chunks," in err:
+            p.append("a progress line was written to a pipe: %r" % harness.tail(err, 300))
+        self.tap.check("collect shows chunks done, samples/s and ETA on a terminal, not in a "
+                       "pipe", p)
 
         cfg = self.config("runs", 1, run=True)
         db = self.path("runs.db")
