@@ -106,7 +106,8 @@ static enum gl_status get_int(struct cfg_ctx *x, const cJSON *obj, const char *b
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v)
         return GL_OK;
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble)
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= -1e15 && v->valuedouble <= 1e15) ||
+        v->valuedouble != (double)(long)v->valuedouble)
         return cfg_fail(x, path, "expected a whole number");
     long n = (long)v->valuedouble;
     if (n < min || n > max)

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <curl/curl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,7 +356,7 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
             /* the header callback stays (with NULL, libcurl would hand headers to
              * the body callback with the header data pointer) */
             curl_easy_setopt(h[i], CURLOPT_ERRORBUFFER, NULL);
-            curl_easy_setopt(h[i], CURLOPT_PRIVATE, (char *)NULL + i);
+            curl_easy_setopt(h[i], CURLOPT_PRIVATE, (void *)(uintptr_t)i);
             curl_multi_add_handle(multi, h[i]);
         }
         int running = 1;
@@ -370,9 +371,9 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
         while ((msg = curl_multi_info_read(multi, &left))) {
             if (msg->msg != CURLMSG_DONE)
                 continue;
-            char *priv = NULL;
+            void *priv = NULL;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
-            size_t i = (size_t)(priv - (char *)NULL);
+            size_t i = (size_t)(uintptr_t)priv;
             if (i >= n)
                 continue;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &status[i]);

@@ -140,6 +140,8 @@ struct work {
     int32_t empty;
     /* scratch per step */
     int32_t *touched_pn, *touched_pnode;
+    int32_t *scratch_members, *scratch_teams;
+    gl_i128 *scratch_weights, *scratch_parts;
     size_t ntouched_pn, ntouched_pnode;
 };
 
@@ -509,15 +511,21 @@ static void add_memory(struct work *w, const struct gl_matrix *m)
 {
     const struct gl_config *c = w->c;
     size_t n = w->r->nsteps;
+    /* bytes sources are rounded to MiB in a copy: the input stays as parsed */
+    double *mib = c->mem_unit == GL_UNIT_BYTES ? gl_xcalloc(n, sizeof *mib) : NULL;
     for (size_t i = 0; i < m->nseries; i++) {
-        struct gl_series *s = &m->series[i];
+        struct gl_series conv = m->series[i];
+        const struct gl_series *s = &conv;
         int32_t dev = device_of(w, s);
         if (dev < 0)
             continue; /* no UUID: not a GPU series */
-        if (c->mem_unit == GL_UNIT_BYTES)
+        if (mib) {
             for (size_t t = 0; t < n; t++)
-                if (!isnan(s->values[t]))
-                    s->values[t] = (double)gl_div_half_even((gl_i128)s->values[t], 1048576);
+                mib[t] = isnan(conv.values[t])
+                             ? (double)NAN
+                             : (double)gl_div_half_even((gl_i128)conv.values[t], 1048576);
+            conv.values = mib;
+        }
         lset_merge(w, dev, s, 0);
         const char *ns, *pod;
         if (!identity(c, s, &ns, &pod)) {
@@ -529,6 +537,7 @@ static void add_memory(struct work *w, const struct gl_matrix *m)
             PAIR(w, p).values = new_values(n);
         merge_max(PAIR(w, p).values, s->values, n);
     }
+    free(mib);
 }
 
 static void add_device_metric(struct work *w, const struct gl_matrix *m, bool is_free)
@@ -991,9 +1000,10 @@ static void step_pods(struct work *w, size_t t)
     const struct gl_config *c = w->c;
     const int64_t step = w->r->step;
     const int32_t e = w->empty;
-    int32_t teams[64];
-    gl_i128 weights[256], parts[256];
-    int32_t members[256];
+    /* scratch sized for the most pods on one device (w->max_pairs) */
+    int32_t *teams = w->scratch_teams;
+    gl_i128 *weights = w->scratch_weights, *parts = w->scratch_parts;
+    int32_t *members = w->scratch_members;
     for (size_t d = 0; d < w->devs.n; d++) {
         struct dev *dv = &DEV(w, d);
         if (!dv->used)
@@ -1001,7 +1011,7 @@ static void step_pods(struct work *w, size_t t)
         bool estimated = false;
         /* the pods present on the device at t, ordered by namespace/pod */
         int nm = 0;
-        for (int32_t p = dv->first_pair; p >= 0 && nm < 256; p = PAIR(w, p).next) {
+        for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
             struct pair *pp = &PAIR(w, p);
             pp->q = 0;
             bool present = dv->unknown ? (pp->seen && pp->seen[t])
@@ -1078,7 +1088,7 @@ static void step_pods(struct work *w, size_t t)
             int i;
             for (i = 0; i < nteams && teams[i] != team; i++)
                 ;
-            if (i == nteams && nteams < 64)
+            if (i == nteams)
                 teams[nteams++] = team;
         }
         /* compute indicator: one (device, step) per team with memory on it */
@@ -1285,6 +1295,18 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     index_labels(&w, &w.nodel, in->node_labels, 2);
     resolve_nodes(&w);
     add_allocations(&w);
+    size_t max_pairs = 1;
+    for (size_t d = 0; d < w.devs.n; d++) {
+        size_t k = 0;
+        for (int32_t p = DEV(&w, d).first_pair; p >= 0; p = PAIR(&w, p).next)
+            k++;
+        if (k > max_pairs)
+            max_pairs = k;
+    }
+    w.scratch_members = gl_xcalloc(max_pairs, sizeof *w.scratch_members);
+    w.scratch_teams = gl_xcalloc(max_pairs, sizeof *w.scratch_teams);
+    w.scratch_weights = gl_xcalloc(max_pairs, sizeof *w.scratch_weights);
+    w.scratch_parts = gl_xcalloc(max_pairs, sizeof *w.scratch_parts);
     w.touched_pn = gl_xcalloc(w.pns.n + 1, sizeof *w.touched_pn);
     w.touched_pnode = gl_xcalloc(w.pnodes.n + 1, sizeof *w.touched_pnode);
     for (size_t t = 0; t < r->nsteps; t++) {
@@ -1321,6 +1343,10 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
         free(vecs[i]->data);
     free(w.touched_pn);
     free(w.touched_pnode);
+    free(w.scratch_members);
+    free(w.scratch_teams);
+    free(w.scratch_weights);
+    free(w.scratch_parts);
     struct label_index *lis[] = {&w.pl, &w.nl, &w.nodel};
     for (size_t i = 0; i < 3; i++) {
         free(lis[i]->head);

@@ -45,6 +45,7 @@ enum gl_kind {
 };
 extern const char *const gl_kind_names[GL_KIND_COUNT];
 
+/* The matrices are read, never changed. */
 struct gl_chunk_input {
     const struct gl_cluster *cluster;    /* the cluster collected */
     const struct gl_matrix *memory;      /* memory source, per pod and device */

@@ -101,7 +101,9 @@ enum gl_status gl_output_invoices(const struct gl_config *c, struct gl_store *s,
         k.all = cJSON_CreateArray();
     struct gl_invoice_set *set = NULL;
     bool frozen = false;
-    enum gl_status rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err);
+    enum gl_status rc = gl_store_read_begin(s, err);
+    if (!rc)
+        rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err);
     if (!rc && frozen) {
         rc = gl_frozen_invoices(s, p->name, team, sink_one, &k, err);
     } else if (!rc) {
@@ -132,6 +134,7 @@ enum gl_status gl_output_invoices(const struct gl_config *c, struct gl_store *s,
     }
     cJSON_Delete(k.all);
     gl_invoices_free(set);
+    gl_store_read_end(s);
     *count = k.count;
     return rc;
 }
@@ -145,7 +148,9 @@ enum gl_status gl_output_focus(const struct gl_config *c, struct gl_store *s,
     char *csv = NULL;
     size_t len = 0;
     *rows = 0;
-    enum gl_status rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err);
+    enum gl_status rc = gl_store_read_begin(s, err);
+    if (!rc)
+        rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err);
     if (!rc && frozen) {
         rc = gl_frozen_focus(s, p->name, &csv, err);
         if (!rc) {
@@ -164,6 +169,7 @@ enum gl_status gl_output_focus(const struct gl_config *c, struct gl_store *s,
             fclose(f);
         }
     }
+    gl_store_read_end(s); /* the rows are built: release the snapshot */
     if (!rc && !path) {
         fwrite(csv, 1, len, stdout);
         rc = fflush(stdout) == 0 ? GL_OK : gl_error_set(err, GL_ERR_RUNTIME, "stdout: write failed");

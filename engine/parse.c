@@ -136,7 +136,10 @@ enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int6
             }
             char *end = NULL;
             double x = strtod(v->valuestring, &end);
-            if (end == v->valuestring || *end != '\0' || !isfinite(x) || x < 0) {
+            /* 2^48 is far above any GPU's memory in MiB or bytes, and keeps
+             * MiB × step × 3 sums inside int64 */
+            if (end == v->valuestring || *end != '\0' || !isfinite(x) || x < 0 ||
+                x > 281474976710656.0) {
                 note_bad(m, s, t, v->valuestring);
                 continue;
             }

@@ -111,8 +111,14 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
                       "INSERT INTO device (cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, "
                       "max_capacity_mib, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?) "
                       "ON CONFLICT (cluster, uuid, gpu_i_id) DO UPDATE SET "
-                      "gpu_i_profile = excluded.gpu_i_profile, model = excluded.model, "
-                      "hostname = excluded.hostname, "
+                      /* a chunk that lacks a label never erases what an earlier one knew:
+                       * usage rows take their model from here */
+                      "gpu_i_profile = CASE excluded.gpu_i_profile WHEN '' THEN gpu_i_profile "
+                      "  ELSE excluded.gpu_i_profile END, "
+                      "model = CASE excluded.model WHEN 'unknown' THEN model "
+                      "  ELSE excluded.model END, "
+                      "hostname = CASE excluded.hostname WHEN '' THEN hostname "
+                      "  ELSE excluded.hostname END, "
                       "max_capacity_mib = max(max_capacity_mib, excluded.max_capacity_mib), "
                       "first_seen = min(first_seen, excluded.first_seen), "
                       "last_seen = max(last_seen, excluded.last_seen)",
@@ -162,6 +168,17 @@ sqlite3 *gl_store_db(struct gl_store *s)
 enum gl_status gl_store_begin(struct gl_store *s, struct gl_error *err)
 {
     return exec(s, "BEGIN IMMEDIATE", err);
+}
+
+enum gl_status gl_store_read_begin(struct gl_store *s, struct gl_error *err)
+{
+    return exec(s, "BEGIN DEFERRED", err);
+}
+
+void gl_store_read_end(struct gl_store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        exec(s, "COMMIT", NULL);
 }
 
 enum gl_status gl_store_commit(struct gl_store *s, struct gl_error *err)

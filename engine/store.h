@@ -23,6 +23,10 @@ void gl_store_close(struct gl_store *s);
 sqlite3 *gl_store_db(struct gl_store *s);
 
 enum gl_status gl_store_begin(struct gl_store *s, struct gl_error *err);
+/* A read snapshot (WAL): every SELECT until gl_store_read_end sees the same
+ * data, whatever a concurrent run commits. */
+enum gl_status gl_store_read_begin(struct gl_store *s, struct gl_error *err);
+void gl_store_read_end(struct gl_store *s);
 enum gl_status gl_store_commit(struct gl_store *s, struct gl_error *err);
 void gl_store_rollback(struct gl_store *s);
 

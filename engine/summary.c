@@ -39,7 +39,8 @@ static enum gl_status models(struct gl_store *s, const struct gl_period *p, cJSO
         return gl_store_fail(s, "summary", err);
     sqlite3_bind_int64(st, 1, p->start);
     sqlite3_bind_int64(st, 2, p->end);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int src;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "cluster", (const char *)sqlite3_column_text(st, 0));
         cJSON_AddStringToObject(o, "gpu_model", (const char *)sqlite3_column_text(st, 1));
@@ -53,8 +54,9 @@ static enum gl_status models(struct gl_store *s, const struct gl_period *p, cJSO
         cJSON_AddBoolToObject(o, "reconciles", rhs == v[0]);
         cJSON_AddItemToArray(arr, o);
     }
+    enum gl_status rc = src == SQLITE_DONE ? GL_OK : gl_store_fail(s, "summary per model", err);
     sqlite3_finalize(st);
-    return GL_OK;
+    return rc;
 }
 
 static enum gl_status devices(struct gl_store *s, const struct gl_period *p, cJSON *arr,
@@ -79,7 +81,8 @@ static enum gl_status devices(struct gl_store *s, const struct gl_period *p, cJS
         return gl_store_fail(s, "summary", err);
     sqlite3_bind_int64(st, 1, p->start);
     sqlite3_bind_int64(st, 2, p->end);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int src;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         cJSON *o = cJSON_CreateObject();
         static const char *const names[] = {"cluster", "uuid", "gpu_i_id", "gpu_i_profile",
                                             "gpu_model", "node"};
@@ -91,8 +94,9 @@ static enum gl_status devices(struct gl_store *s, const struct gl_period *p, cJS
         cJSON_AddBoolToObject(o, "unknown_usage", unknown > 0 || sqlite3_column_int64(st, 6) == 0);
         cJSON_AddItemToArray(arr, o);
     }
+    enum gl_status rc = src == SQLITE_DONE ? GL_OK : gl_store_fail(s, "summary per device", err);
     sqlite3_finalize(st);
-    return GL_OK;
+    return rc;
 }
 
 enum gl_status gl_summary_write(struct gl_store *s, const struct gl_period *p, bool md, FILE *out,

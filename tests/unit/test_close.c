@@ -158,8 +158,32 @@ static void test_close_and_correct(void)
     teardown(&f);
 }
 
+static void test_device_keeps_known_model(void)
+{
+    struct fixture f;
+    if (!setup(&f)) {
+        CHECK(false);
+        return;
+    }
+    /* a later chunk without modelName/Hostname never erases them */
+    struct gl_error err = {0};
+    struct gl_device_info d = {"default", "GPU-1", "", "", "unknown", "", 0, 10, 20};
+    int64_t id = -1;
+    CHECK(gl_store_device(f.s, &d, &id, &err) == GL_OK && id == f.dev);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(gl_store_db(f.s), "SELECT model, hostname FROM device WHERE id = ?", -1,
+                       &st, NULL);
+    sqlite3_bind_int64(st, 1, id);
+    CHECK(sqlite3_step(st) == SQLITE_ROW);
+    CHECK_STR((const char *)sqlite3_column_text(st, 0), "M");
+    CHECK_STR((const char *)sqlite3_column_text(st, 1), "n1");
+    sqlite3_finalize(st);
+    teardown(&f);
+}
+
 int main(void)
 {
+    RUN(test_device_keeps_known_model);
     RUN(test_close_and_correct);
     return TAP_END();
 }

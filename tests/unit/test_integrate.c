@@ -81,10 +81,10 @@ static int64_t sum(const struct gl_rollup *r, const char *pod, const char *team,
 static void test_parse_bad_samples(void)
 {
     struct gl_matrix m;
-    const char *s[] = {"\"__name__\":\"x\"," DEV "|1,NaN,+Inf,-5,abc,6"};
-    matrix(&m, s, 1, 6);
+    const char *s[] = {"\"__name__\":\"x\"," DEV "|1,NaN,+Inf,-5,abc,6,1e18"};
+    matrix(&m, s, 1, 7);
     CHECK(m.nseries == 1);
-    CHECK(m.bad_samples == 4);
+    CHECK(m.bad_samples == 5); /* 1e18 is implausible: skipped, never overflows */
     CHECK(m.samples == 2);
     CHECK(m.series[0].values[0] == 1 && isnan(m.series[0].values[1]) &&
           m.series[0].values[5] == 6);
@@ -333,8 +333,44 @@ static void test_other_source_capacity(void)
     gl_config_free(c);
 }
 
+static void test_many_pods_one_device(void)
+{
+    /* 300 pods of 10 MiB on one device: every one billed (no fixed cap). */
+    struct gl_config *c = config("");
+    static char buf[300][160];
+    const char *used[300];
+    for (int i = 0; i < 300; i++) {
+        snprintf(buf[i], sizeof buf[i], DEV ",\"namespace\":\"ns\",\"pod\":\"p%03d\"|10", i);
+        used[i] = buf[i];
+    }
+    struct gl_matrix mu;
+    matrix(&mu, used, 300, 1);
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_MEMORY_USED) == 300 * 10 * 60);
+    gl_rollup_free(&r);
+    /* integrating the same bytes input twice gives the same result */
+    gl_matrix_free(&mu);
+    gl_config_free(c);
+    c = config(", \"memory_source\": {\"unit\": \"bytes\"}");
+    const char *bytes[] = {DEV ",\"namespace\":\"ns\",\"pod\":\"b\"|1048576000"};
+    matrix(&mu, bytes, 1, 1);
+    struct gl_chunk_input in2 = {.cluster = &c->clusters[0], .memory = &mu};
+    CHECK(gl_integrate(c, &in2, &r, &err) == GL_OK);
+    CHECK(sum(&r, "b", NULL, GL_KIND_MEMORY_USED) == 1000 * 60);
+    gl_rollup_free(&r);
+    CHECK(gl_integrate(c, &in2, &r, &err) == GL_OK);
+    CHECK(sum(&r, "b", NULL, GL_KIND_MEMORY_USED) == 1000 * 60);
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_config_free(c);
+}
+
 int main(void)
 {
+    RUN(test_many_pods_one_device);
     RUN(test_other_source_capacity);
     RUN(test_copy_warning);
     RUN(test_device_mode_split);
