@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -192,6 +193,49 @@ static void note_findings(const struct gl_config *c, const struct gl_rollup *r,
     }
 }
 
+/* One chunk's requests, fetched on a thread of their own while the
+ * previous chunk is parsed, integrated and stored: the two overlap, and at
+ * most two chunks' responses are in memory. Only one job uses the client
+ * at a time (the next starts after the previous was joined). */
+struct fetch_job {
+    struct gl_prom *prom;
+    char *const *queries;
+    int nq;
+    int64_t start, end, step;
+    struct gl_buf bodies[Q_MAX];
+    enum gl_status rc;
+    struct gl_error err;
+    thrd_t th;
+    bool running;
+};
+
+static int fetch_main(void *arg)
+{
+    struct fetch_job *j = arg;
+    j->rc = gl_prom_query_range_batch(j->prom, (size_t)j->nq, j->queries, j->start, j->end,
+                                      j->step, j->bodies, &j->err);
+    return 0;
+}
+
+static void job_start(struct fetch_job *j, int64_t start, int64_t end)
+{
+    j->start = start;
+    j->end = end;
+    j->rc = GL_OK;
+    j->err.msg[0] = '\0';
+    j->running = thrd_create(&j->th, fetch_main, j) == thrd_success;
+    if (!j->running)
+        fetch_main(j); /* no thread: fetch now */
+}
+
+static void job_wait(struct fetch_job *j)
+{
+    if (j->running) {
+        thrd_join(j->th, NULL);
+        j->running = false;
+    }
+}
+
 enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cluster,
                           struct gl_store *s, int64_t from, int64_t to,
                           struct gl_collect_stats *stats, struct gl_error *err)
@@ -208,9 +252,11 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     char *queries[Q_MAX] = {0};
     const int nq = query_count(c);
     struct gl_prom *prom = NULL;
-    struct gl_buf bodies[Q_MAX];
-    for (int q = 0; q < Q_MAX; q++)
-        gl_buf_init(&bodies[q]);
+    struct fetch_job jobs[2];
+    memset(jobs, 0, sizeof jobs);
+    for (int k = 0; k < 2; k++)
+        for (int q = 0; q < Q_MAX; q++)
+            gl_buf_init(&jobs[k].bodies[q]);
     enum gl_status rc = GL_OK;
     for (int q = 0; q < nq && !rc; q++)
         rc = gl_config_query(c, cluster, query_name(c, q), &queries[q], err);
@@ -221,13 +267,31 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     bool progress = s && isatty(STDERR_FILENO) && gl_log_threshold >= GL_LOG_INFO && nchunks > 1;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int k = 0; k < 2; k++) {
+        jobs[k].prom = prom;
+        jobs[k].queries = queries;
+        jobs[k].nq = nq;
+        jobs[k].step = c->step;
+    }
+    int cur = 0;
+    if (!rc)
+        job_start(&jobs[0], from, (from + chunk < to ? from + chunk : to) - c->step);
     for (int64_t cs = from; !rc && cs < to; cs += chunk) {
         int64_t ce = cs + chunk < to ? cs + chunk : to;
         size_t nsteps = (size_t)((ce - cs) / c->step);
         struct gl_matrix m[Q_MAX];
         memset(m, 0, sizeof m);
-        rc = gl_prom_query_range_batch(prom, (size_t)nq, queries, cs, ce - c->step, c->step,
-                                       bodies, err);
+        job_wait(&jobs[cur]);
+        if (jobs[cur].rc) {
+            rc = jobs[cur].rc;
+            *err = jobs[cur].err;
+            break;
+        }
+        struct gl_buf *bodies = jobs[cur].bodies;
+        int64_t next = cs + chunk;
+        if (next < to)
+            job_start(&jobs[cur ^ 1], next, (next + chunk < to ? next + chunk : to) - c->step);
+        cur ^= 1;
         for (int q = 0; q < nq && !rc; q++) {
             struct gl_buf body = bodies[q];
             stats->bytes += (int64_t)body.len;
@@ -299,8 +363,11 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                    (long long)((ce - cs) / 3600));
         }
     }
-    for (int q = 0; q < Q_MAX; q++)
-        gl_buf_free(&bodies[q]);
+    for (int k = 0; k < 2; k++) {
+        job_wait(&jobs[k]); /* a prefetch may run when a chunk failed */
+        for (int q = 0; q < Q_MAX; q++)
+            gl_buf_free(&jobs[k].bodies[q]);
+    }
     gl_prom_free(prom);
     for (int q = 0; q < nq; q++)
         free(queries[q]);
