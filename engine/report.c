@@ -10,6 +10,8 @@
  */
 #include "report.h"
 
+#include "summary.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -435,18 +437,7 @@ static enum gl_status load_fleet(struct gl_store *s, const struct gl_period *p, 
                                  struct gl_error *err)
 {
     /* The same sums as `gpuledger summary` (summary.c), so the two agree. */
-    static const char models_sql[] =
-        "SELECT u.cluster, d.model,"
-        " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'reserved_unused_billed' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        " GROUP BY u.cluster, d.model ORDER BY u.cluster, d.model";
+    const char *models_sql = gl_summary_models_sql;
     static const char teams_sql[] =
         "SELECT u.cluster, d.model, u.team, SUM(u.quantity)"
         " FROM usage u JOIN device d ON d.id = u.device_id"

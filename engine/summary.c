@@ -12,6 +12,19 @@ static const char *const model_kinds[] = {"capacity", "memory_used", "reserved_u
                                           "reserved", "unattributed", "idle", "excess"};
 #define NMODEL_KINDS (sizeof model_kinds / sizeof *model_kinds)
 
+const char gl_summary_models_sql[] =
+    "SELECT u.cluster, d.model,"
+    " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'reserved_unused_billed' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END)"
+    " FROM usage u JOIN device d ON d.id = u.device_id"
+    " WHERE u.hour >= ?1 AND u.hour < ?2"
+    " GROUP BY u.cluster, d.model ORDER BY u.cluster, d.model";
+
 static void add_gbh(cJSON *o, const char *key, int64_t mib_s)
 {
     char q[80];
@@ -22,18 +35,7 @@ static void add_gbh(cJSON *o, const char *key, int64_t mib_s)
 static enum gl_status models(struct gl_store *s, const struct gl_period *p, cJSON *arr,
                              struct gl_error *err)
 {
-    static const char sql[] =
-        "SELECT u.cluster, d.model,"
-        " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'reserved_unused_billed' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        " GROUP BY u.cluster, d.model ORDER BY u.cluster, d.model";
+    const char *sql = gl_summary_models_sql;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
         return gl_store_fail(s, "summary", err);

@@ -12,6 +12,11 @@
 #include "store.h"
 #include "timeutil.h"
 
+/* Per (cluster, model) of a period (?1 start, ?2 end): cluster, model, then
+ * the MiB·s of capacity, memory_used, reserved_unused_billed, reserved,
+ * unattributed, idle, excess. The report's fleet page uses it too. */
+extern const char gl_summary_models_sql[];
+
 /* Writes the summary as JSON (md = false) or Markdown to out. */
 enum gl_status gl_summary_write(struct gl_store *s, const struct gl_period *p, bool md, FILE *out,
                                 struct gl_error *err);
