@@ -47,7 +47,7 @@ static const char usage_main[] =
     "  report  --period YYYY-MM --out DIR   monthly team reports (HTML, Markdown)\n"
     "  close   --period YYYY-MM        freeze a finished month (later data: corrections)\n"
     "  check   [--at TIME]             validate config and prices, probe Prometheus\n"
-    "  prices  [--file CSV]            validate a price table and print it\n"
+    "  prices  [import] [--file CSV]   validate (against stored usage), print or install\n"
     "\n"
     "global options:\n"
     "  --config FILE   configuration (default gpuledger.json)\n"
@@ -541,10 +541,66 @@ static int cmd_check(const struct gl_cli *g, int argc, char **argv)
 
 static const char usage_prices[] =
     "usage: gpuledger prices [--file CSV]\n"
-    "  Validates a price table (default: the config's prices.file) and prints it.\n";
+    "       gpuledger prices import --file CSV\n"
+    "  Validates a price table (default: the configured one) and prints it. With\n"
+    "  a database (--db), also checks it against every GPU model and hour with\n"
+    "  stored usage: a price for each, and no two overlapping rows. `import`\n"
+    "  validates CSV the same way, then installs it as prices.file (atomically).\n";
+
+/* Every (model, hour) with something to bill must find exactly one price. */
+static enum gl_status prices_against_db(const char *db, const struct gl_price_table *t,
+                                        size_t *models, struct gl_error *err)
+{
+    *models = 0;
+    struct stat sb;
+    if (stat(db, &sb) != 0)
+        return GL_OK; /* nothing stored yet */
+    struct gl_store *s = NULL;
+    enum gl_status rc = gl_store_open(db, &s, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(gl_store_db(s),
+                           "SELECT DISTINCT d.model, u.hour FROM usage u JOIN device d "
+                           "ON d.id = u.device_id WHERE u.kind IN ('memory_used', "
+                           "'reserved_unused_billed', 'idle', 'reserved', 'unattributed') "
+                           "ORDER BY d.model, u.hour",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = gl_store_fail(s, "reading models", err);
+        gl_store_close(s);
+        return rc;
+    }
+    char last[512] = "";
+    int sr;
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *model = (const char *)sqlite3_column_text(st, 0);
+        int64_t hour = sqlite3_column_int64(st, 1);
+        if (strcmp(model, last) != 0) {
+            snprintf(last, sizeof last, "%s", model);
+            (*models)++;
+            if ((rc = gl_prices_check_model(t, model, err)))
+                break;
+        }
+        if (gl_prices_find(t, model, hour) < 0) {
+            char ts[32];
+            gl_time_format(hour, ts, sizeof ts);
+            rc = gl_error_set(err, GL_ERR_CONFIG,
+                              "%s: no price for GPU model \"%s\" at %s, which has usage in %s",
+                              t->file, model, ts, db);
+        }
+    }
+    sqlite3_finalize(st);
+    gl_store_close(s);
+    return rc;
+}
 
 static int cmd_prices(const struct gl_cli *g, int argc, char **argv)
 {
+    bool import = argc > 1 && strcmp(argv[1], "import") == 0;
+    if (import) {
+        argc--;
+        argv++;
+    }
     static const struct gl_cli_opt specs[] = {{"file", true}};
     const char *v[1] = {0};
     bool help;
@@ -555,14 +611,41 @@ static int cmd_prices(const struct gl_cli *g, int argc, char **argv)
         fputs(usage_prices, stdout);
         return 0;
     }
+    if (import && !v[0])
+        return gl_cli_usage(usage_prices, "%s", "prices import needs --file CSV");
     struct gl_config *cfg = NULL;
     if ((rc = load_config(g, &cfg)))
         return rc;
     struct gl_error err = {0};
     struct gl_price_table *t = NULL;
-    if ((v[0] ? gl_prices_load(v[0], cfg->currency, &t, &err) : gl_prices_load_config(cfg, &t, &err))) {
+    size_t models = 0;
+    if ((v[0] ? gl_prices_load(v[0], cfg->currency, &t, &err)
+              : gl_prices_load_config(cfg, &t, &err)) ||
+        prices_against_db(g->db, t, &models, &err)) {
+        gl_prices_free(t);
         gl_config_free(cfg);
         return gl_cli_fail(&err);
+    }
+    if (import) {
+        char *text = NULL;
+        size_t len = 0;
+        if (!cfg->prices_file)
+            gl_error_set(&err, GL_ERR_CONFIG,
+                         "%s: prices are configured as prices.entries; import needs prices.file",
+                         cfg->path);
+        else if (!gl_read_file(v[0], &text, &len, &err))
+            gl_write_atomic(cfg->prices_file, text, len, &err);
+        free(text);
+        if (err.msg[0]) {
+            gl_prices_free(t);
+            gl_config_free(cfg);
+            return gl_cli_fail(&err);
+        }
+        gl_log(GL_LOG_INFO, "imported prices entries=%zu file=%s models_checked=%zu", t->n,
+               cfg->prices_file, models);
+        gl_prices_free(t);
+        gl_config_free(cfg);
+        return 0;
     }
     printf("| id | model pattern | unit | price | valid from | valid to | capacity GB |\n");
     printf("|---|---|---|---:|---|---|---:|\n");
@@ -575,10 +658,15 @@ static int cmd_prices(const struct gl_cli *g, int argc, char **argv)
             gl_time_format(e->valid_to, to, sizeof to);
         if (e->has_capacity)
             gl_dec_format_trim(e->capacity_gb12, GL_PRICE_DECIMALS, cap, sizeof cap);
-        printf("| %s | `%s` | %s | %s %s | %s | %s | %s |\n", e->id, e->pattern,
+        printf("| %s | `", e->id);
+        gl_md_cell(stdout, e->pattern);
+        printf("` | %s | %s %s | %s | %s | %s |\n",
                e->unit == GL_PRICE_GB_HOURS ? "GB-Hours" : "GPU-Hours", price, e->currency, from,
                to, cap);
     }
+    if (models)
+        printf("\nchecked against %zu GPU model(s) with usage in %s: every hour has one price\n",
+               models, g->db);
     gl_prices_free(t);
     gl_config_free(cfg);
     return 0;

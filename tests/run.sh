@@ -76,7 +76,7 @@ fi
 if [ -f tests/integration/run.py ]; then
   run_suite integration python3 tests/integration/run.py --bin "$root/build/gpuledger"
   run_suite real-captures python3 tests/integration/real_fixtures.py --bin "$root/build/gpuledger"
-  run_suite labels python3 tests/integration/labels_test.py --bin "$root/build/gpuledger"
+  run_suite collect python3 tests/integration/collect_test.py --bin "$root/build/gpuledger"
   run_suite run-mode python3 tests/integration/run_test.py --bin "$root/build/gpuledger"
   run_suite manifests python3 tests/integration/manifests_test.py --bin "$root/build/gpuledger"
   run_suite access python3 tests/integration/access_test.py --bin "$root/build/gpuledger"

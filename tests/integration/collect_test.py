@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""labels_test.py - label precedence across chunks, against a real Prometheus.
+"""collect_test.py - collection details against a real Prometheus: label
+precedence across chunks, the progress line, prices checked against stored
+usage.
 
 SPEC 9: "If two kube_pod_labels series for the same object are present at t,
 the one that first appeared later wins." A pod holds 1000 MiB for three hours
@@ -13,7 +15,10 @@ minutes and beta 130, whatever the collection's chunks are:
   * `run` at 02:00 then `run` at 03:00 re-pulling an hour (the re-pulled
     chunk starts with both series present).
 Expected figures are worked by hand from the data written here.
-It also checks the progress line `collect` draws on a terminal (a pty).
+It also checks the progress line `collect` draws on a terminal (a pty), and
+`prices` / `prices import` against the stored usage: a table that leaves an
+hour of a used model without a price, or prices it twice, is refused and the
+installed table is left as it was.
 """
 
 import json
@@ -162,6 +167,9 @@ class LabelSuite(harness.Suite):
         self.tap.check("collect shows chunks done, samples/s and ETA on a terminal, not in a "
                        "pipe", p)
 
+        # prices [import] against the usage stored by the runs above
+        self.check_prices(cfg, self.path("hourly.db"))
+
         cfg = self.config("runs", 1, run=True)
         db = self.path("runs.db")
         p = []
@@ -172,6 +180,50 @@ class LabelSuite(harness.Suite):
         self.tap.check("two runs, the second re-pulling an hour", p)
         self.compare("run then run with re-pull: the re-pulled hour keeps beta", cfg, db)
 
+    def check_prices(self, cfg, db):
+        table = self.path("prices.csv")
+        good = ("model_pattern,unit,price,currency,valid_from,valid_to\n"
+                "^NVIDIA A100,GB-Hours,0.05,USD,2026-01-01T00:00:00Z,\n")
+        with open(table, "w") as f:
+            f.write(good)
+        with open(cfg) as f:
+            doc = json.load(f)
+        doc["prices"] = {"file": table}
+        pcfg = self.path("prices-cfg.json")
+        with open(pcfg, "w") as f:
+            json.dump(doc, f)
+        cases = {
+            "late": ("model_pattern,unit,price,currency,valid_from,valid_to\n"
+                     "^NVIDIA A100,GB-Hours,0.05,USD,2026-10-07T02:00:00Z,\n",
+                     "no price for GPU model \"NVIDIA A100-SXM4-80GB\" at 2026-10-07T00:00:00Z"),
+            "overlap": (good + "A100-SXM4,GB-Hours,0.06,USD,2026-10-07T01:00:00Z,\n",
+                        "rows 2 and 3 both price GPU model"),
+        }
+        p = []
+        rc, out, err = self.engine.run(pcfg, db, "prices")
+        if rc != 0 or "every hour has one price" not in out:
+            p.append("prices on a good table: exit %s %r" % (rc, harness.tail(out + err)))
+        for name, (text, needle) in cases.items():
+            path = self.path("prices-%s.csv" % name)
+            with open(path, "w") as f:
+                f.write(text)
+            rc, out, err = self.engine.run(pcfg, db, "prices", "import", "--file", path)
+            if rc != 3 or needle not in err:
+                p.append("import %s: exit %s, stderr %r" % (name, rc, harness.tail(err)))
+            with open(table) as f:
+                if f.read() != good:
+                    p.append("import %s replaced the installed table" % name)
+        new = good.replace("0.05", "0.07")
+        path = self.path("prices-new.csv")
+        with open(path, "w") as f:
+            f.write(new)
+        rc, out, err = self.engine.run(pcfg, db, "prices", "import", "--file", path)
+        with open(table) as f:
+            if rc != 0 or f.read() != new:
+                p.append("a valid import: exit %s, table not installed (%s)" % (rc, harness.tail(err)))
+        self.tap.check("prices [import] refuses a table that misses or doubles a price of stored "
+                       "usage, installs a good one", p)
+
     def cleanup(self):
         if self.prom:
             self.prom.stop()
@@ -180,7 +232,7 @@ class LabelSuite(harness.Suite):
 def main():
     args = harness.arguments(__doc__).parse_args()
     tap = harness.Tap()
-    return harness.run_driver(LabelSuite, args, tap, "labels test run", "gpuledger-labels-")
+    return harness.run_driver(LabelSuite, args, tap, "collect test run", "gpuledger-collect-")
 
 
 if __name__ == "__main__":
