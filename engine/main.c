@@ -443,6 +443,53 @@ static int cmd_anomalies(const struct gl_cli *g, int argc, char **argv)
 
 /* ---- check / prices ---- */
 
+/* Every (model, hour) with something to bill must find exactly one price. */
+static enum gl_status prices_against_db(const char *db, const struct gl_price_table *t,
+                                        size_t *models, struct gl_error *err)
+{
+    *models = 0;
+    struct stat sb;
+    if (stat(db, &sb) != 0)
+        return GL_OK; /* nothing stored yet */
+    struct gl_store *s = NULL;
+    enum gl_status rc = gl_store_open(db, &s, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(gl_store_db(s),
+                           "SELECT DISTINCT d.model, u.hour FROM usage u JOIN device d "
+                           "ON d.id = u.device_id WHERE u.kind IN ('memory_used', "
+                           "'reserved_unused_billed', 'idle', 'reserved', 'unattributed') "
+                           "ORDER BY d.model, u.hour",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = gl_store_fail(s, "reading models", err);
+        gl_store_close(s);
+        return rc;
+    }
+    char last[512] = "";
+    int sr;
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *model = (const char *)sqlite3_column_text(st, 0);
+        int64_t hour = sqlite3_column_int64(st, 1);
+        if (strcmp(model, last) != 0) {
+            snprintf(last, sizeof last, "%s", model);
+            (*models)++;
+            if ((rc = gl_prices_check_model(t, model, err)))
+                break;
+        }
+        if (gl_prices_find(t, model, hour) < 0) {
+            char ts[32];
+            gl_time_format(hour, ts, sizeof ts);
+            rc = gl_error_set(err, GL_ERR_CONFIG,
+                              "%s: no price for GPU model \"%s\" at %s, which has usage in %s",
+                              t->file, model, ts, db);
+        }
+    }
+    sqlite3_finalize(st);
+    gl_store_close(s);
+    return rc;
+}
+
 static const char usage_check[] =
     "usage: gpuledger check [--at TIME]\n"
     "  Validates the config, the query files and the price table, reaches\n"
@@ -477,7 +524,14 @@ static int cmd_check(const struct gl_cli *g, int argc, char **argv)
         gl_config_free(cfg);
         return gl_cli_fail(&err);
     }
-    printf("prices: %s ok (%zu entries)\n", prices->file, prices->n);
+    size_t models = 0;
+    if (prices_against_db(g->db, prices, &models, &err)) {
+        gl_prices_free(prices);
+        gl_config_free(cfg);
+        return gl_cli_fail(&err);
+    }
+    printf("prices: %s ok (%zu entries%s)\n", prices->file, prices->n,
+           models ? ", a price for every model and hour with stored usage" : "");
     gl_prices_free(prices);
     const char *fixed[] = {cfg->mem_query, "fb_free", "fb_reserved", "pod_labels",
                            "namespace_labels", "allocation", "node_labels"};
@@ -546,53 +600,6 @@ static const char usage_prices[] =
     "  a database (--db), also checks it against every GPU model and hour with\n"
     "  stored usage: a price for each, and no two overlapping rows. `import`\n"
     "  validates CSV the same way, then installs it as prices.file (atomically).\n";
-
-/* Every (model, hour) with something to bill must find exactly one price. */
-static enum gl_status prices_against_db(const char *db, const struct gl_price_table *t,
-                                        size_t *models, struct gl_error *err)
-{
-    *models = 0;
-    struct stat sb;
-    if (stat(db, &sb) != 0)
-        return GL_OK; /* nothing stored yet */
-    struct gl_store *s = NULL;
-    enum gl_status rc = gl_store_open(db, &s, err);
-    if (rc)
-        return rc;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(gl_store_db(s),
-                           "SELECT DISTINCT d.model, u.hour FROM usage u JOIN device d "
-                           "ON d.id = u.device_id WHERE u.kind IN ('memory_used', "
-                           "'reserved_unused_billed', 'idle', 'reserved', 'unattributed') "
-                           "ORDER BY d.model, u.hour",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = gl_store_fail(s, "reading models", err);
-        gl_store_close(s);
-        return rc;
-    }
-    char last[512] = "";
-    int sr;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *model = (const char *)sqlite3_column_text(st, 0);
-        int64_t hour = sqlite3_column_int64(st, 1);
-        if (strcmp(model, last) != 0) {
-            snprintf(last, sizeof last, "%s", model);
-            (*models)++;
-            if ((rc = gl_prices_check_model(t, model, err)))
-                break;
-        }
-        if (gl_prices_find(t, model, hour) < 0) {
-            char ts[32];
-            gl_time_format(hour, ts, sizeof ts);
-            rc = gl_error_set(err, GL_ERR_CONFIG,
-                              "%s: no price for GPU model \"%s\" at %s, which has usage in %s",
-                              t->file, model, ts, db);
-        }
-    }
-    sqlite3_finalize(st);
-    gl_store_close(s);
-    return rc;
-}
 
 static int cmd_prices(const struct gl_cli *g, int argc, char **argv)
 {
