@@ -99,6 +99,17 @@ else
   failed=$((failed + 1)); echo "not ok - tests/integration/run.py is missing"
 fi
 
+# The README's other command: the demo writes every output into ./out/.
+demo_log=$(mktemp)
+if ./examples/demo.sh >"$demo_log" 2>&1 && ls out/invoices/*.json >/dev/null 2>&1 &&
+   ls out/focus-*.csv out/summary-*.md out/anomalies-*.md >/dev/null 2>&1 &&
+   ls out/reports/fleet-*.html >/dev/null 2>&1 && ! pgrep -f "storage.tsdb.path=$root/out/tsdb" >/dev/null; then
+  passed=$((passed + 1)); echo "ok - examples/demo.sh writes invoices, FOCUS CSV, summary, anomalies, reports and stops its Prometheus"
+else
+  failed=$((failed + 1)); echo "not ok - examples/demo.sh"; tail -n 20 "$demo_log"
+fi
+rm -f "$demo_log"
+
 rm -f "$results"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
