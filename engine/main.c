@@ -490,6 +490,29 @@ static enum gl_status prices_against_db(const char *db, const struct gl_price_ta
     return rc;
 }
 
+/* How far `run` has collected a cluster, for operators reading `check`. */
+static void print_watermark(const char *db, const char *cluster, int64_t now)
+{
+    struct stat sb;
+    if (stat(db, &sb) != 0)
+        return;
+    struct gl_store *s = NULL;
+    struct gl_error err = {0};
+    int64_t to = 0;
+    bool found = false;
+    if (gl_store_open(db, &s, &err) || gl_store_watermark(s, cluster, &to, &found, &err)) {
+        printf("  watermark: unreadable (%s)\n", err.msg);
+    } else if (!found) {
+        printf("  watermark: none (run has not collected this cluster yet)\n");
+    } else {
+        char ts[32];
+        gl_time_format(to, ts, sizeof ts);
+        printf("  watermark: collected up to %s (%.1f hours before the probe time)\n", ts,
+               (double)(now - to) / 3600.0);
+    }
+    gl_store_close(s);
+}
+
 static const char usage_check[] =
     "usage: gpuledger check [--at TIME]\n"
     "  Validates the config, the query files and the price table, reaches\n"
@@ -540,6 +563,7 @@ static int cmd_check(const struct gl_cli *g, int argc, char **argv)
         const struct gl_cluster *cl = &cfg->clusters[ci];
         printf("cluster %s: %s%s%s\n", cl->name, cl->prom.url, cl->selector[0] ? " selector " : "",
                cl->selector);
+        print_watermark(g->db, cl->name, at);
         struct gl_prom *prom = NULL;
         struct gl_buf body;
         gl_buf_init(&body);
