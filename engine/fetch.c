@@ -406,10 +406,15 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
                 long delay = p->retry_after_s >= 0
                                  ? (p->retry_after_s > 300 ? 300 : p->retry_after_s) * 1000
                                  : gl_prom_backoff_ms;
+                char why[160];
+                if (result[i] != CURLE_OK)
+                    snprintf(why, sizeof why, "%s", curl_easy_strerror(result[i]));
+                else
+                    snprintf(why, sizeof why, "HTTP %ld", status[i]);
                 gl_log(GL_LOG_WARN,
-                       "prometheus request failed, retrying alone path=/api/v1/query_range "
-                       "delay_ms=%ld",
-                       delay);
+                       "prometheus request of a batch failed, retrying it on its own "
+                       "path=/api/v1/query_range attempt=1 delay_ms=%ld error=\"%s\"",
+                       delay, why);
                 sleep_ms(delay);
                 waited = true;
             }

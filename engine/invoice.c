@@ -778,9 +778,11 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
     gl_dec_format(inv->total, c->minor_digits, b, sizeof b);
     fprintf(out, "\n**Total: %s %s**\n", b, c->currency);
     if (inv->nwaste || inv->nallocated) {
+        bool billed = false; /* what was collected decides, not today's config */
+        for (size_t i = 0; i < inv->nlines; i++)
+            billed |= strcmp(inv->lines[i].kind, "reserved_unused") == 0;
         fprintf(out, "\n## Allocation (information, %s)\n\n",
-                c->basis == GL_BASIS_MAX ? "reserved-unused is billed above"
-                                         : "reserved-unused is not billed");
+                billed ? "reserved-unused is billed above" : "reserved-unused is not billed");
         fprintf(out, "| Cluster | GPU model | Allocated GB-hours | GPU-hours | Reserved-unused GB-hours (waste) |\n");
         fprintf(out, "|---|---|---:|---:|---:|\n");
         for (size_t i = 0; i < inv->nallocated; i++) {

@@ -213,9 +213,10 @@ static int cmd_invoice(const struct gl_cli *g, int argc, char **argv)
 
 static const char usage_export[] =
     "usage: gpuledger export --period YYYY-MM [--out FILE]\n"
-    "  FOCUS 1.2 CSV, one row per team x GPU model x kind x day (stdout without\n"
-    "  --out; with --out also FILE.metadata.json). A closed period prints its\n"
-    "  frozen rows; an open one carries correction rows for closed periods.\n";
+    "  FOCUS 1.2 CSV, one row per team x cluster x GPU model x kind x price entry\n"
+    "  x day, to stdout, or with --out to FILE plus FILE.metadata.json. A closed\n"
+    "  period prints its frozen rows; an open one carries correction rows for\n"
+    "  closed periods.\n";
 
 static int cmd_export(const struct gl_cli *g, int argc, char **argv)
 {

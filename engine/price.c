@@ -261,11 +261,17 @@ enum gl_status gl_prices_check_model(const struct gl_price_table *t, const char 
             continue;
         for (size_t j = i + 1; j < t->n; j++) {
             const struct gl_price_entry *b = &t->entries[j];
-            if (b->valid_from < a->valid_to && a->valid_from < b->valid_to && matches(b, model))
+            if (b->valid_from < a->valid_to && a->valid_from < b->valid_to && matches(b, model)) {
+                if (strncmp(a->id, "config:", 7) == 0)
+                    return gl_error_set(err, GL_ERR_CONFIG,
+                                        "%s: prices.entries[%d] and prices.entries[%d] both price "
+                                        "GPU model \"%s\" over overlapping validity",
+                                        t->file, a->row - 2, b->row - 2, model);
                 return gl_error_set(err, GL_ERR_CONFIG,
                                     "%s: rows %d and %d both price GPU model \"%s\" over "
                                     "overlapping validity",
                                     t->file, a->row, b->row, model);
+            }
         }
     }
     return GL_OK;

@@ -179,6 +179,10 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
         if ((rc = gl_period_is_closed(s, p.name, &closed, err)))
             return rc;
         struct gl_error oerr = {0};
+        if (closed)
+            gl_log(GL_LOG_INFO, "period closed, outputs left as they are period=%s "
+                                "(later data shows as corrections of the next open period)",
+                   p.name);
         if (!closed && write_period(c, s, prices, &p, out_dir, &oerr)) {
             partial = true;
             gl_log(GL_LOG_ERROR, "writing outputs failed period=%s error=\"%s\"", p.name, oerr.msg);
