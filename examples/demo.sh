@@ -45,6 +45,17 @@ f=w.get("from",s["start"]); t=w.get("to",s["end"])
 end=datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ") - datetime.timedelta(minutes=1)
 print(f, t, s.get("period", f[:7]), end.strftime("%Y-%m-%dT%H:%M:%SZ"))')
 
+# So that `gpuledger run --now TIME` also works on the demo's config.
+python3 - "$out/gpuledger.json" "$from" <<'PY'
+import json, sys
+path, start = sys.argv[1], sys.argv[2]
+with open(path) as f:
+    cfg = json.load(f)
+cfg["run"] = {"start": start, "delay_minutes": 0, "out_dir": "run-out"}
+with open(path, "w") as f:
+    json.dump(cfg, f, indent=2)
+PY
+
 g() { "$bin" --config "$out/gpuledger.json" --db "$out/gpuledger.db" "$@"; }
 echo "== gpuledger check"
 g check --at "$probe" | sed 's/^/   /'
