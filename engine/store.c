@@ -12,7 +12,10 @@
 #include "schema_sql.h"
 #include "util.h"
 
-#define GL_SCHEMA_VERSION 1
+/* schema/NNN_*.sql in order: migrations[i] takes version i to i + 1. A new
+ * schema change is a new file, embedded in meson.build, appended here. */
+static const char *const migrations[] = {gl_schema_v1};
+#define GL_SCHEMA_VERSION ((int)(sizeof migrations / sizeof *migrations))
 
 struct gl_store {
     sqlite3 *db;
@@ -69,9 +72,11 @@ static enum gl_status migrate(struct gl_store *s, struct gl_error *err)
     enum gl_status rc;
     if ((rc = exec(s, "BEGIN IMMEDIATE", err)))
         return rc;
-    if (version < 1 && (rc = exec(s, gl_schema_v1, err))) {
-        exec(s, "ROLLBACK", NULL);
-        return rc;
+    for (int v = version; v < GL_SCHEMA_VERSION; v++) {
+        if ((rc = exec(s, migrations[v], err))) {
+            exec(s, "ROLLBACK", NULL);
+            return gl_error_prefix(err, "migrating the schema from version %d", v);
+        }
     }
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA user_version = %d", GL_SCHEMA_VERSION);
