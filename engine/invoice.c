@@ -165,10 +165,10 @@ static enum gl_status load_billed(const struct gl_config *c, struct gl_store *s,
         " GROUP BY team, cluster, model, kind, hour"
         " ORDER BY team, cluster, model, kind, hour";
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "reading usage", err);
-    sqlite3_bind_int64(st, 1, set->period.start);
-    sqlite3_bind_int64(st, 2, set->period.end);
+    enum gl_status qrc = gl_store_query_period(s, sql, set->period.start, set->period.end, &st,
+                                  "reading usage", err);
+    if (qrc)
+        return qrc;
     sqlite3_bind_text(st, 3, c->platform_team, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 4, c->idle_policy == GL_IDLE_PLATFORM);
     enum gl_status rc = GL_OK;
@@ -233,10 +233,10 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
         " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.kind IN ('idle', 'reserved', 'unattributed')"
         " GROUP BY u.cluster, d.model, u.hour ORDER BY u.cluster, d.model, u.hour";
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "reading idle", err);
-    sqlite3_bind_int64(st, 1, set->period.start);
-    sqlite3_bind_int64(st, 2, set->period.end);
+    enum gl_status qrc = gl_store_query_period(s, sql, set->period.start, set->period.end, &st,
+                                  "reading idle", err);
+    if (qrc)
+        return qrc;
     struct bucket *b = NULL;
     size_t nb = 0;
     enum gl_status rc = GL_OK;
@@ -372,10 +372,10 @@ static enum gl_status load_info(struct gl_store *s, struct gl_invoice_set *set,
         "  AND u.kind IN ('reserved_unused', 'allocated', 'allocated_gpu', 'busy_ppm', 'busy_steps')"
         " GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5";
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "reading allocation", err);
-    sqlite3_bind_int64(st, 1, set->period.start);
-    sqlite3_bind_int64(st, 2, set->period.end);
+    enum gl_status qrc = gl_store_query_period(s, sql, set->period.start, set->period.end, &st,
+                                  "reading allocation", err);
+    if (qrc)
+        return qrc;
     int sr;
     while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         struct gl_invoice *inv = find_invoice(set, (const char *)sqlite3_column_text(st, 0));
@@ -431,10 +431,10 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
         " ORDER BY 1, 2, 3, 4, 7, 5";
     memset(out, 0, sizeof *out);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "reading anomalies", err);
-    sqlite3_bind_int64(st, 1, p->start);
-    sqlite3_bind_int64(st, 2, p->end);
+    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                  "reading anomalies", err);
+    if (qrc)
+        return qrc;
     if (team)
         sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
     int sr;

@@ -209,10 +209,10 @@ static enum gl_status load_axis(struct gl_store *s, const struct gl_period *p,
         " UNION ALL"
         " SELECT MIN(hour), MAX(hour) FROM collected_hour WHERE hour >= ?1 AND hour < ?2)";
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "report: reading the period's hours", err);
-    sqlite3_bind_int64(st, 1, p->start);
-    sqlite3_bind_int64(st, 2, p->end);
+    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                  "report: reading the period's hours", err);
+    if (qrc)
+        return qrc;
     int64_t a = p->start, b = p->end - 3600;
     int sr = sqlite3_step(st);
     if (sr == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
@@ -291,12 +291,9 @@ static enum gl_status load_team(struct gl_store *s, const struct gl_period *p,
     sqlite3_stmt *st = NULL;
     enum gl_status rc = GL_OK;
     int sr;
-    if (sqlite3_prepare_v2(gl_store_db(s), daily_sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = gl_store_fail(s, "report: reading daily usage", err);
+    if ((rc = gl_store_query_period(s, daily_sql, p->start, p->end, &st,
+                                  "report: reading daily usage", err)))
         goto done;
-    }
-    sqlite3_bind_int64(st, 1, p->start);
-    sqlite3_bind_int64(st, 2, p->end);
     sqlite3_bind_text(st, 3, inv->team, -1, SQLITE_STATIC);
     while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t i = (sqlite3_column_int64(st, 0) - ax->first) / 86400;
@@ -336,12 +333,9 @@ static enum gl_status load_team(struct gl_store *s, const struct gl_period *p,
                 u->days[i].overhead += l->days[d].mib_s;
         }
     }
-    if (sqlite3_prepare_v2(gl_store_db(s), pods_sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = gl_store_fail(s, "report: reading pods", err);
+    if ((rc = gl_store_query_period(s, pods_sql, p->start, p->end, &st,
+                                  "report: reading pods", err)))
         goto done;
-    }
-    sqlite3_bind_int64(st, 1, p->start);
-    sqlite3_bind_int64(st, 2, p->end);
     sqlite3_bind_text(st, 3, inv->team, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 4, GL_REPORT_TOP_PODS);
     u->pods = gl_xcalloc(GL_REPORT_TOP_PODS, sizeof *u->pods);
@@ -455,16 +449,12 @@ static enum gl_status load_fleet(struct gl_store *s, const struct gl_period *p, 
         " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
         " GROUP BY d.id ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
     memset(fl, 0, sizeof *fl);
-    sqlite3 *db = gl_store_db(s);
     sqlite3_stmt *st = NULL;
     enum gl_status rc = GL_OK;
     int sr;
-    if (sqlite3_prepare_v2(db, models_sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = gl_store_fail(s, "report: fleet totals", err);
+    if ((rc = gl_store_query_period(s, models_sql, p->start, p->end, &st,
+                                  "report: fleet totals", err)))
         goto done;
-    }
-    sqlite3_bind_int64(st, 1, p->start);
-    sqlite3_bind_int64(st, 2, p->end);
     while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         struct fleet_model *m = fleet_model_for(fl, (const char *)sqlite3_column_text(st, 0),
                                                 (const char *)sqlite3_column_text(st, 1));
@@ -476,13 +466,9 @@ static enum gl_status load_fleet(struct gl_store *s, const struct gl_period *p, 
         goto done;
     }
     sqlite3_finalize(st);
-    if (sqlite3_prepare_v2(db, teams_sql, -1, &st, NULL) != SQLITE_OK) {
-        st = NULL;
-        rc = gl_store_fail(s, "report: fleet teams", err);
+    if ((rc = gl_store_query_period(s, teams_sql, p->start, p->end, &st,
+                                  "report: fleet teams", err)))
         goto done;
-    }
-    sqlite3_bind_int64(st, 1, p->start);
-    sqlite3_bind_int64(st, 2, p->end);
     while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         const char *team = (const char *)sqlite3_column_text(st, 2);
         /* rows come in team order: a new team is the last one or new */
@@ -501,13 +487,9 @@ static enum gl_status load_fleet(struct gl_store *s, const struct gl_period *p, 
         goto done;
     }
     sqlite3_finalize(st);
-    if (sqlite3_prepare_v2(db, devices_sql, -1, &st, NULL) != SQLITE_OK) {
-        st = NULL;
-        rc = gl_store_fail(s, "report: fleet devices", err);
+    if ((rc = gl_store_query_period(s, devices_sql, p->start, p->end, &st,
+                                  "report: fleet devices", err)))
         goto done;
-    }
-    sqlite3_bind_int64(st, 1, p->start);
-    sqlite3_bind_int64(st, 2, p->end);
     while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         fl->ndev_total++;
         int64_t cap = sqlite3_column_int64(st, 5), excess = sqlite3_column_int64(st, 6);

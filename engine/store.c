@@ -366,3 +366,16 @@ enum gl_status gl_store_label_first_seen(struct gl_store *s, const char *labels,
     sqlite3_bind_int64(st, 2, *first);
     return step_done(s, st, "storing label series", err);
 }
+
+enum gl_status gl_store_query_period(struct gl_store *s, const char *sql, int64_t start,
+                                     int64_t end, sqlite3_stmt **st, const char *what,
+                                     struct gl_error *err)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+        *st = NULL;
+        return gl_store_fail(s, what, err);
+    }
+    sqlite3_bind_int64(*st, 1, start);
+    sqlite3_bind_int64(*st, 2, end);
+    return GL_OK;
+}

@@ -78,6 +78,12 @@ enum gl_status gl_store_advance_watermark(struct gl_store *s, const char *cluste
 enum gl_status gl_store_label_first_seen(struct gl_store *s, const char *labels, int64_t *first,
                                          bool record, struct gl_error *err);
 
+/* Prepares sql with ?1 = start and ?2 = end bound (a period's hours); on
+ * failure *st is NULL and err says what was being read. Finalize *st. */
+enum gl_status gl_store_query_period(struct gl_store *s, const char *sql, int64_t start,
+                                     int64_t end, sqlite3_stmt **st, const char *what,
+                                     struct gl_error *err);
+
 /* Formats "<what>: <sqlite message>" into err and returns GL_ERR_RUNTIME. */
 enum gl_status gl_store_fail(struct gl_store *s, const char *what, struct gl_error *err);
 

@@ -37,10 +37,10 @@ static enum gl_status models(struct gl_store *s, const struct gl_period *p, cJSO
 {
     const char *sql = gl_summary_models_sql;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "summary", err);
-    sqlite3_bind_int64(st, 1, p->start);
-    sqlite3_bind_int64(st, 2, p->end);
+    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                  "summary", err);
+    if (qrc)
+        return qrc;
     int src;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         cJSON *o = cJSON_CreateObject();
@@ -79,10 +79,10 @@ static enum gl_status devices(struct gl_store *s, const struct gl_period *p, cJS
     static const char *const keys[] = {"capacity", "memory_used", "reserved", "unattributed",
                                        "idle", "excess"};
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "summary", err);
-    sqlite3_bind_int64(st, 1, p->start);
-    sqlite3_bind_int64(st, 2, p->end);
+    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                  "summary", err);
+    if (qrc)
+        return qrc;
     int src;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         cJSON *o = cJSON_CreateObject();
