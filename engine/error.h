@@ -19,6 +19,11 @@ enum gl_status {
     GL_ERR_PARTIAL = 5,   /* some windows failed, the rest stored */
     GL_ERR_LOCKED = 6,    /* another run holds the database lock */
     GL_ERR_STATE = 7,     /* period state: closing a closed or unfinished month */
+    /* Internal, never an exit status: a response larger than
+     * prometheus.max_response_bytes (decompressed). collect splits the chunk
+     * (fewer hours, then device shards) and reports GL_ERR_PROM when it
+     * cannot split further. */
+    GL_ERR_TOO_LARGE = 8,
 };
 
 struct gl_error {

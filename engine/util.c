@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,12 @@ int32_t gl_intern_count(const struct gl_intern *t)
 enum gl_status gl_read_file(const char *path, char **out, size_t *len,
                             struct gl_error *err)
 {
+    return gl_read_file_max(path, SIZE_MAX, out, len, err);
+}
+
+enum gl_status gl_read_file_max(const char *path, size_t max, char **out, size_t *len,
+                                struct gl_error *err)
+{
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -202,6 +209,11 @@ enum gl_status gl_read_file(const char *path, char **out, size_t *len,
     char chunk[65536];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (n > max - b.len) {
+            fclose(f);
+            gl_buf_free(&b);
+            return gl_error_set(err, GL_ERR_CONFIG, "%s: larger than %zu bytes", path, max);
+        }
         if (!gl_buf_append(&b, chunk, n)) {
             fclose(f);
             gl_buf_free(&b);

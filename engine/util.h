@@ -52,6 +52,11 @@ uint64_t gl_hash_bytes(const void *p, size_t n, uint64_t h);
 /* Reads a whole file into a NUL-terminated heap string (free()). */
 enum gl_status gl_read_file(const char *path, char **out, size_t *len,
                             struct gl_error *err);
+/* The same, refusing (GL_ERR_CONFIG, naming path and max) a file of more
+ * than max bytes: for files that must be small (secrets), so that a wrong
+ * path such as /dev/zero cannot exhaust memory. */
+enum gl_status gl_read_file_max(const char *path, size_t max, char **out, size_t *len,
+                                struct gl_error *err);
 
 /* Joins dir and path unless path is absolute; returns malloc'd string. */
 char *gl_path_join(const char *dir, const char *path);
