@@ -15,6 +15,7 @@
 #include "price.h"
 #include "store.h"
 #include "timeutil.h"
+#include "util.h"
 
 /* Writes data to path through path.tmp + rename. */
 enum gl_status gl_write_atomic(const char *path, const char *data, size_t len,
@@ -33,5 +34,21 @@ enum gl_status gl_output_invoices(const struct gl_config *c, struct gl_store *s,
 enum gl_status gl_output_focus(const struct gl_config *c, struct gl_store *s,
                                const struct gl_price_table *prices, const struct gl_period *p,
                                const char *path, size_t *rows, struct gl_error *err);
+
+/* Removes path: a file, or a folder with everything under it (symbolic
+ * links removed, never followed). A missing path is not an error. */
+enum gl_status gl_output_tree_remove(const char *path, struct gl_error *err);
+
+/* The regular files under dir as "<path relative to dir>\t<size>\n" lines,
+ * sorted, appended to out (which holds "" at least on success). Every
+ * folder of the tree is fsynced on the way. */
+enum gl_status gl_output_tree_files(const char *dir, struct gl_buf *out, struct gl_error *err);
+
+/* Puts the folder tmp in place of final in one step: renameat2
+ * RENAME_EXCHANGE when final exists (then the old tree, now at tmp, is
+ * removed), a plain rename when it does not. On file systems without
+ * RENAME_EXCHANGE the old tree is first renamed to .<final>.old-<pid>
+ * beside it. The parent folder is fsynced. */
+enum gl_status gl_output_tree_swap(const char *tmp, const char *final, struct gl_error *err);
 
 #endif

@@ -2,16 +2,19 @@
 #include "run.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "close.h"
 #include "collect.h"
 #include "invoice.h"
 #include "output.h"
+#include "outstate.h"
 #include "report.h"
 #include "summary.h"
 #include "timeutil.h"
@@ -74,22 +77,21 @@ static enum gl_status fill_anomalies(void *ctx, FILE *f, struct gl_error *err)
     return GL_OK;
 }
 
-/* Every output of one open period into out_dir/<period>/. */
-static enum gl_status write_period(const struct gl_config *c, struct gl_store *s,
-                                   const struct gl_price_table *prices, const struct gl_period *p,
-                                   const char *out_dir, struct gl_error *err)
+/* Every output of one open period into dir (a fresh folder). */
+static enum gl_status write_tree(const struct gl_config *c, struct gl_store *s,
+                                 const struct gl_price_table *prices, const struct gl_period *p,
+                                 const char *dir, size_t *ninvoices, size_t *nrows,
+                                 struct gl_error *err)
 {
-    char dir[4096], sub[4200], path[4300];
-    snprintf(dir, sizeof dir, "%s/%s", out_dir, p->name);
-    enum gl_status rc = make_dir(dir, err);
-    size_t n;
+    char sub[4200], path[4300];
+    enum gl_status rc = GL_OK;
+    size_t n = 0, rows = 0;
     snprintf(sub, sizeof sub, "%s/invoices", dir);
     if (!rc)
         rc = gl_output_invoices(c, s, prices, p, NULL, false, sub, &n, err);
     if (!rc)
         rc = gl_output_invoices(c, s, prices, p, NULL, true, sub, &n, err);
     snprintf(path, sizeof path, "%s/focus-%s.csv", dir, p->name);
-    size_t rows;
     if (!rc)
         rc = gl_output_focus(c, s, prices, p, path, &rows, err);
     struct period_ctx x = {s, p, false};
@@ -113,9 +115,228 @@ static enum gl_status write_period(const struct gl_config *c, struct gl_store *s
             rc = gl_report_write(c, s, set, NULL, sub, err);
         gl_invoices_free(set);
     }
+    *ninvoices = n;
+    *nrows = rows;
+    return rc;
+}
+
+/* The folder a period's tree is written into before it is swapped in. */
+static bool is_temp_name(const char *name)
+{
+    struct gl_period p;
+    char period[8];
+    if (name[0] != '.' || strlen(name) < 14)
+        return false;
+    memcpy(period, name + 1, 7);
+    period[7] = '\0';
+    const char *rest = name + 8;
+    if (!gl_period_parse(period, &p) ||
+        (strncmp(rest, ".tmp-", 5) != 0 && strncmp(rest, ".old-", 5) != 0))
+        return false;
+    rest += 5;
+    if (!*rest)
+        return false;
+    for (; *rest; rest++)
+        if (*rest < '0' || *rest > '9')
+            return false;
+    return true;
+}
+
+/* A run killed while writing leaves .<period>.tmp-<pid> (or .old-<pid>)
+ * folders: nothing of them is in place, so they go. One database owns an
+ * output folder (the lock keeps its runs apart). */
+static enum gl_status remove_leftovers(const char *out_dir, struct gl_error *err)
+{
+    DIR *d = opendir(out_dir);
+    if (!d)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot list: %s", out_dir,
+                            strerror(errno));
+    enum gl_status rc = GL_OK;
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        if (!is_temp_name(e->d_name))
+            continue;
+        struct gl_buf b;
+        gl_buf_init(&b);
+        if (!gl_buf_printf(&b, "%s/%s", out_dir, e->d_name))
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+        else if (!(rc = gl_output_tree_remove(b.data, err)))
+            gl_log(GL_LOG_INFO, "removed the temporary folder of an interrupted run path=%s",
+                   b.data);
+        gl_buf_free(&b);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Writes p's whole tree beside out_dir/<period>, swaps it into place and
+ * records what it was written from. */
+static enum gl_status write_period(const struct gl_config *c, struct gl_store *s,
+                                   const struct gl_price_table *prices, const struct gl_period *p,
+                                   const char *out_dir, const struct gl_outstate_fp *fp,
+                                   struct gl_error *err)
+{
+    struct gl_buf tmp, dir, files;
+    gl_buf_init(&tmp);
+    gl_buf_init(&dir);
+    gl_buf_init(&files);
+    enum gl_status rc = GL_OK;
+    if (!gl_buf_printf(&tmp, "%s/.%s.tmp-%ld", out_dir, p->name, (long)getpid()) ||
+        !gl_buf_printf(&dir, "%s/%s", out_dir, p->name))
+        rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+    size_t n = 0, rows = 0;
+    if (!rc && !(rc = gl_output_tree_remove(tmp.data, err)) && mkdir(tmp.data, 0777) != 0)
+        rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", tmp.data,
+                          strerror(errno));
+    else if (!rc) {
+        rc = write_tree(c, s, prices, p, tmp.data, &n, &rows, err);
+        if (!rc)
+            rc = gl_output_tree_files(tmp.data, &files, err);
+        if (!rc)
+            rc = gl_output_tree_swap(tmp.data, dir.data, err);
+        if (rc)
+            gl_output_tree_remove(tmp.data, NULL); /* nothing of it is in place */
+    }
     if (!rc)
-        gl_log(GL_LOG_INFO, "wrote outputs period=%s dir=%s invoices=%zu focus_rows=%zu", p->name,
-               dir, n, rows);
+        rc = gl_outstate_record(s, out_dir, p->name, fp, files.data, err);
+    if (!rc)
+        gl_log(GL_LOG_INFO, "wrote outputs period=%s dir=%s invoices=%zu focus_rows=%zu",
+               p->name, dir.data, n, rows);
+    gl_buf_free(&tmp);
+    gl_buf_free(&dir);
+    gl_buf_free(&files);
+    return rc;
+}
+
+/* The periods whose outputs run keeps complete, ascending: every open
+ * period with data, the first open period after each closed one (it
+ * carries the corrections), and the periods this run collected into. */
+struct period_set {
+    char (*names)[8];
+    size_t n, cap;
+};
+
+static void period_set_add(struct period_set *ps, const char *name)
+{
+    for (size_t i = 0; i < ps->n; i++)
+        if (strcmp(ps->names[i], name) == 0)
+            return;
+    if (ps->n == ps->cap) {
+        ps->cap = ps->cap ? ps->cap * 2 : 16;
+        ps->names = gl_xrealloc(ps->names, ps->cap * sizeof *ps->names);
+    }
+    snprintf(ps->names[ps->n++], sizeof *ps->names, "%s", name);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static enum gl_status periods_to_keep(struct gl_store *s, int64_t from, int64_t last, int64_t now,
+                                      struct period_set *ps, struct gl_error *err)
+{
+    char(*known)[8] = NULL;
+    size_t nknown = 0;
+    enum gl_status rc = gl_outstate_known_periods(s, &known, &nknown, err);
+    for (size_t i = 0; !rc && i < nknown; i++) {
+        struct gl_period p;
+        bool closed;
+        gl_period_parse(known[i], &p);
+        if ((rc = gl_period_is_closed(s, p.name, &closed, err)))
+            break;
+        if (!closed) {
+            period_set_add(ps, p.name);
+            continue;
+        }
+        struct gl_period next;
+        gl_period_of(p.end, &next);
+        if (next.start <= now)
+            period_set_add(ps, next.name); /* skipped below when closed too */
+    }
+    free(known);
+    /* the periods collected into, up to the first open one past the newest
+     * hour (as before: it carries the corrections of closed ones) */
+    struct gl_period p;
+    gl_period_of(from, &p);
+    while (!rc) {
+        bool closed;
+        if ((rc = gl_period_is_closed(s, p.name, &closed, err)))
+            break;
+        if (!closed)
+            period_set_add(ps, p.name);
+        if (p.end > last && (!closed || p.end > now))
+            break;
+        struct gl_period next;
+        gl_period_of(p.end, &next);
+        p = next;
+    }
+    gl_sort(ps->names, ps->n, sizeof *ps->names, name_cmp);
+    return rc;
+}
+
+/* The output stage: each period kept complete is written unless the
+ * output state says its files already reflect the stored data. */
+static enum gl_status write_outputs(const struct gl_config *c, struct gl_store *s,
+                                    const struct gl_price_table *prices, const char *out_dir,
+                                    int64_t from, int64_t last, int64_t now, bool *partial,
+                                    struct gl_error *err)
+{
+    enum gl_status rc = make_dir(out_dir, err);
+    if (rc)
+        return rc;
+    char *root = realpath(out_dir, NULL);
+    if (!root)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: %s", out_dir, strerror(errno));
+    struct period_set ps = {0};
+    struct gl_outstate_fp fp = {0};
+    size_t written = 0, skipped = 0;
+    if ((rc = remove_leftovers(root, err)) || (rc = gl_outstate_inputs(c, prices, &fp, err)) ||
+        (rc = periods_to_keep(s, from, last, now, &ps, err)))
+        goto out;
+    for (size_t i = 0; i < ps.n; i++) {
+        struct gl_period p;
+        bool closed;
+        gl_period_parse(ps.names[i], &p);
+        if ((rc = gl_period_is_closed(s, p.name, &closed, err)))
+            goto out;
+        if (closed) {
+            if (p.end > from) /* the periods this run collected into */
+                gl_log(GL_LOG_INFO, "period closed, outputs left as they are period=%s "
+                                    "(later data shows as corrections of the next open period)",
+                       p.name);
+            continue;
+        }
+        char why[1024];
+        size_t nfiles;
+        if ((rc = gl_outstate_fingerprint(s, &p, &fp, err)) ||
+            (rc = gl_outstate_check(s, root, p.name, &fp, why, sizeof why, &nfiles, err)))
+            goto out;
+        if (!why[0]) {
+            skipped++;
+            gl_log(GL_LOG_INFO, "outputs up to date period=%s dir=%s/%s files=%zu "
+                                "(data version %lld; closed periods, devices, prices and config "
+                                "unchanged)",
+                   p.name, root, p.name, nfiles, (long long)fp.data_version);
+        } else {
+            gl_log(GL_LOG_INFO, "writing outputs period=%s reason=\"%s\"", p.name, why);
+            struct gl_error oerr = {0};
+            if (write_period(c, s, prices, &p, root, &fp, &oerr)) {
+                *partial = true;
+                gl_log(GL_LOG_ERROR, "writing outputs failed period=%s error=\"%s\"", p.name,
+                       oerr.msg);
+                *err = oerr;
+            } else {
+                written++;
+            }
+        }
+        gl_outstate_fp_clear(&fp);
+    }
+    gl_log(GL_LOG_INFO, "outputs dir=%s written=%zu up_to_date=%zu", root, written, skipped);
+out:
+    gl_outstate_fp_clear(&fp);
+    free(ps.names);
+    free(root);
     return rc;
 }
 
@@ -168,34 +389,9 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
         gl_log(GL_LOG_INFO, "collected cluster=%s from=%s to=%s hours=%lld samples=%lld",
                cl->name, a, b, (long long)st.hours, (long long)st.samples);
     }
-    /* The open periods from the earliest hour re-collected to the newest. */
-    struct gl_period p;
-    gl_period_of(min_from, &p);
     int64_t last = to > min_from ? to - 1 : min_from;
-    if ((rc = make_dir(out_dir, err)))
+    if ((rc = write_outputs(c, s, prices, out_dir, min_from, last, now, &partial, err)))
         return rc;
-    for (;;) {
-        bool closed;
-        if ((rc = gl_period_is_closed(s, p.name, &closed, err)))
-            return rc;
-        struct gl_error oerr = {0};
-        if (closed)
-            gl_log(GL_LOG_INFO, "period closed, outputs left as they are period=%s "
-                                "(later data shows as corrections of the next open period)",
-                   p.name);
-        if (!closed && write_period(c, s, prices, &p, out_dir, &oerr)) {
-            partial = true;
-            gl_log(GL_LOG_ERROR, "writing outputs failed period=%s error=\"%s\"", p.name, oerr.msg);
-            *err = oerr;
-        }
-        /* past the newest hour, stop at the first open period: it carries
-         * the corrections of the closed ones re-collected */
-        if (p.end > last && (!closed || p.end > now))
-            break;
-        struct gl_period next;
-        gl_period_of(p.end, &next);
-        p = next;
-    }
     if (attempted > 0 && failed == attempted)
         return gl_error_set(err, first_fail ? first_fail : GL_ERR_PROM,
                             "run collected nothing (every cluster failed); last error: %s",

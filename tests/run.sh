@@ -78,6 +78,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite real-captures python3 tests/integration/real_fixtures.py --bin "$root/build/gpuledger"
   run_suite collect python3 tests/integration/collect_test.py --bin "$root/build/gpuledger"
   run_suite run-mode python3 tests/integration/run_test.py --bin "$root/build/gpuledger"
+  run_suite outputs python3 tests/integration/outputs_test.py --bin "$root/build/gpuledger"
   run_suite manifests python3 tests/integration/manifests_test.py --bin "$root/build/gpuledger"
   run_suite access python3 tests/integration/access_test.py --bin "$root/build/gpuledger"
   run_suite backends python3 tests/integration/backends_test.py --bin "$root/build/gpuledger"

@@ -1,0 +1,317 @@
+/* outstate — the output folder's state per period (schema/003). */
+#include "outstate.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "close.h"
+#include "gl_build.h"
+#include "money.h"
+#include "util.h"
+
+/* The config file is read again to hash it; a config is small. */
+#define GL_OUTSTATE_CONFIG_MAX (64u << 20)
+
+/* Length-prefixed, so that ("ab","c") and ("a","bc") differ. */
+static uint64_t hash_field(uint64_t h, const void *p, size_t n)
+{
+    uint64_t len = n;
+    h = gl_hash_bytes(&len, sizeof len, h);
+    return gl_hash_bytes(p, n, h);
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    return hash_field(h, s ? s : "", s ? strlen(s) : 0);
+}
+
+static uint64_t hash_i64(uint64_t h, int64_t v)
+{
+    char buf[32];
+    return hash_field(h, buf, (size_t)snprintf(buf, sizeof buf, "%" PRId64, v));
+}
+
+static uint64_t hash_dec(uint64_t h, gl_i128 v, int scale)
+{
+    char buf[96];
+    gl_dec_format(v, scale, buf, sizeof buf);
+    return hash_str(h, buf);
+}
+
+static void hash_hex(uint64_t h, char out[GL_OUTSTATE_HASH])
+{
+    snprintf(out, GL_OUTSTATE_HASH, "%016" PRIx64, h);
+}
+
+enum gl_status gl_outstate_inputs(const struct gl_config *c, const struct gl_price_table *prices,
+                                  struct gl_outstate_fp *fp, struct gl_error *err)
+{
+    uint64_t h = hash_str(GL_HASH_SEED, prices->file);
+    for (size_t i = 0; i < prices->n; i++) {
+        const struct gl_price_entry *e = &prices->entries[i];
+        h = hash_str(h, e->id);
+        h = hash_str(h, e->pattern);
+        h = hash_i64(h, e->unit);
+        h = hash_dec(h, e->price12, GL_PRICE_DECIMALS);
+        h = hash_str(h, e->currency);
+        h = hash_i64(h, e->valid_from);
+        h = hash_i64(h, e->valid_to);
+        h = hash_i64(h, e->has_capacity);
+        h = hash_dec(h, e->capacity_gb12, GL_PRICE_DECIMALS);
+    }
+    hash_hex(h, fp->prices);
+    char *text = NULL;
+    size_t len = 0;
+    enum gl_status rc = gl_read_file_max(c->path, GL_OUTSTATE_CONFIG_MAX, &text, &len, err);
+    if (rc)
+        return gl_error_prefix(err, "hashing the config for the output state");
+    h = hash_str(GL_HASH_SEED, "gpuledger " GL_VERSION);
+    hash_hex(hash_field(h, text, len), fp->config);
+    free(text);
+    return GL_OK;
+}
+
+static enum gl_status data_version(struct gl_store *s, const char *period, int64_t *v,
+                                   struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    *v = 0;
+    if (sqlite3_prepare_v2(gl_store_db(s), "SELECT version FROM data_version WHERE period = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading the data version", err);
+    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
+                                                 : gl_store_fail(s, "reading the data version", err);
+}
+
+/* The device rows as p's outputs read them (see outstate.h). */
+static enum gl_status devices_hash(struct gl_store *s, const struct gl_period *p,
+                                   char out[GL_OUTSTATE_HASH], struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, max_capacity_mib,"
+        /* a node's pseudo-device (allocation rows) has no samples of its own:
+         * its first/last seen are chunk starts, which no output reads */
+        " CASE WHEN uuid LIKE 'node:%' THEN 0 ELSE first_seen < ?2 AND last_seen >= ?1 END"
+        " FROM device ORDER BY cluster, uuid, gpu_i_id";
+    sqlite3_stmt *st;
+    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                              "reading devices for the output state", err);
+    if (rc)
+        return rc;
+    uint64_t h = GL_HASH_SEED;
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW)
+        for (int i = 0; i < 8; i++)
+            h = hash_str(h, (const char *)sqlite3_column_text(st, i));
+    sqlite3_finalize(st);
+    if (sr != SQLITE_DONE)
+        return gl_store_fail(s, "reading devices for the output state", err);
+    hash_hex(h, out);
+    return GL_OK;
+}
+
+enum gl_status gl_outstate_fingerprint(struct gl_store *s, const struct gl_period *p,
+                                       struct gl_outstate_fp *fp, struct gl_error *err)
+{
+    fp->closed = NULL;
+    enum gl_status rc = data_version(s, p->name, &fp->data_version, err);
+    if (!rc)
+        rc = devices_hash(s, p, fp->devices, err);
+    /* the closed periods just before p: gl_corrections_add walks the same chain */
+    struct gl_buf b;
+    gl_buf_init(&b);
+    struct gl_period cp;
+    gl_period_of(p->start - 1, &cp);
+    while (!rc) {
+        bool closed;
+        int64_t v;
+        if ((rc = gl_period_is_closed(s, cp.name, &closed, err)) || !closed)
+            break;
+        if ((rc = data_version(s, cp.name, &v, err)))
+            break;
+        if (!gl_buf_printf(&b, "%s%s:%" PRId64, b.len ? " " : "", cp.name, v))
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+        struct gl_period prev;
+        gl_period_of(cp.start - 1, &prev);
+        cp = prev;
+    }
+    if (rc) {
+        gl_buf_free(&b);
+        return rc;
+    }
+    fp->closed = b.data ? b.data : gl_strdup("");
+    return GL_OK;
+}
+
+void gl_outstate_fp_clear(struct gl_outstate_fp *fp)
+{
+    free(fp->closed);
+    fp->closed = NULL;
+}
+
+/* Every file of the list still there with its size; why names the first
+ * that is not. */
+static void check_files(const char *dir, const char *files, char *why, size_t n, size_t *count)
+{
+    *count = 0;
+    const char *line = files;
+    while (*line) {
+        const char *tab = strchr(line, '\t');
+        const char *end = strchr(line, '\n');
+        if (!end)
+            end = line + strlen(line);
+        (*count)++;
+        if (!tab || tab > end) {
+            snprintf(why, n, "the recorded file list is malformed");
+            return;
+        }
+        int rel = (int)(tab - line);
+        char *path = NULL;
+        struct gl_buf pb;
+        gl_buf_init(&pb);
+        if (gl_buf_printf(&pb, "%s/%.*s", dir, rel, line))
+            path = pb.data;
+        long long want = strtoll(tab + 1, NULL, 10);
+        struct stat st;
+        if (!path) {
+            snprintf(why, n, "out of memory checking the files");
+        } else if (lstat(path, &st) != 0) {
+            snprintf(why, n, "file missing: %.*s (%s)", rel, line, strerror(errno));
+        } else if (!S_ISREG(st.st_mode)) {
+            snprintf(why, n, "not a regular file: %.*s", rel, line);
+        } else if ((long long)st.st_size != want) {
+            snprintf(why, n, "file changed: %.*s (%lld bytes, %lld written)", rel, line,
+                     (long long)st.st_size, want);
+        }
+        gl_buf_free(&pb);
+        if (*why)
+            return;
+        line = *end ? end + 1 : end;
+    }
+}
+
+enum gl_status gl_outstate_check(struct gl_store *s, const char *out_dir, const char *period,
+                                 const struct gl_outstate_fp *fp, char *why, size_t n,
+                                 size_t *nfiles, struct gl_error *err)
+{
+    why[0] = '\0';
+    *nfiles = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gl_store_db(s),
+                           "SELECT data_version, closed, devices, prices, config, files"
+                           " FROM output_state WHERE out_dir = ? AND period = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading the output state", err);
+    sqlite3_bind_text(st, 1, out_dir, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, period, -1, SQLITE_STATIC);
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_DONE) {
+        snprintf(why, n, "never written to this folder");
+    } else if (sr == SQLITE_ROW) {
+        int64_t v = sqlite3_column_int64(st, 0);
+        const char *closed = (const char *)sqlite3_column_text(st, 1);
+        if (v != fp->data_version)
+            snprintf(why, n, "data changed (version %" PRId64 " -> %" PRId64 ")", v,
+                     fp->data_version);
+        else if (strcmp(closed, fp->closed) != 0)
+            snprintf(why, n, "closed periods before it changed (\"%s\" -> \"%s\")", closed,
+                     fp->closed);
+        else if (strcmp((const char *)sqlite3_column_text(st, 2), fp->devices) != 0)
+            snprintf(why, n, "devices changed");
+        else if (strcmp((const char *)sqlite3_column_text(st, 3), fp->prices) != 0)
+            snprintf(why, n, "price table changed");
+        else if (strcmp((const char *)sqlite3_column_text(st, 4), fp->config) != 0)
+            snprintf(why, n, "config or gpuledger version changed");
+        else {
+            struct gl_buf dir;
+            gl_buf_init(&dir);
+            if (!gl_buf_printf(&dir, "%s/%s", out_dir, period))
+                snprintf(why, n, "out of memory checking the files");
+            else
+                check_files(dir.data, (const char *)sqlite3_column_text(st, 5), why, n, nfiles);
+            gl_buf_free(&dir);
+        }
+    }
+    sqlite3_finalize(st);
+    if (sr != SQLITE_ROW && sr != SQLITE_DONE)
+        return gl_store_fail(s, "reading the output state", err);
+    return GL_OK;
+}
+
+enum gl_status gl_outstate_record(struct gl_store *s, const char *out_dir, const char *period,
+                                  const struct gl_outstate_fp *fp, const char *files,
+                                  struct gl_error *err)
+{
+    enum gl_status rc = gl_store_begin(s, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gl_store_db(s),
+                           "INSERT OR REPLACE INTO output_state (out_dir, period, data_version,"
+                           " closed, devices, prices, config, files, written_at)"
+                           " VALUES (?,?,?,?,?,?,?,?,strftime('%s','now'))",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = gl_store_fail(s, "recording the output state", err);
+        gl_store_rollback(s);
+        return rc;
+    }
+    sqlite3_bind_text(st, 1, out_dir, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, period, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, fp->data_version);
+    sqlite3_bind_text(st, 4, fp->closed, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, fp->devices, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, fp->prices, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, fp->config, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, files, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = gl_store_fail(s, "recording the output state", err);
+    sqlite3_finalize(st);
+    if (!rc)
+        rc = gl_store_commit(s, err);
+    if (rc)
+        gl_store_rollback(s);
+    return rc;
+}
+
+enum gl_status gl_outstate_known_periods(struct gl_store *s, char (**names)[8], size_t *n,
+                                         struct gl_error *err)
+{
+    *names = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gl_store_db(s),
+                           "SELECT period FROM data_version UNION SELECT period FROM closed_period"
+                           " ORDER BY 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading the periods with data", err);
+    size_t cap = 0;
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        struct gl_period p;
+        if (!name || !gl_period_parse(name, &p))
+            continue; /* not a YYYY-MM: nothing a period command could write */
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            *names = gl_xrealloc(*names, cap * sizeof **names);
+        }
+        memcpy((*names)[(*n)++], p.name, sizeof p.name);
+    }
+    sqlite3_finalize(st);
+    if (sr != SQLITE_DONE) {
+        free(*names);
+        *names = NULL;
+        *n = 0;
+        return gl_store_fail(s, "reading the periods with data", err);
+    }
+    return GL_OK;
+}
