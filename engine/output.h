@@ -2,7 +2,9 @@
  * output — writing a period's invoices, FOCUS CSV, summary and anomalies
  * to files or stdout, live for an open period and frozen for a closed one.
  * Files are written to a temporary name and renamed, so a reader (or a run
- * killed mid-way) never sees half a file.
+ * killed mid-way) never sees half a file; `run` writes a period's whole
+ * tree into a temporary folder and swaps it in (gl_output_tree_swap), so
+ * a reader never sees half a period either.
  */
 #ifndef GL_OUTPUT_H
 #define GL_OUTPUT_H

@@ -223,7 +223,7 @@ enum gl_status gl_outstate_check(struct gl_store *s, const char *out_dir, const 
             snprintf(why, n, "data changed (version %" PRId64 " -> %" PRId64 ")", v,
                      fp->data_version);
         else if (strcmp(closed, fp->closed) != 0)
-            snprintf(why, n, "closed periods before it changed (\"%s\" -> \"%s\")", closed,
+            snprintf(why, n, "closed periods before it changed ('%s' -> '%s')", closed,
                      fp->closed);
         else if (strcmp((const char *)sqlite3_column_text(st, 2), fp->devices) != 0)
             snprintf(why, n, "devices changed");

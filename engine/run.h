@@ -2,9 +2,11 @@
  * run — what the CronJob calls. For every cluster: collect from its
  * watermark (or run.start), re-pulling run.repull_hours for late samples, up
  * to now − run.delay_minutes; the watermark advances with each stored chunk.
- * Then the open periods touched are written to the output directory:
- * invoices, FOCUS CSV, fleet summary, anomalies and reports. Partial failure
- * (a cluster or an output failed, the rest done) is GL_ERR_PARTIAL.
+ * Then every open period whose outputs do not reflect the stored data, the
+ * prices and the config (outstate.h), or whose files are missing, is
+ * written to out_dir/<period>/ (invoices, FOCUS CSV, fleet summary,
+ * anomalies and reports) as a whole tree swapped into place. Partial
+ * failure (a cluster or an output failed, the rest done) is GL_ERR_PARTIAL.
  */
 #ifndef GL_RUN_H
 #define GL_RUN_H

@@ -35,9 +35,9 @@ December 1st 17:00 on: November is not re-collected by it.
    the run crosses the month end and its successor does not re-pull
    November), one attempt in ten from an empty database (the whole
    backfill). Delays are uniform over the whole uninterrupted run; every
-   third snapshot attempt instead waits for the "collected cluster=" line
-   and kills after a delay uniform over the output stage (durations
-   measured on the uninterrupted runs). Each kill is followed by `run --now
+   third snapshot attempt and every other fresh one instead waits for the
+   "collected cluster=" line and kills after a delay uniform over the
+   output stage (durations measured on the uninterrupted runs). Each kill is followed by `run --now
    2026-12-01T20:00` to completion; then the database and the output tree
    must equal the uninterrupted run's from the same start (snapshot + one
    run, or one run into an empty database), compared as follows.
@@ -553,7 +553,10 @@ class OutputsTest(harness.Suite):
             if attempts % 10 == 5:   # a backfill from nothing
                 start, ref = "fresh", fresh_ref
                 copy_state(empty_db, empty_out, db, out)
-                mode, delay = "start", rng.uniform(0.0, fsecs)
+                if attempts % 20 == 5:
+                    mode, delay = "start", rng.uniform(0.0, fsecs)
+                else:
+                    mode, delay = "collected", rng.uniform(0.0, fout_secs or 0.1)
             else:
                 start, ref = "snapshot", snap_ref
                 copy_state(snap_db, snap_out, db, out)
