@@ -61,6 +61,10 @@ fi
 for t in build/tests/unit/test_* build/tests/fuzz/replay_*; do
   [ -f "$t" ] && [ -x "$t" ] && run_suite "unit/$(basename "$t")" "$t"
 done
+# the fuzz corpora and regressions replay (tests/fuzz/replay.c): never absent silently
+for t in matrix config prices; do
+  [ -x "build/tests/fuzz/replay_$t" ] || { failed=$((failed + 1)); echo "not ok - build/tests/fuzz/replay_$t was not built"; }
+done
 
 # The unit suite again under AddressSanitizer and UBSan.
 if build build-asan -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug; then
