@@ -295,9 +295,12 @@ enum gl_status gl_price_per_gbh(const struct gl_price_table *t, const struct gl_
         *out = e->price12;
         return GL_OK;
     }
+    gl_i128 num;
     if (e->has_capacity) {
         /* price12 / capacity_gb = price12 × 10^12 / capacity_gb12 */
-        *out = gl_div_half_even(e->price12 * gl_pow10(12), e->capacity_gb12);
+        if (__builtin_mul_overflow(e->price12, gl_pow10(12), &num))
+            goto too_large;
+        *out = gl_div_half_even(num, e->capacity_gb12);
         return GL_OK;
     }
     if (measured_capacity_mib <= 0)
@@ -306,8 +309,15 @@ enum gl_status gl_price_per_gbh(const struct gl_price_table *t, const struct gl_
                             "capacity was measured for this model; set capacity_gb",
                             t->file, e->row, model);
     /* capacity GB = mib × 2^20 / 10^9 → price12 × 10^9 / (mib × 2^20) */
-    *out = gl_div_half_even(e->price12 * gl_pow10(9), (gl_i128)measured_capacity_mib * 1048576);
+    if (__builtin_mul_overflow(e->price12, gl_pow10(9), &num))
+        goto too_large;
+    *out = gl_div_half_even(num, (gl_i128)measured_capacity_mib * 1048576);
     return GL_OK;
+too_large:
+    return gl_error_set(err, GL_ERR_CONFIG,
+                        "%s:%d: GPU-Hours price for \"%s\" is too large to convert to a price "
+                        "per GB-hour",
+                        t->file, e->row, model);
 }
 
 enum gl_status gl_prices_load_config(const struct gl_config *c, struct gl_price_table **out,

@@ -58,13 +58,17 @@ else
   echo "$passed passed, $failed failed"; exit 1
 fi
 
-for t in build/tests/unit/test_*; do
+for t in build/tests/unit/test_* build/tests/fuzz/replay_*; do
   [ -f "$t" ] && [ -x "$t" ] && run_suite "unit/$(basename "$t")" "$t"
+done
+# the fuzz corpora and regressions replay (tests/fuzz/replay.c): never absent silently
+for t in matrix config prices; do
+  [ -x "build/tests/fuzz/replay_$t" ] || { failed=$((failed + 1)); echo "not ok - build/tests/fuzz/replay_$t was not built"; }
 done
 
 # The unit suite again under AddressSanitizer and UBSan.
 if build build-asan -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug; then
-  for t in build-asan/tests/unit/test_*; do
+  for t in build-asan/tests/unit/test_* build-asan/tests/fuzz/replay_*; do
     [ -f "$t" ] && [ -x "$t" ] && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite "asan/$(basename "$t")" "$t"
   done
@@ -99,6 +103,10 @@ if [ -f tests/integration/run.py ]; then
 else
   failed=$((failed + 1)); echo "not ok - tests/integration/run.py is missing"
 fi
+
+# libFuzzer (clang, ASan+UBSan): the matrix parser, the config loader and the
+# price CSV reader, about a minute each (README "Fuzzing"; GL_FUZZ_SECONDS).
+run_suite fuzz tests/fuzz/run.sh
 
 # The README's other command: the demo writes every output into ./out/.
 demo_log=$(mktemp)
