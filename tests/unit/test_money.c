@@ -82,18 +82,18 @@ static void test_amount(void)
 static void test_largest_remainder(void)
 {
     gl_i128 w[3] = {1, 1, 1}, p[3];
-    gl_split_largest_remainder(100, w, 3, p);
+    CHECK(gl_split_largest_remainder(100, w, 3, p));
     CHECK(p[0] == 34 && p[1] == 33 && p[2] == 33); /* tie -> lowest index */
     gl_i128 w2[4] = {10, 0, 25, 65}, p2[4];
-    gl_split_largest_remainder(7, w2, 4, p2);
+    CHECK(gl_split_largest_remainder(7, w2, 4, p2));
     CHECK(p2[0] + p2[1] + p2[2] + p2[3] == 7);
     CHECK(p2[1] == 0);
     CHECK(p2[0] == 1 && p2[2] == 2 && p2[3] == 4); /* 0.7,1.75,4.55 -> 0,1,4 + rems */
     gl_i128 w3[2] = {0, 0}, p3[2];
-    gl_split_largest_remainder(5, w3, 2, p3);
+    CHECK(gl_split_largest_remainder(5, w3, 2, p3));
     CHECK(p3[0] == 5 && p3[1] == 0);
     gl_i128 w4[2] = {1, 3}, p4[2];
-    gl_split_largest_remainder(-10, w4, 2, p4);
+    CHECK(gl_split_largest_remainder(-10, w4, 2, p4));
     CHECK(p4[0] + p4[1] == -10);
 }
 
