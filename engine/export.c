@@ -173,9 +173,10 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 gl_i128 lc;
                 if (__builtin_mul_overflow(l->unit_price12, qn, &lc)) {
                     frc = gl_error_set(err, GL_ERR_RUNTIME,
-                                 "integer overflow: ListCost of team \"%.300s\", cluster %.200s, "
-                                 "GPU model \"%.200s\" on %s (period %s) exceeds 128 bits",
-                                 inv->team, l->cluster, l->model, ds, set->period.name);
+                                       "integer overflow: ListCost of team \"%.300s\", cluster "
+                                       "%.200s, GPU model \"%.200s\" on %s (period %s) exceeds "
+                                       "128 bits",
+                                       inv->team, l->cluster, l->model, ds, set->period.name);
                     break;
                 }
                 gl_dec_format_trim(lc, GL_PRICE_DECIMALS + GL_GBH_DECIMALS, list, sizeof list);

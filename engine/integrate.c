@@ -426,7 +426,7 @@ static int32_t pod_of(struct work *w, const char *cluster, const char *ns, const
 
 static int32_t pnode_of(struct work *w, int32_t pod, int32_t node)
 {
-    char buf[32];
+    char buf[32]; /* two int32: bounded */
     snprintf(buf, sizeof buf, "%d/%d", pod, node);
     int32_t k = intern_in(w->pnodekeys, buf);
     if ((size_t)k < w->pnodes.n)
@@ -439,7 +439,7 @@ static int32_t pnode_of(struct work *w, int32_t pod, int32_t node)
 
 static int32_t pn_of(struct work *w, int32_t pod, int32_t node, int32_t model)
 {
-    char buf[48];
+    char buf[48]; /* three int32: bounded */
     snprintf(buf, sizeof buf, "%d/%d/%d", pod, node, model);
     int32_t k = intern_in(w->pnkeys, buf);
     if ((size_t)k < w->pns.n)
@@ -519,7 +519,7 @@ static int32_t device_of(struct work *w, const struct gl_series *s)
 static int32_t pair_of(struct work *w, int32_t dev, const struct gl_series *s, const char *ns,
                        const char *podname)
 {
-    char devkey[24];
+    char devkey[24]; /* an int32: bounded */
     snprintf(devkey, sizeof devkey, "#%d", dev);
     int32_t k = key3(w, w->pairkeys, devkey, ns, podname);
     if ((size_t)k < w->pairs.n)

@@ -202,7 +202,8 @@ def clear_error(rc, err, needles):
     low = err.lower()
     if rc <= 0 or rc > 125:
         p.append("exit %s" % rc)
-    if not any(w in low for w in ("overflow", "64-bit", "128-bit", "range", "too large")):
+    if not any(w in low for w in ("overflow", "64-bit", "128-bit", "range", "too large",
+                                  "plausib", "bound")):
         p.append("no overflow/range message: %r" % harness.tail(err, 300))
     if needles and not any(n in err for n in needles):
         p.append("the message names none of %s: %r" % (needles, harness.tail(err, 300)))
