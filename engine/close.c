@@ -43,16 +43,22 @@ struct key_table {
     struct gl_intern *ids;
     struct key_figures *k;
     size_t n, cap;
+    struct gl_buf key;
 };
 
+/* The figures of a FOCUS key; the key's parts are length-prefixed, so no
+ * two keys meet whatever their lengths. */
 static struct key_figures *key_get(struct key_table *t, const char *team, const char *cluster,
                                    const char *model, const char *kind, const char *price_id,
                                    int64_t day)
 {
-    char buf[2048];
-    snprintf(buf, sizeof buf, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%lld", team, cluster, model, kind,
-             price_id, (long long)day);
-    int32_t id = gl_intern_get(t->ids, buf);
+    const char *parts[] = {team, cluster, model, kind, price_id};
+    gl_buf_reset(&t->key);
+    bool ok = true;
+    for (size_t i = 0; ok && i < sizeof parts / sizeof *parts; i++)
+        ok = gl_buf_printf(&t->key, "%zu:%s", strlen(parts[i]), parts[i]);
+    ok = ok && gl_buf_printf(&t->key, "%lld", (long long)day);
+    int32_t id = ok ? gl_intern_get(t->ids, t->key.data) : -1;
     if (id < 0) {
         fputs("gpuledger: out of memory\n", stderr);
         abort();
@@ -85,6 +91,18 @@ static void key_table_free(struct key_table *t)
     }
     free(t->k);
     gl_intern_free(t->ids);
+    gl_buf_free(&t->key);
+}
+
+static enum gl_status key_overflow(const struct key_figures *f, const char *period,
+                                   const char *what, struct gl_error *err)
+{
+    char day[16];
+    gl_date_format(f->day, day, sizeof day);
+    return gl_error_set(err, GL_ERR_RUNTIME,
+                        "integer overflow: %s of team \"%.300s\", cluster %.200s, GPU model "
+                        "\"%.200s\", kind %s on %s (closed period %s) exceed the 64-bit range",
+                        what, f->team, f->cluster, f->model, f->kind, day, period);
 }
 
 /* Reads frozen_row figures into slot which (1 frozen, 2 prior corrections). */
@@ -98,12 +116,15 @@ static enum gl_status load_frozen(struct gl_store *s, struct key_table *t, const
     if (b)
         sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC);
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    enum gl_status out = GL_OK;
+    while (!out && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct key_figures *f = key_get(
             t, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
             (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
             (const char *)sqlite3_column_text(st, 4), sqlite3_column_int64(st, 5));
-        f->mib[which] += sqlite3_column_int64(st, 6);
+        if (__builtin_add_overflow(f->mib[which], sqlite3_column_int64(st, 6), &f->mib[which]))
+            out = key_overflow(f, a, "the frozen MiB·s", err);
+        /* 128-bit sums of int64 rows: no overflow */
         f->billed[which] += sqlite3_column_int64(st, 7);
         f->nano[which] += sqlite3_column_int64(st, 9);
         if (!f->have_unit &&
@@ -111,25 +132,32 @@ static enum gl_status load_frozen(struct gl_store *s, struct key_table *t, const
             f->have_unit = true;
     }
     sqlite3_finalize(st);
+    if (out)
+        return out;
     return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading frozen rows", err);
 }
 
 /* A price entry's identity across edits of the table: its pattern and the
- * instant it starts (rows may move or the file be renamed). */
-static void price_key(const struct gl_price_entry *e, char *out, size_t n)
+ * instant it starts (rows may move or the file be renamed); malloc'd, the
+ * pattern whole. */
+static char *price_key(const struct gl_price_entry *e)
 {
     char from[32];
     gl_time_format(e->valid_from, from, sizeof from);
-    snprintf(out, n, "%s@%s", e->pattern, from);
+    size_t n = strlen(e->pattern) + strlen(from) + 2;
+    char *k = gl_xcalloc(n, 1);
+    snprintf(k, n, "%s@%s", e->pattern, from);
+    return k;
 }
 
 static const struct gl_price_entry *price_by_key(const struct gl_price_table *prices,
                                                  const char *key)
 {
-    char k[1024];
     for (size_t i = 0; i < prices->n; i++) {
-        price_key(&prices->entries[i], k, sizeof k);
-        if (strcmp(k, key) == 0)
+        char *k = price_key(&prices->entries[i]);
+        bool same = strcmp(k, key) == 0;
+        free(k);
+        if (same)
             return &prices->entries[i];
     }
     return NULL;
@@ -151,21 +179,23 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
     if (rc)
         return rc;
     struct key_table t = {.ids = gl_intern_new()};
+    gl_buf_init(&t.key);
     for (size_t i = 0; i < rec->n; i++) {
         const struct gl_invoice *inv = &rec->invoices[i];
-        for (size_t j = 0; j < inv->nlines; j++) {
+        for (size_t j = 0; !rc && j < inv->nlines; j++) {
             const struct gl_invoice_line *l = &inv->lines[j];
-            char pk[1024];
-            price_key(l->price, pk, sizeof pk);
-            for (size_t d = 0; d < l->ndays; d++) {
+            char *pk = price_key(l->price);
+            for (size_t d = 0; !rc && d < l->ndays; d++) {
                 struct key_figures *f = key_get(&t, inv->team, l->cluster, l->model, l->kind, pk,
                                                 l->days[d].day);
-                f->mib[0] += l->days[d].mib_s;
-                f->billed[0] += l->days[d].billed;
+                if (__builtin_add_overflow(f->mib[0], l->days[d].mib_s, &f->mib[0]))
+                    rc = key_overflow(f, cp->name, "the recomputed MiB·s", err);
+                f->billed[0] += l->days[d].billed; /* money of one day: far from 2^127 */
                 f->nano[0] += gl_day_gbh_nano(l, &l->days[d]);
                 f->unit12 = l->unit_price12;
                 f->have_unit = true;
             }
+            free(pk);
         }
     }
     static const char frozen_sql[] =
@@ -174,12 +204,17 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
     static const char prior_sql[] =
         "SELECT team, cluster, model, kind, price_key, day, mib_seconds, billed_minor, unit_price,"
         " gb_hours_nano FROM frozen_row WHERE corrected_period = ?1 AND period > ?1 AND period < ?2";
-    if (!(rc = load_frozen(s, &t, frozen_sql, cp->name, NULL, 1, err)))
+    if (!rc && !(rc = load_frozen(s, &t, frozen_sql, cp->name, NULL, 1, err)))
         rc = load_frozen(s, &t, prior_sql, cp->name, set->period.name, 2, err);
     for (size_t i = 0; !rc && i < t.n; i++) {
         struct key_figures *f = &t.k[i];
         /* the differences of what was printed (SPEC §9: both rounded) */
-        int64_t dm = f->mib[0] - f->mib[1] - f->mib[2];
+        int64_t dm;
+        if (__builtin_sub_overflow(f->mib[0], f->mib[1], &dm) ||
+            __builtin_sub_overflow(dm, f->mib[2], &dm)) {
+            rc = key_overflow(f, cp->name, "the corrected MiB·s", err);
+            break;
+        }
         gl_i128 db = f->billed[0] - f->billed[1] - f->billed[2];
         gl_i128 dq = f->nano[0] - f->nano[1] - f->nano[2];
         if (dq == 0 && db == 0)
@@ -195,11 +230,14 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
         }
         struct gl_invoice_line *l = gl_invoice_add_correction(set, f->team, f->cluster, f->model,
                                                               f->kind, price, cp->name);
+        if (__builtin_add_overflow(l->mib_s, dm, &l->mib_s)) {
+            rc = key_overflow(f, cp->name, "the correction line's MiB·s", err);
+            break;
+        }
         l->days = gl_xrealloc(l->days, (l->ndays + 1) * sizeof *l->days);
         l->days[l->ndays++] =
             (struct gl_line_day){.day = f->day, .mib_s = dm, .billed = db, .qty_nano = dq};
-        l->mib_s += dm;
-        l->qty_nano += dq;
+        l->qty_nano += dq; /* 128-bit sums of differences of 64-bit figures */
         l->amount += db;
         l->unit_price12 = f->unit12;
     }
@@ -231,8 +269,8 @@ enum gl_status gl_corrections_add(const struct gl_config *c, struct gl_store *s,
         period_before(&cp, &prev);
         cp = prev;
     }
-    gl_invoices_finish(set);
-    return rc;
+    enum gl_status frc = gl_invoices_finish(set, rc ? NULL : err);
+    return rc ? rc : frc;
 }
 
 enum gl_status gl_period_invoices(const struct gl_config *c, struct gl_store *s,
@@ -335,10 +373,24 @@ static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *se
             goto out;
         for (size_t j = 0; j < inv->nlines; j++) {
             const struct gl_invoice_line *l = &inv->lines[j];
-            char unit[64], pk[1024];
+            char unit[64]; /* at most 39 digits, a sign and a point */
             gl_dec_format(l->unit_price12, GL_PRICE_DECIMALS, unit, sizeof unit);
-            price_key(l->price, pk, sizeof pk);
+            char *pk = price_key(l->price);
             for (size_t d = 0; d < l->ndays; d++) {
+                /* frozen_row keeps int64: a figure beyond it is refused */
+                gl_i128 billed = l->days[d].billed, nano = gl_day_gbh_nano(l, &l->days[d]);
+                if (billed > INT64_MAX || billed < INT64_MIN || nano > INT64_MAX ||
+                    nano < INT64_MIN) {
+                    char day[16];
+                    gl_date_format(l->days[d].day, day, sizeof day);
+                    rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                      "integer overflow: the amount or GB-hours of team "
+                                      "\"%.300s\", GPU model \"%.200s\" on %s (period %s) "
+                                      "exceed the 64-bit range of the frozen rows",
+                                      inv->team, l->model, day, period);
+                    free(pk);
+                    goto out;
+                }
                 sqlite3_bind_text(fr, 1, period, -1, SQLITE_STATIC);
                 sqlite3_bind_text(fr, 2, l->corrected_period, -1, SQLITE_STATIC);
                 sqlite3_bind_text(fr, 3, inv->team, -1, SQLITE_STATIC);
@@ -349,12 +401,15 @@ static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *se
                 sqlite3_bind_int64(fr, 8, l->days[d].day);
                 sqlite3_bind_text(fr, 9, unit, -1, SQLITE_STATIC);
                 sqlite3_bind_int64(fr, 10, l->days[d].mib_s);
-                sqlite3_bind_int64(fr, 11, (int64_t)l->days[d].billed);
-                sqlite3_bind_int64(fr, 12, (int64_t)gl_day_gbh_nano(l, &l->days[d]));
+                sqlite3_bind_int64(fr, 11, (int64_t)billed);
+                sqlite3_bind_int64(fr, 12, (int64_t)nano);
                 sqlite3_bind_text(fr, 13, pk, -1, SQLITE_TRANSIENT);
-                if ((rc = step_reset(s, fr, err)))
+                if ((rc = step_reset(s, fr, err))) {
+                    free(pk);
                     goto out;
+                }
             }
+            free(pk);
         }
     }
     rc = gl_store_commit(s, err);

@@ -136,6 +136,7 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
         cell_bare(&r, header[i]);
     end_row(&r);
     char pstart[32], pend[32];
+    enum gl_status frc = GL_OK;
     gl_time_format(set->period.start, pstart, sizeof pstart);
     gl_time_format(set->period.end, pend, sizeof pend);
     for (size_t i = 0; i < set->n; i++) {
@@ -149,21 +150,36 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
             cJSON_DeleteItemFromObjectCaseSensitive(tags, "cluster");
             cJSON_AddStringToObject(tags, "cluster", l->cluster);
             char *tags_text = ascii_json(tags);
-            char desc[600], resid[600], sku[600], price[80];
-            snprintf(desc, sizeof desc, "%s, %s", kind_description(l->kind), l->model);
-            snprintf(resid, sizeof resid, "%s/%s", l->cluster, l->model);
-            snprintf(sku, sizeof sku, "gpu-memory/%s", l->model);
+            /* the model and cluster whole: gl_buf, never a fixed buffer */
+            struct gl_buf desc, resid, sku;
+            gl_buf_init(&desc);
+            gl_buf_init(&resid);
+            gl_buf_init(&sku);
+            bool ok = gl_buf_printf(&desc, "%s, %s", kind_description(l->kind), l->model) &&
+                      gl_buf_printf(&resid, "%s/%s", l->cluster, l->model) &&
+                      gl_buf_printf(&sku, "gpu-memory/%s", l->model);
+            /* numbers: at most 39 digits, a sign and a point */
+            char price[80];
             gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, price, sizeof price);
-            for (size_t d = 0; d < l->ndays; d++) {
+            for (size_t d = 0; ok && d < l->ndays; d++) {
                 const struct gl_line_day *day = &l->days[d];
                 char billed[80], qty[80], list[120], ds[32], de[32];
                 gl_dec_format(day->billed, c->minor_digits, billed, sizeof billed);
                 gl_i128 qn = gl_day_gbh_nano(l, day);
                 gl_dec_format(qn, GL_GBH_DECIMALS, qty, sizeof qty);
-                /* ListCost = printed unit price × printed quantity, exactly. */
-                gl_dec_format_trim(l->unit_price12 * qn, GL_PRICE_DECIMALS + GL_GBH_DECIMALS,
-                                   list, sizeof list);
                 gl_time_format(day->day, ds, sizeof ds);
+                /* ListCost = printed unit price × printed quantity, exactly
+                 * (it fits whenever the line's amount did; checked anyway). */
+                gl_i128 lc;
+                if (__builtin_mul_overflow(l->unit_price12, qn, &lc)) {
+                    frc = gl_error_set(err, GL_ERR_RUNTIME,
+                                       "integer overflow: ListCost of team \"%.300s\", cluster "
+                                       "%.200s, GPU model \"%.200s\" on %s (period %s) exceeds "
+                                       "128 bits",
+                                       inv->team, l->cluster, l->model, ds, set->period.name);
+                    break;
+                }
+                gl_dec_format_trim(lc, GL_PRICE_DECIMALS + GL_GBH_DECIMALS, list, sizeof list);
                 gl_time_format(day->day + 86400, de, sizeof de);
                 cell_bare(&r, billed);                 /* BilledCost */
                 cell_str(&r, c->account_id);           /* BillingAccountId */
@@ -176,7 +192,7 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                     cell_str(&r, "Correction");
                 else
                     cell_null(&r);
-                cell_str(&r, desc);                    /* ChargeDescription */
+                cell_str(&r, desc.data);               /* ChargeDescription */
                 cell_str(&r, "Usage-Based");           /* ChargeFrequency */
                 cell_bare(&r, de);                     /* ChargePeriodEnd */
                 cell_bare(&r, ds);                     /* ChargePeriodStart */
@@ -195,13 +211,13 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 cell_str(&r, c->provider);             /* PublisherName */
                 cell_str(&r, l->cluster);              /* RegionId */
                 cell_str(&r, l->cluster);              /* RegionName */
-                cell_str(&r, resid);                   /* ResourceId */
+                cell_str(&r, resid.data);              /* ResourceId */
                 cell_str(&r, l->model);                /* ResourceName */
                 cell_str(&r, "GPU");                   /* ResourceType */
                 cell_str(&r, "Compute");               /* ServiceCategory */
                 cell_str(&r, c->service_name);         /* ServiceName */
                 cell_str(&r, "Containers");            /* ServiceSubcategory */
-                cell_str(&r, sku);                     /* SkuId */
+                cell_str(&r, sku.data);                /* SkuId */
                 cell_str(&r, l->price->id);            /* SkuPriceId */
                 cell_str(&r, inv->team);               /* SubAccountId */
                 cell_str(&r, inv->team_name);          /* SubAccountName */
@@ -226,10 +242,17 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 (*rows)++;
             }
             free(tags_text);
-            if (r.bad)
+            gl_buf_free(&desc);
+            gl_buf_free(&resid);
+            gl_buf_free(&sku);
+            if (!ok && !frc)
+                frc = gl_error_set(err, GL_ERR_RUNTIME, "FOCUS export: out of memory");
+            if (r.bad || frc)
                 break;
         }
         cJSON_Delete(tags);
+        if (frc)
+            return frc;
         if (r.bad) {
             /* show the offending text with its non-printable bytes escaped */
             char shown[160];

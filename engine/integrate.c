@@ -10,17 +10,24 @@
  *   D. reserved-unused per (pod, node, model), excess devices;
  *   E. idle (reduced by billed reserved-unused under basis max), excess.
  * All quantities of a step are integers in MiB·s (MiB × step seconds).
+ * Every product and sum of quantities is checked (__builtin_*_overflow):
+ * the first overflow is kept with the device, pod and hour it happened at
+ * and gl_integrate fails with it, so no wrapped figure is ever stored. Keys
+ * of the index tables are length-prefixed and unbounded, so two identities
+ * never meet however long their labels are.
  */
 #include "integrate.h"
 
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "money.h"
 #include "teams.h"
+#include "timeutil.h"
 
 const char *const gl_kind_names[GL_KIND_COUNT] = {
     "memory_used",  "allocated",    "allocated_gpu", "reserved_unused",
@@ -138,6 +145,10 @@ struct work {
     struct gl_intern *lskeys;
     struct label_index pl, nl, nodel;
     int32_t empty;
+    char *ens_label, *epod_label; /* "exported_" + the namespace / pod label */
+    struct gl_buf keybuf, teambuf, scratch;
+    bool overflow;                /* the first overflow, in why */
+    struct gl_buf why;
     /* scratch per step */
     int32_t *touched_pn, *touched_pnode;
     int32_t *scratch_members, *scratch_teams;
@@ -165,7 +176,8 @@ static uint64_t entry_hash(int32_t hour, int32_t dev, int32_t ns, int32_t pod, i
     return gl_hash_bytes(k, sizeof k, GL_HASH_SEED);
 }
 
-static void rollup_put(struct gl_rollup *r, const struct gl_rollup_entry *x)
+/* Adds x to its entry; false (nothing changed) when the sum would not fit. */
+static bool rollup_put(struct gl_rollup *r, const struct gl_rollup_entry *x)
 {
     if ((r->nentries + 1) * 2 > r->nslots)
         rollup_grow(r);
@@ -177,17 +189,18 @@ static void rollup_put(struct gl_rollup *r, const struct gl_rollup_entry *x)
             *e = *x;
             e->used = 1;
             r->nentries++;
-            return;
+            return true;
         }
         if (e->hour == x->hour && e->device == x->device && e->ns == x->ns && e->pod == x->pod &&
             e->team == x->team && e->kind == x->kind) {
-            e->quantity += x->quantity;
+            if (__builtin_add_overflow(e->quantity, x->quantity, &e->quantity))
+                return false;
             e->estimated |= x->estimated;
             if (x->first_t < e->first_t)
                 e->first_t = x->first_t;
             if (x->last_t > e->last_t)
                 e->last_t = x->last_t;
-            return;
+            return true;
         }
     }
 }
@@ -201,8 +214,41 @@ static void rollup_grow(struct gl_rollup *r)
     r->nentries = 0;
     for (size_t i = 0; i < old_n; i++)
         if (old[i].used)
-            rollup_put(r, &old[i]);
+            (void)rollup_put(r, &old[i]); /* distinct keys: nothing is added */
     free(old);
+}
+
+static const char *S(const struct work *w, int32_t id);
+
+/* Keeps the first overflow: "<what> at <step instant>". */
+static void overflow_at(struct work *w, size_t t, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void overflow_at(struct work *w, size_t t, const char *fmt, ...)
+{
+    if (w->overflow)
+        return;
+    w->overflow = true;
+    va_list ap;
+    va_start(ap, fmt);
+    gl_buf_vprintf(&w->why, fmt, ap);
+    va_end(ap);
+    char ts[32];
+    gl_time_format(w->r->start + (int64_t)t * w->r->step, ts, sizeof ts);
+    gl_buf_printf(&w->why, " at %s", ts);
+}
+
+/* "device UUID[/GPU_I_ID] on node HOST (MODEL)" of a device index, for
+ * messages; label values are cut at 200 bytes there (a message, not a key). */
+static const char *device_name(struct work *w, int32_t dev)
+{
+    const struct gl_chunk_device *cd = &w->r->devices[dev];
+    gl_buf_reset(&w->scratch);
+    gl_buf_printf(&w->scratch, "device %.200s%s%.200s on node %.200s (%.200s)", S(w, cd->uuid),
+                  S(w, cd->gpu_i_id)[0] ? "/" : "", S(w, cd->gpu_i_id),
+                  cd->hostname >= 0 ? S(w, cd->hostname) : "",
+                  cd->model >= 0 ? S(w, cd->model) : "unknown");
+    return w->scratch.data;
 }
 
 static void add(struct work *w, size_t t, int32_t dev, int32_t ns, int32_t pod, int32_t team,
@@ -217,7 +263,35 @@ static void add(struct work *w, size_t t, int32_t dev, int32_t ns, int32_t pod, 
         .device = dev, .ns = ns, .pod = pod, .team = team, .kind = kind,
         .quantity = q, .first_t = ts, .last_t = ts, .estimated = estimated,
     };
-    rollup_put(r, &e);
+    if (!rollup_put(r, &e))
+        overflow_at(w, t,
+                    "the hourly %s of pod %.200s/%.200s (team %.200s) on %s exceeds the 64-bit "
+                    "range of MiB·s",
+                    gl_kind_names[kind], S(w, ns), S(w, pod), S(w, team), device_name(w, dev));
+}
+
+/* a × b and a + b of quantities at step t; false (and the overflow kept,
+ * with what it was and where) when the result does not fit int64. */
+static bool q_mul(struct work *w, size_t t, int64_t a, int64_t b, int64_t *out, const char *what,
+                  int32_t dev)
+{
+    if (!__builtin_mul_overflow(a, b, out))
+        return true;
+    overflow_at(w, t, "%s on %s exceeds the 64-bit range (%lld × %lld)", what,
+                device_name(w, dev), (long long)a, (long long)b);
+    *out = 0;
+    return false;
+}
+
+static bool q_add(struct work *w, size_t t, int64_t a, int64_t b, int64_t *out, const char *what,
+                  int32_t dev)
+{
+    if (!__builtin_add_overflow(a, b, out))
+        return true;
+    overflow_at(w, t, "%s on %s exceeds the 64-bit range (%lld + %lld)", what,
+                device_name(w, dev), (long long)a, (long long)b);
+    *out = 0;
+    return false;
 }
 
 void gl_rollup_free(struct gl_rollup *r)
@@ -248,11 +322,21 @@ static int32_t str(struct work *w, const char *s)
     return intern_in(w->r->strings, s);
 }
 
-static int32_t key3(struct gl_intern *t, const char *a, const char *b, const char *c)
+/* The id in t of the key (a, b, c), NULL counting as "": each part
+ * length-prefixed ("7:default5:ns-ml3:pod"), so distinct triples never share
+ * a key whatever their lengths or bytes. */
+static int32_t key3(struct work *w, struct gl_intern *t, const char *a, const char *b,
+                    const char *c)
 {
-    char buf[1536];
-    snprintf(buf, sizeof buf, "%s\x1f%s\x1f%s", a ? a : "", b ? b : "", c ? c : "");
-    return intern_in(t, buf);
+    const char *parts[3] = {a ? a : "", b ? b : "", c ? c : ""};
+    struct gl_buf *k = &w->keybuf;
+    gl_buf_reset(k);
+    for (int i = 0; i < 3; i++)
+        if (!gl_buf_printf(k, "%zu:", strlen(parts[i])) || !gl_buf_puts(k, parts[i])) {
+            fputs("gpuledger: out of memory\n", stderr);
+            abort();
+        }
+    return intern_in(t, k->data);
 }
 
 static const char *S(const struct work *w, int32_t id)
@@ -271,14 +355,12 @@ static const char *series_cluster_of(const struct gl_config *c, const struct gl_
 #define series_cluster(c, s) series_cluster_of((c), w->in->cluster, (s))
 
 /* Workload identity (SPEC §9): exported_* when present (auto), else plain. */
-static bool identity(const struct gl_config *c, const struct gl_series *s, const char **ns,
+static bool identity(const struct work *w, const struct gl_series *s, const char **ns,
                      const char **pod)
 {
-    char ens_name[128], epod_name[128];
-    snprintf(ens_name, sizeof ens_name, "exported_%s", c->namespace_label);
-    snprintf(epod_name, sizeof epod_name, "exported_%s", c->pod_label);
-    const char *ens = gl_series_label(s, ens_name);
-    const char *epod = gl_series_label(s, epod_name);
+    const struct gl_config *c = w->c;
+    const char *ens = gl_series_label(s, w->ens_label);
+    const char *epod = gl_series_label(s, w->epod_label);
     const char *pns = gl_series_label(s, c->namespace_label);
     const char *ppod = gl_series_label(s, c->pod_label);
     *ns = *pod = NULL;
@@ -316,27 +398,27 @@ static void merge_max(double *dst, const double *src, size_t n)
 
 static int32_t node_of(struct work *w, const char *cluster, const char *host)
 {
-    int32_t k = key3(w->nodekeys, cluster, host, NULL);
+    int32_t k = key3(w, w->nodekeys, cluster, host, NULL);
     if ((size_t)k < w->nodes.n)
         return k;
     struct node *n = vec_push(&w->nodes);
     n->cluster = str(w, cluster);
     n->host = str(w, host);
     n->model = -1;
-    n->labels_key = key3(w->labelkeys, cluster, host, "node");
+    n->labels_key = key3(w, w->labelkeys, cluster, host, "node");
     return k;
 }
 
 static int32_t pod_of(struct work *w, const char *cluster, const char *ns, const char *name)
 {
-    int32_t k = key3(w->podkeys, cluster, ns, name);
+    int32_t k = key3(w, w->podkeys, cluster, ns, name);
     if ((size_t)k < w->pods.n)
         return k;
     struct pod *p = vec_push(&w->pods);
     p->ns = str(w, ns);
     p->name = str(w, name);
-    p->pl_key = key3(w->labelkeys, cluster, ns, name);
-    p->nl_key = key3(w->labelkeys, cluster, ns, NULL);
+    p->pl_key = key3(w, w->labelkeys, cluster, ns, name);
+    p->nl_key = key3(w, w->labelkeys, cluster, ns, NULL);
     p->cache_pl = p->cache_nl = -2;
     p->team_t = -1;
     return k;
@@ -344,7 +426,7 @@ static int32_t pod_of(struct work *w, const char *cluster, const char *ns, const
 
 static int32_t pnode_of(struct work *w, int32_t pod, int32_t node)
 {
-    char buf[32];
+    char buf[32]; /* two int32: bounded */
     snprintf(buf, sizeof buf, "%d/%d", pod, node);
     int32_t k = intern_in(w->pnodekeys, buf);
     if ((size_t)k < w->pnodes.n)
@@ -357,7 +439,7 @@ static int32_t pnode_of(struct work *w, int32_t pod, int32_t node)
 
 static int32_t pn_of(struct work *w, int32_t pod, int32_t node, int32_t model)
 {
-    char buf[48];
+    char buf[48]; /* three int32: bounded */
     snprintf(buf, sizeof buf, "%d/%d/%d", pod, node, model);
     int32_t k = intern_in(w->pnkeys, buf);
     if ((size_t)k < w->pns.n)
@@ -398,7 +480,7 @@ static int32_t device_of(struct work *w, const struct gl_series *s)
     const char *gid = gl_series_label(s, c->gpu_i_id_label);
     if (!gid && strcmp(c->gpu_i_id_label, "GPU_I_ID") != 0)
         gid = gl_series_label(s, "GPU_I_ID");
-    int32_t key = key3(w->devkeys, cluster, uuid, gid);
+    int32_t key = key3(w, w->devkeys, cluster, uuid, gid);
     const char *host = gl_series_label(s, c->hostname_label);
     if (!host)
         host = gl_series_label(s, "hostname");
@@ -437,9 +519,9 @@ static int32_t device_of(struct work *w, const struct gl_series *s)
 static int32_t pair_of(struct work *w, int32_t dev, const struct gl_series *s, const char *ns,
                        const char *podname)
 {
-    char devkey[24];
+    char devkey[24]; /* an int32: bounded */
     snprintf(devkey, sizeof devkey, "#%d", dev);
-    int32_t k = key3(w->pairkeys, devkey, ns, podname);
+    int32_t k = key3(w, w->pairkeys, devkey, ns, podname);
     if ((size_t)k < w->pairs.n)
         return k;
     struct pair *p = vec_push(&w->pairs);
@@ -451,9 +533,11 @@ static int32_t pair_of(struct work *w, int32_t dev, const struct gl_series *s, c
     return k;
 }
 
+/* A sample (finite, >= 0: parse skips the rest) as whole MiB; beyond int64
+ * it saturates, so the checked products and sums after it fail. */
 static int64_t to_mib(double v)
 {
-    return (int64_t)llround(v);
+    return v < 9.0e18 ? (int64_t)llround(v) : INT64_MAX;
 }
 
 /* Merges a series into its label set's slot (which = 0 USED, 1 FREE,
@@ -485,7 +569,8 @@ static void lset_merge(struct work *w, int32_t dev, const struct gl_series *s, i
  * there (another exporter's memory source beside dcgm's FREE/RESERVED,
  * e.g. HAMi) counts the device's used memory. With neither FREE nor
  * RESERVED anywhere, capacity is the device's used memory. -1: no data. */
-static int64_t lset_capacity(struct work *w, const struct dev *dv, size_t t, int64_t used_dev)
+static int64_t lset_capacity(struct work *w, int32_t d, const struct dev *dv, size_t t,
+                             int64_t used_dev)
 {
     int64_t best = -1;
     for (int32_t k = dv->first_lset; k >= 0; k = LSET(w, k).next) {
@@ -497,8 +582,9 @@ static int64_t lset_capacity(struct work *w, const struct dev *dv, size_t t, int
             continue;
         int64_t sum = has[0] ? to_mib(l->v[0][t]) : used_dev;
         for (int i = 1; i < 3; i++)
-            if (has[i])
-                sum += to_mib(l->v[i][t]);
+            if (has[i] && !q_add(w, t, sum, to_mib(l->v[i][t]), &sum,
+                                 "USED + FREE + RESERVED (capacity)", d))
+                return -1;
         if (sum > best)
             best = sum;
     }
@@ -523,12 +609,14 @@ static void add_memory(struct work *w, const struct gl_matrix *m)
             for (size_t t = 0; t < n; t++)
                 mib[t] = isnan(conv.values[t])
                              ? (double)NAN
+                         : conv.values[t] >= 9.0e18
+                             ? conv.values[t] / 1048576 /* saturates later: to_mib */
                              : (double)gl_div_half_even((gl_i128)conv.values[t], 1048576);
             conv.values = mib;
         }
         lset_merge(w, dev, s, 0);
         const char *ns, *pod;
-        if (!identity(c, s, &ns, &pod)) {
+        if (!identity(w, s, &ns, &pod)) {
             merge_max(DEV(w, dev).used, s->values, n);
             continue;
         }
@@ -582,7 +670,7 @@ static void add_compute(struct work *w)
                 }
             }
             const char *ns, *pod;
-            if (!identity(w->c, s, &ns, &pod))
+            if (!identity(w, s, &ns, &pod))
                 continue;
             int32_t p = pair_of(w, dev, s, ns, pod);
             if (!PAIR(w, p).seen)
@@ -610,12 +698,12 @@ static void index_labels(struct work *w, struct label_index *li, const struct gl
         if (what == 2) {
             const char *node = gl_series_label(s, "node");
             if (node)
-                keys[i] = key3(w->labelkeys, cl, node, "node");
+                keys[i] = key3(w, w->labelkeys, cl, node, "node");
         } else {
             const char *ns = gl_series_label(s, "namespace");
             const char *pod = what == 0 ? gl_series_label(s, "pod") : NULL;
             if (ns && (what == 1 || pod))
-                keys[i] = key3(w->labelkeys, cl, ns, pod);
+                keys[i] = key3(w, w->labelkeys, cl, ns, pod);
         }
         if (keys[i] > maxkey)
             maxkey = keys[i];
@@ -662,9 +750,13 @@ static int32_t team_at(struct work *w, int32_t podi, size_t t)
     int32_t pl = label_at(&w->pl, p->pl_key, t);
     int32_t nl = label_at(&w->nl, p->nl_key, t);
     if (pl != p->cache_pl || nl != p->cache_nl) {
-        char team[256];
-        gl_team_resolve(w->c, pl >= 0 ? &w->pl.m->series[pl] : NULL,
-                        nl >= 0 ? &w->nl.m->series[nl] : NULL, S(w, p->ns), team, sizeof team);
+        const char *team = gl_team_resolve(w->c, pl >= 0 ? &w->pl.m->series[pl] : NULL,
+                                           nl >= 0 ? &w->nl.m->series[nl] : NULL, S(w, p->ns),
+                                           &w->teambuf);
+        if (!team) {
+            fputs("gpuledger: out of memory\n", stderr);
+            abort();
+        }
         p->cache_pl = pl;
         p->cache_nl = nl;
         p->team = str(w, team);
@@ -674,8 +766,9 @@ static int32_t team_at(struct work *w, int32_t podi, size_t t)
 }
 
 
-/* "nvidia_com_mig_1g_10gb" → g = 1, gb = 10, profile "1g.10gb"; false if not MIG. */
-static bool parse_mig_resource(const char *res, int64_t *g, int64_t *gb, char *profile, size_t n)
+/* "nvidia_com_mig_1g_10gb" → g = 1, gb = 10, profile "1g.10gb" (whole, in
+ * profile); false if not MIG. */
+static bool parse_mig_resource(const char *res, int64_t *g, int64_t *gb, struct gl_buf *profile)
 {
     static const char prefix[] = "nvidia_com_mig_";
     if (strncmp(res, prefix, sizeof prefix - 1) != 0)
@@ -691,8 +784,12 @@ static bool parse_mig_resource(const char *res, int64_t *g, int64_t *gb, char *p
         return false;
     *g = a;
     *gb = b;
-    snprintf(profile, n, "%ldg.%ldgb%s", a, b, end[2] == '_' ? end + 2 : "");
-    for (char *q = profile; *q; q++)
+    gl_buf_reset(profile);
+    if (!gl_buf_printf(profile, "%ldg.%ldgb%s", a, b, end[2] == '_' ? end + 2 : "")) {
+        fputs("gpuledger: out of memory\n", stderr);
+        abort();
+    }
+    for (char *q = profile->data; *q; q++)
         if (*q == '_')
             *q = '+'; /* "1g.5gb_me" is the "1g.5gb+me" profile */
     return true;
@@ -760,11 +857,10 @@ static void add_allocations(struct work *w)
         a->node = node_of(w, cl, host);
         a->pnode = pnode_of(w, a->pod, a->node);
         a->profile = -1;
-        char profile[64];
         int32_t model = NODE(w, a->node).model;
-        if (parse_mig_resource(res, &a->mig_g, &a->mig_gb, profile, sizeof profile)) {
+        if (parse_mig_resource(res, &a->mig_g, &a->mig_gb, &w->scratch)) {
             a->kind = RES_MIG;
-            a->profile = str(w, profile);
+            a->profile = str(w, w->scratch.data);
             for (size_t d = 0; d < w->devs.n; d++)
                 if (DEV(w, d).node == a->node && DEV(w, d).mig &&
                     w->r->devices[d].profile == a->profile) {
@@ -821,7 +917,7 @@ static void step_devices(struct work *w, size_t t)
                 all_equal = false;
             if (v > v_max)
                 v_max = v;
-            sum += v;
+            q_add(w, t, sum, v, &sum, "the sum of the pods' memory (MiB)", (int32_t)d);
             npods++;
         }
         bool has_dev = !isnan(dv->used[t]);
@@ -864,15 +960,15 @@ static void step_devices(struct work *w, size_t t)
         dv->free_v = has_free ? to_mib(dv->free_mib[t]) : 0;
         const struct gl_kv *cap_cfg =
             gl_kv_find(c->model_capacity, c->nmodel_capacity, S(w, cd->model));
-        int64_t cap_ls = dv->fb ? lset_capacity(w, dv, t, dv->used_dev) : -1;
+        int64_t cap_ls = dv->fb ? lset_capacity(w, (int32_t)d, dv, t, dv->used_dev) : -1;
         bool has_res = !isnan(dv->reserved[t]);
         if (cap_ls < 0) {
             dv->reserved_v = dv->capacity = 0; /* no memory metrics: capacity unknown */
         } else if (cap_cfg && !dv->mig) {
             /* the configured capacity of the model wins; without FB_RESERVED,
              * reserved = configured capacity − USED − FREE */
-            int64_t rest = cap_cfg->num - cap_ls;
-            dv->reserved_v = has_res ? to_mib(dv->reserved[t]) : (rest > 0 ? rest : 0);
+            int64_t rest = cap_cfg->num > cap_ls ? cap_cfg->num - cap_ls : 0;
+            dv->reserved_v = has_res ? to_mib(dv->reserved[t]) : rest;
             dv->capacity = cap_cfg->num;
         } else if (has_res) {
             dv->reserved_v = to_mib(dv->reserved[t]);
@@ -881,7 +977,7 @@ static void step_devices(struct work *w, size_t t)
             dv->reserved_v = 0;
             dv->capacity = cap_ls;
         }
-        dv->usable = dv->capacity - dv->reserved_v;
+        dv->usable = dv->capacity > dv->reserved_v ? dv->capacity - dv->reserved_v : 0;
         dv->sum_q = 0;
         dv->idle_q = 0;
         struct node *n = &NODE(w, dv->node);
@@ -891,7 +987,7 @@ static void step_devices(struct work *w, size_t t)
 }
 
 /* Usable MiB of one MIG instance of a profile on a node at t. */
-static int64_t mig_usable(struct work *w, const struct aser *a)
+static int64_t mig_usable(struct work *w, const struct aser *a, size_t t)
 {
     int64_t best = 0;
     for (size_t d = 0; d < w->devs.n; d++) {
@@ -904,16 +1000,25 @@ static int64_t mig_usable(struct work *w, const struct aser *a)
         return best;
     const struct gl_kv *kv =
         gl_kv_find(w->c->mig_profiles, w->c->nmig_profiles, S(w, a->profile));
-    return kv ? kv->num : a->mig_gb * 1024;
+    if (kv)
+        return kv->num;
+    int64_t mib;
+    if (__builtin_mul_overflow(a->mig_gb, 1024, &mib)) {
+        overflow_at(w, t, "the MIG profile %.200s of pod %.200s/%.200s on node %.200s exceeds "
+                    "the 64-bit range of MiB", S(w, a->profile), S(w, POD(w, a->pod).ns),
+                    S(w, POD(w, a->pod).name), S(w, NODE(w, a->node).host));
+        return 0;
+    }
+    return mib;
 }
 
 /* Per-unit allocation (MiB) of an allocation series at t. */
-static int64_t unit_alloc(struct work *w, const struct aser *a)
+static int64_t unit_alloc(struct work *w, const struct aser *a, size_t t)
 {
     const struct node *n = &NODE(w, a->node);
     switch (a->kind) {
     case RES_MIG:
-        return mig_usable(w, a);
+        return mig_usable(w, a, t);
     case RES_SHARED:
         return n->usable / n->replicas;
     case RES_GPU:
@@ -951,16 +1056,36 @@ static void step_allocation(struct work *w, size_t t)
         struct pn *pn = &PN(w, a->pn);
         struct pnode *pnode = &PNODE(w, a->pnode);
         const struct node *n = &NODE(w, a->node);
-        pn->alloc_q += units * unit_alloc(w, a) * step;
-        if (a->kind == RES_MIG)
-            pn->gpu_u += units * step * 1000000 * a->mig_g / 7;
-        else if (a->kind == RES_SHARED || n->replicas > 1)
-            pn->gpu_u += units * step * 1000000 / n->replicas;
-        else
-            pn->gpu_u += units * step * 1000000;
+        /* allocation MiB·s = units × per-unit MiB × step; micro-GPU-seconds =
+         * units × step × 10^6 × (MIG g/7 | 1/replicas | 1), in 128 bits */
+        gl_i128 q, u, aq = 0, gu = 0, wu = (gl_i128)pnode->whole_units + units;
+        bool bad = __builtin_mul_overflow((gl_i128)units, (gl_i128)unit_alloc(w, a, t), &q) ||
+                   __builtin_mul_overflow(q, (gl_i128)step, &q) ||
+                   __builtin_mul_overflow((gl_i128)units, (gl_i128)step * 1000000, &u);
+        if (!bad && a->kind == RES_MIG) {
+            bad = __builtin_mul_overflow(u, (gl_i128)a->mig_g, &u);
+            u /= 7;
+        } else if (!bad && (a->kind == RES_SHARED || n->replicas > 1)) {
+            u /= n->replicas;
+        }
+        if (!bad) {
+            aq = pn->alloc_q + q; /* both below 2^63: no 128-bit overflow */
+            gu = pn->gpu_u + u;
+        }
+        if (bad || aq > INT64_MAX || gu > INT64_MAX || wu > INT64_MAX || aq < 0 || gu < 0) {
+            const struct pod *po = &POD(w, a->pod);
+            overflow_at(w, t,
+                        "the allocation of pod %.200s/%.200s on node %.200s (%lld units of "
+                        "%.200s) exceeds the 64-bit range of MiB·s or micro-GPU-seconds",
+                        S(w, po->ns), S(w, po->name), S(w, n->host), (long long)units,
+                        a->kind == RES_MIG ? S(w, a->profile) : "GPU");
+            continue;
+        }
+        pn->alloc_q = (int64_t)aq;
+        pn->gpu_u = (int64_t)gu;
         pnode->has_alloc = true;
         if (a->kind != RES_MIG)
-            pnode->whole_units += units;
+            pnode->whole_units = (int64_t)wu;
         touch_pn(w, a->pn);
         touch_pnode(w, a->pnode);
     }
@@ -976,8 +1101,12 @@ static int64_t unknown_device_alloc(struct work *w, const struct pair *pp, size_
         struct aser *a = &ASER(w, i);
         if (a->pnode != pp->pnode || isnan(a->values[t]) || a->values[t] <= 0)
             continue;
-        if (dv->mig ? (a->kind == RES_MIG && a->profile == cd->profile) : a->kind != RES_MIG)
-            return unit_alloc(w, a) * w->r->step;
+        if (dv->mig ? (a->kind == RES_MIG && a->profile == cd->profile) : a->kind != RES_MIG) {
+            int64_t q;
+            q_mul(w, t, unit_alloc(w, a, t), w->r->step, &q, "the allocation (MiB·s) of a pod",
+                  pp->dev);
+            return q;
+        }
     }
     return 0;
 }
@@ -1060,13 +1189,20 @@ static void step_pods(struct work *w, size_t t)
             if (c->split == GL_SPLIT_ALLOCATION && !any_w)
                 for (int k = 0; k < nm; k++)
                     weights[k] = 1;
-            gl_split_largest_remainder((gl_i128)v * step, weights, (size_t)nm, parts);
+            int64_t vq;
+            /* the parts are at most v × step: they fit when it does */
+            if (q_mul(w, t, v, step, &vq, "the device's memory (MiB·s)", (int32_t)d) &&
+                !gl_split_largest_remainder(vq, weights, (size_t)nm, parts)) {
+                overflow_at(w, t, "splitting the memory of %s among %d pods exceeds 128 bits",
+                            device_name(w, (int32_t)d), nm);
+            }
             for (int k = 0; k < nm; k++)
-                PAIR(w, members[k]).q = (int64_t)parts[k];
+                PAIR(w, members[k]).q = w->overflow ? 0 : (int64_t)parts[k];
             estimated = true;
         } else {
             for (int k = 0; k < nm; k++)
-                PAIR(w, members[k]).q = to_mib(PAIR(w, members[k]).values[t]) * step;
+                q_mul(w, t, to_mib(PAIR(w, members[k]).values[t]), step, &PAIR(w, members[k]).q,
+                      "a pod's memory (MiB·s)", (int32_t)d);
         }
         /* memory_used rows, anomalies, usage per (pod, node, model) */
         int nteams = 0;
@@ -1077,9 +1213,10 @@ static void step_pods(struct work *w, size_t t)
             const struct pod *po = &POD(w, pp->pod);
             int32_t team = team_at(w, pp->pod, t);
             add(w, t, (int32_t)d, po->ns, po->name, team, GL_KIND_MEMORY_USED, pp->q, estimated);
-            dv->sum_q += pp->q;
+            q_add(w, t, dv->sum_q, pp->q, &dv->sum_q, "the pods' memory (MiB·s)", (int32_t)d);
             struct pn *pn = &PN(w, pp->pn);
-            pn->used_q += pp->q;
+            q_add(w, t, pn->used_q, pp->q, &pn->used_q, "a pod's memory on its node (MiB·s)",
+                  (int32_t)d);
             touch_pn(w, pp->pn);
             struct pnode *pnode = &PNODE(w, pp->pnode);
             touch_pnode(w, pp->pnode);
@@ -1093,8 +1230,13 @@ static void step_pods(struct work *w, size_t t)
         }
         /* compute indicator: one (device, step) per team with memory on it */
         if (!isnan(dv->busy[t])) {
-            double b = dv->busy[t];
-            int64_t ppm = (int64_t)llround((b < 0 ? 0 : b) * 1e6);
+            double b = dv->busy[t] < 0 ? 0 : dv->busy[t] * 1e6;
+            if (!(b < 9.0e15)) {
+                overflow_at(w, t, "the busy ratio %g of %s is beyond any plausible value",
+                            dv->busy[t], device_name(w, (int32_t)d));
+                b = 0;
+            }
+            int64_t ppm = (int64_t)llround(b);
             for (int i = 0; i < nteams; i++) {
                 add(w, t, (int32_t)d, e, e, teams[i], GL_KIND_BUSY_PPM, ppm, false);
                 add(w, t, (int32_t)d, e, e, teams[i], GL_KIND_BUSY_STEPS, 1, false);
@@ -1102,10 +1244,15 @@ static void step_pods(struct work *w, size_t t)
         }
         /* device rows; idle is written after pass D may reduce it */
         if (dv->capacity > 0) {
-            int64_t cap = dv->capacity * step, res = dv->reserved_v * step;
-            int64_t used_dev = dv->used_dev * step;
+            int64_t cap, res, used_dev, taken;
+            q_mul(w, t, dv->capacity, step, &cap, "the capacity (MiB·s)", (int32_t)d);
+            q_mul(w, t, dv->reserved_v, step, &res, "the driver-reserved memory (MiB·s)",
+                  (int32_t)d);
+            q_mul(w, t, dv->used_dev, step, &used_dev, "the device's memory (MiB·s)", (int32_t)d);
             int64_t unatt = used_dev > dv->sum_q ? used_dev - dv->sum_q : 0;
-            int64_t taken = res + unatt + dv->sum_q;
+            q_add(w, t, res, unatt, &taken, "reserved + unattributed (MiB·s)", (int32_t)d);
+            q_add(w, t, taken, dv->sum_q, &taken, "reserved + unattributed + used (MiB·s)",
+                  (int32_t)d);
             add(w, t, (int32_t)d, e, e, e, GL_KIND_CAPACITY, cap, false);
             add(w, t, (int32_t)d, e, e, e, GL_KIND_RESERVED, res, false);
             add(w, t, (int32_t)d, e, e, e, GL_KIND_UNATTRIBUTED, unatt, false);
@@ -1120,14 +1267,18 @@ static int32_t pseudo_device(struct work *w, struct pn *pn)
     if (pn->pseudo_dev >= 0)
         return pn->pseudo_dev;
     const struct node *n = &NODE(w, pn->node);
-    char uuid[512];
-    snprintf(uuid, sizeof uuid, "node:%s", S(w, n->host));
-    int32_t key = key3(w->devkeys, S(w, n->cluster), uuid, S(w, pn->model));
+    gl_buf_reset(&w->scratch);
+    if (!gl_buf_printf(&w->scratch, "node:%s", S(w, n->host))) {
+        fputs("gpuledger: out of memory\n", stderr);
+        abort();
+    }
+    int32_t uuid = str(w, w->scratch.data);
+    int32_t key = key3(w, w->devkeys, S(w, n->cluster), S(w, uuid), S(w, pn->model));
     if ((size_t)key >= w->devs.n) {
         struct gl_chunk_device *cd = new_chunk_device(w);
         cd->pseudo = true;
         cd->cluster = n->cluster;
-        cd->uuid = str(w, uuid);
+        cd->uuid = uuid;
         cd->gpu_i_id = pn->model;
         cd->profile = w->empty;
         cd->model = pn->model;
@@ -1254,10 +1405,17 @@ static void seen_range(struct work *w, size_t t)
     }
 }
 
+static char *prefixed(const char *prefix, const char *s)
+{
+    size_t n = strlen(prefix) + strlen(s) + 1;
+    char *p = gl_xcalloc(n, 1);
+    snprintf(p, n, "%s%s", prefix, s);
+    return p;
+}
+
 enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_input *in,
                             struct gl_rollup *r, struct gl_error *err)
 {
-    (void)err;
     memset(r, 0, sizeof *r);
     const struct gl_matrix *m = in->memory;
     r->start = m->start;
@@ -1268,6 +1426,12 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     r->samples_per_hour = gl_xcalloc(r->nhours + 1, sizeof *r->samples_per_hour);
     r->bad_samples = m->bad_samples;
     struct work w = {.c = c, .in = in, .r = r};
+    w.ens_label = prefixed("exported_", c->namespace_label);
+    w.epod_label = prefixed("exported_", c->pod_label);
+    gl_buf_init(&w.keybuf);
+    gl_buf_init(&w.teambuf);
+    gl_buf_init(&w.scratch);
+    gl_buf_init(&w.why);
     w.devs.size = sizeof(struct dev);
     w.pairs.size = sizeof(struct pair);
     w.pods.size = sizeof(struct pod);
@@ -1309,7 +1473,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     w.scratch_parts = gl_xcalloc(max_pairs, sizeof *w.scratch_parts);
     w.touched_pn = gl_xcalloc(w.pns.n + 1, sizeof *w.touched_pn);
     w.touched_pnode = gl_xcalloc(w.pnodes.n + 1, sizeof *w.touched_pnode);
-    for (size_t t = 0; t < r->nsteps; t++) {
+    for (size_t t = 0; t < r->nsteps && !w.overflow; t++) {
         for (size_t i = 0; i < w.nodes.n; i++)
             NODE(&w, i).usable = 0;
         step_devices(&w, t);
@@ -1354,5 +1518,17 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     }
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
         gl_intern_free(*tables[i]);
-    return GL_OK;
+    enum gl_status rc = GL_OK;
+    if (w.overflow)
+        rc = gl_error_set(err, GL_ERR_PROM,
+                          "integer overflow: %s; the samples are beyond any plausible GPU "
+                          "memory or GPU count (nothing of this chunk is stored)",
+                          w.why.data ? w.why.data : "");
+    free(w.ens_label);
+    free(w.epod_label);
+    gl_buf_free(&w.keybuf);
+    gl_buf_free(&w.teambuf);
+    gl_buf_free(&w.scratch);
+    gl_buf_free(&w.why);
+    return rc;
 }

@@ -6,7 +6,23 @@
 #include <string.h>
 
 #include "gl_build.h"
+#include "summary.h"
 #include "util.h"
+
+/* Overflow checks (SPEC §10 "No wrapped arithmetic"): line and day MiB·s
+ * are int64 sums of hourly SQL sums, checked on every addition; amounts
+ * and totals are 128-bit and checked too. An overflow is an error naming
+ * the team, cluster, model, kind and period, never a wrapped figure. */
+static enum gl_status overflow(const struct gl_invoice_set *set, const char *team,
+                               const char *cluster, const char *model, const char *what,
+                               struct gl_error *err)
+{
+    return gl_error_set(err, GL_ERR_RUNTIME,
+                        "integer overflow: %s of team \"%.300s\", cluster %.200s, GPU model "
+                        "\"%.200s\" in period %s exceed the 64-bit range (the stored usage "
+                        "holds implausible samples)",
+                        what, team, cluster, model, set->period.name);
+}
 
 static struct gl_invoice *invoice_for(struct gl_invoice_set *set, const char *team)
 {
@@ -20,7 +36,9 @@ static struct gl_invoice *invoice_for(struct gl_invoice_set *set, const char *te
     const struct gl_team_info *ti = gl_config_team(set->cfg, team);
     inv->team_name = ti ? ti->name : inv->team;
     inv->cost_center = ti ? ti->cost_center : NULL;
-    snprintf(inv->invoice_id, sizeof inv->invoice_id, "GL-%s-%s", set->period.name, team);
+    size_t n = strlen(set->period.name) + strlen(team) + 5;
+    inv->invoice_id = gl_xcalloc(n, 1);
+    snprintf(inv->invoice_id, n, "GL-%s-%s", set->period.name, team);
     return inv;
 }
 
@@ -44,20 +62,28 @@ static struct gl_invoice_line *line_for(struct gl_invoice *inv, const char *clus
     return l;
 }
 
-/* Adds MiB·s to a day of a line, keeping days in ascending order. */
-static void line_add_day(struct gl_invoice_line *l, int64_t day, int64_t mib_s)
+/* Adds MiB·s to a line and to one of its days (days kept in ascending
+ * order); false, the line unchanged, when a sum would not fit int64. */
+static bool line_add(struct gl_invoice_line *l, int64_t day, int64_t mib_s)
 {
+    int64_t total;
+    if (__builtin_add_overflow(l->mib_s, mib_s, &total))
+        return false;
     size_t i = l->ndays;
     while (i > 0 && l->days[i - 1].day > day)
         i--;
     if (i > 0 && l->days[i - 1].day == day) {
-        l->days[i - 1].mib_s += mib_s;
-        return;
+        if (__builtin_add_overflow(l->days[i - 1].mib_s, mib_s, &l->days[i - 1].mib_s))
+            return false;
+        l->mib_s = total;
+        return true;
     }
     l->days = gl_xrealloc(l->days, (l->ndays + 1) * sizeof *l->days);
     memmove(&l->days[i + 1], &l->days[i], (l->ndays - i) * sizeof *l->days);
     l->days[i] = (struct gl_line_day){.day = day, .mib_s = mib_s};
     l->ndays++;
+    l->mib_s = total;
+    return true;
 }
 
 /* Largest measured full-GPU capacity (MiB) of a model, 0 when unknown. */
@@ -87,7 +113,10 @@ static enum gl_status price_lines(const struct gl_config *c, struct gl_store *s,
         for (size_t j = 0; j < inv->nlines; j++) {
             struct gl_invoice_line *l = &inv->lines[j];
             if (l->corrected_period[0]) {
-                inv->total += l->amount; /* differences computed by the caller */
+                /* differences computed by the caller */
+                if (__builtin_add_overflow(inv->total, l->amount, &inv->total))
+                    return overflow(set, inv->team, l->cluster, l->model, "the invoice total",
+                                    err);
                 continue;
             }
             enum gl_status rc = gl_price_per_gbh(prices, l->price, l->model,
@@ -96,18 +125,20 @@ static enum gl_status price_lines(const struct gl_config *c, struct gl_store *s,
             if (rc)
                 return rc;
             if (!gl_amount_minor(l->mib_s, l->unit_price12, c->minor_digits, &l->amount))
-                return gl_error_set(err, GL_ERR_RUNTIME, "amount overflow on team %s model %s",
-                                    inv->team, l->model);
+                return overflow(set, inv->team, l->cluster, l->model,
+                                "the amount (MiB·s × price)", err);
             gl_i128 *w = gl_xcalloc(l->ndays, sizeof *w);
             gl_i128 *parts = gl_xcalloc(l->ndays, sizeof *parts);
             for (size_t d = 0; d < l->ndays; d++)
                 w[d] = l->days[d].mib_s;
-            gl_split_largest_remainder(l->amount, w, l->ndays, parts);
-            for (size_t d = 0; d < l->ndays; d++)
+            bool ok = gl_split_largest_remainder(l->amount, w, l->ndays, parts);
+            for (size_t d = 0; ok && d < l->ndays; d++)
                 l->days[d].billed = parts[d];
             free(w);
             free(parts);
-            inv->total += l->amount;
+            if (!ok || __builtin_add_overflow(inv->total, l->amount, &inv->total))
+                return overflow(set, inv->team, l->cluster, l->model,
+                                ok ? "the invoice total" : "the daily split of the amount", err);
         }
     }
     return GL_OK;
@@ -117,26 +148,30 @@ static enum gl_status price_lines(const struct gl_config *c, struct gl_store *s,
  * model; a model without a price is an error naming it. */
 struct price_lookup {
     const struct gl_price_table *prices;
-    char last_model[512];
+    char *last_model; /* NULL before the first */
 };
 
+/* team NULL: the devices' idle and overhead. */
 static enum gl_status find_price(struct price_lookup *pl, const char *model, int64_t hour,
-                                 const char *who, const char *cluster, int *out,
+                                 const char *team, const char *cluster, int *out,
                                  struct gl_error *err)
 {
-    if (strcmp(model, pl->last_model) != 0) {
+    if (!pl->last_model || strcmp(model, pl->last_model) != 0) {
         enum gl_status rc = gl_prices_check_model(pl->prices, model, err);
         if (rc)
             return rc;
-        snprintf(pl->last_model, sizeof pl->last_model, "%s", model);
+        free(pl->last_model);
+        pl->last_model = gl_strdup(model);
     }
     *out = gl_prices_find(pl->prices, model, hour);
     if (*out < 0) {
         char ts[32];
         gl_time_format(hour, ts, sizeof ts);
         return gl_error_set(err, GL_ERR_CONFIG,
-                            "%s: no price for GPU model \"%s\" at %s (used by %s in cluster %s)",
-                            pl->prices->file, model, ts, who, cluster);
+                            "%s: no price for GPU model \"%s\" at %s (used by %s%.300s in "
+                            "cluster %s)",
+                            pl->prices->file, model, ts, team ? "team " : "idle and overhead",
+                            team ? team : "", cluster);
     }
     return GL_OK;
 }
@@ -179,20 +214,20 @@ static enum gl_status load_billed(const struct gl_config *c, struct gl_store *s,
         const char *model = (const char *)sqlite3_column_text(st, 2);
         const char *kind = (const char *)sqlite3_column_text(st, 3);
         int64_t hour = sqlite3_column_int64(st, 4);
-        char who[300];
-        snprintf(who, sizeof who, "team %s", team);
         int pi;
-        if ((rc = find_price(pl, model, hour, who, cluster, &pi, err)))
+        if ((rc = find_price(pl, model, hour, team, cluster, &pi, err)))
             break;
         struct gl_invoice *inv = invoice_for(set, team);
         struct gl_invoice_line *l =
             line_for(inv, cluster, model, kind, &pl->prices->entries[pi]);
-        l->mib_s += sqlite3_column_int64(st, 5);
         l->estimated |= sqlite3_column_int(st, 6);
-        line_add_day(l, gl_floor_to(hour, 86400), sqlite3_column_int64(st, 5));
+        if (!line_add(l, gl_floor_to(hour, 86400), sqlite3_column_int64(st, 5))) {
+            rc = overflow(set, team, cluster, model, "the MiB·s", err);
+            break;
+        }
     }
     if (!rc && sr != SQLITE_DONE)
-        rc = gl_store_fail(s, "reading usage", err);
+        rc = gl_usage_fail(s, &set->period, "reading usage", err);
     sqlite3_finalize(st);
     return rc;
 }
@@ -246,7 +281,7 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
         const char *model = (const char *)sqlite3_column_text(st, 1);
         int64_t hour = sqlite3_column_int64(st, 2);
         int pi;
-        if ((rc = find_price(pl, model, hour, "idle and overhead", cluster, &pi, err)))
+        if ((rc = find_price(pl, model, hour, NULL, cluster, &pi, err)))
             break;
         int64_t day = gl_floor_to(hour, 86400);
         if (!nb || b[nb - 1].day != day || b[nb - 1].price != pi ||
@@ -254,11 +289,15 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
             b = gl_xrealloc(b, (nb + 1) * sizeof *b);
             b[nb++] = (struct bucket){gl_strdup(cluster), gl_strdup(model), day, pi, 0, 0};
         }
-        b[nb - 1].idle += sqlite3_column_int64(st, 3);
-        b[nb - 1].overhead += sqlite3_column_int64(st, 4);
+        if (__builtin_add_overflow(b[nb - 1].idle, sqlite3_column_int64(st, 3), &b[nb - 1].idle) ||
+            __builtin_add_overflow(b[nb - 1].overhead, sqlite3_column_int64(st, 4),
+                                   &b[nb - 1].overhead)) {
+            rc = overflow(set, "(idle and overhead)", cluster, model, "the daily MiB·s", err);
+            break;
+        }
     }
     if (!rc && sr != SQLITE_DONE)
-        rc = gl_store_fail(s, "reading idle", err);
+        rc = gl_usage_fail(s, &set->period, "reading idle", err);
     sqlite3_finalize(st);
     if (!rc)
         gl_sort(b, nb, sizeof *b, bucket_cmp);
@@ -280,30 +319,36 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
                     continue;
                 for (size_t d = 0; d < l->ndays; d++)
                     if (l->days[d].day == b[k].day)
-                        w[i] += l->days[d].mib_s;
+                        w[i] += l->days[d].mib_s; /* a few int64 terms: fits 128 bits */
             }
             total_w += w[i];
         }
         const char *kinds[2] = {"idle_share", "overhead_share"};
         int64_t qty[2] = {b[k].idle, b[k].overhead};
-        for (int kk = 0; kk < 2; kk++) {
+        for (int kk = 0; kk < 2 && !rc; kk++) {
             if (qty[kk] == 0)
                 continue;
             if (total_w == 0) {
                 struct gl_invoice *inv = invoice_for(set, c->platform_team);
                 struct gl_invoice_line *l = line_for(inv, b[k].cluster, b[k].model, kinds[kk], price);
-                l->mib_s += qty[kk];
-                line_add_day(l, b[k].day, qty[kk]);
+                if (!line_add(l, b[k].day, qty[kk]))
+                    rc = overflow(set, inv->team, b[k].cluster, b[k].model, kinds[kk], err);
                 continue;
             }
-            gl_split_largest_remainder(qty[kk], w, ninv, parts);
-            for (size_t i = 0; i < ninv; i++) {
+            if (!gl_split_largest_remainder(qty[kk], w, ninv, parts)) {
+                rc = overflow(set, "(idle and overhead)", b[k].cluster, b[k].model,
+                              "the proportional split", err);
+                break;
+            }
+            for (size_t i = 0; !rc && i < ninv; i++) {
                 if (parts[i] == 0)
                     continue;
                 struct gl_invoice_line *l =
                     line_for(&set->invoices[i], b[k].cluster, b[k].model, kinds[kk], price);
-                l->mib_s += (int64_t)parts[i];
-                line_add_day(l, b[k].day, (int64_t)parts[i]);
+                /* a part is at most qty[kk]: it fits int64 */
+                if (!line_add(l, b[k].day, (int64_t)parts[i]))
+                    rc = overflow(set, set->invoices[i].team, b[k].cluster, b[k].model,
+                                  kinds[kk], err);
             }
         }
     }
@@ -314,6 +359,17 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
         free(b[k].model);
     }
     free(b);
+    return rc;
+}
+
+/* Every team's files get a name of their own (gl_safe_name). */
+static enum gl_status check_file_names(const struct gl_invoice_set *set, struct gl_error *err)
+{
+    const char **ids = gl_xcalloc(set->n, sizeof *ids);
+    for (size_t i = 0; i < set->n; i++)
+        ids[i] = set->invoices[i].team;
+    enum gl_status rc = gl_safe_names_check(ids, set->n, err);
+    free(ids);
     return rc;
 }
 
@@ -339,17 +395,17 @@ static int line_cmp(const void *a, const void *b)
     return c;
 }
 
-static void info_add(struct gl_info_row **rows, size_t *n, const char *cluster, const char *model,
+/* False when a sum would not fit int64. */
+static bool info_add(struct gl_info_row **rows, size_t *n, const char *cluster, const char *model,
                      int64_t a, int64_t b)
 {
     for (size_t i = 0; i < *n; i++)
-        if (strcmp((*rows)[i].cluster, cluster) == 0 && strcmp((*rows)[i].model, model) == 0) {
-            (*rows)[i].a += a;
-            (*rows)[i].b += b;
-            return;
-        }
+        if (strcmp((*rows)[i].cluster, cluster) == 0 && strcmp((*rows)[i].model, model) == 0)
+            return !__builtin_add_overflow((*rows)[i].a, a, &(*rows)[i].a) &&
+                   !__builtin_add_overflow((*rows)[i].b, b, &(*rows)[i].b);
     *rows = gl_xrealloc(*rows, (*n + 1) * sizeof **rows);
     (*rows)[(*n)++] = (struct gl_info_row){gl_strdup(cluster), gl_strdup(model), a, b};
+    return true;
 }
 
 static struct gl_invoice *find_invoice(struct gl_invoice_set *set, const char *team)
@@ -377,7 +433,8 @@ static enum gl_status load_info(struct gl_store *s, struct gl_invoice_set *set,
     if (qrc)
         return qrc;
     int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+    enum gl_status rc = GL_OK;
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
         struct gl_invoice *inv = find_invoice(set, (const char *)sqlite3_column_text(st, 0));
         if (!inv)
             continue; /* teams with nothing billed get no invoice */
@@ -386,31 +443,33 @@ static enum gl_status load_info(struct gl_store *s, struct gl_invoice_set *set,
         const char *kind = (const char *)sqlite3_column_text(st, 3);
         int64_t day = sqlite3_column_int64(st, 4);
         int64_t q = sqlite3_column_int64(st, 5);
+        bool ok;
         if (strcmp(kind, "reserved_unused") == 0) {
-            info_add(&inv->waste, &inv->nwaste, cluster, model, q, 0);
+            ok = info_add(&inv->waste, &inv->nwaste, cluster, model, q, 0);
         } else if (strcmp(kind, "allocated") == 0) {
-            info_add(&inv->allocated, &inv->nallocated, cluster, model, q, 0);
+            ok = info_add(&inv->allocated, &inv->nallocated, cluster, model, q, 0);
         } else if (strcmp(kind, "allocated_gpu") == 0) {
-            info_add(&inv->allocated, &inv->nallocated, cluster, model, 0, q);
+            ok = info_add(&inv->allocated, &inv->nallocated, cluster, model, 0, q);
         } else {
             bool ppm = strcmp(kind, "busy_ppm") == 0;
-            info_add(&inv->compute, &inv->ncompute, cluster, model, ppm ? q : 0, ppm ? 0 : q);
-            for (size_t j = 0; j < inv->nlines; j++) {
+            ok = info_add(&inv->compute, &inv->ncompute, cluster, model, ppm ? q : 0, ppm ? 0 : q);
+            for (size_t j = 0; ok && j < inv->nlines; j++) {
                 struct gl_invoice_line *l = &inv->lines[j];
                 if (strcmp(l->cluster, cluster) != 0 || strcmp(l->model, model) != 0 ||
                     (strcmp(l->kind, "memory_used") != 0 && strcmp(l->kind, "reserved_unused") != 0))
                     continue;
-                for (size_t d = 0; d < l->ndays; d++)
+                for (size_t d = 0; ok && d < l->ndays; d++)
                     if (l->days[d].day == day) {
-                        if (ppm)
-                            l->days[d].busy_ppm += q;
-                        else
-                            l->days[d].busy_steps += q;
+                        int64_t *x = ppm ? &l->days[d].busy_ppm : &l->days[d].busy_steps;
+                        ok = !__builtin_add_overflow(*x, q, x);
                     }
             }
         }
+        if (!ok)
+            rc = overflow(set, inv->team, cluster, model, kind, err);
     }
-    enum gl_status rc = sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading allocation", err);
+    if (!rc && sr != SQLITE_DONE)
+        rc = gl_usage_fail(s, &set->period, "reading allocation", err);
     sqlite3_finalize(st);
     return rc;
 }
@@ -449,7 +508,7 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
         a->last_seen = sqlite3_column_int64(st, 9);
         a->mib_s = sqlite3_column_int64(st, 10);
     }
-    enum gl_status rc = sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading anomalies", err);
+    enum gl_status rc = sr == SQLITE_DONE ? GL_OK : gl_usage_fail(s, p, "reading anomalies", err);
     sqlite3_finalize(st);
     if (rc)
         gl_anomalies_free(out);
@@ -490,10 +549,13 @@ enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
                   line_cmp);
         rc = price_lines(c, s, set, prices, err);
     }
+    free(pl.last_model);
     if (!rc)
         rc = load_info(s, set, err);
     for (size_t i = 0; !rc && i < set->n; i++)
         rc = gl_anomalies_load(s, p, set->invoices[i].team, &set->invoices[i].anomalies, err);
+    if (!rc)
+        rc = check_file_names(set, err);
     if (rc) {
         gl_invoices_free(set);
         return rc;
@@ -537,7 +599,7 @@ gl_i128 gl_line_gbh_nano(const struct gl_invoice_line *l)
     return l->corrected_period[0] ? l->qty_nano : gl_gbh_nano(l->mib_s);
 }
 
-void gl_invoices_finish(struct gl_invoice_set *set)
+enum gl_status gl_invoices_finish(struct gl_invoice_set *set, struct gl_error *err)
 {
     gl_sort(set->invoices, set->n, sizeof *set->invoices, invoice_cmp);
     for (size_t i = 0; i < set->n; i++) {
@@ -545,8 +607,11 @@ void gl_invoices_finish(struct gl_invoice_set *set)
         gl_sort(inv->lines, inv->nlines, sizeof *inv->lines, line_cmp);
         inv->total = 0;
         for (size_t j = 0; j < inv->nlines; j++)
-            inv->total += inv->lines[j].amount;
+            if (__builtin_add_overflow(inv->total, inv->lines[j].amount, &inv->total))
+                return overflow(set, inv->team, inv->lines[j].cluster, inv->lines[j].model,
+                                "the invoice total", err);
     }
+    return check_file_names(set, err);
 }
 
 static void info_free(struct gl_info_row *rows, size_t n)
@@ -572,6 +637,7 @@ void gl_invoices_free(struct gl_invoice_set *set)
         }
         free(inv->lines);
         free(inv->team);
+        free(inv->invoice_id);
         info_free(inv->waste, inv->nwaste);
         info_free(inv->allocated, inv->nallocated);
         info_free(inv->compute, inv->ncompute);

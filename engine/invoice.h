@@ -67,7 +67,7 @@ struct gl_invoice {
     char *team;
     const char *team_name;   /* catalogue name, else the id */
     const char *cost_center; /* NULL when unknown */
-    char invoice_id[300];
+    char *invoice_id;        /* "GL-<period>-<team>", whole */
     struct gl_invoice_line *lines;
     size_t nlines;
     gl_i128 total;
@@ -85,7 +85,9 @@ struct gl_invoice_set {
 
 /* Builds every team's invoice for period p. On success *out is owned by the
  * caller (gl_invoices_free). A GPU model with usage and no price is a config
- * error naming the model. */
+ * error naming the model; a sum beyond 64 bits (MiB·s) or 128 bits (money)
+ * is a runtime error naming team, model and period; so are two team ids
+ * whose file names (gl_safe_name) would collide. */
 enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
                                  const struct gl_price_table *prices, const struct gl_period *p,
                                  struct gl_invoice_set **out, struct gl_error *err);
@@ -101,13 +103,14 @@ void *gl_anomaly_json(const struct gl_anomaly *a);
 
 /* A correction line (days filled by the caller with exact differences):
  * added to team's invoice, created when needed. gl_invoices_finish sorts
- * and re-totals after corrections were added. */
+ * and re-totals after corrections were added (an error when a total
+ * overflows, or when two teams' file names would collide). */
 struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, const char *team,
                                                   const char *cluster, const char *model,
                                                   const char *kind,
                                                   const struct gl_price_entry *price,
                                                   const char *corrected_period);
-void gl_invoices_finish(struct gl_invoice_set *set);
+enum gl_status gl_invoices_finish(struct gl_invoice_set *set, struct gl_error *err);
 
 /* GB-hours × 10^9 as printed for a line's day / a line: rounded from MiB·s,
  * or for a correction the difference of printed figures (SPEC §9). */

@@ -1,6 +1,8 @@
 /* money — exact decimal arithmetic on 128-bit integers. */
 #include "money.h"
 
+#include "util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,10 +114,10 @@ void gl_dec_format_trim(gl_i128 v, int scale, char *buf, size_t n)
         strcpy(buf, "0");
 }
 
-gl_i128 gl_gbh_nano(int64_t mib_s)
+gl_i128 gl_gbh_nano(gl_i128 mib_s)
 {
     /* GB-h = MiB·s × 2^20 / (10^9 × 3600); ×10^9 → MiB·s × 2^20 / 3600. */
-    return gl_div_half_even((gl_i128)mib_s * 1048576, 3600);
+    return gl_div_half_even(mib_s * 1048576, 3600);
 }
 
 bool gl_amount_minor(int64_t mib_s, gl_i128 price12, int minor_digits, gl_i128 *out)
@@ -130,51 +132,51 @@ bool gl_amount_minor(int64_t mib_s, gl_i128 price12, int minor_digits, gl_i128 *
     return true;
 }
 
-void gl_split_largest_remainder(gl_i128 total, const gl_i128 *weights, size_t n,
+bool gl_split_largest_remainder(gl_i128 total, const gl_i128 *weights, size_t n,
                                 gl_i128 *parts)
 {
     if (n == 0)
-        return;
+        return true;
     bool neg = total < 0;
     gl_i128 t = neg ? -total : total;
     gl_i128 w = 0;
     for (size_t i = 0; i < n; i++)
-        w += weights[i];
+        if (weights[i] < 0 || __builtin_add_overflow(w, weights[i], &w))
+            return false;
     if (w == 0) {
         for (size_t i = 0; i < n; i++)
             parts[i] = 0;
         parts[0] = total;
-        return;
+        return true;
     }
-    gl_i128 *rem = malloc(n * sizeof *rem);
+    gl_i128 *rem = gl_xcalloc(n, sizeof *rem);
     gl_i128 given = 0;
-    for (size_t i = 0; i < n; i++) {
-        gl_i128 prod = t * weights[i];
-        parts[i] = prod / w;
-        if (rem)
-            rem[i] = prod % w;
-        given += parts[i];
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        gl_i128 prod;
+        ok = !__builtin_mul_overflow(t, weights[i], &prod);
+        parts[i] = ok ? prod / w : 0;
+        rem[i] = ok ? prod % w : 0;
+        given += parts[i]; /* Σ floor(t × w_i / w) ≤ t */
     }
-    gl_i128 left = t - given; /* < n */
+    gl_i128 left = ok ? t - given : 0; /* < n */
     while (left > 0) {
         size_t best = 0;
         gl_i128 best_rem = -1;
-        for (size_t i = 0; i < n; i++) {
-            gl_i128 r = rem ? rem[i] : weights[i];
-            if (r > best_rem) {
-                best_rem = r;
+        for (size_t i = 0; i < n; i++)
+            if (rem[i] > best_rem) {
+                best_rem = rem[i];
                 best = i;
             }
-        }
         parts[best]++;
-        if (rem)
-            rem[best] = -1;
+        rem[best] = -1;
         left--;
     }
     free(rem);
     if (neg)
         for (size_t i = 0; i < n; i++)
             parts[i] = -parts[i];
+    return ok;
 }
 
 int gl_currency_minor_digits(const char *code)

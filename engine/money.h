@@ -32,8 +32,9 @@ void gl_dec_format_trim(gl_i128 v, int scale, char *buf, size_t n);
 /* 10^k for 0 <= k <= 38. */
 gl_i128 gl_pow10(int k);
 
-/* GB-hours ×10^9 of a MiB·s quantity, half-even. */
-gl_i128 gl_gbh_nano(int64_t mib_s);
+/* GB-hours ×10^9 of a MiB·s quantity (|mib_s| < 2^100: a sum of int64
+ * figures), half-even. */
+gl_i128 gl_gbh_nano(gl_i128 mib_s);
 
 /* Amount in minor units of mib_s at price12 (per GB-hour ×10^12), half-even.
  * False on overflow. */
@@ -41,9 +42,11 @@ bool gl_amount_minor(int64_t mib_s, gl_i128 price12, int minor_digits, gl_i128 *
 
 /* Splits total (>= 0 or < 0) into n parts proportional to weights (>= 0)
  * by floor shares plus largest remainder, ties to the lower index. When all
- * weights are 0 the whole goes to part 0. Parts always sum to total. */
-void gl_split_largest_remainder(gl_i128 total, const gl_i128 *weights, size_t n,
-                                gl_i128 *parts);
+ * weights are 0 the whole goes to part 0. Parts always sum to total. False
+ * (parts unusable) when a weight is negative or |total| × a weight or the
+ * sum of the weights does not fit 128 bits. */
+bool gl_split_largest_remainder(gl_i128 total, const gl_i128 *weights, size_t n,
+                                gl_i128 *parts) __attribute__((warn_unused_result));
 
 /* Minor-unit digits of an ISO 4217 code; -1 when not three A-Z letters. */
 int gl_currency_minor_digits(const char *code);

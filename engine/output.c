@@ -60,17 +60,21 @@ static void sink_one(void *ctx, const char *team, const char *json, const char *
         return;
     k->count++;
     if (k->dir) {
-        char path[4096], safe[256];
-        snprintf(path, sizeof path, "%s/invoice-%s-%s.%s", k->dir, k->period,
-                 gl_safe_name(team, safe, sizeof safe), k->md ? "md" : "json");
+        char *safe = gl_safe_name(team); /* bounded: see util.h */
+        struct gl_buf path;
+        gl_buf_init(&path);
+        gl_buf_printf(&path, "%s/invoice-%s-%s.%s", k->dir, k->period, safe, k->md ? "md" : "json");
+        free(safe);
         const char *text = k->md ? md : json;
         struct gl_buf b;
         gl_buf_init(&b);
         gl_buf_puts(&b, text);
         if (!k->md)
             gl_buf_puts(&b, "\n");
-        k->rc = gl_write_atomic(path, b.data, b.len, k->err);
+        k->rc = path.data ? gl_write_atomic(path.data, b.data, b.len, k->err)
+                          : gl_error_set(k->err, GL_ERR_RUNTIME, "out of memory");
         gl_buf_free(&b);
+        gl_buf_free(&path);
     } else if (k->md) {
         if (k->count > 1)
             fputs("\n---\n\n", stdout);

@@ -49,17 +49,20 @@ static enum gl_status row_fail(struct load_ctx *x, const char *col, const char *
 
 static enum gl_status row_fail(struct load_ctx *x, const char *col, const char *fmt, ...)
 {
-    char what[512];
+    struct gl_buf what;
+    gl_buf_init(&what);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    gl_buf_vprintf(&what, fmt, ap);
     va_end(ap);
+    const char *w = what.data ? what.data : "";
     if (x->entries)
         x->rc = gl_error_set(x->err, GL_ERR_CONFIG, "%s: prices.entries[%d]: %s%s%s", x->t->file,
-                             x->row - 2, col ? col : "", col ? ": " : "", what);
+                             x->row - 2, col ? col : "", col ? ": " : "", w);
     else
         x->rc = gl_error_set(x->err, GL_ERR_CONFIG, "%s:%d: %s%s%s", x->t->file, x->row,
-                             col ? col : "", col ? ": " : "", what);
+                             col ? col : "", col ? ": " : "", w);
+    gl_buf_free(&what);
     return x->rc;
 }
 
@@ -124,6 +127,12 @@ static void parse_row(struct load_ctx *x)
                  GL_PRICE_DECIMALS);
         goto fail;
     }
+    if (e.price12 >= GL_PRICE_MAX12) {
+        /* keeps the GPU-Hours conversion (× 10^12) inside 128 bits */
+        row_fail(x, "price", "\"%s\" is too large: prices must be below 10^%d per unit", f[2],
+                 GL_PRICE_MAX_DIGITS);
+        goto fail;
+    }
     if (strcmp(f[3], x->currency) != 0) {
         row_fail(x, "currency", "\"%s\" differs from billing.currency \"%s\"", f[3], x->currency);
         goto fail;
@@ -150,12 +159,13 @@ static void parse_row(struct load_ctx *x)
     }
     e.pattern = gl_strdup(f[0]);
     e.currency = gl_strdup(f[3]);
-    char id[300];
-    if (x->entries)
-        snprintf(id, sizeof id, "config:%d", x->row - 1);
-    else
-        snprintf(id, sizeof id, "%s:%d", x->base, x->row);
-    e.id = gl_strdup(id);
+    struct gl_buf id;
+    gl_buf_init(&id);
+    bool id_ok = x->entries ? gl_buf_printf(&id, "config:%d", x->row - 1)
+                            : gl_buf_printf(&id, "%s:%d", x->base, x->row);
+    e.id = id_ok ? id.data : gl_strdup("");
+    if (!id_ok)
+        gl_buf_free(&id);
     struct gl_price_table *t = x->t;
     t->entries = gl_xrealloc(t->entries, (t->n + 1) * sizeof *t->entries);
     t->entries[t->n++] = e;
@@ -299,7 +309,7 @@ enum gl_status gl_price_per_gbh(const struct gl_price_table *t, const struct gl_
     if (e->has_capacity) {
         /* price12 / capacity_gb = price12 × 10^12 / capacity_gb12 */
         if (__builtin_mul_overflow(e->price12, gl_pow10(12), &num))
-            goto too_large;
+            goto overflow;
         *out = gl_div_half_even(num, e->capacity_gb12);
         return GL_OK;
     }
@@ -310,13 +320,13 @@ enum gl_status gl_price_per_gbh(const struct gl_price_table *t, const struct gl_
                             t->file, e->row, model);
     /* capacity GB = mib × 2^20 / 10^9 → price12 × 10^9 / (mib × 2^20) */
     if (__builtin_mul_overflow(e->price12, gl_pow10(9), &num))
-        goto too_large;
+        goto overflow;
     *out = gl_div_half_even(num, (gl_i128)measured_capacity_mib * 1048576);
     return GL_OK;
-too_large:
+overflow: /* not reached: prices are below GL_PRICE_MAX12 */
     return gl_error_set(err, GL_ERR_CONFIG,
-                        "%s:%d: GPU-Hours price for \"%s\" is too large to convert to a price "
-                        "per GB-hour",
+                        "%s:%d: GPU-Hours price for \"%s\" overflows 128 bits when converted "
+                        "to a price per GB-hour",
                         t->file, e->row, model);
 }
 

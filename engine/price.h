@@ -18,6 +18,11 @@
 
 enum gl_price_unit { GL_PRICE_GB_HOURS, GL_PRICE_GPU_HOURS };
 
+/* Prices are below 10^14 per unit (a config error otherwise), so that
+ * price12 × 10^12 (the GPU-Hours conversion) fits 128 bits. */
+#define GL_PRICE_MAX_DIGITS 14
+#define GL_PRICE_MAX12 ((gl_i128)100000000000000 * 1000000000000)
+
 struct gl_price_entry {
     int row;             /* CSV row, header = 1 */
     char *id;            /* "<basename>:<row>" */

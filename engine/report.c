@@ -89,7 +89,7 @@ static void shorten(const char *s, size_t max_cp, char *buf, size_t n)
     memcpy(buf + keep, "\xe2\x80\xa6", 4);
 }
 
-static void fmt_gbh(int64_t mib_s, char *buf, size_t n)
+static void fmt_gbh(gl_i128 mib_s, char *buf, size_t n)
 {
     gl_dec_format(gl_gbh_nano(mib_s), GL_GBH_DECIMALS, buf, n);
 }
@@ -154,11 +154,14 @@ static const char *const palette[] = {"#2563eb", "#16a34a", "#9333ea", "#ea580c"
 
 /* ------------------------------------------------------------- file names */
 
-void gl_report_team_file(const char *period, const char *team, const char *ext, char *buf,
-                         size_t n)
+char *gl_report_team_file(const char *period, const char *team, const char *ext)
 {
-    char safe[256];
-    snprintf(buf, n, "report-%s-%s.%s", period, gl_safe_name(team, safe, sizeof safe), ext);
+    char *safe = gl_safe_name(team);
+    size_t n = strlen(period) + strlen(safe) + strlen(ext) + 10;
+    char *name = gl_xcalloc(n, 1);
+    snprintf(name, n, "report-%s-%s.%s", period, safe, ext);
+    free(safe);
+    return name;
 }
 
 /* Renders a page in memory, then writes dir/name through gl_write_atomic
@@ -263,6 +266,15 @@ static void team_usage_free(struct team_usage *u)
     memset(u, 0, sizeof *u);
 }
 
+static enum gl_status team_overflow(const struct gl_period *p, const struct gl_invoice *inv,
+                                    const char *what, struct gl_error *err)
+{
+    return gl_error_set(err, GL_ERR_RUNTIME,
+                        "integer overflow: %s (MiB·s) of team \"%.300s\" in period %s exceed "
+                        "the 64-bit range (the stored usage holds implausible samples)",
+                        what, inv->team, p->name);
+}
+
 static enum gl_status load_team(struct gl_store *s, const struct gl_period *p,
                                 const struct gl_invoice *inv, const struct day_axis *ax,
                                 struct team_usage *u, struct gl_error *err)
@@ -299,15 +311,19 @@ static enum gl_status load_team(struct gl_store *s, const struct gl_period *p,
         int64_t i = (sqlite3_column_int64(st, 0) - ax->first) / 86400;
         if (i < 0 || (size_t)i >= ax->n)
             continue; /* cannot happen: the axis spans every usage hour */
-        u->days[i].used += sqlite3_column_int64(st, 1);
-        u->days[i].allocated += sqlite3_column_int64(st, 2);
-        u->days[i].waste += sqlite3_column_int64(st, 3);
-        u->used += sqlite3_column_int64(st, 1);
-        u->allocated += sqlite3_column_int64(st, 2);
-        u->waste += sqlite3_column_int64(st, 3);
+        int64_t q[3] = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                        sqlite3_column_int64(st, 3)};
+        int64_t *day[3] = {&u->days[i].used, &u->days[i].allocated, &u->days[i].waste};
+        int64_t *all[3] = {&u->used, &u->allocated, &u->waste};
+        for (int k = 0; k < 3; k++)
+            if (__builtin_add_overflow(*day[k], q[k], day[k]) ||
+                __builtin_add_overflow(*all[k], q[k], all[k])) {
+                rc = team_overflow(p, inv, "the daily usage", err);
+                goto done;
+            }
     }
     if (sr != SQLITE_DONE) {
-        rc = gl_store_fail(s, "report: reading daily usage", err);
+        rc = gl_usage_fail(s, p, "report: reading daily usage", err);
         goto done;
     }
     sqlite3_finalize(st);
@@ -319,18 +335,20 @@ static enum gl_status load_team(struct gl_store *s, const struct gl_period *p,
         if (!idle && strcmp(l->kind, "overhead_share") != 0)
             continue;
         u->has_shares = true;
-        if (idle)
-            u->idle_share += l->mib_s;
-        else
-            u->overhead_share += l->mib_s;
+        int64_t *all = idle ? &u->idle_share : &u->overhead_share;
+        if (__builtin_add_overflow(*all, l->mib_s, all)) {
+            rc = team_overflow(p, inv, l->kind, err);
+            goto done;
+        }
         for (size_t d = 0; d < l->ndays; d++) {
             int64_t i = (l->days[d].day - ax->first) / 86400;
             if (i < 0 || (size_t)i >= ax->n)
                 continue;
-            if (idle)
-                u->days[i].idle += l->days[d].mib_s;
-            else
-                u->days[i].overhead += l->days[d].mib_s;
+            int64_t *day = idle ? &u->days[i].idle : &u->days[i].overhead;
+            if (__builtin_add_overflow(*day, l->days[d].mib_s, day)) {
+                rc = team_overflow(p, inv, l->kind, err);
+                goto done;
+            }
         }
     }
     if ((rc = gl_store_query_period(s, pods_sql, p->start, p->end, &st,
@@ -351,7 +369,7 @@ static enum gl_status load_team(struct gl_store *s, const struct gl_period *p,
         u->pods_total = sqlite3_column_int64(st, 7);
     }
     if (sr != SQLITE_DONE && sr != SQLITE_ROW)
-        rc = gl_store_fail(s, "report: reading pods", err);
+        rc = gl_usage_fail(s, p, "report: reading pods", err);
 done:
     sqlite3_finalize(st);
     if (rc)
@@ -462,7 +480,7 @@ static enum gl_status load_fleet(struct gl_store *s, const struct gl_period *p, 
             m->v[k] = sqlite3_column_int64(st, k + 2);
     }
     if (sr != SQLITE_DONE) {
-        rc = gl_store_fail(s, "report: fleet totals", err);
+        rc = gl_usage_fail(s, p, "report: fleet totals", err);
         goto done;
     }
     sqlite3_finalize(st);
@@ -483,7 +501,7 @@ static enum gl_status load_fleet(struct gl_store *s, const struct gl_period *p, 
             (struct fleet_team){(int)fl->nteams - 1, sqlite3_column_int64(st, 3)};
     }
     if (sr != SQLITE_DONE) {
-        rc = gl_store_fail(s, "report: fleet teams", err);
+        rc = gl_usage_fail(s, p, "report: fleet teams", err);
         goto done;
     }
     sqlite3_finalize(st);
@@ -506,7 +524,7 @@ static enum gl_status load_fleet(struct gl_store *s, const struct gl_period *p, 
         d->unknown = unknown;
     }
     if (sr != SQLITE_DONE)
-        rc = gl_store_fail(s, "report: fleet devices", err);
+        rc = gl_usage_fail(s, p, "report: fleet devices", err);
 done:
     sqlite3_finalize(st);
     if (rc)
@@ -730,14 +748,15 @@ static void svg_fleet(FILE *f, const struct fleet *fl)
     for (size_t i = 0; i < fl->n; i++) {
         const struct fleet_model *m = &fl->m[i];
         int y = (int)i * ROW;
-        int64_t overhead = m->v[F_RESERVED] + m->v[F_UNATTR];
-        int64_t billed = 0;
+        /* 128-bit sums of int64 figures: cannot overflow */
+        gl_i128 overhead = (gl_i128)m->v[F_RESERVED] + m->v[F_UNATTR];
+        gl_i128 billed = 0;
         for (size_t k = 0; k < m->nteams; k++)
             billed += m->teams[k].q;
         /* Segments tile the bar by cumulative position; when Σ billed
          * exceeds capacity (excess), the bar is that sum and a line marks
          * capacity. */
-        gl_i128 denom = (gl_i128)billed + overhead + m->v[F_IDLE];
+        gl_i128 denom = billed + overhead + m->v[F_IDLE];
         if (denom < m->v[F_CAP])
             denom = m->v[F_CAP];
         char cap[64], lbl[300];
@@ -754,7 +773,7 @@ static void svg_fleet(FILE *f, const struct fleet *fl)
         int by = y + 24;
         for (size_t k = 0; k <= m->nteams + 1; k++) {
             const char *name, *color;
-            int64_t q;
+            gl_i128 q;
             if (k < m->nteams) {
                 name = fl->teams[m->teams[k].team];
                 color = palette[(size_t)m->teams[k].team % NPALETTE];
@@ -1491,11 +1510,11 @@ struct fleet_ctx {
 
 static bool fleet_reconciles(const struct fleet_model *m)
 {
-    int64_t billed = 0;
+    gl_i128 billed = 0; /* 128-bit sums of int64 figures: cannot overflow */
     for (size_t k = 0; k < m->nteams; k++)
         billed += m->teams[k].q;
     /* capacity = billed teams + idle + overhead − excess, exactly (as summary.c) */
-    return billed == m->v[F_USED] + m->v[F_RUB] &&
+    return billed == (gl_i128)m->v[F_USED] + m->v[F_RUB] &&
            m->v[F_CAP] == billed + m->v[F_IDLE] + m->v[F_RESERVED] + m->v[F_UNATTR] -
                               m->v[F_EXCESS];
 }
@@ -1508,13 +1527,13 @@ static const char *const fleet_heads[FLEET_COLS] = {
     "Capacity", "Billed to teams", "of which reserved-unused", "Idle", "Overhead",
     "of which driver-reserved", "of which unattributed", "Excess"};
 
-static void fleet_values(const struct fleet_model *m, int64_t v[FLEET_COLS])
+static void fleet_values(const struct fleet_model *m, gl_i128 v[FLEET_COLS])
 {
     v[0] = m->v[F_CAP];
-    v[1] = m->v[F_USED] + m->v[F_RUB];
+    v[1] = (gl_i128)m->v[F_USED] + m->v[F_RUB];
     v[2] = m->v[F_RUB];
     v[3] = m->v[F_IDLE];
-    v[4] = m->v[F_RESERVED] + m->v[F_UNATTR];
+    v[4] = (gl_i128)m->v[F_RESERVED] + m->v[F_UNATTR];
     v[5] = m->v[F_RESERVED];
     v[6] = m->v[F_UNATTR];
     v[7] = m->v[F_EXCESS];
@@ -1545,12 +1564,13 @@ static void fleet_html(FILE *f, const void *vctx)
     const struct fleet *fl = x->fl;
     const struct gl_period *p = &x->set->period;
     char a[96], b[96], q[96];
-    int64_t cap = 0, billed = 0, idle = 0, overhead = 0, excess = 0;
+    /* 128-bit sums of int64 figures: cannot overflow */
+    gl_i128 cap = 0, billed = 0, idle = 0, overhead = 0, excess = 0;
     for (size_t i = 0; i < fl->n; i++) {
         cap += fl->m[i].v[F_CAP];
-        billed += fl->m[i].v[F_USED] + fl->m[i].v[F_RUB];
+        billed += (gl_i128)fl->m[i].v[F_USED] + fl->m[i].v[F_RUB];
         idle += fl->m[i].v[F_IDLE];
-        overhead += fl->m[i].v[F_RESERVED] + fl->m[i].v[F_UNATTR];
+        overhead += (gl_i128)fl->m[i].v[F_RESERVED] + fl->m[i].v[F_UNATTR];
         excess += fl->m[i].v[F_EXCESS];
     }
     snprintf(a, sizeof a, "%s", p->name);
@@ -1605,7 +1625,7 @@ static void fleet_html(FILE *f, const void *vctx)
         fputs("</td><td class=\"t\">", f);
         html(f, m->model);
         fputs("</td>", f);
-        int64_t v[FLEET_COLS];
+        gl_i128 v[FLEET_COLS];
         fleet_values(m, v);
         for (int k = 0; k < FLEET_COLS; k++) {
             if (!fleet_col_shown(c, fl, k))
@@ -1645,8 +1665,7 @@ static void fleet_html(FILE *f, const void *vctx)
             c->currency);
     for (size_t i = 0; i < x->set->n; i++) {
         const struct gl_invoice *inv = &x->set->invoices[i];
-        char file[512];
-        gl_report_team_file(p->name, inv->team, "html", file, sizeof file);
+        char *file = gl_report_team_file(p->name, inv->team, "html");
         fputs("<tr><td><code>", f);
         html(f, inv->team);
         fputs("</code></td><td>", f);
@@ -1657,6 +1676,7 @@ static void fleet_html(FILE *f, const void *vctx)
         html(f, inv->invoice_id);
         fputs("</td><td><a href=\"", f);
         html(f, file);
+        free(file);
         fputs("\">report</a></td><td class=\"n\" data-team=\"", f);
         html(f, inv->team);
         gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
@@ -1717,17 +1737,17 @@ static void fleet_md(FILE *f, const void *vctx)
     fprintf(f, "\n- Billing basis: `%s`\n\n**All invoices: %s %s**\n\n",
             c->basis == GL_BASIS_MAX ? "max" : "used", a, c->currency);
     {
-        int64_t cap = 0, billed = 0, idle = 0, overhead = 0;
+        gl_i128 cap = 0, billed = 0, idle = 0, overhead = 0; /* cannot overflow */
         for (size_t i = 0; i < fl->n; i++) {
             cap += fl->m[i].v[F_CAP];
-            billed += fl->m[i].v[F_USED] + fl->m[i].v[F_RUB];
+            billed += (gl_i128)fl->m[i].v[F_USED] + fl->m[i].v[F_RUB];
             idle += fl->m[i].v[F_IDLE];
-            overhead += fl->m[i].v[F_RESERVED] + fl->m[i].v[F_UNATTR];
+            overhead += (gl_i128)fl->m[i].v[F_RESERVED] + fl->m[i].v[F_UNATTR];
         }
         fmt_gbh(cap, q, sizeof q);
         fprintf(f, "| Capacity GB-h | Billed to teams GB-h | Idle GB-h | Overhead GB-h |\n"
                    "|---:|---:|---:|---:|\n| %s", q);
-        int64_t parts[] = {billed, idle, overhead};
+        gl_i128 parts[] = {billed, idle, overhead};
         for (int k = 0; k < 3; k++) {
             fmt_gbh(parts[k], a, sizeof a);
             fmt_share(parts[k], cap, b, sizeof b);
@@ -1752,7 +1772,7 @@ static void fleet_md(FILE *f, const void *vctx)
         md(f, m->cluster);
         fputs(" | ", f);
         md(f, m->model);
-        int64_t v[FLEET_COLS];
+        gl_i128 v[FLEET_COLS];
         fleet_values(m, v);
         for (int k = 0; k < FLEET_COLS; k++) {
             if (!fleet_col_shown(c, fl, k))
@@ -1785,8 +1805,7 @@ static void fleet_md(FILE *f, const void *vctx)
                "|---|---|---|---|---|---:|\n", c->currency);
     for (size_t i = 0; i < x->set->n; i++) {
         const struct gl_invoice *inv = &x->set->invoices[i];
-        char file[512];
-        gl_report_team_file(p->name, inv->team, "md", file, sizeof file);
+        char *file = gl_report_team_file(p->name, inv->team, "md");
         fputs("| ", f);
         md(f, inv->team);
         fputs(" | ", f);
@@ -1797,6 +1816,7 @@ static void fleet_md(FILE *f, const void *vctx)
         md(f, inv->invoice_id);
         fputs(" | ", f);
         md(f, file);
+        free(file);
         gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
         fprintf(f, " | %s |\n", a);
     }
@@ -1858,12 +1878,13 @@ enum gl_status gl_report_write(const struct gl_config *c, struct gl_store *s,
         if ((rc = load_team(s, p, inv, &ax, &u, err)))
             break;
         struct team_ctx ctx = {c, set, inv, &u, &ax};
-        char name[512];
-        gl_report_team_file(p->name, inv->team, "html", name, sizeof name);
+        char *name = gl_report_team_file(p->name, inv->team, "html");
         rc = write_page(dir, name, team_html, &ctx, err);
+        free(name);
         if (!rc) {
-            gl_report_team_file(p->name, inv->team, "md", name, sizeof name);
+            name = gl_report_team_file(p->name, inv->team, "md");
             rc = write_page(dir, name, team_md, &ctx, err);
+            free(name);
         }
         team_usage_free(&u);
         written++;
@@ -1874,7 +1895,7 @@ enum gl_status gl_report_write(const struct gl_config *c, struct gl_store *s,
     if ((rc = load_fleet(s, p, &fl, err)))
         return rc;
     struct fleet_ctx fctx = {c, set, &fl, &ax};
-    char name[64];
+    char name[64]; /* "fleet-YYYY-MM.html" */
     snprintf(name, sizeof name, "fleet-%s.html", p->name);
     rc = write_page(dir, name, fleet_html, &fctx, err);
     if (!rc) {
@@ -1921,7 +1942,7 @@ static void frozen_one(void *vctx, const char *team, const char *json, const cha
         if (strcmp(k->set->invoices[i].team, team) == 0)
             gl_dec_format(k->set->invoices[i].total, k->minor, now, sizeof now);
     if (strcmp(now, frozen_total) != 0)
-        snprintf(k->bad, sizeof k->bad, "team %s: frozen total %s, stored data now give %s",
+        snprintf(k->bad, sizeof k->bad, "team %.300s: frozen total %.40s, stored data now give %s",
                  team, frozen_total, now);
     cJSON_Delete(o);
 }

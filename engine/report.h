@@ -35,9 +35,8 @@ enum gl_status gl_report_write(const struct gl_config *c, struct gl_store *s,
                                const struct gl_invoice_set *set, const char *team,
                                const char *dir, struct gl_error *err);
 
-/* The file name (no directory) of a team's report:
- * report-<period>-<gl_safe_name(team)>.<ext>, at most n bytes into buf. */
-void gl_report_team_file(const char *period, const char *team, const char *ext, char *buf,
-                         size_t n);
+/* The file name (no directory) of a team's report, malloc'd (free()):
+ * report-<period>-<gl_safe_name(team)>.<ext>, far below NAME_MAX. */
+char *gl_report_team_file(const char *period, const char *team, const char *ext);
 
 #endif

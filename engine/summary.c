@@ -25,6 +25,46 @@ const char gl_summary_models_sql[] =
     " WHERE u.hour >= ?1 AND u.hour < ?2"
     " GROUP BY u.cluster, d.model ORDER BY u.cluster, d.model";
 
+enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, const char *what,
+                             struct gl_error *err)
+{
+    if (strcmp(sqlite3_errmsg(gl_store_db(s)), "integer overflow") != 0)
+        return gl_store_fail(s, what, err);
+    static const char *const locate[] = {
+        "SELECT u.team, u.cluster, d.model, u.kind FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2 GROUP BY 1, 2, 3, 4"
+        " HAVING TOTAL(u.quantity) >= 9.2e18 ORDER BY TOTAL(u.quantity) DESC LIMIT 1",
+        "SELECT '', u.cluster, d.model, u.kind FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2 GROUP BY 2, 3, 4"
+        " HAVING TOTAL(u.quantity) >= 9.2e18 ORDER BY TOTAL(u.quantity) DESC LIMIT 1",
+    };
+    struct gl_buf where;
+    gl_buf_init(&where);
+    for (size_t i = 0; i < 2 && !where.len; i++) {
+        sqlite3_stmt *st = NULL;
+        struct gl_error ignored;
+        if (gl_store_query_period(s, locate[i], p->start, p->end, &st, what, &ignored))
+            break;
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const char *team = (const char *)sqlite3_column_text(st, 0);
+            gl_buf_printf(&where, "%s%.300s%s cluster %.200s, GPU model \"%.200s\", kind %s: ",
+                          team[0] ? "team \"" : "all teams,", team, team[0] ? "\"," : "",
+                          (const char *)sqlite3_column_text(st, 1),
+                          (const char *)sqlite3_column_text(st, 2),
+                          (const char *)sqlite3_column_text(st, 3));
+        }
+        sqlite3_finalize(st);
+    }
+    enum gl_status rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                     "%s: %s for period %s: integer overflow: %sthe sum of MiB·s "
+                                     "exceeds the 64-bit range (the stored usage holds "
+                                     "implausible samples)",
+                                     sqlite3_db_filename(gl_store_db(s), "main"), what, p->name,
+                                     where.data ? where.data : "");
+    gl_buf_free(&where);
+    return rc;
+}
+
 static void add_gbh(cJSON *o, const char *key, int64_t mib_s)
 {
     char q[80];
@@ -51,12 +91,13 @@ static enum gl_status models(struct gl_store *s, const struct gl_period *p, cJSO
             v[k] = sqlite3_column_int64(st, (int)k + 2);
             add_gbh(o, model_kinds[k], v[k]);
         }
-        /* capacity = billed + idle + overhead − excess, exactly */
-        int64_t rhs = v[1] + v[2] + v[3] + v[4] + v[5] - v[6];
+        /* capacity = billed + idle + overhead − excess, exactly (128 bits:
+         * a sum of int64 terms cannot overflow it) */
+        gl_i128 rhs = (gl_i128)v[1] + v[2] + v[3] + v[4] + v[5] - v[6];
         cJSON_AddBoolToObject(o, "reconciles", rhs == v[0]);
         cJSON_AddItemToArray(arr, o);
     }
-    enum gl_status rc = src == SQLITE_DONE ? GL_OK : gl_store_fail(s, "summary per model", err);
+    enum gl_status rc = src == SQLITE_DONE ? GL_OK : gl_usage_fail(s, p, "summary per model", err);
     sqlite3_finalize(st);
     return rc;
 }
@@ -96,7 +137,7 @@ static enum gl_status devices(struct gl_store *s, const struct gl_period *p, cJS
         cJSON_AddBoolToObject(o, "unknown_usage", unknown > 0 || sqlite3_column_int64(st, 6) == 0);
         cJSON_AddItemToArray(arr, o);
     }
-    enum gl_status rc = src == SQLITE_DONE ? GL_OK : gl_store_fail(s, "summary per device", err);
+    enum gl_status rc = src == SQLITE_DONE ? GL_OK : gl_usage_fail(s, p, "summary per device", err);
     sqlite3_finalize(st);
     return rc;
 }

@@ -17,6 +17,14 @@
  * unattributed, idle, excess. The report's fleet page uses it too. */
 extern const char gl_summary_models_sql[];
 
+/* A failed step of a query summing period p's usage: SQLite's "integer
+ * overflow" (a SUM beyond int64: SQLite checks every integer SUM) becomes a
+ * runtime error naming the period and the team, cluster, model and kind
+ * whose MiB·s pass 2^63 (located with TOTAL(), a float used for naming
+ * only); any other failure is gl_store_fail's. */
+enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, const char *what,
+                             struct gl_error *err);
+
 /* Writes the summary as JSON (md = false) or Markdown to out. */
 enum gl_status gl_summary_write(struct gl_store *s, const struct gl_period *p, bool md, FILE *out,
                                 struct gl_error *err);

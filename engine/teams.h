@@ -12,12 +12,13 @@
 
 #include "config.h"
 #include "parse.h"
+#include "util.h"
 
-/* Writes the team of a pod in namespace ns into out (n bytes), given the
+/* Sets out to the whole team id of a pod in namespace ns, given the
  * kube_pod_labels and kube_namespace_labels series valid at the step (either
- * may be NULL). Returns out. */
+ * may be NULL). Returns out->data, or NULL when memory ran out. */
 const char *gl_team_resolve(const struct gl_config *c, const struct gl_series *pod_labels,
-                            const struct gl_series *ns_labels, const char *ns, char *out,
-                            size_t n);
+                            const struct gl_series *ns_labels, const char *ns,
+                            struct gl_buf *out);
 
 #endif

@@ -31,16 +31,28 @@ void gl_buf_reset(struct gl_buf *b)
 
 static bool buf_reserve(struct gl_buf *b, size_t extra)
 {
-    if (b->len + extra + 1 <= b->cap)
+    size_t need;
+    if (__builtin_add_overflow(b->len, extra, &need) || __builtin_add_overflow(need, 1, &need))
+        return false;
+    if (need <= b->cap)
         return true;
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
+    while (cap < need)
+        if (__builtin_mul_overflow(cap, 2, &cap))
+            return false;
     char *p = realloc(b->data, cap);
     if (!p)
         return false;
     b->data = p;
     b->cap = cap;
+    return true;
+}
+
+bool gl_buf_reserve(struct gl_buf *b, size_t extra)
+{
+    if (!buf_reserve(b, extra))
+        return false;
+    b->data[b->len] = '\0';
     return true;
 }
 
@@ -59,19 +71,26 @@ bool gl_buf_puts(struct gl_buf *b, const char *s)
     return gl_buf_append(b, s, strlen(s));
 }
 
+bool gl_buf_vprintf(struct gl_buf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0 || !buf_reserve(b, (size_t)n))
+        return false;
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+    return true;
+}
+
 bool gl_buf_printf(struct gl_buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    bool ok = gl_buf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (n < 0 || !buf_reserve(b, (size_t)n))
-        return false;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-    return true;
+    return ok;
 }
 
 void gl_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
@@ -234,25 +253,67 @@ enum gl_status gl_read_file_max(const char *path, size_t max, char **out, size_t
     return GL_OK;
 }
 
-const char *gl_safe_name(const char *s, char *out, size_t n)
+static bool safe_char(unsigned char ch, size_t at)
 {
-    const char *orig = s;
-    size_t j = 0;
-    for (; *s && j + 1 < n; s++) {
-        unsigned char ch = (unsigned char)*s;
-        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                  (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || (ch == '.' && j > 0);
-        out[j++] = ok ? (char)ch : '_';
-    }
-    if (j == 0 && n > 1)
-        out[j++] = '_';
-    out[j] = '\0';
-    /* a changed name gets a hash of the original, so that "a|b" and "a_b"
-     * do not write the same file */
-    if (strcmp(out, orig) != 0 && j + 10 < n)
-        snprintf(out + j, n - j, "-%08x",
-                 (unsigned)gl_hash_bytes(orig, strlen(orig), GL_HASH_SEED));
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '-' || ch == '_' || (ch == '.' && at > 0);
+}
+
+/* Ends in '-' and 16 lowercase hex digits: the suffix of a hashed name. */
+static bool looks_hashed(const char *s, size_t len)
+{
+    if (len < 17 || s[len - 17] != '-')
+        return false;
+    for (size_t i = len - 16; i < len; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return true;
+}
+
+char *gl_safe_name(const char *s)
+{
+    size_t len = strlen(s);
+    bool verbatim = len > 0 && len <= GL_SAFE_NAME_MAX && !looks_hashed(s, len);
+    for (size_t i = 0; verbatim && i < len; i++)
+        verbatim = safe_char((unsigned char)s[i], i);
+    if (verbatim)
+        return gl_strdup(s);
+    size_t keep = len < GL_SAFE_NAME_PREFIX ? len : GL_SAFE_NAME_PREFIX;
+    char *out = gl_xcalloc(keep + 18, 1);
+    for (size_t i = 0; i < keep; i++)
+        out[i] = safe_char((unsigned char)s[i], i) ? s[i] : '_';
+    snprintf(out + keep, 18, "-%016llx",
+             (unsigned long long)gl_hash_bytes(s, len, GL_HASH_SEED));
     return out;
+}
+
+struct named {
+    const char *id;
+    char *name;
+};
+
+static int named_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
+}
+
+enum gl_status gl_safe_names_check(const char *const *ids, size_t n, struct gl_error *err)
+{
+    struct named *v = gl_xcalloc(n, sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (struct named){ids[i], gl_safe_name(ids[i])};
+    gl_sort(v, n, sizeof *v, named_cmp);
+    enum gl_status rc = GL_OK;
+    for (size_t i = 1; i < n && !rc; i++)
+        if (strcmp(v[i - 1].name, v[i].name) == 0)
+            rc = gl_error_set(err, GL_ERR_CONFIG,
+                              "teams \"%.200s\" and \"%.200s\" would be written to the same "
+                              "file name \"%s\" (their hashes collide): rename one of them",
+                              v[i - 1].id, v[i].id, v[i].name);
+    for (size_t i = 0; i < n; i++)
+        free(v[i].name);
+    free(v);
+    return rc;
 }
 
 const char *gl_escape_ascii(const char *s, char *out, size_t n)

@@ -5,6 +5,7 @@
 #ifndef GL_UTIL_H
 #define GL_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,10 +24,14 @@ void gl_buf_init(struct gl_buf *b);
 void gl_buf_free(struct gl_buf *b);
 void gl_buf_reset(struct gl_buf *b);
 /* Return false on allocation failure (the buffer is unchanged). */
+/* Room for extra more bytes and a NUL after len (data is then non-NULL). */
+bool gl_buf_reserve(struct gl_buf *b, size_t extra);
 bool gl_buf_append(struct gl_buf *b, const void *data, size_t n);
 bool gl_buf_puts(struct gl_buf *b, const char *s);
 bool gl_buf_printf(struct gl_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+bool gl_buf_vprintf(struct gl_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /*
  * String interning: maps strings to dense ids 0..n-1. Strings are copied
@@ -63,10 +68,24 @@ char *gl_path_join(const char *dir, const char *path);
 /* Directory part of path ("." when none); malloc'd. */
 char *gl_path_dir(const char *path);
 
-/* A file-name-safe copy of s into out (n bytes): characters outside
- * [A-Za-z0-9._-] become '_' and a leading '.' too, so a hostile team or pod
- * name cannot leave the output folder. Returns out. */
-const char *gl_safe_name(const char *s, char *out, size_t n);
+/*
+ * A file-name part for an id (a team), malloc'd (free()), never NULL: at
+ * most GL_SAFE_NAME_MAX bytes of [A-Za-z0-9._-], never starting with '.', so
+ * a hostile or long id can neither leave the output folder nor exceed
+ * NAME_MAX with the "invoice-<period>-" / "report-<period>-" prefixes.
+ * An id that is already such a name (and does not end like a hashed one)
+ * is used as it is; any other id becomes the first GL_SAFE_NAME_PREFIX bytes
+ * of its sanitized form (other characters as '_'), '-' and the 16 hex
+ * digits of the FNV-1a 64-bit hash of the whole id. Verbatim names never
+ * end in "-" + 16 hex digits, so the two kinds cannot meet; two hashed ids
+ * meet only when their hashes do (gl_safe_names_check finds that).
+ */
+#define GL_SAFE_NAME_MAX 128
+#define GL_SAFE_NAME_PREFIX 64
+char *gl_safe_name(const char *s);
+/* GL_OK when the n ids (distinct strings) get distinct gl_safe_name names;
+ * else GL_ERR_CONFIG naming both ids and the name. */
+enum gl_status gl_safe_names_check(const char *const *ids, size_t n, struct gl_error *err);
 
 /* s for a message: printable ASCII kept, other bytes as \xNN. Returns out. */
 const char *gl_escape_ascii(const char *s, char *out, size_t n);

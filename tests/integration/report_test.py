@@ -290,15 +290,17 @@ class ReportTest(harness.Suite):
                 p.append("no fleet-%s.%s" % (period, ext))
         pages = {}
         for team in invoices:
-            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", team)
-            safe = "_" + safe[1:] if safe.startswith(".") else safe
-            if safe != team:
-                # a changed name carries the low 32 bits of the original's
-                # FNV-1a 64 hash, so distinct teams never share a file
+            raw = team.encode("utf-8")
+            safe = re.sub(rb"[^A-Za-z0-9_.-]", b"_", raw)
+            safe = (b"_" + safe[1:] if safe.startswith(b".") else safe).decode()
+            if safe != team or len(raw) > 128 or re.search(r"-[0-9a-f]{16}$", team):
+                # a changed (or long) name is the first 64 bytes sanitized
+                # and the whole id's FNV-1a 64 hash, so distinct teams never
+                # share a file (util.h gl_safe_name)
                 h = 1469598103934665603
-                for b in team.encode("utf-8"):
+                for b in raw:
                     h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-                safe += "-%08x" % (h & 0xFFFFFFFF)
+                safe = safe[:64] + "-%016x" % h
             base = "report-%s-%s" % (period, safe)
             if base + ".html" not in files or base + ".md" not in files:
                 p.append("team %r: no %s.html/.md" % (team, base))

@@ -181,8 +181,58 @@ static void test_device_keeps_known_model(void)
     teardown(&f);
 }
 
+/* 1000 MiB for one hour of team. */
+static bool add_team_hour(struct fixture *f, const char *team, const char *when)
+{
+    int64_t hour;
+    gl_time_parse(when, &hour);
+    struct gl_error err = {0};
+    return gl_store_begin(f->s, &err) == GL_OK &&
+           gl_store_add_usage(f->s, hour, "default", "ns", team, f->dev, team, "memory_used",
+                              1000LL * 3600, 0, hour, hour + 3540, &err) == GL_OK &&
+           gl_store_commit(f->s, &err) == GL_OK;
+}
+
+static void test_corrections_long_team_ids(void)
+{
+    /* Two 2,100-character team ids differing in the last character: each
+     * FOCUS key of a correction is its own team's (no key may be cut). */
+    struct fixture f;
+    if (!setup(&f)) {
+        CHECK(false);
+        return;
+    }
+    char t1[2101], t2[2101];
+    memset(t1, 'a', 2100);
+    t1[2100] = '\0';
+    memcpy(t2, t1, sizeof t1);
+    t1[2099] = '1';
+    t2[2099] = '2';
+    struct gl_error err = {0};
+    struct gl_period sep, oct;
+    gl_period_parse("2026-09", &sep);
+    gl_period_parse("2026-10", &oct);
+    CHECK(add_team_hour(&f, t1, "2026-09-10T00:00:00Z"));
+    CHECK(add_team_hour(&f, t2, "2026-09-10T00:00:00Z"));
+    CHECK(gl_period_close(f.cfg, f.s, f.prices, &sep, oct.start, &err) == GL_OK);
+    CHECK(add_team_hour(&f, t2, "2026-09-10T01:00:00Z")); /* late, team 2 only */
+    struct gl_invoice_set *set = NULL;
+    bool frozen = true;
+    CHECK(gl_period_invoices(f.cfg, f.s, f.prices, &oct, &set, &frozen, &err) == GL_OK);
+    CHECK(set && set->n == 1);
+    if (set && set->n == 1) {
+        CHECK_STR(set->invoices[0].team, t2);
+        const struct gl_invoice_line *l = correction(set);
+        CHECK(l && l->mib_s == 3600000 && l->amount == 105);
+        CHECK(strlen(set->invoices[0].invoice_id) == strlen("GL-2026-10-") + 2100);
+    }
+    gl_invoices_free(set);
+    teardown(&f);
+}
+
 int main(void)
 {
+    RUN(test_corrections_long_team_ids);
     RUN(test_device_keeps_known_model);
     RUN(test_close_and_correct);
     return TAP_END();

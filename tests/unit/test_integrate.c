@@ -6,6 +6,7 @@
 #include "integrate.h"
 #include "parse.h"
 #include "tap.h"
+#include "util.h"
 
 #define T0 1790985600 /* 2026-10-03T00:00:00Z */
 #define DEV "\"UUID\":\"GPU-1\",\"modelName\":\"NVIDIA A100-SXM4-80GB\",\"Hostname\":\"n1\""
@@ -31,35 +32,42 @@ static struct gl_config *config(const char *extra)
     return config_billing("\"currency\": \"USD\"", extra);
 }
 
-/* A matrix JSON from "labels|v0,v1,..." lines (v = '-' for no sample). */
-static void matrix(struct gl_matrix *m, const char *const *series, size_t n, size_t nsteps)
+/* A matrix JSON from "labels|v0,v1,..." lines (v = '-' for no sample) on a
+ * grid of step seconds; built in a gl_buf, so labels of any length fit. */
+static void matrix_step(struct gl_matrix *m, const char *const *series, size_t n, size_t nsteps,
+                        int step)
 {
-    char *json = calloc(1, 65536);
-    strcat(json, "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[");
+    struct gl_buf json;
+    gl_buf_init(&json);
+    gl_buf_puts(&json, "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[");
     for (size_t i = 0; i < n; i++) {
         const char *bar = strchr(series[i], '|');
-        char labels[1024];
-        snprintf(labels, sizeof labels, "%.*s", (int)(bar - series[i]), series[i]);
-        sprintf(json + strlen(json), "%s{\"metric\":{%s},\"values\":[", i ? "," : "", labels);
+        gl_buf_printf(&json, "%s{\"metric\":{%.*s},\"values\":[", i ? "," : "",
+                      (int)(bar - series[i]), series[i]);
         const char *v = bar + 1;
         int first = 1;
         for (size_t t = 0; t < nsteps && *v; t++) {
             const char *comma = strchr(v, ',');
             size_t len = comma ? (size_t)(comma - v) : strlen(v);
             if (!(len == 1 && v[0] == '-')) {
-                sprintf(json + strlen(json), "%s[%d,\"%.*s\"]", first ? "" : ",",
-                        T0 + (int)t * 60, (int)len, v);
+                gl_buf_printf(&json, "%s[%d,\"%.*s\"]", first ? "" : ",", T0 + (int)t * step,
+                              (int)len, v);
                 first = 0;
             }
             v = comma ? comma + 1 : v + len;
         }
-        strcat(json, "]}");
+        gl_buf_puts(&json, "]}");
     }
-    strcat(json, "]}}");
+    gl_buf_puts(&json, "]}}");
     struct gl_error err = {0};
-    if (gl_matrix_parse(json, strlen(json), T0, 60, nsteps, "test", m, &err))
+    if (gl_matrix_parse(json.data, json.len, T0, step, nsteps, "test", m, &err))
         printf("# parse: %s\n", err.msg);
-    free(json);
+    gl_buf_free(&json);
+}
+
+static void matrix(struct gl_matrix *m, const char *const *series, size_t n, size_t nsteps)
+{
+    matrix_step(m, series, n, nsteps, 60);
 }
 
 static int64_t sum(const struct gl_rollup *r, const char *pod, const char *team, int kind)
@@ -368,8 +376,165 @@ static void test_many_pods_one_device(void)
     gl_config_free(c);
 }
 
+/* "<prefix><n × ch><suffix>", malloc'd. */
+static char *longstr(const char *prefix, char ch, size_t n, const char *suffix)
+{
+    struct gl_buf b;
+    gl_buf_init(&b);
+    gl_buf_puts(&b, prefix);
+    for (size_t i = 0; i < n; i++)
+        gl_buf_append(&b, &ch, 1);
+    gl_buf_puts(&b, suffix);
+    return b.data;
+}
+
+static void test_long_identities(void)
+{
+    /* Two pods named "worker" in namespaces of 1,601 characters differing in
+     * the last one, on two nodes whose 601-character names differ in the
+     * last one; a 300-character team label; a namespace "team-" + 300
+     * characters mapped by ^team-(.+)$. Nothing may merge or be cut. */
+    struct gl_config *c = config("");
+    char *ns_a = longstr("", 'n', 1600, "a"), *ns_b = longstr("", 'n', 1600, "b");
+    char *host_a = longstr("", 'h', 600, "a"), *host_b = longstr("", 'h', 600, "b");
+    char *team_long = longstr("", 't', 300, ""), *ns_re = longstr("team-", 'r', 300, "");
+    struct gl_buf lines[12];
+    for (int i = 0; i < 12; i++)
+        gl_buf_init(&lines[i]);
+#define DEVA "\"UUID\":\"GPU-A\",\"modelName\":\"A100\",\"Hostname\":\"%s\""
+#define DEVB "\"UUID\":\"GPU-B\",\"modelName\":\"A100\",\"Hostname\":\"%s\""
+    gl_buf_printf(&lines[0], DEVA ",\"namespace\":\"%s\",\"pod\":\"worker\"|1000", host_a, ns_a);
+    gl_buf_printf(&lines[1], DEVB ",\"namespace\":\"%s\",\"pod\":\"worker\"|3000", host_b, ns_b);
+    gl_buf_printf(&lines[2], DEVA ",\"namespace\":\"ml\",\"pod\":\"trainer\"|5000", host_a);
+    gl_buf_printf(&lines[3], DEVB ",\"namespace\":\"%s\",\"pod\":\"job\"|7000", host_b, ns_re);
+    gl_buf_printf(&lines[4], DEVA "|70000", host_a);
+    gl_buf_printf(&lines[5], DEVB "|70000", host_b);
+    gl_buf_printf(&lines[6], "\"namespace\":\"%s\",\"pod\":\"worker\",\"label_team\":\"team-a\"|1",
+                  ns_a);
+    gl_buf_printf(&lines[7], "\"namespace\":\"%s\",\"pod\":\"worker\",\"label_team\":\"team-b\"|1",
+                  ns_b);
+    gl_buf_printf(&lines[8], "\"namespace\":\"ml\",\"pod\":\"trainer\",\"label_team\":\"%s\"|1",
+                  team_long);
+    gl_buf_printf(&lines[9], "\"namespace\":\"%s\",\"pod\":\"worker\",\"node\":\"%s\","
+                  "\"resource\":\"nvidia_com_gpu\"|1", ns_a, host_a);
+    gl_buf_printf(&lines[10], "\"namespace\":\"%s\",\"pod\":\"worker\",\"node\":\"%s\","
+                  "\"resource\":\"nvidia_com_gpu\"|1", ns_b, host_b);
+    const char *used[] = {lines[0].data, lines[1].data, lines[2].data, lines[3].data};
+    const char *free_[] = {lines[4].data, lines[5].data};
+    const char *pl[] = {lines[6].data, lines[7].data, lines[8].data};
+    const char *alloc[] = {lines[9].data, lines[10].data};
+    struct gl_matrix mu, mf, mpl, ma;
+    matrix(&mu, used, 4, 1);
+    matrix(&mf, free_, 2, 1);
+    matrix(&mpl, pl, 3, 1);
+    matrix(&ma, alloc, 2, 1);
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .fb_free = &mf,
+                                .pod_labels = &mpl, .allocation = &ma};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, "worker", "team-a", GL_KIND_MEMORY_USED) == 1000 * 60);
+    CHECK(sum(&r, "worker", "team-b", GL_KIND_MEMORY_USED) == 3000 * 60);
+    CHECK(sum(&r, "trainer", team_long, GL_KIND_MEMORY_USED) == 5000 * 60);
+    CHECK(sum(&r, "job", ns_re + 5, GL_KIND_MEMORY_USED) == 7000 * 60);
+    /* allocation: one GPU each on its own node (usable = 1000 + 5000 + 70000
+     * on A, 3000 + 7000 + 70000 on B), never one node's pseudo-device */
+    CHECK(sum(&r, "worker", "team-a", GL_KIND_ALLOCATED) == 76000 * 60);
+    CHECK(sum(&r, "worker", "team-b", GL_KIND_ALLOCATED) == 80000 * 60);
+    int pseudo = 0, ns_ok = 0;
+    for (size_t d = 0; d < r.ndevices; d++)
+        if (r.devices[d].pseudo) {
+            const char *h = gl_intern_str(r.strings, r.devices[d].hostname);
+            pseudo++;
+            CHECK(strcmp(h, host_a) == 0 || strcmp(h, host_b) == 0);
+        }
+    CHECK(pseudo == 2);
+    for (size_t i = 0; i < r.nslots; i++) {
+        const struct gl_rollup_entry *e = &r.slots[i];
+        if (!e->used || e->kind != GL_KIND_MEMORY_USED)
+            continue;
+        const char *ns = gl_intern_str(r.strings, e->ns);
+        const char *team = gl_intern_str(r.strings, e->team);
+        ns_ok += (strcmp(team, "team-a") == 0 && strcmp(ns, ns_a) == 0) ||
+                 (strcmp(team, "team-b") == 0 && strcmp(ns, ns_b) == 0);
+    }
+    CHECK(ns_ok == 2); /* the namespaces are stored whole, each with its own team */
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&mf);
+    gl_matrix_free(&mpl);
+    gl_matrix_free(&ma);
+    for (int i = 0; i < 12; i++)
+        gl_buf_free(&lines[i]);
+    char *f[] = {ns_a, ns_b, host_a, host_b, team_long, ns_re};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        free(f[i]);
+    gl_config_free(c);
+#undef DEVA
+#undef DEVB
+}
+
+static void test_overflow_is_an_error(void)
+{
+    struct gl_config *c = config("");
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    /* Ten pods of 2^48 - 1 MiB on one device for one 3600 s step: each pod's
+     * 1.01e18 MiB·s fits, their sum does not. */
+    static char buf[10][160];
+    const char *used[10];
+    for (int i = 0; i < 10; i++) {
+        snprintf(buf[i], sizeof buf[i], DEV ",\"namespace\":\"ns\",\"pod\":\"p%d\"|281474976710655",
+                 i);
+        used[i] = buf[i];
+    }
+    struct gl_matrix mu;
+    matrix_step(&mu, used, 10, 1, 3600);
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_ERR_PROM);
+    CHECK(strstr(err.msg, "overflow") && strstr(err.msg, "GPU-1") && strstr(err.msg, "n1") &&
+          strstr(err.msg, "2026-10-03T00:00:00Z"));
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    /* One such pod for four hours: every hour's 1.01e18 MiB·s is exact. */
+    const char *four[] = {DEV ",\"namespace\":\"ns\",\"pod\":\"p0\"|281474976710655,"
+                          "281474976710655,281474976710655,281474976710655"};
+    matrix_step(&mu, four, 1, 4, 3600);
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    int hours = 0;
+    for (size_t i = 0; i < r.nslots; i++)
+        if (r.slots[i].used && r.slots[i].kind == GL_KIND_MEMORY_USED) {
+            CHECK(r.slots[i].quantity == 281474976710655LL * 3600);
+            hours++;
+        }
+    CHECK(hours == 4);
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    /* A request of 2^40 GPUs: 2^40 × 80000 MiB × 60 s per step. */
+    const char *used2[] = {DEV ",\"namespace\":\"ns\",\"pod\":\"many\"|1000", DEV "|1000"};
+    const char *free_[] = {DEV "|79000"};
+    const char *alloc[] = {"\"namespace\":\"ns\",\"pod\":\"many\",\"node\":\"n1\","
+                           "\"resource\":\"nvidia_com_gpu\"|1099511627776"};
+    struct gl_matrix mf, ma;
+    matrix(&mu, used2, 2, 1);
+    matrix(&mf, free_, 1, 1);
+    matrix(&ma, alloc, 1, 1);
+    struct gl_chunk_input in2 = {.cluster = &c->clusters[0], .memory = &mu, .fb_free = &mf,
+                                 .allocation = &ma};
+    CHECK(gl_integrate(c, &in2, &r, &err) == GL_ERR_PROM);
+    CHECK(strstr(err.msg, "overflow") && strstr(err.msg, "ns/many") && strstr(err.msg, "n1") &&
+          strstr(err.msg, "1099511627776"));
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&mf);
+    gl_matrix_free(&ma);
+    gl_config_free(c);
+}
+
 int main(void)
 {
+    RUN(test_long_identities);
+    RUN(test_overflow_is_an_error);
     RUN(test_many_pods_one_device);
     RUN(test_other_source_capacity);
     RUN(test_copy_warning);

@@ -82,19 +82,45 @@ static void test_amount(void)
 static void test_largest_remainder(void)
 {
     gl_i128 w[3] = {1, 1, 1}, p[3];
-    gl_split_largest_remainder(100, w, 3, p);
+    CHECK(gl_split_largest_remainder(100, w, 3, p));
     CHECK(p[0] == 34 && p[1] == 33 && p[2] == 33); /* tie -> lowest index */
     gl_i128 w2[4] = {10, 0, 25, 65}, p2[4];
-    gl_split_largest_remainder(7, w2, 4, p2);
+    CHECK(gl_split_largest_remainder(7, w2, 4, p2));
     CHECK(p2[0] + p2[1] + p2[2] + p2[3] == 7);
     CHECK(p2[1] == 0);
     CHECK(p2[0] == 1 && p2[2] == 2 && p2[3] == 4); /* 0.7,1.75,4.55 -> 0,1,4 + rems */
     gl_i128 w3[2] = {0, 0}, p3[2];
-    gl_split_largest_remainder(5, w3, 2, p3);
+    CHECK(gl_split_largest_remainder(5, w3, 2, p3));
     CHECK(p3[0] == 5 && p3[1] == 0);
     gl_i128 w4[2] = {1, 3}, p4[2];
-    gl_split_largest_remainder(-10, w4, 2, p4);
+    CHECK(gl_split_largest_remainder(-10, w4, 2, p4));
     CHECK(p4[0] + p4[1] == -10);
+}
+
+static void test_checked(void)
+{
+    /* a split whose products pass 128 bits, or with a negative weight, fails */
+    gl_i128 big = (gl_i128)1 << 100, w[2] = {(gl_i128)1 << 40, 1}, p[2];
+    CHECK(!gl_split_largest_remainder(big, w, 2, p));
+    gl_i128 wn[2] = {-1, 2};
+    CHECK(!gl_split_largest_remainder(10, wn, 2, p));
+    gl_i128 wm[2] = {(gl_i128)1 << 126, (gl_i128)1 << 126};
+    CHECK(!gl_split_largest_remainder(1, wm, 2, p)); /* Σ weights = 2^127 */
+    /* the largest int64 day split by int64 weights: exact */
+    gl_i128 w64[2] = {INT64_MAX, INT64_MAX};
+    CHECK(gl_split_largest_remainder(INT64_MAX, w64, 2, p));
+    CHECK(p[0] + p[1] == INT64_MAX && p[0] == p[1] + 1);
+    /* GB-hours of sums beyond int64 (128-bit accumulators) */
+    gl_i128 k = (gl_i128)1 << 62;
+    CHECK(gl_gbh_nano(k * 3600) == k * 1048576);
+    /* an amount whose product passes 128 bits is refused, never wrapped */
+    gl_i128 a;
+    CHECK(!gl_amount_minor(INT64_MAX, (gl_i128)1000000000000 * 100000000000000, 2, &a));
+    CHECK(gl_amount_minor(INT64_MAX, 50000000000LL, 2, &a)); /* 0.05 per GB-h */
+    /* 9223372036854775807 × 2^20 / 3.6e12 GB-h × 0.05 = 134325091068.29213... */
+    char buf[64];
+    gl_dec_format(a, 2, buf, sizeof buf);
+    CHECK_STR(buf, "134325091068.29");
 }
 
 static void test_currency(void)
@@ -108,6 +134,7 @@ static void test_currency(void)
 
 int main(void)
 {
+    RUN(test_checked);
     RUN(test_parse_decimal);
     RUN(test_half_even);
     RUN(test_format);

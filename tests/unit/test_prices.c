@@ -170,8 +170,38 @@ static void test_blank_lines_bom_crlf(void)
     CHECK(t == NULL && strstr(err.msg, "prices.csv:5:") != NULL);
 }
 
+static void test_price_bound(void)
+{
+    /* 340282366920938.463463374608 × 10^12 × 10^12 is 2^128 + a little: in
+     * 128 bits the GPU-Hours conversion wrapped to a unit price of 0 */
+    expect_error("^B$,GPU-Hours,340282366920938.463463374608,USD,2026-01-01T00:00:00Z,,80",
+                 "below 10^14");
+    expect_error("^B$,GPU-Hours,340282366920938463.463374607432,USD,2026-01-01T00:00:00Z,,",
+                 "price");
+    expect_error("^B$,GB-Hours,100000000000000,USD,2026-01-01T00:00:00Z,,", "too large");
+    /* the largest price converts exactly (worked with Python fractions) */
+    struct gl_error err = {0};
+    struct gl_price_table *t =
+        load("model_pattern,unit,price,currency,valid_from,valid_to,capacity_gb\n"
+             "^B$,GPU-Hours,99999999999999.999999999999,USD,2026-01-01T00:00:00Z,,80\n"
+             "^C$,GPU-Hours,99999999999999.999999999999,USD,2026-01-01T00:00:00Z,,\n",
+             &err);
+    CHECK(t != NULL);
+    if (!t) {
+        printf("# %s\n", err.msg);
+        return;
+    }
+    gl_i128 p;
+    CHECK(gl_price_per_gbh(t, &t->entries[0], "B", 0, &p, &err) == GL_OK);
+    CHECK(p == (gl_i128)1250000000000 * 1000000000000); /* / 80 GB */
+    CHECK(gl_price_per_gbh(t, &t->entries[1], "C", 81920, &p, &err) == GL_OK);
+    CHECK(p == (gl_i128)1164153218269LL * 1000000000000 + 348144531250LL); /* / 85.89934592 GB */
+    gl_prices_free(t);
+}
+
 int main(void)
 {
+    RUN(test_price_bound);
     RUN(test_blank_lines_bom_crlf);
     RUN(test_config_entries);
     RUN(test_load_and_find);

@@ -38,21 +38,79 @@ static void test_period(void)
 
 static void test_safe_name(void)
 {
-    char b[64];
-    CHECK_STR(gl_safe_name("ml-research", b, sizeof b), "ml-research");
-    CHECK(strncmp(gl_safe_name("../../etc/passwd", b, sizeof b), "_._.._etc_passwd-", 17) == 0);
+    char *b = gl_safe_name("ml-research");
+    CHECK_STR(b, "ml-research");
+    free(b);
+    b = gl_safe_name("../../etc/passwd");
+    CHECK(strncmp(b, "_._.._etc_passwd-", 17) == 0);
     CHECK(strchr(b, '/') == NULL); /* no slash survives */
-    CHECK(strncmp(gl_safe_name("équipe a", b, sizeof b), "__quipe_a-", 10) == 0);
-    char c[64];
-    gl_safe_name("a|b", b, sizeof b);
-    gl_safe_name("a_b", c, sizeof c);
+    free(b);
+    b = gl_safe_name("équipe a");
+    CHECK(strncmp(b, "__quipe_a-", 10) == 0);
+    free(b);
+    b = gl_safe_name("a|b");
+    char *c = gl_safe_name("a_b");
     CHECK(strcmp(b, c) != 0); /* distinct teams, distinct files */
     CHECK_STR(c, "a_b");
+    free(b);
+    free(c);
+}
+
+/* FNV-1a 64 of s as 16 hex digits, worked here. */
+static void fnv_hex(const char *s, char *out)
+{
+    unsigned long long h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    snprintf(out, 17, "%016llx", h);
+}
+
+static void test_safe_name_bounds(void)
+{
+    char id[301], hex[17];
+    memset(id, 'x', 300);
+    id[300] = '\0';
+    id[299] = 'y';
+    /* 300 safe characters: the first 64, '-' and the hash of the whole id */
+    char *b = gl_safe_name(id);
+    fnv_hex(id, hex);
+    CHECK(strlen(b) == 64 + 17 && strncmp(b, id, 64) == 0 && b[64] == '-' &&
+          strcmp(b + 65, hex) == 0);
+    id[299] = 'z'; /* differs only past the prefix: another name */
+    char *c = gl_safe_name(id);
+    CHECK(strcmp(b, c) != 0 && strlen(c) == 81);
+    free(b);
+    free(c);
+    id[GL_SAFE_NAME_MAX] = '\0'; /* 128 bytes: as it is */
+    b = gl_safe_name(id);
+    CHECK_STR(b, id);
+    free(b);
+    id[GL_SAFE_NAME_MAX] = 'x'; /* 129: hashed */
+    id[GL_SAFE_NAME_MAX + 1] = '\0';
+    b = gl_safe_name(id);
+    CHECK(strlen(b) == 81);
+    free(b);
+    /* an id that looks like a hashed name is hashed itself: a verbatim
+     * name never meets a hashed one */
+    b = gl_safe_name("a|b");
+    c = gl_safe_name(b);
+    CHECK(strcmp(b, c) != 0 && strncmp(c, b, strlen(b)) == 0);
+    free(c);
+    free(b);
+    b = gl_safe_name("");
+    CHECK(b[0] == '-' && strlen(b) == 17);
+    free(b);
+    const char *ok[] = {"a|b", "a_b", "a?b", "team"};
+    struct gl_error err = {0};
+    CHECK(gl_safe_names_check(ok, 4, &err) == GL_OK);
+    const char *same[] = {"x|y", "team", "x|y"}; /* the check path: one name twice */
+    CHECK(gl_safe_names_check(same, 3, &err) == GL_ERR_CONFIG && strstr(err.msg, "x|y"));
 }
 
 int main(void)
 {
     RUN(test_safe_name);
+    RUN(test_safe_name_bounds);
     RUN(test_parse);
     RUN(test_period);
     return TAP_END();
