@@ -650,6 +650,23 @@ def check_default_image(docs):
                                                     f"the appVersion {chart['appVersion']}")
 
 
+def check_no_persistence(helm, node, mods, work):
+    """persistence.enabled=false: no PVC, the database on an emptyDir, still
+    valid objects."""
+    rc, out, err = helm.template(["--set", "persistence.enabled=false"])
+    expect(rc == 0, f"helm template failed: {harness.tail(err)}")
+    docs = mt.Docs()
+    docs.docs = [("rendered", i, d) for i, d in enumerate(yaml.safe_load_all(out)) if d]
+    expect(not docs.of_kind("PersistentVolumeClaim"), "a PVC is rendered")
+    pod, c = mt.cronjob_container(mt.the_cronjob(docs))
+    data = [v for v in pod["volumes"] if v["name"] == "data"]
+    expect(len(data) == 1 and "emptyDir" in data[0], f"the data volume is {data}")
+    res = validate_objects(node, mods, work, "no-persistence",
+                           [(f"{d['kind']}/{d['metadata']['name']}", d) for _, _, d in docs.docs])
+    bad = [f"{k}: {v}" for k, v in res.items() if v]
+    expect(not bad, "; ".join(bad))
+
+
 # Values that values.schema.json must refuse, and the path its error must name.
 BAD_VALUES = [
     ("schedule as a number", ["--set-json", "schedule=5"], "/schedule"),
@@ -786,6 +803,12 @@ class HelmSuite(harness.Suite):
         for name, args, path in BAD_VALUES:
             test(f"schema: {name} fails helm template and helm lint, naming {path}",
                  check_bad_values, helm, name, args, path)
+        if models:
+            test("persistence.enabled=false: no PVC, an emptyDir, valid objects",
+                 check_no_persistence, helm, models[0], models[1], self.work)
+        else:
+            TAP.skip("persistence.enabled=false: no PVC, an emptyDir, valid objects",
+                     "kubernetes-models is not available")
         test("notes: NOTES.txt agrees with examples/kubernetes/README.md and the rendered release",
              check_notes, helm)
         comment(f"helm test took {time.time() - t0:.1f} s")
