@@ -117,7 +117,7 @@ static void escape_n(const char *s, size_t n, char *out, size_t cap)
     size_t k = 0, i = 0;
     for (; i < n && k + 8 < cap; i++) {
         unsigned char ch = (unsigned char)s[i];
-        if (ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\')
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\')
             out[k++] = (char)ch;
         else
             k += (size_t)snprintf(out + k, cap - k, "\\x%02x", ch);
@@ -714,6 +714,8 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t n)
     struct parser *p = ctx;
 #define IS(lit) (n == sizeof lit - 1 && memcmp(s, lit, n) == 0)
     switch (p->st) {
+    case ST_SKIP:
+        return 1;
     case ST_IN_METRIC:
         if (memchr(s, '\0', n))
             return fail_series(p, "a label name holds a NUL character");
