@@ -96,7 +96,7 @@ GARBLED = {
 
 def is_asan(path):
     with open(path, "rb") as f:
-        return b"AddressSanitizer" in f.read()
+        return b"__asan_init" in f.read()
 
 
 class WireSuite(harness.Suite):
