@@ -276,6 +276,16 @@ static bool parse_value(const char *s, size_t n, double *out)
         *out = -INFINITY;
         return true;
     }
+    if (n > 0 && n <= 15) { /* the common case, a whole number: exact without strtod */
+        int64_t v = 0;
+        size_t k = 0;
+        while (k < n && s[k] >= '0' && s[k] <= '9')
+            v = v * 10 + (s[k++] - '0');
+        if (k == n) {
+            *out = (double)v; /* < 10^15 < 2^53: exact */
+            return true;
+        }
+    }
     size_t i = 0, digits = 0;
     if (i < n && (s[i] == '+' || s[i] == '-'))
         i++;
