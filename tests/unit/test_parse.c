@@ -374,8 +374,61 @@ static void test_large(void)
     gl_buf_free(&b);
 }
 
+static struct gl_config *load(const char *prom, struct gl_error *err)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"prometheus\": {\"url\": \"http://127.0.0.1:1\"%s},"
+             " \"clusters\": [{\"name\": \"a\"}, {\"name\": \"b\", \"prometheus\":"
+             " {\"url\": \"http://127.0.0.1:2\"}}],"
+             " \"prices\": {\"file\": \"p.csv\"}, \"billing\": {\"currency\": \"USD\"}}",
+             prom);
+    struct gl_config *c = NULL;
+    err->msg[0] = '\0';
+    gl_config_load(tap_tmpfile("wire.json", text), &c, err);
+    return c;
+}
+
+/* The prometheus.* keys of the wire: defaults, ranges, patterns. */
+static void test_config_keys(void)
+{
+    struct gl_error err;
+    struct gl_config *c = load("", &err);
+    CHECK(c && c->clusters[0].prom.max_response_bytes == 64 << 20);
+    CHECK(c && c->clusters[0].prom.request_deadline_s == 300);
+    CHECK(c && c->clusters[0].prom.naccept_warnings == 0);
+    gl_config_free(c);
+    /* (retries + 1) x timeout when longer than 300 s */
+    c = load(", \"timeout_seconds\": 100, \"retries\": 4", &err);
+    CHECK(c && c->clusters[0].prom.request_deadline_s == 500);
+    gl_config_free(c);
+    /* the shared block's patterns reach the cluster without its own prometheus */
+    c = load(", \"accept_warnings\": [\"^No StoreAPIs\", \"x|y\"], \"request_deadline_seconds\": 7,"
+             " \"max_response_bytes\": 4096",
+             &err);
+    CHECK(c && c->clusters[0].prom.naccept_warnings == 2 &&
+          c->clusters[0].prom.accept_warnings[0].code &&
+          strcmp(c->clusters[0].prom.accept_warnings[1].source, "x|y") == 0);
+    CHECK(c && c->clusters[0].prom.request_deadline_s == 7 &&
+          c->clusters[0].prom.max_response_bytes == 4096);
+    CHECK(c && c->clusters[1].prom.naccept_warnings == 0);
+    gl_config_free(c);
+    c = load(", \"accept_warnings\": [\"ok\", \"(\"]", &err);
+    CHECK(!c && strstr(err.msg, "prometheus.accept_warnings[1]") &&
+          strstr(err.msg, "missing closing parenthesis"));
+    c = load(", \"accept_warnings\": \"x\"", &err);
+    CHECK(!c && strstr(err.msg, "prometheus.accept_warnings: expected an array"));
+    c = load(", \"accept_warnings\": [\"\"]", &err);
+    CHECK(!c && strstr(err.msg, "accept_warnings[0]"));
+    c = load(", \"max_response_bytes\": 100", &err);
+    CHECK(!c && strstr(err.msg, "prometheus.max_response_bytes") && strstr(err.msg, "4096"));
+    c = load(", \"request_deadline_seconds\": 0", &err);
+    CHECK(!c && strstr(err.msg, "prometheus.request_deadline_seconds"));
+}
+
 int main(void)
 {
+    RUN(test_config_keys);
     RUN(test_good);
     RUN(test_values);
     RUN(test_timestamps);
