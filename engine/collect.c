@@ -300,14 +300,31 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             gl_time_format(cs, ts, sizeof ts);
             snprintf(what, sizeof what, "%s/api/v1/query_range (%s.promql, chunk %s)",
                      cluster->prom.url, query_name(c, q), ts);
-            rc = gl_matrix_parse(body.data, body.len, cs, c->step, nsteps, what, &m[q], err);
+            /* plausibility bounds (README "Wire integrity"): a device's
+             * memory ≤ 2^20 MiB (1 TiB) or 2^40 bytes, a pod's GPU units ≤
+             * 1024, a busy ratio ≤ 1 (GPU_UTIL ≤ 100 %), label series: any
+             * finite value */
+            struct gl_parse_opts po = {.max = 1048576.0,
+                                       .accept_warnings = cluster->prom.accept_warnings,
+                                       .naccept_warnings = cluster->prom.naccept_warnings};
+            if (q == Q_MEMORY && c->mem_unit == GL_UNIT_BYTES)
+                po.max = 1099511627776.0;
+            else if (q == Q_POD_LABELS || q == Q_NS_LABELS || q == Q_NODE_LABELS)
+                po.any_finite = true;
+            else if (q == Q_ALLOCATION)
+                po.max = 1024;
+            else if (q >= Q_FIXED)
+                po.max = 1, po.max_name = "DCGM_FI_DEV_GPU_UTIL", po.named_max = 100;
+            rc = gl_matrix_parse_opts(body.data, body.len, cs, c->step, nsteps, what, &po, &m[q],
+                                      err);
+            for (int why = 0; !rc && why < GL_SKIP_N; why++)
+                if (m[q].skipped[why])
+                    gl_log(GL_LOG_WARN, "skipped samples query=%s chunk=%s reason=%s count=%zu",
+                           query_name(c, q), ts, gl_skip_names[why], m[q].skipped[why]);
             size_t shown = sizeof m[q].bad / sizeof *m[q].bad;
             for (size_t k = 0; !rc && k < m[q].bad_samples && k < shown; k++)
-                gl_log(GL_LOG_WARN, "skipped invalid sample query=%s %s", query_name(c, q),
+                gl_log(GL_LOG_WARN, "skipped sample query=%s chunk=%s %s", query_name(c, q), ts,
                        m[q].bad[k]);
-            if (!rc && m[q].bad_samples > shown)
-                gl_log(GL_LOG_WARN, "skipped invalid samples query=%s chunk=%s count=%zu",
-                       query_name(c, q), ts, m[q].bad_samples);
             if (!rc && q != Q_MEMORY)
                 stats->bad_samples += (int64_t)m[q].bad_samples;
             gl_buf_free(&bodies[q]); /* parsed: keep memory bounded */

@@ -184,11 +184,94 @@ bool gl_is_ascii(const char *s)
     return true;
 }
 
+/* ---- prometheus.max_response_bytes, request_deadline_seconds,
+ * accept_warnings (README "Wire integrity") ---- */
+
+#define PROM_MAX_RESPONSE_DEFAULT (64L << 20)
+#define PROM_DEADLINE_DEFAULT 300L
+
+static void prom_wire_defaults(struct gl_prom_cfg *p)
+{
+    p->max_response_bytes = PROM_MAX_RESPONSE_DEFAULT;
+    p->request_deadline_s = 0; /* set by prom_wire_load */
+}
+
+static void prom_wire_free(struct gl_prom_cfg *p)
+{
+    for (size_t i = 0; i < p->naccept_warnings; i++) {
+        free(p->accept_warnings[i].source);
+        pcre2_code_free(p->accept_warnings[i].code);
+    }
+    free(p->accept_warnings);
+    p->accept_warnings = NULL;
+    p->naccept_warnings = 0;
+}
+
+/* After *dst = *src: dst gets its own patterns. */
+static void prom_wire_copy(struct gl_prom_cfg *dst, const struct gl_prom_cfg *src)
+{
+    dst->accept_warnings = gl_xcalloc(src->naccept_warnings, sizeof *dst->accept_warnings);
+    for (size_t i = 0; i < src->naccept_warnings; i++) {
+        dst->accept_warnings[i].source = gl_strdup(src->accept_warnings[i].source);
+        dst->accept_warnings[i].code = pcre2_code_copy(src->accept_warnings[i].code);
+        if (!dst->accept_warnings[i].code)
+            abort(); /* out of memory, as gl_strdup */
+    }
+}
+
+static enum gl_status prom_wire_load(struct cfg_ctx *x, const cJSON *o, const char *base,
+                                     struct gl_prom_cfg *p)
+{
+    enum gl_status rc;
+    long max = (long)p->max_response_bytes, deadline = 0;
+    if ((rc = get_int(x, o, base, "max_response_bytes", 4096, 1L << 40, &max)) ||
+        (rc = get_int(x, o, base, "request_deadline_seconds", 1, 86400, &deadline)))
+        return rc;
+    p->max_response_bytes = max;
+    /* default: 300 s, or what the retries may take by their timeouts */
+    long attempts = (long)p->retries + 1;
+    p->request_deadline_s = deadline ? deadline
+                            : attempts * p->timeout_s > PROM_DEADLINE_DEFAULT
+                                ? attempts * p->timeout_s
+                                : PROM_DEADLINE_DEFAULT;
+    char path[256];
+    snprintf(path, sizeof path, "%s.accept_warnings", base);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "accept_warnings");
+    if (!a || cJSON_IsNull(a))
+        return GL_OK;
+    if (!cJSON_IsArray(a))
+        return cfg_fail(x, path, "expected an array of PCRE2 patterns");
+    prom_wire_free(p);
+    p->accept_warnings = gl_xcalloc((size_t)cJSON_GetArraySize(a), sizeof *p->accept_warnings);
+    size_t i = 0;
+    for (const cJSON *it = a->child; it; it = it->next, i++) {
+        char ip[300];
+        snprintf(ip, sizeof ip, "%s[%zu]", path, i);
+        if (!cJSON_IsString(it) || !it->valuestring[0])
+            return cfg_fail(x, ip, "expected a non-empty string (a PCRE2 pattern)");
+        int errcode;
+        PCRE2_SIZE off;
+        pcre2_code *code = pcre2_compile((PCRE2_SPTR)it->valuestring, PCRE2_ZERO_TERMINATED,
+                                         PCRE2_UTF, &errcode, &off, NULL);
+        if (!code) {
+            PCRE2_UCHAR msg[256];
+            pcre2_get_error_message(errcode, msg, sizeof msg);
+            return cfg_fail(x, ip, "\"%s\": %s at offset %zu", it->valuestring, (char *)msg,
+                            (size_t)off);
+        }
+        p->accept_warnings[p->naccept_warnings].source = gl_strdup(it->valuestring);
+        p->accept_warnings[p->naccept_warnings].code = code;
+        p->naccept_warnings++;
+    }
+    return GL_OK;
+}
+
 static void prom_defaults(struct gl_prom_cfg *p)
 {
     p->timeout_s = 60;
     p->retries = 3;
     p->max_in_flight = 4;
+    prom_wire_defaults(p);
 }
 
 static void prom_copy(struct gl_prom_cfg *dst, const struct gl_prom_cfg *src)
@@ -204,6 +287,7 @@ static void prom_copy(struct gl_prom_cfg *dst, const struct gl_prom_cfg *src)
         dst->headers[i].name = gl_strdup(src->headers[i].name);
         dst->headers[i].value = gl_strdup(src->headers[i].value);
     }
+    prom_wire_copy(dst, src);
 }
 
 static void prom_free(struct gl_prom_cfg *p)
@@ -219,6 +303,7 @@ static void prom_free(struct gl_prom_cfg *p)
         free(p->headers[i].value);
     }
     free(p->headers);
+    prom_wire_free(p);
 }
 
 static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, const cJSON *o,
@@ -226,7 +311,9 @@ static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, co
 {
     static const char *const keys[] = {"url", "bearer_token_file", "basic_auth_file", "headers",
                                        "ca_file", "client_cert_file", "client_key_file",
-                                       "timeout_seconds", "retries", "max_in_flight", NULL};
+                                       "timeout_seconds", "retries", "max_in_flight",
+                                       "max_response_bytes", "request_deadline_seconds",
+                                       "accept_warnings", NULL};
     enum gl_status rc;
     char path[256];
     if ((rc = check_keys(x, o, base, keys)))
@@ -287,7 +374,7 @@ static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, co
             p->nheaders++;
         }
     }
-    return GL_OK;
+    return prom_wire_load(x, o, base, p);
 }
 
 /* "clusters": [{"name", "selector", "prometheus"}]; a cluster without its

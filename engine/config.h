@@ -48,6 +48,12 @@ struct gl_header {
     char *value;
 };
 
+/* A compiled PCRE2 pattern with its source (for messages). */
+struct gl_pattern {
+    char *source;
+    void *code; /* pcre2_code * */
+};
+
 /* How to reach one Prometheus-compatible API. */
 struct gl_prom_cfg {
     char *url;
@@ -61,6 +67,11 @@ struct gl_prom_cfg {
     long timeout_s;
     int retries;
     int max_in_flight;
+    /* integrity of the wire (README "Wire integrity") */
+    int64_t max_response_bytes;  /* decompressed bytes of one response */
+    long request_deadline_s;     /* all attempts and waits of one request */
+    struct gl_pattern *accept_warnings; /* backend warnings accepted (logged) */
+    size_t naccept_warnings;
 };
 
 /* A cluster to collect: its own Prometheus or a shared backend (Thanos,

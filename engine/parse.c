@@ -1,13 +1,29 @@
-/* parse — Prometheus matrix JSON to series on the step grid. */
+/* parse — Prometheus matrix JSON to series on the step grid, with yajl.
+ *
+ * yajl calls back for each token; a small state machine (the response's
+ * shape is fixed, so one state and a few counters suffice, no stack) checks
+ * the shape and writes labels and values straight into the gl_matrix.
+ * yajl itself refuses invalid JSON, invalid UTF-8 in strings, trailing text
+ * and a second document (its defaults, kept). */
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include "parse.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
+#include <pcre2.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yajl/yajl_parse.h>
 
+#include "timeutil.h"
 #include "util.h"
+
+const char *const gl_skip_names[GL_SKIP_N] = {"nan_inf", "negative", "out_of_bounds"};
+
+/* 2^48 is far above any GPU's memory in MiB or bytes, and keeps
+ * MiB × step × 3 sums inside int64 (the bound when no option gives one). */
+#define DEFAULT_MAX 281474976710656.0
 
 void gl_matrix_free(struct gl_matrix *m)
 {
@@ -15,10 +31,8 @@ void gl_matrix_free(struct gl_matrix *m)
         return;
     for (size_t i = 0; i < m->nseries; i++) {
         struct gl_series *s = &m->series[i];
-        for (size_t j = 0; j < s->nlabels; j++) {
-            free(s->labels[j].name);
-            free(s->labels[j].value);
-        }
+        for (size_t j = 0; j < s->nlabels; j++)
+            free(s->labels[j].name); /* the value shares the allocation */
         free(s->labels);
         free(s->values);
     }
@@ -34,127 +48,945 @@ const char *gl_series_label(const struct gl_series *s, const char *name)
     return NULL;
 }
 
-static void note_bad(struct gl_matrix *m, const struct gl_series *s, double ts, const char *v)
+/* Where the parser is. Value states are named after their key. */
+enum state {
+    ST_START,       /* before the root object */
+    ST_ROOT,        /* in the root object: a key or its end */
+    ST_STATUS,      /* root values */
+    ST_ERROR,
+    ST_ERRTYPE,
+    ST_ISPARTIAL,
+    ST_DATA,        /* start of data */
+    ST_WARNINGS,    /* start of warnings / infos */
+    ST_INFOS,
+    ST_WARNING,     /* in warnings: a string or the end */
+    ST_INFO,
+    ST_SKIP,        /* skipping a root value (VictoriaMetrics' stats) */
+    ST_IN_DATA,     /* in data: a key or its end */
+    ST_RESULTTYPE,
+    ST_RESULT,      /* start of result */
+    ST_IN_RESULT,   /* in result: a series or the end */
+    ST_ITEM,        /* in a series: a key or its end */
+    ST_METRIC,      /* start of metric */
+    ST_IN_METRIC,   /* in metric: a label name or the end */
+    ST_LABEL,       /* a label value */
+    ST_VALUES,      /* start of values */
+    ST_IN_VALUES,   /* in values: a sample or the end */
+    ST_TS,          /* a sample's timestamp */
+    ST_VALUE,       /* a sample's value */
+    ST_SAMPLE_END,  /* a sample's end */
+    ST_DONE,        /* after the root object */
+};
+
+/* Keys seen in one object (duplicates are errors). */
+enum {
+    K_STATUS = 1 << 0, K_DATA = 1 << 1, K_WARNINGS = 1 << 2, K_INFOS = 1 << 3,
+    K_ERROR = 1 << 4, K_ERRTYPE = 1 << 5, K_ISPARTIAL = 1 << 6, K_STATS = 1 << 7,
+    K_RESULTTYPE = 1 << 8, K_RESULT = 1 << 9, K_METRIC = 1 << 10, K_VALUES = 1 << 11,
+};
+
+struct parser {
+    const char *what;
+    const struct gl_parse_opts *opts;
+    struct gl_matrix *m;
+    struct gl_error *err;
+    bool failed;            /* err holds the reason */
+    enum state st;
+    unsigned root_keys, data_keys, item_keys;
+    int skip_depth;
+    size_t series_cap;      /* of m->series */
+    size_t labels_cap;      /* of the current series' labels */
+    struct gl_series *cur;  /* the current series */
+    unsigned char *present; /* nsteps flags: a sample at this slot (current series) */
+    size_t npresent;
+    size_t nsample;         /* index of the sample in values, for messages */
+    int64_t ts;             /* the current sample's instant */
+    size_t slot;            /* its slot */
+    char status[32];
+    char error[512];
+    char errtype[64];
+    bool partial;
+    size_t nbad_warnings;
+    char bad_warning[512];
+    struct gl_buf key;      /* the pending label name */
+};
+
+/* Bounded, printable copy of n bytes (other bytes as \xNN). */
+static void escape_n(const char *s, size_t n, char *out, size_t cap)
 {
-    size_t k = m->bad_samples++;
-    if (k >= sizeof m->bad / sizeof *m->bad)
-        return;
-    /* Name the series by what identifies it; label values are quoted with
-     * %.Ns bounds so hostile values cannot flood the log. */
+    size_t k = 0, i = 0;
+    for (; i < n && k + 8 < cap; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+            out[k++] = (char)ch;
+        else
+            k += (size_t)snprintf(out + k, cap - k, "\\x%02x", ch);
+    }
+    if (i < n)
+        k += (size_t)snprintf(out + k, cap - k, "...");
+    out[k] = '\0';
+}
+
+/* "result #N DCGM_FI_DEV_FB_USED{UUID="…",pod="…"}": the labels that
+ * identify a series (all labels read so far when none of them is there). */
+static void series_desc(const struct parser *p, char *out, size_t n)
+{
+    static const char *const keys[] = {"cluster", "UUID", "GPU_I_ID", "device_uuid", "Hostname",
+                                       "hostname", "node", "exported_namespace", "exported_pod",
+                                       "namespace", "pod", "resource"};
+    const struct gl_series *s = p->cur;
     struct gl_buf b;
     gl_buf_init(&b);
-    const char *name = gl_series_label(s, "__name__");
-    gl_buf_printf(&b, "value \"%.32s\" at %.0f on %.64s{", v, ts, name ? name : "series");
-    static const char *const keys[] = {"UUID", "GPU_I_ID", "exported_namespace", "exported_pod",
-                                       "namespace", "pod"};
-    int n = 0;
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+    gl_buf_printf(&b, "result #%zu ", p->m->nseries ? p->m->nseries - 1 : 0);
+    char v[200];
+    const char *name = s ? gl_series_label(s, "__name__") : NULL;
+    escape_n(name ? name : "series", strlen(name ? name : "series"), v, 100);
+    gl_buf_printf(&b, "%s{", v);
+    int k = 0;
+    for (size_t i = 0; s && i < sizeof keys / sizeof *keys; i++) {
         const char *lv = gl_series_label(s, keys[i]);
-        if (lv)
-            gl_buf_printf(&b, "%s%s=\"%.64s\"", n++ ? "," : "", keys[i], lv);
+        if (!lv)
+            continue;
+        escape_n(lv, strlen(lv), v, 100);
+        gl_buf_printf(&b, "%s%s=\"%s\"", k++ ? "," : "", keys[i], v);
+    }
+    for (size_t i = 0; s && !k && i < s->nlabels && i < 6; i++) {
+        if (strcmp(s->labels[i].name, "__name__") == 0)
+            continue;
+        char kn[100];
+        escape_n(s->labels[i].name, strlen(s->labels[i].name), kn, sizeof kn);
+        escape_n(s->labels[i].value, strlen(s->labels[i].value), v, 100);
+        gl_buf_printf(&b, "%s%s=\"%s\"", i > 1 ? "," : "", kn, v);
     }
     gl_buf_puts(&b, "}");
-    snprintf(m->bad[k], sizeof m->bad[k], "%s", b.data ? b.data : "");
+    snprintf(out, n, "%s", b.data ? b.data : "");
     gl_buf_free(&b);
+}
+
+static int fail(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Records the first failure; returns 0 (yajl: stop). */
+static int fail(struct parser *p, const char *fmt, ...)
+{
+    if (!p->failed) {
+        char msg[1536];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        gl_error_set(p->err, GL_ERR_PROM, "%s: %s", p->what, msg);
+        p->failed = true;
+    }
+    return 0;
+}
+
+/* A failure inside a series: names the series (and the sample). */
+static int fail_series(struct parser *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int fail_series(struct parser *p, const char *fmt, ...)
+{
+    char msg[1024], desc[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    series_desc(p, desc, sizeof desc);
+    return fail(p, "%s: %s", desc, msg);
+}
+
+/* The state that follows a finished value, by the object it belongs to. */
+static void value_done(struct parser *p)
+{
+    switch (p->st) {
+    case ST_STATUS: case ST_ERROR: case ST_ERRTYPE: case ST_ISPARTIAL: case ST_DATA:
+    case ST_WARNINGS: case ST_INFOS: case ST_WARNING: case ST_INFO: case ST_SKIP:
+    case ST_IN_DATA:
+        p->st = ST_ROOT;
+        break;
+    case ST_RESULTTYPE: case ST_RESULT: case ST_IN_RESULT:
+        p->st = ST_IN_DATA;
+        break;
+    case ST_METRIC: case ST_VALUES: case ST_IN_METRIC: case ST_IN_VALUES:
+        p->st = ST_ITEM;
+        break;
+    case ST_LABEL:
+        p->st = ST_IN_METRIC;
+        break;
+    default:
+        break;
+    }
+}
+
+static const char *state_place(const struct parser *p)
+{
+    switch (p->st) {
+    case ST_START: return "the top level (expected an object)";
+    case ST_STATUS: return "status (expected a string)";
+    case ST_ERROR: return "error (expected a string)";
+    case ST_ERRTYPE: return "errorType (expected a string)";
+    case ST_ISPARTIAL: return "isPartial (expected true or false)";
+    case ST_DATA: return "data (expected an object)";
+    case ST_WARNINGS: return "warnings (expected an array of strings)";
+    case ST_INFOS: return "infos (expected an array of strings)";
+    case ST_WARNING: return "warnings[] (expected a string)";
+    case ST_INFO: return "infos[] (expected a string)";
+    case ST_RESULTTYPE: return "data.resultType (expected a string)";
+    case ST_RESULT: return "data.result (expected an array)";
+    case ST_IN_RESULT: return "data.result[] (expected a series object)";
+    case ST_METRIC: return "metric (expected an object of label strings)";
+    case ST_VALUES: return "values (expected an array of samples)";
+    case ST_IN_VALUES: return "values[] (expected a sample [timestamp, \"value\"])";
+    case ST_TS: return "a sample's timestamp (expected [number, \"value\"])";
+    case ST_VALUE: return "a sample's value (expected [timestamp, \"string\"])";
+    case ST_SAMPLE_END: return "a sample (expected exactly [timestamp, \"value\"])";
+    default: return "an unexpected place";
+    }
+}
+
+static int unexpected(struct parser *p, const char *token)
+{
+    if (p->st >= ST_IN_VALUES && p->st <= ST_SAMPLE_END)
+        return fail_series(p, "sample #%zu: unexpected %s at %s", p->nsample, token,
+                           state_place(p));
+    if (p->st >= ST_ITEM && p->st <= ST_VALUES)
+        return fail_series(p, "unexpected %s at %s", token,
+                           p->st == ST_ITEM ? "a series (expected \"metric\" and \"values\")"
+                           : p->st == ST_IN_METRIC ? "metric (expected label names)"
+                                                   : state_place(p));
+    return fail(p, "unexpected %s at %s", token, state_place(p));
+}
+
+/* ---- values ---- */
+
+/* A Prometheus float: [+-]digits[.digits][(e|E)[+-]digits] (at least one
+ * digit before the exponent), or NaN, Inf, +Inf, -Inf. No hex, no space,
+ * no NUL, nothing after. Returns false when the text is malformed. */
+static bool parse_value(const char *s, size_t n, double *out)
+{
+    if ((n == 3 && memcmp(s, "NaN", 3) == 0)) {
+        *out = NAN;
+        return true;
+    }
+    if ((n == 3 && memcmp(s, "Inf", 3) == 0) || (n == 4 && memcmp(s, "+Inf", 4) == 0)) {
+        *out = INFINITY;
+        return true;
+    }
+    if (n == 4 && memcmp(s, "-Inf", 4) == 0) {
+        *out = -INFINITY;
+        return true;
+    }
+    if (n > 0 && n <= 15) { /* the common case, a whole number: exact without strtod */
+        int64_t v = 0;
+        size_t k = 0;
+        while (k < n && s[k] >= '0' && s[k] <= '9')
+            v = v * 10 + (s[k++] - '0');
+        if (k == n) {
+            *out = (double)v; /* < 10^15 < 2^53: exact */
+            return true;
+        }
+    }
+    size_t i = 0, digits = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-'))
+        i++;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++, digits++;
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++, digits++;
+    }
+    if (digits == 0)
+        return false;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        size_t ed = 0;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++, ed++;
+        if (ed == 0)
+            return false;
+    }
+    if (i != n || n >= 512)
+        return false;
+    char buf[512];
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    *out = strtod(buf, NULL); /* overflow gives ±HUGE_VAL = ±Inf: skipped */
+    return true;
+}
+
+/* A timestamp (a JSON number, seconds, possibly with a fraction) to its
+ * grid slot; fails the response when it is off the grid, outside the
+ * window or seen before in the series. */
+static int take_ts(struct parser *p, const char *s, size_t n)
+{
+    const struct gl_matrix *m = p->m;
+    char raw[80];
+    escape_n(s, n, raw, sizeof raw);
+    int64_t t = 0;
+    bool whole = n > 0 && n <= 18;
+    for (size_t i = 0; whole && i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            whole = false;
+        else
+            t = t * 10 + (s[i] - '0');
+    }
+    if (!whole) {
+        char buf[64];
+        if (n >= sizeof buf)
+            return fail_series(p, "sample #%zu: timestamp %s is not a plausible Unix time",
+                               p->nsample, raw);
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        double d = strtod(buf, NULL);
+        if (!(d > -1e15 && d < 1e15))
+            return fail_series(p, "sample #%zu: timestamp %s is not a plausible Unix time",
+                               p->nsample, raw);
+        if (d != floor(d)) {
+            char a[40];
+            gl_time_format(m->start, a, sizeof a);
+            return fail_series(p, "sample at %s is off the step grid (every %llds from %s): "
+                               "refusing the response", raw, (long long)m->step, a);
+        }
+        t = (int64_t)d;
+    }
+    char when[40];
+    gl_time_format(t, when, sizeof when);
+    int64_t off = t - m->start;
+    if (off < 0 || off >= (int64_t)m->nsteps * m->step) {
+        char a[40], b[40];
+        gl_time_format(m->start, a, sizeof a);
+        gl_time_format(m->start + (int64_t)(m->nsteps - 1) * m->step, b, sizeof b);
+        return fail_series(p, "sample at %s (%s) is outside the requested window %s to %s: "
+                           "refusing the response", when, raw, a, b);
+    }
+    if (off % m->step)
+    {
+        char a[40];
+        gl_time_format(m->start, a, sizeof a);
+        return fail_series(p, "sample at %s (%s) is off the step grid (every %llds from %s): "
+                           "refusing the response", when, raw, (long long)m->step, a);
+    }
+    size_t slot = (size_t)(off / m->step);
+    if (p->present[slot])
+        return fail_series(p, "two samples at %s (%s): duplicate timestamp, refusing the "
+                           "response", when, raw);
+    p->present[slot] = 1;
+    p->npresent++;
+    p->ts = t;
+    p->slot = slot;
+    return 1;
+}
+
+static void format_value(double x, char *out, size_t n)
+{
+    if (isnan(x))
+        snprintf(out, n, "NaN");
+    else if (isinf(x))
+        snprintf(out, n, "%sInf", x > 0 ? "+" : "-");
+    else {
+        snprintf(out, n, "%.15g", x);
+        if (strtod(out, NULL) != x)
+            snprintf(out, n, "%.17g", x);
+    }
+}
+
+static void note_skip(struct parser *p, enum gl_skip why, size_t slot, double x)
+{
+    struct gl_matrix *m = p->m;
+    size_t k = m->bad_samples++;
+    m->skipped[why]++;
+    if (k >= sizeof m->bad / sizeof *m->bad)
+        return;
+    char v[40], when[40], desc[600];
+    format_value(x, v, sizeof v);
+    gl_time_format(m->start + (int64_t)slot * m->step, when, sizeof when);
+    series_desc(p, desc, sizeof desc);
+    snprintf(m->bad[k], sizeof m->bad[k], "%s: value \"%s\" at %s on %s", gl_skip_names[why], v,
+             when, desc);
+}
+
+/* The end of a series: skips implausible values (by reason) and counts
+ * the rest. The bound may depend on __name__, known only now. */
+static int series_done(struct parser *p)
+{
+    struct gl_series *s = p->cur;
+    if (!(p->item_keys & K_METRIC) || !(p->item_keys & K_VALUES))
+        return fail_series(p, "a series needs both \"metric\" and \"values\"");
+    const struct gl_parse_opts *o = p->opts;
+    double max = o && o->max > 0 ? o->max : DEFAULT_MAX;
+    if (o && o->max_name) {
+        const char *name = gl_series_label(s, "__name__");
+        if (name && strcmp(name, o->max_name) == 0)
+            max = o->named_max;
+    }
+    bool any = o && o->any_finite;
+    struct gl_matrix *m = p->m;
+    for (size_t i = 0; p->npresent && i < m->nsteps; i++) {
+        if (!p->present[i])
+            continue;
+        double x = s->values[i];
+        int why = -1;
+        if (!isfinite(x))
+            why = GL_SKIP_NAN_INF;
+        else if (x < 0 && !any)
+            why = GL_SKIP_NEGATIVE;
+        else if (x > max && !any)
+            why = GL_SKIP_OUT_OF_BOUNDS;
+        if (why >= 0) {
+            note_skip(p, (enum gl_skip)why, i, x);
+            s->values[i] = NAN;
+            continue;
+        }
+        if (s->first_step < 0) {
+            s->first_step = (int64_t)i;
+            s->first_seen = m->start + (int64_t)i * m->step;
+        }
+        m->samples++;
+    }
+    return 1;
+}
+
+/* ---- labels ---- */
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* At the end of metric: a label name given twice is an error. */
+static int labels_done(struct parser *p)
+{
+    const struct gl_series *s = p->cur;
+    const char *dup = NULL;
+    if (s->nlabels <= 16) {
+        for (size_t i = 0; !dup && i < s->nlabels; i++)
+            for (size_t j = 0; !dup && j < i; j++)
+                if (strcmp(s->labels[i].name, s->labels[j].name) == 0)
+                    dup = s->labels[i].name;
+    } else {
+        char **names = gl_xcalloc(s->nlabels, sizeof *names);
+        for (size_t i = 0; i < s->nlabels; i++)
+            names[i] = s->labels[i].name;
+        gl_sort(names, s->nlabels, sizeof *names, cmp_names);
+        for (size_t i = 1; !dup && i < s->nlabels; i++)
+            if (strcmp(names[i - 1], names[i]) == 0)
+                dup = names[i];
+        free(names);
+    }
+    if (dup) {
+        char d[200];
+        escape_n(dup, strlen(dup), d, sizeof d);
+        return fail_series(p, "label \"%s\" appears twice in metric", d);
+    }
+    return 1;
+}
+
+static int add_label(struct parser *p, const char *v, size_t vn)
+{
+    char k[200];
+    escape_n(p->key.data ? p->key.data : "", p->key.len, k, sizeof k);
+    if (memchr(v, '\0', vn))
+        return fail_series(p, "label \"%s\" has a NUL character in its value", k);
+    /* U+D800..U+DFFF encoded (from a \u escape yajl passes through) is not UTF-8 */
+    for (size_t i = 0; i + 1 < vn; i++)
+        if ((unsigned char)v[i] == 0xed && (unsigned char)v[i + 1] >= 0xa0)
+            return fail_series(p, "label \"%s\": value is not valid UTF-8 (a UTF-16 surrogate)",
+                               k);
+    struct gl_series *s = p->cur;
+    if (s->nlabels == p->labels_cap) {
+        p->labels_cap = p->labels_cap ? 2 * p->labels_cap : 16;
+        s->labels = gl_xrealloc(s->labels, p->labels_cap * sizeof *s->labels);
+    }
+    size_t kn = p->key.len;
+    char *mem = malloc(kn + vn + 2);
+    if (!mem)
+        return fail(p, "out of memory");
+    memcpy(mem, p->key.data ? p->key.data : "", kn);
+    mem[kn] = '\0';
+    memcpy(mem + kn + 1, v, vn);
+    mem[kn + 1 + vn] = '\0';
+    s->labels[s->nlabels].name = mem;
+    s->labels[s->nlabels].value = mem + kn + 1;
+    s->nlabels++;
+    return 1;
+}
+
+/* ---- yajl callbacks ---- */
+
+static int on_null(void *ctx)
+{
+    struct parser *p = ctx;
+    if (p->st == ST_SKIP) {
+        if (p->skip_depth == 0)
+            value_done(p);
+        return 1;
+    }
+    return unexpected(p, "null");
+}
+
+static int on_boolean(void *ctx, int v)
+{
+    struct parser *p = ctx;
+    if (p->st == ST_SKIP) {
+        if (p->skip_depth == 0)
+            value_done(p);
+        return 1;
+    }
+    if (p->st == ST_ISPARTIAL) {
+        p->partial = v != 0;
+        value_done(p);
+        return 1;
+    }
+    return unexpected(p, v ? "true" : "false");
+}
+
+static int on_number(void *ctx, const char *s, size_t n)
+{
+    struct parser *p = ctx;
+    if (p->st == ST_TS) {
+        if (!take_ts(p, s, n))
+            return 0;
+        p->st = ST_VALUE;
+        return 1;
+    }
+    if (p->st == ST_SKIP) {
+        if (p->skip_depth == 0)
+            value_done(p);
+        return 1;
+    }
+    char raw[40];
+    escape_n(s, n, raw, sizeof raw);
+    char tok[64];
+    snprintf(tok, sizeof tok, "number %s", raw);
+    return unexpected(p, tok);
+}
+
+static void copy_text(char *dst, size_t cap, const unsigned char *s, size_t n)
+{
+    escape_n((const char *)s, n, dst, cap);
+}
+
+static bool warning_accepted(const struct parser *p, const unsigned char *s, size_t n,
+                             const char **pattern)
+{
+    const struct gl_parse_opts *o = p->opts;
+    for (size_t i = 0; o && i < o->naccept_warnings; i++) {
+        pcre2_code *re = o->accept_warnings[i].code;
+        pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+        int rc = md ? pcre2_match(re, s, n, 0, 0, md, NULL) : -1;
+        pcre2_match_data_free(md);
+        if (rc >= 0) {
+            *pattern = o->accept_warnings[i].source;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int on_string(void *ctx, const unsigned char *s, size_t n)
+{
+    struct parser *p = ctx;
+    switch (p->st) {
+    case ST_VALUE: {
+        double x;
+        if (!parse_value((const char *)s, n, &x)) {
+            char raw[100], when[40];
+            escape_n((const char *)s, n, raw, sizeof raw);
+            gl_time_format(p->ts, when, sizeof when);
+            return fail_series(p, "sample at %s: value \"%s\" is not a number (a Prometheus "
+                               "float: digits with optional sign, fraction and exponent, or "
+                               "NaN/Inf)", when, raw);
+        }
+        p->cur->values[p->slot] = x;
+        p->st = ST_SAMPLE_END;
+        return 1;
+    }
+    case ST_LABEL:
+        if (!add_label(p, (const char *)s, n))
+            return 0;
+        value_done(p);
+        return 1;
+    case ST_STATUS:
+        copy_text(p->status, sizeof p->status, s, n);
+        value_done(p);
+        return 1;
+    case ST_ERROR:
+        copy_text(p->error, sizeof p->error, s, n);
+        value_done(p);
+        return 1;
+    case ST_ERRTYPE:
+        copy_text(p->errtype, sizeof p->errtype, s, n);
+        value_done(p);
+        return 1;
+    case ST_RESULTTYPE:
+        if (n != 6 || memcmp(s, "matrix", 6) != 0) {
+            char t[80];
+            copy_text(t, sizeof t, s, n);
+            return fail(p, "data.resultType is \"%s\", expected \"matrix\"", t);
+        }
+        value_done(p);
+        return 1;
+    case ST_WARNING: {
+        char t[512];
+        copy_text(t, sizeof t, s, n);
+        const char *pat = NULL;
+        if (warning_accepted(p, s, n, &pat)) {
+            p->m->nwarnings++;
+            gl_log(GL_LOG_WARN, "backend warning accepted (prometheus.accept_warnings \"%s\") "
+                   "%s: %s", pat, p->what, t);
+        } else if (p->nbad_warnings++ == 0) {
+            snprintf(p->bad_warning, sizeof p->bad_warning, "%s", t);
+        }
+        return 1;
+    }
+    case ST_INFO: {
+        char t[512];
+        copy_text(t, sizeof t, s, n);
+        gl_log(GL_LOG_INFO, "backend info %s: %s", p->what, t);
+        return 1;
+    }
+    case ST_SKIP:
+        if (p->skip_depth == 0)
+            value_done(p);
+        return 1;
+    default: {
+        char t[80], tok[100];
+        copy_text(t, sizeof t, s, n);
+        snprintf(tok, sizeof tok, "string \"%s\"", t);
+        return unexpected(p, tok);
+    }
+    }
+}
+
+static int on_start_map(void *ctx)
+{
+    struct parser *p = ctx;
+    struct gl_matrix *m = p->m;
+    switch (p->st) {
+    case ST_START:
+        p->st = ST_ROOT;
+        return 1;
+    case ST_DATA:
+        p->st = ST_IN_DATA;
+        return 1;
+    case ST_IN_RESULT: {
+        if (m->nseries == p->series_cap) {
+            p->series_cap = p->series_cap ? 2 * p->series_cap : 64;
+            m->series = gl_xrealloc(m->series, p->series_cap * sizeof *m->series);
+        }
+        struct gl_series *s = &m->series[m->nseries++];
+        memset(s, 0, sizeof *s);
+        s->first_step = -1;
+        s->first_seen = -1;
+        s->values = malloc((m->nsteps ? m->nsteps : 1) * sizeof *s->values);
+        if (!s->values)
+            return fail(p, "out of memory");
+        for (size_t i = 0; i < m->nsteps; i++)
+            s->values[i] = NAN;
+        memset(p->present, 0, m->nsteps);
+        p->npresent = 0;
+        p->cur = s;
+        p->labels_cap = 0;
+        p->item_keys = 0;
+        p->nsample = 0;
+        p->st = ST_ITEM;
+        return 1;
+    }
+    case ST_METRIC:
+        p->st = ST_IN_METRIC;
+        return 1;
+    case ST_SKIP:
+        p->skip_depth++;
+        return 1;
+    default:
+        return unexpected(p, "object");
+    }
+}
+
+/* Marks key bit k of *seen; a second time is an error naming where. */
+static int key_once(struct parser *p, unsigned *seen, unsigned k, const char *name,
+                    const char *where /* NULL: the current series */)
+{
+    if (*seen & k) {
+        if (!where)
+            return fail_series(p, "duplicate key \"%s\"", name);
+        return fail(p, "duplicate key \"%s\" in %s", name, where);
+    }
+    *seen |= k;
+    return 1;
+}
+
+static int on_map_key(void *ctx, const unsigned char *s, size_t n)
+{
+    struct parser *p = ctx;
+#define IS(lit) (n == sizeof lit - 1 && memcmp(s, lit, n) == 0)
+    switch (p->st) {
+    case ST_SKIP:
+        return 1;
+    case ST_IN_METRIC:
+        if (memchr(s, '\0', n))
+            return fail_series(p, "a label name holds a NUL character");
+        gl_buf_reset(&p->key);
+        if (!gl_buf_append(&p->key, s, n))
+            return fail(p, "out of memory");
+        p->st = ST_LABEL;
+        return 1;
+    case ST_ROOT: {
+        static const struct { const char *name; unsigned bit; enum state next; } keys[] = {
+            {"status", K_STATUS, ST_STATUS},       {"data", K_DATA, ST_DATA},
+            {"warnings", K_WARNINGS, ST_WARNINGS}, {"infos", K_INFOS, ST_INFOS},
+            {"error", K_ERROR, ST_ERROR},          {"errorType", K_ERRTYPE, ST_ERRTYPE},
+            {"isPartial", K_ISPARTIAL, ST_ISPARTIAL}, {"stats", K_STATS, ST_SKIP},
+        };
+        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+            if (n == strlen(keys[i].name) && memcmp(s, keys[i].name, n) == 0) {
+                if (!key_once(p, &p->root_keys, keys[i].bit, keys[i].name, "the response"))
+                    return 0;
+                p->st = keys[i].next;
+                p->skip_depth = 0;
+                return 1;
+            }
+        }
+        break;
+    }
+    case ST_IN_DATA:
+        if (IS("resultType")) {
+            if (!key_once(p, &p->data_keys, K_RESULTTYPE, "resultType", "data"))
+                return 0;
+            p->st = ST_RESULTTYPE;
+            return 1;
+        }
+        if (IS("result")) {
+            if (!key_once(p, &p->data_keys, K_RESULT, "result", "data"))
+                return 0;
+            p->st = ST_RESULT;
+            return 1;
+        }
+        break;
+    case ST_ITEM:
+        if (IS("metric")) {
+            if (!key_once(p, &p->item_keys, K_METRIC, "metric", NULL))
+                return 0;
+            p->st = ST_METRIC;
+            return 1;
+        }
+        if (IS("values")) {
+            if (!key_once(p, &p->item_keys, K_VALUES, "values", NULL))
+                return 0;
+            p->st = ST_VALUES;
+            return 1;
+        }
+        if (IS("value"))
+            return fail_series(p, "an instant-vector sample (\"value\"), expected a matrix "
+                               "(\"values\")");
+        break;
+    default:
+        break;
+    }
+#undef IS
+    char k[100], tok[140];
+    copy_text(k, sizeof k, s, n);
+    snprintf(tok, sizeof tok, "key \"%s\"", k);
+    return unexpected(p, tok);
+}
+
+static int on_end_map(void *ctx)
+{
+    struct parser *p = ctx;
+    switch (p->st) {
+    case ST_ROOT:
+        p->st = ST_DONE;
+        return 1;
+    case ST_IN_DATA:
+        p->st = ST_ROOT;
+        return 1;
+    case ST_ITEM:
+        if (!series_done(p))
+            return 0;
+        p->cur = NULL;
+        p->st = ST_IN_RESULT;
+        return 1;
+    case ST_IN_METRIC:
+        if (!labels_done(p))
+            return 0;
+        value_done(p);
+        return 1;
+    case ST_SKIP:
+        if (--p->skip_depth == 0)
+            value_done(p);
+        return 1;
+    default:
+        return unexpected(p, "end of object");
+    }
+}
+
+static int on_start_array(void *ctx)
+{
+    struct parser *p = ctx;
+    switch (p->st) {
+    case ST_WARNINGS:
+        p->st = ST_WARNING;
+        return 1;
+    case ST_INFOS:
+        p->st = ST_INFO;
+        return 1;
+    case ST_RESULT:
+        p->st = ST_IN_RESULT;
+        return 1;
+    case ST_VALUES:
+        p->st = ST_IN_VALUES;
+        return 1;
+    case ST_IN_VALUES:
+        p->st = ST_TS;
+        return 1;
+    case ST_SKIP:
+        p->skip_depth++;
+        return 1;
+    default:
+        return unexpected(p, "array");
+    }
+}
+
+static int on_end_array(void *ctx)
+{
+    struct parser *p = ctx;
+    switch (p->st) {
+    case ST_WARNING: case ST_INFO: case ST_IN_RESULT: case ST_IN_VALUES:
+        value_done(p);
+        return 1;
+    case ST_SAMPLE_END:
+        p->nsample++;
+        p->st = ST_IN_VALUES;
+        return 1;
+    case ST_SKIP:
+        if (--p->skip_depth == 0)
+            value_done(p);
+        return 1;
+    default:
+        return unexpected(p, "end of array");
+    }
+}
+
+static const yajl_callbacks callbacks = {
+    .yajl_null = on_null,
+    .yajl_boolean = on_boolean,
+    .yajl_number = on_number,
+    .yajl_string = on_string,
+    .yajl_start_map = on_start_map,
+    .yajl_map_key = on_map_key,
+    .yajl_end_map = on_end_map,
+    .yajl_start_array = on_start_array,
+    .yajl_end_array = on_end_array,
+};
+
+/* yajl's own error (invalid JSON, UTF-8, trailing text), with the byte
+ * offset, a printable excerpt there and, inside a series, the series. */
+static void json_error(struct parser *p, yajl_handle h, const char *json, size_t len)
+{
+    unsigned char *e = yajl_get_error(h, 0, (const unsigned char *)json, len);
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s", e ? (const char *)e : "parse error");
+    yajl_free_error(h, e);
+    size_t k = strlen(msg);
+    while (k > 0 && (msg[k - 1] == '\n' || msg[k - 1] == ' '))
+        msg[--k] = '\0';
+    size_t at = yajl_get_bytes_consumed(h);
+    if (at > len)
+        at = len;
+    size_t from = at > 24 ? at - 24 : 0;
+    char near[200];
+    escape_n(json + from, len - from < 64 ? len - from : 64, near, sizeof near);
+    char where[300] = "";
+    if (p->st == ST_LABEL) {
+        char kn[100];
+        escape_n(p->key.data ? p->key.data : "", p->key.len, kn, sizeof kn);
+        snprintf(where, sizeof where, " (the value of label \"%s\")", kn);
+    } else if (p->st == ST_IN_METRIC) {
+        const struct gl_series *s = p->cur;
+        char kn[100] = "";
+        if (s && s->nlabels)
+            escape_n(s->labels[s->nlabels - 1].name, strlen(s->labels[s->nlabels - 1].name),
+                     kn, sizeof kn);
+        snprintf(where, sizeof where, " (a label name%s%s%s)", kn[0] ? " after \"" : "", kn,
+                 kn[0] ? "\"" : "");
+    }
+    if (p->cur)
+        fail_series(p, "not valid JSON at byte %zu%s: %s, near \"%s\"", at, where, msg, near);
+    else
+        fail(p, "response is not valid JSON at byte %zu: %s, near \"%s\"", at, msg, near);
+}
+
+/* After the whole document: status, partial hints, warnings, shape. */
+static void check_document(struct parser *p)
+{
+    if (!(p->root_keys & K_STATUS)) {
+        fail(p, "response has no \"status\"");
+        return;
+    }
+    if (strcmp(p->status, "success") != 0) {
+        fail(p, "status \"%s\": %s%s%s", p->status, p->errtype, p->errtype[0] ? ": " : "",
+             p->error[0] ? p->error : "(no error text)");
+        return;
+    }
+    if (p->partial) {
+        fail(p, "the backend marked the response as partial (isPartial: true): refusing it");
+        return;
+    }
+    if (p->nbad_warnings) {
+        fail(p, "the backend returned %zu warning%s (partial or degraded data): \"%s\"; the "
+             "chunk is refused (accept a known benign warning with prometheus.accept_warnings)",
+             p->nbad_warnings, p->nbad_warnings > 1 ? "s" : "", p->bad_warning);
+        return;
+    }
+    if (!(p->root_keys & K_DATA) || !(p->data_keys & K_RESULTTYPE) ||
+        !(p->data_keys & K_RESULT))
+        fail(p, "expected data.resultType \"matrix\" with a result array");
+}
+
+enum gl_status gl_matrix_parse_opts(const char *json, size_t len, int64_t start, int64_t step,
+                                    size_t nsteps, const char *what,
+                                    const struct gl_parse_opts *opts, struct gl_matrix *m,
+                                    struct gl_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->start = start;
+    m->step = step;
+    m->nsteps = nsteps;
+    if (!json || len == 0)
+        return gl_error_set(err, GL_ERR_PROM, "%s: empty response body", what);
+    if (step <= 0)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: step must be positive", what);
+    struct parser p = {.what = what, .opts = opts, .m = m, .err = err, .st = ST_START};
+    gl_buf_init(&p.key);
+    p.present = calloc(nsteps ? nsteps : 1, 1);
+    yajl_handle h = p.present ? yajl_alloc(&callbacks, NULL, &p) : NULL;
+    if (!h) {
+        free(p.present);
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: out of memory", what);
+    }
+    yajl_status st = yajl_parse(h, (const unsigned char *)json, len);
+    if (st == yajl_status_ok)
+        st = yajl_complete_parse(h);
+    if (st == yajl_status_error && !p.failed)
+        json_error(&p, h, json, len);
+    else if (st == yajl_status_ok && !p.failed)
+        check_document(&p);
+    yajl_free(h);
+    free(p.present);
+    gl_buf_free(&p.key);
+    if (p.failed) {
+        gl_matrix_free(m);
+        return GL_ERR_PROM;
+    }
+    return GL_OK;
 }
 
 enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int64_t step,
                                size_t nsteps, const char *what, struct gl_matrix *m,
                                struct gl_error *err)
 {
-    memset(m, 0, sizeof *m);
-    m->start = start;
-    m->step = step;
-    m->nsteps = nsteps;
-    cJSON *root = cJSON_ParseWithLength(json, len);
-    if (!root)
-        return gl_error_set(err, GL_ERR_PROM, "%s: response is not valid JSON", what);
-    enum gl_status rc = GL_OK;
-    const cJSON *status = cJSON_GetObjectItemCaseSensitive(root, "status");
-    if (!cJSON_IsString(status) || strcmp(status->valuestring, "success") != 0) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
-        rc = gl_error_set(err, GL_ERR_PROM, "%s: status \"%s\": %s", what,
-                          cJSON_IsString(status) ? status->valuestring : "(missing)",
-                          cJSON_IsString(e) ? e->valuestring : "(no error text)");
-        goto out;
-    }
-    const cJSON *warnings = cJSON_GetObjectItemCaseSensitive(root, "warnings");
-    if (cJSON_IsArray(warnings)) {
-        for (const cJSON *w = warnings->child; w; w = w->next) {
-            m->nwarnings++;
-            gl_log(GL_LOG_WARN, "prometheus warning %s: %s", what,
-                   cJSON_IsString(w) ? w->valuestring : "(not a string)");
-        }
-    }
-    const cJSON *data = cJSON_GetObjectItemCaseSensitive(root, "data");
-    const cJSON *rtype = cJSON_GetObjectItemCaseSensitive(data, "resultType");
-    const cJSON *result = cJSON_GetObjectItemCaseSensitive(data, "result");
-    if (!cJSON_IsString(rtype) || strcmp(rtype->valuestring, "matrix") != 0 ||
-        !cJSON_IsArray(result)) {
-        rc = gl_error_set(err, GL_ERR_PROM, "%s: expected data.resultType \"matrix\" with a result array",
-                          what);
-        goto out;
-    }
-    size_t n = (size_t)cJSON_GetArraySize(result);
-    m->series = gl_xcalloc(n, sizeof *m->series);
-    for (const cJSON *it = result->child; it; it = it->next) {
-        const cJSON *metric = cJSON_GetObjectItemCaseSensitive(it, "metric");
-        const cJSON *values = cJSON_GetObjectItemCaseSensitive(it, "values");
-        if (!cJSON_IsObject(metric) || !cJSON_IsArray(values)) {
-            rc = gl_error_set(err, GL_ERR_PROM, "%s: result %zu lacks metric or values", what,
-                              m->nseries);
-            goto out;
-        }
-        struct gl_series *s = &m->series[m->nseries++];
-        s->first_step = -1;
-        s->first_seen = -1;
-        size_t nl = (size_t)cJSON_GetArraySize(metric);
-        s->labels = gl_xcalloc(nl, sizeof *s->labels);
-        for (const cJSON *l = metric->child; l; l = l->next) {
-            if (!cJSON_IsString(l))
-                continue;
-            s->labels[s->nlabels].name = gl_strdup(l->string);
-            s->labels[s->nlabels].value = gl_strdup(l->valuestring);
-            s->nlabels++;
-        }
-        s->values = gl_xcalloc(nsteps, sizeof *s->values);
-        for (size_t i = 0; i < nsteps; i++)
-            s->values[i] = NAN;
-        for (const cJSON *pt = values->child; pt; pt = pt->next) {
-            const cJSON *ts = cJSON_GetArrayItem(pt, 0);
-            const cJSON *v = cJSON_GetArrayItem(pt, 1);
-            if (!cJSON_IsNumber(ts) || !cJSON_IsString(v)) {
-                rc = gl_error_set(err, GL_ERR_PROM, "%s: malformed sample in result %zu", what,
-                                  m->nseries - 1);
-                goto out;
-            }
-            double t = ts->valuedouble;
-            double off = (t - (double)start) / (double)step;
-            if (off < 0 || off >= (double)nsteps || off != floor(off)) {
-                m->off_grid++;
-                continue;
-            }
-            char *end = NULL;
-            double x = strtod(v->valuestring, &end);
-            /* 2^48 is far above any GPU's memory in MiB or bytes, and keeps
-             * MiB × step × 3 sums inside int64 */
-            if (end == v->valuestring || *end != '\0' || !isfinite(x) || x < 0 ||
-                x > 281474976710656.0) {
-                note_bad(m, s, t, v->valuestring);
-                continue;
-            }
-            size_t idx = (size_t)off;
-            s->values[idx] = x;
-            if (s->first_step < 0) {
-                s->first_step = (int64_t)idx;
-                s->first_seen = start + (int64_t)idx * step;
-            }
-            m->samples++;
-        }
-    }
-out:
-    cJSON_Delete(root);
-    if (rc)
-        gl_matrix_free(m);
-    return rc;
+    return gl_matrix_parse_opts(json, len, start, step, nsteps, what, NULL, m, err);
 }

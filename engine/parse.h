@@ -1,21 +1,38 @@
 /*
- * parse — a Prometheus "matrix" response (cJSON) laid on the step grid.
+ * parse — a Prometheus "matrix" response (yajl, streaming) laid on the step
+ * grid.
  *
  * Reads: the JSON body of one query_range chunk. Writes: series with their
- * labels and one value slot per step of the chunk (NAN = no sample). NaN,
- * ±Inf, negative and non-numeric samples are counted and skipped.
+ * labels and one value slot per step of the chunk (NAN = no sample). The
+ * body is parsed by callbacks straight into the compact form (no tree), so
+ * memory is about the size of the result, not a multiple of the body.
+ *
+ * Strict (SPEC §10): the body must be exactly one JSON document of the shape
+ * {status, data: {resultType: "matrix", result: [{metric, values}]},
+ * warnings?, infos?} (plus error/errorType, and VictoriaMetrics' isPartial
+ * and stats). These fail the whole response, naming query, series and
+ * timestamp: invalid JSON, trailing text or a second document, a duplicate
+ * key, a label that is not a string or holds a NUL or invalid UTF-8, a
+ * sample that is not [number, "string"], a value that is not a complete
+ * Prometheus float, a timestamp off the step grid, outside the window or
+ * seen twice in a series, a backend warning not accepted by the options,
+ * isPartial: true. Well-formed values that cannot be billed are skipped and
+ * counted by reason: NaN/±Inf, negative, beyond the query's plausibility
+ * bound (see gl_parse_opts).
  */
 #ifndef GL_PARSE_H
 #define GL_PARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "error.h"
 
 struct gl_label {
     char *name;
-    char *value;
+    char *value; /* points into the allocation of name: free name only */
 };
 
 struct gl_series {
@@ -27,20 +44,46 @@ struct gl_series {
                          * series: from the database), -1 when none */
 };
 
+/* Why a well-formed sample was skipped. */
+enum gl_skip { GL_SKIP_NAN_INF, GL_SKIP_NEGATIVE, GL_SKIP_OUT_OF_BOUNDS, GL_SKIP_N };
+/* "nan_inf", "negative", "out_of_bounds" (what logs print). */
+extern const char *const gl_skip_names[GL_SKIP_N];
+
 struct gl_matrix {
     struct gl_series *series;
     size_t nseries;
     int64_t start, step;
     size_t nsteps;
-    size_t samples;      /* valid samples kept */
-    size_t bad_samples;  /* NaN, Inf, negative, non-numeric */
-    size_t off_grid;     /* timestamps not on the step grid */
-    char bad[5][256];    /* descriptions of the first bad samples */
-    size_t nwarnings;
+    size_t samples;               /* valid samples kept */
+    size_t bad_samples;           /* skipped: the sum of skipped[] */
+    size_t skipped[GL_SKIP_N];    /* skipped samples by reason */
+    char bad[5][256];             /* descriptions of the first skipped samples */
+    size_t nwarnings;             /* backend warnings accepted (and logged) */
+};
+
+/* Plausibility bounds and accepted warnings of one query. */
+struct gl_parse_opts {
+    double max;          /* largest plausible value, inclusive (0: 2^48) */
+    bool any_finite;     /* label-info series: any finite value (no bound) */
+    /* series whose __name__ is max_name get named_max instead of max
+     * (DCGM_FI_DEV_GPU_UTIL, in percent, among ratio queries) */
+    const char *max_name;
+    double named_max;
+    /* backend warnings matching one of these are logged and accepted;
+     * any other warning fails the response (borrowed) */
+    const struct gl_pattern *accept_warnings;
+    size_t naccept_warnings;
 };
 
 /* Parses json (len bytes) into m for the grid start + i*step, i < nsteps.
- * `what` names the query in error messages. On failure m is left empty. */
+ * `what` names the query in error messages; opts NULL means the 2^48 bound
+ * and no accepted warnings. On failure (GL_ERR_PROM, the message names the
+ * place) m is left empty; on success free it with gl_matrix_free. */
+enum gl_status gl_matrix_parse_opts(const char *json, size_t len, int64_t start, int64_t step,
+                                    size_t nsteps, const char *what,
+                                    const struct gl_parse_opts *opts, struct gl_matrix *m,
+                                    struct gl_error *err);
+/* gl_matrix_parse_opts with opts NULL. */
 enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int64_t step,
                                size_t nsteps, const char *what, struct gl_matrix *m,
                                struct gl_error *err);

@@ -90,6 +90,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite helm python3 tests/integration/helm_test.py --bin "$root/build/gpuledger"
   run_suite access python3 tests/integration/access_test.py --bin "$root/build/gpuledger"
   run_suite backends python3 tests/integration/backends_test.py --bin "$root/build/gpuledger"
+  run_suite wire python3 tests/integration/wire_test.py --bin "$root/build/gpuledger"
   run_suite report python3 tests/integration/report_test.py --bin "$root/build/gpuledger"
   run_suite arith python3 tests/integration/arith_test.py --bin "$root/build/gpuledger"
   # The same scenarios with the engine built under AddressSanitizer/UBSan.
@@ -102,6 +103,8 @@ if [ -f tests/integration/run.py ]; then
       run_suite access-asan python3 tests/integration/access_test.py --bin "$root/build-asan/gpuledger"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite backends-asan python3 tests/integration/backends_test.py --bin "$root/build-asan/gpuledger"
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      run_suite wire-asan python3 tests/integration/wire_test.py --bin "$root/build-asan/gpuledger"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite report-asan python3 tests/integration/report_test.py --bin "$root/build-asan/gpuledger"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

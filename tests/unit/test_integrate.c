@@ -89,14 +89,14 @@ static int64_t sum(const struct gl_rollup *r, const char *pod, const char *team,
 static void test_parse_bad_samples(void)
 {
     struct gl_matrix m;
-    const char *s[] = {"\"__name__\":\"x\"," DEV "|1,NaN,+Inf,-5,abc,6,1e18"};
+    const char *s[] = {"\"__name__\":\"x\"," DEV "|1,NaN,+Inf,-5,-Inf,6,1e18"};
     matrix(&m, s, 1, 7);
     CHECK(m.nseries == 1);
     CHECK(m.bad_samples == 5); /* 1e18 is implausible: skipped, never overflows */
     CHECK(m.samples == 2);
     CHECK(m.series[0].values[0] == 1 && isnan(m.series[0].values[1]) &&
           m.series[0].values[5] == 6);
-    CHECK(strstr(m.bad[0], "NaN") && strstr(m.bad[2], "-5") && strstr(m.bad[3], "abc"));
+    CHECK(strstr(m.bad[0], "NaN") && strstr(m.bad[2], "-5") && strstr(m.bad[3], "-Inf"));
     gl_matrix_free(&m);
     struct gl_error err = {0};
     const char *e = "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"boom\"}";

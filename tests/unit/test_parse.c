@@ -1,0 +1,441 @@
+/* Unit tests: the strict matrix parser (engine/parse.c): shapes, values,
+ * timestamps, labels, warnings and plausibility bounds. Each case is a body
+ * and what must happen (parsed, or the error message's parts). */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <math.h>
+#include <pcre2.h>
+#include <stdarg.h>
+
+#include "parse.h"
+#include "tap.h"
+#include "util.h"
+
+#define T0 1790985600 /* 2026-10-03T00:00:00Z; the grid: T0 + i*60, i < 4 */
+#define NSTEPS 4
+#define HEAD "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
+#define TAIL "]}}"
+#define DEV "\"__name__\":\"DCGM_FI_DEV_FB_USED\",\"UUID\":\"GPU-1\",\"pod\":\"p1\""
+#define SERIES(labels, values) "{\"metric\":{" labels "},\"values\":[" values "]}"
+#define GOOD HEAD SERIES(DEV, "[1790985600,\"100\"],[1790985660,\"200\"]") TAIL
+
+static enum gl_status parse_n(const char *body, size_t len, const struct gl_parse_opts *o,
+                              struct gl_matrix *m, struct gl_error *err)
+{
+    err->msg[0] = '\0';
+    return gl_matrix_parse_opts(body, len, T0, 60, NSTEPS, "Q", o, m, err);
+}
+
+static enum gl_status parse(const char *body, const struct gl_parse_opts *o, struct gl_matrix *m,
+                            struct gl_error *err)
+{
+    return parse_n(body, strlen(body), o, m, err);
+}
+
+/* body must fail with GL_ERR_PROM, m left empty, the message holding
+ * "Q" and every one of the NULL-terminated needles. */
+static void fails_n(const char *body, size_t len, const struct gl_parse_opts *o, ...)
+{
+    struct gl_matrix m;
+    struct gl_error err;
+    enum gl_status rc = parse_n(body, len, o, &m, &err);
+    if (rc != GL_ERR_PROM || m.nseries != 0 || m.series != NULL) {
+        printf("# expected a failure (rc %d, %zu series) for: %.200s\n", (int)rc, m.nseries,
+               body);
+        tap_case_failed = 1;
+        gl_matrix_free(&m);
+        return;
+    }
+    if (strncmp(err.msg, "Q: ", 3) != 0) {
+        printf("# message does not name the query: %s\n", err.msg);
+        tap_case_failed = 1;
+    }
+    va_list ap;
+    va_start(ap, o);
+    for (const char *needle; (needle = va_arg(ap, const char *));)
+        if (!strstr(err.msg, needle)) {
+            printf("# message lacks \"%s\": %s\n", needle, err.msg);
+            tap_case_failed = 1;
+        }
+    va_end(ap);
+}
+
+#define FAILS(body, ...) fails_n(body, strlen(body), NULL, __VA_ARGS__, (const char *)NULL)
+#define FAILS_OPTS(body, o, ...) fails_n(body, strlen(body), o, __VA_ARGS__, (const char *)NULL)
+
+static void parses(const char *body, const struct gl_parse_opts *o, struct gl_matrix *m)
+{
+    struct gl_error err;
+    if (parse(body, o, m, &err) != GL_OK) {
+        printf("# expected to parse: %s\n#   body: %.200s\n", err.msg, body);
+        tap_case_failed = 1;
+    }
+}
+
+static void test_good(void)
+{
+    struct gl_matrix m;
+    parses(GOOD, NULL, &m);
+    CHECK(m.nseries == 1 && m.samples == 2 && m.bad_samples == 0);
+    CHECK(m.series[0].values[0] == 100 && m.series[0].values[1] == 200);
+    CHECK(isnan(m.series[0].values[2]) && isnan(m.series[0].values[3]));
+    CHECK(m.series[0].first_step == 0 && m.series[0].first_seen == T0);
+    CHECK_STR(gl_series_label(&m.series[0], "pod"), "p1");
+    CHECK_STR(gl_series_label(&m.series[0], "UUID"), "GPU-1");
+    gl_matrix_free(&m);
+    /* values before metric, labels with UTF-8 and an empty label (= absent),
+     * an empty result, whitespace around the document */
+    parses(" \n" HEAD "{\"values\":[[1790985720,\"5\"]],\"metric\":{\"ns\":\"\\u00e9quipe\",\"e\":\"\","
+           "\"x\":\"caf\xc3\xa9\"}}," SERIES("", "") TAIL "\n\t ",
+           NULL, &m);
+    CHECK(m.nseries == 2 && m.samples == 1);
+    CHECK(m.series[0].first_step == 2 && m.series[0].first_seen == T0 + 120);
+    CHECK_STR(gl_series_label(&m.series[0], "ns"), "\xc3\xa9quipe");
+    CHECK_STR(gl_series_label(&m.series[0], "x"), "caf\xc3\xa9");
+    CHECK(gl_series_label(&m.series[0], "e") == NULL);
+    CHECK(m.series[1].nlabels == 0 && m.series[1].first_step == -1);
+    gl_matrix_free(&m);
+    parses(HEAD TAIL, NULL, &m);
+    CHECK(m.nseries == 0 && m.samples == 0);
+    gl_matrix_free(&m);
+    /* keys in any order; VictoriaMetrics' isPartial:false and stats; infos */
+    parses("{\"stats\":{\"seriesFetched\":\"3\",\"deep\":[[[[{\"a\":[null,true,1.5]}]]]]},"
+           "\"isPartial\":false,\"data\":{\"result\":[],\"resultType\":\"matrix\"},"
+           "\"infos\":[\"PromQL info: x\"],\"status\":\"success\",\"warnings\":[]}",
+           NULL, &m);
+    CHECK(m.nseries == 0 && m.nwarnings == 0);
+    gl_matrix_free(&m);
+}
+
+static void test_values(void)
+{
+    struct gl_matrix m;
+    /* well-formed floats: sign, fraction, exponent, leading/trailing dot */
+    parses(HEAD SERIES(DEV, "[1790985600,\"+5\"],[1790985660,\"1E3\"],[1790985720,\".5\"],"
+                            "[1790985780,\"7.\"]")
+           "," SERIES("\"__name__\":\"y\"", "[1790985600,\"-0\"],[1790985660,\"2.5e-1\"]") TAIL,
+           NULL, &m);
+    CHECK(m.samples == 6 && m.bad_samples == 0);
+    CHECK(m.series[0].values[0] == 5 && m.series[0].values[1] == 1000 &&
+          m.series[0].values[2] == 0.5 && m.series[0].values[3] == 7);
+    CHECK(m.series[1].values[0] == 0 && m.series[1].values[1] == 0.25);
+    gl_matrix_free(&m);
+    /* malformed text is an error naming query, series and timestamp */
+    static const char *const bad[] = {"0x10", "", " 5", "5 ", "1e", "e5", ".", "+", "1.2.3",
+                                      "infinity", "nan", "inf", "5abc", "1_000", "--1", "0x1p3",
+                                      "\\u00005", "5\\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char body[512];
+        snprintf(body, sizeof body, HEAD SERIES(DEV, "[1790985600,\"1\"],[1790985660,\"%s\"]") TAIL,
+                 bad[i]);
+        FAILS(body, "is not a number", "2026-10-03T00:01:00Z", "result #0",
+              "DCGM_FI_DEV_FB_USED{", "UUID=\"GPU-1\"", "pod=\"p1\"");
+    }
+    /* "20000\u0000junk": the NUL is shown, not cut */
+    FAILS(HEAD SERIES(DEV, "[1790985600,\"20000\\u0000junk\"]") TAIL, "20000\\x00junk",
+          "is not a number");
+    /* a sample is exactly [number, "string"] */
+    FAILS(HEAD SERIES(DEV, "{\"t\":1790985600,\"v\":\"1\"}") TAIL, "unexpected object",
+          "result #0");
+    FAILS(HEAD SERIES(DEV, "[1790985600,\"1\",\"2\"]") TAIL, "sample #0", "unexpected string");
+    FAILS(HEAD SERIES(DEV, "[1790985600]") TAIL, "sample #0", "end of array");
+    FAILS(HEAD SERIES(DEV, "[1790985600,5]") TAIL, "unexpected number 5");
+    FAILS(HEAD SERIES(DEV, "[\"1790985600\",\"5\"]") TAIL, "unexpected string");
+    FAILS(HEAD SERIES(DEV, "[1790985600,null]") TAIL, "unexpected null");
+    FAILS(HEAD SERIES(DEV, "[[1790985600],\"5\"]") TAIL, "unexpected array");
+    FAILS(HEAD SERIES(DEV, "[1e20,\"5\"]") TAIL, "not a plausible Unix time");
+}
+
+static void test_timestamps(void)
+{
+    FAILS(HEAD SERIES(DEV, "[1790985600,\"1\"],[1790985600,\"2\"]") TAIL, "duplicate timestamp",
+          "2026-10-03T00:00:00Z", "UUID=\"GPU-1\"", "pod=\"p1\"");
+    FAILS(HEAD SERIES(DEV, "[1790985630,\"1\"]") TAIL, "off the step grid",
+          "2026-10-03T00:00:30Z", "pod=\"p1\"");
+    FAILS(HEAD SERIES(DEV, "[1790985660.5,\"1\"]") TAIL, "off the step grid", "1790985660.5");
+    FAILS(HEAD SERIES(DEV, "[1790985840,\"1\"]") TAIL, "outside the requested window",
+          "2026-10-03T00:04:00Z", "2026-10-03T00:00:00Z to 2026-10-03T00:03:00Z");
+    FAILS(HEAD SERIES(DEV, "[1790985540,\"1\"]") TAIL, "outside the requested window",
+          "2026-10-02T23:59:00Z");
+    /* a NaN sample occupies its timestamp too */
+    FAILS(HEAD SERIES(DEV, "[1790985600,\"NaN\"],[1790985600,\"2\"]") TAIL,
+          "duplicate timestamp");
+    /* a whole number written with a fraction is on the grid */
+    struct gl_matrix m;
+    parses(HEAD SERIES(DEV, "[1790985660.000,\"3\"],[1.79098572e9,\"4\"]") TAIL, NULL, &m);
+    CHECK(m.samples == 2 && m.series[0].values[1] == 3 && m.series[0].values[2] == 4);
+    gl_matrix_free(&m);
+}
+
+static void test_shape(void)
+{
+    FAILS(GOOD "<html><body>502 Bad Gateway</body></html>", "not valid JSON", "trailing garbage",
+          "<html>");
+    FAILS(GOOD GOOD, "not valid JSON", "trailing garbage");
+    FAILS(GOOD " {}", "trailing garbage");
+    FAILS("{\"status\":\"success\",\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
+          "\"result\":[]}}",
+          "duplicate key \"status\"");
+    FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]},"
+          "\"data\":{\"resultType\":\"matrix\",\"result\":[]}}",
+          "duplicate key \"data\"");
+    FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"resultType\":\"matrix\","
+          "\"result\":[]}}",
+          "duplicate key \"resultType\" in data");
+    FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[],"
+          "\"result\":[]}}",
+          "duplicate key \"result\"");
+    FAILS(HEAD "{\"metric\":{" DEV "},\"values\":[],\"values\":[[1790985600,\"1\"]]}" TAIL,
+          "duplicate key \"values\"", "pod=\"p1\"");
+    FAILS(HEAD "{\"metric\":{},\"metric\":{" DEV "},\"values\":[]}" TAIL,
+          "duplicate key \"metric\"");
+    FAILS(HEAD SERIES("\"pod\":\"a\",\"pod\":\"b\"", "") TAIL, "label \"pod\" appears twice");
+    /* many labels: the sorted check */
+    FAILS(HEAD SERIES("\"a1\":\"\",\"a2\":\"\",\"a3\":\"\",\"a4\":\"\",\"a5\":\"\",\"a6\":\"\","
+                      "\"a7\":\"\",\"a8\":\"\",\"a9\":\"\",\"b1\":\"\",\"b2\":\"\",\"b3\":\"\","
+                      "\"b4\":\"\",\"b5\":\"\",\"b6\":\"\",\"b7\":\"\",\"b8\":\"\",\"a5\":\"x\"",
+                      "") TAIL,
+          "label \"a5\" appears twice");
+    static const char nul[] = HEAD SERIES(DEV, "[1790985600,\"1\0\"]") TAIL;
+    fails_n(nul, sizeof nul - 1, NULL, "not valid JSON", (const char *)NULL);
+    static const char nul2[] = "\0" GOOD;
+    fails_n(nul2, sizeof nul2 - 1, NULL, "not valid JSON at byte", "invalid char", (const char *)NULL);
+    FAILS("", "empty response body");
+    FAILS("[]", "unexpected array at the top level");
+    FAILS("\"x\"", "unexpected string");
+    FAILS("{\"status\":\"success\"}", "expected data.resultType \"matrix\"");
+    FAILS("{\"data\":{\"resultType\":\"matrix\",\"result\":[]}}", "no \"status\"");
+    FAILS("{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"boom\"}",
+          "status \"error\"", "bad_data", "boom");
+    FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}",
+          "resultType is \"vector\"");
+    FAILS(HEAD "{\"metric\":{},\"value\":[1790985600,\"1\"]}" TAIL, "instant-vector");
+    FAILS(HEAD "{\"metric\":{},\"histograms\":[]}" TAIL, "unexpected key \"histograms\"");
+    FAILS(HEAD "{\"metric\":{" DEV "}}" TAIL, "needs both \"metric\" and \"values\"", "pod=\"p1\"");
+    FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]},\"x\":1}",
+          "unexpected key \"x\"");
+    FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":{}}}",
+          "unexpected object at data.result");
+    FAILS("{\"status\":1}", "unexpected number 1 at status");
+    FAILS(HEAD "1" TAIL, "unexpected number 1 at data.result[]");
+    FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]", "not valid JSON",
+          "premature EOF");
+    FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[],}}",
+          "not valid JSON");
+}
+
+static void test_labels(void)
+{
+    /* invalid UTF-8 in a label value: the series and the label are named */
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\xff\"", "") TAIL, "not valid JSON",
+          "label \"pod\"", "UUID=\"GPU-1\"", "UTF8");
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"p\xc3\x28\":\"x\"", "") TAIL,
+          "a label name after \"UUID\"");
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"a\\u0000b\"", "") TAIL, "label \"pod\"",
+          "NUL", "UUID=\"GPU-1\"");
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"a\\u0000b\":\"x\"", "") TAIL, "NUL");
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"\\udc00\"", "") TAIL, "surrogate");
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"gpu\":0", "") TAIL, "unexpected number 0",
+          "UUID=\"GPU-1\"");
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"gpu\":null", "") TAIL, "unexpected null");
+    FAILS(HEAD SERIES("\"UUID\":{}", "") TAIL, "unexpected object");
+    /* a hostile label value is shown escaped and bounded */
+    char body[8192];
+    char big[3000];
+    memset(big, 'A', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    snprintf(body, sizeof body, HEAD SERIES("\"pod\":\"%s\\n\"", "[1,\"1\"]") TAIL, big);
+    struct gl_matrix m;
+    struct gl_error err;
+    CHECK(parse(body, NULL, &m, &err) == GL_ERR_PROM);
+    CHECK(strstr(err.msg, "outside the requested window") && strlen(err.msg) < 1200 &&
+          !strchr(err.msg, '\n'));
+}
+
+static pcre2_code *compile(const char *re)
+{
+    int ec;
+    PCRE2_SIZE off;
+    return pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &ec, &off, NULL);
+}
+
+static void test_warnings(void)
+{
+    const char *body = "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
+                       SERIES(DEV, "[1790985600,\"1\"]") "]},\"warnings\":[\"No StoreAPIs "
+                       "matched for this query\",\"store eu-2 unavailable\"]}";
+    FAILS(body, "2 warnings", "No StoreAPIs matched for this query",
+          "prometheus.accept_warnings");
+    char s0[] = "^No StoreAPIs matched", s1[] = "unavailable$";
+    struct gl_pattern pats[2] = {{s0, compile(s0)}, {s1, compile(s1)}};
+    struct gl_parse_opts o = {.accept_warnings = pats, .naccept_warnings = 1};
+    FAILS_OPTS(body, &o, "1 warning ", "store eu-2 unavailable");
+    o.naccept_warnings = 2;
+    struct gl_matrix m;
+    parses(body, &o, &m);
+    CHECK(m.nwarnings == 2 && m.samples == 1);
+    gl_matrix_free(&m);
+    FAILS("{\"status\":\"success\",\"isPartial\":true,\"data\":{\"resultType\":\"matrix\","
+          "\"result\":[]}}",
+          "isPartial: true");
+    FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]},"
+          "\"warnings\":[1]}",
+          "unexpected number 1 at warnings[]");
+    FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]},"
+          "\"warnings\":\"x\"}",
+          "unexpected string");
+    pcre2_code_free(pats[0].code);
+    pcre2_code_free(pats[1].code);
+}
+
+static void test_bounds(void)
+{
+    struct gl_matrix m;
+    /* MiB bound 2^20: the bound itself is kept, one more skipped; reasons */
+    struct gl_parse_opts mib = {.max = 1048576};
+    parses(HEAD SERIES(DEV, "[1790985600,\"1048576\"],[1790985660,\"1048577\"],"
+                            "[1790985720,\"-1\"],[1790985780,\"NaN\"]")
+           "," SERIES("\"UUID\":\"GPU-2\"", "[1790985600,\"+Inf\"],[1790985660,\"-Inf\"],"
+                                          "[1790985720,\"1e13\"],[1790985780,\"Inf\"]") TAIL,
+           &mib, &m);
+    CHECK(m.samples == 1 && m.bad_samples == 7);
+    CHECK(m.skipped[GL_SKIP_NAN_INF] == 4 && m.skipped[GL_SKIP_NEGATIVE] == 1 &&
+          m.skipped[GL_SKIP_OUT_OF_BOUNDS] == 2);
+    CHECK(m.series[0].values[0] == 1048576 && isnan(m.series[0].values[1]));
+    CHECK(strstr(m.bad[0], "out_of_bounds: value \"1048577\" at 2026-10-03T00:01:00Z") &&
+          strstr(m.bad[0], "pod=\"p1\""));
+    CHECK(strstr(m.bad[1], "negative: value \"-1\""));
+    CHECK(strstr(m.bad[2], "nan_inf: value \"NaN\""));
+    CHECK(strstr(m.bad[3], "nan_inf: value \"+Inf\"") && strstr(m.bad[3], "GPU-2"));
+    CHECK(strstr(m.bad[4], "nan_inf: value \"-Inf\""));
+    CHECK(m.series[1].first_step == -1);
+    gl_matrix_free(&m);
+    /* without options: 2^48 */
+    parses(HEAD SERIES(DEV, "[1790985600,\"1e13\"],[1790985660,\"1e15\"]") TAIL, NULL, &m);
+    CHECK(m.samples == 1 && m.skipped[GL_SKIP_OUT_OF_BOUNDS] == 1);
+    gl_matrix_free(&m);
+    /* a ratio ≤ 1, GPU_UTIL ≤ 100 by its __name__ (known only at the end) */
+    struct gl_parse_opts busy = {.max = 1, .max_name = "DCGM_FI_DEV_GPU_UTIL", .named_max = 100};
+    parses(HEAD "{\"values\":[[1790985600,\"91\"],[1790985660,\"100.5\"]],\"metric\":{"
+                "\"__name__\":\"DCGM_FI_DEV_GPU_UTIL\"}},"
+           SERIES("\"__name__\":\"DCGM_FI_PROF_GR_ENGINE_ACTIVE\"",
+                  "[1790985600,\"0.995687\"],[1790985660,\"1\"],[1790985720,\"1.5\"],"
+                  "[1790985780,\"1e9\"]") TAIL,
+           &busy, &m);
+    CHECK(m.samples == 3 && m.skipped[GL_SKIP_OUT_OF_BOUNDS] == 3);
+    CHECK(m.series[0].values[0] == 91 && isnan(m.series[0].values[1]));
+    CHECK(m.series[1].values[0] == 0.995687 && m.series[1].values[1] == 1);
+    gl_matrix_free(&m);
+    /* label-info series: any finite value */
+    struct gl_parse_opts any = {.any_finite = true};
+    parses(HEAD SERIES("\"__name__\":\"kube_pod_labels\"",
+                       "[1790985600,\"1\"],[1790985660,\"-1\"],[1790985720,\"1e300\"],"
+                       "[1790985780,\"NaN\"]") TAIL,
+           &any, &m);
+    CHECK(m.samples == 3 && m.skipped[GL_SKIP_NAN_INF] == 1);
+    gl_matrix_free(&m);
+    /* 1e308 written out in full (309 digits) is well-formed: out of bounds */
+    char body[1024], digits[310];
+    memset(digits, '0', sizeof digits - 1);
+    digits[0] = '1';
+    digits[sizeof digits - 1] = '\0';
+    snprintf(body, sizeof body, HEAD SERIES(DEV, "[1790985600,\"%s\"]") TAIL, digits);
+    parses(body, &mib, &m);
+    CHECK(m.samples == 0 && m.skipped[GL_SKIP_OUT_OF_BOUNDS] == 1);
+    gl_matrix_free(&m);
+    /* 1e400 overflows to Inf */
+    parses(HEAD SERIES(DEV, "[1790985600,\"1e400\"]") TAIL, &mib, &m);
+    CHECK(m.skipped[GL_SKIP_NAN_INF] == 1);
+    gl_matrix_free(&m);
+}
+
+/* Many series and steps: the growth paths (series array, labels). */
+static void test_large(void)
+{
+    struct gl_buf b;
+    gl_buf_init(&b);
+    gl_buf_puts(&b, HEAD);
+    size_t nseries = 3000;
+    for (size_t i = 0; i < nseries; i++) {
+        gl_buf_printf(&b, "%s{\"metric\":{\"__name__\":\"x\",\"pod\":\"p%zu\"", i ? "," : "", i);
+        for (int k = 0; k < 20; k++)
+            gl_buf_printf(&b, ",\"l%02d\":\"v\"", k);
+        gl_buf_puts(&b, "},\"values\":[");
+        for (int t = 0; t < NSTEPS; t++)
+            gl_buf_printf(&b, "%s[%d,\"%zu\"]", t ? "," : "", T0 + 60 * t, i + (size_t)t);
+        gl_buf_puts(&b, "]}");
+    }
+    gl_buf_puts(&b, TAIL);
+    struct gl_matrix m;
+    parses(b.data, NULL, &m);
+    CHECK(m.nseries == nseries && m.samples == nseries * NSTEPS);
+    CHECK(m.series[2999].values[3] == 3002 && m.series[2999].nlabels == 22);
+    CHECK_STR(gl_series_label(&m.series[1234], "pod"), "p1234");
+    gl_matrix_free(&m);
+    gl_buf_free(&b);
+}
+
+static struct gl_config *load(const char *prom, struct gl_error *err)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"prometheus\": {\"url\": \"http://127.0.0.1:1\"%s},"
+             " \"clusters\": [{\"name\": \"a\"}, {\"name\": \"b\", \"prometheus\":"
+             " {\"url\": \"http://127.0.0.1:2\"}}],"
+             " \"prices\": {\"file\": \"p.csv\"}, \"billing\": {\"currency\": \"USD\"}}",
+             prom);
+    struct gl_config *c = NULL;
+    err->msg[0] = '\0';
+    gl_config_load(tap_tmpfile("wire.json", text), &c, err);
+    return c;
+}
+
+/* The prometheus.* keys of the wire: defaults, ranges, patterns. */
+static void test_config_keys(void)
+{
+    struct gl_error err;
+    struct gl_config *c = load("", &err);
+    CHECK(c && c->clusters[0].prom.max_response_bytes == 64 << 20);
+    CHECK(c && c->clusters[0].prom.request_deadline_s == 300);
+    CHECK(c && c->clusters[0].prom.naccept_warnings == 0);
+    gl_config_free(c);
+    /* (retries + 1) x timeout when longer than 300 s */
+    c = load(", \"timeout_seconds\": 100, \"retries\": 4", &err);
+    CHECK(c && c->clusters[0].prom.request_deadline_s == 500);
+    gl_config_free(c);
+    /* the shared block's patterns reach the cluster without its own prometheus */
+    c = load(", \"accept_warnings\": [\"^No StoreAPIs\", \"x|y\"], \"request_deadline_seconds\": 7,"
+             " \"max_response_bytes\": 4096",
+             &err);
+    CHECK(c && c->clusters[0].prom.naccept_warnings == 2 &&
+          c->clusters[0].prom.accept_warnings[0].code &&
+          strcmp(c->clusters[0].prom.accept_warnings[1].source, "x|y") == 0);
+    CHECK(c && c->clusters[0].prom.request_deadline_s == 7 &&
+          c->clusters[0].prom.max_response_bytes == 4096);
+    CHECK(c && c->clusters[1].prom.naccept_warnings == 0);
+    gl_config_free(c);
+    c = load(", \"accept_warnings\": [\"ok\", \"(\"]", &err);
+    CHECK(!c && strstr(err.msg, "prometheus.accept_warnings[1]") &&
+          strstr(err.msg, "missing closing parenthesis"));
+    c = load(", \"accept_warnings\": \"x\"", &err);
+    CHECK(!c && strstr(err.msg, "prometheus.accept_warnings: expected an array"));
+    c = load(", \"accept_warnings\": [\"\"]", &err);
+    CHECK(!c && strstr(err.msg, "accept_warnings[0]"));
+    c = load(", \"max_response_bytes\": 100", &err);
+    CHECK(!c && strstr(err.msg, "prometheus.max_response_bytes") && strstr(err.msg, "4096"));
+    c = load(", \"request_deadline_seconds\": 0", &err);
+    CHECK(!c && strstr(err.msg, "prometheus.request_deadline_seconds"));
+}
+
+int main(void)
+{
+    RUN(test_config_keys);
+    RUN(test_good);
+    RUN(test_values);
+    RUN(test_timestamps);
+    RUN(test_shape);
+    RUN(test_labels);
+    RUN(test_warnings);
+    RUN(test_bounds);
+    RUN(test_large);
+    return TAP_END();
+}
