@@ -189,6 +189,7 @@ static void prom_defaults(struct gl_prom_cfg *p)
     p->timeout_s = 60;
     p->retries = 3;
     p->max_in_flight = 4;
+    p->max_response_bytes = GL_MAX_RESPONSE_BYTES_DEFAULT;
 }
 
 static void prom_copy(struct gl_prom_cfg *dst, const struct gl_prom_cfg *src)
@@ -226,7 +227,8 @@ static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, co
 {
     static const char *const keys[] = {"url", "bearer_token_file", "basic_auth_file", "headers",
                                        "ca_file", "client_cert_file", "client_key_file",
-                                       "timeout_seconds", "retries", "max_in_flight", NULL};
+                                       "timeout_seconds", "retries", "max_in_flight",
+                                       "max_response_bytes", NULL};
     enum gl_status rc;
     char path[256];
     if ((rc = check_keys(x, o, base, keys)))
@@ -261,6 +263,8 @@ static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, co
     long retries = p->retries, inflight = p->max_in_flight;
     if ((rc = get_int(x, o, base, "retries", 0, 20, &retries)) ||
         (rc = get_int(x, o, base, "max_in_flight", 1, 32, &inflight)))
+        return rc;
+    if ((rc = get_int(x, o, base, "max_response_bytes", 65536, 1L << 40, &p->max_response_bytes)))
         return rc;
     p->retries = (int)retries;
     p->max_in_flight = (int)inflight;
@@ -337,7 +341,8 @@ static enum gl_status load_clusters(struct cfg_ctx *x, struct gl_config *c, cons
 static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
     static const char *const keys[] = {"step_seconds", "chunk_hours", "identity_labels",
-                                       "hostname_label", "queries_dir", NULL};
+                                       "hostname_label", "queries_dir", "shrink_tolerance",
+                                       NULL};
     static const char *const modes[] = {"auto", "exported", "plain", NULL};
     enum gl_status rc;
     if ((rc = check_keys(x, o, "collection", keys)))
@@ -368,6 +373,14 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
     }
     if (!c->hostname_label)
         c->hostname_label = gl_strdup("Hostname");
+    /* collection.shrink_tolerance (SPEC §10, no silent shrink) */
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(o, "shrink_tolerance");
+    if (tol && !(cJSON_IsNumber(tol) && tol->valuedouble >= 0 && tol->valuedouble <= 1))
+        return cfg_fail(x, "collection.shrink_tolerance",
+                        "expected a number from 0 to 1 (the share of an hour's stored series "
+                        "that may disappear on a re-collect)");
+    if (tol)
+        c->shrink_tolerance_ppm = (int64_t)(tol->valuedouble * 1e6 + 0.5);
     return GL_OK;
 }
 
@@ -671,6 +684,7 @@ static void set_defaults(struct gl_config *c)
 {
     c->step = 60;
     c->chunk_hours = 6;
+    c->shrink_tolerance_ppm = 500000;
     c->identity = GL_IDENTITY_AUTO;
     c->mem_unit = GL_UNIT_MIB;
     c->attribution = GL_ATTR_PROCESS;
@@ -819,7 +833,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
         goto done;
     }
     static const char *const run_keys[] = {"start", "delay_minutes", "repull_hours", "out_dir",
-                                           NULL};
+                                           "allow_shrink", NULL};
     c->run_delay_s = 600;
     c->run_repull_s = 2 * 3600;
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "run"))) {
@@ -840,6 +854,13 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
             goto done;
         }
         free(start);
+        /* run.allow_shrink (SPEC §10): replace hours with clearly less data */
+        const cJSON *as = cJSON_GetObjectItemCaseSensitive(o, "allow_shrink");
+        if (as && !cJSON_IsBool(as)) {
+            rc = cfg_fail(&x, "run.allow_shrink", "expected true or false");
+            goto done;
+        }
+        c->run_allow_shrink = as && cJSON_IsTrue(as);
         c->run_delay_s = delay * 60;
         c->run_repull_s = repull * 3600;
         c->run_out_dir = resolve(c, c->run_out_dir);

@@ -61,7 +61,9 @@ struct gl_prom_cfg {
     long timeout_s;
     int retries;
     int max_in_flight;
+    long max_response_bytes; /* decompressed; larger responses are split by collect */
 };
+#define GL_MAX_RESPONSE_BYTES_DEFAULT (32L << 20)
 
 /* A cluster to collect: its own Prometheus or a shared backend (Thanos,
  * Mimir) with a label selector. */
@@ -83,6 +85,10 @@ struct gl_config {
     /* collection */
     int64_t step;
     int chunk_hours;
+    /* no silent shrink (SPEC §10): the share of an hour's stored series, in
+     * millionths, that a re-collect may lose; run.allow_shrink lifts it */
+    int64_t shrink_tolerance_ppm;
+    bool run_allow_shrink;
     enum gl_identity_mode identity;
     char *hostname_label;
     char *queries_dir;
