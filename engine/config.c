@@ -264,7 +264,7 @@ static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, co
     if ((rc = get_int(x, o, base, "retries", 0, 20, &retries)) ||
         (rc = get_int(x, o, base, "max_in_flight", 1, 32, &inflight)))
         return rc;
-    if ((rc = get_int(x, o, base, "max_response_bytes", 65536, 1L << 40, &p->max_response_bytes)))
+    if ((rc = get_int(x, o, base, "max_response_bytes", 1024, 1L << 40, &p->max_response_bytes)))
         return rc;
     p->retries = (int)retries;
     p->max_in_flight = (int)inflight;

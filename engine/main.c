@@ -110,7 +110,7 @@ static int cmd_collect(const struct gl_cli *g, int argc, char **argv)
         gl_config_free(cfg);
         return gl_cli_usage(usage_collect, "no cluster \"%s\" in the config", v[2]);
     }
-    int lock = -1;
+    struct gl_lock *lock = NULL;
     if (gl_lock_acquire(g->db, &lock, &err) || gl_store_open(g->db, &s, &err))
         rc = gl_cli_fail(&err);
     /* Each cluster on its own: one that fails does not stop the others. */
@@ -287,7 +287,7 @@ static int cmd_close(const struct gl_cli *g, int argc, char **argv)
     struct gl_store *s = NULL;
     struct gl_price_table *prices = NULL;
     struct gl_error err = {0};
-    int lock = -1;
+    struct gl_lock *lock = NULL;
     if (gl_lock_acquire(g->db, &lock, &err))
         return gl_cli_fail(&err); /* before the database is even opened */
     rc = open_for_period(g, v[0], &p, &cfg, &s, &prices, usage_close);
@@ -333,7 +333,7 @@ static int cmd_run(const struct gl_cli *g, int argc, char **argv)
     struct gl_error err = {0};
     struct gl_store *s = NULL;
     struct gl_price_table *prices = NULL;
-    int lock = -1;
+    struct gl_lock *lock = NULL;
     const char *out = v[0] ? v[0] : cfg->run_out_dir ? cfg->run_out_dir : "out";
     if (gl_lock_acquire(g->db, &lock, &err) || gl_store_open(g->db, &s, &err) ||
         gl_prices_load_config(cfg, &prices, &err) ||

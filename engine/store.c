@@ -323,17 +323,20 @@ enum gl_status gl_store_mark_hour(struct gl_store *s, const char *cluster, int64
     return step_done(s, st, "marking hour collected", err);
 }
 
-enum gl_status gl_lock_acquire(const char *db_path, int *fd, struct gl_error *err)
+struct gl_lock {
+    int file_fd; /* <db>.lock */
+    int db_fd;   /* the database itself */
+};
+
+/* flock(LOCK_EX | LOCK_NB) on a new descriptor of path (created when
+ * missing); what names the file in messages. */
+static enum gl_status lock_path(const char *path, const char *what, int *fd,
+                                struct gl_error *err)
 {
-    /* flock(2) on the database file itself: the lock belongs to the inode,
-     * so every path to it (a symlink, a hard link, another relative path)
-     * meets the same lock. On Linux flock locks and SQLite's POSIX (fcntl)
-     * locks do not interact (except on NFS, where a gpuledger database does
-     * not belong anyway: SQLite's WAL needs shared memory). */
-    *fd = open(db_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (*fd < 0)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot open the database to lock it: %s",
-                            db_path, strerror(errno));
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot open %s: %s", path, what,
+                            strerror(errno));
     if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         close(*fd);
@@ -342,18 +345,50 @@ enum gl_status gl_lock_acquire(const char *db_path, int *fd, struct gl_error *er
             return gl_error_set(err, GL_ERR_LOCKED,
                                 "%s: another gpuledger process is writing this database; "
                                 "try again when it has finished",
-                                db_path);
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot lock: %s", db_path, strerror(e));
+                                path);
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot lock %s: %s", path, what,
+                            strerror(e));
     }
     return GL_OK;
 }
 
-void gl_lock_release(int fd)
+enum gl_status gl_lock_acquire(const char *db_path, struct gl_lock **out, struct gl_error *err)
 {
-    /* Closing any descriptor of the file drops this process's POSIX locks
-     * on it, SQLite's included: callers close the store first. */
-    if (fd >= 0)
-        close(fd); /* releases the flock */
+    struct gl_lock *l = gl_xcalloc(1, sizeof *l);
+    l->db_fd = -1;
+    struct gl_buf path;
+    gl_buf_init(&path);
+    gl_buf_printf(&path, "%s.lock", db_path);
+    /* <db>.lock first: what operators (flock DB.lock) and older gpuledger
+     * versions take. It is keyed on the path, so the database file is
+     * locked too: flock(2) belongs to the inode, and every path to it (a
+     * symlink, a hard link, another relative path) meets the same lock.
+     * On Linux flock locks and SQLite's POSIX (fcntl) locks do not
+     * interact (except on NFS, where a WAL database does not work
+     * anyway: it needs shared memory). */
+    enum gl_status rc = lock_path(path.data, "the lock file", &l->file_fd, err);
+    if (!rc)
+        rc = lock_path(db_path, "the database to lock it", &l->db_fd, err);
+    gl_buf_free(&path);
+    if (rc) {
+        gl_lock_release(l);
+        l = NULL;
+    }
+    *out = l;
+    return rc;
+}
+
+void gl_lock_release(struct gl_lock *l)
+{
+    if (!l)
+        return;
+    /* Closing any descriptor of the database drops this process's POSIX
+     * locks on it, SQLite's included: callers close the store first. */
+    if (l->db_fd >= 0)
+        close(l->db_fd);
+    if (l->file_fd >= 0)
+        close(l->file_fd);
+    free(l);
 }
 
 enum gl_status gl_store_watermark(struct gl_store *s, const char *cluster, int64_t *to,

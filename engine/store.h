@@ -76,14 +76,17 @@ enum gl_status gl_store_put_counts(struct gl_store *s, const char *cluster, int6
                                    struct gl_error *err);
 
 /* Takes the exclusive lock that keeps two writers (run, collect, close)
- * off one database: flock(2) on the database file itself (created when
- * missing), so a symlink or hard link to it meets the same lock;
- * GL_ERR_LOCKED when another process holds it. The lock goes with the
- * process, even when it is killed. Release it only after gl_store_close:
- * closing the descriptor drops the process's POSIX locks on the file,
- * SQLite's included. */
-enum gl_status gl_lock_acquire(const char *db_path, int *fd, struct gl_error *err);
-void gl_lock_release(int fd);
+ * off one database: flock(2) on <db>.lock (as before, for `flock DB.lock`
+ * and older versions) and on the database file itself (created when
+ * missing), so a symlink or hard link to it meets the same lock.
+ * GL_ERR_LOCKED, naming the file, when another process holds either. The
+ * lock goes with the process, even when it is killed. On success *out is
+ * released with gl_lock_release (NULL-safe), and only after
+ * gl_store_close: closing a descriptor of the database drops the
+ * process's POSIX locks on it, SQLite's included. */
+struct gl_lock;
+enum gl_status gl_lock_acquire(const char *db_path, struct gl_lock **out, struct gl_error *err);
+void gl_lock_release(struct gl_lock *l);
 
 /* Watermark of a cluster: every hour before *to is stored; *found false
  * when the cluster was never run. */

@@ -82,6 +82,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite access python3 tests/integration/access_test.py --bin "$root/build/gpuledger"
   run_suite backends python3 tests/integration/backends_test.py --bin "$root/build/gpuledger"
   run_suite report python3 tests/integration/report_test.py --bin "$root/build/gpuledger"
+  run_suite ledger python3 tests/integration/ledger_test.py --bin "$root/build/gpuledger"
   # The same scenarios with the engine built under AddressSanitizer/UBSan.
   if [ -x build-asan/gpuledger ]; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -94,6 +95,8 @@ if [ -f tests/integration/run.py ]; then
       run_suite backends-asan python3 tests/integration/backends_test.py --bin "$root/build-asan/gpuledger"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite report-asan python3 tests/integration/report_test.py --bin "$root/build-asan/gpuledger"
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      run_suite ledger-asan python3 tests/integration/ledger_test.py --bin "$root/build-asan/gpuledger"
   fi
 else
   failed=$((failed + 1)); echo "not ok - tests/integration/run.py is missing"
