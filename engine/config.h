@@ -63,7 +63,7 @@ struct gl_prom_cfg {
     int max_in_flight;
     long max_response_bytes; /* decompressed; larger responses are split by collect */
 };
-#define GL_MAX_RESPONSE_BYTES_DEFAULT (32L << 20)
+#define GL_MAX_RESPONSE_BYTES_DEFAULT (8L << 20)
 
 /* A cluster to collect: its own Prometheus or a shared backend (Thanos,
  * Mimir) with a label selector. */
