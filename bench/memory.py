@@ -265,6 +265,8 @@ def run_case(name, args, work):
         }
         if args.hours:
             cfg["collection"] = {"chunk_hours": args.hours}
+        if args.max_response_bytes:
+            cfg["prometheus"]["max_response_bytes"] = args.max_response_bytes
         hours = args.hours or 6
         cpath = os.path.join(work, name + ".json")
         with open(cpath, "w") as f:
@@ -305,6 +307,9 @@ def main():
     ap.add_argument("--case", default="all", choices=["all"] + sorted(CASES))
     ap.add_argument("--hours", type=int, default=0,
                     help="collection.chunk_hours (default: the engine's default, 6)")
+    ap.add_argument("--max-response-bytes", type=int, default=0,
+                    help="prometheus.max_response_bytes (default: the engine's default; "
+                    "an engine that does not know the key refuses it)")
     ap.add_argument("--work", help="work directory (default: a temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
@@ -316,8 +321,9 @@ def main():
     cases = sorted(CASES) if args.case == "all" else [args.case]
     rows = [run_case(c, args, work) for c in cases]
     mib = 1024 * 1024
-    print("binary: %s; chunk %s h at 60 s; loopback server from a generated model"
-          % (args.bin, args.hours or "6 (default)"))
+    print("binary: %s; chunk %s h at 60 s; max_response_bytes %s; loopback server from a "
+          "generated model" % (args.bin, args.hours or "6 (default)",
+                               args.max_response_bytes or "default"))
     print("%-11s %4s %11s %9s %13s %12s %5s %6s %10s %8s" % (
         "case", "exit", "engine RSS", "curl RSS", "largest resp", "all bytes", "reqs",
         "splits", "samples", "wall"))

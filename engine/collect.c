@@ -509,6 +509,8 @@ static enum gl_status discover_hosts(const struct collector *x, int64_t cs, int6
     gl_buf_printf(&q, "count by (%s) (%s)", c->hostname_label, x->queries[Q_MEMORY]);
     enum gl_status rc = gl_prom_query_range(x->prom, q.data, cs, ce - c->step, c->step, &body,
                                             err);
+    if (rc == GL_ERR_TOO_LARGE) /* internal: never leaves collect */
+        rc = gl_error_set(err, GL_ERR_PROM, "%s", err->msg);
     *out = gl_intern_new();
     cJSON *doc = rc ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(
