@@ -1,6 +1,8 @@
 /* collect — the collection loop over hour-aligned chunks. */
 #include "collect.h"
 
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,64 +61,211 @@ static enum gl_status label_history(const struct gl_cluster *cluster, struct gl_
     return rc;
 }
 
-static enum gl_status store_chunk(const struct gl_cluster *cluster, struct gl_store *s,
-                                  const struct gl_rollup *r, bool advance,
-                                  struct gl_matrix *const *labels, size_t nlabels,
-                                  struct gl_error *err)
+/* ---- no silent shrink (SPEC §10) ----
+ * Per hour of a range and per query: the series with at least one valid
+ * sample in the hour and those samples, summed over the range's shards. */
+struct range_counts {
+    size_t nhours;
+    int64_t *series, *samples; /* [h * Q_MAX + q] */
+};
+
+static void counts_reset(struct range_counts *n, size_t nhours)
+{
+    free(n->series);
+    free(n->samples);
+    n->nhours = nhours;
+    n->series = gl_xcalloc(nhours * Q_MAX, sizeof *n->series);
+    n->samples = gl_xcalloc(nhours * Q_MAX, sizeof *n->samples);
+}
+
+static void counts_free(struct range_counts *n)
+{
+    free(n->series);
+    free(n->samples);
+    memset(n, 0, sizeof *n);
+}
+
+static void counts_add(struct range_counts *n, int q, const struct gl_matrix *m, int64_t step)
+{
+    const size_t per_hour = (size_t)(3600 / step);
+    for (size_t i = 0; i < m->nseries; i++) {
+        const double *v = m->series[i].values;
+        for (size_t h = 0; v && h < n->nhours; h++) {
+            size_t end = (h + 1) * per_hour < m->nsteps ? (h + 1) * per_hour : m->nsteps;
+            int64_t k = 0;
+            for (size_t t = h * per_hour; t < end; t++)
+                k += !isnan(v[t]);
+            if (k) {
+                n->series[h * Q_MAX + (size_t)q]++;
+                n->samples[h * Q_MAX + (size_t)q] += k;
+            }
+        }
+    }
+}
+
+/* True when replacing what was stored by (series, samples) loses clearly
+ * more than collection.shrink_tolerance allows: no samples where samples
+ * were stored, or fewer than (1 - tolerance) of the stored series. */
+static bool falls_short(const struct gl_config *c, const struct gl_query_counts *was,
+                        int64_t series, int64_t samples)
+{
+    if (was->samples > 0 && samples == 0)
+        return true;
+    if (!was->found)
+        return false;
+    return (double)series <
+           (double)was->series * (1.0 - (double)c->shrink_tolerance_ppm / 1e6);
+}
+
+/* Compares the range's counts with the stored ones (inside the range's
+ * transaction): GL_ERR_PARTIAL naming cluster, hours, query and counts when
+ * an hour would shrink, unless allowed (then a warning). */
+static enum gl_status check_shrink(const struct gl_config *c, const struct gl_cluster *cluster,
+                                   struct gl_store *s, int64_t start, int nq,
+                                   const struct range_counts *n, bool allow,
+                                   struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    size_t nshort = 0;
+    int64_t first = 0, last = 0;
+    int fq = -1;
+    struct gl_query_counts fwas = {0};
+    int64_t fser = 0, fsmp = 0;
+    for (size_t h = 0; h < n->nhours; h++) {
+        int64_t hour = start + (int64_t)h * 3600;
+        for (int q = 0; q < nq; q++) {
+            struct gl_query_counts was;
+            if ((rc = gl_store_query_counts(s, cluster->name, hour, query_name(c, q), &was, err)))
+                return rc;
+            if (was.legacy && q != Q_MEMORY)
+                continue; /* before schema 2 only the memory samples were kept */
+            int64_t ser = n->series[h * Q_MAX + (size_t)q], smp = n->samples[h * Q_MAX + (size_t)q];
+            if (!falls_short(c, &was, ser, smp))
+                continue;
+            if (nshort++ == 0) {
+                first = hour;
+                fq = q;
+                fwas = was;
+                fser = ser;
+                fsmp = smp;
+            }
+            last = hour;
+        }
+    }
+    if (!nshort)
+        return GL_OK;
+    char t1[32], t2[32], t3[32];
+    gl_time_format(first, t1, sizeof t1);
+    gl_time_format(first + 3600, t3, sizeof t3);
+    gl_time_format(last + 3600, t2, sizeof t2);
+    char stored[96];
+    if (fwas.found)
+        snprintf(stored, sizeof stored, "%lld series, %lld samples", (long long)fwas.series,
+                 (long long)fwas.samples);
+    else
+        snprintf(stored, sizeof stored, "%lld memory samples (collected before schema 2)",
+                 (long long)fwas.samples);
+    char msg[1024];
+    snprintf(msg, sizeof msg,
+             "cluster %s, hours %s to %s: query %s returned %lld series, %lld samples for the "
+             "hour %s to %s where %s are stored (collection.shrink_tolerance %.6g)%s",
+             cluster->name, t1, t2, query_name(c, fq), (long long)fser, (long long)fsmp, t1,
+             t3, stored, (double)c->shrink_tolerance_ppm / 1e6,
+             nshort > 1 ? "; more hours or queries of the chunk fall short too" : "");
+    if (allow) {
+        gl_log(GL_LOG_WARN, "replacing stored data with less, as allowed: %s", msg);
+        return GL_OK;
+    }
+    return gl_error_set(err, GL_ERR_PARTIAL,
+                        "%s; not replaced, the stored hours are kept (a backend that lost data "
+                        "or answers partially?); to replace them anyway: collect "
+                        "--allow-shrink, or run.allow_shrink in the config",
+                        msg);
+}
+
+/* Stores a range: the rollups of its shards (one when not split), its
+ * counts and label history, in ONE transaction that replaces its hours. */
+static enum gl_status store_range(const struct gl_config *c, const struct gl_cluster *cluster,
+                                  struct gl_store *s, struct gl_rollup *parts, size_t nparts,
+                                  int nq, const struct range_counts *counts, bool advance,
+                                  bool allow_shrink, struct gl_matrix *const *labels,
+                                  size_t nlabels, struct gl_error *err)
 {
     enum gl_status rc = gl_store_begin(s, err);
     if (rc)
         return rc;
+    const int64_t start = parts[0].start;
+    const size_t nhours = parts[0].nhours;
+    const int64_t end = start + (int64_t)nhours * 3600;
+    int64_t *dev_ids = NULL;
+    if ((rc = check_shrink(c, cluster, s, start, nq, counts, allow_shrink, err)))
+        goto fail;
     for (size_t i = 0; i < nlabels; i++)
         if ((rc = label_history(cluster, s, labels[i], true, err)))
-            goto fail_early;
-    int64_t end = r->start + (int64_t)r->nhours * 3600;
-    int64_t *dev_ids = gl_xcalloc(r->ndevices, sizeof *dev_ids);
+            goto fail;
     /* Replace every row of these hours for each cluster seen, and the
      * configured one (so an hour that lost its data is emptied too). */
-    if ((rc = gl_store_clear_hours(s, cluster->name, r->start, end, err)))
+    if ((rc = gl_store_clear_hours(s, cluster->name, start, end, err)))
         goto fail;
-    for (size_t d = 0; d < r->ndevices; d++) {
-        const struct gl_chunk_device *cd = &r->devices[d];
-        const char *cl = gl_intern_str(r->strings, cd->cluster);
-        if (strcmp(cl, cluster->name) != 0 &&
-            (rc = gl_store_clear_hours(s, cl, r->start, end, err)))
-            goto fail;
+    for (size_t p = 0; p < nparts; p++) {
+        const struct gl_rollup *r = &parts[p];
+        for (size_t d = 0; d < r->ndevices; d++) {
+            const char *cl = gl_intern_str(r->strings, r->devices[d].cluster);
+            if (strcmp(cl, cluster->name) != 0 &&
+                (rc = gl_store_clear_hours(s, cl, start, end, err)))
+                goto fail;
+        }
     }
-    for (size_t d = 0; d < r->ndevices; d++) {
-        const struct gl_chunk_device *cd = &r->devices[d];
-        struct gl_device_info info = {
-            .cluster = gl_intern_str(r->strings, cd->cluster),
-            .uuid = gl_intern_str(r->strings, cd->uuid),
-            .gpu_i_id = gl_intern_str(r->strings, cd->gpu_i_id),
-            .gpu_i_profile = gl_intern_str(r->strings, cd->profile),
-            .model = gl_intern_str(r->strings, cd->model),
-            .hostname = gl_intern_str(r->strings, cd->hostname),
-            .max_capacity_mib = cd->max_capacity_mib,
-            .first_seen = cd->first_seen < 0 ? r->start : cd->first_seen,
-            .last_seen = cd->first_seen < 0 ? r->start : cd->last_seen,
-        };
-        if ((rc = gl_store_device(s, &info, &dev_ids[d], err)))
-            goto fail;
+    for (size_t p = 0; p < nparts; p++) {
+        const struct gl_rollup *r = &parts[p];
+        free(dev_ids);
+        dev_ids = gl_xcalloc(r->ndevices ? r->ndevices : 1, sizeof *dev_ids);
+        for (size_t d = 0; d < r->ndevices; d++) {
+            const struct gl_chunk_device *cd = &r->devices[d];
+            struct gl_device_info info = {
+                .cluster = gl_intern_str(r->strings, cd->cluster),
+                .uuid = gl_intern_str(r->strings, cd->uuid),
+                .gpu_i_id = gl_intern_str(r->strings, cd->gpu_i_id),
+                .gpu_i_profile = gl_intern_str(r->strings, cd->profile),
+                .model = gl_intern_str(r->strings, cd->model),
+                .hostname = gl_intern_str(r->strings, cd->hostname),
+                .max_capacity_mib = cd->max_capacity_mib,
+                .first_seen = cd->first_seen < 0 ? r->start : cd->first_seen,
+                .last_seen = cd->first_seen < 0 ? r->start : cd->last_seen,
+            };
+            if ((rc = gl_store_device(s, &info, &dev_ids[d], err)))
+                goto fail;
+        }
+        for (size_t i = 0; i < r->nslots; i++) {
+            const struct gl_rollup_entry *e = &r->slots[i];
+            if (!e->used)
+                continue;
+            const struct gl_chunk_device *cd = &r->devices[e->device];
+            if ((rc = gl_store_add_usage(s, r->start + (int64_t)e->hour * 3600,
+                                         gl_intern_str(r->strings, cd->cluster),
+                                         gl_intern_str(r->strings, e->ns),
+                                         gl_intern_str(r->strings, e->pod), dev_ids[e->device],
+                                         gl_intern_str(r->strings, e->team),
+                                         gl_kind_names[e->kind], e->quantity, e->estimated,
+                                         e->first_t, e->last_t, err)))
+                goto fail;
+        }
     }
-    for (size_t i = 0; i < r->nslots; i++) {
-        const struct gl_rollup_entry *e = &r->slots[i];
-        if (!e->used)
-            continue;
-        const struct gl_chunk_device *cd = &r->devices[e->device];
-        if ((rc = gl_store_add_usage(s, r->start + (int64_t)e->hour * 3600,
-                                     gl_intern_str(r->strings, cd->cluster),
-                                     gl_intern_str(r->strings, e->ns),
-                                     gl_intern_str(r->strings, e->pod), dev_ids[e->device],
-                                     gl_intern_str(r->strings, e->team), gl_kind_names[e->kind],
-                                     e->quantity, e->estimated, e->first_t, e->last_t, err)))
+    for (size_t h = 0; h < nhours; h++) {
+        int64_t samples = 0, bad = 0;
+        for (size_t p = 0; p < nparts; p++) {
+            samples += parts[p].samples_per_hour[h];
+            bad += h == 0 ? (int64_t)parts[p].bad_samples : 0;
+        }
+        int64_t hour = start + (int64_t)h * 3600;
+        if ((rc = gl_store_mark_hour(s, cluster->name, hour, samples, bad, err)))
             goto fail;
+        for (int q = 0; q < nq; q++)
+            if ((rc = gl_store_put_counts(s, cluster->name, hour, query_name(c, q),
+                                          counts->series[h * Q_MAX + (size_t)q],
+                                          counts->samples[h * Q_MAX + (size_t)q], err)))
+                goto fail;
     }
-    for (size_t h = 0; h < r->nhours; h++)
-        if ((rc = gl_store_mark_hour(s, cluster->name, r->start + (int64_t)h * 3600,
-                                     r->samples_per_hour[h], h == 0 ? (int64_t)r->bad_samples : 0,
-                                     err)))
-            goto fail;
     if (advance && (rc = gl_store_advance_watermark(s, cluster->name, end, err)))
         goto fail;
     if ((rc = gl_store_commit(s, err)))
@@ -126,9 +275,6 @@ static enum gl_status store_chunk(const struct gl_cluster *cluster, struct gl_st
 fail:
     gl_store_rollback(s);
     free(dev_ids);
-    return rc;
-fail_early:
-    gl_store_rollback(s);
     return rc;
 }
 
@@ -193,14 +339,121 @@ static void note_findings(const struct gl_config *c, const struct gl_rollup *r,
     }
 }
 
-/* One chunk's requests, fetched on a thread of their own while the
- * previous chunk is parsed, integrated and stored: the two overlap, and at
- * most two chunks' responses are in memory. Only one job uses the client
- * at a time (the next starts after the previous was joined). */
+/* ---- splitting (SPEC §10, bounded memory) ----
+ * A chunk whose response is over prometheus.max_response_bytes is fetched
+ * again in fewer hours (halved, down to one); an hour still too large is
+ * fetched in shards of the device set: the hosts that the memory query
+ * reports (collection.hostname_label) are dealt round-robin into N groups,
+ * and every dcgm-exporter query (memory source, FB_FREE, FB_RESERVED,
+ * compute) gets a matcher on that label through ${cluster_selector}:
+ * shards 0..N-2 the hosts of their group (=~), shard N-1 everything else
+ * (!~ all the listed hosts: unlisted hosts and series without the label
+ * included), so the shards partition every series whatever the discovery
+ * saw. The kube-state-metrics queries have no such label on every
+ * selector (kube_pod_status_phase has no node): they are fetched whole in
+ * each shard, and the allocation series are kept by their node label with
+ * the same rule, so everything integrate needs of one node (its devices,
+ * its pods' requests) is in one shard. The shards of an hour are stored
+ * in one transaction. */
+struct shard_plan {
+    struct gl_intern *hosts; /* listed hosts; host i is in shard i % nshards */
+    int nshards;
+};
+
+static void plan_free(struct shard_plan *p)
+{
+    gl_intern_free(p->hosts);
+    p->hosts = NULL;
+    p->nshards = 1;
+}
+
+static int shard_of(const struct shard_plan *p, const char *host)
+{
+    int32_t i = host && p->hosts ? gl_intern_find(p->hosts, host) : -1;
+    return i < 0 ? p->nshards - 1 : (int)(i % p->nshards);
+}
+
+/* A host that can be listed in a PromQL regex string as it is. */
+static bool listable(const char *h)
+{
+    if (!h[0])
+        return false;
+    for (const char *p = h; *p; p++)
+        if (*p < 0x20 || *p > 0x7e || *p == '"' || *p == '\\')
+            return false;
+    return true;
+}
+
+/* `label=~"a|b"` (a group) or `label!~"..."` (the last shard: every other
+ * listed host excluded), regex metacharacters escaped. */
+static void shard_matcher(const struct shard_plan *p, int shard, const char *label,
+                          struct gl_buf *b)
+{
+    bool last = shard == p->nshards - 1;
+    gl_buf_printf(b, "%s%s\"", label, last ? "!~" : "=~");
+    bool first = true;
+    for (int32_t i = 0; i < gl_intern_count(p->hosts); i++) {
+        if (last ? i % p->nshards == p->nshards - 1 : i % p->nshards != shard)
+            continue;
+        if (!first)
+            gl_buf_puts(b, "|");
+        first = false;
+        for (const char *h = gl_intern_str(p->hosts, i); *h; h++) {
+            if (strchr(".+*?()|[]{}^$", *h))
+                gl_buf_puts(b, "\\\\"); /* one backslash in the regex */
+            gl_buf_append(b, h, 1);
+        }
+    }
+    gl_buf_puts(b, "\"");
+}
+
+/* Keeps m's series whose `node` label is in the shard, in their order;
+ * returns the original count: restore m->nseries before gl_matrix_free. */
+static size_t keep_shard(struct gl_matrix *m, const struct shard_plan *p, int shard)
+{
+    size_t n = m->nseries, k = 0, d = n;
+    if (!n)
+        return 0;
+    struct gl_series *tmp = gl_xcalloc(n, sizeof *tmp);
+    for (size_t i = n; i-- > 0;)
+        if (shard_of(p, gl_series_label(&m->series[i], "node")) != shard)
+            tmp[--d] = m->series[i];
+    for (size_t i = 0; i < n; i++)
+        if (shard_of(p, gl_series_label(&m->series[i], "node")) == shard)
+            tmp[k++] = m->series[i];
+    memcpy(m->series, tmp, n * sizeof *tmp);
+    free(tmp);
+    m->nseries = k;
+    return n;
+}
+
+/* Queries fetched in shards by the device's host label (dcgm-exporter). */
+static bool host_sharded(int q)
+{
+    return q == Q_MEMORY || q == Q_FREE || q == Q_RESERVED || q >= Q_FIXED;
+}
+
+struct collector {
+    const struct gl_config *c;
+    const struct gl_cluster *cluster;
+    struct gl_prom *prom;
+    char *queries[Q_MAX]; /* unsharded */
+    int nq;
+};
+
+/* One unit's requests (a range of hours, or one shard of an hour),
+ * fetched on a thread of their own while the previous unit is parsed,
+ * integrated and stored: the two overlap, and at most two units' responses
+ * are in memory. Only one job uses the client at a time (the next starts
+ * after the previous was joined). */
 struct fetch_job {
     struct gl_prom *prom;
-    char *const *queries;
+    char *queries[Q_MAX]; /* own[q] or the collector's */
+    char *own[Q_MAX];     /* the shard's queries */
     int nq;
+    int64_t cs, ce;       /* the unit's hours [cs, ce) */
+    int shard;
+    struct shard_plan plan;
     int64_t start, end, step;
     struct gl_buf bodies[Q_MAX];
     enum gl_status rc;
@@ -217,10 +470,8 @@ static int fetch_main(void *arg)
     return 0;
 }
 
-static void job_start(struct fetch_job *j, int64_t start, int64_t end)
+static void job_start(struct fetch_job *j)
 {
-    j->start = start;
-    j->end = end;
     j->rc = GL_OK;
     j->err.msg[0] = '\0';
     j->running = thrd_create(&j->th, fetch_main, j) == thrd_success;
@@ -236,61 +487,229 @@ static void job_wait(struct fetch_job *j)
     }
 }
 
+static void job_clear(struct fetch_job *j)
+{
+    for (int q = 0; q < Q_MAX; q++) {
+        free(j->own[q]);
+        j->own[q] = NULL;
+    }
+    plan_free(&j->plan);
+}
+
+/* The hosts of [cs, ce): label values of collection.hostname_label on the
+ * memory query. Only the split depends on them, never a figure: a host
+ * missed here falls in the last shard. */
+static enum gl_status discover_hosts(const struct collector *x, int64_t cs, int64_t ce,
+                                     struct gl_intern **out, struct gl_error *err)
+{
+    const struct gl_config *c = x->c;
+    struct gl_buf q, body;
+    gl_buf_init(&q);
+    gl_buf_init(&body);
+    gl_buf_printf(&q, "count by (%s) (%s)", c->hostname_label, x->queries[Q_MEMORY]);
+    enum gl_status rc = gl_prom_query_range(x->prom, q.data, cs, ce - c->step, c->step, &body,
+                                            err);
+    if (rc == GL_ERR_TOO_LARGE) /* internal: never leaves collect */
+        rc = gl_error_set(err, GL_ERR_PROM, "%s", err->msg);
+    *out = gl_intern_new();
+    cJSON *doc = rc ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "data"), "result");
+    if (!rc && !cJSON_IsArray(res))
+        rc = gl_error_set(err, GL_ERR_PROM, "%s/api/v1/query_range (%s): not a matrix",
+                          x->cluster->prom.url, q.data);
+    for (const cJSON *it = res ? res->child : NULL; !rc && it; it = it->next) {
+        const cJSON *h = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(it, "metric"), c->hostname_label);
+        if (cJSON_IsString(h) && listable(h->valuestring))
+            gl_intern_get(*out, h->valuestring);
+    }
+    cJSON_Delete(doc);
+    gl_buf_free(&q);
+    gl_buf_free(&body);
+    if (rc) {
+        gl_intern_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* Sets j up for [cs, ce), shard `shard` of nshards: the hosts come from
+ * same (a shard of the same hour) or are discovered; fewer shards than
+ * asked when the hour has fewer hosts. */
+static enum gl_status job_prepare(const struct collector *x, struct fetch_job *j, int64_t cs,
+                                  int64_t ce, int shard, int nshards,
+                                  const struct shard_plan *same, struct gl_error *err)
+{
+    const struct gl_config *c = x->c;
+    job_clear(j);
+    j->cs = cs;
+    j->ce = ce;
+    j->start = cs;
+    j->end = ce - c->step;
+    j->shard = shard;
+    for (int q = 0; q < Q_MAX; q++)
+        j->queries[q] = x->queries[q];
+    if (nshards <= 1)
+        return GL_OK;
+    enum gl_status rc = GL_OK;
+    if (same) {
+        j->plan.hosts = gl_intern_new();
+        for (int32_t i = 0; i < gl_intern_count(same->hosts); i++)
+            gl_intern_get(j->plan.hosts, gl_intern_str(same->hosts, i));
+    } else if ((rc = discover_hosts(x, cs, ce, &j->plan.hosts, err))) {
+        return gl_error_prefix(err, "finding the hosts to split the hour");
+    }
+    int nhosts = (int)gl_intern_count(j->plan.hosts);
+    j->plan.nshards = nshards < nhosts ? nshards : nhosts > 0 ? nhosts : 1;
+    if (j->plan.nshards <= 1)
+        return GL_OK;
+    struct gl_buf sel;
+    gl_buf_init(&sel);
+    for (int q = 0; !rc && q < x->nq; q++) {
+        if (!host_sharded(q))
+            continue;
+        gl_buf_reset(&sel);
+        if (x->cluster->selector[0])
+            gl_buf_printf(&sel, "%s, ", x->cluster->selector);
+        shard_matcher(&j->plan, shard, c->hostname_label, &sel);
+        struct gl_cluster shard_cluster = *x->cluster;
+        shard_cluster.selector = sel.data;
+        if (!(rc = gl_config_query(c, &shard_cluster, query_name(c, q), &j->own[q], err)))
+            j->queries[q] = j->own[q];
+    }
+    gl_buf_free(&sel);
+    return rc;
+}
+
+/* After GL_ERR_TOO_LARGE for j's unit: fewer hours, else more shards
+ * (sticky for the rest of the window); j is set up again for the same
+ * start. GL_ERR_PROM when one hour cannot be split further. */
+static enum gl_status split_unit(const struct collector *x, struct fetch_job *j,
+                                 int64_t *hours, int *nshards, struct gl_error *err)
+{
+    const struct gl_config *c = x->c;
+    const int64_t span = (j->ce - j->cs) / 3600;
+    char ts[32];
+    gl_time_format(j->cs, ts, sizeof ts);
+    if (span > 1) {
+        *hours = span / 2;
+        gl_log(GL_LOG_INFO, "splitting chunk start=%s hours=%lld into %lld-hour chunks: %s", ts,
+               (long long)span, (long long)*hours, j->err.msg);
+        return job_prepare(x, j, j->cs, j->cs + *hours * 3600, 0, *nshards, NULL, err);
+    }
+    const int had = j->plan.nshards > 1 ? j->plan.nshards : 1;
+    struct gl_error why = j->err;
+    enum gl_status rc = job_prepare(x, j, j->cs, j->ce, 0, had * 2, NULL, err);
+    if (rc)
+        return rc;
+    if (j->plan.nshards <= had)
+        return gl_error_set(
+            err, GL_ERR_PROM,
+            "%s; the hour %s is too large even in %d shard%s of its %d hosts (by %s): raise "
+            "prometheus.max_response_bytes (%lld now) or check collection.hostname_label",
+            why.msg, ts, had, had > 1 ? "s" : "", (int)gl_intern_count(j->plan.hosts),
+            c->hostname_label, (long long)x->cluster->prom.max_response_bytes);
+    *nshards = j->plan.nshards;
+    gl_log(GL_LOG_INFO, "splitting hour start=%s into %d shards of %d hosts by %s: %s", ts,
+           *nshards, (int)gl_intern_count(j->plan.hosts), c->hostname_label, why.msg);
+    return GL_OK;
+}
+
+static void parts_free(struct gl_rollup *parts, size_t *nparts)
+{
+    for (size_t i = 0; i < *nparts; i++)
+        gl_rollup_free(&parts[i]);
+    *nparts = 0;
+}
+
 enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cluster,
                           struct gl_store *s, int64_t from, int64_t to,
                           struct gl_collect_stats *stats, struct gl_error *err)
 {
     struct gl_intern *notes = stats->notes;
     bool advance = stats->advance_watermark;
+    /* --allow-shrink, or run.allow_shrink for run (which advances the
+     * watermark): replace hours even with clearly less data */
+    const bool allow_shrink = stats->allow_shrink || (advance && c->run_allow_shrink);
     memset(stats, 0, sizeof *stats);
     stats->notes = notes;
     stats->advance_watermark = advance;
+    stats->allow_shrink = allow_shrink;
     from = gl_floor_to(from, 3600);
     to = gl_floor_to(to + 3599, 3600);
     if (to <= from)
         return gl_error_set(err, GL_ERR_USAGE, "empty window: --to must be after --from");
-    char *queries[Q_MAX] = {0};
-    const int nq = query_count(c);
-    struct gl_prom *prom = NULL;
+    struct collector x = {.c = c, .cluster = cluster, .nq = query_count(c)};
+    char **queries = x.queries;
+    const int nq = x.nq;
     struct fetch_job jobs[2];
     memset(jobs, 0, sizeof jobs);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
+        plan_free(&jobs[k].plan);
         for (int q = 0; q < Q_MAX; q++)
             gl_buf_init(&jobs[k].bodies[q]);
+    }
     enum gl_status rc = GL_OK;
     for (int q = 0; q < nq && !rc; q++)
         rc = gl_config_query(c, cluster, query_name(c, q), &queries[q], err);
     if (!rc)
-        rc = gl_prom_new(&cluster->prom, &prom, err);
-    const int64_t chunk = (int64_t)c->chunk_hours * 3600;
-    const int64_t nchunks = (to - from + chunk - 1) / chunk;
+        rc = gl_prom_new(&cluster->prom, &x.prom, err);
+    /* the unit of collection: `hours` hours in `nshards` shards; both
+     * change when a response is too large, and stay for the window */
+    int64_t hours = c->chunk_hours;
+    int nshards = 1;
+    int64_t nchunks = (to - from + hours * 3600 - 1) / (hours * 3600);
     bool progress = s && isatty(STDERR_FILENO) && gl_log_threshold >= GL_LOG_INFO && nchunks > 1;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int k = 0; k < 2; k++) {
-        jobs[k].prom = prom;
-        jobs[k].queries = queries;
+        jobs[k].prom = x.prom;
         jobs[k].nq = nq;
         jobs[k].step = c->step;
+        jobs[k].cs = to; /* idle */
     }
+    struct gl_rollup *parts = NULL; /* the shards of the current range */
+    size_t nparts = 0, capparts = 0;
+    struct range_counts counts = {0};
     int cur = 0;
-    if (!rc)
-        job_start(&jobs[0], from, (from + chunk < to ? from + chunk : to) - c->step);
-    for (int64_t cs = from; !rc && cs < to; cs += chunk) {
-        int64_t ce = cs + chunk < to ? cs + chunk : to;
+    if (!rc && !(rc = job_prepare(&x, &jobs[0], from, from + hours * 3600 < to ? from + hours * 3600 : to,
+                                  0, nshards, NULL, err)))
+        job_start(&jobs[0]);
+    while (!rc && jobs[cur].cs < to) {
+        struct fetch_job *j = &jobs[cur];
+        const int64_t cs = j->cs, ce = j->ce;
         size_t nsteps = (size_t)((ce - cs) / c->step);
         struct gl_matrix m[Q_MAX];
         memset(m, 0, sizeof m);
-        job_wait(&jobs[cur]);
-        if (jobs[cur].rc) {
-            rc = jobs[cur].rc;
-            *err = jobs[cur].err;
+        job_wait(j);
+        if (j->rc == GL_ERR_TOO_LARGE) {
+            for (int q = 0; q < Q_MAX; q++)
+                gl_buf_free(&j->bodies[q]);
+            parts_free(parts, &nparts);
+            if (!(rc = split_unit(&x, j, &hours, &nshards, err))) {
+                nchunks = stats->chunks + (to - cs + hours * 3600 - 1) / (hours * 3600);
+                job_start(j);
+            }
+            continue;
+        }
+        if (j->rc) {
+            rc = j->rc;
+            *err = j->err;
             break;
         }
-        struct gl_buf *bodies = jobs[cur].bodies;
-        int64_t next = cs + chunk;
-        if (next < to)
-            job_start(&jobs[cur ^ 1], next, (next + chunk < to ? next + chunk : to) - c->step);
+        struct gl_buf *bodies = j->bodies;
+        const int shard = j->shard, shards = j->plan.nshards;
+        const bool last_shard = shard == shards - 1;
+        struct fetch_job *nj = &jobs[cur ^ 1];
+        nj->cs = to;
+        if (!last_shard)
+            rc = job_prepare(&x, nj, cs, ce, shard + 1, shards, &j->plan, err);
+        else if (ce < to)
+            rc = job_prepare(&x, nj, ce, ce + hours * 3600 < to ? ce + hours * 3600 : to, 0,
+                             nshards, NULL, err);
+        if (!rc && nj->cs < to)
+            job_start(nj);
         cur ^= 1;
         for (int q = 0; q < nq && !rc; q++) {
             struct gl_buf body = bodies[q];
@@ -329,6 +748,19 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 stats->bad_samples += (int64_t)m[q].bad_samples;
             gl_buf_free(&bodies[q]); /* parsed: keep memory bounded */
         }
+        /* the allocation series of this shard's nodes (see shard_plan) */
+        size_t alloc_n = m[Q_ALLOCATION].nseries;
+        if (!rc && shards > 1)
+            alloc_n = keep_shard(&m[Q_ALLOCATION], &j->plan, shard);
+        if (!rc && s) {
+            if (shard == 0)
+                counts_reset(&counts, (size_t)((ce - cs) / 3600));
+            /* shards split the dcgm-exporter series and the allocation;
+             * the label queries are whole in each: count them once */
+            for (int q = 0; q < nq; q++)
+                if (host_sharded(q) || q == Q_ALLOCATION || last_shard)
+                    counts_add(&counts, q, &m[q], c->step);
+        }
         if (!rc) {
             const struct gl_matrix *compute[Q_MAX];
             for (int q = Q_FIXED; q < nq; q++)
@@ -344,23 +776,30 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             struct gl_matrix *labels[] = {&m[Q_POD_LABELS], &m[Q_NS_LABELS], &m[Q_NODE_LABELS]};
             for (size_t i = 0; s && !rc && i < 3; i++)
                 rc = label_history(cluster, s, labels[i], false, err);
-            struct gl_rollup r;
-            memset(&r, 0, sizeof r);
+            if (nparts == capparts) {
+                capparts = capparts ? 2 * capparts : 4;
+                parts = gl_xrealloc(parts, capparts * sizeof *parts);
+            }
+            struct gl_rollup *r = &parts[nparts++];
+            memset(r, 0, sizeof *r);
             if (!rc)
-                rc = gl_integrate(c, &in, &r, err);
-            if (!rc && s)
-                rc = store_chunk(cluster, s, &r, stats->advance_watermark, labels, 3, err);
+                rc = gl_integrate(c, &in, r, err);
             if (!rc && stats->notes)
-                note_findings(c, &r, stats->notes);
-            stats->copy_warnings += (int64_t)r.copy_warnings;
-            for (size_t h = 0; !rc && h < r.nhours; h++)
-                stats->samples += r.samples_per_hour[h];
+                note_findings(c, r, stats->notes);
+            if (!rc && s && last_shard)
+                rc = store_range(c, cluster, s, parts, nparts, nq, &counts,
+                                 stats->advance_watermark, allow_shrink, labels, 3, err);
+            stats->copy_warnings += (int64_t)r->copy_warnings;
+            for (size_t h = 0; !rc && h < r->nhours; h++)
+                stats->samples += r->samples_per_hour[h];
             stats->bad_samples += (int64_t)m[Q_MEMORY].bad_samples;
-            gl_rollup_free(&r);
+            if (rc || last_shard)
+                parts_free(parts, &nparts);
         }
+        m[Q_ALLOCATION].nseries = alloc_n;
         for (int q = 0; q < nq; q++)
             gl_matrix_free(&m[q]);
-        if (!rc) {
+        if (!rc && last_shard) {
             stats->chunks++;
             stats->hours += (ce - cs) / 3600;
             if (progress) {
@@ -376,16 +815,20 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             }
             char ts[32];
             gl_time_format(cs, ts, sizeof ts);
-            gl_log(GL_LOG_DEBUG, "chunk stored start=%s hours=%lld", ts,
-                   (long long)((ce - cs) / 3600));
+            gl_log(GL_LOG_DEBUG, "chunk stored start=%s hours=%lld shards=%d", ts,
+                   (long long)((ce - cs) / 3600), shards);
         }
     }
+    parts_free(parts, &nparts);
+    free(parts);
+    counts_free(&counts);
     for (int k = 0; k < 2; k++) {
         job_wait(&jobs[k]); /* a prefetch may run when a chunk failed */
         for (int q = 0; q < Q_MAX; q++)
             gl_buf_free(&jobs[k].bodies[q]);
+        job_clear(&jobs[k]);
     }
-    gl_prom_free(prom);
+    gl_prom_free(x.prom);
     for (int q = 0; q < nq; q++)
         free(queries[q]);
     return rc;

@@ -5,6 +5,11 @@
  * of collection.chunk_hours; each chunk is one SQLite transaction that
  * replaces every row of its hours, so re-collecting never double counts and
  * a run killed mid-way leaves whole chunks or nothing.
+ *
+ * A chunk that would replace stored hours with clearly less (SPEC §10) is
+ * refused with GL_ERR_PARTIAL unless allowed. A response over
+ * prometheus.max_response_bytes makes the chunk smaller: fewer hours, then
+ * shards of one hour by host, all shards stored in one transaction.
  */
 #ifndef GL_COLLECT_H
 #define GL_COLLECT_H
@@ -24,6 +29,9 @@ struct gl_collect_stats {
     int64_t copy_warnings;
     /* Input: advance the cluster's watermark with every stored chunk (run). */
     bool advance_watermark;
+    /* Input: store hours even when they hold clearly less than before
+     * (collect --allow-shrink; run reads run.allow_shrink itself). */
+    bool allow_shrink;
     /* Findings for `check` (may be NULL): one human-readable line each. */
     struct gl_intern *notes;
 };

@@ -224,7 +224,7 @@ static enum gl_status prom_wire_load(struct cfg_ctx *x, const cJSON *o, const ch
 {
     enum gl_status rc;
     long max = (long)p->max_response_bytes, deadline = 0;
-    if ((rc = get_int(x, o, base, "max_response_bytes", 4096, 1L << 40, &max)) ||
+    if ((rc = get_int(x, o, base, "max_response_bytes", 1024, 1L << 40, &max)) ||
         (rc = get_int(x, o, base, "request_deadline_seconds", 1, 86400, &deadline)))
         return rc;
     p->max_response_bytes = max;
@@ -424,7 +424,8 @@ static enum gl_status load_clusters(struct cfg_ctx *x, struct gl_config *c, cons
 static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
     static const char *const keys[] = {"step_seconds", "chunk_hours", "identity_labels",
-                                       "hostname_label", "queries_dir", NULL};
+                                       "hostname_label", "queries_dir", "shrink_tolerance",
+                                       NULL};
     static const char *const modes[] = {"auto", "exported", "plain", NULL};
     enum gl_status rc;
     if ((rc = check_keys(x, o, "collection", keys)))
@@ -455,6 +456,14 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
     }
     if (!c->hostname_label)
         c->hostname_label = gl_strdup("Hostname");
+    /* collection.shrink_tolerance (SPEC §10, no silent shrink) */
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(o, "shrink_tolerance");
+    if (tol && !(cJSON_IsNumber(tol) && tol->valuedouble >= 0 && tol->valuedouble <= 1))
+        return cfg_fail(x, "collection.shrink_tolerance",
+                        "expected a number from 0 to 1 (the share of an hour's stored series "
+                        "that may disappear on a re-collect)");
+    if (tol)
+        c->shrink_tolerance_ppm = (int64_t)(tol->valuedouble * 1e6 + 0.5);
     return GL_OK;
 }
 
@@ -758,6 +767,7 @@ static void set_defaults(struct gl_config *c)
 {
     c->step = 60;
     c->chunk_hours = 6;
+    c->shrink_tolerance_ppm = 500000;
     c->identity = GL_IDENTITY_AUTO;
     c->mem_unit = GL_UNIT_MIB;
     c->attribution = GL_ATTR_PROCESS;
@@ -906,7 +916,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
         goto done;
     }
     static const char *const run_keys[] = {"start", "delay_minutes", "repull_hours", "out_dir",
-                                           NULL};
+                                           "allow_shrink", NULL};
     c->run_delay_s = 600;
     c->run_repull_s = 2 * 3600;
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "run"))) {
@@ -927,6 +937,13 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
             goto done;
         }
         free(start);
+        /* run.allow_shrink (SPEC §10): replace hours with clearly less data */
+        const cJSON *as = cJSON_GetObjectItemCaseSensitive(o, "allow_shrink");
+        if (as && !cJSON_IsBool(as)) {
+            rc = cfg_fail(&x, "run.allow_shrink", "expected true or false");
+            goto done;
+        }
+        c->run_allow_shrink = as && cJSON_IsTrue(as);
         c->run_delay_s = delay * 60;
         c->run_repull_s = repull * 3600;
         c->run_out_dir = resolve(c, c->run_out_dir);

@@ -94,6 +94,10 @@ struct gl_config {
     /* collection */
     int64_t step;
     int chunk_hours;
+    /* no silent shrink (SPEC §10): the share of an hour's stored series, in
+     * millionths, that a re-collect may lose; run.allow_shrink lifts it */
+    int64_t shrink_tolerance_ppm;
+    bool run_allow_shrink;
     enum gl_identity_mode identity;
     char *hostname_label;
     char *queries_dir;

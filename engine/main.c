@@ -70,17 +70,22 @@ static int load_config(const struct gl_cli *g, struct gl_config **cfg)
 /* ---- collect ---- */
 
 static const char usage_collect[] =
-    "usage: gpuledger collect --from TIME --to TIME [--cluster NAME]\n"
+    "usage: gpuledger collect --from TIME --to TIME [--cluster NAME] [--allow-shrink]\n"
     "  Pulls the half-open window [from, to), widened to whole UTC hours, and\n"
     "  replaces the stored hours (re-collecting never double counts). Every\n"
-    "  configured cluster, or only NAME.\n";
+    "  configured cluster, or only NAME.\n"
+    "  A chunk that would replace stored hours with clearly less data (a query\n"
+    "  with no samples where some were stored, or fewer series than\n"
+    "  collection.shrink_tolerance allows) is refused (exit 5) and the stored\n"
+    "  hours are kept; --allow-shrink replaces them anyway.\n";
 
 static int cmd_collect(const struct gl_cli *g, int argc, char **argv)
 {
-    static const struct gl_cli_opt specs[] = {{"from", true}, {"to", true}, {"cluster", true}};
-    const char *v[3] = {0};
+    static const struct gl_cli_opt specs[] = {
+        {"from", true}, {"to", true}, {"cluster", true}, {"allow-shrink", false}};
+    const char *v[4] = {0};
     bool help;
-    int rc = gl_cli_parse(argc, argv, specs, 3, v, usage_collect, &help);
+    int rc = gl_cli_parse(argc, argv, specs, 4, v, usage_collect, &help);
     if (rc)
         return rc;
     if (help) {
@@ -105,7 +110,7 @@ static int cmd_collect(const struct gl_cli *g, int argc, char **argv)
         gl_config_free(cfg);
         return gl_cli_usage(usage_collect, "no cluster \"%s\" in the config", v[2]);
     }
-    int lock = -1;
+    struct gl_lock *lock = NULL;
     if (gl_lock_acquire(g->db, &lock, &err) || gl_store_open(g->db, &s, &err))
         rc = gl_cli_fail(&err);
     /* Each cluster on its own: one that fails does not stop the others. */
@@ -114,7 +119,7 @@ static int cmd_collect(const struct gl_cli *g, int argc, char **argv)
         const struct gl_cluster *cl = &cfg->clusters[i];
         if (v[2] && strcmp(v[2], cl->name) != 0)
             continue;
-        struct gl_collect_stats st = {0};
+        struct gl_collect_stats st = {.allow_shrink = v[3] != NULL};
         if (gl_collect(cfg, cl, s, from, to, &st, &err)) {
             int code = gl_cli_fail(&err);
             if (!first_rc)
@@ -282,7 +287,7 @@ static int cmd_close(const struct gl_cli *g, int argc, char **argv)
     struct gl_store *s = NULL;
     struct gl_price_table *prices = NULL;
     struct gl_error err = {0};
-    int lock = -1;
+    struct gl_lock *lock = NULL;
     if (gl_lock_acquire(g->db, &lock, &err))
         return gl_cli_fail(&err); /* before the database is even opened */
     rc = open_for_period(g, v[0], &p, &cfg, &s, &prices, usage_close);
@@ -290,9 +295,9 @@ static int cmd_close(const struct gl_cli *g, int argc, char **argv)
         rc = gl_cli_fail(&err);
     else if (!rc)
         gl_log(GL_LOG_INFO, "closed period=%s", p.name);
-    gl_lock_release(lock);
     gl_prices_free(prices);
     gl_store_close(s);
+    gl_lock_release(lock); /* after the store: see gl_lock_acquire */
     gl_config_free(cfg);
     return rc;
 }
@@ -328,7 +333,7 @@ static int cmd_run(const struct gl_cli *g, int argc, char **argv)
     struct gl_error err = {0};
     struct gl_store *s = NULL;
     struct gl_price_table *prices = NULL;
-    int lock = -1;
+    struct gl_lock *lock = NULL;
     const char *out = v[0] ? v[0] : cfg->run_out_dir ? cfg->run_out_dir : "out";
     if (gl_lock_acquire(g->db, &lock, &err) || gl_store_open(g->db, &s, &err) ||
         gl_prices_load_config(cfg, &prices, &err) ||

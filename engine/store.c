@@ -9,13 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema2_sql.h"
 #include "schema_sql.h"
 #include "schema_003_sql.h"
 #include "util.h"
 
 /* schema/NNN_*.sql in order: migrations[i] takes version i to i + 1. A new
  * schema change is a new file, embedded in meson.build, appended here. */
-static const char *const migrations[] = {gl_schema_v1, gl_schema_003};
+static const char *const migrations[] = {gl_schema_v1, gl_schema_v2, gl_schema_003};
 #define GL_SCHEMA_VERSION ((int)(sizeof migrations / sizeof *migrations))
 
 struct gl_store {
@@ -27,6 +28,9 @@ struct gl_store {
     sqlite3_stmt *mark_hour;
     sqlite3_stmt *label_get;
     sqlite3_stmt *label_put;
+    sqlite3_stmt *counts_get;
+    sqlite3_stmt *counts_put;
+    sqlite3_stmt *hour_get;
     char *path;
 };
 
@@ -55,24 +59,43 @@ static enum gl_status prepare(struct gl_store *s, const char *sql, sqlite3_stmt 
     return GL_OK;
 }
 
-static enum gl_status migrate(struct gl_store *s, struct gl_error *err)
+/* The schema version, checked before anything else touches the file: a
+ * version this build does not know (newer, or negative: not written by
+ * gpuledger) is refused, never migrated from or indexed with. */
+static enum gl_status schema_version(struct gl_store *s, int *version, struct gl_error *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
         return gl_store_fail(s, "reading schema version", err);
-    int version = 0;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        version = sqlite3_column_int(st, 0);
+    int rc = sqlite3_step(st);
+    *version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
     sqlite3_finalize(st);
-    if (version > GL_SCHEMA_VERSION)
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return gl_store_fail(s, "reading schema version", err);
+    if (*version < 0)
+        return gl_error_set(err, GL_ERR_RUNTIME,
+                            "%s: schema version %d (PRAGMA user_version) is not one gpuledger "
+                            "writes: not a gpuledger database, or damaged; not opened",
+                            s->path, *version);
+    if (*version > GL_SCHEMA_VERSION)
         return gl_error_set(err, GL_ERR_RUNTIME,
                             "%s: schema version %d is newer than this gpuledger (%d)", s->path,
-                            version, GL_SCHEMA_VERSION);
+                            *version, GL_SCHEMA_VERSION);
+    return GL_OK;
+}
+
+static enum gl_status migrate(struct gl_store *s, int version, struct gl_error *err)
+{
     if (version == GL_SCHEMA_VERSION)
         return GL_OK;
     enum gl_status rc;
     if ((rc = exec(s, "BEGIN IMMEDIATE", err)))
         return rc;
+    /* re-read under the write lock: another process may have migrated */
+    if ((rc = schema_version(s, &version, err))) {
+        exec(s, "ROLLBACK", NULL);
+        return rc;
+    }
     for (int v = version; v < GL_SCHEMA_VERSION; v++) {
         if ((rc = exec(s, migrations[v], err))) {
             exec(s, "ROLLBACK", NULL);
@@ -101,10 +124,12 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
         return rc;
     }
     sqlite3_busy_timeout(s->db, 10000);
-    if ((rc = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+    int version = 0;
+    if ((rc = schema_version(s, &version, err)) ||
+        (rc = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
                       "PRAGMA foreign_keys=ON;",
                    err)) ||
-        (rc = migrate(s, err)) ||
+        (rc = migrate(s, version, err)) ||
         (rc = prepare(s,
                       "INSERT INTO usage (hour, cluster, namespace, pod, device_id, team, kind, "
                       "quantity, estimated, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
@@ -142,7 +167,20 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
         (rc = prepare(s,
                       "INSERT INTO label_series (labels, first_seen) VALUES (?1, ?2) "
                       "ON CONFLICT (labels) DO UPDATE SET first_seen = min(first_seen, ?2)",
-                      &s->label_put, err))) {
+                      &s->label_put, err)) ||
+        (rc = prepare(s,
+                      "SELECT series, samples FROM collected_query "
+                      "WHERE cluster = ? AND hour = ? AND query = ?",
+                      &s->counts_get, err)) ||
+        (rc = prepare(s,
+                      "INSERT OR REPLACE INTO collected_query (cluster, hour, query, series, "
+                      "samples) VALUES (?,?,?,?,?)",
+                      &s->counts_put, err)) ||
+        (rc = prepare(s,
+                      "SELECT h.samples, (SELECT count(*) FROM collected_query q "
+                      "  WHERE q.cluster = h.cluster AND q.hour = h.hour) "
+                      "FROM collected_hour h WHERE h.cluster = ? AND h.hour = ?",
+                      &s->hour_get, err))) {
         gl_store_close(s);
         return rc;
     }
@@ -161,6 +199,9 @@ void gl_store_close(struct gl_store *s)
     sqlite3_finalize(s->mark_hour);
     sqlite3_finalize(s->label_get);
     sqlite3_finalize(s->label_put);
+    sqlite3_finalize(s->counts_get);
+    sqlite3_finalize(s->counts_put);
+    sqlite3_finalize(s->hour_get);
     sqlite3_close(s->db);
     free(s->path);
     free(s);
@@ -283,13 +324,20 @@ enum gl_status gl_store_mark_hour(struct gl_store *s, const char *cluster, int64
     return step_done(s, st, "marking hour collected", err);
 }
 
-enum gl_status gl_lock_acquire(const char *db_path, int *fd, struct gl_error *err)
+struct gl_lock {
+    int file_fd; /* <db>.lock */
+    int db_fd;   /* the database itself */
+};
+
+/* flock(LOCK_EX | LOCK_NB) on a new descriptor of path (created when
+ * missing); what names the file in messages. */
+static enum gl_status lock_path(const char *path, const char *what, int *fd,
+                                struct gl_error *err)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s.lock", db_path);
     *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (*fd < 0)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno));
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot open %s: %s", path, what,
+                            strerror(errno));
     if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         close(*fd);
@@ -299,15 +347,49 @@ enum gl_status gl_lock_acquire(const char *db_path, int *fd, struct gl_error *er
                                 "%s: another gpuledger process is writing this database; "
                                 "try again when it has finished",
                                 path);
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot lock: %s", path, strerror(e));
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot lock %s: %s", path, what,
+                            strerror(e));
     }
     return GL_OK;
 }
 
-void gl_lock_release(int fd)
+enum gl_status gl_lock_acquire(const char *db_path, struct gl_lock **out, struct gl_error *err)
 {
-    if (fd >= 0)
-        close(fd); /* releases the flock */
+    struct gl_lock *l = gl_xcalloc(1, sizeof *l);
+    l->db_fd = -1;
+    struct gl_buf path;
+    gl_buf_init(&path);
+    gl_buf_printf(&path, "%s.lock", db_path);
+    /* <db>.lock first: what operators (flock DB.lock) and older gpuledger
+     * versions take. It is keyed on the path, so the database file is
+     * locked too: flock(2) belongs to the inode, and every path to it (a
+     * symlink, a hard link, another relative path) meets the same lock.
+     * On Linux flock locks and SQLite's POSIX (fcntl) locks do not
+     * interact (except on NFS, where a WAL database does not work
+     * anyway: it needs shared memory). */
+    enum gl_status rc = lock_path(path.data, "the lock file", &l->file_fd, err);
+    if (!rc)
+        rc = lock_path(db_path, "the database to lock it", &l->db_fd, err);
+    gl_buf_free(&path);
+    if (rc) {
+        gl_lock_release(l);
+        l = NULL;
+    }
+    *out = l;
+    return rc;
+}
+
+void gl_lock_release(struct gl_lock *l)
+{
+    if (!l)
+        return;
+    /* Closing any descriptor of the database drops this process's POSIX
+     * locks on it, SQLite's included: callers close the store first. */
+    if (l->db_fd >= 0)
+        close(l->db_fd);
+    if (l->file_fd >= 0)
+        close(l->file_fd);
+    free(l);
 }
 
 enum gl_status gl_store_watermark(struct gl_store *s, const char *cluster, int64_t *to,
@@ -379,4 +461,51 @@ enum gl_status gl_store_query_period(struct gl_store *s, const char *sql, int64_
     sqlite3_bind_int64(*st, 1, start);
     sqlite3_bind_int64(*st, 2, end);
     return GL_OK;
+}
+
+enum gl_status gl_store_query_counts(struct gl_store *s, const char *cluster, int64_t hour,
+                                     const char *query, struct gl_query_counts *out,
+                                     struct gl_error *err)
+{
+    *out = (struct gl_query_counts){0};
+    sqlite3_stmt *st = s->counts_get;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, hour);
+    sqlite3_bind_text(st, 3, query, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->found = true;
+        out->series = sqlite3_column_int64(st, 0);
+        out->samples = sqlite3_column_int64(st, 1);
+    } else if (rc == SQLITE_DONE) {
+        /* an hour stored before schema 2: its memory samples stand in */
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+        st = s->hour_get;
+        sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, hour);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && sqlite3_column_int64(st, 1) == 0) {
+            out->legacy = true;
+            out->samples = sqlite3_column_int64(st, 0);
+        }
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return gl_store_fail(s, "reading what was collected", err);
+    return GL_OK;
+}
+
+enum gl_status gl_store_put_counts(struct gl_store *s, const char *cluster, int64_t hour,
+                                   const char *query, int64_t series, int64_t samples,
+                                   struct gl_error *err)
+{
+    sqlite3_stmt *st = s->counts_put;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, hour);
+    sqlite3_bind_text(st, 3, query, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, series);
+    sqlite3_bind_int64(st, 5, samples);
+    return step_done(s, st, "recording what was collected", err);
 }

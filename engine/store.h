@@ -1,8 +1,9 @@
 /*
  * store — the SQLite database: schema, devices, hourly rollups.
  *
- * Writes: device, usage and collected_hour rows (schema/001_init.sql,
- * compiled in and applied by version through PRAGMA user_version). The
+ * Writes: device, usage, collected_hour and collected_query rows
+ * (schema/NNN_*.sql, compiled in and applied by version through PRAGMA
+ * user_version; a version this build does not know is refused on open). The
  * database runs in WAL mode; every chunk of collection is one transaction,
  * so a run killed at any point leaves whole hours or nothing.
  */
@@ -58,11 +59,34 @@ enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *
 enum gl_status gl_store_mark_hour(struct gl_store *s, const char *cluster, int64_t hour,
                                   int64_t samples, int64_t bad, struct gl_error *err);
 
-/* Takes the exclusive lock <db>.lock that keeps two writers (run,
- * collect, close) off one database; GL_ERR_LOCKED when another holds it.
- * The lock goes with the process, even when it is killed. */
-enum gl_status gl_lock_acquire(const char *db_path, int *fd, struct gl_error *err);
-void gl_lock_release(int fd);
+/* What one query returned for one collected hour (schema/002). found is
+ * false when nothing was recorded; legacy then says the hour was stored
+ * before schema 2, with samples = its memory samples (collected_hour). */
+struct gl_query_counts {
+    bool found, legacy;
+    int64_t series, samples;
+};
+
+enum gl_status gl_store_query_counts(struct gl_store *s, const char *cluster, int64_t hour,
+                                     const char *query, struct gl_query_counts *out,
+                                     struct gl_error *err);
+/* Records them (inside the chunk's transaction). */
+enum gl_status gl_store_put_counts(struct gl_store *s, const char *cluster, int64_t hour,
+                                   const char *query, int64_t series, int64_t samples,
+                                   struct gl_error *err);
+
+/* Takes the exclusive lock that keeps two writers (run, collect, close)
+ * off one database: flock(2) on <db>.lock (as before, for `flock DB.lock`
+ * and older versions) and on the database file itself (created when
+ * missing), so a symlink or hard link to it meets the same lock.
+ * GL_ERR_LOCKED, naming the file, when another process holds either. The
+ * lock goes with the process, even when it is killed. On success *out is
+ * released with gl_lock_release (NULL-safe), and only after
+ * gl_store_close: closing a descriptor of the database drops the
+ * process's POSIX locks on it, SQLite's included. */
+struct gl_lock;
+enum gl_status gl_lock_acquire(const char *db_path, struct gl_lock **out, struct gl_error *err);
+void gl_lock_release(struct gl_lock *l);
 
 /* Watermark of a cluster: every hour before *to is stored; *found false
  * when the cluster was never run. */

@@ -421,7 +421,7 @@ static void test_config_keys(void)
     c = load(", \"accept_warnings\": [\"\"]", &err);
     CHECK(!c && strstr(err.msg, "accept_warnings[0]"));
     c = load(", \"max_response_bytes\": 100", &err);
-    CHECK(!c && strstr(err.msg, "prometheus.max_response_bytes") && strstr(err.msg, "4096"));
+    CHECK(!c && strstr(err.msg, "prometheus.max_response_bytes") && strstr(err.msg, "1024"));
     c = load(", \"request_deadline_seconds\": 0", &err);
     CHECK(!c && strstr(err.msg, "prometheus.request_deadline_seconds"));
 }
