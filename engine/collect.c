@@ -506,9 +506,11 @@ static enum gl_status discover_hosts(const struct collector *x, int64_t cs, int6
     struct gl_buf q, body;
     gl_buf_init(&q);
     gl_buf_init(&body);
-    gl_buf_printf(&q, "count by (%s) (%s)", c->hostname_label, x->queries[Q_MEMORY]);
-    enum gl_status rc = gl_prom_query_range(x->prom, q.data, cs, ce - c->step, c->step, &body,
-                                            err);
+    /* one instant vector (a sample per host), not a range: the answer stays
+     * small whatever the cap that made the hour split */
+    gl_buf_printf(&q, "count by (%s) (count_over_time((%s)[%llds:%llds]))", c->hostname_label,
+                  x->queries[Q_MEMORY], (long long)(ce - cs), (long long)c->step);
+    enum gl_status rc = gl_prom_query(x->prom, q.data, ce - c->step, &body, err);
     if (rc == GL_ERR_TOO_LARGE) /* internal: never leaves collect */
         rc = gl_error_set(err, GL_ERR_PROM, "%s", err->msg);
     *out = gl_intern_new();
@@ -516,7 +518,7 @@ static enum gl_status discover_hosts(const struct collector *x, int64_t cs, int6
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(doc, "data"), "result");
     if (!rc && !cJSON_IsArray(res))
-        rc = gl_error_set(err, GL_ERR_PROM, "%s/api/v1/query_range (%s): not a matrix",
+        rc = gl_error_set(err, GL_ERR_PROM, "%s/api/v1/query (%s): not a vector",
                           x->cluster->prom.url, q.data);
     for (const cJSON *it = res ? res->child : NULL; !rc && it; it = it->next) {
         const cJSON *h = cJSON_GetObjectItemCaseSensitive(
@@ -602,7 +604,7 @@ static enum gl_status split_unit(const struct collector *x, struct fetch_job *j,
     struct gl_error why = j->err;
     enum gl_status rc = job_prepare(x, j, j->cs, j->ce, 0, had * 2, NULL, err);
     if (rc)
-        return rc;
+        return gl_error_prefix(err, "%s; splitting the hour %s by host failed", why.msg, ts);
     if (j->plan.nshards <= had)
         return gl_error_set(
             err, GL_ERR_PROM,

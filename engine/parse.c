@@ -11,6 +11,7 @@
 #include <math.h>
 #include <pcre2.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -919,6 +920,53 @@ static void json_error(struct parser *p, yajl_handle h, const char *json, size_t
         fail(p, "response is not valid JSON at byte %zu: %s, near \"%s\"", at, msg, near);
 }
 
+/* The offset of the first \\u escape of a UTF-16 high surrogate
+ * (D800-DBFF) that is not followed by the escape of a low surrogate
+ * (DC00-DFFF), else SIZE_MAX. yajl decodes such a lone high surrogate to
+ * "?" (so two different label values could become one) and combines one
+ * followed by any other \\u escape into a wrong character; neither is
+ * text, so the response is refused. Only escapes are looked at: a
+ * backslash outside a string is invalid JSON that yajl rejects anyway. */
+static int hex4(const char *h, unsigned *v)
+{
+    *v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = h[i];
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+                                            : 16u;
+        if (d > 15)
+            return 0;
+        *v = *v << 4 | d;
+    }
+    return 1;
+}
+
+static size_t lone_surrogate(const char *json, size_t len)
+{
+    const char *p = json, *end = json + len;
+    while ((p = memchr(p, '\\', (size_t)(end - p))) != NULL) {
+        if (end - p < 2)
+            break;
+        unsigned v;
+        if (p[1] != 'u' || end - p < 6 || !hex4(p + 2, &v)) {
+            p += 2; /* another escape (or a malformed one yajl reports) */
+            continue;
+        }
+        if (v >= 0xD800 && v <= 0xDBFF) {
+            unsigned lo;
+            if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || !hex4(p + 8, &lo) || lo < 0xDC00 ||
+                lo > 0xDFFF)
+                return (size_t)(p - json);
+            p += 12;
+        } else {
+            p += 6;
+        }
+    }
+    return SIZE_MAX;
+}
+
 /* After the whole document: status, partial hints, warnings, shape. */
 static void check_document(struct parser *p)
 {
@@ -959,6 +1007,15 @@ enum gl_status gl_matrix_parse_opts(const char *json, size_t len, int64_t start,
         return gl_error_set(err, GL_ERR_PROM, "%s: empty response body", what);
     if (step <= 0)
         return gl_error_set(err, GL_ERR_RUNTIME, "%s: step must be positive", what);
+    size_t bad = lone_surrogate(json, len);
+    if (bad != SIZE_MAX) {
+        char near[200];
+        escape_n(json + bad, len - bad < 48 ? len - bad : 48, near, sizeof near);
+        return gl_error_set(err, GL_ERR_PROM,
+                            "%s: response is not valid JSON text at byte %zu: a \\u escape of a "
+                            "lone UTF-16 surrogate (not a character), near \"%s\"",
+                            what, bad, near);
+    }
     struct parser p = {.what = what, .opts = opts, .m = m, .err = err, .st = ST_START};
     gl_buf_init(&p.key);
     p.present = calloc(nsteps ? nsteps : 1, 1);

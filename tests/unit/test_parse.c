@@ -234,6 +234,26 @@ static void test_labels(void)
           "NUL", "UUID=\"GPU-1\"");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"a\\u0000b\":\"x\"", "") TAIL, "NUL");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"\\udc00\"", "") TAIL, "surrogate");
+    /* a lone high surrogate: yajl would decode it to "?", so "p\ud800" and
+     * "p\udbff" would become the same pod; followed by another \u escape it
+     * would be combined into a wrong character */
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\\ud800\"", "") TAIL, "lone UTF-16 surrogate",
+          "byte");
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\\uD83Dx\"", "") TAIL, "lone UTF-16 surrogate");
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\\ud83d\\u0041\"", "") TAIL,
+          "lone UTF-16 surrogate");
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"p\\udbff\":\"x\"", "") TAIL, "lone UTF-16 surrogate");
+    {
+        /* a surrogate pair is one character; an escaped backslash before
+         * "ud800" is literal text, not an escape */
+        struct gl_matrix m;
+        parses(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\\ud83d\\ude00\",\"ns\":\"a\\\\ud800\"",
+                           "") TAIL,
+               NULL, &m);
+        CHECK_STR(gl_series_label(&m.series[0], "pod"), "p\xf0\x9f\x98\x80");
+        CHECK_STR(gl_series_label(&m.series[0], "ns"), "a\\ud800");
+        gl_matrix_free(&m);
+    }
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"gpu\":0", "") TAIL, "unexpected number 0",
           "UUID=\"GPU-1\"");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"gpu\":null", "") TAIL, "unexpected null");
