@@ -11,7 +11,8 @@ benchmark's time (about 15,000 OpenMetrics lines/s here: 4,096 GPUs x 6 h x
 the engine's query_range requests from a generated model, the way
 Prometheus would: per request it selects the series of the query's metric,
 applies a matcher on Hostname (=~ / !~, what the engine adds when it splits
-an hour by host) and `count by (Hostname) (...)` (how it finds the hosts),
+an hour by host) and the instant `count by (Hostname) (...)` (how it finds the
+hosts),
 and writes the [start, end] samples at the step (one value per series,
 constant over time). The bodies have Prometheus's shape and size (labels of
 real dcgm-exporter and kube-state-metrics series).
@@ -194,9 +195,47 @@ class Server:
                     first = False
         yield "]}}"
 
+    def host_counts(self, query):
+        """`count by (LABEL) (...)` of the query's metric: {host: series}."""
+        name = next((m for text, m in METRICS if text in query), None)
+        cb = COUNT_BY.match(query)
+        counts = {}
+        if name and cb:
+            m = MATCHER.search(query)
+            sel = None
+            if m:
+                rx = re.compile(m.group(2).replace("\\\\", "\\"))
+                neg = m.group(1) == "!~"
+                sel = lambda h: bool(rx.fullmatch(h or "")) != neg  # noqa: E731
+            for lab, _ in self.fleet.series[name]:
+                if sel is None or sel(lab.get("Hostname")):
+                    h = lab.get(cb.group(1))
+                    counts[h] = counts.get(h, 0) + 1
+        return cb.group(1) if cb else None, counts
+
+    def instant(self, h, q):
+        """/api/v1/query: only the host lookup of a split hour (an instant
+        `count by (Hostname) (count_over_time((memory)[1h:step]))`)."""
+        label, counts = self.host_counts(q["query"][0])
+        t = q.get("time", ["0"])[0]
+        res = ",".join('{"metric":%s,"value":[%s,"%d"]}'
+                       % (json.dumps({label: k} if k is not None else {}), t, n)
+                       for k, n in counts.items())
+        body = ('{"status":"success","data":{"resultType":"vector","result":[%s]}}'
+                % res).encode()
+        self.requests.append((h.path, len(body)))
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
     def handle(self, h):
         u = urllib.parse.urlsplit(h.path)
         q = urllib.parse.parse_qs(u.query)
+        if u.path == "/api/v1/query" and COUNT_BY.match(q.get("query", [""])[0]):
+            self.instant(h, q)
+            return
         if u.path != "/api/v1/query_range":
             body = b'{"status":"error","errorType":"bad_data","error":"not served"}'
             h.send_response(400)
