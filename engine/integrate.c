@@ -1586,8 +1586,8 @@ static int32_t pseudo_device(struct work *w, struct pn *pn)
  * that model in ascending (UUID, GPU_I_ID) order (Kubernetes does not say
  * which device of the node the pod got, SPEC §3); what no idle covers is
  * excess on the device where the pod holds the most memory this step (ties:
- * that order), else on the node's first device of that model, else on the
- * node's allocation row (pseudo). */
+ * that order), else on the node's first device of that model with a known
+ * capacity, else on the node's allocation row (pseudo). */
 static void place_reserved_unused(struct work *w, size_t t, struct pn *pn, int64_t ru,
                                   int32_t pseudo)
 {
@@ -1604,7 +1604,7 @@ static void place_reserved_unused(struct work *w, size_t t, struct pn *pn, int64
         struct dev *dv = &DEV(w, d);
         if (dv->node != pn->node || w->r->devices[d].model != pn->model)
             continue;
-        if (target < 0)
+        if (target < 0 && dv->capacity > 0)
             target = d;
         int64_t take = dv->idle_q < ru ? dv->idle_q : ru;
         dv->idle_q -= take;

@@ -1538,17 +1538,12 @@ class Sharing:
         p = []
         if doc.get("period") != exp["period"]:
             p.append("period %r" % doc.get("period"))
-        basis = exp["config"]["basis"]
         for what, keyf in (("models", lambda m: (m.get("cluster"), m.get("gpu_model"))),
                            ("devices", lambda m: (m.get("cluster"), m.get("uuid"),
                                                   m.get("gpu_i_id") or None))):
             got = {keyf(m): m for m in doc.get(what) or []}
             want = {keyf(m): m for m in exp["summary"][what]}
-            fields = list(gc.SUMMARY_FIELDS)
-            if what == "devices":
-                fields.remove("reserved_unused_billed")
-                if basis == "max":
-                    fields.remove("excess")  # where leftover allocation excess sits is unpinned
+            fields = list(gc.SUMMARY_FIELDS)   # devices too: excess per device (SPEC 9)
             for k in sorted(set(got) - set(want), key=str):
                 p.append("unexpected %s %s" % (what[:-1], k))
             for k in sorted(want, key=str):
@@ -1559,6 +1554,34 @@ class Sharing:
                     if not same_dec(got[k].get(f), want[k][f]):
                         p.append("%s %s: got %r, expected %s" % (k[1:], f, got[k].get(f),
                                                                  want[k][f]))
+                if got[k].get("reconciles") is not True:
+                    p.append("%s %s: reconciles %r" % (what[:-1], k[1:], got[k].get("reconciles")))
+        p += Sharing.device_identity_problems(doc)
+        return p
+
+    @staticmethod
+    def device_identity_problems(doc):
+        """Engine figures only (SPEC 9): every device row of summary --format
+        json adds up exactly: capacity + excess = memory_used +
+        reserved_unused_billed + reserved + unattributed + idle (GB-h with 9
+        decimals, each rounded once: compared in MiB.s-exact Fractions would
+        need the MiB.s; the 9-decimal figures may differ by rounding, so the
+        check allows 5e-9 per term)."""
+        p = []
+        for d in doc.get("devices") or []:
+            q = {f: fr(d.get(f)) for f in gc.SUMMARY_FIELDS}
+            if any(v is None for v in q.values()):
+                p.append("device %s: fields %s" % (d.get("uuid"), q))
+                continue
+            lhs = q["capacity"] + q["excess"]
+            rhs = q["memory_used"] + q["reserved_unused_billed"] + q["reserved"] + \
+                q["unattributed"] + q["idle"]
+            if abs(lhs - rhs) > Fraction(35, 10 ** 9):
+                p.append("device %s/%s: capacity %s + excess %s != used %s + reserved_unused_billed "
+                         "%s + reserved %s + unattributed %s + idle %s" % (
+                             d.get("uuid"), d.get("gpu_i_id"), d.get("capacity"), d.get("excess"),
+                             d.get("memory_used"), d.get("reserved_unused_billed"),
+                             d.get("reserved"), d.get("unattributed"), d.get("idle")))
         return p
 
     @staticmethod
