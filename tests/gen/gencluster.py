@@ -1656,17 +1656,29 @@ class Cluster:
             key = "%s/%s/%s" % (self.cluster_name, p["namespace"], p["name"])
             out[key] = out.get(key, 0) + q
 
+        hami = self.config.get("memory_source", {}).get("query") == "hami_memory"
         for n, g, gaps in self._gpus():
             exporter = n.get("scrape", {}).get("mode") == "exported"
             if identity == "exported" and not exporter:
                 continue
             mode = g.get("mode", "exclusive")
             occ = self._occupants(g)
+            if hami != bool(g.get("hami")) or not g.get("fb", True) and not hami:
+                continue   # not read by the memory source
             for t in self._steps(t_from, t_to):
                 if any(lo <= t < hi for lo, hi in gaps):
                     continue
                 active, whole = self._gpu_state(g, occ, t)
-                if mode in ("exclusive", "process"):
+                if hami:       # HAMi: each container's own bytes, a pod's max
+                    per = {}
+                    for o, v in active:
+                        k = id(o["pod"])
+                        mib = div_half_even(v * 1048576 + o["hami_extra_bytes"], 1048576)
+                        per[k] = (o["pod"], max(per.get(k, (None, mib))[1], mib))
+                    for p, mib in per.values():
+                        add(p, mib * self.step)
+                    continue
+                if mode in ("exclusive", "process", "process_podfree"):
                     for o, v in active:
                         add(o["pod"], v * self.step)
                 elif mode == "default" and active:
@@ -1674,7 +1686,8 @@ class Cluster:
                 elif mode == "vgpu":
                     for o, _ in active:
                         add(o["pod"], whole * self.step)
-                if exporter and identity == "auto" and (mode == "process" or not active):
+                if exporter and identity == "auto" and (mode in ("process", "process_podfree")
+                                                        or not active):
                     add(self.pods[n["scrape"]["exporter_pod"]], whole * self.step)
         return {k: str(v) for k, v in sorted(out.items()) if v}
 
