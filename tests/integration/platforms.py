@@ -368,7 +368,7 @@ def checks_fleet(x):
     if need(x, title, None, "proportional"):
         p = []
         prop, plat = by_team(x.out["proportional"]["doc"]), by_team(x.out[None]["doc"])
-        first, second = x.cl.prices[0]["id"], x.cl.prices[1]["id"]
+        first, second = [pr["id"] for pr in x.cl.prices if pr["re"].search(gz["model"])][:2]
         for team, allowed in (("early", {first}), ("late", {second})):
             got = {l.get("price_id") for l in (prop.get(team) or {}).get("lines") or []
                    if l.get("kind") in ("idle_share", "overhead_share")}
