@@ -113,6 +113,18 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
               workload labels (USED = W, FREE, RESERVED, compute) plus one
               FB_USED series per occupant and vgpu slot (same value in every
               slot).
+            process_podfree: per-process mode where the device series has
+              FB_USED only and FB_FREE / FB_RESERVED sit on the per-pod
+              series (copies of the device's values).
+        "fb": true,                   false: no FB metric at all (compute only:
+                                      unknown usage)
+        "no_reserved": false,         true: no DCGM_FI_DEV_FB_RESERVED series
+        "hami": false,                true: HAMi vGPUmonitor series per active
+                                      occupant: hami_vgpu_memory_used_bytes =
+                                      used_mib x 2^20 + hami_extra_bytes and
+                                      hami_vgpu_memory_limit_bytes (Go float
+                                      text, labels container, device_uuid,
+                                      namespace, pod, vdevice_index, zone)
         "idle_used_mib": 0, "unattributed_mib": 0,
         "busy": 650000 or {"base": B, "swing": S, "period": P, "phase": F},
             optional, parts per million (0..1000000) at step index k: emits
@@ -128,6 +140,12 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
               value at step index k (k = 0 at "start"):
               B + (S * |2x - P|) // P  with  x = (k + F) mod P   (integers)
            "vgpu": ["5", "19"],       vgpu / process mode: one series per slot
+           "dra_claim": "single-gpu", DRA: the occupant's series carry
+                                      dra_claim_name (+ dra_claim_namespace,
+                                      default the pod's; dra_driver_name,
+                                      dra_pool_name, dra_device_name; MIG:
+                                      dra_mig_profile, dra_mig_device_uuid)
+           "hami_limit_bytes": N, "hami_extra_bytes": 0,   HAMi (gpu "hami")
            "pod_uid": true}           add pod_uid (default: true in process mode)
         ]}
      ]}
@@ -154,6 +172,17 @@ window, for one engine config (memory_source.attribution "process" or
 identity_labels "auto" / "exported", billing.basis "used" / "max",
 idle_overhead.policy "platform" / "proportional" / "unbilled",
 allocation.replicas / mig_profiles_mib / resources):
+- DRA / HAMi / issue 12: a DRA claim on a pod's series allocates that device
+  (capacity - reserved; MIG: the slice, else mig_profiles_mib, else the
+  profile size x 1024), shared by its pods by largest remainder (ties by
+  namespace/pod); a HAMi limit (bytes -> MiB half-even, containers summed)
+  is the pod's allocation of the device and zeroes its requests' MiB on
+  that node; such devices are never anomalies for that pod. With a device
+  series capacity = device used + max FREE + max RESERVED; without one the
+  largest one-label-set view. Billed reserved-unused taken on a device
+  and the excess left over (on the pod's device with most memory, else the
+  node's first with a capacity) are kept per device; a device with unknown
+  capacity has its pods' bill as excess.
 - devices: series grouped by (cluster, UUID, GPU_I_ID); FB_USED series with a
   workload identity (exported_* when present, else pod/namespace, empty =
   absent; mode "exported": exported_* only) are pod values, duplicates merged
