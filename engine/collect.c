@@ -16,10 +16,34 @@
 #include "timeutil.h"
 #include "util.h"
 
-/* The queries of one chunk; compute queries follow Q_FIXED. */
+/* The queries of one chunk; compute queries follow Q_FIXED, then the
+ * optional ones that are configured (Q_OPT_*, in that order). */
 enum { Q_MEMORY, Q_FREE, Q_RESERVED, Q_POD_LABELS, Q_NS_LABELS, Q_ALLOCATION, Q_NODE_LABELS,
        Q_FIXED };
-#define Q_MAX (Q_FIXED + 8)
+enum { Q_OPT_MEM_LIMIT, Q_OPT_N };
+#define Q_MAX (Q_FIXED + 8 + Q_OPT_N)
+
+static int compute_count(const struct gl_config *c)
+{
+    return (int)(c->ncompute_queries < 8 ? c->ncompute_queries : 8);
+}
+
+/* Name of optional query o, NULL when not configured. */
+static const char *opt_query(const struct gl_config *c, int o)
+{
+    return o == Q_OPT_MEM_LIMIT ? c->mem_limit_query : NULL;
+}
+
+/* Position of optional query o in the chunk's list, -1 when not configured. */
+static int opt_pos(const struct gl_config *c, int o)
+{
+    if (!opt_query(c, o))
+        return -1;
+    int pos = Q_FIXED + compute_count(c);
+    for (int k = 0; k < o; k++)
+        pos += opt_query(c, k) != NULL;
+    return pos;
+}
 
 static const char *query_name(const struct gl_config *c, int q)
 {
@@ -30,13 +54,20 @@ static const char *query_name(const struct gl_config *c, int q)
         return c->mem_query;
     if (q < Q_FIXED)
         return fixed[q];
-    return c->compute_queries[q - Q_FIXED];
+    if (q < Q_FIXED + compute_count(c))
+        return c->compute_queries[q - Q_FIXED];
+    for (int o = 0; o < Q_OPT_N; o++)
+        if (opt_pos(c, o) == q)
+            return opt_query(c, o);
+    return NULL;
 }
 
 static int query_count(const struct gl_config *c)
 {
-    size_t n = Q_FIXED + c->ncompute_queries;
-    return (int)(n < Q_MAX ? n : Q_MAX);
+    int n = Q_FIXED + compute_count(c);
+    for (int o = 0; o < Q_OPT_N; o++)
+        n += opt_query(c, o) != NULL;
+    return n;
 }
 
 /* Label series' first appearance from the database (the earlier of stored
@@ -728,8 +759,11 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             struct gl_parse_opts po = {.max = 1048576.0,
                                        .accept_warnings = cluster->prom.accept_warnings,
                                        .naccept_warnings = cluster->prom.naccept_warnings};
-            if (q == Q_MEMORY && c->mem_unit == GL_UNIT_BYTES)
+            bool mem = q == Q_MEMORY || q == opt_pos(c, Q_OPT_MEM_LIMIT);
+            if (mem && c->mem_unit == GL_UNIT_BYTES)
                 po.max = 1099511627776.0;
+            else if (mem)
+                po.max = 1048576.0;
             else if (q == Q_POD_LABELS || q == Q_NS_LABELS || q == Q_NODE_LABELS)
                 po.any_finite = true;
             else if (q == Q_ALLOCATION)
@@ -765,14 +799,16 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
         }
         if (!rc) {
             const struct gl_matrix *compute[Q_MAX];
-            for (int q = Q_FIXED; q < nq; q++)
+            for (int q = Q_FIXED; q < Q_FIXED + compute_count(c); q++)
                 compute[q - Q_FIXED] = &m[q];
+            int limit_q = opt_pos(c, Q_OPT_MEM_LIMIT);
             struct gl_chunk_input in = {
                 .cluster = cluster,
                 .memory = &m[Q_MEMORY], .fb_free = &m[Q_FREE], .fb_reserved = &m[Q_RESERVED],
                 .pod_labels = &m[Q_POD_LABELS], .ns_labels = &m[Q_NS_LABELS],
                 .allocation = &m[Q_ALLOCATION], .node_labels = &m[Q_NODE_LABELS],
-                .compute = compute, .ncompute = (size_t)(nq - Q_FIXED)};
+                .compute = compute, .ncompute = (size_t)compute_count(c),
+                .mem_limit = limit_q >= 0 ? &m[limit_q] : NULL};
             /* label precedence needs each label series' first appearance
              * across chunks: read (and later record) it in the database */
             struct gl_matrix *labels[] = {&m[Q_POD_LABELS], &m[Q_NS_LABELS], &m[Q_NODE_LABELS]};

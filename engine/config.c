@@ -469,7 +469,8 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
 
 static enum gl_status load_memory(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
-    static const char *const keys[] = {"query", "unit", "attribution", "split", "labels", NULL};
+    static const char *const keys[] = {"query", "unit", "attribution", "split", "labels",
+                                       "limit_query", NULL};
     static const char *const label_keys[] = {"uuid", "gpu_i_id", "namespace", "pod", NULL};
     static const char *const units[] = {"MiB", "bytes", NULL};
     static const char *const attrs[] = {"process", "device", NULL};
@@ -480,8 +481,11 @@ static enum gl_status load_memory(struct cfg_ctx *x, struct gl_config *c, const 
         (rc = get_str(x, o, "memory_source", "query", false, &c->mem_query)) ||
         (rc = get_enum(x, o, "memory_source", "unit", units, &unit)) ||
         (rc = get_enum(x, o, "memory_source", "attribution", attrs, &attr)) ||
-        (rc = get_enum(x, o, "memory_source", "split", splits, &split)))
+        (rc = get_enum(x, o, "memory_source", "split", splits, &split)) ||
+        (rc = get_str(x, o, "memory_source", "limit_query", false, &c->mem_limit_query)))
         return rc;
+    if (c->mem_limit_query && !c->mem_limit_query[0])
+        return cfg_fail(x, "memory_source.limit_query", "must not be empty (or leave it out)");
     c->mem_unit = (enum gl_mem_unit)unit;
     c->attribution = (enum gl_attribution)attr;
     c->split = (enum gl_split)split;
@@ -572,6 +576,38 @@ static enum gl_status load_allocation(struct cfg_ctx *x, struct gl_config *c, co
                 return cfg_fail(x, "allocation.resources",
                                 "\"%s\": use the kube-state-metrics spelling (letters, digits, _)",
                                 c->extra_resources[i]);
+    return GL_OK;
+}
+
+/* dra: {"enabled": bool, "labels": {"claim_name", "claim_namespace",
+ * "mig_profile"}} (README "DRA and HAMi allocation"). */
+static enum gl_status load_dra(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"enabled", "labels", NULL};
+    static const char *const label_keys[] = {"claim_name", "claim_namespace", "mig_profile",
+                                             NULL};
+    enum gl_status rc = check_keys(x, o, "dra", keys);
+    if (rc)
+        return rc;
+    const cJSON *en = cJSON_GetObjectItemCaseSensitive(o, "enabled");
+    if (en && !cJSON_IsBool(en))
+        return cfg_fail(x, "dra.enabled", "expected true or false");
+    if (en)
+        c->dra_enabled = cJSON_IsTrue(en);
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "labels");
+    char **labels[] = {&c->dra_claim_name_label, &c->dra_claim_namespace_label,
+                       &c->dra_mig_profile_label};
+    if (l && (rc = check_keys(x, l, "dra.labels", label_keys)))
+        return rc;
+    for (size_t i = 0; l && i < 3; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "dra.labels.%s", label_keys[i]);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(l, label_keys[i]);
+        if (v && (!cJSON_IsString(v) || !v->valuestring[0]))
+            return cfg_fail(x, path, "expected a non-empty label name");
+        if ((rc = get_str(x, l, "dra.labels", label_keys[i], false, labels[i])))
+            return rc;
+    }
     return GL_OK;
 }
 
@@ -816,7 +852,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     set_defaults(c);
     static const char *const keys[] = {"prometheus", "cluster", "clusters", "collection",
                                        "memory_source", "teams", "idle_overhead", "allocation",
-                                       "compute", "run", "prices", "billing", NULL};
+                                       "compute", "run", "prices", "billing", "dra", NULL};
     static const char *const compute_keys[] = {"queries", NULL};
     static const char *const idle_keys[] = {"policy", "platform_team", NULL};
     static const char *const policies[] = {"platform", "proportional", "unbilled", NULL};
@@ -888,6 +924,16 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "allocation")) &&
         (rc = load_allocation(&x, c, o)))
         goto done;
+    c->dra_enabled = true;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "dra")) && (rc = load_dra(&x, c, o)))
+        goto done;
+    const char *const dra_defaults[] = {"dra_claim_name", "dra_claim_namespace",
+                                        "dra_mig_profile"};
+    char **dra_labels[] = {&c->dra_claim_name_label, &c->dra_claim_namespace_label,
+                           &c->dra_mig_profile_label};
+    for (size_t i = 0; i < 3; i++)
+        if (!*dra_labels[i])
+            *dra_labels[i] = gl_strdup(dra_defaults[i]);
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "compute")) &&
         ((rc = check_keys(&x, o, "compute", compute_keys)) ||
          (rc = get_str_list(&x, o, "compute", "queries", &c->compute_queries,
@@ -1000,6 +1046,10 @@ void gl_config_free(struct gl_config *c)
     free(c->gpu_i_id_label);
     free(c->namespace_label);
     free(c->pod_label);
+    free(c->mem_limit_query);
+    free(c->dra_claim_name_label);
+    free(c->dra_claim_namespace_label);
+    free(c->dra_mig_profile_label);
     struct {
         struct gl_kv *kv;
         size_t n;

@@ -111,6 +111,8 @@ struct gl_config {
     char *gpu_i_id_label;   /* "GPU_I_ID" */
     char *namespace_label;  /* "namespace" (exported_<name> too) */
     char *pod_label;        /* "pod" */
+    char *mem_limit_query;  /* HAMi: per-container memory limit, the pod's allocation on
+                             * that device (same unit and labels), NULL: none */
 
     /* allocation */
     char **extra_resources;
@@ -123,6 +125,13 @@ struct gl_config {
     size_t nmodel_capacity;
     struct gl_kv *node_models;   /* node → model */
     size_t nnode_models;
+
+    /* DRA (SPEC §9): a claim named on a pod's series of a device allocates
+     * that device to the pod */
+    bool dra_enabled;
+    char *dra_claim_name_label;      /* "dra_claim_name" */
+    char *dra_claim_namespace_label; /* "dra_claim_namespace" */
+    char *dra_mig_profile_label;     /* "dra_mig_profile" */
 
     /* compute indicator: query names, in order of preference */
     char **compute_queries;

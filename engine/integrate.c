@@ -8,7 +8,10 @@
  *   C. pod memory per device (process value, device-copy split, or the
  *      allocation of a device with no memory metrics), anomalies, busy;
  *   D. reserved-unused per (pod, node, model), excess devices;
- *   E. idle (reduced by billed reserved-unused under basis max), excess.
+ *   B'. per-device allocation records: HAMi limits, DRA claims (shared
+ *      claims split by largest remainder);
+ *   E. idle (reduced by billed reserved-unused under basis max, taken on
+ *      the pod's own devices first), excess, both per device.
  * All quantities of a step are integers in MiB·s (MiB × step seconds).
  * Every product and sum of quantities is checked (__builtin_*_overflow):
  * the first overflow is kept with the device, pod and hour it happened at
@@ -34,6 +37,7 @@ const char *const gl_kind_names[GL_KIND_COUNT] = {
     "reserved_unused_billed", "anomaly_unallocated", "anomaly_excess_devices",
     "busy_ppm",     "busy_steps",   "capacity",      "reserved",
     "unattributed", "idle",         "excess",        "unknown_steps",
+    "device_reserved_unused_billed",
 };
 
 enum res_kind { RES_GPU, RES_SHARED, RES_MIG };
@@ -55,6 +59,7 @@ struct dev {
     int64_t used_dev, free_v, reserved_v, capacity, usable;
     int64_t sum_q;     /* Σ pod MiB·s this step */
     int64_t idle_q;
+    int32_t rank;      /* position in ascending (UUID, GPU_I_ID) order */
 };
 
 /* One label set of a device's memory series (labels but __name__): its
@@ -69,8 +74,19 @@ struct pair {
     int32_t pnode, pn;  /* (pod, node) and (pod, node, model) cells */
     double *values;     /* memory, max over duplicate series; NULL if none */
     unsigned char *seen;/* presence from compute series (no memory metric) */
+    int32_t *claim;     /* per step: DRA claim on its series (w->claimkeys id), -1;
+                         * NULL when none of its series names a claim */
+    double *limit;      /* per step: HAMi memory limit (MiB), Σ over containers;
+                         * NULL when it has none */
     int32_t next;       /* next pair of the same device */
     int64_t q;          /* scratch: MiB·s this step */
+    int64_t dev_q;      /* scratch: its allocation of this device (MiB·s) */
+    bool dev_alloc;     /* scratch: holds this very device (claim or limit) */
+};
+
+struct ctr_limit {      /* HAMi limit of one container on one device */
+    int32_t pair;
+    double *values;     /* max over duplicate series */
 };
 
 struct pod {
@@ -93,15 +109,20 @@ struct pn {                 /* (pod, node, model) */
     int32_t pseudo_dev;
     int64_t alloc_q, used_q, gpu_u;
     bool touched;
+    int32_t ndev, capdev;   /* devices it holds memory or a device allocation on, this step */
+    int32_t *devs;
+    int64_t *devq;          /* its memory there (MiB·s) */
 };
 
 struct pnode {              /* (pod, node) */
     int32_t pod, node;
     bool has_alloc, touched;
     int64_t whole_units;
+    int64_t limited_t;      /* step with a HAMi limit on the node (wins over requests) */
     int32_t ndev, capdev;   /* devices of the node the pod used this step */
     int32_t *devs;
     int64_t *devq;
+    bool *devok;            /* that device's own allocation record (claim, limit) */
 };
 
 struct aser {               /* one allocation series */
@@ -141,7 +162,10 @@ struct work {
     const struct gl_chunk_input *in;
     struct gl_rollup *r;
     struct gl_intern *devkeys, *podkeys, *nodekeys, *pnkeys, *pnodekeys, *pairkeys, *labelkeys;
-    struct vec devs, pairs, pods, nodes, pns, pnodes, asers, lsets;
+    struct gl_intern *claimkeys, *ctrkeys;
+    struct vec devs, pairs, pods, nodes, pns, pnodes, asers, lsets, ctrs;
+    int32_t *dev_order;           /* real devices in ascending (UUID, GPU_I_ID) */
+    size_t ndev_order;
     struct gl_intern *lskeys;
     struct label_index pl, nl, nodel;
     int32_t empty;
@@ -152,7 +176,7 @@ struct work {
     /* scratch per step */
     int32_t *touched_pn, *touched_pnode;
     int32_t *scratch_members, *scratch_teams;
-    gl_i128 *scratch_weights, *scratch_parts;
+    gl_i128 *scratch_weights, *scratch_parts, *scratch_parts2;
     size_t ntouched_pn, ntouched_pnode;
 };
 
@@ -164,6 +188,7 @@ struct work {
 #define PNODE(w, i) (((struct pnode *)(w)->pnodes.data)[i])
 #define ASER(w, i) (((struct aser *)(w)->asers.data)[i])
 #define LSET(w, i) (((struct lset *)(w)->lsets.data)[i])
+#define CTR(w, i) (((struct ctr_limit *)(w)->ctrs.data)[i])
 
 /* ---- rollup hash table ---- */
 
@@ -434,6 +459,7 @@ static int32_t pnode_of(struct work *w, int32_t pod, int32_t node)
     struct pnode *p = vec_push(&w->pnodes);
     p->pod = pod;
     p->node = node;
+    p->limited_t = -1;
     return k;
 }
 
@@ -488,6 +514,8 @@ static int32_t device_of(struct work *w, const struct gl_series *s)
         host = gl_series_label(s, "Hostname");
     const char *model = gl_series_label(s, "modelName");
     const char *profile = gl_series_label(s, "GPU_I_PROFILE");
+    if (!profile && gid && c->dra_enabled)
+        profile = gl_series_label(s, c->dra_mig_profile_label);
     struct gl_chunk_device *cd;
     if ((size_t)key >= w->devs.n) {
         cd = new_chunk_device(w);
@@ -593,11 +621,51 @@ static int64_t lset_capacity(struct work *w, int32_t d, const struct dev *dv, si
     return best;
 }
 
+/* A bytes source's values rounded half-even to MiB per sample (SPEC §9)
+ * into mib (n slots); the input stays as parsed. */
+static void bytes_to_mib(const double *in, double *mib, size_t n)
+{
+    for (size_t t = 0; t < n; t++)
+        mib[t] = isnan(in[t])     ? (double)NAN
+                 : in[t] >= 9.0e18 ? in[t] / 1048576 /* saturates later: to_mib */
+                                   : (double)gl_div_half_even((gl_i128)in[t], 1048576);
+}
+
+/* The DRA claim a pod's series names, as its w->claimkeys id: (cluster,
+ * claim namespace (else the pod's), claim name); -1 when it names none. */
+static int32_t series_claim(struct work *w, const struct gl_series *s, const char *ns)
+{
+    const struct gl_config *c = w->c;
+    if (!c->dra_enabled)
+        return -1;
+    const char *name = gl_series_label(s, c->dra_claim_name_label);
+    if (!name)
+        return -1;
+    const char *cns = gl_series_label(s, c->dra_claim_namespace_label);
+    return key3(w, w->claimkeys, series_cluster(c, s), cns ? cns : ns, name);
+}
+
+/* Records claim on pair p at the steps where values has a sample. */
+static void pair_claim(struct work *w, int32_t p, int32_t claim, const double *values)
+{
+    if (claim < 0)
+        return;
+    struct pair *pp = &PAIR(w, p);
+    size_t n = w->r->nsteps;
+    if (!pp->claim) {
+        pp->claim = gl_xcalloc(n, sizeof *pp->claim);
+        for (size_t t = 0; t < n; t++)
+            pp->claim[t] = -1;
+    }
+    for (size_t t = 0; t < n; t++)
+        if (!isnan(values[t]))
+            pp->claim[t] = claim;
+}
+
 static void add_memory(struct work *w, const struct gl_matrix *m)
 {
     const struct gl_config *c = w->c;
     size_t n = w->r->nsteps;
-    /* bytes sources are rounded to MiB in a copy: the input stays as parsed */
     double *mib = c->mem_unit == GL_UNIT_BYTES ? gl_xcalloc(n, sizeof *mib) : NULL;
     for (size_t i = 0; i < m->nseries; i++) {
         struct gl_series conv = m->series[i];
@@ -606,12 +674,7 @@ static void add_memory(struct work *w, const struct gl_matrix *m)
         if (dev < 0)
             continue; /* no UUID: not a GPU series */
         if (mib) {
-            for (size_t t = 0; t < n; t++)
-                mib[t] = isnan(conv.values[t])
-                             ? (double)NAN
-                         : conv.values[t] >= 9.0e18
-                             ? conv.values[t] / 1048576 /* saturates later: to_mib */
-                             : (double)gl_div_half_even((gl_i128)conv.values[t], 1048576);
+            bytes_to_mib(conv.values, mib, n);
             conv.values = mib;
         }
         lset_merge(w, dev, s, 0);
@@ -624,6 +687,56 @@ static void add_memory(struct work *w, const struct gl_matrix *m)
         if (!PAIR(w, p).values)
             PAIR(w, p).values = new_values(n);
         merge_max(PAIR(w, p).values, s->values, n);
+        pair_claim(w, p, series_claim(w, s, ns), s->values);
+    }
+    free(mib);
+}
+
+/* HAMi limits (memory_source.limit_query): per (device, pod, container) the
+ * max over duplicate series, then per (device, pod) the sum over its
+ * containers, in MiB (bytes rounded half-even per sample). Series without a
+ * pod or device are ignored (nothing to allocate). */
+static void add_limits(struct work *w)
+{
+    const struct gl_matrix *m = w->in->mem_limit;
+    if (!m)
+        return;
+    const struct gl_config *c = w->c;
+    size_t n = w->r->nsteps;
+    double *mib = gl_xcalloc(n, sizeof *mib);
+    for (size_t i = 0; i < m->nseries; i++) {
+        const struct gl_series *s = &m->series[i];
+        int32_t dev = device_of(w, s);
+        const char *ns, *pod;
+        if (dev < 0 || !identity(w, s, &ns, &pod))
+            continue;
+        int32_t p = pair_of(w, dev, s, ns, pod);
+        bool exported = c->identity != GL_IDENTITY_PLAIN && gl_series_label(s, w->epod_label);
+        const char *ctr = gl_series_label(s, exported ? "exported_container" : "container");
+        char pk[24]; /* an int32: bounded */
+        snprintf(pk, sizeof pk, "#%d", p);
+        int32_t k = key3(w, w->ctrkeys, pk, ctr, NULL);
+        if ((size_t)k >= w->ctrs.n) {
+            struct ctr_limit *cl = vec_push(&w->ctrs);
+            cl->pair = p;
+            cl->values = new_values(n);
+        }
+        if (c->mem_unit == GL_UNIT_BYTES)
+            bytes_to_mib(s->values, mib, n);
+        else
+            memcpy(mib, s->values, n * sizeof *mib);
+        merge_max(CTR(w, k).values, mib, n);
+    }
+    for (size_t k = 0; k < w->ctrs.n; k++) {
+        struct ctr_limit *cl = &CTR(w, k);
+        struct pair *pp = &PAIR(w, cl->pair);
+        if (!pp->limit)
+            pp->limit = new_values(n);
+        for (size_t t = 0; t < n; t++)
+            if (!isnan(cl->values[t]))
+                pp->limit[t] = (isnan(pp->limit[t]) ? 0 : pp->limit[t]) + cl->values[t];
+        free(cl->values);
+        cl->values = NULL;
     }
     free(mib);
 }
@@ -678,6 +791,7 @@ static void add_compute(struct work *w)
             for (size_t t = 0; t < n; t++)
                 if (!isnan(s->values[t]))
                     PAIR(w, p).seen[t] = 1;
+            pair_claim(w, p, series_claim(w, s, ns), s->values);
         }
     }
 }
@@ -960,8 +1074,23 @@ static void step_devices(struct work *w, size_t t)
         dv->free_v = has_free ? to_mib(dv->free_mib[t]) : 0;
         const struct gl_kv *cap_cfg =
             gl_kv_find(c->model_capacity, c->nmodel_capacity, S(w, cd->model));
-        int64_t cap_ls = dv->fb ? lset_capacity(w, (int32_t)d, dv, t, dv->used_dev) : -1;
         bool has_res = !isnan(dv->reserved[t]);
+        /* SPEC §9: with a device series, capacity = its USED + FREE + RESERVED,
+         * each the max over the group (dcgm-exporter copies FREE and RESERVED
+         * onto per-pod series, sometimes only there); never one per-pod
+         * series' USED plus the copied FREE/RESERVED */
+        int64_t cap_ls = -1;
+        if (dv->fb && has_dev) {
+            cap_ls = dv->used_dev;
+            if (has_free)
+                q_add(w, t, cap_ls, dv->free_v, &cap_ls, "USED + FREE + RESERVED (capacity)",
+                      (int32_t)d);
+            if (has_res)
+                q_add(w, t, cap_ls, to_mib(dv->reserved[t]), &cap_ls,
+                      "USED + FREE + RESERVED (capacity)", (int32_t)d);
+        } else if (dv->fb) {
+            cap_ls = lset_capacity(w, (int32_t)d, dv, t, dv->used_dev);
+        }
         if (cap_ls < 0) {
             dv->reserved_v = dv->capacity = 0; /* no memory metrics: capacity unknown */
         } else if (cap_cfg && !dv->mig) {
@@ -1044,6 +1173,12 @@ static void step_allocation(struct work *w, size_t t)
         }
         n->replicas = replicas >= 1 ? replicas : 1;
     }
+    /* a HAMi limit on a node replaces the pod's request allocation there */
+    for (size_t k = 0; k < w->ctrs.n; k++) {
+        const struct pair *pp = &PAIR(w, CTR(w, k).pair);
+        if (!isnan(pp->limit[t]))
+            PNODE(w, pp->pnode).limited_t = (int64_t)t;
+    }
     const int64_t step = w->r->step;
     for (size_t i = 0; i < w->asers.n; i++) {
         struct aser *a = &ASER(w, i);
@@ -1068,6 +1203,8 @@ static void step_allocation(struct work *w, size_t t)
         } else if (!bad && (a->kind == RES_SHARED || n->replicas > 1)) {
             u /= n->replicas;
         }
+        if (!bad && pnode->limited_t == (int64_t)t)
+            q = 0; /* the limit is the allocation (its GPU units stay) */
         if (!bad) {
             aq = pn->alloc_q + q; /* both below 2^63: no 128-bit overflow */
             gu = pn->gpu_u + u;
@@ -1086,6 +1223,7 @@ static void step_allocation(struct work *w, size_t t)
         pnode->has_alloc = true;
         if (a->kind != RES_MIG)
             pnode->whole_units = (int64_t)wu;
+
         touch_pn(w, a->pn);
         touch_pnode(w, a->pnode);
     }
@@ -1097,6 +1235,8 @@ static int64_t unknown_device_alloc(struct work *w, const struct pair *pp, size_
 {
     const struct gl_chunk_device *cd = &w->r->devices[pp->dev];
     const struct dev *dv = &DEV(w, pp->dev);
+    if (pp->dev_alloc)
+        return pp->dev_q; /* its claim share or HAMi limit */
     for (size_t i = 0; i < w->asers.n; i++) {
         struct aser *a = &ASER(w, i);
         if (a->pnode != pp->pnode || isnan(a->values[t]) || a->values[t] <= 0)
@@ -1111,8 +1251,29 @@ static int64_t unknown_device_alloc(struct work *w, const struct pair *pp, size_
     return 0;
 }
 
-static void pnode_add_dev(struct pnode *pn, int32_t dev, int64_t q)
+static void pnode_add_dev(struct pnode *pn, int32_t dev, int64_t q, bool ok)
 {
+    if (pn->ndev == pn->capdev) {
+        pn->capdev = pn->capdev ? pn->capdev * 2 : 4;
+        pn->devs = gl_xrealloc(pn->devs, (size_t)pn->capdev * sizeof *pn->devs);
+        pn->devq = gl_xrealloc(pn->devq, (size_t)pn->capdev * sizeof *pn->devq);
+        pn->devok = gl_xrealloc(pn->devok, (size_t)pn->capdev * sizeof *pn->devok);
+    }
+    pn->devs[pn->ndev] = dev;
+    pn->devq[pn->ndev] = q;
+    pn->devok[pn->ndev] = ok;
+    pn->ndev++;
+}
+
+/* Adds q MiB·s of the pod's memory on dev to a (pod, node, model)'s
+ * devices of this step. */
+static void pn_add_dev(struct pn *pn, int32_t dev, int64_t q)
+{
+    for (int k = 0; k < pn->ndev; k++)
+        if (pn->devs[k] == dev) {
+            pn->devq[k] += q; /* ≤ the device's memory: fits */
+            return;
+        }
     if (pn->ndev == pn->capdev) {
         pn->capdev = pn->capdev ? pn->capdev * 2 : 4;
         pn->devs = gl_xrealloc(pn->devs, (size_t)pn->capdev * sizeof *pn->devs);
@@ -1121,6 +1282,132 @@ static void pnode_add_dev(struct pnode *pn, int32_t dev, int64_t q)
     pn->devs[pn->ndev] = dev;
     pn->devq[pn->ndev] = q;
     pn->ndev++;
+}
+
+/* "1g.10gb" (any suffix) → g = 1, gb = 10; false when not a MIG profile. */
+static bool parse_mig_profile(const char *p, int64_t *g, int64_t *gb)
+{
+    char *end;
+    long a = strtol(p, &end, 10);
+    if (end == p || *end != 'g' || end[1] != '.')
+        return false;
+    p = end + 2;
+    long b = strtol(p, &end, 10);
+    if (end == p || strncmp(end, "gb", 2) != 0 || a <= 0 || b <= 0)
+        return false;
+    *g = a;
+    *gb = b;
+    return true;
+}
+
+/* Memory (MiB) a DRA claim allocates on device d at t: the device's usable
+ * memory (capacity − reserved) when measured, else for a MIG instance
+ * allocation.mig_profiles_mib of its profile or the profile's size × 1024,
+ * and for a whole GPU the node's usable memory (0 when nothing says). */
+static int64_t claim_mib(struct work *w, int32_t d)
+{
+    const struct dev *dv = &DEV(w, d);
+    if (dv->capacity > 0)
+        return dv->usable;
+    if (!dv->mig)
+        return NODE(w, dv->node).usable;
+    const char *prof = S(w, w->r->devices[d].profile);
+    const struct gl_kv *kv = gl_kv_find(w->c->mig_profiles, w->c->nmig_profiles, prof);
+    int64_t g, gb;
+    if (kv)
+        return kv->num;
+    return parse_mig_profile(prof, &g, &gb) && gb < INT64_MAX / 1024 ? gb * 1024 : 0;
+}
+
+/* B'. Per-device allocation records at t: a HAMi limit is the pod's
+ * allocation of that device; a DRA claim on a pod's series allocates the
+ * device (its usable memory, a MIG instance its slice), split among the
+ * pods on that claim by floor shares plus the largest remainder, ties by
+ * namespace/pod (SPEC §9), GPU time likewise (a MIG slice: g/7). */
+static void step_device_alloc(struct work *w, size_t t)
+{
+    const int64_t step = w->r->step;
+    int32_t *members = w->scratch_members;
+    gl_i128 *weights = w->scratch_weights, *parts = w->scratch_parts;
+    for (size_t d = 0; d < w->devs.n; d++) {
+        struct dev *dv = &DEV(w, d);
+        if (!dv->used)
+            continue;
+        int nm = 0;
+        for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
+            struct pair *pp = &PAIR(w, p);
+            pp->dev_alloc = false;
+            pp->dev_q = 0;
+            if (pp->limit && !isnan(pp->limit[t])) {
+                struct pn *pn = &PN(w, pp->pn);
+                int64_t q;
+                if (q_mul(w, t, to_mib(pp->limit[t]), step, &q, "a pod's HAMi memory limit (MiB·s)",
+                          (int32_t)d) &&
+                    q_add(w, t, pn->alloc_q, q, &pn->alloc_q, "a pod's allocation (MiB·s)",
+                          (int32_t)d)) {
+                    pp->dev_q = q;
+                    pp->dev_alloc = true;
+                    touch_pn(w, pp->pn);
+                    touch_pnode(w, pp->pnode);
+                    pn_add_dev(pn, (int32_t)d, 0);
+                }
+            } else if (pp->claim && pp->claim[t] >= 0) {
+                members[nm++] = p;
+            }
+        }
+        /* group by claim, each group in namespace/pod order */
+        for (int i = 1; i < nm; i++)
+            for (int j = i; j > 0; j--) {
+                const struct pair *a = &PAIR(w, members[j - 1]), *b = &PAIR(w, members[j]);
+                int cmp = a->claim[t] != b->claim[t] ? (a->claim[t] < b->claim[t] ? -1 : 1) : 0;
+                if (cmp == 0)
+                    cmp = strcmp(S(w, POD(w, a->pod).ns), S(w, POD(w, b->pod).ns));
+                if (cmp == 0)
+                    cmp = strcmp(S(w, POD(w, a->pod).name), S(w, POD(w, b->pod).name));
+                if (cmp <= 0)
+                    break;
+                int32_t tmp = members[j];
+                members[j] = members[j - 1];
+                members[j - 1] = tmp;
+            }
+        int64_t g = 7, gb;
+        if (dv->mig && !parse_mig_profile(S(w, w->r->devices[d].profile), &g, &gb))
+            g = 0; /* an unknown profile: no GPU share */
+        for (int i = 0; i < nm && !w->overflow;) {
+            int j = i + 1;
+            while (j < nm && PAIR(w, members[j]).claim[t] == PAIR(w, members[i]).claim[t])
+                j++;
+            int k = j - i;
+            int64_t q;
+            if (!q_mul(w, t, claim_mib(w, (int32_t)d), step, &q, "a DRA claim's allocation (MiB·s)",
+                       (int32_t)d))
+                break;
+            for (int m = 0; m < k; m++)
+                weights[m] = 1;
+            if (!gl_split_largest_remainder(q, weights, (size_t)k, parts))
+                overflow_at(w, t, "splitting a DRA claim on %s among %d pods exceeds 128 bits",
+                            device_name(w, (int32_t)d), k);
+            gl_i128 gq = (gl_i128)step * 1000000 * (dv->mig ? g : 7) / 7;
+            gl_i128 *gparts = w->scratch_parts2;
+            if (!gl_split_largest_remainder(gq, weights, (size_t)k, gparts))
+                overflow_at(w, t, "splitting a DRA claim on %s among %d pods exceeds 128 bits",
+                            device_name(w, (int32_t)d), k);
+            for (int m = 0; m < k && !w->overflow; m++) {
+                struct pair *pp = &PAIR(w, members[i + m]);
+                struct pn *pn = &PN(w, pp->pn);
+                pp->dev_q = (int64_t)parts[m];
+                pp->dev_alloc = true;
+                q_add(w, t, pn->alloc_q, pp->dev_q, &pn->alloc_q, "a pod's allocation (MiB·s)",
+                      (int32_t)d);
+                q_add(w, t, pn->gpu_u, (int64_t)gparts[m], &pn->gpu_u,
+                      "a pod's allocated GPU time (micro-GPU-seconds)", (int32_t)d);
+                touch_pn(w, pp->pn);
+                touch_pnode(w, pp->pnode);
+                pn_add_dev(pn, (int32_t)d, 0);
+            }
+            i = j;
+        }
+    }
 }
 
 /* C. Pod memory per device at t. */
@@ -1218,10 +1505,11 @@ static void step_pods(struct work *w, size_t t)
             q_add(w, t, pn->used_q, pp->q, &pn->used_q, "a pod's memory on its node (MiB·s)",
                   (int32_t)d);
             touch_pn(w, pp->pn);
+            pn_add_dev(pn, (int32_t)d, pp->q);
             struct pnode *pnode = &PNODE(w, pp->pnode);
             touch_pnode(w, pp->pnode);
             if (!dv->mig)
-                pnode_add_dev(pnode, (int32_t)d, pp->q);
+                pnode_add_dev(pnode, (int32_t)d, pp->q, pp->dev_alloc);
             int i;
             for (i = 0; i < nteams && teams[i] != team; i++)
                 ;
@@ -1258,6 +1546,10 @@ static void step_pods(struct work *w, size_t t)
             add(w, t, (int32_t)d, e, e, e, GL_KIND_UNATTRIBUTED, unatt, false);
             add(w, t, (int32_t)d, e, e, e, GL_KIND_EXCESS, taken > cap ? taken - cap : 0, false);
             dv->idle_q = cap > taken ? cap - taken : 0;
+        } else {
+            /* capacity unknown (0 in the reconciliation): what its pods are
+             * billed is beyond it, so the device row adds up (SPEC §9) */
+            add(w, t, (int32_t)d, e, e, e, GL_KIND_EXCESS, dv->sum_q, false);
         }
     }
 }
@@ -1289,12 +1581,83 @@ static int32_t pseudo_device(struct work *w, struct pn *pn)
     return key;
 }
 
+/* Billed reserved-unused ru of pn at t, placed on devices (SPEC §9: excess
+ * is kept per device). It is taken from the idle of the node's devices of
+ * that model in ascending (UUID, GPU_I_ID) order (Kubernetes does not say
+ * which device of the node the pod got, SPEC §3); what no idle covers is
+ * excess on the device where the pod holds the most memory this step (ties:
+ * that order), else on the node's first device of that model with a known
+ * capacity, else on the node's allocation row (pseudo). */
+static void place_reserved_unused(struct work *w, size_t t, struct pn *pn, int64_t ru,
+                                  int32_t pseudo)
+{
+    const int32_t e = w->empty;
+    int32_t target = -1;
+    for (int k = 0; k < pn->ndev; k++)
+        if (target < 0 || pn->devq[k] > pn->devq[target] ||
+            (pn->devq[k] == pn->devq[target] &&
+             DEV(w, pn->devs[k]).rank < DEV(w, pn->devs[target]).rank))
+            target = k;
+    target = target >= 0 ? pn->devs[target] : -1;
+    for (size_t i = 0; i < w->ndev_order && ru > 0; i++) {
+        int32_t d = w->dev_order[i];
+        struct dev *dv = &DEV(w, d);
+        if (dv->node != pn->node || w->r->devices[d].model != pn->model)
+            continue;
+        if (target < 0 && dv->capacity > 0)
+            target = d;
+        int64_t take = dv->idle_q < ru ? dv->idle_q : ru;
+        dv->idle_q -= take;
+        ru -= take;
+        add(w, t, d, e, e, e, GL_KIND_DEVICE_RU_BILLED, take, false);
+    }
+    if (ru > 0) {
+        add(w, t, target >= 0 ? target : pseudo, e, e, e, GL_KIND_EXCESS, ru, false);
+        if (target >= 0)
+            add(w, t, target, e, e, e, GL_KIND_DEVICE_RU_BILLED, ru, false);
+    }
+}
+
 /* D. Reserved-unused per (pod, node, model); excess devices per (pod,
  * node); E. idle after billed reserved-unused. */
+static _Thread_local struct work *sort_work; /* qsort has no context argument */
+
+/* (cluster, namespace, pod, node, model) order of two (pod, node, model). */
+static int pn_cmp(const void *pa, const void *pb)
+{
+    const struct work *w = sort_work;
+    const struct pn *a = &PN(w, *(const int32_t *)pa), *b = &PN(w, *(const int32_t *)pb);
+    const struct node *na = &NODE(w, a->node), *nb = &NODE(w, b->node);
+    const struct pod *oa = &POD(w, a->pod), *ob = &POD(w, b->pod);
+    int32_t ka[5] = {na->cluster, oa->ns, oa->name, na->host, a->model};
+    int32_t kb[5] = {nb->cluster, ob->ns, ob->name, nb->host, b->model};
+    for (int i = 0; i < 5; i++) {
+        int cmp = strcmp(S(w, ka[i]), S(w, kb[i]));
+        if (cmp)
+            return cmp;
+    }
+    return 0;
+}
+
+/* (UUID, GPU_I_ID) order of two devices. */
+static int dev_cmp(const void *pa, const void *pb)
+{
+    const struct work *w = sort_work;
+    const struct gl_chunk_device *a = &w->r->devices[*(const int32_t *)pa];
+    const struct gl_chunk_device *b = &w->r->devices[*(const int32_t *)pb];
+    int cmp = strcmp(S(w, a->uuid), S(w, b->uuid));
+    return cmp ? cmp : strcmp(S(w, a->gpu_i_id), S(w, b->gpu_i_id));
+}
+
 static void step_allocation_rows(struct work *w, size_t t)
 {
     const struct gl_config *c = w->c;
     const int32_t e = w->empty;
+    /* basis max takes idle pod by pod: in a fixed order, whatever the series order */
+    if (c->basis == GL_BASIS_MAX && w->ntouched_pn > 1) {
+        sort_work = w;
+        qsort(w->touched_pn, w->ntouched_pn, sizeof *w->touched_pn, pn_cmp);
+    }
     for (size_t i = 0; i < w->ntouched_pn; i++) {
         struct pn *pn = &PN(w, w->touched_pn[i]);
         const struct pod *po = &POD(w, pn->pod);
@@ -1307,19 +1670,11 @@ static void step_allocation_rows(struct work *w, size_t t)
             add(w, t, dev, po->ns, po->name, team, GL_KIND_RESERVED_UNUSED, ru, false);
             if (c->basis == GL_BASIS_MAX && ru > 0) {
                 add(w, t, dev, po->ns, po->name, team, GL_KIND_RESERVED_UNUSED_BILLED, ru, false);
-                /* take it from the idle of the node's devices of that model */
-                for (size_t d = 0; d < w->devs.n && ru > 0; d++) {
-                    struct dev *dv = &DEV(w, d);
-                    if (!dv->used || dv->node != pn->node || w->r->devices[d].model != pn->model)
-                        continue;
-                    int64_t take = dv->idle_q < ru ? dv->idle_q : ru;
-                    dv->idle_q -= take;
-                    ru -= take;
-                }
-                add(w, t, dev, e, e, e, GL_KIND_EXCESS, ru, false);
+                place_reserved_unused(w, t, pn, ru, dev);
             }
         }
         pn->alloc_q = pn->used_q = pn->gpu_u = 0;
+        pn->ndev = 0;
         pn->touched = false;
     }
     w->ntouched_pn = 0;
@@ -1327,6 +1682,16 @@ static void step_allocation_rows(struct work *w, size_t t)
         struct pnode *pnode = &PNODE(w, w->touched_pnode[i]);
         const struct pod *po = &POD(w, pnode->pod);
         int64_t r_whole = pnode->whole_units;
+        /* devices with their own allocation record (a DRA claim, a HAMi
+         * limit) are allocated: neither unallocated use nor excess */
+        int nk = 0;
+        for (int k = 0; k < pnode->ndev; k++)
+            if (!pnode->devok[k]) {
+                pnode->devs[nk] = pnode->devs[k];
+                pnode->devq[nk] = pnode->devq[k];
+                pnode->devok[nk++] = false;
+            }
+        pnode->ndev = nk;
         if (pnode->ndev > 0) {
             int32_t team = team_at(w, pnode->pod, t);
             if (!pnode->has_alloc) {
@@ -1380,7 +1745,7 @@ static void step_mig_unallocated(struct work *w, size_t t)
             continue;
         for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
             struct pair *pp = &PAIR(w, p);
-            if (pp->q <= 0 || PNODE(w, pp->pnode).has_alloc)
+            if (pp->q <= 0 || PNODE(w, pp->pnode).has_alloc || pp->dev_alloc)
                 continue;
             const struct pod *po = &POD(w, pp->pod);
             add(w, t, (int32_t)d, po->ns, po->name, team_at(w, pp->pod, t),
@@ -1440,8 +1805,10 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     w.pnodes.size = sizeof(struct pnode);
     w.asers.size = sizeof(struct aser);
     w.lsets.size = sizeof(struct lset);
-    struct gl_intern **tables[] = {&w.devkeys,   &w.podkeys,  &w.nodekeys, &w.pnkeys,
-                                   &w.pnodekeys, &w.pairkeys, &w.labelkeys, &w.lskeys};
+    w.ctrs.size = sizeof(struct ctr_limit);
+    struct gl_intern **tables[] = {&w.devkeys,   &w.podkeys,  &w.nodekeys,  &w.pnkeys,
+                                   &w.pnodekeys, &w.pairkeys, &w.labelkeys, &w.lskeys,
+                                   &w.claimkeys, &w.ctrkeys};
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
         *tables[i] = gl_intern_new();
     w.empty = str(&w, "");
@@ -1451,6 +1818,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
             if (!isnan(m->series[i].values[t]))
                 r->samples_per_hour[t / steps_per_hour]++;
     add_memory(&w, m);
+    add_limits(&w);
     add_device_metric(&w, in->fb_free, true);
     add_device_metric(&w, in->fb_reserved, false);
     add_compute(&w);
@@ -1459,6 +1827,14 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     index_labels(&w, &w.nodel, in->node_labels, 2);
     resolve_nodes(&w);
     add_allocations(&w);
+    w.dev_order = gl_xcalloc(w.devs.n + 1, sizeof *w.dev_order);
+    for (size_t d = 0; d < w.devs.n; d++)
+        if (DEV(&w, d).used)
+            w.dev_order[w.ndev_order++] = (int32_t)d;
+    sort_work = &w;
+    qsort(w.dev_order, w.ndev_order, sizeof *w.dev_order, dev_cmp);
+    for (size_t i = 0; i < w.ndev_order; i++)
+        DEV(&w, w.dev_order[i]).rank = (int32_t)i;
     size_t max_pairs = 1;
     for (size_t d = 0; d < w.devs.n; d++) {
         size_t k = 0;
@@ -1471,6 +1847,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     w.scratch_teams = gl_xcalloc(max_pairs, sizeof *w.scratch_teams);
     w.scratch_weights = gl_xcalloc(max_pairs, sizeof *w.scratch_weights);
     w.scratch_parts = gl_xcalloc(max_pairs, sizeof *w.scratch_parts);
+    w.scratch_parts2 = gl_xcalloc(max_pairs, sizeof *w.scratch_parts2);
     w.touched_pn = gl_xcalloc(w.pns.n + 1, sizeof *w.touched_pn);
     w.touched_pnode = gl_xcalloc(w.pnodes.n + 1, sizeof *w.touched_pnode);
     for (size_t t = 0; t < r->nsteps && !w.overflow; t++) {
@@ -1478,6 +1855,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
             NODE(&w, i).usable = 0;
         step_devices(&w, t);
         step_allocation(&w, t);
+        step_device_alloc(&w, t);
         step_pods(&w, t);
         step_mig_unallocated(&w, t);
         step_allocation_rows(&w, t);
@@ -1493,16 +1871,24 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     for (size_t p = 0; p < w.pairs.n; p++) {
         free(PAIR(&w, p).values);
         free(PAIR(&w, p).seen);
+        free(PAIR(&w, p).claim);
+        free(PAIR(&w, p).limit);
     }
     for (size_t p = 0; p < w.pnodes.n; p++) {
         free(PNODE(&w, p).devs);
         free(PNODE(&w, p).devq);
+        free(PNODE(&w, p).devok);
     }
+    for (size_t p = 0; p < w.pns.n; p++) {
+        free(PN(&w, p).devs);
+        free(PN(&w, p).devq);
+    }
+    free(w.dev_order);
     for (size_t k = 0; k < w.lsets.n; k++)
         for (int i = 0; i < 3; i++)
             free(LSET(&w, k).v[i]);
-    struct vec *vecs[] = {&w.devs,   &w.pairs,  &w.pods, &w.nodes,
-                          &w.pns,    &w.pnodes, &w.asers, &w.lsets};
+    struct vec *vecs[] = {&w.devs, &w.pairs,  &w.pods,  &w.nodes, &w.pns,
+                          &w.pnodes, &w.asers, &w.lsets, &w.ctrs};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         free(vecs[i]->data);
     free(w.touched_pn);
@@ -1511,6 +1897,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     free(w.scratch_teams);
     free(w.scratch_weights);
     free(w.scratch_parts);
+    free(w.scratch_parts2);
     struct label_index *lis[] = {&w.pl, &w.nl, &w.nodel};
     for (size_t i = 0; i < 3; i++) {
         free(lis[i]->head);

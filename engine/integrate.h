@@ -9,6 +9,12 @@
  * (device, pod) series merge by max; series without workload identity are
  * device totals; device-mode copies are split by largest remainder;
  * allocation, reserved-unused, anomalies, idle and overhead per step.
+ * A device's own allocation record wins where there is one: a DRA claim
+ * named on a pod's series of the device (its usable memory, or the MIG
+ * slice, split among the claim's pods by largest remainder), or a HAMi
+ * memory limit (which replaces the pod's GPU-request allocation on that
+ * node). Billed reserved-unused and the excess it causes are kept per
+ * device, so every device row adds up (SPEC §9).
  */
 #ifndef GL_INTEGRATE_H
 #define GL_INTEGRATE_H
@@ -41,6 +47,8 @@ enum gl_kind {
     GL_KIND_IDLE,
     GL_KIND_EXCESS,
     GL_KIND_UNKNOWN_STEPS,          /* steps with pods but no memory metrics */
+    GL_KIND_DEVICE_RU_BILLED,       /* billed reserved-unused placed on this device
+                                     * (taken from its idle, or beyond it: excess) */
     GL_KIND_COUNT
 };
 extern const char *const gl_kind_names[GL_KIND_COUNT];
@@ -57,6 +65,7 @@ struct gl_chunk_input {
     const struct gl_matrix *node_labels;
     const struct gl_matrix *const *compute; /* in order of preference */
     size_t ncompute;
+    const struct gl_matrix *mem_limit;   /* HAMi limit per container and device, or NULL */
 };
 
 struct gl_chunk_device {

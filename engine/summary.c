@@ -109,6 +109,7 @@ static enum gl_status devices(struct gl_store *s, const struct gl_period *p, cJS
         "SELECT d.cluster, d.uuid, d.gpu_i_id, d.gpu_i_profile, d.model, d.hostname,"
         " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
         " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'device_reserved_unused_billed' THEN u.quantity ELSE 0 END),"
         " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
         " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
         " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
@@ -117,8 +118,10 @@ static enum gl_status devices(struct gl_store *s, const struct gl_period *p, cJS
         " FROM device d LEFT JOIN usage u ON u.device_id = d.id AND u.hour >= ?1 AND u.hour < ?2"
         " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
         " GROUP BY d.id ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
-    static const char *const keys[] = {"capacity", "memory_used", "reserved", "unattributed",
-                                       "idle", "excess"};
+    /* the model rows' fields; reserved_unused_billed here is the billed
+     * reserved-unused placed on the device (SPEC §9: excess per device) */
+    static const char *const keys[] = {"capacity", "memory_used", "reserved_unused_billed",
+                                       "reserved", "unattributed", "idle", "excess"};
     sqlite3_stmt *st;
     enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
                                   "summary", err);
@@ -131,10 +134,16 @@ static enum gl_status devices(struct gl_store *s, const struct gl_period *p, cJS
                                             "gpu_model", "node"};
         for (int i = 0; i < 6; i++)
             cJSON_AddStringToObject(o, names[i], (const char *)sqlite3_column_text(st, i));
-        for (int k = 0; k < 6; k++)
-            add_gbh(o, keys[k], sqlite3_column_int64(st, 6 + k));
-        int64_t unknown = sqlite3_column_int64(st, 12);
-        cJSON_AddBoolToObject(o, "unknown_usage", unknown > 0 || sqlite3_column_int64(st, 6) == 0);
+        int64_t v[7];
+        for (int k = 0; k < 7; k++) {
+            v[k] = sqlite3_column_int64(st, 6 + k);
+            add_gbh(o, keys[k], v[k]);
+        }
+        /* capacity + excess = billed + reserved + unattributed + idle */
+        gl_i128 rhs = (gl_i128)v[1] + v[2] + v[3] + v[4] + v[5] - v[6];
+        cJSON_AddBoolToObject(o, "reconciles", rhs == v[0]);
+        int64_t unknown = sqlite3_column_int64(st, 13);
+        cJSON_AddBoolToObject(o, "unknown_usage", unknown > 0 || v[0] == 0);
         cJSON_AddItemToArray(arr, o);
     }
     enum gl_status rc = src == SQLITE_DONE ? GL_OK : gl_usage_fail(s, p, "summary per device", err);
@@ -179,10 +188,11 @@ enum gl_status gl_summary_write(struct gl_store *s, const struct gl_period *p, b
         fprintf(out, " | %s |\n", cJSON_IsTrue(cJSON_GetObjectItem(r, "reconciles")) ? "yes" : "NO");
     }
     fprintf(out, "\n## Devices\n\n| Cluster | Node | Device | Profile | GPU model | Capacity | "
-                 "Used by pods | Driver-reserved | Unattributed | Idle | Excess | Usage |\n");
-    fprintf(out, "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
-    static const char *const dk[] = {"capacity", "memory_used", "reserved", "unattributed",
-                                     "idle", "excess"};
+                 "Used by pods | Reserved-unused billed | Driver-reserved | Unattributed | Idle | "
+                 "Excess | Reconciles | Usage |\n");
+    fprintf(out, "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+    static const char *const dk[] = {"capacity", "memory_used", "reserved_unused_billed",
+                                     "reserved", "unattributed", "idle", "excess"};
     for (cJSON *r = d->child; r; r = r->next) {
         const char *gid = cJSON_GetObjectItem(r, "gpu_i_id")->valuestring;
         static const char *const cells[] = {"cluster", "node", "uuid", "gpu_i_profile",
@@ -195,8 +205,9 @@ enum gl_status gl_summary_write(struct gl_store *s, const struct gl_period *p, b
                 gl_md_cell(out, gid);
             }
         }
-        for (size_t k = 0; k < 6; k++)
+        for (size_t k = 0; k < 7; k++)
             fprintf(out, " | %s", cJSON_GetObjectItem(r, dk[k])->valuestring);
+        fprintf(out, " | %s", cJSON_IsTrue(cJSON_GetObjectItem(r, "reconciles")) ? "yes" : "NO");
         fprintf(out, " | %s |\n",
                 cJSON_IsTrue(cJSON_GetObjectItem(r, "unknown_usage")) ? "UNKNOWN (no memory metrics)"
                                                                       : "measured");

@@ -113,6 +113,18 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
               workload labels (USED = W, FREE, RESERVED, compute) plus one
               FB_USED series per occupant and vgpu slot (same value in every
               slot).
+            process_podfree: per-process mode where the device series has
+              FB_USED only and FB_FREE / FB_RESERVED sit on the per-pod
+              series (copies of the device's values).
+        "fb": true,                   false: no FB metric at all (compute only:
+                                      unknown usage)
+        "no_reserved": false,         true: no DCGM_FI_DEV_FB_RESERVED series
+        "hami": false,                true: HAMi vGPUmonitor series per active
+                                      occupant: hami_vgpu_memory_used_bytes =
+                                      used_mib x 2^20 + hami_extra_bytes and
+                                      hami_vgpu_memory_limit_bytes (Go float
+                                      text, labels container, device_uuid,
+                                      namespace, pod, vdevice_index, zone)
         "idle_used_mib": 0, "unattributed_mib": 0,
         "busy": 650000 or {"base": B, "swing": S, "period": P, "phase": F},
             optional, parts per million (0..1000000) at step index k: emits
@@ -128,6 +140,12 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
               value at step index k (k = 0 at "start"):
               B + (S * |2x - P|) // P  with  x = (k + F) mod P   (integers)
            "vgpu": ["5", "19"],       vgpu / process mode: one series per slot
+           "dra_claim": "single-gpu", DRA: the occupant's series carry
+                                      dra_claim_name (+ dra_claim_namespace,
+                                      default the pod's; dra_driver_name,
+                                      dra_pool_name, dra_device_name; MIG:
+                                      dra_mig_profile, dra_mig_device_uuid)
+           "hami_limit_bytes": N, "hami_extra_bytes": 0,   HAMi (gpu "hami")
            "pod_uid": true}           add pod_uid (default: true in process mode)
         ]}
      ]}
@@ -154,6 +172,17 @@ window, for one engine config (memory_source.attribution "process" or
 identity_labels "auto" / "exported", billing.basis "used" / "max",
 idle_overhead.policy "platform" / "proportional" / "unbilled",
 allocation.replicas / mig_profiles_mib / resources):
+- DRA / HAMi / issue 12: a DRA claim on a pod's series allocates that device
+  (capacity - reserved; MIG: the slice, else mig_profiles_mib, else the
+  profile size x 1024), shared by its pods by largest remainder (ties by
+  namespace/pod); a HAMi limit (bytes -> MiB half-even, containers summed)
+  is the pod's allocation of the device and zeroes its requests' MiB on
+  that node; such devices are never anomalies for that pod. With a device
+  series capacity = device used + max FREE + max RESERVED; without one the
+  largest one-label-set view. Billed reserved-unused taken on a device
+  and the excess left over (on the pod's device with most memory, else the
+  node's first with a capacity) are kept per device; a device with unknown
+  capacity has its pods' bill as excess.
 - devices: series grouped by (cluster, UUID, GPU_I_ID); FB_USED series with a
   workload identity (exported_* when present, else pod/namespace, empty =
   absent; mode "exported": exported_* only) are pod values, duplicates merged
@@ -264,6 +293,10 @@ COMPUTE_FAMILIES = [
     ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics engine is active."),
 ]
 DCGM_FAMILIES = FB_FAMILIES + COMPUTE_FAMILIES
+HAMI_FAMILIES = [
+    ("hami_vgpu_memory_used_bytes", "vGPU device memory usage of a container (bytes)."),
+    ("hami_vgpu_memory_limit_bytes", "vGPU device memory limit of a container (bytes)."),
+]
 KSM_FAMILIES = [
     ("kube_pod_container_resource_requests",
      "The number of requested request resource by a container."),
@@ -275,9 +308,13 @@ KSM_FAMILIES = [
 USED, FREE, RESERVED = (f[0] for f in FB_FAMILIES)
 GPU_UTIL, GR_ACTIVE = (f[0] for f in COMPUTE_FAMILIES)
 REQUESTS, PHASE, POD_LABELS, NS_LABELS, NODE_LABELS = (f[0] for f in KSM_FAMILIES)
+HAMI_USED, HAMI_LIMIT = (f[0] for f in HAMI_FAMILIES)
+DRA_DRIVER = "gpu.nvidia.com"
+DRA_LABELS = {"claim_name": "dra_claim_name", "claim_namespace": "dra_claim_namespace",
+              "mig_profile": "dra_mig_profile"}
 SUMMARY_FIELDS = ("capacity", "memory_used", "reserved_unused_billed", "reserved",
                   "unattributed", "idle", "excess")
-GPU_MODES = ("exclusive", "default", "vgpu", "process")
+GPU_MODES = ("exclusive", "default", "vgpu", "process", "process_podfree")
 MIG_RESOURCE = re.compile(r"^nvidia_com_mig_(\d+)g_(\d+)gb$")
 BASE_RESOURCES = ("nvidia_com_gpu", "nvidia_com_gpu_shared")
 
@@ -388,6 +425,36 @@ def value_at(spec, k):
     return base + (swing * abs(2 * x - period)) // period
 
 
+def go_float(v):
+    """An integer as Go's strconv.FormatFloat(v, 'g', -1, 64) prints it (what
+    client_golang exposes, e.g. HAMi's 4.294967296e+09)."""
+    v = int(v)
+    if v == 0:
+        return "0"
+    digits = str(abs(v)).rstrip("0")
+    exp = len(str(abs(v))) - 1
+    if exp < 21 and exp < 6:   # shortest form: %e from exponent 6 on (eprec 6)
+        return str(v)
+    mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return "%s%se+%02d" % ("-" if v < 0 else "", mant, exp)
+
+
+def div_half_even(n, d):
+    q, r = divmod(n, d)
+    if 2 * r > d or (2 * r == d and q % 2 == 1):
+        q += 1
+    return q
+
+
+def mig_profile_size(profile):
+    """'1g.10gb' -> (1, 10), None when not a MIG profile (engine: leading
+    '<g>g.<gb>gb', any suffix)."""
+    m = re.match(r"^(\d+)g\.(\d+)gb", profile or "")
+    if not m or int(m.group(1)) <= 0 or int(m.group(2)) <= 0:
+        return None
+    return int(m.group(1)), int(m.group(2))
+
+
 def fmt_value(v):
     if isinstance(v, bool):
         return "1" if v else "0"
@@ -496,7 +563,7 @@ class Cluster:
             self.pods[key] = p
         self.namespaces = {n["name"]: n for n in scn.get("namespaces", [])}
         # series store: family -> {labels tuple: {t: value}} (insertion ordered)
-        self.series = {f: {} for f, _ in DCGM_FAMILIES + KSM_FAMILIES}
+        self.series = {f: {} for f, _ in DCGM_FAMILIES + KSM_FAMILIES + HAMI_FAMILIES}
         self._idx = None
         self._team_cache = {}
         self._ppm_cache = {}
@@ -666,7 +733,11 @@ class Cluster:
                 "to": parse_time(o["to"]) if o.get("to") else self.end,
                 "container": o.get("container", p["container"]),
                 "used": o["used_mib"], "vgpu": o.get("vgpu") or [None],
-                "pod_uid": o.get("pod_uid", gpu.get("mode") == "process"),
+                "pod_uid": o.get("pod_uid", gpu.get("mode") in ("process", "process_podfree")),
+                "dra_claim": o.get("dra_claim"),
+                "dra_claim_namespace": o.get("dra_claim_namespace", p["namespace"]),
+                "hami_limit_bytes": o.get("hami_limit_bytes"),
+                "hami_extra_bytes": int(o.get("hami_extra_bytes", 0)),
             })
         return occ
 
@@ -715,6 +786,9 @@ class Cluster:
                     lab += (("pod_uid", p["uid"]),)
             if slot is not None:
                 lab += (("vgpu", str(slot)),)
+            if o.get("dra_claim") and g_cur["dra"] is not None:
+                lab += g_cur["dra"] + (("dra_claim_name", o["dra_claim"]),
+                                       ("dra_claim_namespace", o["dra_claim_namespace"]))
             return lab
 
         if exported:
@@ -724,7 +798,16 @@ class Cluster:
         else:
             no_workload = ()
 
+        g_cur = {"dra": None}
         for g in n.get("gpus", []):
+            # DRA labels of a claimed device (dcgm-exporter with DRA enabled)
+            dra = (("dra_device_name", "gpu-%d" % g["gpu"] if not g.get("mig") else
+                    "gpu-%d-mig-%s" % (g["gpu"], g["mig"]["id"])),
+                   ("dra_driver_name", DRA_DRIVER), ("dra_pool_name", n["name"]))
+            if g.get("mig"):
+                dra += (("dra_mig_profile", g["mig"]["profile"]),
+                        ("dra_mig_device_uuid", "MIG-%s-%s" % (g["uuid"][4:], g["mig"]["id"])))
+            g_cur["dra"] = dra
             base = (("gpu", str(g["gpu"])), ("UUID", g["uuid"]),
                     ("pci_bus_id", g["pci_bus_id"]),
                     ("device", g.get("device", "nvidia%d" % g["gpu"])),
@@ -741,16 +824,22 @@ class Cluster:
                 raise ScenarioError("gpu %s: bad mode %r" % (g["uuid"], mode))
             busy = g.get("busy")
             occ = self._occupants(g)
+            fb = g.get("fb", True)              # false: no FB metrics (unknown usage)
+            with_res = not g.get("no_reserved", False)
+            hami = bool(g.get("hami", False))
 
-            def device_metrics(lab, t, used, k):
+            def device_metrics(lab, t, used, k, fields=(USED, FREE, RESERVED)):
                 free = cap - res - used
                 if used < 0 or free < 0:
                     raise ScenarioError("gpu %s: used %d does not fit at %s"
                                         % (g["uuid"], used, fmt_time(t)))
-                self._add(USED, lab, t, used)
-                self._add(FREE, lab, t, free)
-                self._add(RESERVED, lab, t, res)
-                if busy is not None:
+                if fb and USED in fields:
+                    self._add(USED, lab, t, used)
+                if fb and FREE in fields:
+                    self._add(FREE, lab, t, free)
+                if fb and with_res and RESERVED in fields:
+                    self._add(RESERVED, lab, t, res)
+                if busy is not None and fields[0] == USED:
                     ppm = value_at(busy, k)
                     if not 0 <= ppm <= 10 ** 6:
                         raise ScenarioError("gpu %s: busy %d ppm out of range" % (g["uuid"], ppm))
@@ -776,16 +865,37 @@ class Cluster:
                     for o, _ in active:
                         for slot in o["vgpu"]:
                             device_metrics(base + workload(o, slot), t, whole, k)
-                else:
+                elif mode == "process":
                     device_metrics(base + no_workload, t, whole, k)
                     for o, v in active:
                         for slot in o["vgpu"]:
                             self._add(USED, base + workload(o, slot), t, v)
+                else:
+                    # process_podfree: the device series has FB_USED only; FREE
+                    # and RESERVED are copied onto the per-pod series
+                    device_metrics(base + no_workload, t, whole, k, (USED,))
+                    for o, v in active:
+                        for slot in o["vgpu"]:
+                            lab = base + workload(o, slot)
+                            if fb:
+                                self._add(USED, lab, t, v)
+                            device_metrics(lab, t, whole, k, (FREE, RESERVED))
+                if hami:
+                    # HAMi vGPUmonitor: per container, bytes (Go float text)
+                    for o, v in active:
+                        p = o["pod"]
+                        lab = (("container", o["container"]), ("device_uuid", g["uuid"]),
+                               ("namespace", p["namespace"]), ("pod", p["name"]),
+                               ("vdevice_index", "0"), ("zone", "vGPU"))
+                        self._add(HAMI_USED, lab, t,
+                                  go_float(v * 1048576 + o["hami_extra_bytes"]))
+                        if o["hami_limit_bytes"] is not None:
+                            self._add(HAMI_LIMIT, lab, t, go_float(o["hami_limit_bytes"]))
 
     # ---- output
     def write_openmetrics(self, f):
         nlines = 0
-        for fam, help_text in DCGM_FAMILIES + KSM_FAMILIES:
+        for fam, help_text in DCGM_FAMILIES + KSM_FAMILIES + HAMI_FAMILIES:
             if not self.series[fam]:
                 continue
             f.write("# HELP %s %s\n# TYPE %s gauge\n" % (fam, help_text, fam))
@@ -870,6 +980,17 @@ class Cluster:
         self._idx = (dcgm, meta, ksm)
         return self._idx
 
+    def _hami_index(self):
+        """HAMi series per step instant: [(family, labels, dict, value)]."""
+        if getattr(self, "_hidx", None) is None:
+            self._hidx = {}
+            for fam in (HAMI_USED, HAMI_LIMIT):
+                for labels, samples in self.series[fam].items():
+                    d = dict(labels)
+                    for t, v in samples.items():
+                        self._hidx.setdefault(t, []).append((fam, labels, d, v))
+        return self._hidx
+
     def _labels_at(self, meta, fam, t, match):
         best = None
         for first, d in meta.get((fam, t), []):
@@ -924,11 +1045,21 @@ class Cluster:
         (uuid, gpu_i_id, ns, pod, t) whose FB_USED samples count as missing.
         Returns a dict of exact integer accumulators (see expected())."""
         dcgm, meta, ksm = self._index()
+        hami_idx = self._hami_index()
         ms = cfg.get("memory_source", {})
         att = ms.get("attribution", "process")
         split = ms.get("split", "even")
-        if ms.get("query", "fb_used") != "fb_used" or ms.get("unit", "MiB") != "MiB":
-            raise ScenarioError("the model reads DCGM_FI_DEV_FB_USED in MiB only")
+        hami = ms.get("query", "fb_used") == "hami_memory"
+        if hami:
+            if ms.get("unit") != "bytes" or ms.get("labels", {}).get("uuid") != "device_uuid" \
+                    or att != "process":
+                raise ScenarioError("hami_memory: the model reads bytes, device_uuid, process")
+            if ms.get("limit_query") not in (None, "hami_limit"):
+                raise ScenarioError("the model reads limits from hami_limit only")
+        elif ms.get("query", "fb_used") != "fb_used" or ms.get("unit", "MiB") != "MiB" or \
+                ms.get("limit_query"):
+            raise ScenarioError("the model reads DCGM_FI_DEV_FB_USED in MiB or HAMi only")
+        use_limits = hami and ms.get("limit_query") == "hami_limit"
         if att not in ("process", "device") or split not in ("even", "allocation"):
             raise ScenarioError("bad attribution %r / split %r" % (att, split))
         coll = cfg.get("collection", {})
@@ -940,65 +1071,138 @@ class Cluster:
         al = cfg.get("allocation", {})
         replicas_cfg = al.get("replicas", {})
         mig_cfg = al.get("mig_profiles_mib", {})
+        cap_cfg = al.get("model_capacity_mib", {})
         resources = set(BASE_RESOURCES) | set(al.get("resources", []))
+        dra_cfg = cfg.get("dra", {})
+        dra_on = dra_cfg.get("enabled", True)
+        dra_lab = dict(DRA_LABELS, **dra_cfg.get("labels", {}))
         exclude = set(exclude)
         step = self.step
         A = {"mem": {}, "est": set(), "ru_billed": {}, "fleet": {}, "waste": {}, "alloc": {},
-             "alloc_gpu": {}, "busy": {}, "busy_steps": {}, "busy_day": {},
+             "alloc_gpu": {}, "busy": {}, "busy_day": {}, "busy_steps": {},
              "busy_day_steps": {}, "anom": {}, "models": {}, "devices": {}, "caps": {},
-             "pods": {}, "pod_mem": {}, "pod_alloc": {}, "excess_alloc": {}}
+             "pods": {}, "pod_mem": {}, "pod_alloc": {}, "excess_alloc": {},
+             "dev_alloc": {}, "idle_steps": {}}
+
+        def claim_of(d, idn, cl):
+            name = d.get(dra_lab["claim_name"], "") if dra_on else ""
+            if not name:
+                return None
+            return (cl, d.get(dra_lab["claim_namespace"], "") or idn[0], name)
+
         for t in self._steps(t_from, t_to):
             day = t - t % 86400
             # -- A. device totals
             devs = {}
-            for fam, labels, d, v in dcgm.get(t, []):
-                key = (self._cluster_of(d), d["UUID"], d.get("GPU_I_ID", ""))
+
+            def dev_of(key, d):
                 dev = devs.get(key)
                 if dev is None:
                     dev = devs[key] = {
                         "model": d.get("modelName", "unknown"), "mig": "GPU_I_ID" in d,
-                        "profile": d.get("GPU_I_PROFILE", ""),
+                        "profile": d.get("GPU_I_PROFILE", "") or (
+                            d.get(dra_lab["mig_profile"], "") if dra_on and "GPU_I_ID" in d
+                            else ""),
                         "node": (key[0], self.host_of(d, hn)), "pods": {},
                         "devused": None, "free": None, "res": None, "bylabels": {},
-                        "gr": None, "util": None}
-                if fam == GR_ACTIVE:
-                    ppm = self._ppm_cache.get(v)
-                    if ppm is None:
-                        f = Fraction(v) * 10 ** 6
-                        if f.denominator != 1:
-                            raise ScenarioError("GR_ENGINE_ACTIVE %r has more than 6 decimals"
-                                                % v)
-                        ppm = self._ppm_cache[v] = f.numerator
-                    dev["gr"] = max(dev["gr"] or 0, ppm)
+                        "gr": None, "util": None, "seen": set(), "claims": {},
+                        "limits": {}, "ctr": {}}
+                return dev
+
+            for fam, labels, d, v in dcgm.get(t, []):
+                key = (self._cluster_of(d), d["UUID"], d.get("GPU_I_ID", ""))
+                dev = dev_of(key, d)
+                if fam in (GR_ACTIVE, GPU_UTIL):
+                    if fam == GR_ACTIVE:
+                        ppm = self._ppm_cache.get(v)
+                        if ppm is None:
+                            f = Fraction(v) * 10 ** 6
+                            if f.denominator != 1:
+                                raise ScenarioError("GR_ENGINE_ACTIVE %r has more than 6 "
+                                                    "decimals" % v)
+                            ppm = self._ppm_cache[v] = f.numerator
+                        dev["gr"] = max(dev["gr"] or 0, ppm)
+                    else:
+                        dev["util"] = max(dev["util"] or 0, fb_int(v) * 10000)
+                    idn = self.identity(d, idmode)
+                    if idn is not None:
+                        dev["seen"].add(idn)
+                        c = claim_of(d, idn, key[0])
+                        if c:
+                            dev["claims"][idn] = c
                     continue
-                if fam == GPU_UTIL:
-                    dev["util"] = max(dev["util"] or 0, fb_int(v) * 10000)
-                    continue
+                if hami and fam == USED:
+                    continue   # not queried: HAMi is the memory source
                 v = fb_int(v)
-                dev["bylabels"].setdefault(labels, {})[fam] = v
                 if fam == USED:
                     idn = self.identity(d, idmode)
                     if idn is None:
                         dev["devused"] = v if dev["devused"] is None else max(dev["devused"], v)
-                    elif (key[1], key[2], idn[0], idn[1], t) not in exclude:
+                    elif (key[1], key[2], idn[0], idn[1], t) in exclude:
+                        continue   # a skipped sample: absent
+                    else:
                         dev["pods"][idn] = max(dev["pods"].get(idn, v), v)
+                        c = claim_of(d, idn, key[0])
+                        if c:
+                            dev["claims"][idn] = c
                 elif fam == FREE:
                     dev["free"] = v if dev["free"] is None else max(dev["free"], v)
                 else:
                     dev["res"] = v if dev["res"] is None else max(dev["res"], v)
+                dev["bylabels"].setdefault(labels, {})[fam] = v
+            for fam, labels, d, v in hami_idx.get(t, []):
+                key = (self._cluster_of(d), d["device_uuid"], "")
+                dev = dev_of(key, d)
+                idn = self.identity(d, idmode)
+                if idn is None:
+                    continue
+                mib = div_half_even(fb_int(v), 1048576)
+                if fam == HAMI_USED:
+                    dev["pods"][idn] = max(dev["pods"].get(idn, mib), mib)
+                    dev["bylabels"].setdefault(labels, {})[USED] = mib
+                elif use_limits:
+                    ck = (idn, d.get("container", ""))
+                    dev["ctr"][ck] = max(dev["ctr"].get(ck, mib), mib)
             usable = {}
             for key, dev in devs.items():
+                for (idn, _), mib in dev["ctr"].items():
+                    dev["limits"][idn] = dev["limits"].get(idn, 0) + mib
+                vals = list(dev["pods"].values())
+                has_dev, has_free = dev["devused"] is not None, dev["free"] is not None
+                has_res = dev["res"] is not None
+                fbk = has_dev or has_free or bool(vals)
+                if att == "device":
+                    devused = dev["devused"] if has_dev else max([0] + vals)
+                else:
+                    devused = dev["devused"] if has_dev else sum(vals)
+                dev["devused_v"] = devused
                 cap = None
-                for fams in dev["bylabels"].values():
-                    if len(fams) == 3:
-                        c = fams[USED] + fams[FREE] + fams[RESERVED]
-                        cap = c if cap is None else max(cap, c)
-                dev["cap"] = cap
+                if fbk and has_dev:    # SPEC 9: device used + FREE + RESERVED (max over group)
+                    cap = devused + (dev["free"] or 0) + (dev["res"] or 0)
+                elif fbk:              # one label set's view, the best one
+                    for fams in dev["bylabels"].values():
+                        if FREE in fams or RESERVED in fams:
+                            c = fams.get(USED, devused) + fams.get(FREE, 0) + \
+                                fams.get(RESERVED, 0)
+                            cap = c if cap is None else max(cap, c)
+                    if cap is None:
+                        cap = devused
+                res_v = 0
+                if cap is not None:
+                    cfgc = cap_cfg.get(dev["model"])
+                    if cfgc and not dev["mig"]:   # never for a MIG instance (SPEC 9)
+                        res_v = dev["res"] if has_res else max(0, cfgc - cap)
+                        cap = cfgc
+                    elif has_res:
+                        res_v = dev["res"]
+                dev["cap"], dev["res_v"] = cap, res_v
+                dev["fb"] = fbk
+                dev["unknown"] = not fbk and bool(dev["seen"])
                 if cap is not None:
                     if not dev["mig"]:
                         A["caps"][dev["model"]] = max(A["caps"].get(dev["model"], 0), cap)
-                        u = cap - dev["res"]
-                        if u > usable.get(dev["node"], -1):
+                        u = max(0, cap - res_v)
+                        if u > usable.get(dev["node"], 0):
                             usable[dev["node"]] = u
                 for (ns, pod), v in dev["pods"].items():
                     _acc(A["pods"], (key[0], ns, pod), v * step)
@@ -1013,7 +1217,11 @@ class Cluster:
                 res = d.get("resource", "")
                 if res in resources or MIG_RESOURCE.match(res):
                     _acc(units, (cl, d["namespace"], d["pod"], d["node"], res), v)
-            alloc, alloc_gpu, has_alloc, whole_units = {}, {}, set(), {}
+            limited = set()
+            for key, dev in devs.items():
+                for (ns, pod) in dev["limits"]:
+                    limited.add((key[0], ns, pod, dev["node"][1]))
+            alloc, alloc_gpu, has_alloc, whole_units, per_unit = {}, {}, set(), {}, {}
             for (cl, ns, pod, node, res), u in sorted(units.items()):
                 if (cl, ns, pod) not in running or u <= 0:
                     continue
@@ -1033,9 +1241,9 @@ class Cluster:
                 if m:
                     g, gb = int(m.group(1)), int(m.group(2))
                     prof = "%dg.%dgb" % (g, gb)
-                    best = [dv["cap"] - dv["res"] for dv in devs.values()
+                    best = [dv["cap"] - dv["res_v"] for dv in devs.values()
                             if dv["node"] == nk and dv["mig"] and dv["profile"] == prof
-                            and dv["cap"] is not None]
+                            and dv["cap"]]
                     per = max(best) if best and max(best) > 0 else \
                         int(mig_cfg.get(prof, gb * 1024))
                     model = self.node_mig_model.get(nk + (prof,)) or self._node_model(cfg, nk)
@@ -1047,31 +1255,90 @@ class Cluster:
                     model = self._node_model(cfg, nk)
                     gpu = u * step * 10 ** 6 if whole else u * step * 10 ** 6 // reps
                     _acc(whole_units, (cl, ns, pod, node), u)
+                per_unit[(cl, ns, pod, node, res)] = per
                 ak = (cl, ns, pod, node, model)
-                _acc(alloc, ak, u * per * step)
+                # a HAMi limit on the node is the allocation (its GPU units stay)
+                _acc(alloc, ak, 0 if (cl, ns, pod, node) in limited else u * per * step)
                 _acc(alloc_gpu, ak, gpu)
                 has_alloc.add((cl, ns, pod, node))
+            # -- B'. per-device allocation records: HAMi limits, DRA claims
+            dev_alloc, pn_devs = {}, {}
+            for key in sorted(devs):
+                dev = devs[key]
+                cl, node, model = key[0], dev["node"][1], dev["model"]
+                for (ns, pod), lim in sorted(dev["limits"].items()):
+                    ak = (cl, ns, pod, node, model)
+                    _acc(alloc, ak, lim * step)
+                    _acc(alloc_gpu, ak, 0)
+                    dev_alloc[(key, ns, pod)] = lim * step
+                    pn_devs.setdefault(ak, {}).setdefault(key, 0)
+                groups = {}
+                for idn, c in dev["claims"].items():
+                    if idn not in dev["limits"]:
+                        groups.setdefault(c, []).append(idn)
+                for c, members in sorted(groups.items()):
+                    members.sort()
+                    if dev["cap"]:
+                        a_mib = max(0, dev["cap"] - dev["res_v"])
+                    elif not dev["mig"]:
+                        a_mib = usable.get(dev["node"], 0)
+                    elif dev["profile"] in mig_cfg:
+                        a_mib = int(mig_cfg[dev["profile"]])
+                    else:
+                        sz = mig_profile_size(dev["profile"])
+                        a_mib = sz[1] * 1024 if sz else 0
+                    g = 7
+                    if dev["mig"]:
+                        sz = mig_profile_size(dev["profile"])
+                        g = sz[0] if sz else 0
+                    parts = largest_remainder(a_mib * step, [1] * len(members))
+                    gparts = largest_remainder(step * 10 ** 6 * g // 7, [1] * len(members))
+                    for (ns, pod), q, gq in zip(members, parts, gparts):
+                        ak = (cl, ns, pod, node, model)
+                        _acc(alloc, ak, q)
+                        _acc(alloc_gpu, ak, gq)
+                        dev_alloc[(key, ns, pod)] = q
+                        pn_devs.setdefault(ak, {}).setdefault(key, 0)
             # -- C. pod memory per device
             used_pn, pnode_devs = {}, {}
             for key in sorted(devs):
                 dev = devs[key]
                 cl = key[0]
-                members = sorted(dev["pods"])
-                if att == "device" and members:
+                node = dev["node"][1]
+                estimated = att == "device"
+                if dev["unknown"]:
+                    # no memory metrics: the pods seen are billed their allocation
+                    members = sorted(dev["seen"])
+                    qs = []
+                    for ns, pod in members:
+                        q = dev_alloc.get((key, ns, pod))
+                        if q is None:
+                            q = 0
+                            for (c2, n2, p2, nd2, res), per in sorted(per_unit.items()):
+                                m = MIG_RESOURCE.match(res)
+                                if (c2, n2, p2, nd2) != (cl, ns, pod, node):
+                                    continue
+                                if dev["mig"] and m and "%sg.%sgb" % m.groups() == \
+                                        dev["profile"] or not dev["mig"] and not m:
+                                    q = per * step
+                                    break
+                        qs.append(q)
+                    estimated = True
+                elif att == "device" and dev["pods"]:
+                    members = sorted(dev["pods"])
                     V = max(dev["pods"].values())
                     w = [1] * len(members)
                     if split == "allocation":
                         w = [sum(q for ak, q in alloc.items()
-                                 if ak[:4] == (cl, ns, pod, dev["node"][1]))
+                                 if ak[:4] == (cl, ns, pod, node))
                              for ns, pod in members]
                         if not any(w):
                             w = [1] * len(members)
                     qs = largest_remainder(V * step, w)
-                    devused = dev["devused"] if dev["devused"] is not None else V
                 else:
+                    members = sorted(dev["pods"])
                     qs = [dev["pods"][m] * step for m in members]
-                    devused = dev["devused"] if dev["devused"] is not None else \
-                        sum(dev["pods"].values())
+                devused = dev["devused_v"]
                 model = dev["model"]
                 sum_q = 0
                 teams_here = set()
@@ -1083,14 +1350,16 @@ class Cluster:
                     teams_here.add(team)
                     mk = (team, cl, model, self._pid(model, t))
                     _acc_day(A["mem"], mk, day, q)
-                    if att == "device":
+                    if estimated:
                         A["est"].add(mk)
                     _acc(A["pod_mem"], (cl, ns, pod), q)
-                    _acc(used_pn, (cl, ns, pod, dev["node"][1], model), q)
-                    pnode_devs.setdefault((cl, ns, pod, dev["node"][1]), []).append(
-                        (key, q, dev["mig"], team, model))
+                    ak = (cl, ns, pod, node, model)
+                    _acc(used_pn, ak, q)
+                    pd = pn_devs.setdefault(ak, {})
+                    pd[key] = pd.get(key, 0) + q
+                    pnode_devs.setdefault((cl, ns, pod, node), []).append(
+                        (key, q, dev["mig"], team, model, (key, ns, pod) in dev_alloc))
                 dev["sum_q"] = sum_q
-                dev["devused_v"] = devused
                 b = dev["gr"] if dev["gr"] is not None else dev["util"]
                 if b is not None:
                     for team in teams_here:
@@ -1099,14 +1368,19 @@ class Cluster:
                         _acc(A["busy_steps"], bk, 1)
                         _acc(A["busy_day"], bk + (day,), b)
                         _acc(A["busy_day_steps"], bk + (day,), 1)
-                if dev["cap"] is not None:
-                    cap_q, res_q = dev["cap"] * step, dev["res"] * step
+                dev["ru_dev"] = 0
+                if dev["cap"]:
+                    cap_q, res_q = dev["cap"] * step, dev["res_v"] * step
                     unatt = max(0, devused * step - sum_q)
                     taken = res_q + unatt + sum_q
                     dev["rows"] = {"capacity": cap_q, "reserved": res_q, "unattributed": unatt,
                                    "excess": max(0, taken - cap_q),
-                                   "fb_free": dev["free"] * step}
+                                   "fb_free": (dev["free"] or 0) * step}
                     dev["idle_q"] = max(0, cap_q - taken)
+                else:
+                    # capacity unknown: 0 in the reconciliation, its pods' bill is excess
+                    dev["rows"] = {"excess": sum_q}
+                    dev["idle_q"] = 0
             # -- D. reserved-unused, basis max
             for ak in sorted(alloc):
                 cl, ns, pod, node, model = ak
@@ -1117,34 +1391,47 @@ class Cluster:
                 team = self.team_at(cl, ns, pod, t)
                 tk = (team, cl, model)
                 _acc(A["alloc"], tk, q_alloc)
-                _acc(A["alloc_gpu"], tk, alloc_gpu[ak])
+                _acc(A["alloc_gpu"], tk, alloc_gpu.get(ak, 0))
                 _acc(A["waste"], tk, ru)
                 pa = A["pod_alloc"].setdefault(ak, [0, 0, 0])
                 pa[0] += q_alloc
-                pa[1] += alloc_gpu[ak]
+                pa[1] += alloc_gpu.get(ak, 0)
                 pa[2] += ru
                 if basis == "max" and ru > 0:
                     _acc_day(A["ru_billed"], tk + (self._pid(model, t),), day, ru)
                     _acc(A["models"].setdefault((cl, model), dict.fromkeys(SUMMARY_FIELDS, 0)),
                          "reserved_unused_billed", ru)
+                    # the leftover's device: where the pod holds most memory
+                    mine = pn_devs.get(ak, {})
+                    target = min(mine, key=lambda k: (-mine[k], k)) if mine else None
                     for dk in sorted(k for k, dv in devs.items()
-                                     if dv["node"] == (cl, node) and dv["model"] == model
-                                     and dv["cap"] is not None):
+                                     if dv["node"] == (cl, node) and dv["model"] == model):
+                        if target is None and devs[dk]["cap"]:
+                            target = dk
                         take = min(devs[dk]["idle_q"], ru)
                         devs[dk]["idle_q"] -= take
+                        devs[dk]["ru_dev"] += take
                         ru -= take
+                        if ru == 0:
+                            break
                     if ru:
-                        _acc(A["models"][(cl, model)], "excess", ru)
                         _acc(A["excess_alloc"], (cl, node, model), ru)
-            # -- anomalies
+                        if target is None:   # no device: the model's row only
+                            _acc(A["models"][(cl, model)], "excess", ru)
+                        else:
+                            devs[target]["ru_dev"] += ru
+                            devs[target]["rows"]["excess"] = \
+                                devs[target]["rows"].get("excess", 0) + ru
+            # -- anomalies (devices with their own allocation record are allocated)
             for (cl, ns, pod, node), lst in pnode_devs.items():
+                lst = [x for x in lst if not x[5]]
                 if (cl, ns, pod, node) not in has_alloc:
                     flagged = [("unallocated_use", x) for x in lst]
                 else:
                     full = sorted((x for x in lst if not x[2]), key=lambda x: (-x[1], x[0][1]))
                     r = whole_units.get((cl, ns, pod, node), 0)
                     flagged = [("excess_devices", x) for x in full[r:]] if len(full) > r else []
-                for kind, (dkey, q, _, team, model) in flagged:
+                for kind, (dkey, q, _, team, model, _) in flagged:
                     device = dkey[1] + ("/" + dkey[2] if dkey[2] else "")
                     an = A["anom"].setdefault((kind, cl, ns, pod, team, node, device), {
                         "gpu_model": model, "first": t, "last": t, "mib_s": 0})
@@ -1157,17 +1444,19 @@ class Cluster:
                 dk = (cl, key[1], key[2], dev["profile"], model, dev["node"][1])
                 rows = [A["models"].setdefault(mk, dict.fromkeys(SUMMARY_FIELDS, 0)),
                         A["devices"].setdefault(dk, dict.fromkeys(SUMMARY_FIELDS, 0))]
-                for row in rows:
-                    row["memory_used"] += dev["sum_q"]
-                if dev["cap"] is None:
-                    continue
-                r = dict(dev["rows"], idle=dev["idle_q"])
-                for row in rows:
-                    for f, q in r.items():
+                r = dict(dev["rows"], idle=dev["idle_q"], memory_used=dev["sum_q"])
+                for f, q in r.items():
+                    for row in rows:
                         row[f] = row.get(f, 0) + q
+                rows[1]["reserved_unused_billed"] += dev["ru_dev"]
+                if dev["cap"]:
+                    A["idle_steps"].setdefault(dk, []).append(
+                        (t, dev["idle_q"], (dev["free"] or 0) * step,
+                         dev["devused"] is not None))
                 pid = None
                 for kind, q in (("idle_share", r["idle"]),
-                                ("overhead_share", r["reserved"] + r["unattributed"])):
+                                ("overhead_share", r.get("reserved", 0) +
+                                 r.get("unattributed", 0))):
                     if q:
                         pid = pid or self._pid(model, t)
                         _acc_day(A["fleet"], (kind, cl, model, pid), day, q)
@@ -1396,17 +1685,29 @@ class Cluster:
             key = "%s/%s/%s" % (self.cluster_name, p["namespace"], p["name"])
             out[key] = out.get(key, 0) + q
 
+        hami = self.config.get("memory_source", {}).get("query") == "hami_memory"
         for n, g, gaps in self._gpus():
             exporter = n.get("scrape", {}).get("mode") == "exported"
             if identity == "exported" and not exporter:
                 continue
             mode = g.get("mode", "exclusive")
             occ = self._occupants(g)
+            if hami != bool(g.get("hami")) or not g.get("fb", True) and not hami:
+                continue   # not read by the memory source
             for t in self._steps(t_from, t_to):
                 if any(lo <= t < hi for lo, hi in gaps):
                     continue
                 active, whole = self._gpu_state(g, occ, t)
-                if mode in ("exclusive", "process"):
+                if hami:       # HAMi: each container's own bytes, a pod's max
+                    per = {}
+                    for o, v in active:
+                        k = id(o["pod"])
+                        mib = div_half_even(v * 1048576 + o["hami_extra_bytes"], 1048576)
+                        per[k] = (o["pod"], max(per.get(k, (None, mib))[1], mib))
+                    for p, mib in per.values():
+                        add(p, mib * self.step)
+                    continue
+                if mode in ("exclusive", "process", "process_podfree"):
                     for o, v in active:
                         add(o["pod"], v * self.step)
                 elif mode == "default" and active:
@@ -1414,7 +1715,8 @@ class Cluster:
                 elif mode == "vgpu":
                     for o, _ in active:
                         add(o["pod"], whole * self.step)
-                if exporter and identity == "auto" and (mode == "process" or not active):
+                if exporter and identity == "auto" and (mode in ("process", "process_podfree")
+                                                        or not active):
                     add(self.pods[n["scrape"]["exporter_pod"]], whole * self.step)
         return {k: str(v) for k, v in sorted(out.items()) if v}
 
@@ -1488,6 +1790,13 @@ def self_check(cl, exp):
             problems.append("%s/%s: invoice lines %d MiB.s, capacity + excess (- idle - "
                             "overhead if unbilled) %d" % (m["cluster"], m["gpu_model"],
                                                           billed, want))
+    # every device row adds up too (SPEC 9: excess per device)
+    for d in exp["summary"]["devices"]:
+        q = {f: int(v) for f, v in d["mib_seconds"].items()}
+        if q["capacity"] + q["excess"] != q["memory_used"] + q["reserved_unused_billed"] + \
+                q["reserved"] + q["unattributed"] + q["idle"]:
+            problems.append("device %s: capacity + excess != billed + reserved + unattributed + "
+                            "idle (%s)" % (d["uuid"], q))
     for c in exp.get("compute_days", []):
         if Fraction(c["busy_ratio"]) > 1:
             problems.append("compute indicator above 1: %s" % c)

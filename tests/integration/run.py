@@ -63,6 +63,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
 import gencluster as gc  # noqa: E402
 import harness  # noqa: E402
+import platforms  # noqa: E402
 from harness import tail  # noqa: E402
 
 getcontext().prec = 100
@@ -724,6 +725,7 @@ class Run(harness.Suite):
         self.proxies = []
         self.sharing = None
         self.sharing_ok = False
+        self.extras = []
 
     def write_config(self, name, url, mutate=None, prices_file=None):
         cfg = copy.deepcopy(self.base_config)
@@ -751,7 +753,9 @@ class Run(harness.Suite):
         scenario = os.path.abspath(a.scenario)
         self.gen = self.path("gen")
         # a reused --work directory starts clean (a stale database would hide bugs)
-        for d in ("gen", "gen-sharing", "tsdb", "tsdb-sharing", "db", "cfg", "out", "prom"):
+        for d in ("gen", "gen-sharing", "tsdb", "tsdb-sharing", "db", "cfg", "out", "prom") + \
+                tuple("%s-%s" % (a, os.path.basename(x)[:-5]) for x in platforms.EXTRA_FILES
+                      for a in ("gen", "tsdb")):
             shutil.rmtree(self.path(d), ignore_errors=True)
         for d in ("db", "cfg", "out", "prom"):
             os.makedirs(self.path(d))
@@ -760,6 +764,12 @@ class Run(harness.Suite):
             # its generator runs beside everything up to the Prometheus start
             self.sharing = Sharing(self, os.path.abspath(a.sharing))
             self.sharing.start_generator()
+        if a.extra != "none":
+            # DRA, HAMi, fleet-summary scenarios (issues 9, 12): same Prometheus
+            for path in (a.extra.split(",") if a.extra else platforms.EXTRA_FILES):
+                x = platforms.extra_for(self, Sharing, os.path.abspath(path))
+                x.start_generator()
+                self.extras.append(x)
         t0 = time.time()
         p = subprocess.run([sys.executable, os.path.join(REPO, "tests", "gen", "gencluster.py"),
                             scenario, self.gen], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -798,6 +808,8 @@ class Run(harness.Suite):
             tap.skip("real Prometheus tests", "%s not found on PATH" % ", ".join(missing))
             if self.sharing:
                 self.sharing.wait_generator()
+            for x in self.extras:
+                x.wait_generator()
             if have_bin:
                 self.config_failures(None)
             return
@@ -811,6 +823,9 @@ class Run(harness.Suite):
         self.http_faults()
         if self.sharing and self.sharing_ok:
             self.sharing.main()
+        for x in self.extras:
+            if x.backfilled:
+                x.main()
 
     # ---- generator self-checks
     def check_generator(self):
@@ -858,14 +873,28 @@ class Run(harness.Suite):
                 self.sharing_ok = True
                 tap.ok("sharing: promtool backfill of %d lines (%.1fs)" % (
                     self.sharing.exps[None].get("data_lines", 0), time.time() - t1))
+        for x in self.extras:
+            x.backfilled = False
+            if not x.wait_generator():
+                continue
+            t1 = time.time()
+            rc, out = harness.backfill(os.path.join(x.gen, "data.om"),
+                                       self.path("tsdb-%s" % x.prefix), self.work)
+            if rc != 0:
+                tap.fail("%s: promtool backfill" % x.prefix, tail(out))
+                continue
+            x.backfilled = True
+            tap.ok("%s: promtool backfill of %d lines (%.1fs)" % (
+                x.prefix, x.exps[None].get("data_lines", 0), time.time() - t1))
         rc, out = harness.backfill_wait(main_p)
         if rc != 0:
             tap.fail("promtool backfill", tail(out))
             return False
         tap.ok("promtool backfill of %d lines (%.1fs)" % (self.exp.get("data_lines", 0),
                                                          time.time() - t0))
-        if self.sharing_ok:
-            src = self.path("tsdb-sharing")
+        srcs = ["tsdb-sharing"] if self.sharing_ok else []
+        srcs += ["tsdb-%s" % x.prefix for x in self.extras if x.backfilled]
+        for src in (self.path(d) for d in srcs):
             for b in os.listdir(src):
                 if os.path.isfile(os.path.join(src, b, "meta.json")):
                     os.rename(os.path.join(src, b), os.path.join(tsdb, b))
@@ -902,7 +931,7 @@ class Run(harness.Suite):
             for k, v in cl.samples_at(t).items():
                 want[(k[0], frozenset(k[1:]))] = v
             try:
-                res = self.prom.query('{__name__=~"DCGM_FI_.*|kube_.*"}', t)
+                res = self.prom.query('{__name__=~"DCGM_FI_.*|kube_.*|hami_.*"}', t)
             except Exception as e:
                 p.append("query at %s: %s" % (gc.fmt_time(t), e))
                 continue
@@ -1277,11 +1306,13 @@ class Sharing:
     the generator's expected-RUN.json; then the named checks of the issue,
     with figures summed straight from the scenario."""
 
+    prefix = "sharing"
+
     def __init__(self, run, scenario):
         self.r = run
         self.tap = run.tap
         self.scenario = scenario
-        self.gen = run.path("gen-sharing")
+        self.gen = run.path("gen-%s" % self.prefix)
         self.proc = None
         self.exps = {}
         self.out = {}     # run name -> {"doc", "summary", "anomalies", "csv"}
@@ -1297,7 +1328,7 @@ class Sharing:
     def wait_generator(self):
         out, err = self.proc.communicate()
         if self.proc.returncode != 0:
-            self.tap.fail("sharing: generator writes the scenario and its runs",
+            self.tap.fail("%s: generator writes the scenario and its runs" % self.prefix,
                           tail(err.decode(errors="replace")))
             return False
         self.cl = gc.load_scenario(self.scenario)
@@ -1305,12 +1336,15 @@ class Sharing:
         for n in names:
             with open(os.path.join(self.gen, "expected%s.json" % ("-" + n if n else ""))) as f:
                 self.exps[n] = json.load(f)
-        self.tap.ok("sharing: generator writes data.om and config/expected for %d engine "
-                    "configs, model self-checks pass (%.1fs)" % (len(names), time.time() - self.t0))
+        self.tap.ok("%s: generator writes data.om and config/expected for %d engine "
+                    "configs, model self-checks pass (%.1fs)" % (self.prefix, len(names),
+                                                                 time.time() - self.t0))
         return True
 
     def label(self, name):
-        return "sharing/%s" % (name or "device-even")
+        return "%s/%s" % (self.prefix, name or self.base_name)
+
+    base_name = "device-even"
 
     def config(self, name):
         with open(os.path.join(self.gen, "config%s.json" % ("-" + name if name else ""))) as f:
@@ -1320,7 +1354,7 @@ class Sharing:
         qdir = os.path.join(REPO, "queries")
         if os.path.isdir(qdir) and "queries_dir" not in cfg.get("collection", {}):
             cfg.setdefault("collection", {})["queries_dir"] = qdir
-        path = self.r.path("cfg", "sharing-%s.json" % (name or "base"))
+        path = self.r.path("cfg", "%s-%s.json" % (self.prefix, name or "base"))
         with open(path, "w") as f:
             json.dump(cfg, f, indent=2)
         return path
@@ -1342,14 +1376,15 @@ class Sharing:
                     times |= {t - cl.step, t}
         times = sorted(t for t in times if cl.start <= t < cl.end)
         p = self.r.served_problems(cl, times)
-        self.tap.check("sharing: prometheus serves the generated samples (%d instants, FB, "
-                       "compute and kube-state-metrics series)" % len(times), p)
+        self.tap.check("%s: prometheus serves the generated samples (%d instants, FB, "
+                       "compute, HAMi and kube-state-metrics series)" % (self.prefix, len(times)),
+                       p)
 
     def run_one(self, name):
         exp = self.exps[name]
         label = self.label(name)
         cfg = self.config(name)
-        db = self.r.path("db", "sharing-%s.db" % (name or "base"))
+        db = self.r.path("db", "%s-%s.db" % (self.prefix, name or "base"))
         wf, wt = exp["window"]["from"], exp["window"]["to"]
         eng = self.r.engine
         t0 = time.time()
@@ -1372,10 +1407,10 @@ class Sharing:
             except ValueError as e:
                 res[key] = None
                 res[key + "_err"] = "%s: stdout is not JSON (%s): %s" % (args[0], e, tail(out, 200))
-            with open(self.r.path("out", "sharing-%s-%s.json" % (name or "base", args[0])),
-                      "w") as f:
+            with open(self.r.path("out", "%s-%s-%s.json" % (self.prefix, name or "base",
+                                                              args[0])), "w") as f:
                 f.write(out)
-        csvp = self.r.path("out", "sharing-%s.csv" % (name or "base"))
+        csvp = self.r.path("out", "%s-%s.csv" % (self.prefix, name or "base"))
         rc, out, err = eng.run(cfg, db, "export", "--period", period, "--out", csvp)
         res["csv"] = None
         if rc == 0 and os.path.isfile(csvp):
@@ -1538,17 +1573,12 @@ class Sharing:
         p = []
         if doc.get("period") != exp["period"]:
             p.append("period %r" % doc.get("period"))
-        basis = exp["config"]["basis"]
         for what, keyf in (("models", lambda m: (m.get("cluster"), m.get("gpu_model"))),
                            ("devices", lambda m: (m.get("cluster"), m.get("uuid"),
                                                   m.get("gpu_i_id") or None))):
             got = {keyf(m): m for m in doc.get(what) or []}
             want = {keyf(m): m for m in exp["summary"][what]}
-            fields = list(gc.SUMMARY_FIELDS)
-            if what == "devices":
-                fields.remove("reserved_unused_billed")
-                if basis == "max":
-                    fields.remove("excess")  # where leftover allocation excess sits is unpinned
+            fields = list(gc.SUMMARY_FIELDS)   # devices too: excess per device (SPEC 9)
             for k in sorted(set(got) - set(want), key=str):
                 p.append("unexpected %s %s" % (what[:-1], k))
             for k in sorted(want, key=str):
@@ -1559,6 +1589,34 @@ class Sharing:
                     if not same_dec(got[k].get(f), want[k][f]):
                         p.append("%s %s: got %r, expected %s" % (k[1:], f, got[k].get(f),
                                                                  want[k][f]))
+                if got[k].get("reconciles") is not True:
+                    p.append("%s %s: reconciles %r" % (what[:-1], k[1:], got[k].get("reconciles")))
+        p += Sharing.device_identity_problems(doc)
+        return p
+
+    @staticmethod
+    def device_identity_problems(doc):
+        """Engine figures only (SPEC 9): every device row of summary --format
+        json adds up exactly: capacity + excess = memory_used +
+        reserved_unused_billed + reserved + unattributed + idle (GB-h with 9
+        decimals, each rounded once: compared in MiB.s-exact Fractions would
+        need the MiB.s; the 9-decimal figures may differ by rounding, so the
+        check allows 5e-9 per term)."""
+        p = []
+        for d in doc.get("devices") or []:
+            q = {f: fr(d.get(f)) for f in gc.SUMMARY_FIELDS}
+            if any(v is None for v in q.values()):
+                p.append("device %s: fields %s" % (d.get("uuid"), q))
+                continue
+            lhs = q["capacity"] + q["excess"]
+            rhs = q["memory_used"] + q["reserved_unused_billed"] + q["reserved"] + \
+                q["unattributed"] + q["idle"]
+            if abs(lhs - rhs) > Fraction(35, 10 ** 9):
+                p.append("device %s/%s: capacity %s + excess %s != used %s + reserved_unused_billed "
+                         "%s + reserved %s + unattributed %s + idle %s" % (
+                             d.get("uuid"), d.get("gpu_i_id"), d.get("capacity"), d.get("excess"),
+                             d.get("memory_used"), d.get("reserved_unused_billed"),
+                             d.get("reserved"), d.get("unattributed"), d.get("idle")))
         return p
 
     @staticmethod
@@ -2163,6 +2221,10 @@ def main():
     ap.add_argument("--sharing", default=os.path.join(HERE, "scenarios", "sharing.json"),
                     help="the sharing-aware scenario (issue 3), served by the same "
                     "Prometheus; \"none\" skips it")
+    ap.add_argument("--extra", default="",
+                    help="comma-separated DRA / HAMi / fleet scenarios (issues 9, 12; default: "
+                    "scenarios/dra.json, hami.json, fleet.json), served by the same "
+                    "Prometheus; \"none\" skips them")
     return harness.run_driver(Run, ap.parse_args(), harness.Tap(), "integration run",
                               "gpuledger-it-", fresh=False)
 

@@ -531,6 +531,287 @@ static void test_overflow_is_an_error(void)
     gl_config_free(c);
 }
 
+/* Σ of kind on the device UUID[/GPU_I_ID] (device rows and pod rows). */
+static int64_t sum_dev(const struct gl_rollup *r, const char *uuid, const char *gid, int kind)
+{
+    int64_t total = 0;
+    for (size_t i = 0; i < r->nslots; i++) {
+        const struct gl_rollup_entry *e = &r->slots[i];
+        const struct gl_chunk_device *d = &r->devices[e->device];
+        if (e->used && e->kind == kind && strcmp(gl_intern_str(r->strings, d->uuid), uuid) == 0 &&
+            strcmp(gl_intern_str(r->strings, d->gpu_i_id), gid) == 0)
+            total += e->quantity;
+    }
+    return total;
+}
+
+#define DEV2 "\"UUID\":\"GPU-2\",\"modelName\":\"NVIDIA A100-SXM4-80GB\",\"Hostname\":\"n1\""
+
+static void test_dra_claims(void)
+{
+    /* Device copies (DRA outside per-process mode), claim labels renamed.
+     * GPU-1: p1, p2, p3 on claim c1, each a copy of 9000 MiB; FREE 72001,
+     * RESERVED 919: capacity 81920, usable 81001; 81001 × 100 s = 8100100
+     * MiB·s a step = 2700033 × 3 + 1: p1 (first by namespace/pod) gets the
+     * remainder. GPU-2: q uses 500 MiB with no claim and no request. */
+    struct gl_config *c = config(", \"memory_source\": {\"attribution\": \"device\"},"
+                                 " \"dra\": {\"labels\": {\"claim_name\": \"claim\","
+                                 " \"claim_namespace\": \"claim_ns\"}}");
+    const char *used[] = {
+        DEV ",\"namespace\":\"team-d\",\"pod\":\"p1\",\"claim\":\"c1\",\"claim_ns\":\"team-d\"|9000,9000",
+        DEV ",\"namespace\":\"team-d\",\"pod\":\"p2\",\"claim\":\"c1\",\"claim_ns\":\"team-d\"|9000,9000",
+        DEV ",\"namespace\":\"team-d\",\"pod\":\"p3\",\"claim\":\"c1\",\"claim_ns\":\"team-d\"|9000,9000",
+        DEV2 ",\"namespace\":\"team-e\",\"pod\":\"q\"|500,500",
+        DEV2 "|500,500",
+    };
+    const char *free_[] = {DEV "|72001,72001", DEV2 "|80500,80500"};
+    const char *res[] = {DEV "|919,919", DEV2 "|920,920"};
+    struct gl_matrix mu, mf, mr;
+    matrix_step(&mu, used, 5, 2, 100);
+    matrix_step(&mf, free_, 2, 2, 100);
+    matrix_step(&mr, res, 2, 2, 100);
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .fb_free = &mf,
+                                .fb_reserved = &mr};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, "p1", NULL, GL_KIND_ALLOCATED) == 2 * 2700034);
+    CHECK(sum(&r, "p2", NULL, GL_KIND_ALLOCATED) == 2 * 2700033);
+    CHECK(sum(&r, "p3", NULL, GL_KIND_ALLOCATED) == 2 * 2700033);
+    /* 100 s × 10^6 µGPU-s split three ways: 33333334, 33333333, 33333333 */
+    CHECK(sum(&r, "p1", NULL, GL_KIND_ALLOCATED_GPU) == 2 * 33333334);
+    CHECK(sum(&r, "p3", NULL, GL_KIND_ALLOCATED_GPU) == 2 * 33333333);
+    /* used: 9000 × 100 split 3 ways = 300000 each: waste = share − used */
+    CHECK(sum(&r, "p1", NULL, GL_KIND_RESERVED_UNUSED) == 2 * (2700034 - 300000));
+    CHECK(sum(&r, NULL, NULL, GL_KIND_ANOMALY_UNALLOCATED) == 2 * 500 * 100);
+    CHECK(sum(&r, "q", NULL, GL_KIND_ANOMALY_UNALLOCATED) == 2 * 500 * 100);
+    gl_rollup_free(&r);
+    /* dra.enabled false: the claims are ignored, every pod is unallocated */
+    gl_config_free(c);
+    c = config(", \"memory_source\": {\"attribution\": \"device\"}, \"dra\": {\"enabled\": false,"
+               " \"labels\": {\"claim_name\": \"claim\"}}");
+    in.cluster = &c->clusters[0];
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_ALLOCATED) == 0);
+    CHECK(sum(&r, "p2", NULL, GL_KIND_ANOMALY_UNALLOCATED) == 2 * 300000);
+    gl_rollup_free(&r);
+    /* the default label names do not match these series: same as disabled */
+    gl_config_free(c);
+    c = config(", \"memory_source\": {\"attribution\": \"device\"}");
+    in.cluster = &c->clusters[0];
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_ALLOCATED) == 0);
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&mf);
+    gl_matrix_free(&mr);
+    gl_config_free(c);
+    /* a bad dra block names its key */
+    CHECK(config(", \"dra\": {\"enabled\": 1}") == NULL);
+    CHECK(config(", \"dra\": {\"labels\": {\"claim\": \"x\"}}") == NULL);
+}
+
+static void test_hami_limit(void)
+{
+    /* HAMi bytes: pod a's container x uses 2^30 + 2^19 B (1024.5 MiB → 1024,
+     * half-even), its limit 4 GiB + 2^19 B (4096.5 → 4096) listed twice
+     * (max, not sum); container y's limit 1 GiB: the pod's limit is 5120
+     * MiB, which replaces its nvidia.com/gpu request. Pod b has a request
+     * and no limit: a whole GPU (usable 81920 − 920 = 81000). */
+    struct gl_config *c = config(", \"memory_source\": {\"query\": \"hami_memory\", \"unit\":"
+                                 " \"bytes\", \"labels\": {\"uuid\": \"device_uuid\"},"
+                                 " \"limit_query\": \"hami_limit\"}");
+    CHECK(c && c->mem_limit_query && strcmp(c->mem_limit_query, "hami_limit") == 0);
+#define HAMI "\"device_uuid\":\"GPU-1\",\"namespace\":\"team-h\",\"pod\":\"a\""
+    const char *used[] = {HAMI ",\"container\":\"x\"|1074266112,1074266112",
+                          "\"device_uuid\":\"GPU-1\",\"namespace\":\"team-h\",\"pod\":\"b\","
+                          "\"container\":\"z\"|2097152000,2097152000"};
+    const char *limit[] = {HAMI ",\"container\":\"x\",\"vdevice_index\":\"0\"|4295491584,4295491584",
+                           HAMI ",\"container\":\"x\",\"vdevice_index\":\"1\"|4295491584,4295491584",
+                           HAMI ",\"container\":\"y\"|1073741824,1073741824"};
+#undef HAMI
+    const char *free_[] = {DEV "|76976,76976"};
+    const char *res[] = {DEV "|920,920"};
+    const char *alloc[] = {"\"namespace\":\"team-h\",\"pod\":\"a\",\"node\":\"n1\","
+                           "\"resource\":\"nvidia_com_gpu\"|1,1",
+                           "\"namespace\":\"team-h\",\"pod\":\"b\",\"node\":\"n1\","
+                           "\"resource\":\"nvidia_com_gpu\"|1,1"};
+    struct gl_matrix mu, ml, mf, mr, ma;
+    matrix(&mu, used, 2, 2);
+    matrix(&ml, limit, 3, 2);
+    matrix(&mf, free_, 1, 2);
+    matrix(&mr, res, 1, 2);
+    matrix(&ma, alloc, 2, 2);
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .fb_free = &mf,
+                                .fb_reserved = &mr, .allocation = &ma, .mem_limit = &ml};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, "a", NULL, GL_KIND_MEMORY_USED) == 2 * 1024 * 60);
+    CHECK(sum(&r, "a", NULL, GL_KIND_ALLOCATED) == 2 * 5120 * 60);
+    CHECK(sum(&r, "a", NULL, GL_KIND_RESERVED_UNUSED) == 2 * (5120 - 1024) * 60);
+    CHECK(sum(&r, "a", NULL, GL_KIND_ALLOCATED_GPU) == 2 * 60 * 1000000); /* its GPU unit */
+    /* capacity = Σ HAMi pods (1024 + 2000) + FREE + RESERVED = 80920 */
+    CHECK(sum(&r, NULL, NULL, GL_KIND_CAPACITY) == 2 * 80920 * 60);
+    CHECK(sum(&r, "b", NULL, GL_KIND_ALLOCATED) == 2 * (80920 - 920) * 60);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_ANOMALY_UNALLOCATED) == 0);
+    gl_rollup_free(&r);
+    /* without the limit query: the request allocates the whole GPU */
+    in.mem_limit = NULL;
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, "a", NULL, GL_KIND_ALLOCATED) == 2 * 80000 * 60);
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&ml);
+    gl_matrix_free(&mf);
+    gl_matrix_free(&mr);
+    gl_matrix_free(&ma);
+    gl_config_free(c);
+}
+
+static void test_device_excess(void)
+{
+    /* Issue 12: a time-sliced A100 (replicas 4: 81408 / 4 = 20352 MiB each)
+     * in per-process mode; p uses 65000, r 3000, s 2000, a non-pod process
+     * 700 (device 70700); RESERVED 512, FREE 10708: capacity 81920. Under
+     * basis max r and s leave 17352 + 18352 reserved-unused: 10708 from the
+     * idle, 24996 beyond the card: excess on this device, whose row adds up. */
+    struct gl_config *c = config_billing("\"currency\": \"USD\", \"basis\": \"max\"", "");
+    const char *used[] = {DEV "|70700", DEV ",\"namespace\":\"ns\",\"pod\":\"p\"|65000",
+                          DEV ",\"namespace\":\"ns\",\"pod\":\"r\"|3000",
+                          DEV ",\"namespace\":\"ns\",\"pod\":\"s\"|2000",
+                          DEV2 "|0"};
+    const char *free_[] = {DEV "|10708", DEV2 "|81408"};
+    const char *res[] = {DEV "|512", DEV2 "|512"};
+    const char *nodes[] = {"\"node\":\"n1\",\"label_nvidia_com_gpu_replicas\":\"4\"|1"};
+    const char *alloc[] = {
+        "\"namespace\":\"ns\",\"pod\":\"p\",\"node\":\"n1\",\"resource\":\"nvidia_com_gpu\"|1",
+        "\"namespace\":\"ns\",\"pod\":\"r\",\"node\":\"n1\",\"resource\":\"nvidia_com_gpu\"|1",
+        "\"namespace\":\"ns\",\"pod\":\"s\",\"node\":\"n1\",\"resource\":\"nvidia_com_gpu\"|1"};
+    struct gl_matrix mu, mf, mr, mn, ma;
+    matrix(&mu, used, 5, 1);
+    matrix(&mf, free_, 2, 1);
+    matrix(&mr, res, 2, 1);
+    matrix(&mn, nodes, 1, 1);
+    matrix(&ma, alloc, 3, 1);
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .fb_free = &mf,
+                                .fb_reserved = &mr, .node_labels = &mn, .allocation = &ma};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_RESERVED_UNUSED_BILLED) == (17352 + 18352) * 60);
+    /* the spill first takes GPU-2's idle: same node, same model (SPEC §3) */
+    int64_t idle2 = sum_dev(&r, "GPU-2", "", GL_KIND_IDLE);
+    int64_t ru1 = sum_dev(&r, "GPU-1", "", GL_KIND_DEVICE_RU_BILLED);
+    int64_t ru2 = sum_dev(&r, "GPU-2", "", GL_KIND_DEVICE_RU_BILLED);
+    CHECK(ru2 == (81408 - 0) * 60 - idle2);
+    CHECK(ru1 + ru2 == (17352 + 18352) * 60);
+    CHECK(sum_dev(&r, "GPU-1", "", GL_KIND_IDLE) == 0);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_EXCESS) == 0);
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&mf);
+    gl_matrix_free(&mr);
+    /* the idle A100 on another node: GPU-1 alone on n1 */
+    const char *used2[] = {DEV "|70700", DEV ",\"namespace\":\"ns\",\"pod\":\"p\"|65000",
+                           DEV ",\"namespace\":\"ns\",\"pod\":\"r\"|3000",
+                           DEV ",\"namespace\":\"ns\",\"pod\":\"s\"|2000",
+                           "\"UUID\":\"GPU-3\",\"modelName\":\"NVIDIA A100-SXM4-80GB\","
+                           "\"Hostname\":\"n2\"|0"};
+    const char *free2[] = {DEV "|10708", "\"UUID\":\"GPU-3\",\"Hostname\":\"n2\"|81408"};
+    const char *res2[] = {DEV "|512", "\"UUID\":\"GPU-3\",\"Hostname\":\"n2\"|512"};
+    matrix(&mu, used2, 5, 1);
+    matrix(&mf, free2, 2, 1);
+    matrix(&mr, res2, 2, 1);
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    int64_t cap = sum_dev(&r, "GPU-1", "", GL_KIND_CAPACITY);
+    int64_t exc = sum_dev(&r, "GPU-1", "", GL_KIND_EXCESS);
+    CHECK(cap == 81920 * 60);
+    CHECK(exc == 24996 * 60);
+    CHECK(sum_dev(&r, "GPU-1", "", GL_KIND_DEVICE_RU_BILLED) == (17352 + 18352) * 60);
+    CHECK(sum_dev(&r, "GPU-1", "", GL_KIND_IDLE) == 0);
+    CHECK(cap + exc == sum_dev(&r, "GPU-1", "", GL_KIND_MEMORY_USED) +
+                           sum_dev(&r, "GPU-1", "", GL_KIND_DEVICE_RU_BILLED) +
+                           sum_dev(&r, "GPU-1", "", GL_KIND_RESERVED) +
+                           sum_dev(&r, "GPU-1", "", GL_KIND_UNATTRIBUTED));
+    CHECK(sum_dev(&r, "GPU-3", "", GL_KIND_IDLE) == 81408 * 60);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_EXCESS) == 24996 * 60); /* none elsewhere */
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&mf);
+    gl_matrix_free(&mr);
+    gl_matrix_free(&mn);
+    gl_matrix_free(&ma);
+    gl_config_free(c);
+}
+
+static void test_capacity_with_device_series(void)
+{
+    /* Per-process mode: FREE and RESERVED only on the per-pod series, the
+     * device series has USED 30300 (a 20000, b 10000, 300 unattributed).
+     * Capacity = 30300 + 51108 + 512 = 81920 (never a's 20000 + FREE +
+     * RESERVED = 71620), idle = FB_FREE. */
+    struct gl_config *c = config("");
+    const char *used[] = {DEV "|30300", DEV ",\"namespace\":\"team-a\",\"pod\":\"a\"|20000",
+                          DEV ",\"namespace\":\"team-b\",\"pod\":\"b\"|10000"};
+    const char *free_[] = {DEV ",\"namespace\":\"team-a\",\"pod\":\"a\"|51108",
+                           DEV ",\"namespace\":\"team-b\",\"pod\":\"b\"|51108"};
+    const char *res[] = {DEV ",\"namespace\":\"team-a\",\"pod\":\"a\"|512",
+                         DEV ",\"namespace\":\"team-b\",\"pod\":\"b\"|512"};
+    struct gl_matrix mu, mf, mr;
+    matrix(&mu, used, 3, 1);
+    matrix(&mf, free_, 2, 1);
+    matrix(&mr, res, 2, 1);
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .fb_free = &mf,
+                                .fb_reserved = &mr};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_CAPACITY) == 81920 * 60);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_IDLE) == 51108 * 60);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_UNATTRIBUTED) == 300 * 60);
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&mf);
+    gl_matrix_free(&mr);
+    gl_config_free(c);
+}
+
+static void test_unknown_usage_excess(void)
+{
+    /* A MIG instance with no FB metric, its pod seen on the compute series
+     * only and requesting a 1g.10gb slice: billed 10 × 1024 MiB, estimated;
+     * capacity 0, so that is the device row's excess (it adds up). */
+    struct gl_config *c = config("");
+#define MIG "\"UUID\":\"GPU-9\",\"GPU_I_ID\":\"4\",\"GPU_I_PROFILE\":\"1g.10gb\"," \
+            "\"modelName\":\"NVIDIA A100-SXM4-80GB\",\"Hostname\":\"n1\""
+    const char *busy[] = {"\"__name__\":\"DCGM_FI_PROF_GR_ENGINE_ACTIVE\"," MIG
+                          ",\"namespace\":\"team-m\",\"pod\":\"m\"|0.5,0.5"};
+#undef MIG
+    const char *alloc[] = {"\"namespace\":\"team-m\",\"pod\":\"m\",\"node\":\"n1\","
+                           "\"resource\":\"nvidia_com_mig_1g_10gb\"|1,1"};
+    const char *none[] = {DEV2 "|-,-"};
+    struct gl_matrix mu, mb, ma;
+    matrix(&mu, none, 1, 2);
+    matrix(&mb, busy, 1, 2);
+    matrix(&ma, alloc, 1, 2);
+    const struct gl_matrix *compute[] = {&mb};
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .allocation = &ma,
+                                .compute = compute, .ncompute = 1};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum_dev(&r, "GPU-9", "4", GL_KIND_MEMORY_USED) == 2 * 10240 * 60);
+    CHECK(sum_dev(&r, "GPU-9", "4", GL_KIND_CAPACITY) == 0);
+    CHECK(sum_dev(&r, "GPU-9", "4", GL_KIND_EXCESS) == 2 * 10240 * 60);
+    CHECK(sum_dev(&r, "GPU-9", "4", GL_KIND_UNKNOWN_STEPS) == 2);
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&mb);
+    gl_matrix_free(&ma);
+    gl_config_free(c);
+}
+
 int main(void)
 {
     RUN(test_long_identities);
@@ -543,5 +824,10 @@ int main(void)
     RUN(test_parse_bad_samples);
     RUN(test_process_mode);
     RUN(test_label_precedence);
+    RUN(test_dra_claims);
+    RUN(test_hami_limit);
+    RUN(test_device_excess);
+    RUN(test_capacity_with_device_series);
+    RUN(test_unknown_usage_excess);
     return TAP_END();
 }
