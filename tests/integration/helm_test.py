@@ -307,7 +307,17 @@ SCENARIOS = [
              requests=lambda sb: {
                  "prometheus": (bearer(sb), {}, ['k8s_cluster="eu"', 'k8s_cluster="us"']),
                  "clusters[2].prometheus": (basic(LAB_BASIC), {"X-Lab": "1"}, [])}),
+    Scenario("integrity-dra", "integrity-dra-values.yaml"),
 ]
+
+
+def check_every_ci_file():
+    """Every charts/gpuledger/ci/*-values.yaml is one of SCENARIOS (a file
+    no scenario names would never be rendered or checked)."""
+    on_disk = {os.path.basename(f) for f in glob.glob(os.path.join(CHART, "ci", "*-values.yaml"))}
+    named = {os.path.basename(s.values) for s in SCENARIOS if s.values}
+    expect(on_disk == named, f"ci files without a scenario: {sorted(on_disk - named)}; "
+                             f"scenarios without a file: {sorted(named - on_disk)}")
 
 
 # ---------------------------------------------------------------- rendering
@@ -406,6 +416,32 @@ def file_exists(docs, fs, path):
 def init_container(pod):
     inits = pod.get("initContainers") or []
     return inits[0] if inits else None
+
+
+def check_config_passed(docs, scn):
+    """Every value under `config:` of the scenario's values file reaches the
+    rendered gpuledger.json unchanged (a section the template forgot would
+    be dropped silently, and the engine would run on its defaults)."""
+    if not scn.values:
+        return
+    given = (yaml.safe_load(open(scn.values)) or {}).get("config") or {}
+    cfg = mt.load_config_json(docs, mt.the_cronjob(docs))
+    errors = []
+
+    def walk(want, got, path):
+        if isinstance(want, dict):
+            if not isinstance(got, dict):
+                errors.append(f"{path}: not rendered as an object")
+                return
+            for k, v in want.items():
+                if k not in got:
+                    errors.append(f"{path}.{k}: missing from gpuledger.json")
+                else:
+                    walk(v, got[k], f"{path}.{k}")
+        elif want != got:
+            errors.append(f"{path}: {got!r} rendered for {want!r}")
+    walk(given, cfg, "config")
+    expect(not errors, "; ".join(errors[:4]))
 
 
 def check_chart_paths(docs, scn):
@@ -798,6 +834,7 @@ class HelmSuite(harness.Suite):
                          "release", "helm is not available")
             return
         helm = Helm(helm_bin, self.work)
+        test("chart: every ci/*-values.yaml is a checked scenario", check_every_ci_file)
         for scn in SCENARIOS:
             self.scenario(helm, scn, models, uid, binary)
         for name, args, path in BAD_VALUES:
@@ -840,6 +877,8 @@ class HelmSuite(harness.Suite):
         test(f"{p} apiVersion/kind known, names valid, namespace set, no duplicates",
              mt.check_objects, docs)
         test(f"{p} configmaps: keys valid, values strings, under 1 MiB", mt.check_configmap, docs)
+        test(f"{p} config: every config value of the values file is in gpuledger.json",
+             check_config_passed, docs, scn)
         cj = test(f"{p} cronjob: exactly one", mt.the_cronjob, docs)
         if cj:
             test(f"{p} cronjob: hourly 5-field schedule", mt.check_schedule, cj)

@@ -162,6 +162,15 @@ gpuledger.promValues.
 {{- $_ := set $p "timeout_seconds" (int .timeoutSeconds) }}
 {{- $_ := set $p "retries" (int .retries) }}
 {{- $_ := set $p "max_in_flight" (int .maxInFlight) }}
+{{- if .maxResponseBytes }}
+{{- $_ := set $p "max_response_bytes" (int64 .maxResponseBytes) }}
+{{- end }}
+{{- if .requestDeadlineSeconds }}
+{{- $_ := set $p "request_deadline_seconds" (int .requestDeadlineSeconds) }}
+{{- end }}
+{{- if .acceptWarnings }}
+{{- $_ := set $p "accept_warnings" .acceptWarnings }}
+{{- end }}
 {{- toJson $p }}
 {{- end }}
 
@@ -195,7 +204,7 @@ gpuledger.promValues.
 {{- if include "gpuledger.queriesEdited" . }}{{ $qd = include "gpuledger.mergedQueries" . }}{{ end }}
 {{- $_ := set $cfg "collection" (merge (dict "queries_dir" $qd) (deepCopy (.Values.config.collection | default dict))) }}
 {{- $_ := set $cfg "run" (merge (dict "out_dir" (printf "%s/out" (include "gpuledger.dataDir" .))) (deepCopy (.Values.config.run | default dict))) }}
-{{- range $k := list "memory_source" "teams" "idle_overhead" "allocation" "compute" "billing" }}
+{{- range $k := list "memory_source" "teams" "idle_overhead" "allocation" "compute" "billing" "dra" }}
 {{- $v := get $.Values.config $k }}
 {{- if $v }}{{ $_ := set $cfg $k $v }}{{ end }}
 {{- end }}
