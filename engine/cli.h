@@ -34,7 +34,4 @@ struct gl_cli_opt {
 int gl_cli_parse(int argc, char **argv, const struct gl_cli_opt *specs, size_t nspecs,
                  const char **vals, const char *cmd_usage, bool *help);
 
-/* `gpuledger report`: argv[0] is "report". Returns the exit status. */
-int gl_cmd_report(const struct gl_cli *g, int argc, char **argv);
-
 #endif

@@ -30,7 +30,8 @@ static void period_before(const struct gl_period *p, struct gl_period *out)
 
 /* Figures per FOCUS key: recomputed, frozen, corrections already frozen. */
 struct key_figures {
-    char *team, *cluster, *model, *kind, *price_id; /* price_id holds the price key */
+    char *team, *cluster, *model, *price_id; /* price_id holds the price key */
+    enum gl_line_kind kind;
     int64_t day;
     int64_t mib[3];
     gl_i128 billed[3];
@@ -49,10 +50,10 @@ struct key_table {
 /* The figures of a FOCUS key; the key's parts are length-prefixed, so no
  * two keys meet whatever their lengths. */
 static struct key_figures *key_get(struct key_table *t, const char *team, const char *cluster,
-                                   const char *model, const char *kind, const char *price_id,
-                                   int64_t day)
+                                   const char *model, enum gl_line_kind kind,
+                                   const char *price_id, int64_t day)
 {
-    const char *parts[] = {team, cluster, model, kind, price_id};
+    const char *parts[] = {team, cluster, model, gl_line_kind_name(kind), price_id};
     gl_buf_reset(&t->key);
     bool ok = true;
     for (size_t i = 0; ok && i < sizeof parts / sizeof *parts; i++)
@@ -74,7 +75,7 @@ static struct key_figures *key_get(struct key_table *t, const char *team, const 
     f->team = gl_strdup(team);
     f->cluster = gl_strdup(cluster);
     f->model = gl_strdup(model);
-    f->kind = gl_strdup(kind);
+    f->kind = kind;
     f->price_id = gl_strdup(price_id);
     f->day = day;
     return f;
@@ -86,7 +87,6 @@ static void key_table_free(struct key_table *t)
         free(t->k[i].team);
         free(t->k[i].cluster);
         free(t->k[i].model);
-        free(t->k[i].kind);
         free(t->k[i].price_id);
     }
     free(t->k);
@@ -102,7 +102,8 @@ static enum gl_status key_overflow(const struct key_figures *f, const char *peri
     return gl_error_set(err, GL_ERR_RUNTIME,
                         "integer overflow: %s of team \"%.300s\", cluster %.200s, GPU model "
                         "\"%.200s\", kind %s on %s (closed period %s) exceed the 64-bit range",
-                        what, f->team, f->cluster, f->model, f->kind, day, period);
+                        what, f->team, f->cluster, f->model, gl_line_kind_name(f->kind), day,
+                        period);
 }
 
 /* Reads frozen_row figures into slot which (1 frozen, 2 prior corrections). */
@@ -118,9 +119,17 @@ static enum gl_status load_frozen(struct gl_store *s, struct key_table *t, const
     int rc;
     enum gl_status out = GL_OK;
     while (!out && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        enum gl_line_kind kind;
+        const char *kname = (const char *)sqlite3_column_text(st, 3);
+        if (!gl_line_kind_parse(kname, &kind)) {
+            out = gl_error_set(err, GL_ERR_RUNTIME,
+                               "%s: a frozen row of period %s has the unknown kind \"%.100s\"",
+                               sqlite3_db_filename(gl_store_db(s), "main"), a, kname);
+            break;
+        }
         struct key_figures *f = key_get(
             t, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
-            (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+            (const char *)sqlite3_column_text(st, 2), kind,
             (const char *)sqlite3_column_text(st, 4), sqlite3_column_int64(st, 5));
         if (__builtin_add_overflow(f->mib[which], sqlite3_column_int64(st, 6), &f->mib[which]))
             out = key_overflow(f, a, "the frozen MiB·s", err);
@@ -396,7 +405,7 @@ static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *se
                 sqlite3_bind_text(fr, 3, inv->team, -1, SQLITE_STATIC);
                 sqlite3_bind_text(fr, 4, l->cluster, -1, SQLITE_STATIC);
                 sqlite3_bind_text(fr, 5, l->model, -1, SQLITE_STATIC);
-                sqlite3_bind_text(fr, 6, l->kind, -1, SQLITE_STATIC);
+                sqlite3_bind_text(fr, 6, gl_line_kind_name(l->kind), -1, SQLITE_STATIC);
                 sqlite3_bind_text(fr, 7, l->price->id, -1, SQLITE_STATIC);
                 sqlite3_bind_int64(fr, 8, l->days[d].day);
                 sqlite3_bind_text(fr, 9, unit, -1, SQLITE_STATIC);

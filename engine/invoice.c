@@ -24,6 +24,33 @@ static enum gl_status overflow(const struct gl_invoice_set *set, const char *tea
                         what, team, cluster, model, set->period.name);
 }
 
+static const char *const line_kind_names[GL_LINE_NKINDS] = {
+    [GL_LINE_IDLE_SHARE] = "idle_share",
+    [GL_LINE_MEMORY_USED] = "memory_used",
+    [GL_LINE_OVERHEAD_SHARE] = "overhead_share",
+    [GL_LINE_RESERVED_UNUSED] = "reserved_unused",
+};
+
+const char *gl_line_kind_name(enum gl_line_kind k)
+{
+    return (unsigned)k < GL_LINE_NKINDS ? line_kind_names[k] : "?";
+}
+
+bool gl_line_kind_parse(const char *name, enum gl_line_kind *out)
+{
+    for (int k = 0; k < GL_LINE_NKINDS; k++)
+        if (strcmp(name, line_kind_names[k]) == 0) {
+            *out = (enum gl_line_kind)k;
+            return true;
+        }
+    return false;
+}
+
+const char *gl_anomaly_kind_name(enum gl_anomaly_kind k)
+{
+    return k == GL_ANOMALY_UNALLOCATED_USE ? "unallocated_use" : "excess_devices";
+}
+
 static struct gl_invoice *invoice_for(struct gl_invoice_set *set, const char *team)
 {
     for (size_t i = set->n; i-- > 0;)
@@ -43,13 +70,13 @@ static struct gl_invoice *invoice_for(struct gl_invoice_set *set, const char *te
 }
 
 static struct gl_invoice_line *line_for(struct gl_invoice *inv, const char *cluster,
-                                        const char *model, const char *kind,
+                                        const char *model, enum gl_line_kind kind,
                                         const struct gl_price_entry *price)
 {
     for (size_t i = inv->nlines; i-- > 0;) {
         struct gl_invoice_line *l = &inv->lines[i];
         if (l->price == price && !l->corrected_period[0] && strcmp(l->cluster, cluster) == 0 &&
-            strcmp(l->model, model) == 0 && strcmp(l->kind, kind) == 0)
+            strcmp(l->model, model) == 0 && l->kind == kind)
             return l;
     }
     inv->lines = gl_xrealloc(inv->lines, (inv->nlines + 1) * sizeof *inv->lines);
@@ -57,7 +84,7 @@ static struct gl_invoice_line *line_for(struct gl_invoice *inv, const char *clus
     memset(l, 0, sizeof *l);
     l->cluster = gl_strdup(cluster);
     l->model = gl_strdup(model);
-    l->kind = gl_strdup(kind);
+    l->kind = kind;
     l->price = price;
     return l;
 }
@@ -185,14 +212,14 @@ static enum gl_status load_billed(const struct gl_config *c, struct gl_store *s,
     static const char sql[] =
         "SELECT team, cluster, model, kind, hour, SUM(q), MAX(est) FROM ("
         " SELECT u.team AS team, u.cluster AS cluster, d.model AS model,"
-        "  CASE u.kind WHEN 'memory_used' THEN 'memory_used' ELSE 'reserved_unused' END AS kind,"
+        "  CASE u.kind WHEN 'memory_used' THEN ?5 ELSE ?6 END AS kind,"
         "  u.hour AS hour, u.quantity AS q, u.estimated AS est"
         " FROM usage u JOIN device d ON d.id = u.device_id"
         " WHERE u.hour >= ?1 AND u.hour < ?2"
         "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
         " UNION ALL"
         " SELECT ?3, u.cluster, d.model,"
-        "  CASE u.kind WHEN 'idle' THEN 'idle_share' ELSE 'overhead_share' END,"
+        "  CASE u.kind WHEN 'idle' THEN ?7 ELSE ?8 END,"
         "  u.hour, u.quantity, u.estimated"
         " FROM usage u JOIN device d ON d.id = u.device_id"
         " WHERE ?4 AND u.hour >= ?1 AND u.hour < ?2"
@@ -206,13 +233,17 @@ static enum gl_status load_billed(const struct gl_config *c, struct gl_store *s,
         return qrc;
     sqlite3_bind_text(st, 3, c->platform_team, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 4, c->idle_policy == GL_IDLE_PLATFORM);
+    static const enum gl_line_kind kinds[] = {GL_LINE_MEMORY_USED, GL_LINE_RESERVED_UNUSED,
+                                              GL_LINE_IDLE_SHARE, GL_LINE_OVERHEAD_SHARE};
+    for (int k = 0; k < 4; k++)
+        sqlite3_bind_int(st, 5 + k, (int)kinds[k]);
     enum gl_status rc = GL_OK;
     int sr;
     while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         const char *team = (const char *)sqlite3_column_text(st, 0);
         const char *cluster = (const char *)sqlite3_column_text(st, 1);
         const char *model = (const char *)sqlite3_column_text(st, 2);
-        const char *kind = (const char *)sqlite3_column_text(st, 3);
+        enum gl_line_kind kind = (enum gl_line_kind)sqlite3_column_int(st, 3);
         int64_t hour = sqlite3_column_int64(st, 4);
         int pi;
         if ((rc = find_price(pl, model, hour, team, cluster, &pi, err)))
@@ -315,7 +346,7 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
                 const struct gl_invoice_line *l = &inv->lines[j];
                 if (l->price != price || strcmp(l->cluster, b[k].cluster) != 0 ||
                     strcmp(l->model, b[k].model) != 0 ||
-                    (strcmp(l->kind, "memory_used") != 0 && strcmp(l->kind, "reserved_unused") != 0))
+                    (l->kind != GL_LINE_MEMORY_USED && l->kind != GL_LINE_RESERVED_UNUSED))
                     continue;
                 for (size_t d = 0; d < l->ndays; d++)
                     if (l->days[d].day == b[k].day)
@@ -323,7 +354,7 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
             }
             total_w += w[i];
         }
-        const char *kinds[2] = {"idle_share", "overhead_share"};
+        const enum gl_line_kind kinds[2] = {GL_LINE_IDLE_SHARE, GL_LINE_OVERHEAD_SHARE};
         int64_t qty[2] = {b[k].idle, b[k].overhead};
         for (int kk = 0; kk < 2 && !rc; kk++) {
             if (qty[kk] == 0)
@@ -332,7 +363,8 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
                 struct gl_invoice *inv = invoice_for(set, c->platform_team);
                 struct gl_invoice_line *l = line_for(inv, b[k].cluster, b[k].model, kinds[kk], price);
                 if (!line_add(l, b[k].day, qty[kk]))
-                    rc = overflow(set, inv->team, b[k].cluster, b[k].model, kinds[kk], err);
+                    rc = overflow(set, inv->team, b[k].cluster, b[k].model,
+                                  gl_line_kind_name(kinds[kk]), err);
                 continue;
             }
             if (!gl_split_largest_remainder(qty[kk], w, ninv, parts)) {
@@ -348,7 +380,7 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
                 /* a part is at most qty[kk]: it fits int64 */
                 if (!line_add(l, b[k].day, (int64_t)parts[i]))
                     rc = overflow(set, set->invoices[i].team, b[k].cluster, b[k].model,
-                                  kinds[kk], err);
+                                  gl_line_kind_name(kinds[kk]), err);
             }
         }
     }
@@ -387,7 +419,7 @@ static int line_cmp(const void *a, const void *b)
     if (!c)
         c = strcmp(x->model, y->model);
     if (!c)
-        c = strcmp(x->kind, y->kind);
+        c = (int)x->kind - (int)y->kind; /* the names' order */
     if (!c)
         c = x->price->valid_from < y->price->valid_from ? -1 : x->price->valid_from > y->price->valid_from;
     if (!c)
@@ -456,7 +488,7 @@ static enum gl_status load_info(struct gl_store *s, struct gl_invoice_set *set,
             for (size_t j = 0; ok && j < inv->nlines; j++) {
                 struct gl_invoice_line *l = &inv->lines[j];
                 if (strcmp(l->cluster, cluster) != 0 || strcmp(l->model, model) != 0 ||
-                    (strcmp(l->kind, "memory_used") != 0 && strcmp(l->kind, "reserved_unused") != 0))
+                    (l->kind != GL_LINE_MEMORY_USED && l->kind != GL_LINE_RESERVED_UNUSED))
                     continue;
                 for (size_t d = 0; ok && d < l->ndays; d++)
                     if (l->days[d].day == day) {
@@ -478,8 +510,7 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
                                  struct gl_anomaly_list *out, struct gl_error *err)
 {
     static const char sql[] =
-        "SELECT CASE u.kind WHEN 'anomaly_unallocated' THEN 'unallocated_use'"
-        "  ELSE 'excess_devices' END, u.cluster, u.namespace, u.pod, u.team, d.hostname,"
+        "SELECT CASE u.kind WHEN 'anomaly_unallocated' THEN ?4 ELSE ?5 END, u.cluster, u.namespace, u.pod, u.team, d.hostname,"
         " d.uuid || CASE d.gpu_i_id WHEN '' THEN '' ELSE '/' || d.gpu_i_id END, d.model,"
         " MIN(u.first_seen), MAX(u.last_seen), SUM(u.quantity)"
         " FROM usage u JOIN device d ON d.id = u.device_id"
@@ -496,14 +527,16 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
         return qrc;
     if (team)
         sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, GL_ANOMALY_UNALLOCATED_USE);
+    sqlite3_bind_int(st, 5, GL_ANOMALY_EXCESS_DEVICES);
     int sr;
     while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         out->items = gl_xrealloc(out->items, (out->n + 1) * sizeof *out->items);
         struct gl_anomaly *a = &out->items[out->n++];
-        char **f[] = {&a->kind, &a->cluster, &a->ns, &a->pod, &a->team, &a->node, &a->device,
-                      &a->model};
-        for (int i = 0; i < 8; i++)
-            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
+        a->kind = (enum gl_anomaly_kind)sqlite3_column_int(st, 0);
+        char **f[] = {&a->cluster, &a->ns, &a->pod, &a->team, &a->node, &a->device, &a->model};
+        for (int i = 0; i < 7; i++)
+            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i + 1));
         a->first_seen = sqlite3_column_int64(st, 8);
         a->last_seen = sqlite3_column_int64(st, 9);
         a->mib_s = sqlite3_column_int64(st, 10);
@@ -519,8 +552,8 @@ void gl_anomalies_free(struct gl_anomaly_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         struct gl_anomaly *a = &l->items[i];
-        char *f[] = {a->kind, a->cluster, a->ns, a->pod, a->team, a->node, a->device, a->model};
-        for (int k = 0; k < 8; k++)
+        char *f[] = {a->cluster, a->ns, a->pod, a->team, a->node, a->device, a->model};
+        for (int k = 0; k < 7; k++)
             free(f[k]);
     }
     free(l->items);
@@ -566,7 +599,7 @@ enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
 
 struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, const char *team,
                                                   const char *cluster, const char *model,
-                                                  const char *kind,
+                                                  enum gl_line_kind kind,
                                                   const struct gl_price_entry *price,
                                                   const char *corrected_period)
 {
@@ -575,7 +608,7 @@ struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, co
         struct gl_invoice_line *l = &inv->lines[i];
         if (l->price == price && strcmp(l->corrected_period, corrected_period) == 0 &&
             strcmp(l->cluster, cluster) == 0 && strcmp(l->model, model) == 0 &&
-            strcmp(l->kind, kind) == 0)
+            l->kind == kind)
             return l;
     }
     inv->lines = gl_xrealloc(inv->lines, (inv->nlines + 1) * sizeof *inv->lines);
@@ -583,7 +616,7 @@ struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, co
     memset(l, 0, sizeof *l);
     l->cluster = gl_strdup(cluster);
     l->model = gl_strdup(model);
-    l->kind = gl_strdup(kind);
+    l->kind = kind;
     l->price = price;
     snprintf(l->corrected_period, sizeof l->corrected_period, "%s", corrected_period);
     return l;
@@ -632,7 +665,6 @@ void gl_invoices_free(struct gl_invoice_set *set)
         for (size_t j = 0; j < inv->nlines; j++) {
             free(inv->lines[j].cluster);
             free(inv->lines[j].model);
-            free(inv->lines[j].kind);
             free(inv->lines[j].days);
         }
         free(inv->lines);
@@ -683,7 +715,7 @@ static cJSON *invoice_object(const struct gl_invoice_set *set, const struct gl_i
         cJSON *lo = cJSON_CreateObject();
         cJSON_AddStringToObject(lo, "cluster", l->cluster);
         cJSON_AddStringToObject(lo, "gpu_model", l->model);
-        cJSON_AddStringToObject(lo, "kind", l->kind);
+        cJSON_AddStringToObject(lo, "kind", gl_line_kind_name(l->kind));
         cJSON_AddStringToObject(lo, "price_id", l->price->id);
         gl_time_format(l->price->valid_from, buf, sizeof buf);
         cJSON_AddStringToObject(lo, "price_valid_from", buf);
@@ -774,7 +806,7 @@ void *gl_anomaly_json(const struct gl_anomaly *a)
 {
     char buf[64];
     cJSON *x = cJSON_CreateObject();
-    cJSON_AddStringToObject(x, "kind", a->kind);
+    cJSON_AddStringToObject(x, "kind", gl_anomaly_kind_name(a->kind));
     cJSON_AddStringToObject(x, "cluster", a->cluster);
     cJSON_AddStringToObject(x, "namespace", a->ns);
     cJSON_AddStringToObject(x, "pod", a->pod);
@@ -836,7 +868,7 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
         gl_md_cell(out, l->cluster);
         fputs(" | ", out);
         gl_md_cell(out, l->model);
-        fprintf(out, " | %s%s%s%s | %s | %s | %s | %s |\n", l->kind,
+        fprintf(out, " | %s%s%s%s | %s | %s | %s | %s |\n", gl_line_kind_name(l->kind),
                 l->estimated ? " (estimated)" : "",
                 l->corrected_period[0] ? ", correction of " : "", l->corrected_period, q, a,
                 l->price->id, b);
@@ -846,7 +878,7 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
     if (inv->nwaste || inv->nallocated) {
         bool billed = false; /* what was collected decides, not today's config */
         for (size_t i = 0; i < inv->nlines; i++)
-            billed |= strcmp(inv->lines[i].kind, "reserved_unused") == 0;
+            billed |= inv->lines[i].kind == GL_LINE_RESERVED_UNUSED;
         fprintf(out, "\n## Allocation (information, %s)\n\n",
                 billed ? "reserved-unused is billed above" : "reserved-unused is not billed");
         fprintf(out, "| Cluster | GPU model | Allocated GB-hours | GPU-hours | Reserved-unused GB-hours (waste) |\n");
@@ -893,7 +925,7 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
             gl_time_format(x->first_seen, f, sizeof f);
             gl_time_format(x->last_seen, l, sizeof l);
             gl_dec_format(gl_gbh_nano(x->mib_s), GL_GBH_DECIMALS, q, sizeof q);
-            fprintf(out, "| %s | ", x->kind);
+            fprintf(out, "| %s | ", gl_anomaly_kind_name(x->kind));
             gl_md_cell(out, x->ns);
             fputs("/", out);
             gl_md_cell(out, x->pod);

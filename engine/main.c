@@ -24,6 +24,9 @@
 #include "output.h"
 #include "parse.h"
 #include "price.h"
+#include "render.h"
+#include "report.h"
+#include "statement.h"
 #include "run.h"
 #include "store.h"
 #include "summary.h"
@@ -206,10 +209,13 @@ static int cmd_invoice(const struct gl_cli *g, int argc, char **argv)
     rc = open_for_period(g, v[0], &p, &cfg, &s, &prices, usage_invoice);
     struct gl_error err = {0};
     size_t n = 0;
-    if (!rc && gl_output_invoices(cfg, s, prices, &p, v[1], md, v[3], &n, &err))
+    struct gl_statement *st = NULL;
+    if (!rc && (gl_statement_build(cfg, s, prices, &p, GL_ST_INVOICES, &st, &err) ||
+                gl_output_invoices(st, v[1], md, v[3], &n, &err)))
         rc = gl_cli_fail(&err);
     else if (!rc && v[3])
         gl_log(GL_LOG_INFO, "wrote invoices period=%s count=%zu dir=%s", p.name, n, v[3]);
+    gl_statement_free(st);
     gl_prices_free(prices);
     gl_store_close(s);
     gl_config_free(cfg);
@@ -242,10 +248,13 @@ static int cmd_export(const struct gl_cli *g, int argc, char **argv)
     rc = open_for_period(g, v[0], &p, &cfg, &s, &prices, usage_export);
     struct gl_error err = {0};
     size_t rows = 0;
-    if (!rc && gl_output_focus(cfg, s, prices, &p, v[1], &rows, &err))
+    struct gl_statement *st = NULL;
+    if (!rc && (gl_statement_build(cfg, s, prices, &p, GL_ST_INVOICES, &st, &err) ||
+                gl_output_focus(st, v[1], &rows, &err)))
         rc = gl_cli_fail(&err);
     else if (!rc && v[1])
         gl_log(GL_LOG_INFO, "wrote FOCUS CSV period=%s file=%s rows=%zu", p.name, v[1], rows);
+    gl_statement_free(st);
     gl_prices_free(prices);
     gl_store_close(s);
     gl_config_free(cfg);
@@ -373,9 +382,12 @@ static int cmd_summary(const struct gl_cli *g, int argc, char **argv)
         return gl_cli_usage(usage_summary, "--format \"%s\" is not json or md", v[1]);
     struct gl_error err = {0};
     struct gl_store *s = NULL;
+    struct gl_statement *st = NULL;
     if (!db_exists(g, &err) || gl_store_open(g->db, &s, &err) ||
-        gl_summary_write(s, &p, md, stdout, &err))
+        gl_statement_build(NULL, s, NULL, &p, GL_ST_FLEET, &st, &err) ||
+        (md ? gl_summary_md : gl_summary_json)(st, stdout, &err))
         rc = gl_cli_fail(&err);
+    gl_statement_free(st);
     gl_store_close(s);
     return rc;
 }
@@ -408,42 +420,59 @@ static int cmd_anomalies(const struct gl_cli *g, int argc, char **argv)
         return gl_cli_usage(usage_anomalies, "--format \"%s\" is not json or md", v[2]);
     struct gl_error err = {0};
     struct gl_store *s = NULL;
-    struct gl_anomaly_list list = {0};
+    struct gl_statement *st = NULL;
     if (!db_exists(g, &err) || gl_store_open(g->db, &s, &err) ||
-        gl_anomalies_load(s, &p, v[1], &list, &err)) {
+        gl_statement_build(NULL, s, NULL, &p, GL_ST_ANOMALIES, &st, &err))
         rc = gl_cli_fail(&err);
-    } else if (md) {
-        printf("# GPU anomalies %s\n\n", p.name);
-        printf("| Kind | Team | Namespace | Pod | Node | Device | GPU model | First seen | Last seen | GB-hours |\n");
-        printf("|---|---|---|---|---|---|---|---|---|---:|\n");
-        for (size_t i = 0; i < list.n; i++) {
-            const struct gl_anomaly *a = &list.items[i];
-            char f[32], l[32], q[80];
-            gl_time_format(a->first_seen, f, sizeof f);
-            gl_time_format(a->last_seen, l, sizeof l);
-            gl_dec_format(gl_gbh_nano(a->mib_s), GL_GBH_DECIMALS, q, sizeof q);
-            const char *cells[] = {a->kind, a->team, a->ns, a->pod, a->node, a->device, a->model};
-            for (size_t k = 0; k < sizeof cells / sizeof *cells; k++) {
-                fputs(k ? " | " : "| ", stdout);
-                gl_md_cell(stdout, cells[k]);
-            }
-            printf(" | %s | %s | %s |\n", f, l, q);
-        }
-        if (!list.n)
-            printf("No anomalies.\n");
-    } else {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "period", p.name);
-        cJSON *arr = cJSON_AddArrayToObject(root, "anomalies");
-        for (size_t i = 0; i < list.n; i++)
-            cJSON_AddItemToArray(arr, gl_anomaly_json(&list.items[i]));
-        char *text = cJSON_Print(root);
-        printf("%s\n", text);
-        free(text);
-        cJSON_Delete(root);
-    }
-    gl_anomalies_free(&list);
+    else if (md)
+        gl_render_anomalies_md(st, v[1], stdout);
+    else
+        gl_render_anomalies_json(st, v[1], stdout);
+    gl_statement_free(st);
     gl_store_close(s);
+    return rc;
+}
+
+/* ---- report ---- */
+
+static const char usage_report[] =
+    "usage: gpuledger report --period YYYY-MM [--team ID] --out DIR\n"
+    "  Monthly reports: per team DIR/report-<period>-<team>.html (self-contained,\n"
+    "  inline SVG charts) and .md, and the fleet page DIR/fleet-<period>.html and\n"
+    "  .md. With --team, only that team's pages (and the fleet page).\n";
+
+static int cmd_report(const struct gl_cli *g, int argc, char **argv)
+{
+    static const struct gl_cli_opt specs[] = {{"period", true}, {"team", true}, {"out", true}};
+    const char *v[3] = {0};
+    bool help;
+    int rc = gl_cli_parse(argc, argv, specs, 3, v, usage_report, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        fputs(usage_report, stdout);
+        return 0;
+    }
+    struct gl_period p;
+    if (!v[0])
+        return gl_cli_usage(usage_report, "%s", "--period YYYY-MM is required");
+    if (!gl_period_parse(v[0], &p))
+        return gl_cli_usage(usage_report, "--period \"%s\" is not YYYY-MM", v[0]);
+    if (!v[2] || !*v[2])
+        return gl_cli_usage(usage_report, "%s", "--out DIR is required");
+    struct gl_config *cfg = NULL;
+    struct gl_store *s = NULL;
+    struct gl_price_table *prices = NULL;
+    rc = open_for_period(g, v[0], &p, &cfg, &s, &prices, usage_report);
+    struct gl_error err = {0};
+    struct gl_statement *st = NULL;
+    if (!rc && (gl_statement_build(cfg, s, prices, &p, GL_ST_PAGES, &st, &err) ||
+                gl_report_write(st, v[1], v[2], &err)))
+        rc = gl_cli_fail(&err);
+    gl_statement_free(st);
+    gl_prices_free(prices);
+    gl_store_close(s);
+    gl_config_free(cfg);
     return rc;
 }
 
@@ -748,7 +777,7 @@ int main(int argc, char **argv)
     } cmds[] = {
         {"collect", cmd_collect}, {"invoice", cmd_invoice}, {"export", cmd_export},
         {"summary", cmd_summary}, {"check", cmd_check},     {"prices", cmd_prices},
-        {"anomalies", cmd_anomalies}, {"report", gl_cmd_report},
+        {"anomalies", cmd_anomalies}, {"report", cmd_report},
         {"close", cmd_close},         {"run", cmd_run},
     };
     for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++)

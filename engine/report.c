@@ -26,6 +26,7 @@
 #include "money.h"
 #include "output.h"
 #include "price.h"
+#include "render.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -107,18 +108,21 @@ static void fmt_share(gl_i128 part, gl_i128 whole, char *buf, size_t n)
     snprintf(buf, n, "%s%%", d);
 }
 
-static const char *kind_label(const char *kind)
+static const char *kind_label(enum gl_line_kind kind)
 {
-    static const char *const names[][2] = {
-        {"memory_used", "Memory used"},
-        {"reserved_unused", "Reserved-unused"},
-        {"idle_share", "Idle share"},
-        {"overhead_share", "Overhead share"},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (strcmp(kind, names[i][0]) == 0)
-            return names[i][1];
-    return kind;
+    switch (kind) {
+    case GL_LINE_MEMORY_USED: return "Memory used";
+    case GL_LINE_RESERVED_UNUSED: return "Reserved-unused";
+    case GL_LINE_IDLE_SHARE: return "Idle share";
+    case GL_LINE_OVERHEAD_SHARE: return "Overhead share";
+    case GL_LINE_NKINDS: break;
+    }
+    return gl_line_kind_name(kind);
+}
+
+static bool is_share(enum gl_line_kind k)
+{
+    return k == GL_LINE_IDLE_SHARE || k == GL_LINE_OVERHEAD_SHARE;
 }
 
 static const char *month_name(int month)
@@ -164,374 +168,6 @@ char *gl_report_team_file(const char *period, const char *team, const char *ext)
     return name;
 }
 
-/* Renders a page in memory, then writes dir/name through gl_write_atomic
- * (temporary file + rename): a reader never sees half a page, and a failed
- * write leaves the previous page in place. */
-typedef void (*page_fn)(FILE *f, const void *ctx);
-
-static enum gl_status write_page(const char *dir, const char *name, page_fn fn, const void *ctx,
-                                 struct gl_error *err)
-{
-    char *data = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&data, &len);
-    if (!f)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s/%s: out of memory", dir, name);
-    fn(f, ctx);
-    bool ok = !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    enum gl_status rc;
-    if (!ok) {
-        rc = gl_error_set(err, GL_ERR_RUNTIME, "%s/%s: out of memory", dir, name);
-    } else {
-        size_t n = strlen(dir) + strlen(name) + 2;
-        char *path = gl_xcalloc(n, 1);
-        snprintf(path, n, "%s/%s", dir, name);
-        rc = gl_write_atomic(path, data, len, err);
-        free(path);
-    }
-    free(data);
-    return rc;
-}
-
-/* ------------------------------------------------------------- SQL reads */
-
-/* The UTC days the charts span: from the first to the last hour of the
- * period that was collected or has usage (every team shares this axis). */
-struct day_axis {
-    int64_t first; /* UTC midnight */
-    size_t n;
-};
-
-static enum gl_status load_axis(struct gl_store *s, const struct gl_period *p,
-                                struct day_axis *ax, struct gl_error *err)
-{
-    static const char sql[] =
-        "SELECT MIN(a), MAX(b) FROM ("
-        " SELECT MIN(hour) AS a, MAX(hour) AS b FROM usage WHERE hour >= ?1 AND hour < ?2"
-        " UNION ALL"
-        " SELECT MIN(hour), MAX(hour) FROM collected_hour WHERE hour >= ?1 AND hour < ?2)";
-    sqlite3_stmt *st;
-    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                  "report: reading the period's hours", err);
-    if (qrc)
-        return qrc;
-    int64_t a = p->start, b = p->end - 3600;
-    int sr = sqlite3_step(st);
-    if (sr == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-        a = sqlite3_column_int64(st, 0);
-        b = sqlite3_column_int64(st, 1);
-    }
-    enum gl_status rc = sr == SQLITE_ROW || sr == SQLITE_DONE
-                            ? GL_OK
-                            : gl_store_fail(s, "report: reading the period's hours", err);
-    sqlite3_finalize(st);
-    if (rc)
-        return rc;
-    ax->first = gl_floor_to(a, 86400);
-    ax->n = (size_t)((gl_floor_to(b, 86400) - ax->first) / 86400 + 1);
-    return GL_OK;
-}
-
-struct day_row {
-    int64_t used, allocated, waste, idle, overhead; /* MiB·s */
-};
-
-struct pod_row {
-    char *cluster, *ns, *pod;
-    int64_t used, allocated, waste;
-    int estimated;
-};
-
-/* What one team's page shows besides its invoice. */
-struct team_usage {
-    struct day_row *days; /* axis.n entries */
-    struct pod_row *pods;
-    size_t npods;
-    int64_t pods_total; /* pods with any row, of which npods are listed */
-    int64_t used, allocated, waste;
-    bool has_shares;
-    int64_t idle_share, overhead_share; /* Σ of the invoice's share lines */
-};
-
-static void team_usage_free(struct team_usage *u)
-{
-    for (size_t i = 0; i < u->npods; i++) {
-        free(u->pods[i].cluster);
-        free(u->pods[i].ns);
-        free(u->pods[i].pod);
-    }
-    free(u->pods);
-    free(u->days);
-    memset(u, 0, sizeof *u);
-}
-
-static enum gl_status team_overflow(const struct gl_period *p, const struct gl_invoice *inv,
-                                    const char *what, struct gl_error *err)
-{
-    return gl_error_set(err, GL_ERR_RUNTIME,
-                        "integer overflow: %s (MiB·s) of team \"%.300s\" in period %s exceed "
-                        "the 64-bit range (the stored usage holds implausible samples)",
-                        what, inv->team, p->name);
-}
-
-static enum gl_status load_team(struct gl_store *s, const struct gl_period *p,
-                                const struct gl_invoice *inv, const struct day_axis *ax,
-                                struct team_usage *u, struct gl_error *err)
-{
-    static const char daily_sql[] =
-        "SELECT hour - hour % 86400,"
-        " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END),"
-        " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END),"
-        " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END)"
-        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND team = ?3"
-        "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
-        " GROUP BY 1 ORDER BY 1";
-    static const char pods_sql[] =
-        "SELECT cluster, namespace, pod,"
-        " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END) AS used,"
-        " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END) AS alloc,"
-        " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END),"
-        " MAX(CASE kind WHEN 'memory_used' THEN estimated ELSE 0 END),"
-        " COUNT(*) OVER ()"
-        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND team = ?3 AND pod <> ''"
-        "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
-        " GROUP BY cluster, namespace, pod"
-        " ORDER BY used DESC, alloc DESC, cluster, namespace, pod LIMIT ?4";
-    memset(u, 0, sizeof *u);
-    u->days = gl_xcalloc(ax->n, sizeof *u->days);
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = GL_OK;
-    int sr;
-    if ((rc = gl_store_query_period(s, daily_sql, p->start, p->end, &st,
-                                  "report: reading daily usage", err)))
-        goto done;
-    sqlite3_bind_text(st, 3, inv->team, -1, SQLITE_STATIC);
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t i = (sqlite3_column_int64(st, 0) - ax->first) / 86400;
-        if (i < 0 || (size_t)i >= ax->n)
-            continue; /* cannot happen: the axis spans every usage hour */
-        int64_t q[3] = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                        sqlite3_column_int64(st, 3)};
-        int64_t *day[3] = {&u->days[i].used, &u->days[i].allocated, &u->days[i].waste};
-        int64_t *all[3] = {&u->used, &u->allocated, &u->waste};
-        for (int k = 0; k < 3; k++)
-            if (__builtin_add_overflow(*day[k], q[k], day[k]) ||
-                __builtin_add_overflow(*all[k], q[k], all[k])) {
-                rc = team_overflow(p, inv, "the daily usage", err);
-                goto done;
-            }
-    }
-    if (sr != SQLITE_DONE) {
-        rc = gl_usage_fail(s, p, "report: reading daily usage", err);
-        goto done;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    /* Idle and overhead shares come from the invoice's own line days. */
-    for (size_t j = 0; j < inv->nlines; j++) {
-        const struct gl_invoice_line *l = &inv->lines[j];
-        bool idle = strcmp(l->kind, "idle_share") == 0;
-        if (!idle && strcmp(l->kind, "overhead_share") != 0)
-            continue;
-        u->has_shares = true;
-        int64_t *all = idle ? &u->idle_share : &u->overhead_share;
-        if (__builtin_add_overflow(*all, l->mib_s, all)) {
-            rc = team_overflow(p, inv, l->kind, err);
-            goto done;
-        }
-        for (size_t d = 0; d < l->ndays; d++) {
-            int64_t i = (l->days[d].day - ax->first) / 86400;
-            if (i < 0 || (size_t)i >= ax->n)
-                continue;
-            int64_t *day = idle ? &u->days[i].idle : &u->days[i].overhead;
-            if (__builtin_add_overflow(*day, l->days[d].mib_s, day)) {
-                rc = team_overflow(p, inv, l->kind, err);
-                goto done;
-            }
-        }
-    }
-    if ((rc = gl_store_query_period(s, pods_sql, p->start, p->end, &st,
-                                  "report: reading pods", err)))
-        goto done;
-    sqlite3_bind_text(st, 3, inv->team, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, GL_REPORT_TOP_PODS);
-    u->pods = gl_xcalloc(GL_REPORT_TOP_PODS, sizeof *u->pods);
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW && u->npods < GL_REPORT_TOP_PODS) {
-        struct pod_row *r = &u->pods[u->npods++];
-        r->cluster = gl_strdup((const char *)sqlite3_column_text(st, 0));
-        r->ns = gl_strdup((const char *)sqlite3_column_text(st, 1));
-        r->pod = gl_strdup((const char *)sqlite3_column_text(st, 2));
-        r->used = sqlite3_column_int64(st, 3);
-        r->allocated = sqlite3_column_int64(st, 4);
-        r->waste = sqlite3_column_int64(st, 5);
-        r->estimated = sqlite3_column_int(st, 6);
-        u->pods_total = sqlite3_column_int64(st, 7);
-    }
-    if (sr != SQLITE_DONE && sr != SQLITE_ROW)
-        rc = gl_usage_fail(s, p, "report: reading pods", err);
-done:
-    sqlite3_finalize(st);
-    if (rc)
-        team_usage_free(u);
-    return rc;
-}
-
-/* The fleet: per cluster and GPU model, what summary.c sums, and the
- * billed memory of each team on it. */
-enum { F_CAP, F_USED, F_RUB, F_RESERVED, F_UNATTR, F_IDLE, F_EXCESS, F_N };
-
-struct fleet_team {
-    int team; /* index into fleet.teams */
-    int64_t q; /* memory_used + reserved_unused_billed, MiB·s */
-};
-
-struct fleet_model {
-    char *cluster, *model;
-    int64_t v[F_N];
-    struct fleet_team *teams;
-    size_t nteams;
-};
-
-struct fleet_device {
-    char *cluster, *node, *device, *profile, *model;
-    int64_t capacity, excess;
-    bool unknown;
-};
-
-struct fleet {
-    struct fleet_model *m;
-    size_t n;
-    char **teams; /* distinct team ids with billed memory, sorted */
-    size_t nteams;
-    struct fleet_device *dev; /* devices needing attention only */
-    size_t ndev, ndev_total;
-};
-
-static void fleet_free(struct fleet *fl)
-{
-    for (size_t i = 0; i < fl->n; i++) {
-        free(fl->m[i].cluster);
-        free(fl->m[i].model);
-        free(fl->m[i].teams);
-    }
-    free(fl->m);
-    for (size_t i = 0; i < fl->nteams; i++)
-        free(fl->teams[i]);
-    free(fl->teams);
-    for (size_t i = 0; i < fl->ndev; i++) {
-        struct fleet_device *d = &fl->dev[i];
-        free(d->cluster);
-        free(d->node);
-        free(d->device);
-        free(d->profile);
-        free(d->model);
-    }
-    free(fl->dev);
-    memset(fl, 0, sizeof *fl);
-}
-
-static struct fleet_model *fleet_model_for(struct fleet *fl, const char *cluster,
-                                           const char *model)
-{
-    for (size_t i = 0; i < fl->n; i++)
-        if (strcmp(fl->m[i].cluster, cluster) == 0 && strcmp(fl->m[i].model, model) == 0)
-            return &fl->m[i];
-    fl->m = gl_xrealloc(fl->m, (fl->n + 1) * sizeof *fl->m);
-    struct fleet_model *m = &fl->m[fl->n++];
-    memset(m, 0, sizeof *m);
-    m->cluster = gl_strdup(cluster);
-    m->model = gl_strdup(model);
-    return m;
-}
-
-static enum gl_status load_fleet(struct gl_store *s, const struct gl_period *p, struct fleet *fl,
-                                 struct gl_error *err)
-{
-    /* The same sums as `gpuledger summary` (summary.c), so the two agree. */
-    const char *models_sql = gl_summary_models_sql;
-    static const char teams_sql[] =
-        "SELECT u.cluster, d.model, u.team, SUM(u.quantity)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
-        " GROUP BY 1, 2, 3 HAVING SUM(u.quantity) <> 0 ORDER BY 3, 1, 2";
-    static const char devices_sql[] =
-        "SELECT d.cluster, d.hostname,"
-        " d.uuid || CASE d.gpu_i_id WHEN '' THEN '' ELSE '/' || d.gpu_i_id END,"
-        " d.gpu_i_profile, d.model,"
-        " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'unknown_steps' THEN u.quantity ELSE 0 END)"
-        " FROM device d LEFT JOIN usage u ON u.device_id = d.id AND u.hour >= ?1 AND u.hour < ?2"
-        " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
-        " GROUP BY d.id ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
-    memset(fl, 0, sizeof *fl);
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = GL_OK;
-    int sr;
-    if ((rc = gl_store_query_period(s, models_sql, p->start, p->end, &st,
-                                  "report: fleet totals", err)))
-        goto done;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        struct fleet_model *m = fleet_model_for(fl, (const char *)sqlite3_column_text(st, 0),
-                                                (const char *)sqlite3_column_text(st, 1));
-        for (int k = 0; k < F_N; k++)
-            m->v[k] = sqlite3_column_int64(st, k + 2);
-    }
-    if (sr != SQLITE_DONE) {
-        rc = gl_usage_fail(s, p, "report: fleet totals", err);
-        goto done;
-    }
-    sqlite3_finalize(st);
-    if ((rc = gl_store_query_period(s, teams_sql, p->start, p->end, &st,
-                                  "report: fleet teams", err)))
-        goto done;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *team = (const char *)sqlite3_column_text(st, 2);
-        /* rows come in team order: a new team is the last one or new */
-        if (!fl->nteams || strcmp(fl->teams[fl->nteams - 1], team) != 0) {
-            fl->teams = gl_xrealloc(fl->teams, (fl->nteams + 1) * sizeof *fl->teams);
-            fl->teams[fl->nteams++] = gl_strdup(team);
-        }
-        struct fleet_model *m = fleet_model_for(fl, (const char *)sqlite3_column_text(st, 0),
-                                                (const char *)sqlite3_column_text(st, 1));
-        m->teams = gl_xrealloc(m->teams, (m->nteams + 1) * sizeof *m->teams);
-        m->teams[m->nteams++] =
-            (struct fleet_team){(int)fl->nteams - 1, sqlite3_column_int64(st, 3)};
-    }
-    if (sr != SQLITE_DONE) {
-        rc = gl_usage_fail(s, p, "report: fleet teams", err);
-        goto done;
-    }
-    sqlite3_finalize(st);
-    if ((rc = gl_store_query_period(s, devices_sql, p->start, p->end, &st,
-                                  "report: fleet devices", err)))
-        goto done;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        fl->ndev_total++;
-        int64_t cap = sqlite3_column_int64(st, 5), excess = sqlite3_column_int64(st, 6);
-        bool unknown = sqlite3_column_int64(st, 7) > 0 || cap == 0;
-        if (!unknown && excess == 0)
-            continue;
-        fl->dev = gl_xrealloc(fl->dev, (fl->ndev + 1) * sizeof *fl->dev);
-        struct fleet_device *d = &fl->dev[fl->ndev++];
-        char **f[] = {&d->cluster, &d->node, &d->device, &d->profile, &d->model};
-        for (int i = 0; i < 5; i++)
-            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
-        d->capacity = cap;
-        d->excess = excess;
-        d->unknown = unknown;
-    }
-    if (sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, p, "report: fleet devices", err);
-done:
-    sqlite3_finalize(st);
-    if (rc)
-        fleet_free(fl);
-    return rc;
-}
-
 /* ------------------------------------------------------------ SVG charts */
 
 /* v / max of span pixels, floored; 0 when max is 0. */
@@ -571,7 +207,7 @@ static gl_i128 svg_axis(FILE *f, gl_i128 max, int left, int right, int top, int 
     return axis_top;
 }
 
-static void svg_day_labels(FILE *f, const struct day_axis *ax, int left, int width, int y)
+static void svg_day_labels(FILE *f, const struct gl_day_axis *ax, int left, int width, int y)
 {
     for (size_t i = 0; i < ax->n; i++) {
         char d[16];
@@ -584,7 +220,7 @@ static void svg_day_labels(FILE *f, const struct day_axis *ax, int left, int wid
 }
 
 /* Daily used (solid) inside allocated (light) GB-hours per UTC day. */
-static void svg_daily_used(FILE *f, const struct team_usage *u, const struct day_axis *ax)
+static void svg_daily_used(FILE *f, const struct gl_team_usage *u, const struct gl_day_axis *ax)
 {
     enum { W = 1000, H = 280, L = 90, R = 10, T = 12, B = 30 };
     const int pw = W - L - R, ph = H - T - B;
@@ -600,7 +236,7 @@ static void svg_daily_used(FILE *f, const struct team_usage *u, const struct day
                "aria-label=\"Daily GB-hours used and allocated\">\n", W, H);
     gl_i128 top = svg_axis(f, max, L, W - R, T, ph);
     for (size_t i = 0; i < ax->n; i++) {
-        const struct day_row *d = &u->days[i];
+        const struct gl_day_row *d = &u->days[i];
         int x0 = L + (int)(i * (size_t)pw / ax->n), x1 = L + (int)((i + 1) * (size_t)pw / ax->n);
         int slot = x1 - x0, cx = (x0 + x1) / 2;
         int wa = slot * 8 / 10 < 90 ? slot * 8 / 10 : 90, wu = slot / 2 < 56 ? slot / 2 : 56;
@@ -621,7 +257,7 @@ static void svg_daily_used(FILE *f, const struct team_usage *u, const struct day
 }
 
 /* Daily idle (light) and overhead (dark) shares, stacked. */
-static void svg_daily_shares(FILE *f, const struct team_usage *u, const struct day_axis *ax)
+static void svg_daily_shares(FILE *f, const struct gl_team_usage *u, const struct gl_day_axis *ax)
 {
     enum { W = 1000, H = 240, L = 90, R = 10, T = 12, B = 30 };
     const int pw = W - L - R, ph = H - T - B;
@@ -635,7 +271,7 @@ static void svg_daily_shares(FILE *f, const struct team_usage *u, const struct d
                "aria-label=\"Daily idle and overhead shares\">\n", W, H);
     gl_i128 top = svg_axis(f, max, L, W - R, T, ph);
     for (size_t i = 0; i < ax->n; i++) {
-        const struct day_row *d = &u->days[i];
+        const struct gl_day_row *d = &u->days[i];
         int x0 = L + (int)(i * (size_t)pw / ax->n), x1 = L + (int)((i + 1) * (size_t)pw / ax->n);
         int slot = x1 - x0, w = slot * 6 / 10 < 70 ? slot * 6 / 10 : 70;
         int x = (x0 + x1) / 2 - w / 2;
@@ -657,7 +293,7 @@ static void svg_daily_shares(FILE *f, const struct team_usage *u, const struct d
 }
 
 /* Top pods: used (solid) over allocated (light), one row each. */
-static void svg_pods(FILE *f, const struct team_usage *u)
+static void svg_pods(FILE *f, const struct gl_team_usage *u)
 {
     enum { W = 1000, ROW = 28, LABEL = 330, BAR = 500 };
     const int h = ROW * (int)u->npods + 8;
@@ -671,7 +307,7 @@ static void svg_pods(FILE *f, const struct team_usage *u)
     fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
                "aria-label=\"Top pods by GB-hours\">\n", W, h);
     for (size_t i = 0; i < u->npods; i++) {
-        const struct pod_row *r = &u->pods[i];
+        const struct gl_pod_row *r = &u->pods[i];
         int y = 4 + (int)i * ROW;
         int wa = px(r->allocated, max, BAR), wu = px(r->used, max, BAR);
         size_t n = strlen(r->ns) + strlen(r->pod) + 2;
@@ -740,27 +376,27 @@ static void svg_compute(FILE *f, const struct gl_invoice *inv)
 }
 
 /* Capacity of each GPU model split into teams, overhead and idle. */
-static void svg_fleet(FILE *f, const struct fleet *fl)
+static void svg_fleet(FILE *f, const struct gl_fleet *fl)
 {
     enum { W = 1000, ROW = 66, BARH = 30 };
     fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
                "aria-label=\"Capacity per GPU model\">\n", W, ROW * (int)fl->n + 4);
     for (size_t i = 0; i < fl->n; i++) {
-        const struct fleet_model *m = &fl->m[i];
+        const struct gl_fleet_model *m = &fl->m[i];
         int y = (int)i * ROW;
         /* 128-bit sums of int64 figures: cannot overflow */
-        gl_i128 overhead = (gl_i128)m->v[F_RESERVED] + m->v[F_UNATTR];
+        gl_i128 overhead = (gl_i128)m->v[GL_F_RESERVED] + m->v[GL_F_UNATTR];
         gl_i128 billed = 0;
         for (size_t k = 0; k < m->nteams; k++)
             billed += m->teams[k].q;
         /* Segments tile the bar by cumulative position; when Σ billed
          * exceeds capacity (excess), the bar is that sum and a line marks
          * capacity. */
-        gl_i128 denom = billed + overhead + m->v[F_IDLE];
-        if (denom < m->v[F_CAP])
-            denom = m->v[F_CAP];
+        gl_i128 denom = billed + overhead + m->v[GL_F_IDLE];
+        if (denom < m->v[GL_F_CAP])
+            denom = m->v[GL_F_CAP];
         char cap[64], lbl[300];
-        fmt_gbh(m->v[F_CAP], cap, sizeof cap);
+        fmt_gbh(m->v[GL_F_CAP], cap, sizeof cap);
         size_t ln = strlen(m->cluster) + strlen(m->model) + 8;
         char *full = gl_xcalloc(ln, 1);
         snprintf(full, ln, "%s · %s", m->cluster, m->model);
@@ -785,7 +421,7 @@ static void svg_fleet(FILE *f, const struct fleet *fl)
             } else {
                 name = "idle";
                 color = COLOR_IDLE;
-                q = m->v[F_IDLE];
+                q = m->v[GL_F_IDLE];
             }
             if (q <= 0)
                 continue;
@@ -794,7 +430,7 @@ static void svg_fleet(FILE *f, const struct fleet *fl)
             int x1 = px(cum, denom, W);
             char g[64], sh[64], tl[64];
             fmt_gbh(q, g, sizeof g);
-            fmt_share(q, m->v[F_CAP], sh, sizeof sh);
+            fmt_share(q, m->v[GL_F_CAP], sh, sizeof sh);
             fputs("<g><title>", f);
             html(f, name);
             fprintf(f, ": %s GB-h (%s of capacity)</title>", g, sh);
@@ -809,8 +445,8 @@ static void svg_fleet(FILE *f, const struct fleet *fl)
             }
             fputs("</g>\n", f);
         }
-        if (denom > m->v[F_CAP]) {
-            int xc = px(m->v[F_CAP], denom, W);
+        if (denom > m->v[GL_F_CAP]) {
+            int xc = px(m->v[GL_F_CAP], denom, W);
             fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#dc2626\" "
                        "stroke-width=\"3\"><title>capacity</title></line>\n",
                     xc, by - 4, xc, by + BARH + 4);
@@ -896,8 +532,8 @@ struct team_ctx {
     const struct gl_config *c;
     const struct gl_invoice_set *set;
     const struct gl_invoice *inv;
-    const struct team_usage *u;
-    const struct day_axis *ax;
+    const struct gl_team_usage *u;
+    const struct gl_day_axis *ax;
 };
 
 /* Price entries of the invoice's lines, one row per (entry, model): a
@@ -915,12 +551,11 @@ static size_t share_lines(const struct gl_invoice *inv)
 {
     size_t n = 0;
     for (size_t j = 0; j < inv->nlines; j++)
-        n += strcmp(inv->lines[j].kind, "idle_share") == 0 ||
-             strcmp(inv->lines[j].kind, "overhead_share") == 0;
+        n += is_share(inv->lines[j].kind);
     return n;
 }
 
-static void day_range_text(const struct day_axis *ax, char *buf, size_t n)
+static void day_range_text(const struct gl_day_axis *ax, char *buf, size_t n)
 {
     char a[16], b[16];
     gl_date_format(ax->first, a, sizeof a);
@@ -939,7 +574,7 @@ struct keyfig {
 
 static size_t team_keyfigs(const struct team_ctx *x, struct keyfig *k)
 {
-    const struct team_usage *u = x->u;
+    const struct gl_team_usage *u = x->u;
     size_t n = 0;
     char sh[32];
     if (u->used || u->allocated || !u->has_shares) {
@@ -974,7 +609,7 @@ static void team_html(FILE *f, const void *vctx)
     const struct team_ctx *x = vctx;
     const struct gl_config *c = x->c;
     const struct gl_invoice *inv = x->inv;
-    const struct team_usage *u = x->u;
+    const struct gl_team_usage *u = x->u;
     const struct gl_period *p = &x->set->period;
     char a[96], b[96], q[96];
 
@@ -1028,7 +663,7 @@ static void team_html(FILE *f, const void *vctx)
                             "GB-h</th>"
                           : "");
     for (size_t i = 0; i < x->ax->n; i++) {
-        const struct day_row *d = &u->days[i];
+        const struct gl_day_row *d = &u->days[i];
         char day[16], w[96];
         gl_date_format(x->ax->first + (int64_t)i * 86400, day, sizeof day);
         fmt_gbh(d->used, a, sizeof a);
@@ -1058,7 +693,7 @@ static void team_html(FILE *f, const void *vctx)
               "<th class=\"n\">Allocated GB-h</th><th class=\"n\">Reserved-unused GB-h</th></tr>\n",
               f);
         for (size_t i = 0; i < u->npods; i++) {
-            const struct pod_row *r = &u->pods[i];
+            const struct gl_pod_row *r = &u->pods[i];
             fprintf(f, "<tr><td>%zu</td><td>", i + 1);
             html(f, r->cluster);
             fputs("</td><td>", f);
@@ -1130,7 +765,7 @@ static void team_html(FILE *f, const void *vctx)
                    "</th></tr>\n", c->currency);
         for (size_t j = 0; j < inv->nlines; j++) {
             const struct gl_invoice_line *l = &inv->lines[j];
-            if (strcmp(l->kind, "idle_share") != 0 && strcmp(l->kind, "overhead_share") != 0)
+            if (!is_share(l->kind))
                 continue;
             fmt_gbh(l->mib_s, a, sizeof a);
             gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
@@ -1192,7 +827,7 @@ static void team_html(FILE *f, const void *vctx)
             gl_time_format(y->last_seen, b, sizeof b);
             fmt_gbh(y->mib_s, q, sizeof q);
             fputs("<tr><td>", f);
-            html(f, y->kind);
+            html(f, gl_anomaly_kind_name(y->kind));
             fputs("</td><td>", f);
             html(f, y->ns);
             fputs("/", f);
@@ -1273,7 +908,7 @@ static void team_md(FILE *f, const void *vctx)
     const struct team_ctx *x = vctx;
     const struct gl_config *c = x->c;
     const struct gl_invoice *inv = x->inv;
-    const struct team_usage *u = x->u;
+    const struct gl_team_usage *u = x->u;
     const struct gl_period *p = &x->set->period;
     char a[96], b[96], q[96];
 
@@ -1301,7 +936,7 @@ static void team_md(FILE *f, const void *vctx)
             u->has_shares ? " Idle share GB-h | Overhead share GB-h |" : "",
             u->has_shares ? "---:|---:|" : "");
     for (size_t i = 0; i < x->ax->n; i++) {
-        const struct day_row *d = &u->days[i];
+        const struct gl_day_row *d = &u->days[i];
         char day[16];
         gl_date_format(x->ax->first + (int64_t)i * 86400, day, sizeof day);
         fmt_gbh(d->used, a, sizeof a);
@@ -1322,7 +957,7 @@ static void team_md(FILE *f, const void *vctx)
                    "Allocated GB-h | Reserved-unused GB-h |\n|---:|---|---|---:|---:|---:|---:|\n",
                 u->npods, (long long)u->pods_total);
         for (size_t i = 0; i < u->npods; i++) {
-            const struct pod_row *r = &u->pods[i];
+            const struct gl_pod_row *r = &u->pods[i];
             fprintf(f, "| %zu | ", i + 1);
             md(f, r->cluster);
             fputs(" | ", f);
@@ -1384,7 +1019,7 @@ static void team_md(FILE *f, const void *vctx)
                    "|---|---|---|---:|---|---:|\n", c->currency);
         for (size_t j = 0; j < inv->nlines; j++) {
             const struct gl_invoice_line *l = &inv->lines[j];
-            if (strcmp(l->kind, "idle_share") != 0 && strcmp(l->kind, "overhead_share") != 0)
+            if (!is_share(l->kind))
                 continue;
             fmt_gbh(l->mib_s, a, sizeof a);
             gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
@@ -1433,7 +1068,7 @@ static void team_md(FILE *f, const void *vctx)
             gl_time_format(y->last_seen, b, sizeof b);
             fmt_gbh(y->mib_s, q, sizeof q);
             fputs("| ", f);
-            md(f, y->kind);
+            md(f, gl_anomaly_kind_name(y->kind));
             fputs(" | ", f);
             md(f, y->ns);
             fputs("/", f);
@@ -1501,22 +1136,36 @@ static void team_md(FILE *f, const void *vctx)
                "per line; the total is the sum of the rounded lines.\n", GL_VERSION);
 }
 
+/* The devices the fleet page lists: usage unknown, or billed beyond capacity. */
+static bool needs_attention(const struct gl_device_row *d)
+{
+    return d->unknown || d->excess != 0;
+}
+
+static size_t attention_count(const struct gl_fleet *fl)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fl->ndev; i++)
+        n += needs_attention(&fl->dev[i]);
+    return n;
+}
+
 struct fleet_ctx {
     const struct gl_config *c;
     const struct gl_invoice_set *set;
-    const struct fleet *fl;
-    const struct day_axis *ax;
+    const struct gl_fleet *fl;
+    const struct gl_day_axis *ax;
 };
 
-static bool fleet_reconciles(const struct fleet_model *m)
+static bool fleet_reconciles(const struct gl_fleet_model *m)
 {
     gl_i128 billed = 0; /* 128-bit sums of int64 figures: cannot overflow */
     for (size_t k = 0; k < m->nteams; k++)
         billed += m->teams[k].q;
     /* capacity = billed teams + idle + overhead − excess, exactly (as summary.c) */
-    return billed == (gl_i128)m->v[F_USED] + m->v[F_RUB] &&
-           m->v[F_CAP] == billed + m->v[F_IDLE] + m->v[F_RESERVED] + m->v[F_UNATTR] -
-                              m->v[F_EXCESS];
+    return billed == (gl_i128)m->v[GL_F_USED] + m->v[GL_F_RUB] &&
+           m->v[GL_F_CAP] == billed + m->v[GL_F_IDLE] + m->v[GL_F_RESERVED] + m->v[GL_F_UNATTR] -
+                              m->v[GL_F_EXCESS];
 }
 
 /* The per-model table's figures, the same in HTML and Markdown. The
@@ -1527,24 +1176,24 @@ static const char *const fleet_heads[FLEET_COLS] = {
     "Capacity", "Billed to teams", "of which reserved-unused", "Idle", "Overhead",
     "of which driver-reserved", "of which unattributed", "Excess"};
 
-static void fleet_values(const struct fleet_model *m, gl_i128 v[FLEET_COLS])
+static void fleet_values(const struct gl_fleet_model *m, gl_i128 v[FLEET_COLS])
 {
-    v[0] = m->v[F_CAP];
-    v[1] = (gl_i128)m->v[F_USED] + m->v[F_RUB];
-    v[2] = m->v[F_RUB];
-    v[3] = m->v[F_IDLE];
-    v[4] = (gl_i128)m->v[F_RESERVED] + m->v[F_UNATTR];
-    v[5] = m->v[F_RESERVED];
-    v[6] = m->v[F_UNATTR];
-    v[7] = m->v[F_EXCESS];
+    v[0] = m->v[GL_F_CAP];
+    v[1] = (gl_i128)m->v[GL_F_USED] + m->v[GL_F_RUB];
+    v[2] = m->v[GL_F_RUB];
+    v[3] = m->v[GL_F_IDLE];
+    v[4] = (gl_i128)m->v[GL_F_RESERVED] + m->v[GL_F_UNATTR];
+    v[5] = m->v[GL_F_RESERVED];
+    v[6] = m->v[GL_F_UNATTR];
+    v[7] = m->v[GL_F_EXCESS];
 }
 
-static bool fleet_col_shown(const struct gl_config *c, const struct fleet *fl, int k)
+static bool fleet_col_shown(const struct gl_config *c, const struct gl_fleet *fl, int k)
 {
     if (k != 2 || c->basis == GL_BASIS_MAX)
         return true;
     for (size_t i = 0; i < fl->n; i++)
-        if (fl->m[i].v[F_RUB])
+        if (fl->m[i].v[GL_F_RUB])
             return true;
     return false;
 }
@@ -1561,17 +1210,17 @@ static void fleet_html(FILE *f, const void *vctx)
 {
     const struct fleet_ctx *x = vctx;
     const struct gl_config *c = x->c;
-    const struct fleet *fl = x->fl;
+    const struct gl_fleet *fl = x->fl;
     const struct gl_period *p = &x->set->period;
     char a[96], b[96], q[96];
     /* 128-bit sums of int64 figures: cannot overflow */
     gl_i128 cap = 0, billed = 0, idle = 0, overhead = 0, excess = 0;
     for (size_t i = 0; i < fl->n; i++) {
-        cap += fl->m[i].v[F_CAP];
-        billed += (gl_i128)fl->m[i].v[F_USED] + fl->m[i].v[F_RUB];
-        idle += fl->m[i].v[F_IDLE];
-        overhead += (gl_i128)fl->m[i].v[F_RESERVED] + fl->m[i].v[F_UNATTR];
-        excess += fl->m[i].v[F_EXCESS];
+        cap += fl->m[i].v[GL_F_CAP];
+        billed += (gl_i128)fl->m[i].v[GL_F_USED] + fl->m[i].v[GL_F_RUB];
+        idle += fl->m[i].v[GL_F_IDLE];
+        overhead += (gl_i128)fl->m[i].v[GL_F_RESERVED] + fl->m[i].v[GL_F_UNATTR];
+        excess += fl->m[i].v[GL_F_EXCESS];
     }
     snprintf(a, sizeof a, "%s", p->name);
     html_head(f, "GPU fleet — ", a);
@@ -1619,7 +1268,7 @@ static void fleet_html(FILE *f, const void *vctx)
             fprintf(f, "<th class=\"n\">%s</th>", fleet_heads[k]);
     fputs("<th>Reconciles</th></tr>\n", f);
     for (size_t i = 0; i < fl->n; i++) {
-        const struct fleet_model *m = &fl->m[i];
+        const struct gl_fleet_model *m = &fl->m[i];
         fputs("<tr><td class=\"t\">", f);
         html(f, m->cluster);
         fputs("</td><td class=\"t\">", f);
@@ -1645,7 +1294,7 @@ static void fleet_html(FILE *f, const void *vctx)
           "</tr>\n",
           f);
     for (size_t i = 0; i < fl->n; i++) {
-        const struct fleet_model *m = &fl->m[i];
+        const struct gl_fleet_model *m = &fl->m[i];
         for (size_t k = 0; k < m->nteams; k++) {
             fputs("<tr><td>", f);
             html(f, m->cluster);
@@ -1654,7 +1303,7 @@ static void fleet_html(FILE *f, const void *vctx)
             fputs("</td><td>", f);
             swatch(f, palette[(size_t)m->teams[k].team % NPALETTE], fl->teams[m->teams[k].team]);
             fmt_gbh(m->teams[k].q, a, sizeof a);
-            fmt_share(m->teams[k].q, m->v[F_CAP], b, sizeof b);
+            fmt_share(m->teams[k].q, m->v[GL_F_CAP], b, sizeof b);
             fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", a, b);
         }
     }
@@ -1687,13 +1336,15 @@ static void fleet_html(FILE *f, const void *vctx)
                "</td></tr>\n</table>\n", x->set->n, a);
 
     fputs("<h2>Devices needing attention</h2>\n", f);
-    if (fl->ndev) {
+    if (attention_count(fl)) {
         fputs("<table><tr><th>Cluster</th><th>Node</th><th>Device</th><th>Profile</th>"
               "<th>GPU model</th><th class=\"n\">Capacity GB-h</th><th class=\"n\">Excess GB-h"
               "</th><th>Why</th></tr>\n",
               f);
         for (size_t i = 0; i < fl->ndev; i++) {
-            const struct fleet_device *d = &fl->dev[i];
+            const struct gl_device_row *d = &fl->dev[i];
+            if (!needs_attention(d))
+                continue;
             const char *cells[] = {d->cluster, d->node, d->device, d->profile, d->model};
             fputs("<tr>", f);
             for (int k = 0; k < 5; k++) {
@@ -1713,7 +1364,7 @@ static void fleet_html(FILE *f, const void *vctx)
     } else {
         fprintf(f, "<p class=\"note\">None: all %zu devices reported memory metrics and none was "
                    "billed beyond capacity. Per-device figures: <code>gpuledger summary --period "
-                   "%s</code>.</p>\n", fl->ndev_total, p->name);
+                   "%s</code>.</p>\n", fl->ndev, p->name);
     }
     html_foot(f, c);
 }
@@ -1722,7 +1373,7 @@ static void fleet_md(FILE *f, const void *vctx)
 {
     const struct fleet_ctx *x = vctx;
     const struct gl_config *c = x->c;
-    const struct fleet *fl = x->fl;
+    const struct gl_fleet *fl = x->fl;
     const struct gl_period *p = &x->set->period;
     char a[96], b[96], q[96];
     day_range_text(x->ax, a, sizeof a);
@@ -1739,10 +1390,10 @@ static void fleet_md(FILE *f, const void *vctx)
     {
         gl_i128 cap = 0, billed = 0, idle = 0, overhead = 0; /* cannot overflow */
         for (size_t i = 0; i < fl->n; i++) {
-            cap += fl->m[i].v[F_CAP];
-            billed += (gl_i128)fl->m[i].v[F_USED] + fl->m[i].v[F_RUB];
-            idle += fl->m[i].v[F_IDLE];
-            overhead += (gl_i128)fl->m[i].v[F_RESERVED] + fl->m[i].v[F_UNATTR];
+            cap += fl->m[i].v[GL_F_CAP];
+            billed += (gl_i128)fl->m[i].v[GL_F_USED] + fl->m[i].v[GL_F_RUB];
+            idle += fl->m[i].v[GL_F_IDLE];
+            overhead += (gl_i128)fl->m[i].v[GL_F_RESERVED] + fl->m[i].v[GL_F_UNATTR];
         }
         fmt_gbh(cap, q, sizeof q);
         fprintf(f, "| Capacity GB-h | Billed to teams GB-h | Idle GB-h | Overhead GB-h |\n"
@@ -1767,7 +1418,7 @@ static void fleet_md(FILE *f, const void *vctx)
             fputs("---:|", f);
     fputs("---|\n", f);
     for (size_t i = 0; i < fl->n; i++) {
-        const struct fleet_model *m = &fl->m[i];
+        const struct gl_fleet_model *m = &fl->m[i];
         fputs("| ", f);
         md(f, m->cluster);
         fputs(" | ", f);
@@ -1788,7 +1439,7 @@ static void fleet_md(FILE *f, const void *vctx)
           "capacity |\n|---|---|---|---:|---:|\n",
           f);
     for (size_t i = 0; i < fl->n; i++) {
-        const struct fleet_model *m = &fl->m[i];
+        const struct gl_fleet_model *m = &fl->m[i];
         for (size_t k = 0; k < m->nteams; k++) {
             fputs("| ", f);
             md(f, m->cluster);
@@ -1797,7 +1448,7 @@ static void fleet_md(FILE *f, const void *vctx)
             fputs(" | ", f);
             md(f, fl->teams[m->teams[k].team]);
             fmt_gbh(m->teams[k].q, a, sizeof a);
-            fmt_share(m->teams[k].q, m->v[F_CAP], b, sizeof b);
+            fmt_share(m->teams[k].q, m->v[GL_F_CAP], b, sizeof b);
             fprintf(f, " | %s | %s |\n", a, b);
         }
     }
@@ -1823,12 +1474,14 @@ static void fleet_md(FILE *f, const void *vctx)
     gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
     fprintf(f, "| **Sum of %zu invoices** | | | | | **%s** |\n\n## Devices needing attention\n\n",
             x->set->n, a);
-    if (fl->ndev) {
+    if (attention_count(fl)) {
         fputs("| Cluster | Node | Device | Profile | GPU model | Capacity GB-h | Excess GB-h | Why |\n"
               "|---|---|---|---|---|---:|---:|---|\n",
               f);
         for (size_t i = 0; i < fl->ndev; i++) {
-            const struct fleet_device *d = &fl->dev[i];
+            const struct gl_device_row *d = &fl->dev[i];
+            if (!needs_attention(d))
+                continue;
             const char *cells[] = {d->cluster, d->node, d->device, d->profile, d->model};
             fputs("|", f);
             for (int k = 0; k < 5; k++) {
@@ -1845,173 +1498,72 @@ static void fleet_md(FILE *f, const void *vctx)
         }
     } else {
         fprintf(f, "None: all %zu devices reported memory metrics and none was billed beyond "
-                   "capacity.\n", fl->ndev_total);
+                   "capacity.\n", fl->ndev);
     }
     fprintf(f, "\n---\nGenerated by gpuledger %s. GB = 10^9 bytes.\n", GL_VERSION);
 }
 
 /* ------------------------------------------------------------ entry points */
 
-enum gl_status gl_report_write(const struct gl_config *c, struct gl_store *s,
-                               const struct gl_invoice_set *set, const char *team,
-                               const char *dir, struct gl_error *err)
+enum gl_status gl_report_team_html(const struct gl_statement *st, size_t i, FILE *out,
+                                   struct gl_error *err)
 {
-    const struct gl_period *p = &set->period;
-    if (team) {
-        size_t i = 0;
-        while (i < set->n && strcmp(set->invoices[i].team, team) != 0)
-            i++;
-        if (i == set->n)
-            return gl_error_set(err, GL_ERR_USAGE, "team \"%s\" has no usage in %s", team,
-                                p->name);
-    }
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", dir, strerror(errno));
-    struct day_axis ax;
-    enum gl_status rc = load_axis(s, p, &ax, err);
-    size_t written = 0;
-    for (size_t i = 0; !rc && i < set->n; i++) {
-        const struct gl_invoice *inv = &set->invoices[i];
-        if (team && strcmp(inv->team, team) != 0)
-            continue;
-        struct team_usage u;
-        if ((rc = load_team(s, p, inv, &ax, &u, err)))
-            break;
-        struct team_ctx ctx = {c, set, inv, &u, &ax};
-        char *name = gl_report_team_file(p->name, inv->team, "html");
-        rc = write_page(dir, name, team_html, &ctx, err);
-        free(name);
-        if (!rc) {
-            name = gl_report_team_file(p->name, inv->team, "md");
-            rc = write_page(dir, name, team_md, &ctx, err);
-            free(name);
-        }
-        team_usage_free(&u);
-        written++;
-    }
-    if (rc)
-        return rc;
-    struct fleet fl;
-    if ((rc = load_fleet(s, p, &fl, err)))
-        return rc;
-    struct fleet_ctx fctx = {c, set, &fl, &ax};
-    char name[64]; /* "fleet-YYYY-MM.html" */
-    snprintf(name, sizeof name, "fleet-%s.html", p->name);
-    rc = write_page(dir, name, fleet_html, &fctx, err);
-    if (!rc) {
-        snprintf(name, sizeof name, "fleet-%s.md", p->name);
-        rc = write_page(dir, name, fleet_md, &fctx, err);
-    }
-    fleet_free(&fl);
-    if (!rc)
-        gl_log(GL_LOG_INFO, "wrote reports period=%s teams=%zu dir=%s", p->name, written, dir);
-    return rc;
-}
-
-/* ---- `gpuledger report` ---- */
-
-static const char usage_report[] =
-    "usage: gpuledger report --period YYYY-MM [--team ID] --out DIR\n"
-    "  Monthly reports: per team DIR/report-<period>-<team>.html (self-contained,\n"
-    "  inline SVG charts) and .md, and the fleet page DIR/fleet-<period>.html and\n"
-    "  .md. With --team, only that team's pages (and the fleet page).\n";
-
-/* A closed period's invoices are the frozen ones (close.c). Its report is
- * drawn from the stored rollups, so it is written only while those still
- * give every team the frozen total; otherwise the page would disagree with
- * the invoice finance holds. */
-struct frozen_cmp {
-    const struct gl_invoice_set *set;
-    int minor;
-    size_t seen;
-    char bad[600];
-};
-
-static void frozen_one(void *vctx, const char *team, const char *json, const char *mdtext)
-{
-    (void)mdtext;
-    struct frozen_cmp *k = vctx;
-    if (k->bad[0])
-        return;
-    k->seen++;
-    cJSON *o = cJSON_Parse(json);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "total");
-    const char *frozen_total = cJSON_IsString(t) ? t->valuestring : "?";
-    char now[96] = "none";
-    for (size_t i = 0; i < k->set->n; i++)
-        if (strcmp(k->set->invoices[i].team, team) == 0)
-            gl_dec_format(k->set->invoices[i].total, k->minor, now, sizeof now);
-    if (strcmp(now, frozen_total) != 0)
-        snprintf(k->bad, sizeof k->bad, "team %.300s: frozen total %.40s, stored data now give %s",
-                 team, frozen_total, now);
-    cJSON_Delete(o);
-}
-
-static enum gl_status check_frozen(struct gl_store *s, const struct gl_invoice_set *set,
-                                   int minor, struct gl_error *err)
-{
-    struct frozen_cmp k = {.set = set, .minor = minor};
-    enum gl_status rc = gl_frozen_invoices(s, set->period.name, NULL, frozen_one, &k, err);
-    if (rc)
-        return rc;
-    if (!k.bad[0] && k.seen != set->n)
-        snprintf(k.bad, sizeof k.bad, "%zu frozen invoices, %zu teams in the stored data", k.seen,
-                 set->n);
-    if (k.bad[0])
-        return gl_error_set(err, GL_ERR_STATE,
-                            "period %s is closed and data collected since changed it (%s); the "
-                            "difference is billed as corrections in the next open period. "
-                            "'gpuledger invoice --period %s' prints the frozen invoices",
-                            set->period.name, k.bad, set->period.name);
+    (void)err;
+    struct team_ctx ctx = {st->cfg, st->set, &st->set->invoices[i], &st->teams[i], &st->axis};
+    team_html(out, &ctx);
     return GL_OK;
 }
 
-int gl_cmd_report(const struct gl_cli *g, int argc, char **argv)
+enum gl_status gl_report_team_md(const struct gl_statement *st, size_t i, FILE *out,
+                                 struct gl_error *err)
 {
-    static const struct gl_cli_opt specs[] = {{"period", true}, {"team", true}, {"out", true}};
-    const char *v[3] = {0};
-    bool help;
-    int prc = gl_cli_parse(argc, argv, specs, 3, v, usage_report, &help);
-    if (prc)
-        return prc;
-    if (help) {
-        fputs(usage_report, stdout);
-        return 0;
-    }
-    struct gl_period p;
-    if (!v[0])
-        return gl_cli_usage(usage_report, "%s", "--period YYYY-MM is required");
-    if (!gl_period_parse(v[0], &p))
-        return gl_cli_usage(usage_report, "--period \"%s\" is not YYYY-MM", v[0]);
-    if (!v[2] || !*v[2])
-        return gl_cli_usage(usage_report, "%s", "--out DIR is required");
+    (void)err;
+    struct team_ctx ctx = {st->cfg, st->set, &st->set->invoices[i], &st->teams[i], &st->axis};
+    team_md(out, &ctx);
+    return GL_OK;
+}
 
-    struct gl_error err = {0};
-    struct gl_config *cfg = NULL;
-    struct gl_store *s = NULL;
-    struct gl_price_table *prices = NULL;
-    struct gl_invoice_set *set = NULL;
-    bool frozen = false;
-    int rc = 0;
-    struct stat sb;
-    if (gl_config_load(g->config, &cfg, &err)) {
-        rc = gl_cli_fail(&err);
-    } else if (stat(g->db, &sb) != 0) {
-        /* opening would create an empty database and report nothing */
-        gl_error_set(&err, GL_ERR_RUNTIME, "%s: no database (run 'gpuledger collect' first)",
-                     g->db);
-        rc = gl_cli_fail(&err);
-    } else if (gl_store_open(g->db, &s, &err) ||
-               gl_prices_load_config(cfg, &prices, &err) ||
-               gl_period_invoices(cfg, s, prices, &p, &set, &frozen, &err) ||
-               (frozen && (gl_invoices_build(cfg, s, prices, &p, &set, &err) ||
-                           check_frozen(s, set, cfg->minor_digits, &err))) ||
-               gl_report_write(cfg, s, set, v[1], v[2], &err)) {
-        rc = gl_cli_fail(&err);
+enum gl_status gl_report_fleet_html(const struct gl_statement *st, size_t i, FILE *out,
+                                    struct gl_error *err)
+{
+    (void)i;
+    (void)err;
+    struct fleet_ctx ctx = {st->cfg, st->set, &st->fleet, &st->axis};
+    fleet_html(out, &ctx);
+    return GL_OK;
+}
+
+enum gl_status gl_report_fleet_md(const struct gl_statement *st, size_t i, FILE *out,
+                                  struct gl_error *err)
+{
+    (void)i;
+    (void)err;
+    struct fleet_ctx ctx = {st->cfg, st->set, &st->fleet, &st->axis};
+    fleet_md(out, &ctx);
+    return GL_OK;
+}
+
+enum gl_status gl_report_write(const struct gl_statement *st, const char *team, const char *dir,
+                               struct gl_error *err)
+{
+    const struct gl_period *p = &st->period;
+    if (team && gl_statement_team(st, team) < 0)
+        return gl_error_set(err, GL_ERR_USAGE, "team \"%s\" has no usage in %s", team, p->name);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", dir, strerror(errno));
+    enum gl_status rc = GL_OK;
+    size_t written = 0;
+    /* the table's pages, in its order: team pages, then the fleet page */
+    for (size_t k = 0; !rc && k < gl_nrenderers; k++) {
+        const struct gl_renderer *r = &gl_renderers[k];
+        if (!r->folder || strcmp(r->folder, "reports") != 0)
+            continue;
+        size_t n = 0;
+        rc = gl_render_all(r, st, team, dir, &n, err);
+        if (r->scope == GL_SCOPE_TEAM && n > written)
+            written = n;
     }
-    gl_invoices_free(set);
-    gl_prices_free(prices);
-    gl_store_close(s);
-    gl_config_free(cfg);
+    if (!rc)
+        gl_log(GL_LOG_INFO, "wrote reports period=%s teams=%zu dir=%s", p->name, written, dir);
     return rc;
 }

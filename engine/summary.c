@@ -6,11 +6,13 @@
 #include <string.h>
 
 #include "money.h"
+#include "statement.h"
 #include "util.h"
 
-static const char *const model_kinds[] = {"capacity", "memory_used", "reserved_unused_billed",
-                                          "reserved", "unattributed", "idle", "excess"};
-#define NMODEL_KINDS (sizeof model_kinds / sizeof *model_kinds)
+/* The JSON keys of a model row, in gl_fleet_model.v order (GL_F_*). */
+static const char *const model_kinds[GL_F_N] = {"capacity", "memory_used",
+                                                "reserved_unused_billed", "reserved",
+                                                "unattributed", "idle", "excess"};
 
 const char gl_summary_models_sql[] =
     "SELECT u.cluster, d.model,"
@@ -24,6 +26,19 @@ const char gl_summary_models_sql[] =
     " FROM usage u JOIN device d ON d.id = u.device_id"
     " WHERE u.hour >= ?1 AND u.hour < ?2"
     " GROUP BY u.cluster, d.model ORDER BY u.cluster, d.model";
+
+const char gl_summary_devices_sql[] =
+    "SELECT d.cluster, d.uuid, d.gpu_i_id, d.gpu_i_profile, d.model, d.hostname,"
+    " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'unknown_steps' THEN u.quantity ELSE 0 END)"
+    " FROM device d LEFT JOIN usage u ON u.device_id = d.id AND u.hour >= ?1 AND u.hour < ?2"
+    " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
+    " GROUP BY d.id ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
 
 enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, const char *what,
                              struct gl_error *err)
@@ -72,135 +87,112 @@ static void add_gbh(cJSON *o, const char *key, int64_t mib_s)
     cJSON_AddStringToObject(o, key, q);
 }
 
-static enum gl_status models(struct gl_store *s, const struct gl_period *p, cJSON *arr,
-                             struct gl_error *err)
+/* capacity = billed + idle + overhead − excess, exactly (128 bits: a sum of
+ * int64 terms cannot overflow it) */
+static bool model_reconciles(const struct gl_fleet_model *m)
 {
-    const char *sql = gl_summary_models_sql;
-    sqlite3_stmt *st;
-    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                  "summary", err);
-    if (qrc)
-        return qrc;
-    int src;
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "cluster", (const char *)sqlite3_column_text(st, 0));
-        cJSON_AddStringToObject(o, "gpu_model", (const char *)sqlite3_column_text(st, 1));
-        int64_t v[NMODEL_KINDS];
-        for (size_t k = 0; k < NMODEL_KINDS; k++) {
-            v[k] = sqlite3_column_int64(st, (int)k + 2);
-            add_gbh(o, model_kinds[k], v[k]);
-        }
-        /* capacity = billed + idle + overhead − excess, exactly (128 bits:
-         * a sum of int64 terms cannot overflow it) */
-        gl_i128 rhs = (gl_i128)v[1] + v[2] + v[3] + v[4] + v[5] - v[6];
-        cJSON_AddBoolToObject(o, "reconciles", rhs == v[0]);
-        cJSON_AddItemToArray(arr, o);
-    }
-    enum gl_status rc = src == SQLITE_DONE ? GL_OK : gl_usage_fail(s, p, "summary per model", err);
-    sqlite3_finalize(st);
-    return rc;
+    const int64_t *v = m->v;
+    gl_i128 rhs = (gl_i128)v[GL_F_USED] + v[GL_F_RUB] + v[GL_F_RESERVED] + v[GL_F_UNATTR] +
+                  v[GL_F_IDLE] - v[GL_F_EXCESS];
+    return rhs == v[GL_F_CAP];
 }
 
-static enum gl_status devices(struct gl_store *s, const struct gl_period *p, cJSON *arr,
-                              struct gl_error *err)
+static int64_t *device_figures(const struct gl_device_row *d, int64_t out[6])
 {
-    static const char sql[] =
-        "SELECT d.cluster, d.uuid, d.gpu_i_id, d.gpu_i_profile, d.model, d.hostname,"
-        " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'unknown_steps' THEN u.quantity ELSE 0 END)"
-        " FROM device d LEFT JOIN usage u ON u.device_id = d.id AND u.hour >= ?1 AND u.hour < ?2"
-        " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
-        " GROUP BY d.id ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
+    const int64_t v[6] = {d->capacity, d->used, d->reserved, d->unattributed, d->idle, d->excess};
+    memcpy(out, v, sizeof v);
+    return out;
+}
+
+enum gl_status gl_summary_json(const struct gl_statement *st, FILE *out, struct gl_error *err)
+{
+    (void)err;
+    const struct gl_fleet *fl = &st->fleet;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "period", st->period.name);
+    cJSON *arr = cJSON_AddArrayToObject(root, "models");
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct gl_fleet_model *m = &fl->m[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "cluster", m->cluster);
+        cJSON_AddStringToObject(o, "gpu_model", m->model);
+        for (int k = 0; k < GL_F_N; k++)
+            add_gbh(o, model_kinds[k], m->v[k]);
+        cJSON_AddBoolToObject(o, "reconciles", model_reconciles(m));
+        cJSON_AddItemToArray(arr, o);
+    }
     static const char *const keys[] = {"capacity", "memory_used", "reserved", "unattributed",
                                        "idle", "excess"};
-    sqlite3_stmt *st;
-    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                  "summary", err);
-    if (qrc)
-        return qrc;
-    int src;
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+    arr = cJSON_AddArrayToObject(root, "devices");
+    for (size_t i = 0; i < fl->ndev; i++) {
+        const struct gl_device_row *d = &fl->dev[i];
         cJSON *o = cJSON_CreateObject();
-        static const char *const names[] = {"cluster", "uuid", "gpu_i_id", "gpu_i_profile",
-                                            "gpu_model", "node"};
-        for (int i = 0; i < 6; i++)
-            cJSON_AddStringToObject(o, names[i], (const char *)sqlite3_column_text(st, i));
+        cJSON_AddStringToObject(o, "cluster", d->cluster);
+        cJSON_AddStringToObject(o, "uuid", d->uuid);
+        cJSON_AddStringToObject(o, "gpu_i_id", d->gpu_i_id);
+        cJSON_AddStringToObject(o, "gpu_i_profile", d->profile);
+        cJSON_AddStringToObject(o, "gpu_model", d->model);
+        cJSON_AddStringToObject(o, "node", d->node);
+        int64_t v[6];
+        device_figures(d, v);
         for (int k = 0; k < 6; k++)
-            add_gbh(o, keys[k], sqlite3_column_int64(st, 6 + k));
-        int64_t unknown = sqlite3_column_int64(st, 12);
-        cJSON_AddBoolToObject(o, "unknown_usage", unknown > 0 || sqlite3_column_int64(st, 6) == 0);
+            add_gbh(o, keys[k], v[k]);
+        cJSON_AddBoolToObject(o, "unknown_usage", d->unknown);
         cJSON_AddItemToArray(arr, o);
     }
-    enum gl_status rc = src == SQLITE_DONE ? GL_OK : gl_usage_fail(s, p, "summary per device", err);
-    sqlite3_finalize(st);
-    return rc;
+    char *text = cJSON_Print(root);
+    fprintf(out, "%s\n", text);
+    free(text);
+    cJSON_Delete(root);
+    return GL_OK;
 }
 
-enum gl_status gl_summary_write(struct gl_store *s, const struct gl_period *p, bool md, FILE *out,
-                                struct gl_error *err)
+static void gbh_cell(FILE *out, int64_t mib_s)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "period", p->name);
-    cJSON *m = cJSON_AddArrayToObject(root, "models");
-    cJSON *d = cJSON_AddArrayToObject(root, "devices");
-    enum gl_status rc = models(s, p, m, err);
-    if (!rc)
-        rc = devices(s, p, d, err);
-    if (rc) {
-        cJSON_Delete(root);
-        return rc;
-    }
-    if (!md) {
-        char *text = cJSON_Print(root);
-        fprintf(out, "%s\n", text);
-        free(text);
-        cJSON_Delete(root);
-        return GL_OK;
-    }
-    fprintf(out, "# Fleet summary %s (GB-hours)\n\n", p->name);
+    char q[80];
+    gl_dec_format(gl_gbh_nano(mib_s), 9, q, sizeof q);
+    fprintf(out, " | %s", q);
+}
+
+enum gl_status gl_summary_md(const struct gl_statement *st, FILE *out, struct gl_error *err)
+{
+    (void)err;
+    const struct gl_fleet *fl = &st->fleet;
+    fprintf(out, "# Fleet summary %s (GB-hours)\n\n", st->period.name);
     fprintf(out, "Capacity = memory billed to teams + idle + overhead (driver-reserved + "
                  "unattributed) − excess.\n\n");
     fprintf(out, "| Cluster | GPU model | Capacity | Used by pods | Reserved-unused billed | "
                  "Driver-reserved | Unattributed | Idle | Excess | Reconciles |\n");
     fprintf(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
-    for (cJSON *r = m->child; r; r = r->next) {
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct gl_fleet_model *m = &fl->m[i];
         fputs("| ", out);
-        gl_md_cell(out, cJSON_GetObjectItem(r, "cluster")->valuestring);
+        gl_md_cell(out, m->cluster);
         fputs(" | ", out);
-        gl_md_cell(out, cJSON_GetObjectItem(r, "gpu_model")->valuestring);
-        for (size_t k = 0; k < NMODEL_KINDS; k++)
-            fprintf(out, " | %s", cJSON_GetObjectItem(r, model_kinds[k])->valuestring);
-        fprintf(out, " | %s |\n", cJSON_IsTrue(cJSON_GetObjectItem(r, "reconciles")) ? "yes" : "NO");
+        gl_md_cell(out, m->model);
+        for (int k = 0; k < GL_F_N; k++)
+            gbh_cell(out, m->v[k]);
+        fprintf(out, " | %s |\n", model_reconciles(m) ? "yes" : "NO");
     }
     fprintf(out, "\n## Devices\n\n| Cluster | Node | Device | Profile | GPU model | Capacity | "
                  "Used by pods | Driver-reserved | Unattributed | Idle | Excess | Usage |\n");
     fprintf(out, "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
-    static const char *const dk[] = {"capacity", "memory_used", "reserved", "unattributed",
-                                     "idle", "excess"};
-    for (cJSON *r = d->child; r; r = r->next) {
-        const char *gid = cJSON_GetObjectItem(r, "gpu_i_id")->valuestring;
-        static const char *const cells[] = {"cluster", "node", "uuid", "gpu_i_profile",
-                                            "gpu_model"};
+    for (size_t i = 0; i < fl->ndev; i++) {
+        const struct gl_device_row *d = &fl->dev[i];
+        const char *cells[] = {d->cluster, d->node, d->uuid, d->profile, d->model};
         for (size_t k = 0; k < 5; k++) {
             fputs(k ? " | " : "| ", out);
-            gl_md_cell(out, cJSON_GetObjectItem(r, cells[k])->valuestring);
-            if (k == 2 && gid[0]) {
+            gl_md_cell(out, cells[k]);
+            if (k == 2 && d->gpu_i_id[0]) {
                 fputs("/", out);
-                gl_md_cell(out, gid);
+                gl_md_cell(out, d->gpu_i_id);
             }
         }
-        for (size_t k = 0; k < 6; k++)
-            fprintf(out, " | %s", cJSON_GetObjectItem(r, dk[k])->valuestring);
-        fprintf(out, " | %s |\n",
-                cJSON_IsTrue(cJSON_GetObjectItem(r, "unknown_usage")) ? "UNKNOWN (no memory metrics)"
-                                                                      : "measured");
+        int64_t v[6];
+        device_figures(d, v);
+        for (int k = 0; k < 6; k++)
+            gbh_cell(out, v[k]);
+        fprintf(out, " | %s |\n", d->unknown ? "UNKNOWN (no memory metrics)" : "measured");
     }
-    cJSON_Delete(root);
     return GL_OK;
 }

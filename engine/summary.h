@@ -25,8 +25,15 @@ extern const char gl_summary_models_sql[];
 enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, const char *what,
                              struct gl_error *err);
 
-/* Writes the summary as JSON (md = false) or Markdown to out. */
-enum gl_status gl_summary_write(struct gl_store *s, const struct gl_period *p, bool md, FILE *out,
-                                struct gl_error *err);
+/* Per device seen in a period (?1 start, ?2 end; node pseudo-devices left
+ * out), ordered by cluster, node, uuid, gpu_i_id: cluster, uuid, gpu_i_id,
+ * gpu_i_profile, model, hostname, then the MiB·s of capacity, memory_used,
+ * reserved, unattributed, idle, excess, and the unknown_steps count. */
+extern const char gl_summary_devices_sql[];
+
+/* The summary of a statement built with GL_ST_FLEET, as JSON or Markdown. */
+struct gl_statement;
+enum gl_status gl_summary_json(const struct gl_statement *st, FILE *out, struct gl_error *err);
+enum gl_status gl_summary_md(const struct gl_statement *st, FILE *out, struct gl_error *err);
 
 #endif
