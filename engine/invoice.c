@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "gl_build.h"
-#include "summary.h"
+#include "query.h"
 #include "util.h"
 
 /* Overflow checks (SPEC §10 "No wrapped arithmetic"): line and day MiB·s
@@ -113,23 +113,6 @@ static bool line_add(struct gl_invoice_line *l, int64_t day, int64_t mib_s)
     return true;
 }
 
-/* Largest measured full-GPU capacity (MiB) of a model, 0 when unknown. */
-static int64_t measured_capacity(struct gl_store *s, const char *model)
-{
-    sqlite3_stmt *st;
-    int64_t cap = 0;
-    if (sqlite3_prepare_v2(gl_store_db(s),
-                           "SELECT MAX(max_capacity_mib) FROM device WHERE model = ? "
-                           "AND gpu_i_id = '' AND uuid NOT LIKE 'node:%'",
-                           -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        cap = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return cap;
-}
-
 static enum gl_status price_lines(const struct gl_config *c, struct gl_store *s,
                                   struct gl_invoice_set *set, const struct gl_price_table *prices,
                                   struct gl_error *err)
@@ -147,7 +130,7 @@ static enum gl_status price_lines(const struct gl_config *c, struct gl_store *s,
                 continue;
             }
             enum gl_status rc = gl_price_per_gbh(prices, l->price, l->model,
-                                                 measured_capacity(s, l->model),
+                                                 gl_query_model_capacity(s, l->model),
                                                  &l->unit_price12, err);
             if (rc)
                 return rc;
@@ -203,64 +186,37 @@ static enum gl_status find_price(struct price_lookup *pl, const char *model, int
     return GL_OK;
 }
 
+struct billed_ctx {
+    struct gl_invoice_set *set;
+    struct price_lookup *pl;
+};
+
+static enum gl_status billed_row(void *vctx, const struct gl_usage_row *r, struct gl_error *err)
+{
+    struct billed_ctx *x = vctx;
+    int pi;
+    enum gl_status rc = find_price(x->pl, r->model, r->hour, r->team, r->cluster, &pi, err);
+    if (rc)
+        return rc;
+    struct gl_invoice *inv = invoice_for(x->set, r->team);
+    struct gl_invoice_line *l = line_for(inv, r->cluster, r->model, (enum gl_line_kind)r->kind,
+                                         &x->pl->prices->entries[pi]);
+    l->estimated |= r->estimated;
+    if (!line_add(l, gl_floor_to(r->hour, 86400), r->a))
+        return overflow(x->set, r->team, r->cluster, r->model, "the MiB·s", err);
+    return GL_OK;
+}
+
 /* Team usage (memory used, billed reserved-unused) and, under the platform
  * policy, the devices' idle and overhead as lines of the platform team. */
 static enum gl_status load_billed(const struct gl_config *c, struct gl_store *s,
                                   struct gl_invoice_set *set, struct price_lookup *pl,
                                   struct gl_error *err)
 {
-    static const char sql[] =
-        "SELECT team, cluster, model, kind, hour, SUM(q), MAX(est) FROM ("
-        " SELECT u.team AS team, u.cluster AS cluster, d.model AS model,"
-        "  CASE u.kind WHEN 'memory_used' THEN ?5 ELSE ?6 END AS kind,"
-        "  u.hour AS hour, u.quantity AS q, u.estimated AS est"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
-        " UNION ALL"
-        " SELECT ?3, u.cluster, d.model,"
-        "  CASE u.kind WHEN 'idle' THEN ?7 ELSE ?8 END,"
-        "  u.hour, u.quantity, u.estimated"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE ?4 AND u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('idle', 'reserved', 'unattributed'))"
-        " GROUP BY team, cluster, model, kind, hour"
-        " ORDER BY team, cluster, model, kind, hour";
-    sqlite3_stmt *st = NULL;
-    enum gl_status qrc = gl_store_query_period(s, sql, set->period.start, set->period.end, &st,
-                                  "reading usage", err);
-    if (qrc)
-        return qrc;
-    sqlite3_bind_text(st, 3, c->platform_team, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, c->idle_policy == GL_IDLE_PLATFORM);
-    static const enum gl_line_kind kinds[] = {GL_LINE_MEMORY_USED, GL_LINE_RESERVED_UNUSED,
-                                              GL_LINE_IDLE_SHARE, GL_LINE_OVERHEAD_SHARE};
-    for (int k = 0; k < 4; k++)
-        sqlite3_bind_int(st, 5 + k, (int)kinds[k]);
-    enum gl_status rc = GL_OK;
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *team = (const char *)sqlite3_column_text(st, 0);
-        const char *cluster = (const char *)sqlite3_column_text(st, 1);
-        const char *model = (const char *)sqlite3_column_text(st, 2);
-        enum gl_line_kind kind = (enum gl_line_kind)sqlite3_column_int(st, 3);
-        int64_t hour = sqlite3_column_int64(st, 4);
-        int pi;
-        if ((rc = find_price(pl, model, hour, team, cluster, &pi, err)))
-            break;
-        struct gl_invoice *inv = invoice_for(set, team);
-        struct gl_invoice_line *l =
-            line_for(inv, cluster, model, kind, &pl->prices->entries[pi]);
-        l->estimated |= sqlite3_column_int(st, 6);
-        if (!line_add(l, gl_floor_to(hour, 86400), sqlite3_column_int64(st, 5))) {
-            rc = overflow(set, team, cluster, model, "the MiB·s", err);
-            break;
-        }
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, &set->period, "reading usage", err);
-    sqlite3_finalize(st);
-    return rc;
+    struct billed_ctx x = {set, pl};
+    return gl_query_billed(s, &set->period,
+                           c->idle_policy == GL_IDLE_PLATFORM ? c->platform_team : NULL,
+                           billed_row, &x, err);
 }
 
 /* One (cluster, model, day, price entry) bucket of idle and overhead. */
@@ -284,6 +240,36 @@ static int bucket_cmp(const void *a, const void *b)
     return c;
 }
 
+struct idle_ctx {
+    struct gl_invoice_set *set;
+    struct price_lookup *pl;
+    struct bucket *b;
+    size_t nb;
+};
+
+static enum gl_status idle_row(void *vctx, const struct gl_usage_row *r, struct gl_error *err)
+{
+    struct idle_ctx *x = vctx;
+    int pi;
+    enum gl_status rc = find_price(x->pl, r->model, r->hour, NULL, r->cluster, &pi, err);
+    if (rc)
+        return rc;
+    int64_t day = gl_floor_to(r->hour, 86400);
+    struct bucket *b = x->b;
+    size_t nb = x->nb;
+    if (!nb || b[nb - 1].day != day || b[nb - 1].price != pi ||
+        strcmp(b[nb - 1].cluster, r->cluster) != 0 || strcmp(b[nb - 1].model, r->model) != 0) {
+        x->b = b = gl_xrealloc(b, (nb + 1) * sizeof *b);
+        b[nb++] = (struct bucket){gl_strdup(r->cluster), gl_strdup(r->model), day, pi, 0, 0};
+        x->nb = nb;
+    }
+    if (__builtin_add_overflow(b[nb - 1].idle, r->a, &b[nb - 1].idle) ||
+        __builtin_add_overflow(b[nb - 1].overhead, r->b, &b[nb - 1].overhead))
+        return overflow(x->set, "(idle and overhead)", r->cluster, r->model, "the daily MiB·s",
+                        err);
+    return GL_OK;
+}
+
 /* Proportional policy: each bucket's idle and overhead are split among the
  * teams billed in it, by their billed MiB·s (largest remainder, ties by team
  * id); with no such team they go to the platform team. */
@@ -291,45 +277,10 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
                                           struct gl_invoice_set *set, struct price_lookup *pl,
                                           struct gl_error *err)
 {
-    static const char sql[] =
-        "SELECT u.cluster, d.model, u.hour,"
-        " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'idle' THEN 0 ELSE u.quantity END)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.kind IN ('idle', 'reserved', 'unattributed')"
-        " GROUP BY u.cluster, d.model, u.hour ORDER BY u.cluster, d.model, u.hour";
-    sqlite3_stmt *st = NULL;
-    enum gl_status qrc = gl_store_query_period(s, sql, set->period.start, set->period.end, &st,
-                                  "reading idle", err);
-    if (qrc)
-        return qrc;
-    struct bucket *b = NULL;
-    size_t nb = 0;
-    enum gl_status rc = GL_OK;
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *cluster = (const char *)sqlite3_column_text(st, 0);
-        const char *model = (const char *)sqlite3_column_text(st, 1);
-        int64_t hour = sqlite3_column_int64(st, 2);
-        int pi;
-        if ((rc = find_price(pl, model, hour, NULL, cluster, &pi, err)))
-            break;
-        int64_t day = gl_floor_to(hour, 86400);
-        if (!nb || b[nb - 1].day != day || b[nb - 1].price != pi ||
-            strcmp(b[nb - 1].cluster, cluster) != 0 || strcmp(b[nb - 1].model, model) != 0) {
-            b = gl_xrealloc(b, (nb + 1) * sizeof *b);
-            b[nb++] = (struct bucket){gl_strdup(cluster), gl_strdup(model), day, pi, 0, 0};
-        }
-        if (__builtin_add_overflow(b[nb - 1].idle, sqlite3_column_int64(st, 3), &b[nb - 1].idle) ||
-            __builtin_add_overflow(b[nb - 1].overhead, sqlite3_column_int64(st, 4),
-                                   &b[nb - 1].overhead)) {
-            rc = overflow(set, "(idle and overhead)", cluster, model, "the daily MiB·s", err);
-            break;
-        }
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, &set->period, "reading idle", err);
-    sqlite3_finalize(st);
+    struct idle_ctx x = {set, pl, NULL, 0};
+    enum gl_status rc = gl_query_idle(s, &set->period, idle_row, &x, err);
+    struct bucket *b = x.b;
+    size_t nb = x.nb;
     if (!rc)
         gl_sort(b, nb, sizeof *b, bucket_cmp);
     /* Teams billed per bucket, in team id order (invoices are sorted). */
@@ -448,104 +399,58 @@ static struct gl_invoice *find_invoice(struct gl_invoice_set *set, const char *t
     return NULL;
 }
 
+static enum gl_status info_row(void *vctx, const struct gl_usage_row *r, struct gl_error *err)
+{
+    struct gl_invoice_set *set = vctx;
+    struct gl_invoice *inv = find_invoice(set, r->team);
+    if (!inv)
+        return GL_OK; /* teams with nothing billed get no invoice */
+    const char *cluster = r->cluster, *model = r->model;
+    int64_t day = r->hour, q = r->a;
+    bool ok;
+    switch ((enum gl_info_kind)r->kind) {
+    case GL_INFO_WASTE:
+        ok = info_add(&inv->waste, &inv->nwaste, cluster, model, q, 0);
+        break;
+    case GL_INFO_ALLOCATED:
+        ok = info_add(&inv->allocated, &inv->nallocated, cluster, model, q, 0);
+        break;
+    case GL_INFO_ALLOCATED_GPU:
+        ok = info_add(&inv->allocated, &inv->nallocated, cluster, model, 0, q);
+        break;
+    case GL_INFO_BUSY_PPM:
+    case GL_INFO_BUSY_STEPS:
+    default: {
+        bool ppm = r->kind == GL_INFO_BUSY_PPM;
+        ok = info_add(&inv->compute, &inv->ncompute, cluster, model, ppm ? q : 0, ppm ? 0 : q);
+        for (size_t j = 0; ok && j < inv->nlines; j++) {
+            struct gl_invoice_line *l = &inv->lines[j];
+            if (strcmp(l->cluster, cluster) != 0 || strcmp(l->model, model) != 0 ||
+                (l->kind != GL_LINE_MEMORY_USED && l->kind != GL_LINE_RESERVED_UNUSED))
+                continue;
+            for (size_t d = 0; ok && d < l->ndays; d++)
+                if (l->days[d].day == day) {
+                    int64_t *x = ppm ? &l->days[d].busy_ppm : &l->days[d].busy_steps;
+                    ok = !__builtin_add_overflow(*x, q, x);
+                }
+        }
+    }
+    }
+    if (!ok) {
+        static const char *const names[] = {"allocated", "allocated_gpu", "busy_ppm",
+                                            "busy_steps", "reserved_unused"};
+        return overflow(set, inv->team, cluster, model,
+                        (unsigned)r->kind < 5 ? names[r->kind] : "?", err);
+    }
+    return GL_OK;
+}
+
 /* Waste, allocation and compute indicator per team; the indicator per day
  * on the team's memory lines (for FOCUS). */
 static enum gl_status load_info(struct gl_store *s, struct gl_invoice_set *set,
                                 struct gl_error *err)
 {
-    static const char sql[] =
-        "SELECT u.team, u.cluster, d.model, u.kind, u.hour - u.hour % 86400, SUM(u.quantity)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('reserved_unused', 'allocated', 'allocated_gpu', 'busy_ppm', 'busy_steps')"
-        " GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5";
-    sqlite3_stmt *st = NULL;
-    enum gl_status qrc = gl_store_query_period(s, sql, set->period.start, set->period.end, &st,
-                                  "reading allocation", err);
-    if (qrc)
-        return qrc;
-    int sr;
-    enum gl_status rc = GL_OK;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        struct gl_invoice *inv = find_invoice(set, (const char *)sqlite3_column_text(st, 0));
-        if (!inv)
-            continue; /* teams with nothing billed get no invoice */
-        const char *cluster = (const char *)sqlite3_column_text(st, 1);
-        const char *model = (const char *)sqlite3_column_text(st, 2);
-        const char *kind = (const char *)sqlite3_column_text(st, 3);
-        int64_t day = sqlite3_column_int64(st, 4);
-        int64_t q = sqlite3_column_int64(st, 5);
-        bool ok;
-        if (strcmp(kind, "reserved_unused") == 0) {
-            ok = info_add(&inv->waste, &inv->nwaste, cluster, model, q, 0);
-        } else if (strcmp(kind, "allocated") == 0) {
-            ok = info_add(&inv->allocated, &inv->nallocated, cluster, model, q, 0);
-        } else if (strcmp(kind, "allocated_gpu") == 0) {
-            ok = info_add(&inv->allocated, &inv->nallocated, cluster, model, 0, q);
-        } else {
-            bool ppm = strcmp(kind, "busy_ppm") == 0;
-            ok = info_add(&inv->compute, &inv->ncompute, cluster, model, ppm ? q : 0, ppm ? 0 : q);
-            for (size_t j = 0; ok && j < inv->nlines; j++) {
-                struct gl_invoice_line *l = &inv->lines[j];
-                if (strcmp(l->cluster, cluster) != 0 || strcmp(l->model, model) != 0 ||
-                    (l->kind != GL_LINE_MEMORY_USED && l->kind != GL_LINE_RESERVED_UNUSED))
-                    continue;
-                for (size_t d = 0; ok && d < l->ndays; d++)
-                    if (l->days[d].day == day) {
-                        int64_t *x = ppm ? &l->days[d].busy_ppm : &l->days[d].busy_steps;
-                        ok = !__builtin_add_overflow(*x, q, x);
-                    }
-            }
-        }
-        if (!ok)
-            rc = overflow(set, inv->team, cluster, model, kind, err);
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, &set->period, "reading allocation", err);
-    sqlite3_finalize(st);
-    return rc;
-}
-
-enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, const char *team,
-                                 struct gl_anomaly_list *out, struct gl_error *err)
-{
-    static const char sql[] =
-        "SELECT CASE u.kind WHEN 'anomaly_unallocated' THEN ?4 ELSE ?5 END, u.cluster, u.namespace, u.pod, u.team, d.hostname,"
-        " d.uuid || CASE d.gpu_i_id WHEN '' THEN '' ELSE '/' || d.gpu_i_id END, d.model,"
-        " MIN(u.first_seen), MAX(u.last_seen), SUM(u.quantity)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('anomaly_unallocated', 'anomaly_excess_devices')"
-        "  AND (?3 IS NULL OR u.team = ?3)"
-        " GROUP BY u.kind, u.cluster, u.namespace, u.pod, u.team, u.device_id"
-        " ORDER BY 1, 2, 3, 4, 7, 5";
-    memset(out, 0, sizeof *out);
-    sqlite3_stmt *st = NULL;
-    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                  "reading anomalies", err);
-    if (qrc)
-        return qrc;
-    if (team)
-        sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, GL_ANOMALY_UNALLOCATED_USE);
-    sqlite3_bind_int(st, 5, GL_ANOMALY_EXCESS_DEVICES);
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        out->items = gl_xrealloc(out->items, (out->n + 1) * sizeof *out->items);
-        struct gl_anomaly *a = &out->items[out->n++];
-        a->kind = (enum gl_anomaly_kind)sqlite3_column_int(st, 0);
-        char **f[] = {&a->cluster, &a->ns, &a->pod, &a->team, &a->node, &a->device, &a->model};
-        for (int i = 0; i < 7; i++)
-            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i + 1));
-        a->first_seen = sqlite3_column_int64(st, 8);
-        a->last_seen = sqlite3_column_int64(st, 9);
-        a->mib_s = sqlite3_column_int64(st, 10);
-    }
-    enum gl_status rc = sr == SQLITE_DONE ? GL_OK : gl_usage_fail(s, p, "reading anomalies", err);
-    sqlite3_finalize(st);
-    if (rc)
-        gl_anomalies_free(out);
-    return rc;
+    return gl_query_team_info(s, &set->period, info_row, set, err);
 }
 
 void gl_anomalies_free(struct gl_anomaly_list *l)

@@ -21,6 +21,14 @@
 #include "store.h"
 #include "timeutil.h"
 
+/* A failed step of a query summing period p's usage: SQLite's "integer
+ * overflow" (a SUM beyond int64: SQLite checks every integer SUM) becomes a
+ * runtime error naming the period and the team, cluster, model and kind
+ * whose MiB·s pass 2^63 (located with TOTAL(), a float used for naming
+ * only); any other failure is gl_store_fail's. */
+enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, const char *what,
+                             struct gl_error *err);
+
 /* The UTC days the charts span: from the first to the last hour of the
  * period that was collected or has usage (every team shares this axis). */
 struct gl_day_axis {
@@ -102,5 +110,97 @@ struct gl_fleet {
 enum gl_status gl_query_fleet(struct gl_store *s, const struct gl_period *p, struct gl_fleet *fl,
                               struct gl_error *err);
 void gl_fleet_free(struct gl_fleet *fl);
+
+/* Each distinct (GPU model, hour) with something to bill (memory used,
+ * billed reserved-unused, idle, overhead), by model then hour: fn is
+ * called with each until it returns non-zero (that status is returned). */
+enum gl_status gl_query_billable_hours(struct gl_store *s,
+                                       enum gl_status (*fn)(void *ctx, const char *model,
+                                                            int64_t hour, struct gl_error *err),
+                                       void *ctx, struct gl_error *err);
+
+/* One grouped row of a period's usage; which fields are set depends on
+ * the read. The strings are borrowed: valid only during the callback. */
+struct gl_usage_row {
+    const char *team, *cluster, *model;
+    int kind;     /* enum gl_line_kind or enum gl_info_kind */
+    int64_t hour; /* an hour, or a UTC day (gl_query_team_info) */
+    int64_t a, b;
+    int estimated;
+};
+/* Called per row; a non-zero status stops the read and is returned. */
+typedef enum gl_status (*gl_usage_fn)(void *ctx, const struct gl_usage_row *r,
+                                      struct gl_error *err);
+
+/* What is billed per (team, cluster, model, line kind, hour), ordered so:
+ * memory_used and reserved_unused_billed of each team (kind
+ * GL_LINE_MEMORY_USED / GL_LINE_RESERVED_UNUSED), and when platform_team
+ * is not NULL the devices' idle and overhead as that team's
+ * GL_LINE_IDLE_SHARE / GL_LINE_OVERHEAD_SHARE. a = MiB·s. */
+enum gl_status gl_query_billed(struct gl_store *s, const struct gl_period *p,
+                               const char *platform_team, gl_usage_fn fn, void *ctx,
+                               struct gl_error *err);
+
+/* Idle (a) and overhead (b: driver-reserved + unattributed) MiB·s per
+ * (cluster, model, hour), ordered so. */
+enum gl_status gl_query_idle(struct gl_store *s, const struct gl_period *p, gl_usage_fn fn,
+                             void *ctx, struct gl_error *err);
+
+/* Information per (team, cluster, model, kind, UTC day), ordered so; a =
+ * MiB·s (waste, allocated), micro-GPU-seconds (allocated GPUs), Σ busy ppm
+ * or device steps. */
+enum gl_info_kind {
+    GL_INFO_ALLOCATED,
+    GL_INFO_ALLOCATED_GPU,
+    GL_INFO_BUSY_PPM,
+    GL_INFO_BUSY_STEPS,
+    GL_INFO_WASTE,
+};
+enum gl_status gl_query_team_info(struct gl_store *s, const struct gl_period *p, gl_usage_fn fn,
+                                  void *ctx, struct gl_error *err);
+
+/* Largest measured full-GPU capacity (MiB) of a model, 0 when unknown. */
+int64_t gl_query_model_capacity(struct gl_store *s, const char *model);
+
+/* ---- closed periods (close.c) ---- */
+
+/* Whether period (YYYY-MM) is closed. */
+enum gl_status gl_query_is_closed(struct gl_store *s, const char *period, bool *closed,
+                                  struct gl_error *err);
+
+/* One frozen_row: a FOCUS key of a closed period with its exact figures.
+ * Strings borrowed (valid during the callback) when read. */
+struct gl_frozen_row {
+    const char *corrected_period; /* "" or the YYYY-MM a correction row corrects */
+    const char *team, *cluster, *model;
+    int kind;                     /* enum gl_line_kind */
+    const char *price_id;         /* as shown (file:row) */
+    const char *price_key;        /* pattern@valid_from */
+    int64_t day;
+    const char *unit_price;       /* per GB-hour, 12 decimals */
+    int64_t mib_s, billed_minor, gbh_nano;
+};
+typedef enum gl_status (*gl_frozen_row_fn)(void *ctx, const struct gl_frozen_row *r,
+                                           struct gl_error *err);
+
+/* The charged rows frozen by closing period (corrections == NULL), or the
+ * correction rows of period frozen by the closed periods after it and
+ * before corrections (exclusive). */
+enum gl_status gl_query_frozen_rows(struct gl_store *s, const char *period,
+                                    const char *corrections, gl_frozen_row_fn fn, void *ctx,
+                                    struct gl_error *err);
+
+/* The frozen FOCUS CSV of a closed period (malloc'd; GL_ERR_STATE when
+ * period is not closed). */
+enum gl_status gl_query_frozen_focus(struct gl_store *s, const char *period, char **csv,
+                                     struct gl_error *err);
+
+/* Calls fn for each frozen invoice of a closed period (team NULL = all),
+ * by team id. */
+enum gl_status gl_query_frozen_invoices(struct gl_store *s, const char *period,
+                                        const char *team,
+                                        void (*fn)(void *ctx, const char *team,
+                                                   const char *json, const char *md),
+                                        void *ctx, struct gl_error *err);
 
 #endif

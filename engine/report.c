@@ -10,7 +10,6 @@
  */
 #include "report.h"
 
-#include "summary.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

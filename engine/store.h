@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -107,6 +108,30 @@ enum gl_status gl_store_label_first_seen(struct gl_store *s, const char *labels,
 enum gl_status gl_store_query_period(struct gl_store *s, const char *sql, int64_t start,
                                      int64_t end, sqlite3_stmt **st, const char *what,
                                      struct gl_error *err);
+
+/* What closing a period stores, in one transaction (close.c builds it):
+ * the closed_period row with its FOCUS CSV, each invoice's texts, and the
+ * exact figures of every FOCUS key (struct gl_frozen_row, query.h). */
+struct gl_frozen_text {
+    const char *team, *json, *md;
+};
+struct gl_frozen_row;
+struct gl_freeze {
+    const char *period;
+    int64_t closed_at;
+    const char *focus_csv;
+    const struct gl_frozen_text *invoices;
+    size_t ninvoices;
+    const struct gl_frozen_row *rows;
+    size_t nrows;
+};
+enum gl_status gl_store_freeze(struct gl_store *s, const struct gl_freeze *f,
+                               struct gl_error *err);
+
+/* Prepares sql; on failure *st is NULL and err (when not NULL) says what
+ * was being read. Finalize *st. Only the store layer (store.c, query.c). */
+enum gl_status gl_store_prepare(struct gl_store *s, const char *sql, sqlite3_stmt **st,
+                                const char *what, struct gl_error *err);
 
 /* Formats "<what>: <sqlite message>" into err and returns GL_ERR_RUNTIME. */
 enum gl_status gl_store_fail(struct gl_store *s, const char *what, struct gl_error *err);

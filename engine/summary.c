@@ -1,4 +1,5 @@
-/* summary — fleet totals per model and per device, from SQL sums. */
+/* summary — the fleet summary of a statement (per model and per device), as
+ * JSON and Markdown. The sums come from query.c (gl_query_fleet). */
 #include "summary.h"
 
 #include <cjson/cJSON.h>
@@ -13,72 +14,6 @@
 static const char *const model_kinds[GL_F_N] = {"capacity", "memory_used",
                                                 "reserved_unused_billed", "reserved",
                                                 "unattributed", "idle", "excess"};
-
-const char gl_summary_models_sql[] =
-    "SELECT u.cluster, d.model,"
-    " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'reserved_unused_billed' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END)"
-    " FROM usage u JOIN device d ON d.id = u.device_id"
-    " WHERE u.hour >= ?1 AND u.hour < ?2"
-    " GROUP BY u.cluster, d.model ORDER BY u.cluster, d.model";
-
-const char gl_summary_devices_sql[] =
-    "SELECT d.cluster, d.uuid, d.gpu_i_id, d.gpu_i_profile, d.model, d.hostname,"
-    " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'unknown_steps' THEN u.quantity ELSE 0 END)"
-    " FROM device d LEFT JOIN usage u ON u.device_id = d.id AND u.hour >= ?1 AND u.hour < ?2"
-    " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
-    " GROUP BY d.id ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
-
-enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, const char *what,
-                             struct gl_error *err)
-{
-    if (strcmp(sqlite3_errmsg(gl_store_db(s)), "integer overflow") != 0)
-        return gl_store_fail(s, what, err);
-    static const char *const locate[] = {
-        "SELECT u.team, u.cluster, d.model, u.kind FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2 GROUP BY 1, 2, 3, 4"
-        " HAVING TOTAL(u.quantity) >= 9.2e18 ORDER BY TOTAL(u.quantity) DESC LIMIT 1",
-        "SELECT '', u.cluster, d.model, u.kind FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2 GROUP BY 2, 3, 4"
-        " HAVING TOTAL(u.quantity) >= 9.2e18 ORDER BY TOTAL(u.quantity) DESC LIMIT 1",
-    };
-    struct gl_buf where;
-    gl_buf_init(&where);
-    for (size_t i = 0; i < 2 && !where.len; i++) {
-        sqlite3_stmt *st = NULL;
-        struct gl_error ignored;
-        if (gl_store_query_period(s, locate[i], p->start, p->end, &st, what, &ignored))
-            break;
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            const char *team = (const char *)sqlite3_column_text(st, 0);
-            gl_buf_printf(&where, "%s%.300s%s cluster %.200s, GPU model \"%.200s\", kind %s: ",
-                          team[0] ? "team \"" : "all teams,", team, team[0] ? "\"," : "",
-                          (const char *)sqlite3_column_text(st, 1),
-                          (const char *)sqlite3_column_text(st, 2),
-                          (const char *)sqlite3_column_text(st, 3));
-        }
-        sqlite3_finalize(st);
-    }
-    enum gl_status rc = gl_error_set(err, GL_ERR_RUNTIME,
-                                     "%s: %s for period %s: integer overflow: %sthe sum of MiB·s "
-                                     "exceeds the 64-bit range (the stored usage holds "
-                                     "implausible samples)",
-                                     sqlite3_db_filename(gl_store_db(s), "main"), what, p->name,
-                                     where.data ? where.data : "");
-    gl_buf_free(&where);
-    return rc;
-}
 
 static void add_gbh(cJSON *o, const char *key, int64_t mib_s)
 {
