@@ -1,5 +1,6 @@
 /* query — typed reads of one period's rollups (see query.h). */
 #include "query.h"
+#include "store_sql.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -638,4 +639,142 @@ enum gl_status gl_query_frozen_invoices(struct gl_store *s, const char *period,
            (const char *)sqlite3_column_text(st, 2));
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading frozen invoices", err);
+}
+
+/* ---- the output state ---- */
+
+enum gl_status gl_query_data_version(struct gl_store *s, const char *period, int64_t *v,
+                                     struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    *v = 0;
+    if (gl_store_prepare(s, "SELECT version FROM data_version WHERE period = ?", &st,
+                         "reading the data version", err))
+        return GL_ERR_RUNTIME;
+    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
+                                                 : gl_store_fail(s, "reading the data version", err);
+}
+
+enum gl_status gl_query_devices_seen(struct gl_store *s, const struct gl_period *p,
+                                     void (*fn)(void *ctx, const char *const cols[8]), void *ctx,
+                                     struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, max_capacity_mib,"
+        /* a node's pseudo-device (allocation rows) has no samples of its own:
+         * its first/last seen are chunk starts, which no output reads */
+        " CASE WHEN uuid LIKE 'node:%' THEN 0 ELSE first_seen < ?2 AND last_seen >= ?1 END"
+        " FROM device ORDER BY cluster, uuid, gpu_i_id";
+    sqlite3_stmt *st;
+    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                              "reading devices for the output state", err);
+    if (rc)
+        return rc;
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *cols[8];
+        for (int i = 0; i < 8; i++)
+            cols[i] = (const char *)sqlite3_column_text(st, i);
+        fn(ctx, cols);
+    }
+    sqlite3_finalize(st);
+    if (sr != SQLITE_DONE)
+        return gl_store_fail(s, "reading devices for the output state", err);
+    return GL_OK;
+}
+
+void gl_output_state_clear(struct gl_output_state *o)
+{
+    free(o->closed);
+    free(o->devices);
+    free(o->prices);
+    free(o->config);
+    free(o->files);
+    memset(o, 0, sizeof *o);
+}
+
+enum gl_status gl_query_output_state(struct gl_store *s, const char *out_dir, const char *period,
+                                     struct gl_output_state *out, bool *found,
+                                     struct gl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *found = false;
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s,
+                         "SELECT data_version, closed, devices, prices, config, files"
+                         " FROM output_state WHERE out_dir = ? AND period = ?",
+                         &st, "reading the output state", err))
+        return GL_ERR_RUNTIME;
+    sqlite3_bind_text(st, 1, out_dir, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, period, -1, SQLITE_STATIC);
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW) {
+        *found = true;
+        out->data_version = sqlite3_column_int64(st, 0);
+        char **f[] = {&out->closed, &out->devices, &out->prices, &out->config, &out->files};
+        for (int i = 0; i < 5; i++)
+            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i + 1));
+    }
+    sqlite3_finalize(st);
+    if (sr != SQLITE_ROW && sr != SQLITE_DONE)
+        return gl_store_fail(s, "reading the output state", err);
+    return GL_OK;
+}
+
+enum gl_status gl_store_output_state(struct gl_store *s, const char *out_dir, const char *period,
+                                     const struct gl_output_state *o, struct gl_error *err)
+{
+    enum gl_status rc = gl_store_begin(s, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s,
+                         "INSERT OR REPLACE INTO output_state (out_dir, period, data_version,"
+                         " closed, devices, prices, config, files, written_at)"
+                         " VALUES (?,?,?,?,?,?,?,?,strftime('%s','now'))",
+                         &st, "recording the output state", err)) {
+        gl_store_rollback(s);
+        return GL_ERR_RUNTIME;
+    }
+    sqlite3_bind_text(st, 1, out_dir, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, period, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, o->data_version);
+    sqlite3_bind_text(st, 4, o->closed, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, o->devices, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, o->prices, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, o->config, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, o->files, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = gl_store_fail(s, "recording the output state", err);
+    sqlite3_finalize(st);
+    if (!rc)
+        rc = gl_store_commit(s, err);
+    if (rc)
+        gl_store_rollback(s);
+    return rc;
+}
+
+enum gl_status gl_query_known_periods(struct gl_store *s,
+                                      void (*fn)(void *ctx, const char *period), void *ctx,
+                                      struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s,
+                         "SELECT period FROM data_version UNION SELECT period FROM closed_period"
+                         " ORDER BY 1",
+                         &st, "reading the periods with data", err))
+        return GL_ERR_RUNTIME;
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        if (name)
+            fn(ctx, name);
+    }
+    sqlite3_finalize(st);
+    return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading the periods with data", err);
 }

@@ -203,4 +203,37 @@ enum gl_status gl_query_frozen_invoices(struct gl_store *s, const char *period,
                                                    const char *json, const char *md),
                                         void *ctx, struct gl_error *err);
 
+/* ---- the output state (outstate.c) ---- */
+
+/* The data version of period (0 when nothing was ever stored). */
+enum gl_status gl_query_data_version(struct gl_store *s, const char *period, int64_t *v,
+                                     struct gl_error *err);
+
+/* Every device row as period p's outputs see it: cluster, uuid, gpu_i_id,
+ * gpu_i_profile, model, hostname, max_capacity_mib and whether it was seen
+ * in p (always 0 for a node's pseudo-device), as text, by cluster, uuid,
+ * gpu_i_id; fn gets the 8 columns (borrowed). */
+enum gl_status gl_query_devices_seen(struct gl_store *s, const struct gl_period *p,
+                                     void (*fn)(void *ctx, const char *const cols[8]), void *ctx,
+                                     struct gl_error *err);
+
+/* What an output folder's period was last written from (owned strings:
+ * gl_output_state_clear). */
+struct gl_output_state {
+    int64_t data_version;
+    char *closed, *devices, *prices, *config, *files;
+};
+enum gl_status gl_query_output_state(struct gl_store *s, const char *out_dir, const char *period,
+                                     struct gl_output_state *out, bool *found,
+                                     struct gl_error *err);
+void gl_output_state_clear(struct gl_output_state *o);
+/* Records it (one transaction). */
+enum gl_status gl_store_output_state(struct gl_store *s, const char *out_dir, const char *period,
+                                     const struct gl_output_state *o, struct gl_error *err);
+
+/* Each period name with stored data or a closed state, ascending. */
+enum gl_status gl_query_known_periods(struct gl_store *s,
+                                      void (*fn)(void *ctx, const char *period), void *ctx,
+                                      struct gl_error *err);
+
 #endif

@@ -1,5 +1,6 @@
 /* store — SQLite schema, migrations and the collect-side writes. */
 #include "store.h"
+#include "store_sql.h"
 
 #include <errno.h>
 #include <fcntl.h>
