@@ -603,14 +603,592 @@ static size_t team_keyfigs(const struct team_ctx *x, struct keyfig *k)
     return n;
 }
 
+/* ---- tables: one model, written as HTML or Markdown ----
+ *
+ * A section's table is built once (cells as text) and written by either
+ * format: the figures and their order cannot differ between the HTML page
+ * and its Markdown twin. Label-derived cells are escaped by the format's
+ * one escaper (html, md); the rest is our own text and figures. */
+
+enum { COL_N = 1, COL_T = 2, COL_MD_RIGHT = 4 }; /* class "n" / "t" in HTML; ---: in MD */
+enum { CELL_LABEL = 1, CELL_CODE = 2, CELL_EST = 4 }; /* escaped; <code> in HTML; estimated */
+
+#define TABLE_COLS 9
+
+struct tcell {
+    char *text;
+    unsigned flags;
+};
+
+struct table {
+    size_t ncols;
+    const char *head[TABLE_COLS];
+    unsigned col[TABLE_COLS];
+    char head_buf[2][96]; /* headings with the currency */
+    struct tcell *cells;  /* nrows × ncols */
+    size_t nrows, cap;
+    bool wide;
+    bool sum;             /* a total row: sum_what, sum_value */
+    char sum_what[96], sum_value[96];
+};
+
+static void table_col(struct table *t, const char *head, unsigned flags)
+{
+    t->head[t->ncols] = head;
+    t->col[t->ncols++] = flags;
+}
+
+static void table_row(struct table *t)
+{
+    if (t->nrows == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 16;
+        t->cells = gl_xrealloc(t->cells, t->cap * t->ncols * sizeof *t->cells);
+    }
+    memset(&t->cells[t->nrows * t->ncols], 0, t->ncols * sizeof *t->cells);
+    t->nrows++;
+}
+
+/* Cell k of the last row: our text (flags 0) or a label. */
+static void table_cell(struct table *t, size_t k, unsigned flags, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void table_cell(struct table *t, size_t k, unsigned flags, const char *fmt, ...)
+{
+    struct gl_buf b;
+    gl_buf_init(&b);
+    va_list ap;
+    va_start(ap, fmt);
+    char small[256];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof small) {
+        gl_buf_puts(&b, small);
+    } else if (n >= 0) {
+        char *big = gl_xcalloc((size_t)n + 1, 1);
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        gl_buf_puts(&b, big);
+        free(big);
+    }
+    struct tcell *c = &t->cells[(t->nrows - 1) * t->ncols + k];
+    c->text = b.data ? b.data : gl_strdup("");
+    c->flags = flags;
+}
+
+static void table_free(struct table *t)
+{
+    for (size_t i = 0; i < t->nrows * t->ncols; i++)
+        free(t->cells[i].text);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+static void table_html(FILE *f, const struct table *t)
+{
+    fputs(t->wide ? "<div class=\"wide\"><table><tr>" : "<table><tr>", f);
+    for (size_t k = 0; k < t->ncols; k++)
+        fprintf(f, "<th%s>%s</th>", t->col[k] & COL_N ? " class=\"n\"" : "", t->head[k]);
+    fputs("</tr>\n", f);
+    for (size_t r = 0; r < t->nrows; r++) {
+        fputs("<tr>", f);
+        for (size_t k = 0; k < t->ncols; k++) {
+            const struct tcell *c = &t->cells[r * t->ncols + k];
+            fputs(t->col[k] & COL_N ? "<td class=\"n\">" : t->col[k] & COL_T ? "<td class=\"t\">"
+                                                                             : "<td>",
+                  f);
+            if (c->flags & CELL_CODE)
+                fputs("<code>", f);
+            if (c->flags & CELL_LABEL)
+                html(f, c->text);
+            else
+                fputs(c->text, f);
+            if (c->flags & CELL_CODE)
+                fputs("</code>", f);
+            if (c->flags & CELL_EST)
+                fputs(" <span class=\"note\">(estimated)</span>", f);
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    if (t->sum)
+        fprintf(f, "<tr class=\"sum\"><td colspan=\"%zu\">Total %s</td><td class=\"n\">%s</td>"
+                   "</tr>\n", t->ncols - 1, t->sum_what, t->sum_value);
+    fputs(t->wide ? "</table></div>\n" : "</table>\n", f);
+}
+
+static void table_md(FILE *f, const struct table *t)
+{
+    for (size_t k = 0; k < t->ncols; k++)
+        fprintf(f, "%s%s", k ? " | " : "| ", t->head[k]);
+    fputs(" |\n|", f);
+    for (size_t k = 0; k < t->ncols; k++)
+        fputs(t->col[k] & (COL_N | COL_MD_RIGHT) ? "---:|" : "---|", f);
+    fputc('\n', f);
+    for (size_t r = 0; r < t->nrows; r++) {
+        for (size_t k = 0; k < t->ncols; k++) {
+            const struct tcell *c = &t->cells[r * t->ncols + k];
+            fputs(k ? " | " : "| ", f);
+            if (c->flags & CELL_LABEL)
+                md(f, c->text);
+            else
+                fputs(c->text, f);
+            if (c->flags & CELL_EST)
+                fputs(" (estimated)", f);
+        }
+        fputs(" |\n", f);
+    }
+    if (t->sum) {
+        fprintf(f, "| **Total** %s |", t->sum_what);
+        for (size_t k = 2; k < t->ncols; k++)
+            fputs(" |", f);
+        fprintf(f, " **%s** |\n", t->sum_value);
+    }
+}
+
+/* ---- the team page: its sections' tables ---- */
+
+static void tbl_daily(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_team_usage *u = x->u;
+    table_col(t, "UTC day", 0);
+    table_col(t, "Used GB-h", COL_N);
+    table_col(t, "Allocated GB-h", COL_N);
+    table_col(t, "Reserved-unused GB-h", COL_N);
+    if (u->has_shares) {
+        table_col(t, "Idle share GB-h", COL_N);
+        table_col(t, "Overhead share GB-h", COL_N);
+    }
+    for (size_t i = 0; i < x->ax->n; i++) {
+        const struct gl_day_row *d = &u->days[i];
+        char day[16], v[96];
+        gl_date_format(x->ax->first + (int64_t)i * 86400, day, sizeof day);
+        table_row(t);
+        table_cell(t, 0, 0, "%s", day);
+        const int64_t fig[] = {d->used, d->allocated, d->waste, d->idle, d->overhead};
+        for (size_t k = 1; k < t->ncols; k++) {
+            fmt_gbh(fig[k - 1], v, sizeof v);
+            table_cell(t, k, 0, "%s", v);
+        }
+    }
+}
+
+static void tbl_pods(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_team_usage *u = x->u;
+    table_col(t, "#", COL_MD_RIGHT);
+    table_col(t, "Cluster", 0);
+    table_col(t, "Namespace/pod", 0);
+    table_col(t, "Used GB-h", COL_N);
+    table_col(t, "Share of team", COL_N);
+    table_col(t, "Allocated GB-h", COL_N);
+    table_col(t, "Reserved-unused GB-h", COL_N);
+    for (size_t i = 0; i < u->npods; i++) {
+        const struct gl_pod_row *r = &u->pods[i];
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, 0, "%zu", i + 1);
+        table_cell(t, 1, CELL_LABEL, "%s", r->cluster);
+        table_cell(t, 2, CELL_LABEL | (r->estimated ? CELL_EST : 0), "%s/%s", r->ns, r->pod);
+        fmt_gbh(r->used, v, sizeof v);
+        table_cell(t, 3, 0, "%s", v);
+        fmt_share(r->used, u->used, v, sizeof v);
+        table_cell(t, 4, 0, "%s", v);
+        fmt_gbh(r->allocated, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+        fmt_gbh(r->waste, v, sizeof v);
+        table_cell(t, 6, 0, "%s", v);
+    }
+}
+
+static void tbl_waste(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_invoice *inv = x->inv;
+    table_col(t, "Cluster", 0);
+    table_col(t, "GPU model", 0);
+    table_col(t, "Allocated GB-h", COL_N);
+    table_col(t, "GPU-hours", COL_N);
+    table_col(t, "Reserved-unused GB-h", COL_N);
+    table_col(t, "Share of allocation", COL_N);
+    for (size_t i = 0; i < inv->nallocated; i++) {
+        const struct gl_info_row *r = &inv->allocated[i];
+        int64_t waste = 0;
+        for (size_t k = 0; k < inv->nwaste; k++)
+            if (!strcmp(inv->waste[k].cluster, r->cluster) &&
+                !strcmp(inv->waste[k].model, r->model))
+                waste = inv->waste[k].a;
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", r->cluster);
+        table_cell(t, 1, CELL_LABEL, "%s", r->model);
+        fmt_gbh(r->a, v, sizeof v);
+        table_cell(t, 2, 0, "%s", v);
+        gl_dec_format(gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS, v, sizeof v);
+        table_cell(t, 3, 0, "%s", v);
+        fmt_gbh(waste, v, sizeof v);
+        table_cell(t, 4, 0, "%s", v);
+        fmt_share(waste, r->a, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+    }
+}
+
+/* The invoice's lines (only the idle and overhead shares when shares_only). */
+static void tbl_lines(const struct team_ctx *x, struct table *t, bool shares_only)
+{
+    const struct gl_config *c = x->c;
+    const struct gl_invoice *inv = x->inv;
+    table_col(t, "Cluster", 0);
+    table_col(t, "GPU model", 0);
+    table_col(t, "Kind", 0);
+    table_col(t, "GB-hours", COL_N);
+    if (!shares_only) {
+        snprintf(t->head_buf[0], sizeof t->head_buf[0], "Unit price (%s per GB-hour)",
+                 c->currency);
+        table_col(t, t->head_buf[0], COL_N);
+    }
+    table_col(t, "Price entry", 0);
+    snprintf(t->head_buf[1], sizeof t->head_buf[1], "Amount (%s)", c->currency);
+    table_col(t, t->head_buf[1], COL_N);
+    for (size_t j = 0; j < inv->nlines; j++) {
+        const struct gl_invoice_line *l = &inv->lines[j];
+        if (shares_only && !is_share(l->kind))
+            continue;
+        char v[96];
+        size_t k = 0;
+        table_row(t);
+        table_cell(t, k++, CELL_LABEL, "%s", l->cluster);
+        table_cell(t, k++, CELL_LABEL, "%s", l->model);
+        table_cell(t, k++, 0, "%s%s%s%s", kind_label(l->kind),
+                   !shares_only && l->estimated ? " (estimated)" : "",
+                   l->corrected_period[0] ? ", correction of " : "", l->corrected_period);
+        fmt_gbh(l->mib_s, v, sizeof v);
+        table_cell(t, k++, 0, "%s", v);
+        if (!shares_only) {
+            gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, v, sizeof v);
+            table_cell(t, k++, 0, "%s", v);
+        }
+        table_cell(t, k++, CELL_LABEL, "%s", l->price->id);
+        gl_dec_format(l->amount, c->minor_digits, v, sizeof v);
+        table_cell(t, k++, 0, "%s", v);
+    }
+    if (!shares_only) {
+        t->sum = true;
+        snprintf(t->sum_what, sizeof t->sum_what, "(sum of the %zu rounded lines)", inv->nlines);
+        gl_dec_format(inv->total, c->minor_digits, t->sum_value, sizeof t->sum_value);
+    }
+}
+
+static void tbl_compute(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_invoice *inv = x->inv;
+    table_col(t, "Cluster", 0);
+    table_col(t, "GPU model", 0);
+    table_col(t, "Busy ratio", COL_N);
+    table_col(t, "Device steps", COL_N);
+    for (size_t i = 0; i < inv->ncompute; i++) {
+        const struct gl_info_row *r = &inv->compute[i];
+        if (r->b <= 0)
+            continue;
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", r->cluster);
+        table_cell(t, 1, CELL_LABEL, "%s", r->model);
+        gl_dec_format(gl_div_half_even(r->a, r->b), 6, v, sizeof v);
+        table_cell(t, 2, 0, "%s", v);
+        table_cell(t, 3, 0, "%lld", (long long)r->b);
+    }
+}
+
+static void tbl_anomalies(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_invoice *inv = x->inv;
+    static const char *const heads[] = {"Kind", "Namespace/pod", "Node", "Device", "GPU model"};
+    for (size_t k = 0; k < 5; k++)
+        table_col(t, heads[k], 0);
+    table_col(t, "First seen", COL_T);
+    table_col(t, "Last seen", COL_T);
+    table_col(t, "GB-hours", COL_N);
+    t->wide = true;
+    for (size_t i = 0; i < inv->anomalies.n; i++) {
+        const struct gl_anomaly *y = &inv->anomalies.items[i];
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", gl_anomaly_kind_name(y->kind));
+        table_cell(t, 1, CELL_LABEL, "%s/%s", y->ns, y->pod);
+        table_cell(t, 2, CELL_LABEL, "%s", y->node);
+        table_cell(t, 3, CELL_LABEL, "%s", y->device);
+        table_cell(t, 4, CELL_LABEL, "%s", y->model);
+        gl_time_format(y->first_seen, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+        gl_time_format(y->last_seen, v, sizeof v);
+        table_cell(t, 6, 0, "%s", v);
+        fmt_gbh(y->mib_s, v, sizeof v);
+        table_cell(t, 7, 0, "%s", v);
+    }
+}
+
+static void tbl_prices(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_invoice *inv = x->inv;
+    static const char *const heads[] = {"Price entry", "GPU model", "Model pattern", "Unit"};
+    for (size_t k = 0; k < 4; k++)
+        table_col(t, heads[k], 0);
+    table_col(t, "List price", COL_N);
+    table_col(t, "Per GB-hour", COL_N);
+    table_col(t, "Currency", 0);
+    table_col(t, "Valid from", COL_T);
+    table_col(t, "Valid to", COL_T);
+    t->wide = true;
+    for (size_t j = 0; j < inv->nlines; j++) {
+        const struct gl_invoice_line *l = &inv->lines[j];
+        if (!first_price_use(inv, j))
+            continue;
+        const struct gl_price_entry *e = l->price;
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", e->id);
+        table_cell(t, 1, CELL_LABEL, "%s", l->model);
+        table_cell(t, 2, CELL_LABEL | CELL_CODE, "%s", e->pattern);
+        table_cell(t, 3, 0, "%s", e->unit == GL_PRICE_GPU_HOURS ? "GPU-Hours" : "GB-Hours");
+        gl_dec_format_trim(e->price12, GL_PRICE_DECIMALS, v, sizeof v);
+        table_cell(t, 4, 0, "%s", v);
+        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+        table_cell(t, 6, CELL_LABEL, "%s", e->currency);
+        gl_time_format(e->valid_from, v, sizeof v);
+        table_cell(t, 7, 0, "%s", v);
+        if (e->valid_to == INT64_MAX)
+            snprintf(v, sizeof v, "open");
+        else
+            gl_time_format(e->valid_to, v, sizeof v);
+        table_cell(t, 8, 0, "%s", v);
+    }
+}
+
+static void tbl_lines_all(const struct team_ctx *x, struct table *t)
+{
+    tbl_lines(x, t, false);
+}
+
+static void tbl_shares(const struct team_ctx *x, struct table *t)
+{
+    tbl_lines(x, t, true);
+}
+
+/* ---- the team page: a list of sections both formats walk ----
+ *
+ * Each section: its title, whether it has rows (else its note), what comes
+ * between the title and the table in each format (charts and legends in
+ * HTML, a count or a sentence in both), and its table. */
+
+enum fmt { FMT_HTML, FMT_MD };
+
+struct section {
+    const char *title;
+    bool (*has_rows)(const struct team_ctx *x);
+    const char *empty; /* the note without rows */
+    void (*intro)(FILE *f, enum fmt fmt, const struct team_ctx *x); /* may be NULL */
+    bool intro_always; /* the intro says what the section is: also without rows */
+    void (*table)(const struct team_ctx *x, struct table *t);
+};
+
+static bool has_pods(const struct team_ctx *x)
+{
+    return x->u->npods > 0;
+}
+
+static bool has_alloc(const struct team_ctx *x)
+{
+    return x->inv->nallocated || x->inv->nwaste;
+}
+
+static bool has_shares(const struct team_ctx *x)
+{
+    return share_lines(x->inv) > 0;
+}
+
+static bool has_compute(const struct team_ctx *x)
+{
+    for (size_t i = 0; i < x->inv->ncompute; i++)
+        if (x->inv->compute[i].b > 0)
+            return true;
+    return false;
+}
+
+static bool has_anomalies(const struct team_ctx *x)
+{
+    return x->inv->anomalies.n > 0;
+}
+
+static bool always(const struct team_ctx *x)
+{
+    (void)x;
+    return true;
+}
+
+/* A sentence of the page: in HTML a <p class=cls>, in Markdown a paragraph. */
+static void para_open(FILE *f, enum fmt fmt, const char *cls)
+{
+    if (fmt == FMT_HTML)
+        fprintf(f, "<p class=\"%s\">", cls);
+}
+
+static void para_close(FILE *f, enum fmt fmt)
+{
+    fputs(fmt == FMT_HTML ? "</p>\n" : "\n\n", f);
+}
+
+/* `text` as code: <code> in HTML, backquotes in Markdown; escaped. */
+static void code(FILE *f, enum fmt fmt, const char *text)
+{
+    fputs(fmt == FMT_HTML ? "<code>" : "`", f);
+    (fmt == FMT_HTML ? html : md)(f, text);
+    fputs(fmt == FMT_HTML ? "</code>" : "`", f);
+}
+
+static void intro_daily(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    const struct gl_team_usage *u = x->u;
+    if (fmt != FMT_HTML)
+        return;
+    if (u->used || u->allocated) {
+        svg_daily_used(f, u, x->ax);
+        fputs("<p class=\"legend\">", f);
+        swatch(f, COLOR_USED, "memory used (billed)");
+        swatch(f, COLOR_ALLOC, "allocated (GPU requests of running pods)");
+        fputs(" · UTC days; hover a bar for exact figures</p>\n", f);
+    } else {
+        fputs("<p class=\"note\">No pod of this team held GPU memory or a GPU allocation in "
+              "the period.</p>\n",
+              f);
+    }
+    if (u->has_shares) {
+        fputs("<h2>Daily idle and overhead shares</h2>\n", f);
+        svg_daily_shares(f, u, x->ax);
+        fputs("<p class=\"legend\">", f);
+        swatch(f, COLOR_IDLE, "idle");
+        swatch(f, COLOR_OVERHEAD, "overhead (driver-reserved + unattributed)");
+        fputs("</p>\n", f);
+    }
+}
+
+static void intro_pods(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    const struct gl_team_usage *u = x->u;
+    if (fmt == FMT_HTML) {
+        svg_pods(f, u);
+        fputs("<p class=\"legend\">", f);
+        swatch(f, COLOR_USED, "memory used");
+        swatch(f, COLOR_ALLOC, "allocated");
+        fprintf(f, " · %zu of %lld pods</p>\n", u->npods, (long long)u->pods_total);
+    } else {
+        fprintf(f, "%zu of %lld pods.\n\n", u->npods, (long long)u->pods_total);
+    }
+}
+
+static void intro_waste(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    para_open(f, fmt, "note");
+    fputs(fmt == FMT_HTML ? "Allocated minus used, per pod and step, when positive: memory "
+                            "requested and held idle. "
+                          : "Allocated minus used, per pod and step, when positive. ",
+          f);
+    bool max = x->c->basis == GL_BASIS_MAX;
+    fputs(max ? "Billed (billing basis " : "Shown as information, not billed (billing basis ", f);
+    fputs(fmt == FMT_HTML ? "<code>" : "`", f);
+    fputs(max ? "max" : "used", f);
+    fputs(fmt == FMT_HTML ? "</code>" : "`", f);
+    fputs(max ? ")." : ").", f);
+    para_close(f, fmt);
+}
+
+static void intro_shares(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    const struct gl_config *c = x->c;
+    para_open(f, fmt, "note");
+    fprintf(f, fmt == FMT_HTML ? "Idle (capacity nobody used) and overhead (driver-reserved and "
+                                 "unattributed memory) are %s"
+                               : "Idle and overhead (driver-reserved and unattributed memory) "
+                                 "are %s",
+            policy_text(c));
+    if (c->idle_policy == GL_IDLE_PLATFORM) {
+        fputs(" (", f);
+        code(f, fmt, c->platform_team);
+        fputs(")", f);
+    }
+    fputs(".", f);
+    para_close(f, fmt);
+}
+
+static void intro_compute(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    if (fmt == FMT_HTML) {
+        fputs("<p class=\"caveat\">", f);
+        html(f, gl_compute_caveat);
+        fputs("</p>\n", f);
+        if (has_compute(x))
+            svg_compute(f, x->inv);
+    } else {
+        fprintf(f, "> %s\n\n", gl_compute_caveat);
+    }
+}
+
+static void intro_anomalies(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    if (fmt == FMT_HTML && has_anomalies(x))
+        fputs("<p class=\"warn\">GPU memory used without a matching GPU allocation on that node "
+              "(<code>unallocated_use</code>, e.g. a container that sees every GPU), or on more "
+              "whole GPUs than requested (<code>excess_devices</code>).</p>\n",
+              f);
+}
+
+static const struct section team_sections[] = {
+    {"Daily GB-hours: used vs allocated", always, NULL, intro_daily, true, tbl_daily},
+    {"Top pods by GB-hours", has_pods, "No pods: this invoice holds fleet shares only.",
+     intro_pods, false, tbl_pods},
+    {"Reserved-unused memory (waste)", has_alloc, "No GPU allocation in the period.",
+     intro_waste, true, tbl_waste},
+    {"Idle and overhead shares", has_shares, "This team carries no idle or overhead share.",
+     intro_shares, true, tbl_shares},
+    {"Compute indicator (not billed)", has_compute, "No busy samples for this team's devices.",
+     intro_compute, true, tbl_compute},
+    {"Anomalies (billed as used)", has_anomalies, "None.", intro_anomalies, false,
+     tbl_anomalies},
+    {"Invoice lines", always, NULL, NULL, false, tbl_lines_all},
+    {"Prices applied", always, NULL, NULL, false, tbl_prices},
+};
+
+static void team_sections_write(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    for (size_t i = 0; i < sizeof team_sections / sizeof *team_sections; i++) {
+        const struct section *s = &team_sections[i];
+        if (fmt == FMT_HTML)
+            fprintf(f, "<h2>%s</h2>\n", s->title);
+        else
+            fprintf(f, "%s## %s\n\n", i ? "\n" : "", s->title);
+        bool rows = s->has_rows(x);
+        if (s->intro && (rows || s->intro_always))
+            s->intro(f, fmt, x);
+        if (!rows) {
+            if (fmt == FMT_HTML)
+                fprintf(f, "<p class=\"note\">%s</p>\n", s->empty);
+            else
+                fprintf(f, "%s\n", s->empty);
+            continue;
+        }
+        struct table t = {0};
+        s->table(x, &t);
+        (fmt == FMT_HTML ? table_html : table_md)(f, &t);
+        table_free(&t);
+    }
+}
+
 static void team_html(FILE *f, const void *vctx)
 {
     const struct team_ctx *x = vctx;
     const struct gl_config *c = x->c;
     const struct gl_invoice *inv = x->inv;
-    const struct gl_team_usage *u = x->u;
     const struct gl_period *p = &x->set->period;
-    char a[96], b[96], q[96];
+    char a[96];
 
     html_head(f, "GPU report — ", inv->team_name);
     fputs("<h1>GPU report: ", f);
@@ -635,270 +1213,7 @@ static void team_html(FILE *f, const void *vctx)
         html_card(f, "", kf[i].label, NULL, kf[i].value, kf[i].unit);
     fputs("</div>\n", f);
 
-    /* Daily used vs allocated */
-    fputs("<h2>Daily GB-hours: used vs allocated</h2>\n", f);
-    if (u->used || u->allocated) {
-        svg_daily_used(f, u, x->ax);
-        fputs("<p class=\"legend\">", f);
-        swatch(f, COLOR_USED, "memory used (billed)");
-        swatch(f, COLOR_ALLOC, "allocated (GPU requests of running pods)");
-        fputs(" · UTC days; hover a bar for exact figures</p>\n", f);
-    } else {
-        fputs("<p class=\"note\">No pod of this team held GPU memory or a GPU allocation in "
-              "the period.</p>\n",
-              f);
-    }
-    if (u->has_shares) {
-        fputs("<h2>Daily idle and overhead shares</h2>\n", f);
-        svg_daily_shares(f, u, x->ax);
-        fputs("<p class=\"legend\">", f);
-        swatch(f, COLOR_IDLE, "idle");
-        swatch(f, COLOR_OVERHEAD, "overhead (driver-reserved + unattributed)");
-        fputs("</p>\n", f);
-    }
-    fprintf(f, "<table><tr><th>UTC day</th><th class=\"n\">Used GB-h</th>"
-               "<th class=\"n\">Allocated GB-h</th><th class=\"n\">Reserved-unused GB-h</th>%s</tr>\n",
-            u->has_shares ? "<th class=\"n\">Idle share GB-h</th><th class=\"n\">Overhead share "
-                            "GB-h</th>"
-                          : "");
-    for (size_t i = 0; i < x->ax->n; i++) {
-        const struct gl_day_row *d = &u->days[i];
-        char day[16], w[96];
-        gl_date_format(x->ax->first + (int64_t)i * 86400, day, sizeof day);
-        fmt_gbh(d->used, a, sizeof a);
-        fmt_gbh(d->allocated, b, sizeof b);
-        fmt_gbh(d->waste, w, sizeof w);
-        fprintf(f, "<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-                   "<td class=\"n\">%s</td>", day, a, b, w);
-        if (u->has_shares) {
-            fmt_gbh(d->idle, a, sizeof a);
-            fmt_gbh(d->overhead, b, sizeof b);
-            fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td>", a, b);
-        }
-        fputs("</tr>\n", f);
-    }
-    fputs("</table>\n", f);
-
-    /* Top pods */
-    fprintf(f, "<h2>Top pods by GB-hours</h2>\n");
-    if (u->npods) {
-        svg_pods(f, u);
-        fputs("<p class=\"legend\">", f);
-        swatch(f, COLOR_USED, "memory used");
-        swatch(f, COLOR_ALLOC, "allocated");
-        fprintf(f, " · %zu of %lld pods</p>\n", u->npods, (long long)u->pods_total);
-        fputs("<table><tr><th>#</th><th>Cluster</th><th>Namespace/pod</th>"
-              "<th class=\"n\">Used GB-h</th><th class=\"n\">Share of team</th>"
-              "<th class=\"n\">Allocated GB-h</th><th class=\"n\">Reserved-unused GB-h</th></tr>\n",
-              f);
-        for (size_t i = 0; i < u->npods; i++) {
-            const struct gl_pod_row *r = &u->pods[i];
-            fprintf(f, "<tr><td>%zu</td><td>", i + 1);
-            html(f, r->cluster);
-            fputs("</td><td>", f);
-            html(f, r->ns);
-            fputs("/", f);
-            html(f, r->pod);
-            fmt_gbh(r->used, a, sizeof a);
-            fmt_share(r->used, u->used, b, sizeof b);
-            fprintf(f, "%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>",
-                    r->estimated ? " <span class=\"note\">(estimated)</span>" : "", a, b);
-            fmt_gbh(r->allocated, a, sizeof a);
-            fmt_gbh(r->waste, b, sizeof b);
-            fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", a, b);
-        }
-        fputs("</table>\n", f);
-    } else {
-        fputs("<p class=\"note\">No pods: this invoice holds fleet shares only.</p>\n", f);
-    }
-
-    /* Waste */
-    fprintf(f, "<h2>Reserved-unused memory (waste)</h2>\n<p class=\"note\">Allocated minus used, "
-               "per pod and step, when positive: memory requested and held idle. %s</p>\n",
-            c->basis == GL_BASIS_MAX ? "Billed (billing basis <code>max</code>)."
-                                     : "Shown as information, not billed (billing basis "
-                                       "<code>used</code>).");
-    if (inv->nallocated || inv->nwaste) {
-        fputs("<table><tr><th>Cluster</th><th>GPU model</th><th class=\"n\">Allocated GB-h</th>"
-              "<th class=\"n\">GPU-hours</th><th class=\"n\">Reserved-unused GB-h</th>"
-              "<th class=\"n\">Share of allocation</th></tr>\n",
-              f);
-        for (size_t i = 0; i < inv->nallocated; i++) {
-            const struct gl_info_row *r = &inv->allocated[i];
-            int64_t waste = 0;
-            for (size_t k = 0; k < inv->nwaste; k++)
-                if (!strcmp(inv->waste[k].cluster, r->cluster) &&
-                    !strcmp(inv->waste[k].model, r->model))
-                    waste = inv->waste[k].a;
-            char gh[96], sh[32];
-            fmt_gbh(r->a, a, sizeof a);
-            gl_dec_format(gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS, gh,
-                          sizeof gh);
-            fmt_gbh(waste, b, sizeof b);
-            fmt_share(waste, r->a, sh, sizeof sh);
-            fputs("<tr><td>", f);
-            html(f, r->cluster);
-            fputs("</td><td>", f);
-            html(f, r->model);
-            fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-                       "<td class=\"n\">%s</td></tr>\n", a, gh, b, sh);
-        }
-        fputs("</table>\n", f);
-    } else {
-        fputs("<p class=\"note\">No GPU allocation in the period.</p>\n", f);
-    }
-
-    /* Idle and overhead */
-    fprintf(f, "<h2>Idle and overhead shares</h2>\n<p class=\"note\">Idle (capacity nobody "
-               "used) and overhead (driver-reserved and unattributed memory) are %s",
-            policy_text(c));
-    if (c->idle_policy == GL_IDLE_PLATFORM) {
-        fputs(" (<code>", f);
-        html(f, c->platform_team);
-        fputs("</code>)", f);
-    }
-    fputs(".</p>\n", f);
-    if (share_lines(inv)) {
-        fprintf(f, "<table><tr><th>Cluster</th><th>GPU model</th><th>Kind</th>"
-                   "<th class=\"n\">GB-hours</th><th>Price entry</th><th class=\"n\">Amount (%s)"
-                   "</th></tr>\n", c->currency);
-        for (size_t j = 0; j < inv->nlines; j++) {
-            const struct gl_invoice_line *l = &inv->lines[j];
-            if (!is_share(l->kind))
-                continue;
-            fmt_gbh(l->mib_s, a, sizeof a);
-            gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
-            fputs("<tr><td>", f);
-            html(f, l->cluster);
-            fputs("</td><td>", f);
-            html(f, l->model);
-            fprintf(f, "</td><td>%s%s%s</td><td class=\"n\">%s</td><td>", kind_label(l->kind),
-                    l->corrected_period[0] ? ", correction of " : "", l->corrected_period, a);
-            html(f, l->price->id);
-            fprintf(f, "</td><td class=\"n\">%s</td></tr>\n", b);
-        }
-        fputs("</table>\n", f);
-    } else {
-        fputs("<p class=\"note\">This team carries no idle or overhead share.</p>\n", f);
-    }
-
-    /* Compute indicator */
-    fputs("<h2>Compute indicator (not billed)</h2>\n<p class=\"caveat\">", f);
-    html(f, gl_compute_caveat);
-    fputs("</p>\n", f);
-    size_t ncomp = 0;
-    for (size_t i = 0; i < inv->ncompute; i++)
-        ncomp += inv->compute[i].b > 0;
-    if (ncomp) {
-        svg_compute(f, inv);
-        fputs("<table><tr><th>Cluster</th><th>GPU model</th><th class=\"n\">Busy ratio</th>"
-              "<th class=\"n\">Device steps</th></tr>\n",
-              f);
-        for (size_t i = 0; i < inv->ncompute; i++) {
-            const struct gl_info_row *r = &inv->compute[i];
-            if (r->b <= 0)
-                continue;
-            gl_dec_format(gl_div_half_even(r->a, r->b), 6, a, sizeof a);
-            fputs("<tr><td>", f);
-            html(f, r->cluster);
-            fputs("</td><td>", f);
-            html(f, r->model);
-            fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%lld</td></tr>\n", a,
-                    (long long)r->b);
-        }
-        fputs("</table>\n", f);
-    } else {
-        fputs("<p class=\"note\">No busy samples for this team's devices.</p>\n", f);
-    }
-
-    /* Anomalies */
-    fputs("<h2>Anomalies (billed as used)</h2>\n", f);
-    if (inv->anomalies.n) {
-        fputs("<p class=\"warn\">GPU memory used without a matching GPU allocation on that node "
-              "(<code>unallocated_use</code>, e.g. a container that sees every GPU), or on more "
-              "whole GPUs than requested (<code>excess_devices</code>).</p>\n<div class=\"wide\"><table><tr>"
-              "<th>Kind</th><th>Namespace/pod</th><th>Node</th><th>Device</th><th>GPU model</th>"
-              "<th>First seen</th><th>Last seen</th><th class=\"n\">GB-hours</th></tr>\n",
-              f);
-        for (size_t i = 0; i < inv->anomalies.n; i++) {
-            const struct gl_anomaly *y = &inv->anomalies.items[i];
-            gl_time_format(y->first_seen, a, sizeof a);
-            gl_time_format(y->last_seen, b, sizeof b);
-            fmt_gbh(y->mib_s, q, sizeof q);
-            fputs("<tr><td>", f);
-            html(f, gl_anomaly_kind_name(y->kind));
-            fputs("</td><td>", f);
-            html(f, y->ns);
-            fputs("/", f);
-            html(f, y->pod);
-            fputs("</td><td>", f);
-            html(f, y->node);
-            fputs("</td><td>", f);
-            html(f, y->device);
-            fputs("</td><td>", f);
-            html(f, y->model);
-            fprintf(f, "</td><td class=\"t\">%s</td><td class=\"t\">%s</td><td class=\"n\">%s</td>"
-                       "</tr>\n", a, b, q);
-        }
-        fputs("</table></div>\n", f);
-    } else {
-        fputs("<p class=\"note\">None.</p>\n", f);
-    }
-
-    /* Invoice lines */
-    fprintf(f, "<h2>Invoice lines</h2>\n<table><tr><th>Cluster</th><th>GPU model</th>"
-               "<th>Kind</th><th class=\"n\">GB-hours</th><th class=\"n\">Unit price (%s per "
-               "GB-hour)</th><th>Price entry</th><th class=\"n\">Amount (%s)</th></tr>\n",
-            c->currency, c->currency);
-    for (size_t j = 0; j < inv->nlines; j++) {
-        const struct gl_invoice_line *l = &inv->lines[j];
-        fmt_gbh(l->mib_s, q, sizeof q);
-        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, a, sizeof a);
-        gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
-        fputs("<tr><td>", f);
-        html(f, l->cluster);
-        fputs("</td><td>", f);
-        html(f, l->model);
-        fprintf(f, "</td><td>%s%s%s%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>",
-                kind_label(l->kind), l->estimated ? " (estimated)" : "",
-                l->corrected_period[0] ? ", correction of " : "", l->corrected_period, q, a);
-        html(f, l->price->id);
-        fprintf(f, "</td><td class=\"n\">%s</td></tr>\n", b);
-    }
-    gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
-    fprintf(f, "<tr class=\"sum\"><td colspan=\"6\">Total (sum of the %zu rounded lines)</td>"
-               "<td class=\"n\">%s</td></tr>\n</table>\n", inv->nlines, a);
-
-    /* Prices */
-    fputs("<h2>Prices applied</h2>\n<div class=\"wide\"><table><tr><th>Price entry</th><th>GPU model</th>"
-          "<th>Model pattern</th><th>Unit</th><th class=\"n\">List price</th>"
-          "<th class=\"n\">Per GB-hour</th><th>Currency</th><th>Valid from</th>"
-          "<th>Valid to</th></tr>\n",
-          f);
-    for (size_t j = 0; j < inv->nlines; j++) {
-        const struct gl_invoice_line *l = &inv->lines[j];
-        if (!first_price_use(inv, j))
-            continue;
-        const struct gl_price_entry *e = l->price;
-        fputs("<tr><td>", f);
-        html(f, e->id);
-        fputs("</td><td>", f);
-        html(f, l->model);
-        fputs("</td><td><code>", f);
-        html(f, e->pattern);
-        gl_dec_format_trim(e->price12, GL_PRICE_DECIMALS, a, sizeof a);
-        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, b, sizeof b);
-        fprintf(f, "</code></td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>",
-                e->unit == GL_PRICE_GPU_HOURS ? "GPU-Hours" : "GB-Hours", a, b);
-        html(f, e->currency);
-        gl_time_format(e->valid_from, a, sizeof a);
-        if (e->valid_to == INT64_MAX)
-            snprintf(b, sizeof b, "open");
-        else
-            gl_time_format(e->valid_to, b, sizeof b);
-        fprintf(f, "</td><td class=\"t\">%s</td><td class=\"t\">%s</td></tr>\n", a, b);
-    }
-    fputs("</table></div>\n", f);
+    team_sections_write(f, FMT_HTML, x);
     html_foot(f, c);
 }
 
@@ -907,9 +1222,8 @@ static void team_md(FILE *f, const void *vctx)
     const struct team_ctx *x = vctx;
     const struct gl_config *c = x->c;
     const struct gl_invoice *inv = x->inv;
-    const struct gl_team_usage *u = x->u;
     const struct gl_period *p = &x->set->period;
-    char a[96], b[96], q[96];
+    char a[96];
 
     fputs("# GPU report: ", f);
     md(f, inv->team_name);
@@ -928,209 +1242,8 @@ static void team_md(FILE *f, const void *vctx)
     for (size_t i = 0; i < nkf; i++)
         fprintf(f, "- %s: %s %s\n", kf[i].label, kf[i].value, kf[i].unit);
     fputc('\n', f);
-    char sh[32];
 
-    fprintf(f, "## Daily GB-hours: used vs allocated\n\n| UTC day | Used GB-h | Allocated GB-h | "
-               "Reserved-unused GB-h |%s\n|---|---:|---:|---:|%s\n",
-            u->has_shares ? " Idle share GB-h | Overhead share GB-h |" : "",
-            u->has_shares ? "---:|---:|" : "");
-    for (size_t i = 0; i < x->ax->n; i++) {
-        const struct gl_day_row *d = &u->days[i];
-        char day[16];
-        gl_date_format(x->ax->first + (int64_t)i * 86400, day, sizeof day);
-        fmt_gbh(d->used, a, sizeof a);
-        fmt_gbh(d->allocated, b, sizeof b);
-        fmt_gbh(d->waste, q, sizeof q);
-        fprintf(f, "| %s | %s | %s | %s |", day, a, b, q);
-        if (u->has_shares) {
-            fmt_gbh(d->idle, a, sizeof a);
-            fmt_gbh(d->overhead, b, sizeof b);
-            fprintf(f, " %s | %s |", a, b);
-        }
-        fputc('\n', f);
-    }
-
-    fputs("\n## Top pods by GB-hours\n\n", f);
-    if (u->npods) {
-        fprintf(f, "%zu of %lld pods.\n\n| # | Cluster | Namespace/pod | Used GB-h | Share of team | "
-                   "Allocated GB-h | Reserved-unused GB-h |\n|---:|---|---|---:|---:|---:|---:|\n",
-                u->npods, (long long)u->pods_total);
-        for (size_t i = 0; i < u->npods; i++) {
-            const struct gl_pod_row *r = &u->pods[i];
-            fprintf(f, "| %zu | ", i + 1);
-            md(f, r->cluster);
-            fputs(" | ", f);
-            md(f, r->ns);
-            fputs("/", f);
-            md(f, r->pod);
-            fmt_gbh(r->used, a, sizeof a);
-            fmt_share(r->used, u->used, b, sizeof b);
-            fprintf(f, "%s | %s | %s |", r->estimated ? " (estimated)" : "", a, b);
-            fmt_gbh(r->allocated, a, sizeof a);
-            fmt_gbh(r->waste, b, sizeof b);
-            fprintf(f, " %s | %s |\n", a, b);
-        }
-    } else {
-        fputs("No pods: this invoice holds fleet shares only.\n", f);
-    }
-
-    fprintf(f, "\n## Reserved-unused memory (waste)\n\nAllocated minus used, per pod and step, "
-               "when positive. %s\n\n",
-            c->basis == GL_BASIS_MAX ? "Billed (billing basis `max`)."
-                                     : "Shown as information, not billed (billing basis `used`).");
-    if (inv->nallocated || inv->nwaste) {
-        fputs("| Cluster | GPU model | Allocated GB-h | GPU-hours | Reserved-unused GB-h | "
-              "Share of allocation |\n|---|---|---:|---:|---:|---:|\n",
-              f);
-        for (size_t i = 0; i < inv->nallocated; i++) {
-            const struct gl_info_row *r = &inv->allocated[i];
-            int64_t waste = 0;
-            for (size_t k = 0; k < inv->nwaste; k++)
-                if (!strcmp(inv->waste[k].cluster, r->cluster) &&
-                    !strcmp(inv->waste[k].model, r->model))
-                    waste = inv->waste[k].a;
-            char gh[96];
-            fmt_gbh(r->a, a, sizeof a);
-            gl_dec_format(gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS, gh,
-                          sizeof gh);
-            fmt_gbh(waste, b, sizeof b);
-            fmt_share(waste, r->a, sh, sizeof sh);
-            fputs("| ", f);
-            md(f, r->cluster);
-            fputs(" | ", f);
-            md(f, r->model);
-            fprintf(f, " | %s | %s | %s | %s |\n", a, gh, b, sh);
-        }
-    } else {
-        fputs("No GPU allocation in the period.\n", f);
-    }
-
-    fprintf(f, "\n## Idle and overhead shares\n\nIdle and overhead (driver-reserved and "
-               "unattributed memory) are %s", policy_text(c));
-    if (c->idle_policy == GL_IDLE_PLATFORM) {
-        fputs(" (`", f);
-        md(f, c->platform_team);
-        fputs("`)", f);
-    }
-    fputs(".\n\n", f);
-    if (share_lines(inv)) {
-        fprintf(f, "| Cluster | GPU model | Kind | GB-hours | Price entry | Amount (%s) |\n"
-                   "|---|---|---|---:|---|---:|\n", c->currency);
-        for (size_t j = 0; j < inv->nlines; j++) {
-            const struct gl_invoice_line *l = &inv->lines[j];
-            if (!is_share(l->kind))
-                continue;
-            fmt_gbh(l->mib_s, a, sizeof a);
-            gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
-            fputs("| ", f);
-            md(f, l->cluster);
-            fputs(" | ", f);
-            md(f, l->model);
-            fprintf(f, " | %s%s%s | %s | ", kind_label(l->kind),
-                    l->corrected_period[0] ? ", correction of " : "", l->corrected_period, a);
-            md(f, l->price->id);
-            fprintf(f, " | %s |\n", b);
-        }
-    } else {
-        fputs("This team carries no idle or overhead share.\n", f);
-    }
-
-    fprintf(f, "\n## Compute indicator (not billed)\n\n> %s\n\n", gl_compute_caveat);
-    size_t ncomp = 0;
-    for (size_t i = 0; i < inv->ncompute; i++)
-        ncomp += inv->compute[i].b > 0;
-    if (ncomp) {
-        fputs("| Cluster | GPU model | Busy ratio | Device steps |\n|---|---|---:|---:|\n", f);
-        for (size_t i = 0; i < inv->ncompute; i++) {
-            const struct gl_info_row *r = &inv->compute[i];
-            if (r->b <= 0)
-                continue;
-            gl_dec_format(gl_div_half_even(r->a, r->b), 6, a, sizeof a);
-            fputs("| ", f);
-            md(f, r->cluster);
-            fputs(" | ", f);
-            md(f, r->model);
-            fprintf(f, " | %s | %lld |\n", a, (long long)r->b);
-        }
-    } else {
-        fputs("No busy samples for this team's devices.\n", f);
-    }
-
-    fputs("\n## Anomalies (billed as used)\n\n", f);
-    if (inv->anomalies.n) {
-        fputs("| Kind | Namespace/pod | Node | Device | GPU model | First seen | Last seen | "
-              "GB-hours |\n|---|---|---|---|---|---|---|---:|\n",
-              f);
-        for (size_t i = 0; i < inv->anomalies.n; i++) {
-            const struct gl_anomaly *y = &inv->anomalies.items[i];
-            gl_time_format(y->first_seen, a, sizeof a);
-            gl_time_format(y->last_seen, b, sizeof b);
-            fmt_gbh(y->mib_s, q, sizeof q);
-            fputs("| ", f);
-            md(f, gl_anomaly_kind_name(y->kind));
-            fputs(" | ", f);
-            md(f, y->ns);
-            fputs("/", f);
-            md(f, y->pod);
-            fputs(" | ", f);
-            md(f, y->node);
-            fputs(" | ", f);
-            md(f, y->device);
-            fputs(" | ", f);
-            md(f, y->model);
-            fprintf(f, " | %s | %s | %s |\n", a, b, q);
-        }
-    } else {
-        fputs("None.\n", f);
-    }
-
-    fprintf(f, "\n## Invoice lines\n\n| Cluster | GPU model | Kind | GB-hours | Unit price (%s "
-               "per GB-hour) | Price entry | Amount (%s) |\n|---|---|---|---:|---:|---|---:|\n",
-            c->currency, c->currency);
-    for (size_t j = 0; j < inv->nlines; j++) {
-        const struct gl_invoice_line *l = &inv->lines[j];
-        fmt_gbh(l->mib_s, q, sizeof q);
-        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, a, sizeof a);
-        gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
-        fputs("| ", f);
-        md(f, l->cluster);
-        fputs(" | ", f);
-        md(f, l->model);
-        fprintf(f, " | %s%s%s%s | %s | %s | ", kind_label(l->kind),
-                l->estimated ? " (estimated)" : "", l->corrected_period[0] ? ", correction of " : "",
-                l->corrected_period, q, a);
-        md(f, l->price->id);
-        fprintf(f, " | %s |\n", b);
-    }
-    gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
-    fprintf(f, "| **Total** (sum of the %zu rounded lines) | | | | | | **%s** |\n", inv->nlines, a);
-
-    fputs("\n## Prices applied\n\n| Price entry | GPU model | Model pattern | Unit | List price | "
-          "Per GB-hour | Currency | Valid from | Valid to |\n|---|---|---|---|---:|---:|---|---|---|\n",
-          f);
-    for (size_t j = 0; j < inv->nlines; j++) {
-        const struct gl_invoice_line *l = &inv->lines[j];
-        if (!first_price_use(inv, j))
-            continue;
-        const struct gl_price_entry *e = l->price;
-        fputs("| ", f);
-        md(f, e->id);
-        fputs(" | ", f);
-        md(f, l->model);
-        fputs(" | ", f);
-        md(f, e->pattern);
-        gl_dec_format_trim(e->price12, GL_PRICE_DECIMALS, a, sizeof a);
-        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, b, sizeof b);
-        fprintf(f, " | %s | %s | %s | ", e->unit == GL_PRICE_GPU_HOURS ? "GPU-Hours" : "GB-Hours",
-                a, b);
-        md(f, e->currency);
-        gl_time_format(e->valid_from, a, sizeof a);
-        if (e->valid_to == INT64_MAX)
-            snprintf(b, sizeof b, "open");
-        else
-            gl_time_format(e->valid_to, b, sizeof b);
-        fprintf(f, " | %s | %s |\n", a, b);
-    }
+    team_sections_write(f, FMT_MD, x);
     fprintf(f, "\n---\nGenerated by gpuledger %s. GB = 10^9 bytes; amounts rounded half-even once "
                "per line; the total is the sum of the rounded lines.\n", GL_VERSION);
 }
