@@ -611,13 +611,17 @@ static size_t team_keyfigs(const struct team_ctx *x, struct keyfig *k)
  * one escaper (html, md); the rest is our own text and figures. */
 
 enum { COL_N = 1, COL_T = 2, COL_MD_RIGHT = 4 }; /* class "n" / "t" in HTML; ---: in MD */
-enum { CELL_LABEL = 1, CELL_CODE = 2, CELL_EST = 4 }; /* escaped; <code> in HTML; estimated */
+/* escaped; <code> in HTML; estimated; <b> in HTML (an alarm); a report link (text = the
+ * file name without its extension: .html or .md by format) */
+enum { CELL_LABEL = 1, CELL_CODE = 2, CELL_EST = 4, CELL_ALERT = 8, CELL_LINK = 16 };
 
-#define TABLE_COLS 9
+#define TABLE_COLS 12
 
 struct tcell {
     char *text;
     unsigned flags;
+    const char *swatch; /* HTML: a colour swatch before the text */
+    const char *team;   /* HTML: the cell's data-team attribute */
 };
 
 struct table {
@@ -628,12 +632,16 @@ struct table {
     struct tcell *cells;  /* nrows × ncols */
     size_t nrows, cap;
     bool wide;
-    bool sum;             /* a total row: sum_what, sum_value */
-    char sum_what[96], sum_value[96];
+    bool sum;             /* a total row: sum_bold sum_rest ... sum_value */
+    char sum_bold[96], sum_rest[96], sum_value[96];
 };
 
 static void table_col(struct table *t, const char *head, unsigned flags)
 {
+    if (t->ncols == TABLE_COLS) { /* a programming error: raise TABLE_COLS */
+        fputs("gpuledger: report table with too many columns\n", stderr);
+        abort();
+    }
     t->head[t->ncols] = head;
     t->col[t->ncols++] = flags;
 }
@@ -675,6 +683,12 @@ static void table_cell(struct table *t, size_t k, unsigned flags, const char *fm
     c->flags = flags;
 }
 
+/* The last row's cell k. */
+static struct tcell *table_last(struct table *t, size_t k)
+{
+    return &t->cells[(t->nrows - 1) * t->ncols + k];
+}
+
 static void table_free(struct table *t)
 {
     for (size_t i = 0; i < t->nrows * t->ncols; i++)
@@ -693,17 +707,28 @@ static void table_html(FILE *f, const struct table *t)
         fputs("<tr>", f);
         for (size_t k = 0; k < t->ncols; k++) {
             const struct tcell *c = &t->cells[r * t->ncols + k];
-            fputs(t->col[k] & COL_N ? "<td class=\"n\">" : t->col[k] & COL_T ? "<td class=\"t\">"
-                                                                             : "<td>",
+            fputs(t->col[k] & COL_N ? "<td class=\"n\"" : t->col[k] & COL_T ? "<td class=\"t\""
+                                                                            : "<td",
                   f);
-            if (c->flags & CELL_CODE)
-                fputs("<code>", f);
-            if (c->flags & CELL_LABEL)
+            if (c->team) {
+                fputs(" data-team=\"", f);
+                html(f, c->team);
+                fputs("\"", f);
+            }
+            fputs(">", f);
+            if (c->swatch)
+                fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>", c->swatch);
+            fputs(c->flags & CELL_CODE ? "<code>" : c->flags & CELL_ALERT ? "<b>" : "", f);
+            if (c->flags & CELL_LINK) {
+                fputs("<a href=\"", f);
                 html(f, c->text);
-            else
+                fputs(".html\">report</a>", f);
+            } else if (c->flags & CELL_LABEL) {
+                html(f, c->text);
+            } else {
                 fputs(c->text, f);
-            if (c->flags & CELL_CODE)
-                fputs("</code>", f);
+            }
+            fputs(c->flags & CELL_CODE ? "</code>" : c->flags & CELL_ALERT ? "</b>" : "", f);
             if (c->flags & CELL_EST)
                 fputs(" <span class=\"note\">(estimated)</span>", f);
             fputs("</td>", f);
@@ -711,8 +736,8 @@ static void table_html(FILE *f, const struct table *t)
         fputs("</tr>\n", f);
     }
     if (t->sum)
-        fprintf(f, "<tr class=\"sum\"><td colspan=\"%zu\">Total %s</td><td class=\"n\">%s</td>"
-                   "</tr>\n", t->ncols - 1, t->sum_what, t->sum_value);
+        fprintf(f, "<tr class=\"sum\"><td colspan=\"%zu\">%s%s</td><td class=\"n\">%s</td>"
+                   "</tr>\n", t->ncols - 1, t->sum_bold, t->sum_rest, t->sum_value);
     fputs(t->wide ? "</table></div>\n" : "</table>\n", f);
 }
 
@@ -728,17 +753,19 @@ static void table_md(FILE *f, const struct table *t)
         for (size_t k = 0; k < t->ncols; k++) {
             const struct tcell *c = &t->cells[r * t->ncols + k];
             fputs(k ? " | " : "| ", f);
-            if (c->flags & CELL_LABEL)
+            if (c->flags & (CELL_LABEL | CELL_LINK))
                 md(f, c->text);
             else
                 fputs(c->text, f);
+            if (c->flags & CELL_LINK)
+                fputs(".md", f);
             if (c->flags & CELL_EST)
                 fputs(" (estimated)", f);
         }
         fputs(" |\n", f);
     }
     if (t->sum) {
-        fprintf(f, "| **Total** %s |", t->sum_what);
+        fprintf(f, "| **%s**%s |", t->sum_bold, t->sum_rest);
         for (size_t k = 2; k < t->ncols; k++)
             fputs(" |", f);
         fprintf(f, " **%s** |\n", t->sum_value);
@@ -872,7 +899,8 @@ static void tbl_lines(const struct team_ctx *x, struct table *t, bool shares_onl
     }
     if (!shares_only) {
         t->sum = true;
-        snprintf(t->sum_what, sizeof t->sum_what, "(sum of the %zu rounded lines)", inv->nlines);
+        snprintf(t->sum_bold, sizeof t->sum_bold, "Total");
+        snprintf(t->sum_rest, sizeof t->sum_rest, " (sum of the %zu rounded lines)", inv->nlines);
         gl_dec_format(inv->total, c->minor_digits, t->sum_value, sizeof t->sum_value);
     }
 }
@@ -1318,6 +1346,133 @@ static gl_i128 fleet_total(const struct gl_invoice_set *set)
     return t;
 }
 
+/* ---- the fleet page's tables ---- */
+
+static void tbl_fleet_models(const struct fleet_ctx *x, struct table *t)
+{
+    const struct gl_config *c = x->c;
+    const struct gl_fleet *fl = x->fl;
+    table_col(t, "Cluster", COL_T);
+    table_col(t, "GPU model", COL_T);
+    for (int k = 0; k < FLEET_COLS; k++)
+        if (fleet_col_shown(c, fl, k))
+            table_col(t, fleet_heads[k], COL_N);
+    table_col(t, "Reconciles", 0);
+    t->wide = true;
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct gl_fleet_model *m = &fl->m[i];
+        size_t col = 0;
+        char q[96];
+        table_row(t);
+        table_cell(t, col++, CELL_LABEL, "%s", m->cluster);
+        table_cell(t, col++, CELL_LABEL, "%s", m->model);
+        gl_i128 v[FLEET_COLS];
+        fleet_values(m, v);
+        for (int k = 0; k < FLEET_COLS; k++) {
+            if (!fleet_col_shown(c, fl, k))
+                continue;
+            fmt_gbh(v[k], q, sizeof q);
+            table_cell(t, col++, 0, "%s", q);
+        }
+        bool ok = fleet_reconciles(m);
+        table_cell(t, col, ok ? 0 : CELL_ALERT, "%s", ok ? "yes" : "NO");
+    }
+}
+
+static void tbl_fleet_teams(const struct fleet_ctx *x, struct table *t)
+{
+    const struct gl_fleet *fl = x->fl;
+    table_col(t, "Cluster", 0);
+    table_col(t, "GPU model", 0);
+    table_col(t, "Team", 0);
+    table_col(t, "Billed GB-h", COL_N);
+    table_col(t, "Share of capacity", COL_N);
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct gl_fleet_model *m = &fl->m[i];
+        for (size_t k = 0; k < m->nteams; k++) {
+            char v[96];
+            table_row(t);
+            table_cell(t, 0, CELL_LABEL, "%s", m->cluster);
+            table_cell(t, 1, CELL_LABEL, "%s", m->model);
+            table_cell(t, 2, CELL_LABEL, "%s", fl->teams[m->teams[k].team]);
+            table_last(t, 2)->swatch = palette[(size_t)m->teams[k].team % NPALETTE];
+            fmt_gbh(m->teams[k].q, v, sizeof v);
+            table_cell(t, 3, 0, "%s", v);
+            fmt_share(m->teams[k].q, m->v[GL_F_CAP], v, sizeof v);
+            table_cell(t, 4, 0, "%s", v);
+        }
+    }
+}
+
+static void tbl_fleet_invoices(const struct fleet_ctx *x, struct table *t)
+{
+    const struct gl_config *c = x->c;
+    const struct gl_period *p = &x->set->period;
+    static const char *const heads[] = {"Team", "Name", "Cost center", "Invoice", "Report"};
+    for (size_t k = 0; k < 5; k++)
+        table_col(t, heads[k], 0);
+    snprintf(t->head_buf[0], sizeof t->head_buf[0], "Total (%s)", c->currency);
+    table_col(t, t->head_buf[0], COL_N);
+    for (size_t i = 0; i < x->set->n; i++) {
+        const struct gl_invoice *inv = &x->set->invoices[i];
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL | CELL_CODE, "%s", inv->team);
+        table_cell(t, 1, CELL_LABEL, "%s", inv->team_name);
+        table_cell(t, 2, CELL_LABEL, "%s", inv->cost_center ? inv->cost_center : "—");
+        table_cell(t, 3, CELL_LABEL, "%s", inv->invoice_id);
+        char *file = gl_report_team_file(p->name, inv->team, "x");
+        file[strlen(file) - 2] = '\0'; /* without ".x": the format adds its own */
+        table_cell(t, 4, CELL_LINK, "%s", file);
+        free(file);
+        gl_dec_format(inv->total, c->minor_digits, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+        table_last(t, 5)->team = inv->team;
+    }
+    t->sum = true;
+    snprintf(t->sum_bold, sizeof t->sum_bold, "Sum of %zu invoices", x->set->n);
+    gl_dec_format(fleet_total(x->set), c->minor_digits, t->sum_value, sizeof t->sum_value);
+}
+
+static void tbl_fleet_devices(const struct fleet_ctx *x, struct table *t)
+{
+    const struct gl_fleet *fl = x->fl;
+    static const char *const heads[] = {"Cluster", "Node", "Device", "Profile", "GPU model"};
+    for (size_t k = 0; k < 5; k++)
+        table_col(t, heads[k], 0);
+    table_col(t, "Capacity GB-h", COL_N);
+    table_col(t, "Excess GB-h", COL_N);
+    table_col(t, "Why", 0);
+    for (size_t i = 0; i < fl->ndev; i++) {
+        const struct gl_device_row *d = &fl->dev[i];
+        if (!needs_attention(d))
+            continue;
+        const char *cells[] = {d->cluster, d->node, d->device, d->profile, d->model};
+        char v[96];
+        table_row(t);
+        for (size_t k = 0; k < 5; k++)
+            table_cell(t, k, CELL_LABEL, "%s", cells[k]);
+        fmt_gbh(d->capacity, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+        fmt_gbh(d->excess, v, sizeof v);
+        table_cell(t, 6, 0, "%s", v);
+        table_cell(t, 7, 0, "%s%s%s",
+                   d->unknown ? "usage unknown (no memory metrics; pods billed by allocation)" : "",
+                   d->unknown && d->excess ? "; " : "",
+                   d->excess ? "memory billed beyond capacity" : "");
+    }
+}
+
+/* Builds a table with fn and writes it in the format. */
+static void fleet_table(FILE *f, enum fmt fmt, const struct fleet_ctx *x,
+                        void (*fn)(const struct fleet_ctx *x, struct table *t))
+{
+    struct table t = {0};
+    fn(x, &t);
+    (fmt == FMT_HTML ? table_html : table_md)(f, &t);
+    table_free(&t);
+}
+
 static void fleet_html(FILE *f, const void *vctx)
 {
     const struct fleet_ctx *x = vctx;
@@ -1374,105 +1529,20 @@ static void fleet_html(FILE *f, const void *vctx)
         swatch(f, COLOR_IDLE, "idle");
         fputs("</p>\n", f);
     }
-    fputs("<div class=\"wide\"><table><tr><th>Cluster</th><th>GPU model</th>", f);
-    for (int k = 0; k < FLEET_COLS; k++)
-        if (fleet_col_shown(c, fl, k))
-            fprintf(f, "<th class=\"n\">%s</th>", fleet_heads[k]);
-    fputs("<th>Reconciles</th></tr>\n", f);
-    for (size_t i = 0; i < fl->n; i++) {
-        const struct gl_fleet_model *m = &fl->m[i];
-        fputs("<tr><td class=\"t\">", f);
-        html(f, m->cluster);
-        fputs("</td><td class=\"t\">", f);
-        html(f, m->model);
-        fputs("</td>", f);
-        gl_i128 v[FLEET_COLS];
-        fleet_values(m, v);
-        for (int k = 0; k < FLEET_COLS; k++) {
-            if (!fleet_col_shown(c, fl, k))
-                continue;
-            fmt_gbh(v[k], q, sizeof q);
-            fprintf(f, "<td class=\"n\">%s</td>", q);
-        }
-        fprintf(f, "<td>%s</td></tr>\n", fleet_reconciles(m) ? "yes" : "<b>NO</b>");
-    }
-    fputs("</table></div>\n<p class=\"note\">GB-hours. Capacity = billed to teams + idle + overhead "
+    fleet_table(f, FMT_HTML, x, tbl_fleet_models);
+    fputs("<p class=\"note\">GB-hours. Capacity = billed to teams + idle + overhead "
           "(driver-reserved + unattributed) − excess, per GPU model, exactly. Excess is memory billed beyond "
           "capacity (reported, never hidden).</p>\n",
           f);
 
-    fputs("<h2>Teams per GPU model</h2>\n<table><tr><th>Cluster</th><th>GPU model</th>"
-          "<th>Team</th><th class=\"n\">Billed GB-h</th><th class=\"n\">Share of capacity</th>"
-          "</tr>\n",
-          f);
-    for (size_t i = 0; i < fl->n; i++) {
-        const struct gl_fleet_model *m = &fl->m[i];
-        for (size_t k = 0; k < m->nteams; k++) {
-            fputs("<tr><td>", f);
-            html(f, m->cluster);
-            fputs("</td><td>", f);
-            html(f, m->model);
-            fputs("</td><td>", f);
-            swatch(f, palette[(size_t)m->teams[k].team % NPALETTE], fl->teams[m->teams[k].team]);
-            fmt_gbh(m->teams[k].q, a, sizeof a);
-            fmt_share(m->teams[k].q, m->v[GL_F_CAP], b, sizeof b);
-            fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", a, b);
-        }
-    }
-    fputs("</table>\n", f);
-
-    fprintf(f, "<h2>Invoices</h2>\n<table><tr><th>Team</th><th>Name</th><th>Cost center</th>"
-               "<th>Invoice</th><th>Report</th><th class=\"n\">Total (%s)</th></tr>\n",
-            c->currency);
-    for (size_t i = 0; i < x->set->n; i++) {
-        const struct gl_invoice *inv = &x->set->invoices[i];
-        char *file = gl_report_team_file(p->name, inv->team, "html");
-        fputs("<tr><td><code>", f);
-        html(f, inv->team);
-        fputs("</code></td><td>", f);
-        html(f, inv->team_name);
-        fputs("</td><td>", f);
-        html(f, inv->cost_center ? inv->cost_center : "—");
-        fputs("</td><td>", f);
-        html(f, inv->invoice_id);
-        fputs("</td><td><a href=\"", f);
-        html(f, file);
-        free(file);
-        fputs("\">report</a></td><td class=\"n\" data-team=\"", f);
-        html(f, inv->team);
-        gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
-        fprintf(f, "\">%s</td></tr>\n", a);
-    }
-    gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
-    fprintf(f, "<tr class=\"sum\"><td colspan=\"5\">Sum of %zu invoices</td><td class=\"n\">%s"
-               "</td></tr>\n</table>\n", x->set->n, a);
+    fputs("<h2>Teams per GPU model</h2>\n", f);
+    fleet_table(f, FMT_HTML, x, tbl_fleet_teams);
+    fputs("<h2>Invoices</h2>\n", f);
+    fleet_table(f, FMT_HTML, x, tbl_fleet_invoices);
 
     fputs("<h2>Devices needing attention</h2>\n", f);
     if (attention_count(fl)) {
-        fputs("<table><tr><th>Cluster</th><th>Node</th><th>Device</th><th>Profile</th>"
-              "<th>GPU model</th><th class=\"n\">Capacity GB-h</th><th class=\"n\">Excess GB-h"
-              "</th><th>Why</th></tr>\n",
-              f);
-        for (size_t i = 0; i < fl->ndev; i++) {
-            const struct gl_device_row *d = &fl->dev[i];
-            if (!needs_attention(d))
-                continue;
-            const char *cells[] = {d->cluster, d->node, d->device, d->profile, d->model};
-            fputs("<tr>", f);
-            for (int k = 0; k < 5; k++) {
-                fputs("<td>", f);
-                html(f, cells[k]);
-                fputs("</td>", f);
-            }
-            fmt_gbh(d->capacity, a, sizeof a);
-            fmt_gbh(d->excess, b, sizeof b);
-            fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s%s%s</td></tr>\n", a,
-                    b, d->unknown ? "usage unknown (no memory metrics; pods billed by allocation)"
-                                  : "",
-                    d->unknown && d->excess ? "; " : "",
-                    d->excess ? "memory billed beyond capacity" : "");
-        }
-        fputs("</table>\n", f);
+        fleet_table(f, FMT_HTML, x, tbl_fleet_devices);
     } else {
         fprintf(f, "<p class=\"note\">None: all %zu devices reported memory metrics and none was "
                    "billed beyond capacity. Per-device figures: <code>gpuledger summary --period "
@@ -1519,95 +1589,17 @@ static void fleet_md(FILE *f, const void *vctx)
         fputs(" |\n\n", f);
     }
 
-    fputs("## Capacity per GPU model: teams + idle + overhead (GB-hours)\n\n| Cluster | GPU model |",
-          f);
-    for (int k = 0; k < FLEET_COLS; k++)
-        if (fleet_col_shown(c, fl, k))
-            fprintf(f, " %s |", fleet_heads[k]);
-    fputs(" Reconciles |\n|---|---|", f);
-    for (int k = 0; k < FLEET_COLS; k++)
-        if (fleet_col_shown(c, fl, k))
-            fputs("---:|", f);
-    fputs("---|\n", f);
-    for (size_t i = 0; i < fl->n; i++) {
-        const struct gl_fleet_model *m = &fl->m[i];
-        fputs("| ", f);
-        md(f, m->cluster);
-        fputs(" | ", f);
-        md(f, m->model);
-        gl_i128 v[FLEET_COLS];
-        fleet_values(m, v);
-        for (int k = 0; k < FLEET_COLS; k++) {
-            if (!fleet_col_shown(c, fl, k))
-                continue;
-            fmt_gbh(v[k], q, sizeof q);
-            fprintf(f, " | %s", q);
-        }
-        fprintf(f, " | %s |\n", fleet_reconciles(m) ? "yes" : "NO");
-    }
+    fputs("## Capacity per GPU model: teams + idle + overhead (GB-hours)\n\n", f);
+    fleet_table(f, FMT_MD, x, tbl_fleet_models);
     fputs("\nCapacity = billed to teams + idle + overhead (driver-reserved + unattributed) − "
-          "excess.\n\n"
-          "## Teams per GPU model\n\n| Cluster | GPU model | Team | Billed GB-h | Share of "
-          "capacity |\n|---|---|---|---:|---:|\n",
+          "excess.\n\n## Teams per GPU model\n\n",
           f);
-    for (size_t i = 0; i < fl->n; i++) {
-        const struct gl_fleet_model *m = &fl->m[i];
-        for (size_t k = 0; k < m->nteams; k++) {
-            fputs("| ", f);
-            md(f, m->cluster);
-            fputs(" | ", f);
-            md(f, m->model);
-            fputs(" | ", f);
-            md(f, fl->teams[m->teams[k].team]);
-            fmt_gbh(m->teams[k].q, a, sizeof a);
-            fmt_share(m->teams[k].q, m->v[GL_F_CAP], b, sizeof b);
-            fprintf(f, " | %s | %s |\n", a, b);
-        }
-    }
-    fprintf(f, "\n## Invoices\n\n| Team | Name | Cost center | Invoice | Report | Total (%s) |\n"
-               "|---|---|---|---|---|---:|\n", c->currency);
-    for (size_t i = 0; i < x->set->n; i++) {
-        const struct gl_invoice *inv = &x->set->invoices[i];
-        char *file = gl_report_team_file(p->name, inv->team, "md");
-        fputs("| ", f);
-        md(f, inv->team);
-        fputs(" | ", f);
-        md(f, inv->team_name);
-        fputs(" | ", f);
-        md(f, inv->cost_center ? inv->cost_center : "—");
-        fputs(" | ", f);
-        md(f, inv->invoice_id);
-        fputs(" | ", f);
-        md(f, file);
-        free(file);
-        gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
-        fprintf(f, " | %s |\n", a);
-    }
-    gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
-    fprintf(f, "| **Sum of %zu invoices** | | | | | **%s** |\n\n## Devices needing attention\n\n",
-            x->set->n, a);
+    fleet_table(f, FMT_MD, x, tbl_fleet_teams);
+    fputs("\n## Invoices\n\n", f);
+    fleet_table(f, FMT_MD, x, tbl_fleet_invoices);
+    fputs("\n## Devices needing attention\n\n", f);
     if (attention_count(fl)) {
-        fputs("| Cluster | Node | Device | Profile | GPU model | Capacity GB-h | Excess GB-h | Why |\n"
-              "|---|---|---|---|---|---:|---:|---|\n",
-              f);
-        for (size_t i = 0; i < fl->ndev; i++) {
-            const struct gl_device_row *d = &fl->dev[i];
-            if (!needs_attention(d))
-                continue;
-            const char *cells[] = {d->cluster, d->node, d->device, d->profile, d->model};
-            fputs("|", f);
-            for (int k = 0; k < 5; k++) {
-                fputc(' ', f);
-                md(f, cells[k]);
-                fputs(" |", f);
-            }
-            fmt_gbh(d->capacity, a, sizeof a);
-            fmt_gbh(d->excess, b, sizeof b);
-            fprintf(f, " %s | %s | %s%s%s |\n", a, b,
-                    d->unknown ? "usage unknown (no memory metrics; pods billed by allocation)" : "",
-                    d->unknown && d->excess ? "; " : "",
-                    d->excess ? "memory billed beyond capacity" : "");
-        }
+        fleet_table(f, FMT_MD, x, tbl_fleet_devices);
     } else {
         fprintf(f, "None: all %zu devices reported memory metrics and none was billed beyond "
                    "capacity.\n", fl->ndev);
