@@ -69,14 +69,16 @@ static struct gl_invoice *invoice_for(struct gl_invoice_set *set, const char *te
     return inv;
 }
 
-static struct gl_invoice_line *line_for(struct gl_invoice *inv, const char *cluster,
+/* The line of a key (corrected: "" for a charged line, else the closed
+ * YYYY-MM it corrects), created when missing. */
+static struct gl_invoice_line *line_key(struct gl_invoice *inv, const char *cluster,
                                         const char *model, enum gl_line_kind kind,
-                                        const struct gl_price_entry *price)
+                                        const struct gl_price_entry *price, const char *corrected)
 {
     for (size_t i = inv->nlines; i-- > 0;) {
         struct gl_invoice_line *l = &inv->lines[i];
-        if (l->price == price && !l->corrected_period[0] && strcmp(l->cluster, cluster) == 0 &&
-            strcmp(l->model, model) == 0 && l->kind == kind)
+        if (l->price == price && strcmp(l->corrected_period, corrected) == 0 &&
+            strcmp(l->cluster, cluster) == 0 && strcmp(l->model, model) == 0 && l->kind == kind)
             return l;
     }
     inv->lines = gl_xrealloc(inv->lines, (inv->nlines + 1) * sizeof *inv->lines);
@@ -86,7 +88,15 @@ static struct gl_invoice_line *line_for(struct gl_invoice *inv, const char *clus
     l->model = gl_strdup(model);
     l->kind = kind;
     l->price = price;
+    snprintf(l->corrected_period, sizeof l->corrected_period, "%s", corrected);
     return l;
+}
+
+static struct gl_invoice_line *line_for(struct gl_invoice *inv, const char *cluster,
+                                        const char *model, enum gl_line_kind kind,
+                                        const struct gl_price_entry *price)
+{
+    return line_key(inv, cluster, model, kind, price, "");
 }
 
 /* Adds MiB·s to a line and to one of its days (days kept in ascending
@@ -508,23 +518,7 @@ struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, co
                                                   const struct gl_price_entry *price,
                                                   const char *corrected_period)
 {
-    struct gl_invoice *inv = invoice_for(set, team);
-    for (size_t i = 0; i < inv->nlines; i++) {
-        struct gl_invoice_line *l = &inv->lines[i];
-        if (l->price == price && strcmp(l->corrected_period, corrected_period) == 0 &&
-            strcmp(l->cluster, cluster) == 0 && strcmp(l->model, model) == 0 &&
-            l->kind == kind)
-            return l;
-    }
-    inv->lines = gl_xrealloc(inv->lines, (inv->nlines + 1) * sizeof *inv->lines);
-    struct gl_invoice_line *l = &inv->lines[inv->nlines++];
-    memset(l, 0, sizeof *l);
-    l->cluster = gl_strdup(cluster);
-    l->model = gl_strdup(model);
-    l->kind = kind;
-    l->price = price;
-    snprintf(l->corrected_period, sizeof l->corrected_period, "%s", corrected_period);
-    return l;
+    return line_key(invoice_for(set, team), cluster, model, kind, price, corrected_period);
 }
 
 gl_i128 gl_day_gbh_nano(const struct gl_invoice_line *l, const struct gl_line_day *d)
