@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
+#include "render.h"
+#include "statement.h"
 #include "query.h"
 #include "util.h"
 
@@ -300,9 +301,26 @@ static void mem_close(struct memfile *m)
 
 /* Stores the closed period: the texts as they print now (the audit copy)
  * and the exact figures of every FOCUS key. */
-static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *set, int64_t now,
+/* Output i of renderer name into a malloc'd string (NULL when out of memory). */
+static char *render_text(const struct gl_statement *st, const char *name, size_t i,
+                         struct gl_error *err)
+{
+    struct memfile m;
+    if (!mem_open(&m))
+        return NULL;
+    enum gl_status rc = gl_renderer_find(name)->fn(st, i, m.f, err);
+    mem_close(&m);
+    if (rc) {
+        free(m.data);
+        return NULL;
+    }
+    return m.data ? m.data : gl_strdup("");
+}
+
+static enum gl_status freeze(struct gl_store *s, const struct gl_statement *st, int64_t now,
                              const char *csv, struct gl_error *err)
 {
+    const struct gl_invoice_set *set = st->set;
     const char *period = set->period.name;
     struct gl_frozen_text *texts = gl_xcalloc(set->n ? set->n : 1, sizeof *texts);
     struct gl_frozen_row *rows = NULL;
@@ -312,16 +330,20 @@ static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *se
     enum gl_status rc = GL_OK;
     for (size_t i = 0; !rc && i < set->n; i++) {
         const struct gl_invoice *inv = &set->invoices[i];
-        struct memfile md;
+        /* the texts exactly as `invoice` prints them (the JSON without the
+         * line break a file gets) */
+        char *json = render_text(st, "invoice-json", i, err);
+        char *md = json ? render_text(st, "invoice-md", i, err) : NULL;
         texts[i].team = inv->team;
-        texts[i].json = gl_invoice_json(set, inv);
-        if (!mem_open(&md)) {
-            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+        texts[i].json = json;
+        texts[i].md = md;
+        if (!md) {
+            rc = err->msg[0] ? err->code : gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
             break;
         }
-        gl_invoice_markdown(set, inv, md.f);
-        mem_close(&md);
-        texts[i].md = md.data;
+        size_t n = strlen(json);
+        if (n && json[n - 1] == '\n')
+            json[n - 1] = '\0';
         for (size_t j = 0; !rc && j < inv->nlines; j++) {
             const struct gl_invoice_line *l = &inv->lines[j];
             char unit[64]; /* at most 39 digits, a sign and a point */
@@ -388,22 +410,17 @@ enum gl_status gl_period_close(const struct gl_config *c, struct gl_store *s,
         return gl_error_set(err, GL_ERR_STATE, "period %s is still in progress (it ends %s)",
                             p->name, end);
     }
-    struct gl_invoice_set *set = NULL;
-    bool frozen;
-    if ((rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err)))
+    /* the statement every output of the period shows, frozen as rendered */
+    struct gl_statement *st = NULL;
+    if ((rc = gl_statement_build(c, s, prices, p, GL_ST_INVOICES, &st, err)))
         return rc;
-    struct memfile csv;
-    size_t rows = 0;
-    if (!mem_open(&csv)) {
-        gl_invoices_free(set);
-        return gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-    }
-    rc = gl_export_focus(set, csv.f, &rows, err);
-    mem_close(&csv);
-    if (!rc)
-        rc = freeze(s, set, now, csv.data ? csv.data : "", err);
-    free(csv.data);
-    gl_invoices_free(set);
+    char *csv = render_text(st, "focus-csv", 0, err);
+    if (!csv)
+        rc = err->msg[0] ? err->code : gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+    else
+        rc = freeze(s, st, now, csv, err);
+    free(csv);
+    gl_statement_free(st);
     return rc;
 }
 
