@@ -1,9 +1,11 @@
-/* cli — option parsing and error printing shared by the subcommands. */
+/* cli — option parsing, the setup every command declares, error printing. */
 #include "cli.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 int gl_cli_fail(const struct gl_error *err)
 {
@@ -27,38 +29,122 @@ int gl_cli_usage(const char *cmd_usage, const char *fmt, ...)
     return GL_ERR_USAGE;
 }
 
-int gl_cli_parse(int argc, char **argv, const struct gl_cli_opt *specs, size_t nspecs,
-                 const char **vals, const char *cmd_usage, bool *help)
+const struct gl_command *gl_command_find(const char *name)
+{
+    for (size_t i = 0; i < gl_ncommands; i++)
+        if (strcmp(gl_commands[i].name, name) == 0)
+            return &gl_commands[i];
+    return NULL;
+}
+
+/* Fills e->o from argv[1..]; returns 0, or the usage status after printing
+ * why; *help is set for --help/-h. */
+static int parse(const struct gl_command *cmd, int argc, char **argv, struct gl_cmd_env *e,
+                 bool *help)
 {
     *help = false;
-    for (int i = 1; i < argc; i++) {
+    int i = 1;
+    if (cmd->words && argc > 1 && argv[1][0] != '-') {
+        /* one word from a space-separated list, e.g. "import" */
+        size_t n = strlen(argv[1]);
+        for (const char *w = cmd->words; *w;) {
+            size_t len = strcspn(w, " ");
+            if (len == n && strncmp(w, argv[1], n) == 0) {
+                e->o.word = argv[1];
+                i = 2;
+                break;
+            }
+            w += len + (w[len] == ' ');
+        }
+    }
+    for (; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             *help = true;
             return 0;
         }
         if (strncmp(a, "--", 2) != 0)
-            return gl_cli_usage(cmd_usage, "unexpected argument \"%s\"", a);
+            return gl_cli_usage(cmd->usage, "unexpected argument \"%s\"", a);
         const char *name = a + 2;
         const char *eq = strchr(name, '=');
         size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
-        size_t k;
-        for (k = 0; k < nspecs; k++)
-            if (strlen(specs[k].name) == nlen && strncmp(specs[k].name, name, nlen) == 0)
-                break;
-        if (k == nspecs)
-            return gl_cli_usage(cmd_usage, "unknown option \"%s\"", a);
-        if (!specs[k].has_arg) {
-            vals[k] = "1";
-            continue;
-        }
-        if (eq) {
-            vals[k] = eq + 1;
+        const struct gl_cli_opt *spec = NULL;
+        for (size_t k = 0; k < GL_MAX_OPTS && cmd->opts[k].name && !spec; k++)
+            if (strlen(cmd->opts[k].name) == nlen && strncmp(cmd->opts[k].name, name, nlen) == 0)
+                spec = &cmd->opts[k];
+        if (!spec)
+            return gl_cli_usage(cmd->usage, "unknown option \"%s\"", a);
+        const char **field = (const char **)(void *)((char *)&e->o + spec->offset);
+        if (!spec->has_arg) {
+            *field = "1";
+        } else if (eq) {
+            *field = eq + 1;
         } else {
             if (i + 1 >= argc)
-                return gl_cli_usage(cmd_usage, "option \"%s\" needs a value", a);
-            vals[k] = argv[++i];
+                return gl_cli_usage(cmd->usage, "option \"%s\" needs a value", a);
+            *field = argv[++i];
         }
     }
     return 0;
+}
+
+static int setup(struct gl_cmd_env *e)
+{
+    const struct gl_command *cmd = e->cmd;
+    const struct gl_cli *g = e->g;
+    struct gl_error err = {0};
+    unsigned need = cmd->needs;
+    if (need & GL_NEED_PERIOD) {
+        if (!e->o.period)
+            return gl_cli_usage(cmd->usage, "%s", "--period YYYY-MM is required");
+        if (!gl_period_parse(e->o.period, &e->period))
+            return gl_cli_usage(cmd->usage, "--period \"%s\" is not YYYY-MM", e->o.period);
+    }
+    e->now = (int64_t)time(NULL);
+    if (e->o.now && !gl_time_parse(e->o.now, &e->now))
+        return gl_cli_usage(cmd->usage, "--now \"%s\" is not an RFC 3339 UTC time", e->o.now);
+    int rc;
+    if (cmd->check && (rc = cmd->check(e)))
+        return rc;
+    if ((need & GL_NEED_LOCK_FIRST) && gl_lock_acquire(g->db, &e->lock, &err))
+        return gl_cli_fail(&err); /* before the database is even opened */
+    if ((need & GL_NEED_CONFIG) && gl_config_load(g->config, &e->cfg, &err))
+        return gl_cli_fail(&err);
+    if ((need & GL_NEED_LOCK) && gl_lock_acquire(g->db, &e->lock, &err))
+        return gl_cli_fail(&err);
+    if (need & GL_NEED_DB) {
+        /* reading commands must not create an empty database from a mistyped path */
+        struct stat sb;
+        if (stat(g->db, &sb) != 0) {
+            gl_error_set(&err, GL_ERR_RUNTIME, "%s: no database (run 'gpuledger collect' first)",
+                         g->db);
+            return gl_cli_fail(&err);
+        }
+    }
+    if ((need & (GL_NEED_DB | GL_NEED_STORE)) && gl_store_open(g->db, &e->store, &err))
+        return gl_cli_fail(&err);
+    if ((need & GL_NEED_PRICES) && gl_prices_load_config(e->cfg, &e->prices, &err))
+        return gl_cli_fail(&err);
+    return 0;
+}
+
+int gl_cli_run(const struct gl_command *cmd, const struct gl_cli *g, int argc, char **argv)
+{
+    struct gl_cmd_env e = {.g = g, .cmd = cmd};
+    bool help;
+    int rc = parse(cmd, argc, argv, &e, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        fputs(cmd->usage, stdout);
+        return 0;
+    }
+    rc = setup(&e);
+    if (!rc)
+        rc = cmd->fn(&e);
+    gl_prices_free(e.prices);
+    gl_store_close(e.store);
+    gl_lock_release(e.lock); /* after the store: see gl_lock_acquire */
+    gl_config_free(e.cfg);
+    return rc;
 }

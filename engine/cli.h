@@ -1,19 +1,102 @@
 /*
- * cli — what every subcommand receives from the global options. Only
- * main.c and the gl_cmd_* functions print errors and choose exit codes.
+ * cli — the command table and what the dispatcher gives each command.
+ * Only main.c and the commands (commands.c) print errors and choose exit
+ * codes.
+ *
+ * Adding a command (git's builtin.h "Adding a new built-in" is the model):
+ *   1. write `static int cmd_<name>(struct gl_cmd_env *e)` in commands.c:
+ *      it finds its options in e->o (named fields), the period in
+ *      e->period, and whatever it declared in e->cfg, e->store, e->prices;
+ *      it returns the exit status (gl_cli_fail(&err) for an error). It
+ *      frees only what it allocates itself: the dispatcher opens and
+ *      closes the rest, in one place (gl_cli_run);
+ *   2. add its usage text and one row to gl_commands[] in commands.c: the
+ *      name, the usage, what it needs (GL_NEED_* below), its options
+ *      (GL_OPT(field, "name", has_arg); a new option is a new field of
+ *      struct gl_cmd_opts) and, when some option needs checking before
+ *      anything is opened, a check function returning 0 or a usage status;
+ *   3. list it in main.c's usage, README.md and docs/interfaces.md, and
+ *      test it (tests/integration, a golden file when it prints a format).
  */
 #ifndef GL_CLI_H
 #define GL_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+#include "price.h"
+#include "store.h"
+#include "timeutil.h"
 
 struct gl_cli {
     const char *config; /* --config */
     const char *db;     /* --db */
 };
 
-#include <stdbool.h>
-#include <stddef.h>
+/* Every subcommand option, by name (NULL when not given; flags get "1"). */
+struct gl_cmd_opts {
+    const char *period, *team, *format, *out, *from, *to, *cluster, *now, *at, *file;
+    const char *allow_shrink;
+    const char *word; /* the subcommand word given (e.g. "import"), or NULL */
+};
 
-#include "error.h"
+/* A subcommand's long option: "--name value", "--name=value", or a flag;
+ * offset = the struct gl_cmd_opts field it fills. */
+struct gl_cli_opt {
+    const char *name;
+    bool has_arg;
+    size_t offset;
+};
+#define GL_OPT(field, name, has_arg) {name, has_arg, offsetof(struct gl_cmd_opts, field)}
+#define GL_MAX_OPTS 6
+
+/* What a command needs before it runs, provided in this order. */
+enum gl_need {
+    GL_NEED_PERIOD = 1 << 0,      /* --period YYYY-MM, required (e->period) */
+    GL_NEED_LOCK_FIRST = 1 << 1,  /* the database lock before anything else is opened */
+    GL_NEED_CONFIG = 1 << 2,      /* e->cfg */
+    GL_NEED_LOCK = 1 << 3,        /* the database lock, once the config is loaded */
+    GL_NEED_DB = 1 << 4,          /* an existing database (never created by a reader) */
+    GL_NEED_STORE = 1 << 5,       /* the database, created when missing */
+    GL_NEED_PRICES = 1 << 6,      /* e->prices (the configured table) */
+};
+
+struct gl_command;
+
+struct gl_cmd_env {
+    const struct gl_cli *g;
+    const struct gl_command *cmd;
+    struct gl_cmd_opts o;
+    struct gl_period period;
+    int64_t now; /* --now, else the clock (commands with a "now" option) */
+    struct gl_config *cfg;
+    struct gl_store *store;
+    struct gl_price_table *prices;
+    struct gl_lock *lock;
+};
+
+struct gl_command {
+    const char *name;
+    const char *usage;
+    unsigned needs;                        /* enum gl_need */
+    struct gl_cli_opt opts[GL_MAX_OPTS];   /* ends at the first without a name */
+    const char *words;                     /* accepted subcommand words ("import"), or NULL */
+    int (*check)(struct gl_cmd_env *e);    /* option checks before any setup, or NULL */
+    int (*fn)(struct gl_cmd_env *e);
+};
+
+extern const struct gl_command gl_commands[];
+extern const size_t gl_ncommands;
+
+/* The command named name, or NULL. */
+const struct gl_command *gl_command_find(const char *name);
+
+/* Parses argv (argv[0] = the command's name), provides what cmd needs,
+ * runs it and cleans up; returns the exit status. */
+int gl_cli_run(const struct gl_command *cmd, const struct gl_cli *g, int argc, char **argv);
 
 /* Prints "gpuledger: <message>" and returns err's exit status. */
 int gl_cli_fail(const struct gl_error *err);
@@ -21,20 +104,5 @@ int gl_cli_fail(const struct gl_error *err);
 /* Prints "gpuledger: <message>" and the command's usage; returns 2. */
 int gl_cli_usage(const char *cmd_usage, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-
-/* A subcommand's long option: "--name value", "--name=value", or a flag. */
-struct gl_cli_opt {
-    const char *name;
-    bool has_arg;
-};
-
-/* Parses argv[1..] into vals (vals[i] for specs[i]; flags get "1").
- * Returns 0, or the usage exit status after printing why; *help is set
- * for --help/-h. */
-int gl_cli_parse(int argc, char **argv, const struct gl_cli_opt *specs, size_t nspecs,
-                 const char **vals, const char *cmd_usage, bool *help);
-
-/* `gpuledger report`: argv[0] is "report". Returns the exit status. */
-int gl_cmd_report(const struct gl_cli *g, int argc, char **argv);
 
 #endif

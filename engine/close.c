@@ -5,22 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
+#include "render.h"
+#include "statement.h"
+#include "query.h"
 #include "util.h"
 
 enum gl_status gl_period_is_closed(struct gl_store *s, const char *period, bool *closed,
                                    struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gl_store_db(s), "SELECT 1 FROM closed_period WHERE period = ?", -1, &st,
-                           NULL) != SQLITE_OK)
-        return gl_store_fail(s, "reading closed periods", err);
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    *closed = rc == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
-                                                 : gl_store_fail(s, "reading closed periods", err);
+    return gl_query_is_closed(s, period, closed, err);
 }
 
 static void period_before(const struct gl_period *p, struct gl_period *out)
@@ -30,7 +23,8 @@ static void period_before(const struct gl_period *p, struct gl_period *out)
 
 /* Figures per FOCUS key: recomputed, frozen, corrections already frozen. */
 struct key_figures {
-    char *team, *cluster, *model, *kind, *price_id; /* price_id holds the price key */
+    char *team, *cluster, *model, *price_id; /* price_id holds the price key */
+    enum gl_line_kind kind;
     int64_t day;
     int64_t mib[3];
     gl_i128 billed[3];
@@ -49,10 +43,10 @@ struct key_table {
 /* The figures of a FOCUS key; the key's parts are length-prefixed, so no
  * two keys meet whatever their lengths. */
 static struct key_figures *key_get(struct key_table *t, const char *team, const char *cluster,
-                                   const char *model, const char *kind, const char *price_id,
-                                   int64_t day)
+                                   const char *model, enum gl_line_kind kind,
+                                   const char *price_id, int64_t day)
 {
-    const char *parts[] = {team, cluster, model, kind, price_id};
+    const char *parts[] = {team, cluster, model, gl_line_kind_name(kind), price_id};
     gl_buf_reset(&t->key);
     bool ok = true;
     for (size_t i = 0; ok && i < sizeof parts / sizeof *parts; i++)
@@ -74,7 +68,7 @@ static struct key_figures *key_get(struct key_table *t, const char *team, const 
     f->team = gl_strdup(team);
     f->cluster = gl_strdup(cluster);
     f->model = gl_strdup(model);
-    f->kind = gl_strdup(kind);
+    f->kind = kind;
     f->price_id = gl_strdup(price_id);
     f->day = day;
     return f;
@@ -86,7 +80,6 @@ static void key_table_free(struct key_table *t)
         free(t->k[i].team);
         free(t->k[i].cluster);
         free(t->k[i].model);
-        free(t->k[i].kind);
         free(t->k[i].price_id);
     }
     free(t->k);
@@ -102,39 +95,38 @@ static enum gl_status key_overflow(const struct key_figures *f, const char *peri
     return gl_error_set(err, GL_ERR_RUNTIME,
                         "integer overflow: %s of team \"%.300s\", cluster %.200s, GPU model "
                         "\"%.200s\", kind %s on %s (closed period %s) exceed the 64-bit range",
-                        what, f->team, f->cluster, f->model, f->kind, day, period);
+                        what, f->team, f->cluster, f->model, gl_line_kind_name(f->kind), day,
+                        period);
+}
+
+struct frozen_ctx {
+    struct key_table *t;
+    const char *period;
+    int which;
+};
+
+static enum gl_status frozen_row(void *vctx, const struct gl_frozen_row *r, struct gl_error *err)
+{
+    struct frozen_ctx *x = vctx;
+    int which = x->which;
+    struct key_figures *f = key_get(x->t, r->team, r->cluster, r->model,
+                                    (enum gl_line_kind)r->kind, r->price_key, r->day);
+    if (__builtin_add_overflow(f->mib[which], r->mib_s, &f->mib[which]))
+        return key_overflow(f, x->period, "the frozen MiB·s", err);
+    /* 128-bit sums of int64 rows: no overflow */
+    f->billed[which] += r->billed_minor;
+    f->nano[which] += r->gbh_nano;
+    if (!f->have_unit && gl_dec_parse(r->unit_price, GL_PRICE_DECIMALS, &f->unit12))
+        f->have_unit = true;
+    return GL_OK;
 }
 
 /* Reads frozen_row figures into slot which (1 frozen, 2 prior corrections). */
-static enum gl_status load_frozen(struct gl_store *s, struct key_table *t, const char *sql,
-                                  const char *a, const char *b, int which, struct gl_error *err)
+static enum gl_status load_frozen(struct gl_store *s, struct key_table *t, const char *period,
+                                  const char *corrections, int which, struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "reading frozen rows", err);
-    sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
-    if (b)
-        sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC);
-    int rc;
-    enum gl_status out = GL_OK;
-    while (!out && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct key_figures *f = key_get(
-            t, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
-            (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
-            (const char *)sqlite3_column_text(st, 4), sqlite3_column_int64(st, 5));
-        if (__builtin_add_overflow(f->mib[which], sqlite3_column_int64(st, 6), &f->mib[which]))
-            out = key_overflow(f, a, "the frozen MiB·s", err);
-        /* 128-bit sums of int64 rows: no overflow */
-        f->billed[which] += sqlite3_column_int64(st, 7);
-        f->nano[which] += sqlite3_column_int64(st, 9);
-        if (!f->have_unit &&
-            gl_dec_parse((const char *)sqlite3_column_text(st, 8), GL_PRICE_DECIMALS, &f->unit12))
-            f->have_unit = true;
-    }
-    sqlite3_finalize(st);
-    if (out)
-        return out;
-    return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading frozen rows", err);
+    struct frozen_ctx x = {t, period, which};
+    return gl_query_frozen_rows(s, period, corrections, frozen_row, &x, err);
 }
 
 /* A price entry's identity across edits of the table: its pattern and the
@@ -198,14 +190,8 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
             free(pk);
         }
     }
-    static const char frozen_sql[] =
-        "SELECT team, cluster, model, kind, price_key, day, mib_seconds, billed_minor, unit_price,"
-        " gb_hours_nano FROM frozen_row WHERE period = ?1 AND corrected_period = ''";
-    static const char prior_sql[] =
-        "SELECT team, cluster, model, kind, price_key, day, mib_seconds, billed_minor, unit_price,"
-        " gb_hours_nano FROM frozen_row WHERE corrected_period = ?1 AND period > ?1 AND period < ?2";
-    if (!rc && !(rc = load_frozen(s, &t, frozen_sql, cp->name, NULL, 1, err)))
-        rc = load_frozen(s, &t, prior_sql, cp->name, set->period.name, 2, err);
+    if (!rc && !(rc = load_frozen(s, &t, cp->name, NULL, 1, err)))
+        rc = load_frozen(s, &t, cp->name, set->period.name, 2, err);
     for (size_t i = 0; !rc && i < t.n; i++) {
         struct key_figures *f = &t.k[i];
         /* the differences of what was printed (SPEC §9: both rounded) */
@@ -313,69 +299,58 @@ static void mem_close(struct memfile *m)
     m->f = NULL;
 }
 
-static enum gl_status exec_bind(struct gl_store *s, const char *sql, sqlite3_stmt **st,
-                                struct gl_error *err)
+/* Stores the closed period: the texts as they print now (the audit copy)
+ * and the exact figures of every FOCUS key. */
+/* Output i of renderer name into a malloc'd string (NULL when out of memory). */
+static char *render_text(const struct gl_statement *st, const char *name, size_t i,
+                         struct gl_error *err)
 {
-    if (sqlite3_prepare_v2(gl_store_db(s), sql, -1, st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "closing the period", err);
-    return GL_OK;
+    struct memfile m;
+    if (!mem_open(&m))
+        return NULL;
+    enum gl_status rc = gl_renderer_find(name)->fn(st, i, m.f, err);
+    mem_close(&m);
+    if (rc) {
+        free(m.data);
+        return NULL;
+    }
+    return m.data ? m.data : gl_strdup("");
 }
 
-static enum gl_status step_reset(struct gl_store *s, sqlite3_stmt *st, struct gl_error *err)
-{
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "closing the period", err);
-}
-
-static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *set, int64_t now,
+static enum gl_status freeze(struct gl_store *s, const struct gl_statement *st, int64_t now,
                              const char *csv, struct gl_error *err)
 {
-    enum gl_status rc = gl_store_begin(s, err);
-    if (rc)
-        return rc;
-    sqlite3_stmt *cp = NULL, *fi = NULL, *fr = NULL;
-    if ((rc = exec_bind(s, "INSERT INTO closed_period (period, closed_at, focus_csv) VALUES (?,?,?)",
-                        &cp, err)) ||
-        (rc = exec_bind(s, "INSERT INTO frozen_invoice (period, team, json, md) VALUES (?,?,?,?)",
-                        &fi, err)) ||
-        (rc = exec_bind(s,
-                        "INSERT INTO frozen_row (period, corrected_period, team, cluster, model, "
-                        "kind, price_id, day, unit_price, mib_seconds, billed_minor, "
-                        "gb_hours_nano, price_key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        &fr, err)))
-        goto out;
+    const struct gl_invoice_set *set = st->set;
     const char *period = set->period.name;
-    sqlite3_bind_text(cp, 1, period, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(cp, 2, now);
-    sqlite3_bind_text(cp, 3, csv, -1, SQLITE_STATIC);
-    if ((rc = step_reset(s, cp, err)))
-        goto out;
-    for (size_t i = 0; i < set->n; i++) {
+    struct gl_frozen_text *texts = gl_xcalloc(set->n ? set->n : 1, sizeof *texts);
+    struct gl_frozen_row *rows = NULL;
+    size_t nrows = 0, cap = 0;
+    char **owned = NULL; /* unit prices and price keys of the rows */
+    size_t nowned = 0;
+    enum gl_status rc = GL_OK;
+    for (size_t i = 0; !rc && i < set->n; i++) {
         const struct gl_invoice *inv = &set->invoices[i];
-        char *json = gl_invoice_json(set, inv);
-        struct memfile md;
-        if (!mem_open(&md)) {
-            free(json);
-            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-            goto out;
+        /* the texts exactly as `invoice` prints them (the JSON without the
+         * line break a file gets) */
+        char *json = render_text(st, "invoice-json", i, err);
+        char *md = json ? render_text(st, "invoice-md", i, err) : NULL;
+        texts[i].team = inv->team;
+        texts[i].json = json;
+        texts[i].md = md;
+        if (!md) {
+            rc = err->msg[0] ? err->code : gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+            break;
         }
-        gl_invoice_markdown(set, inv, md.f);
-        mem_close(&md);
-        sqlite3_bind_text(fi, 1, period, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fi, 2, inv->team, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fi, 3, json, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fi, 4, md.data, -1, SQLITE_STATIC);
-        rc = step_reset(s, fi, err);
-        free(json);
-        free(md.data);
-        if (rc)
-            goto out;
-        for (size_t j = 0; j < inv->nlines; j++) {
+        size_t n = strlen(json);
+        if (n && json[n - 1] == '\n')
+            json[n - 1] = '\0';
+        for (size_t j = 0; !rc && j < inv->nlines; j++) {
             const struct gl_invoice_line *l = &inv->lines[j];
             char unit[64]; /* at most 39 digits, a sign and a point */
             gl_dec_format(l->unit_price12, GL_PRICE_DECIMALS, unit, sizeof unit);
-            char *pk = price_key(l->price);
+            owned = gl_xrealloc(owned, (nowned + 2) * sizeof *owned);
+            char *u = owned[nowned++] = gl_strdup(unit);
+            char *pk = owned[nowned++] = price_key(l->price);
             for (size_t d = 0; d < l->ndays; d++) {
                 /* frozen_row keeps int64: a figure beyond it is refused */
                 gl_i128 billed = l->days[d].billed, nano = gl_day_gbh_nano(l, &l->days[d]);
@@ -388,37 +363,34 @@ static enum gl_status freeze(struct gl_store *s, const struct gl_invoice_set *se
                                       "\"%.300s\", GPU model \"%.200s\" on %s (period %s) "
                                       "exceed the 64-bit range of the frozen rows",
                                       inv->team, l->model, day, period);
-                    free(pk);
-                    goto out;
+                    break;
                 }
-                sqlite3_bind_text(fr, 1, period, -1, SQLITE_STATIC);
-                sqlite3_bind_text(fr, 2, l->corrected_period, -1, SQLITE_STATIC);
-                sqlite3_bind_text(fr, 3, inv->team, -1, SQLITE_STATIC);
-                sqlite3_bind_text(fr, 4, l->cluster, -1, SQLITE_STATIC);
-                sqlite3_bind_text(fr, 5, l->model, -1, SQLITE_STATIC);
-                sqlite3_bind_text(fr, 6, l->kind, -1, SQLITE_STATIC);
-                sqlite3_bind_text(fr, 7, l->price->id, -1, SQLITE_STATIC);
-                sqlite3_bind_int64(fr, 8, l->days[d].day);
-                sqlite3_bind_text(fr, 9, unit, -1, SQLITE_STATIC);
-                sqlite3_bind_int64(fr, 10, l->days[d].mib_s);
-                sqlite3_bind_int64(fr, 11, (int64_t)billed);
-                sqlite3_bind_int64(fr, 12, (int64_t)nano);
-                sqlite3_bind_text(fr, 13, pk, -1, SQLITE_TRANSIENT);
-                if ((rc = step_reset(s, fr, err))) {
-                    free(pk);
-                    goto out;
+                if (nrows == cap) {
+                    cap = cap ? cap * 2 : 64;
+                    rows = gl_xrealloc(rows, cap * sizeof *rows);
                 }
+                rows[nrows++] = (struct gl_frozen_row){
+                    .corrected_period = l->corrected_period, .team = inv->team,
+                    .cluster = l->cluster, .model = l->model, .kind = (int)l->kind,
+                    .price_id = l->price->id, .price_key = pk, .day = l->days[d].day,
+                    .unit_price = u, .mib_s = l->days[d].mib_s, .billed_minor = (int64_t)billed,
+                    .gbh_nano = (int64_t)nano};
             }
-            free(pk);
         }
     }
-    rc = gl_store_commit(s, err);
-out:
-    sqlite3_finalize(cp);
-    sqlite3_finalize(fi);
-    sqlite3_finalize(fr);
-    if (rc)
-        gl_store_rollback(s);
+    if (!rc) {
+        struct gl_freeze f = {period, now, csv, texts, set->n, rows, nrows};
+        rc = gl_store_freeze(s, &f, err);
+    }
+    for (size_t i = 0; i < set->n; i++) {
+        free((char *)texts[i].json);
+        free((char *)texts[i].md);
+    }
+    free(texts);
+    for (size_t i = 0; i < nowned; i++)
+        free(owned[i]);
+    free(owned);
+    free(rows);
     return rc;
 }
 
@@ -438,41 +410,24 @@ enum gl_status gl_period_close(const struct gl_config *c, struct gl_store *s,
         return gl_error_set(err, GL_ERR_STATE, "period %s is still in progress (it ends %s)",
                             p->name, end);
     }
-    struct gl_invoice_set *set = NULL;
-    bool frozen;
-    if ((rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err)))
+    /* the statement every output of the period shows, frozen as rendered */
+    struct gl_statement *st = NULL;
+    if ((rc = gl_statement_build(c, s, prices, p, GL_ST_INVOICES, &st, err)))
         return rc;
-    struct memfile csv;
-    size_t rows = 0;
-    if (!mem_open(&csv)) {
-        gl_invoices_free(set);
-        return gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-    }
-    rc = gl_export_focus(set, csv.f, &rows, err);
-    mem_close(&csv);
-    if (!rc)
-        rc = freeze(s, set, now, csv.data ? csv.data : "", err);
-    free(csv.data);
-    gl_invoices_free(set);
+    char *csv = render_text(st, "focus-csv", 0, err);
+    if (!csv)
+        rc = err->msg[0] ? err->code : gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+    else
+        rc = freeze(s, st, now, csv, err);
+    free(csv);
+    gl_statement_free(st);
     return rc;
 }
 
 enum gl_status gl_frozen_focus(struct gl_store *s, const char *period, char **csv,
                                struct gl_error *err)
 {
-    *csv = NULL;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gl_store_db(s), "SELECT focus_csv FROM closed_period WHERE period = ?",
-                           -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "reading the frozen export", err);
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
-    enum gl_status rc = GL_OK;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        *csv = gl_strdup((const char *)sqlite3_column_text(st, 0));
-    else
-        rc = gl_error_set(err, GL_ERR_STATE, "period %s is not closed", period);
-    sqlite3_finalize(st);
-    return rc;
+    return gl_query_frozen_focus(s, period, csv, err);
 }
 
 enum gl_status gl_frozen_invoices(struct gl_store *s, const char *period, const char *team,
@@ -480,19 +435,5 @@ enum gl_status gl_frozen_invoices(struct gl_store *s, const char *period, const 
                                              const char *md),
                                   void *ctx, struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gl_store_db(s),
-                           "SELECT team, json, md FROM frozen_invoice WHERE period = ?1 "
-                           "AND (?2 IS NULL OR team = ?2) ORDER BY team",
-                           -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "reading frozen invoices", err);
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
-    if (team)
-        sqlite3_bind_text(st, 2, team, -1, SQLITE_STATIC);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        fn(ctx, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
-           (const char *)sqlite3_column_text(st, 2));
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading frozen invoices", err);
+    return gl_query_frozen_invoices(s, period, team, fn, ctx, err);
 }

@@ -1,9 +1,10 @@
 /*
  * close — closed periods and corrections (SPEC §6, §9 "Corrections").
  *
- * `close` freezes a month: its invoices (JSON, Markdown), its FOCUS CSV and
- * the exact figures of every FOCUS key are stored, and printed from there
- * ever after. Data collected later that changes a closed month becomes
+ * `close` freezes a month: its statement (statement.h) is built, its
+ * invoices (JSON, Markdown) and FOCUS CSV rendered by the renderer table
+ * (render.h) and stored with the exact figures of every FOCUS key
+ * (gl_store_freeze); they are printed from there ever after. Data collected later that changes a closed month becomes
  * correction lines of the next open month: per FOCUS key, recomputed −
  * frozen − corrections already frozen in later closed months.
  */

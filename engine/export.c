@@ -113,16 +113,15 @@ static char *ascii_json(cJSON *o)
     return b.data;
 }
 
-static const char *kind_description(const char *kind)
+static const char *kind_description(enum gl_line_kind kind)
 {
-    if (strcmp(kind, "memory_used") == 0)
-        return "GPU memory used";
-    if (strcmp(kind, "reserved_unused") == 0)
-        return "GPU memory allocated but unused";
-    if (strcmp(kind, "idle_share") == 0)
-        return "Idle GPU memory share";
-    if (strcmp(kind, "overhead_share") == 0)
-        return "GPU memory overhead share";
+    switch (kind) {
+    case GL_LINE_MEMORY_USED: return "GPU memory used";
+    case GL_LINE_RESERVED_UNUSED: return "GPU memory allocated but unused";
+    case GL_LINE_IDLE_SHARE: return "Idle GPU memory share";
+    case GL_LINE_OVERHEAD_SHARE: return "GPU memory overhead share";
+    case GL_LINE_NKINDS: break;
+    }
     return "GPU memory";
 }
 
@@ -222,7 +221,7 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 cell_str(&r, inv->team);               /* SubAccountId */
                 cell_str(&r, inv->team_name);          /* SubAccountName */
                 cell_str(&r, tags_text);               /* Tags */
-                cell_str(&r, l->kind);                 /* x_ChargeKind */
+                cell_str(&r, gl_line_kind_name(l->kind)); /* x_ChargeKind */
                 if (l->corrected_period[0])            /* x_CorrectedPeriod */
                     cell_str(&r, l->corrected_period);
                 else

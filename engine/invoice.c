@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "gl_build.h"
-#include "summary.h"
+#include "query.h"
 #include "util.h"
 
 /* Overflow checks (SPEC §10 "No wrapped arithmetic"): line and day MiB·s
@@ -22,6 +22,33 @@ static enum gl_status overflow(const struct gl_invoice_set *set, const char *tea
                         "\"%.200s\" in period %s exceed the 64-bit range (the stored usage "
                         "holds implausible samples)",
                         what, team, cluster, model, set->period.name);
+}
+
+static const char *const line_kind_names[GL_LINE_NKINDS] = {
+    [GL_LINE_IDLE_SHARE] = "idle_share",
+    [GL_LINE_MEMORY_USED] = "memory_used",
+    [GL_LINE_OVERHEAD_SHARE] = "overhead_share",
+    [GL_LINE_RESERVED_UNUSED] = "reserved_unused",
+};
+
+const char *gl_line_kind_name(enum gl_line_kind k)
+{
+    return (unsigned)k < GL_LINE_NKINDS ? line_kind_names[k] : "?";
+}
+
+bool gl_line_kind_parse(const char *name, enum gl_line_kind *out)
+{
+    for (int k = 0; k < GL_LINE_NKINDS; k++)
+        if (strcmp(name, line_kind_names[k]) == 0) {
+            *out = (enum gl_line_kind)k;
+            return true;
+        }
+    return false;
+}
+
+const char *gl_anomaly_kind_name(enum gl_anomaly_kind k)
+{
+    return k == GL_ANOMALY_UNALLOCATED_USE ? "unallocated_use" : "excess_devices";
 }
 
 static struct gl_invoice *invoice_for(struct gl_invoice_set *set, const char *team)
@@ -42,14 +69,16 @@ static struct gl_invoice *invoice_for(struct gl_invoice_set *set, const char *te
     return inv;
 }
 
-static struct gl_invoice_line *line_for(struct gl_invoice *inv, const char *cluster,
-                                        const char *model, const char *kind,
-                                        const struct gl_price_entry *price)
+/* The line of a key (corrected: "" for a charged line, else the closed
+ * YYYY-MM it corrects), created when missing. */
+static struct gl_invoice_line *line_key(struct gl_invoice *inv, const char *cluster,
+                                        const char *model, enum gl_line_kind kind,
+                                        const struct gl_price_entry *price, const char *corrected)
 {
     for (size_t i = inv->nlines; i-- > 0;) {
         struct gl_invoice_line *l = &inv->lines[i];
-        if (l->price == price && !l->corrected_period[0] && strcmp(l->cluster, cluster) == 0 &&
-            strcmp(l->model, model) == 0 && strcmp(l->kind, kind) == 0)
+        if (l->price == price && strcmp(l->corrected_period, corrected) == 0 &&
+            strcmp(l->cluster, cluster) == 0 && strcmp(l->model, model) == 0 && l->kind == kind)
             return l;
     }
     inv->lines = gl_xrealloc(inv->lines, (inv->nlines + 1) * sizeof *inv->lines);
@@ -57,9 +86,17 @@ static struct gl_invoice_line *line_for(struct gl_invoice *inv, const char *clus
     memset(l, 0, sizeof *l);
     l->cluster = gl_strdup(cluster);
     l->model = gl_strdup(model);
-    l->kind = gl_strdup(kind);
+    l->kind = kind;
     l->price = price;
+    snprintf(l->corrected_period, sizeof l->corrected_period, "%s", corrected);
     return l;
+}
+
+static struct gl_invoice_line *line_for(struct gl_invoice *inv, const char *cluster,
+                                        const char *model, enum gl_line_kind kind,
+                                        const struct gl_price_entry *price)
+{
+    return line_key(inv, cluster, model, kind, price, "");
 }
 
 /* Adds MiB·s to a line and to one of its days (days kept in ascending
@@ -86,23 +123,6 @@ static bool line_add(struct gl_invoice_line *l, int64_t day, int64_t mib_s)
     return true;
 }
 
-/* Largest measured full-GPU capacity (MiB) of a model, 0 when unknown. */
-static int64_t measured_capacity(struct gl_store *s, const char *model)
-{
-    sqlite3_stmt *st;
-    int64_t cap = 0;
-    if (sqlite3_prepare_v2(gl_store_db(s),
-                           "SELECT MAX(max_capacity_mib) FROM device WHERE model = ? "
-                           "AND gpu_i_id = '' AND uuid NOT LIKE 'node:%'",
-                           -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        cap = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return cap;
-}
-
 static enum gl_status price_lines(const struct gl_config *c, struct gl_store *s,
                                   struct gl_invoice_set *set, const struct gl_price_table *prices,
                                   struct gl_error *err)
@@ -120,7 +140,7 @@ static enum gl_status price_lines(const struct gl_config *c, struct gl_store *s,
                 continue;
             }
             enum gl_status rc = gl_price_per_gbh(prices, l->price, l->model,
-                                                 measured_capacity(s, l->model),
+                                                 gl_query_model_capacity(s, l->model),
                                                  &l->unit_price12, err);
             if (rc)
                 return rc;
@@ -176,60 +196,37 @@ static enum gl_status find_price(struct price_lookup *pl, const char *model, int
     return GL_OK;
 }
 
+struct billed_ctx {
+    struct gl_invoice_set *set;
+    struct price_lookup *pl;
+};
+
+static enum gl_status billed_row(void *vctx, const struct gl_usage_row *r, struct gl_error *err)
+{
+    struct billed_ctx *x = vctx;
+    int pi;
+    enum gl_status rc = find_price(x->pl, r->model, r->hour, r->team, r->cluster, &pi, err);
+    if (rc)
+        return rc;
+    struct gl_invoice *inv = invoice_for(x->set, r->team);
+    struct gl_invoice_line *l = line_for(inv, r->cluster, r->model, (enum gl_line_kind)r->kind,
+                                         &x->pl->prices->entries[pi]);
+    l->estimated |= r->estimated;
+    if (!line_add(l, gl_floor_to(r->hour, 86400), r->a))
+        return overflow(x->set, r->team, r->cluster, r->model, "the MiB·s", err);
+    return GL_OK;
+}
+
 /* Team usage (memory used, billed reserved-unused) and, under the platform
  * policy, the devices' idle and overhead as lines of the platform team. */
 static enum gl_status load_billed(const struct gl_config *c, struct gl_store *s,
                                   struct gl_invoice_set *set, struct price_lookup *pl,
                                   struct gl_error *err)
 {
-    static const char sql[] =
-        "SELECT team, cluster, model, kind, hour, SUM(q), MAX(est) FROM ("
-        " SELECT u.team AS team, u.cluster AS cluster, d.model AS model,"
-        "  CASE u.kind WHEN 'memory_used' THEN 'memory_used' ELSE 'reserved_unused' END AS kind,"
-        "  u.hour AS hour, u.quantity AS q, u.estimated AS est"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
-        " UNION ALL"
-        " SELECT ?3, u.cluster, d.model,"
-        "  CASE u.kind WHEN 'idle' THEN 'idle_share' ELSE 'overhead_share' END,"
-        "  u.hour, u.quantity, u.estimated"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE ?4 AND u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('idle', 'reserved', 'unattributed'))"
-        " GROUP BY team, cluster, model, kind, hour"
-        " ORDER BY team, cluster, model, kind, hour";
-    sqlite3_stmt *st = NULL;
-    enum gl_status qrc = gl_store_query_period(s, sql, set->period.start, set->period.end, &st,
-                                  "reading usage", err);
-    if (qrc)
-        return qrc;
-    sqlite3_bind_text(st, 3, c->platform_team, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, c->idle_policy == GL_IDLE_PLATFORM);
-    enum gl_status rc = GL_OK;
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *team = (const char *)sqlite3_column_text(st, 0);
-        const char *cluster = (const char *)sqlite3_column_text(st, 1);
-        const char *model = (const char *)sqlite3_column_text(st, 2);
-        const char *kind = (const char *)sqlite3_column_text(st, 3);
-        int64_t hour = sqlite3_column_int64(st, 4);
-        int pi;
-        if ((rc = find_price(pl, model, hour, team, cluster, &pi, err)))
-            break;
-        struct gl_invoice *inv = invoice_for(set, team);
-        struct gl_invoice_line *l =
-            line_for(inv, cluster, model, kind, &pl->prices->entries[pi]);
-        l->estimated |= sqlite3_column_int(st, 6);
-        if (!line_add(l, gl_floor_to(hour, 86400), sqlite3_column_int64(st, 5))) {
-            rc = overflow(set, team, cluster, model, "the MiB·s", err);
-            break;
-        }
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, &set->period, "reading usage", err);
-    sqlite3_finalize(st);
-    return rc;
+    struct billed_ctx x = {set, pl};
+    return gl_query_billed(s, &set->period,
+                           c->idle_policy == GL_IDLE_PLATFORM ? c->platform_team : NULL,
+                           billed_row, &x, err);
 }
 
 /* One (cluster, model, day, price entry) bucket of idle and overhead. */
@@ -253,6 +250,36 @@ static int bucket_cmp(const void *a, const void *b)
     return c;
 }
 
+struct idle_ctx {
+    struct gl_invoice_set *set;
+    struct price_lookup *pl;
+    struct bucket *b;
+    size_t nb;
+};
+
+static enum gl_status idle_row(void *vctx, const struct gl_usage_row *r, struct gl_error *err)
+{
+    struct idle_ctx *x = vctx;
+    int pi;
+    enum gl_status rc = find_price(x->pl, r->model, r->hour, NULL, r->cluster, &pi, err);
+    if (rc)
+        return rc;
+    int64_t day = gl_floor_to(r->hour, 86400);
+    struct bucket *b = x->b;
+    size_t nb = x->nb;
+    if (!nb || b[nb - 1].day != day || b[nb - 1].price != pi ||
+        strcmp(b[nb - 1].cluster, r->cluster) != 0 || strcmp(b[nb - 1].model, r->model) != 0) {
+        x->b = b = gl_xrealloc(b, (nb + 1) * sizeof *b);
+        b[nb++] = (struct bucket){gl_strdup(r->cluster), gl_strdup(r->model), day, pi, 0, 0};
+        x->nb = nb;
+    }
+    if (__builtin_add_overflow(b[nb - 1].idle, r->a, &b[nb - 1].idle) ||
+        __builtin_add_overflow(b[nb - 1].overhead, r->b, &b[nb - 1].overhead))
+        return overflow(x->set, "(idle and overhead)", r->cluster, r->model, "the daily MiB·s",
+                        err);
+    return GL_OK;
+}
+
 /* Proportional policy: each bucket's idle and overhead are split among the
  * teams billed in it, by their billed MiB·s (largest remainder, ties by team
  * id); with no such team they go to the platform team. */
@@ -260,45 +287,10 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
                                           struct gl_invoice_set *set, struct price_lookup *pl,
                                           struct gl_error *err)
 {
-    static const char sql[] =
-        "SELECT u.cluster, d.model, u.hour,"
-        " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'idle' THEN 0 ELSE u.quantity END)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.kind IN ('idle', 'reserved', 'unattributed')"
-        " GROUP BY u.cluster, d.model, u.hour ORDER BY u.cluster, d.model, u.hour";
-    sqlite3_stmt *st = NULL;
-    enum gl_status qrc = gl_store_query_period(s, sql, set->period.start, set->period.end, &st,
-                                  "reading idle", err);
-    if (qrc)
-        return qrc;
-    struct bucket *b = NULL;
-    size_t nb = 0;
-    enum gl_status rc = GL_OK;
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *cluster = (const char *)sqlite3_column_text(st, 0);
-        const char *model = (const char *)sqlite3_column_text(st, 1);
-        int64_t hour = sqlite3_column_int64(st, 2);
-        int pi;
-        if ((rc = find_price(pl, model, hour, NULL, cluster, &pi, err)))
-            break;
-        int64_t day = gl_floor_to(hour, 86400);
-        if (!nb || b[nb - 1].day != day || b[nb - 1].price != pi ||
-            strcmp(b[nb - 1].cluster, cluster) != 0 || strcmp(b[nb - 1].model, model) != 0) {
-            b = gl_xrealloc(b, (nb + 1) * sizeof *b);
-            b[nb++] = (struct bucket){gl_strdup(cluster), gl_strdup(model), day, pi, 0, 0};
-        }
-        if (__builtin_add_overflow(b[nb - 1].idle, sqlite3_column_int64(st, 3), &b[nb - 1].idle) ||
-            __builtin_add_overflow(b[nb - 1].overhead, sqlite3_column_int64(st, 4),
-                                   &b[nb - 1].overhead)) {
-            rc = overflow(set, "(idle and overhead)", cluster, model, "the daily MiB·s", err);
-            break;
-        }
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, &set->period, "reading idle", err);
-    sqlite3_finalize(st);
+    struct idle_ctx x = {set, pl, NULL, 0};
+    enum gl_status rc = gl_query_idle(s, &set->period, idle_row, &x, err);
+    struct bucket *b = x.b;
+    size_t nb = x.nb;
     if (!rc)
         gl_sort(b, nb, sizeof *b, bucket_cmp);
     /* Teams billed per bucket, in team id order (invoices are sorted). */
@@ -315,7 +307,7 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
                 const struct gl_invoice_line *l = &inv->lines[j];
                 if (l->price != price || strcmp(l->cluster, b[k].cluster) != 0 ||
                     strcmp(l->model, b[k].model) != 0 ||
-                    (strcmp(l->kind, "memory_used") != 0 && strcmp(l->kind, "reserved_unused") != 0))
+                    (l->kind != GL_LINE_MEMORY_USED && l->kind != GL_LINE_RESERVED_UNUSED))
                     continue;
                 for (size_t d = 0; d < l->ndays; d++)
                     if (l->days[d].day == b[k].day)
@@ -323,7 +315,7 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
             }
             total_w += w[i];
         }
-        const char *kinds[2] = {"idle_share", "overhead_share"};
+        const enum gl_line_kind kinds[2] = {GL_LINE_IDLE_SHARE, GL_LINE_OVERHEAD_SHARE};
         int64_t qty[2] = {b[k].idle, b[k].overhead};
         for (int kk = 0; kk < 2 && !rc; kk++) {
             if (qty[kk] == 0)
@@ -332,7 +324,8 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
                 struct gl_invoice *inv = invoice_for(set, c->platform_team);
                 struct gl_invoice_line *l = line_for(inv, b[k].cluster, b[k].model, kinds[kk], price);
                 if (!line_add(l, b[k].day, qty[kk]))
-                    rc = overflow(set, inv->team, b[k].cluster, b[k].model, kinds[kk], err);
+                    rc = overflow(set, inv->team, b[k].cluster, b[k].model,
+                                  gl_line_kind_name(kinds[kk]), err);
                 continue;
             }
             if (!gl_split_largest_remainder(qty[kk], w, ninv, parts)) {
@@ -348,7 +341,7 @@ static enum gl_status spread_proportional(const struct gl_config *c, struct gl_s
                 /* a part is at most qty[kk]: it fits int64 */
                 if (!line_add(l, b[k].day, (int64_t)parts[i]))
                     rc = overflow(set, set->invoices[i].team, b[k].cluster, b[k].model,
-                                  kinds[kk], err);
+                                  gl_line_kind_name(kinds[kk]), err);
             }
         }
     }
@@ -387,7 +380,7 @@ static int line_cmp(const void *a, const void *b)
     if (!c)
         c = strcmp(x->model, y->model);
     if (!c)
-        c = strcmp(x->kind, y->kind);
+        c = (int)x->kind - (int)y->kind; /* the names' order */
     if (!c)
         c = x->price->valid_from < y->price->valid_from ? -1 : x->price->valid_from > y->price->valid_from;
     if (!c)
@@ -416,111 +409,66 @@ static struct gl_invoice *find_invoice(struct gl_invoice_set *set, const char *t
     return NULL;
 }
 
+static enum gl_status info_row(void *vctx, const struct gl_usage_row *r, struct gl_error *err)
+{
+    struct gl_invoice_set *set = vctx;
+    struct gl_invoice *inv = find_invoice(set, r->team);
+    if (!inv)
+        return GL_OK; /* teams with nothing billed get no invoice */
+    const char *cluster = r->cluster, *model = r->model;
+    int64_t day = r->hour, q = r->a;
+    bool ok;
+    switch ((enum gl_info_kind)r->kind) {
+    case GL_INFO_WASTE:
+        ok = info_add(&inv->waste, &inv->nwaste, cluster, model, q, 0);
+        break;
+    case GL_INFO_ALLOCATED:
+        ok = info_add(&inv->allocated, &inv->nallocated, cluster, model, q, 0);
+        break;
+    case GL_INFO_ALLOCATED_GPU:
+        ok = info_add(&inv->allocated, &inv->nallocated, cluster, model, 0, q);
+        break;
+    case GL_INFO_BUSY_PPM:
+    case GL_INFO_BUSY_STEPS:
+    default: {
+        bool ppm = r->kind == GL_INFO_BUSY_PPM;
+        ok = info_add(&inv->compute, &inv->ncompute, cluster, model, ppm ? q : 0, ppm ? 0 : q);
+        for (size_t j = 0; ok && j < inv->nlines; j++) {
+            struct gl_invoice_line *l = &inv->lines[j];
+            if (strcmp(l->cluster, cluster) != 0 || strcmp(l->model, model) != 0 ||
+                (l->kind != GL_LINE_MEMORY_USED && l->kind != GL_LINE_RESERVED_UNUSED))
+                continue;
+            for (size_t d = 0; ok && d < l->ndays; d++)
+                if (l->days[d].day == day) {
+                    int64_t *x = ppm ? &l->days[d].busy_ppm : &l->days[d].busy_steps;
+                    ok = !__builtin_add_overflow(*x, q, x);
+                }
+        }
+    }
+    }
+    if (!ok) {
+        static const char *const names[] = {"allocated", "allocated_gpu", "busy_ppm",
+                                            "busy_steps", "reserved_unused"};
+        return overflow(set, inv->team, cluster, model,
+                        (unsigned)r->kind < 5 ? names[r->kind] : "?", err);
+    }
+    return GL_OK;
+}
+
 /* Waste, allocation and compute indicator per team; the indicator per day
  * on the team's memory lines (for FOCUS). */
 static enum gl_status load_info(struct gl_store *s, struct gl_invoice_set *set,
                                 struct gl_error *err)
 {
-    static const char sql[] =
-        "SELECT u.team, u.cluster, d.model, u.kind, u.hour - u.hour % 86400, SUM(u.quantity)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('reserved_unused', 'allocated', 'allocated_gpu', 'busy_ppm', 'busy_steps')"
-        " GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5";
-    sqlite3_stmt *st = NULL;
-    enum gl_status qrc = gl_store_query_period(s, sql, set->period.start, set->period.end, &st,
-                                  "reading allocation", err);
-    if (qrc)
-        return qrc;
-    int sr;
-    enum gl_status rc = GL_OK;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        struct gl_invoice *inv = find_invoice(set, (const char *)sqlite3_column_text(st, 0));
-        if (!inv)
-            continue; /* teams with nothing billed get no invoice */
-        const char *cluster = (const char *)sqlite3_column_text(st, 1);
-        const char *model = (const char *)sqlite3_column_text(st, 2);
-        const char *kind = (const char *)sqlite3_column_text(st, 3);
-        int64_t day = sqlite3_column_int64(st, 4);
-        int64_t q = sqlite3_column_int64(st, 5);
-        bool ok;
-        if (strcmp(kind, "reserved_unused") == 0) {
-            ok = info_add(&inv->waste, &inv->nwaste, cluster, model, q, 0);
-        } else if (strcmp(kind, "allocated") == 0) {
-            ok = info_add(&inv->allocated, &inv->nallocated, cluster, model, q, 0);
-        } else if (strcmp(kind, "allocated_gpu") == 0) {
-            ok = info_add(&inv->allocated, &inv->nallocated, cluster, model, 0, q);
-        } else {
-            bool ppm = strcmp(kind, "busy_ppm") == 0;
-            ok = info_add(&inv->compute, &inv->ncompute, cluster, model, ppm ? q : 0, ppm ? 0 : q);
-            for (size_t j = 0; ok && j < inv->nlines; j++) {
-                struct gl_invoice_line *l = &inv->lines[j];
-                if (strcmp(l->cluster, cluster) != 0 || strcmp(l->model, model) != 0 ||
-                    (strcmp(l->kind, "memory_used") != 0 && strcmp(l->kind, "reserved_unused") != 0))
-                    continue;
-                for (size_t d = 0; ok && d < l->ndays; d++)
-                    if (l->days[d].day == day) {
-                        int64_t *x = ppm ? &l->days[d].busy_ppm : &l->days[d].busy_steps;
-                        ok = !__builtin_add_overflow(*x, q, x);
-                    }
-            }
-        }
-        if (!ok)
-            rc = overflow(set, inv->team, cluster, model, kind, err);
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, &set->period, "reading allocation", err);
-    sqlite3_finalize(st);
-    return rc;
-}
-
-enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, const char *team,
-                                 struct gl_anomaly_list *out, struct gl_error *err)
-{
-    static const char sql[] =
-        "SELECT CASE u.kind WHEN 'anomaly_unallocated' THEN 'unallocated_use'"
-        "  ELSE 'excess_devices' END, u.cluster, u.namespace, u.pod, u.team, d.hostname,"
-        " d.uuid || CASE d.gpu_i_id WHEN '' THEN '' ELSE '/' || d.gpu_i_id END, d.model,"
-        " MIN(u.first_seen), MAX(u.last_seen), SUM(u.quantity)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('anomaly_unallocated', 'anomaly_excess_devices')"
-        "  AND (?3 IS NULL OR u.team = ?3)"
-        " GROUP BY u.kind, u.cluster, u.namespace, u.pod, u.team, u.device_id"
-        " ORDER BY 1, 2, 3, 4, 7, 5";
-    memset(out, 0, sizeof *out);
-    sqlite3_stmt *st = NULL;
-    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                  "reading anomalies", err);
-    if (qrc)
-        return qrc;
-    if (team)
-        sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        out->items = gl_xrealloc(out->items, (out->n + 1) * sizeof *out->items);
-        struct gl_anomaly *a = &out->items[out->n++];
-        char **f[] = {&a->kind, &a->cluster, &a->ns, &a->pod, &a->team, &a->node, &a->device,
-                      &a->model};
-        for (int i = 0; i < 8; i++)
-            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
-        a->first_seen = sqlite3_column_int64(st, 8);
-        a->last_seen = sqlite3_column_int64(st, 9);
-        a->mib_s = sqlite3_column_int64(st, 10);
-    }
-    enum gl_status rc = sr == SQLITE_DONE ? GL_OK : gl_usage_fail(s, p, "reading anomalies", err);
-    sqlite3_finalize(st);
-    if (rc)
-        gl_anomalies_free(out);
-    return rc;
+    return gl_query_team_info(s, &set->period, info_row, set, err);
 }
 
 void gl_anomalies_free(struct gl_anomaly_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         struct gl_anomaly *a = &l->items[i];
-        char *f[] = {a->kind, a->cluster, a->ns, a->pod, a->team, a->node, a->device, a->model};
-        for (int k = 0; k < 8; k++)
+        char *f[] = {a->cluster, a->ns, a->pod, a->team, a->node, a->device, a->model};
+        for (int k = 0; k < 7; k++)
             free(f[k]);
     }
     free(l->items);
@@ -566,27 +514,11 @@ enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
 
 struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, const char *team,
                                                   const char *cluster, const char *model,
-                                                  const char *kind,
+                                                  enum gl_line_kind kind,
                                                   const struct gl_price_entry *price,
                                                   const char *corrected_period)
 {
-    struct gl_invoice *inv = invoice_for(set, team);
-    for (size_t i = 0; i < inv->nlines; i++) {
-        struct gl_invoice_line *l = &inv->lines[i];
-        if (l->price == price && strcmp(l->corrected_period, corrected_period) == 0 &&
-            strcmp(l->cluster, cluster) == 0 && strcmp(l->model, model) == 0 &&
-            strcmp(l->kind, kind) == 0)
-            return l;
-    }
-    inv->lines = gl_xrealloc(inv->lines, (inv->nlines + 1) * sizeof *inv->lines);
-    struct gl_invoice_line *l = &inv->lines[inv->nlines++];
-    memset(l, 0, sizeof *l);
-    l->cluster = gl_strdup(cluster);
-    l->model = gl_strdup(model);
-    l->kind = gl_strdup(kind);
-    l->price = price;
-    snprintf(l->corrected_period, sizeof l->corrected_period, "%s", corrected_period);
-    return l;
+    return line_key(invoice_for(set, team), cluster, model, kind, price, corrected_period);
 }
 
 gl_i128 gl_day_gbh_nano(const struct gl_invoice_line *l, const struct gl_line_day *d)
@@ -632,7 +564,6 @@ void gl_invoices_free(struct gl_invoice_set *set)
         for (size_t j = 0; j < inv->nlines; j++) {
             free(inv->lines[j].cluster);
             free(inv->lines[j].model);
-            free(inv->lines[j].kind);
             free(inv->lines[j].days);
         }
         free(inv->lines);
@@ -683,7 +614,7 @@ static cJSON *invoice_object(const struct gl_invoice_set *set, const struct gl_i
         cJSON *lo = cJSON_CreateObject();
         cJSON_AddStringToObject(lo, "cluster", l->cluster);
         cJSON_AddStringToObject(lo, "gpu_model", l->model);
-        cJSON_AddStringToObject(lo, "kind", l->kind);
+        cJSON_AddStringToObject(lo, "kind", gl_line_kind_name(l->kind));
         cJSON_AddStringToObject(lo, "price_id", l->price->id);
         gl_time_format(l->price->valid_from, buf, sizeof buf);
         cJSON_AddStringToObject(lo, "price_valid_from", buf);
@@ -774,7 +705,7 @@ void *gl_anomaly_json(const struct gl_anomaly *a)
 {
     char buf[64];
     cJSON *x = cJSON_CreateObject();
-    cJSON_AddStringToObject(x, "kind", a->kind);
+    cJSON_AddStringToObject(x, "kind", gl_anomaly_kind_name(a->kind));
     cJSON_AddStringToObject(x, "cluster", a->cluster);
     cJSON_AddStringToObject(x, "namespace", a->ns);
     cJSON_AddStringToObject(x, "pod", a->pod);
@@ -836,7 +767,7 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
         gl_md_cell(out, l->cluster);
         fputs(" | ", out);
         gl_md_cell(out, l->model);
-        fprintf(out, " | %s%s%s%s | %s | %s | %s | %s |\n", l->kind,
+        fprintf(out, " | %s%s%s%s | %s | %s | %s | %s |\n", gl_line_kind_name(l->kind),
                 l->estimated ? " (estimated)" : "",
                 l->corrected_period[0] ? ", correction of " : "", l->corrected_period, q, a,
                 l->price->id, b);
@@ -846,7 +777,7 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
     if (inv->nwaste || inv->nallocated) {
         bool billed = false; /* what was collected decides, not today's config */
         for (size_t i = 0; i < inv->nlines; i++)
-            billed |= strcmp(inv->lines[i].kind, "reserved_unused") == 0;
+            billed |= inv->lines[i].kind == GL_LINE_RESERVED_UNUSED;
         fprintf(out, "\n## Allocation (information, %s)\n\n",
                 billed ? "reserved-unused is billed above" : "reserved-unused is not billed");
         fprintf(out, "| Cluster | GPU model | Allocated GB-hours | GPU-hours | Reserved-unused GB-hours (waste) |\n");
@@ -893,7 +824,7 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
             gl_time_format(x->first_seen, f, sizeof f);
             gl_time_format(x->last_seen, l, sizeof l);
             gl_dec_format(gl_gbh_nano(x->mib_s), GL_GBH_DECIMALS, q, sizeof q);
-            fprintf(out, "| %s | ", x->kind);
+            fprintf(out, "| %s | ", gl_anomaly_kind_name(x->kind));
             gl_md_cell(out, x->ns);
             fputs("/", out);
             gl_md_cell(out, x->pod);

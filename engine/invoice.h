@@ -10,6 +10,7 @@
 #ifndef GL_INVOICE_H
 #define GL_INVOICE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -19,6 +20,25 @@
 #include "price.h"
 #include "store.h"
 #include "timeutil.h"
+
+/* What an invoice line bills. The names (gl_line_kind_name: "memory_used",
+ * "reserved_unused", "idle_share", "overhead_share") exist only where a
+ * line leaves the engine (JSON, Markdown, CSV, HTML, frozen rows); the
+ * order is the names' order, which lines sort by. */
+enum gl_line_kind {
+    GL_LINE_IDLE_SHARE,
+    GL_LINE_MEMORY_USED,
+    GL_LINE_OVERHEAD_SHARE,
+    GL_LINE_RESERVED_UNUSED,
+    GL_LINE_NKINDS
+};
+const char *gl_line_kind_name(enum gl_line_kind k);
+/* false when name is none of them */
+bool gl_line_kind_parse(const char *name, enum gl_line_kind *out);
+
+/* Anomaly kinds, in their names' order ("excess_devices", "unallocated_use"). */
+enum gl_anomaly_kind { GL_ANOMALY_EXCESS_DEVICES, GL_ANOMALY_UNALLOCATED_USE };
+const char *gl_anomaly_kind_name(enum gl_anomaly_kind k);
 
 struct gl_line_day {
     int64_t day;     /* UTC midnight */
@@ -31,7 +51,7 @@ struct gl_line_day {
 struct gl_invoice_line {
     char *cluster;
     char *model;
-    char *kind;
+    enum gl_line_kind kind;
     const struct gl_price_entry *price;
     gl_i128 unit_price12; /* per GB-hour × 10^12 */
     int64_t mib_s;
@@ -53,7 +73,7 @@ struct gl_info_row {
 };
 
 struct gl_anomaly {
-    char *kind; /* unallocated_use | excess_devices */
+    enum gl_anomaly_kind kind;
     char *cluster, *ns, *pod, *team, *node, *device, *model;
     int64_t first_seen, last_seen, mib_s;
 };
@@ -107,7 +127,7 @@ void *gl_anomaly_json(const struct gl_anomaly *a);
  * overflows, or when two teams' file names would collide). */
 struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, const char *team,
                                                   const char *cluster, const char *model,
-                                                  const char *kind,
+                                                  enum gl_line_kind kind,
                                                   const struct gl_price_entry *price,
                                                   const char *corrected_period);
 enum gl_status gl_invoices_finish(struct gl_invoice_set *set, struct gl_error *err);

@@ -12,10 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "close.h"
-#include "export.h"
-#include "invoice.h"
-#include "gl_build.h"
+#include "render.h"
 #include "util.h"
 
 enum gl_status gl_write_atomic(const char *path, const char *data, size_t len,
@@ -42,168 +39,85 @@ enum gl_status gl_write_atomic(const char *path, const char *data, size_t len,
     return rc;
 }
 
-/* Collects one invoice's texts: written to a file or gathered for stdout. */
-struct inv_sink {
-    const char *period;
-    const char *dir;
-    bool md;
-    size_t count;
-    cJSON *all;        /* JSON to stdout */
-    enum gl_status rc;
-    struct gl_error *err;
-};
-
-static void sink_one(void *ctx, const char *team, const char *json, const char *md)
+enum gl_status gl_output_invoices(const struct gl_statement *st, const char *team, bool md,
+                                  const char *dir, size_t *count, struct gl_error *err)
 {
-    struct inv_sink *k = ctx;
-    if (k->rc)
-        return;
-    k->count++;
-    if (k->dir) {
-        char *safe = gl_safe_name(team); /* bounded: see util.h */
-        struct gl_buf path;
-        gl_buf_init(&path);
-        gl_buf_printf(&path, "%s/invoice-%s-%s.%s", k->dir, k->period, safe, k->md ? "md" : "json");
-        free(safe);
-        const char *text = k->md ? md : json;
-        struct gl_buf b;
-        gl_buf_init(&b);
-        gl_buf_puts(&b, text);
-        if (!k->md)
-            gl_buf_puts(&b, "\n");
-        k->rc = path.data ? gl_write_atomic(path.data, b.data, b.len, k->err)
-                          : gl_error_set(k->err, GL_ERR_RUNTIME, "out of memory");
-        gl_buf_free(&b);
-        gl_buf_free(&path);
-    } else if (k->md) {
-        if (k->count > 1)
-            fputs("\n---\n\n", stdout);
-        fputs(md, stdout);
-    } else {
-        cJSON_AddItemToArray(k->all, cJSON_Parse(json));
+    *count = 0;
+    const struct gl_renderer *r = gl_renderer_find(md ? "invoice-md" : "invoice-json");
+    if (team) {
+        bool found = false;
+        for (size_t i = 0; !found && i < gl_render_count(st, r->scope); i++)
+            found = strcmp(gl_render_team(st, r->scope, i), team) == 0;
+        if (!found)
+            return gl_error_set(err, GL_ERR_USAGE, "team \"%s\" has no invoice in %s", team,
+                                st->period.name);
     }
-}
-
-static char *markdown_text(const struct gl_invoice_set *set, const struct gl_invoice *inv)
-{
-    char *data = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&data, &len);
-    if (!f)
-        return gl_strdup("");
-    gl_invoice_markdown(set, inv, f);
-    fclose(f);
-    return data;
-}
-
-enum gl_status gl_output_invoices(const struct gl_config *c, struct gl_store *s,
-                                  const struct gl_price_table *prices, const struct gl_period *p,
-                                  const char *team, bool md, const char *dir, size_t *count,
-                                  struct gl_error *err)
-{
-    struct inv_sink k = {.period = p->name, .dir = dir, .md = md, .err = err};
-    if (dir && mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", dir, strerror(errno));
-    if (!dir && !md)
-        k.all = cJSON_CreateArray();
-    struct gl_invoice_set *set = NULL;
-    bool frozen = false;
-    enum gl_status rc = gl_store_read_begin(s, err);
-    if (!rc)
-        rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err);
-    if (!rc && frozen) {
-        rc = gl_frozen_invoices(s, p->name, team, sink_one, &k, err);
-    } else if (!rc) {
-        for (size_t i = 0; i < set->n && !k.rc; i++) {
-            const struct gl_invoice *inv = &set->invoices[i];
-            if (team && strcmp(team, inv->team) != 0)
-                continue;
-            char *json = gl_invoice_json(set, inv);
-            char *mdt = markdown_text(set, inv);
-            sink_one(&k, inv->team, json, mdt);
-            free(json);
-            free(mdt);
+    if (dir) {
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", dir,
+                                strerror(errno));
+        return gl_render_all(r, st, team, dir, count, err);
+    }
+    /* stdout: Markdown invoices one after the other; JSON in one object */
+    cJSON *all = md ? NULL : cJSON_CreateArray();
+    enum gl_status rc = GL_OK;
+    for (size_t i = 0; !rc && i < gl_render_count(st, r->scope); i++) {
+        if (team && strcmp(gl_render_team(st, r->scope, i), team) != 0)
+            continue;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f) {
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+            break;
         }
+        rc = r->fn(st, i, f, err);
+        fclose(f);
+        if (!rc && md) {
+            if (*count)
+                fputs("\n---\n\n", stdout);
+            fputs(text, stdout);
+        } else if (!rc) {
+            cJSON_AddItemToArray(all, cJSON_Parse(text));
+        }
+        (*count)++;
+        free(text);
     }
-    if (!rc)
-        rc = k.rc;
-    if (!rc && team && k.count == 0)
-        rc = gl_error_set(err, GL_ERR_USAGE, "team \"%s\" has no invoice in %s", team, p->name);
-    if (!rc && k.all) {
+    if (!rc && all) {
         cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "period", p->name);
-        cJSON_AddItemToObject(root, "invoices", k.all);
-        k.all = NULL;
+        cJSON_AddStringToObject(root, "period", st->period.name);
+        cJSON_AddItemToObject(root, "invoices", all);
+        all = NULL;
         char *text = cJSON_Print(root);
         printf("%s\n", text);
         free(text);
         cJSON_Delete(root);
     }
-    cJSON_Delete(k.all);
-    gl_invoices_free(set);
-    gl_store_read_end(s);
-    *count = k.count;
+    cJSON_Delete(all);
     return rc;
 }
 
-enum gl_status gl_output_focus(const struct gl_config *c, struct gl_store *s,
-                               const struct gl_price_table *prices, const struct gl_period *p,
-                               const char *path, size_t *rows, struct gl_error *err)
+enum gl_status gl_output_focus(const struct gl_statement *st, const char *path, size_t *rows,
+                               struct gl_error *err)
 {
-    struct gl_invoice_set *set = NULL;
-    bool frozen = false;
-    char *csv = NULL;
-    size_t len = 0;
-    *rows = 0;
-    enum gl_status rc = gl_store_read_begin(s, err);
+    enum gl_status rc = gl_render_focus_rows(st, rows, err);
+    if (rc)
+        return rc;
+    const struct gl_renderer *csv = gl_renderer_find("focus-csv");
+    if (!path) {
+        rc = csv->fn(st, 0, stdout, err);
+        if (!rc && fflush(stdout) != 0)
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "stdout: write failed");
+        return rc;
+    }
+    rc = gl_render_to_file(csv, st, 0, path, err);
+    struct gl_buf meta;
+    gl_buf_init(&meta);
+    if (!rc && !gl_buf_printf(&meta, "%s.metadata.json", path))
+        rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
     if (!rc)
-        rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err);
-    if (!rc && frozen) {
-        rc = gl_frozen_focus(s, p->name, &csv, err);
-        if (!rc) {
-            len = strlen(csv);
-            for (size_t i = 0; i < len; i++)
-                *rows += csv[i] == '\n';
-            if (*rows)
-                (*rows)--; /* the header */
-        }
-    } else if (!rc) {
-        FILE *f = open_memstream(&csv, &len);
-        if (!f) {
-            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-        } else {
-            rc = gl_export_focus(set, f, rows, err);
-            fclose(f);
-        }
-    }
-    gl_store_read_end(s); /* the rows are built: release the snapshot */
-    if (!rc && !path) {
-        fwrite(csv, 1, len, stdout);
-        rc = fflush(stdout) == 0 ? GL_OK : gl_error_set(err, GL_ERR_RUNTIME, "stdout: write failed");
-    } else if (!rc) {
-        rc = gl_write_atomic(path, csv, len, err);
-        if (!rc) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "FocusVersion", "1.2");
-            cJSON_AddStringToObject(o, "DataGenerator", "gpuledger " GL_VERSION);
-            cJSON_AddStringToObject(o, "BillingPeriod", p->name);
-            cJSON_AddStringToObject(o, "BillingCurrency", c->currency);
-            cJSON_AddBoolToObject(o, "Closed", frozen);
-            cJSON_AddNumberToObject(o, "Rows", (double)*rows);
-            char *text = cJSON_Print(o);
-            char meta[4200];
-            snprintf(meta, sizeof meta, "%s.metadata.json", path);
-            struct gl_buf b;
-            gl_buf_init(&b);
-            gl_buf_printf(&b, "%s\n", text);
-            rc = gl_write_atomic(meta, b.data, b.len, err);
-            gl_buf_free(&b);
-            free(text);
-            cJSON_Delete(o);
-        }
-    }
-    free(csv);
-    gl_invoices_free(set);
+        rc = gl_render_to_file(gl_renderer_find("focus-metadata"), st, 0, meta.data, err);
+    gl_buf_free(&meta);
     return rc;
 }
 

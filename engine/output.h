@@ -23,19 +23,19 @@
 enum gl_status gl_write_atomic(const char *path, const char *data, size_t len,
                                struct gl_error *err);
 
-/* Invoices of p (team NULL = all): to dir as invoice-<period>-<team>.json|.md,
- * or to stdout when dir is NULL (JSON: {"period", "invoices": [...]}).
- * *count receives the number of invoices. A team with no invoice is a usage
- * error when team is given. */
-enum gl_status gl_output_invoices(const struct gl_config *c, struct gl_store *s,
-                                  const struct gl_price_table *prices, const struct gl_period *p,
-                                  const char *team, bool md, const char *dir, size_t *count,
-                                  struct gl_error *err);
+/* The invoices of a statement built with GL_ST_INVOICES (team NULL = all;
+ * the frozen ones of a closed period): to dir as
+ * invoice-<period>-<team>.json|.md, or to stdout when dir is NULL (JSON:
+ * {"period", "invoices": [...]}). *count receives the number of invoices.
+ * A team with no invoice is a usage error when team is given. */
+struct gl_statement;
+enum gl_status gl_output_invoices(const struct gl_statement *st, const char *team, bool md,
+                                  const char *dir, size_t *count, struct gl_error *err);
 
-/* The FOCUS CSV of p to path (plus path.metadata.json), or stdout. */
-enum gl_status gl_output_focus(const struct gl_config *c, struct gl_store *s,
-                               const struct gl_price_table *prices, const struct gl_period *p,
-                               const char *path, size_t *rows, struct gl_error *err);
+/* The FOCUS CSV of such a statement to path (plus path.metadata.json), or
+ * stdout; *rows receives its rows. */
+enum gl_status gl_output_focus(const struct gl_statement *st, const char *path, size_t *rows,
+                               struct gl_error *err);
 
 /* Removes path: a file, or a folder with everything under it (symbolic
  * links removed, never followed). A missing path is not an error. */

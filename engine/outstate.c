@@ -11,6 +11,7 @@
 #include "close.h"
 #include "gl_build.h"
 #include "money.h"
+#include "query.h"
 #include "util.h"
 
 /* The config file is read again to hash it; a config is small. */
@@ -78,43 +79,24 @@ enum gl_status gl_outstate_inputs(const struct gl_config *c, const struct gl_pri
 static enum gl_status data_version(struct gl_store *s, const char *period, int64_t *v,
                                    struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    *v = 0;
-    if (sqlite3_prepare_v2(gl_store_db(s), "SELECT version FROM data_version WHERE period = ?",
-                           -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "reading the data version", err);
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
-                                                 : gl_store_fail(s, "reading the data version", err);
+    return gl_query_data_version(s, period, v, err);
+}
+
+static void device_row(void *ctx, const char *const cols[8])
+{
+    uint64_t *h = ctx;
+    for (int i = 0; i < 8; i++)
+        *h = hash_str(*h, cols[i]);
 }
 
 /* The device rows as p's outputs read them (see outstate.h). */
 static enum gl_status devices_hash(struct gl_store *s, const struct gl_period *p,
                                    char out[GL_OUTSTATE_HASH], struct gl_error *err)
 {
-    static const char sql[] =
-        "SELECT cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, max_capacity_mib,"
-        /* a node's pseudo-device (allocation rows) has no samples of its own:
-         * its first/last seen are chunk starts, which no output reads */
-        " CASE WHEN uuid LIKE 'node:%' THEN 0 ELSE first_seen < ?2 AND last_seen >= ?1 END"
-        " FROM device ORDER BY cluster, uuid, gpu_i_id";
-    sqlite3_stmt *st;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                              "reading devices for the output state", err);
+    uint64_t h = GL_HASH_SEED;
+    enum gl_status rc = gl_query_devices_seen(s, p, device_row, &h, err);
     if (rc)
         return rc;
-    uint64_t h = GL_HASH_SEED;
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW)
-        for (int i = 0; i < 8; i++)
-            h = hash_str(h, (const char *)sqlite3_column_text(st, i));
-    sqlite3_finalize(st);
-    if (sr != SQLITE_DONE)
-        return gl_store_fail(s, "reading devices for the output state", err);
     hash_hex(h, out);
     return GL_OK;
 }
@@ -205,45 +187,35 @@ enum gl_status gl_outstate_check(struct gl_store *s, const char *out_dir, const 
 {
     why[0] = '\0';
     *nfiles = 0;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gl_store_db(s),
-                           "SELECT data_version, closed, devices, prices, config, files"
-                           " FROM output_state WHERE out_dir = ? AND period = ?",
-                           -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "reading the output state", err);
-    sqlite3_bind_text(st, 1, out_dir, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, period, -1, SQLITE_STATIC);
-    int sr = sqlite3_step(st);
-    if (sr == SQLITE_DONE) {
+    struct gl_output_state o;
+    bool found;
+    enum gl_status rc = gl_query_output_state(s, out_dir, period, &o, &found, err);
+    if (rc)
+        return rc;
+    if (!found) {
         snprintf(why, n, "never written to this folder");
-    } else if (sr == SQLITE_ROW) {
-        int64_t v = sqlite3_column_int64(st, 0);
-        const char *closed = (const char *)sqlite3_column_text(st, 1);
-        if (v != fp->data_version)
-            snprintf(why, n, "data changed (version %" PRId64 " -> %" PRId64 ")", v,
-                     fp->data_version);
-        else if (strcmp(closed, fp->closed) != 0)
-            snprintf(why, n, "closed periods before it changed ('%s' -> '%s')", closed,
-                     fp->closed);
-        else if (strcmp((const char *)sqlite3_column_text(st, 2), fp->devices) != 0)
-            snprintf(why, n, "devices changed");
-        else if (strcmp((const char *)sqlite3_column_text(st, 3), fp->prices) != 0)
-            snprintf(why, n, "price table changed");
-        else if (strcmp((const char *)sqlite3_column_text(st, 4), fp->config) != 0)
-            snprintf(why, n, "config or gpuledger version changed");
-        else {
-            struct gl_buf dir;
-            gl_buf_init(&dir);
-            if (!gl_buf_printf(&dir, "%s/%s", out_dir, period))
-                snprintf(why, n, "out of memory checking the files");
-            else
-                check_files(dir.data, (const char *)sqlite3_column_text(st, 5), why, n, nfiles);
-            gl_buf_free(&dir);
-        }
+    } else if (o.data_version != fp->data_version) {
+        snprintf(why, n, "data changed (version %" PRId64 " -> %" PRId64 ")", o.data_version,
+                 fp->data_version);
+    } else if (strcmp(o.closed, fp->closed) != 0) {
+        snprintf(why, n, "closed periods before it changed ('%s' -> '%s')", o.closed,
+                 fp->closed);
+    } else if (strcmp(o.devices, fp->devices) != 0) {
+        snprintf(why, n, "devices changed");
+    } else if (strcmp(o.prices, fp->prices) != 0) {
+        snprintf(why, n, "price table changed");
+    } else if (strcmp(o.config, fp->config) != 0) {
+        snprintf(why, n, "config or gpuledger version changed");
+    } else {
+        struct gl_buf dir;
+        gl_buf_init(&dir);
+        if (!gl_buf_printf(&dir, "%s/%s", out_dir, period))
+            snprintf(why, n, "out of memory checking the files");
+        else
+            check_files(dir.data, o.files, why, n, nfiles);
+        gl_buf_free(&dir);
     }
-    sqlite3_finalize(st);
-    if (sr != SQLITE_ROW && sr != SQLITE_DONE)
-        return gl_store_fail(s, "reading the output state", err);
+    gl_output_state_clear(&o);
     return GL_OK;
 }
 
@@ -251,67 +223,41 @@ enum gl_status gl_outstate_record(struct gl_store *s, const char *out_dir, const
                                   const struct gl_outstate_fp *fp, const char *files,
                                   struct gl_error *err)
 {
-    enum gl_status rc = gl_store_begin(s, err);
-    if (rc)
-        return rc;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gl_store_db(s),
-                           "INSERT OR REPLACE INTO output_state (out_dir, period, data_version,"
-                           " closed, devices, prices, config, files, written_at)"
-                           " VALUES (?,?,?,?,?,?,?,?,strftime('%s','now'))",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = gl_store_fail(s, "recording the output state", err);
-        gl_store_rollback(s);
-        return rc;
+    /* borrowed strings: nothing here to clear */
+    struct gl_output_state o = {fp->data_version, fp->closed, (char *)fp->devices,
+                                (char *)fp->prices, (char *)fp->config, (char *)files};
+    return gl_store_output_state(s, out_dir, period, &o, err);
+}
+
+struct known_ctx {
+    char (*names)[8];
+    size_t n, cap;
+};
+
+static void known_one(void *vctx, const char *name)
+{
+    struct known_ctx *k = vctx;
+    struct gl_period p;
+    if (!gl_period_parse(name, &p))
+        return; /* not a YYYY-MM: nothing a period command could write */
+    if (k->n == k->cap) {
+        k->cap = k->cap ? k->cap * 2 : 16;
+        k->names = gl_xrealloc(k->names, k->cap * sizeof *k->names);
     }
-    sqlite3_bind_text(st, 1, out_dir, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, period, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, fp->data_version);
-    sqlite3_bind_text(st, 4, fp->closed, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, fp->devices, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, fp->prices, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, fp->config, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 8, files, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        rc = gl_store_fail(s, "recording the output state", err);
-    sqlite3_finalize(st);
-    if (!rc)
-        rc = gl_store_commit(s, err);
-    if (rc)
-        gl_store_rollback(s);
-    return rc;
+    memcpy(k->names[k->n++], p.name, sizeof p.name);
 }
 
 enum gl_status gl_outstate_known_periods(struct gl_store *s, char (**names)[8], size_t *n,
                                          struct gl_error *err)
 {
-    *names = NULL;
-    *n = 0;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gl_store_db(s),
-                           "SELECT period FROM data_version UNION SELECT period FROM closed_period"
-                           " ORDER BY 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return gl_store_fail(s, "reading the periods with data", err);
-    size_t cap = 0;
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        struct gl_period p;
-        if (!name || !gl_period_parse(name, &p))
-            continue; /* not a YYYY-MM: nothing a period command could write */
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            *names = gl_xrealloc(*names, cap * sizeof **names);
-        }
-        memcpy((*names)[(*n)++], p.name, sizeof p.name);
+    struct known_ctx k = {0};
+    enum gl_status rc = gl_query_known_periods(s, known_one, &k, err);
+    if (rc) {
+        free(k.names);
+        k.names = NULL;
+        k.n = 0;
     }
-    sqlite3_finalize(st);
-    if (sr != SQLITE_DONE) {
-        free(*names);
-        *names = NULL;
-        *n = 0;
-        return gl_store_fail(s, "reading the periods with data", err);
-    }
-    return GL_OK;
+    *names = k.names;
+    *n = k.n;
+    return rc;
 }

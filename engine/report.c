@@ -10,7 +10,6 @@
  */
 #include "report.h"
 
-#include "summary.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -26,6 +25,7 @@
 #include "money.h"
 #include "output.h"
 #include "price.h"
+#include "render.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -107,18 +107,21 @@ static void fmt_share(gl_i128 part, gl_i128 whole, char *buf, size_t n)
     snprintf(buf, n, "%s%%", d);
 }
 
-static const char *kind_label(const char *kind)
+static const char *kind_label(enum gl_line_kind kind)
 {
-    static const char *const names[][2] = {
-        {"memory_used", "Memory used"},
-        {"reserved_unused", "Reserved-unused"},
-        {"idle_share", "Idle share"},
-        {"overhead_share", "Overhead share"},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (strcmp(kind, names[i][0]) == 0)
-            return names[i][1];
-    return kind;
+    switch (kind) {
+    case GL_LINE_MEMORY_USED: return "Memory used";
+    case GL_LINE_RESERVED_UNUSED: return "Reserved-unused";
+    case GL_LINE_IDLE_SHARE: return "Idle share";
+    case GL_LINE_OVERHEAD_SHARE: return "Overhead share";
+    case GL_LINE_NKINDS: break;
+    }
+    return gl_line_kind_name(kind);
+}
+
+static bool is_share(enum gl_line_kind k)
+{
+    return k == GL_LINE_IDLE_SHARE || k == GL_LINE_OVERHEAD_SHARE;
 }
 
 static const char *month_name(int month)
@@ -164,374 +167,6 @@ char *gl_report_team_file(const char *period, const char *team, const char *ext)
     return name;
 }
 
-/* Renders a page in memory, then writes dir/name through gl_write_atomic
- * (temporary file + rename): a reader never sees half a page, and a failed
- * write leaves the previous page in place. */
-typedef void (*page_fn)(FILE *f, const void *ctx);
-
-static enum gl_status write_page(const char *dir, const char *name, page_fn fn, const void *ctx,
-                                 struct gl_error *err)
-{
-    char *data = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&data, &len);
-    if (!f)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s/%s: out of memory", dir, name);
-    fn(f, ctx);
-    bool ok = !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    enum gl_status rc;
-    if (!ok) {
-        rc = gl_error_set(err, GL_ERR_RUNTIME, "%s/%s: out of memory", dir, name);
-    } else {
-        size_t n = strlen(dir) + strlen(name) + 2;
-        char *path = gl_xcalloc(n, 1);
-        snprintf(path, n, "%s/%s", dir, name);
-        rc = gl_write_atomic(path, data, len, err);
-        free(path);
-    }
-    free(data);
-    return rc;
-}
-
-/* ------------------------------------------------------------- SQL reads */
-
-/* The UTC days the charts span: from the first to the last hour of the
- * period that was collected or has usage (every team shares this axis). */
-struct day_axis {
-    int64_t first; /* UTC midnight */
-    size_t n;
-};
-
-static enum gl_status load_axis(struct gl_store *s, const struct gl_period *p,
-                                struct day_axis *ax, struct gl_error *err)
-{
-    static const char sql[] =
-        "SELECT MIN(a), MAX(b) FROM ("
-        " SELECT MIN(hour) AS a, MAX(hour) AS b FROM usage WHERE hour >= ?1 AND hour < ?2"
-        " UNION ALL"
-        " SELECT MIN(hour), MAX(hour) FROM collected_hour WHERE hour >= ?1 AND hour < ?2)";
-    sqlite3_stmt *st;
-    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                  "report: reading the period's hours", err);
-    if (qrc)
-        return qrc;
-    int64_t a = p->start, b = p->end - 3600;
-    int sr = sqlite3_step(st);
-    if (sr == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-        a = sqlite3_column_int64(st, 0);
-        b = sqlite3_column_int64(st, 1);
-    }
-    enum gl_status rc = sr == SQLITE_ROW || sr == SQLITE_DONE
-                            ? GL_OK
-                            : gl_store_fail(s, "report: reading the period's hours", err);
-    sqlite3_finalize(st);
-    if (rc)
-        return rc;
-    ax->first = gl_floor_to(a, 86400);
-    ax->n = (size_t)((gl_floor_to(b, 86400) - ax->first) / 86400 + 1);
-    return GL_OK;
-}
-
-struct day_row {
-    int64_t used, allocated, waste, idle, overhead; /* MiB·s */
-};
-
-struct pod_row {
-    char *cluster, *ns, *pod;
-    int64_t used, allocated, waste;
-    int estimated;
-};
-
-/* What one team's page shows besides its invoice. */
-struct team_usage {
-    struct day_row *days; /* axis.n entries */
-    struct pod_row *pods;
-    size_t npods;
-    int64_t pods_total; /* pods with any row, of which npods are listed */
-    int64_t used, allocated, waste;
-    bool has_shares;
-    int64_t idle_share, overhead_share; /* Σ of the invoice's share lines */
-};
-
-static void team_usage_free(struct team_usage *u)
-{
-    for (size_t i = 0; i < u->npods; i++) {
-        free(u->pods[i].cluster);
-        free(u->pods[i].ns);
-        free(u->pods[i].pod);
-    }
-    free(u->pods);
-    free(u->days);
-    memset(u, 0, sizeof *u);
-}
-
-static enum gl_status team_overflow(const struct gl_period *p, const struct gl_invoice *inv,
-                                    const char *what, struct gl_error *err)
-{
-    return gl_error_set(err, GL_ERR_RUNTIME,
-                        "integer overflow: %s (MiB·s) of team \"%.300s\" in period %s exceed "
-                        "the 64-bit range (the stored usage holds implausible samples)",
-                        what, inv->team, p->name);
-}
-
-static enum gl_status load_team(struct gl_store *s, const struct gl_period *p,
-                                const struct gl_invoice *inv, const struct day_axis *ax,
-                                struct team_usage *u, struct gl_error *err)
-{
-    static const char daily_sql[] =
-        "SELECT hour - hour % 86400,"
-        " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END),"
-        " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END),"
-        " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END)"
-        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND team = ?3"
-        "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
-        " GROUP BY 1 ORDER BY 1";
-    static const char pods_sql[] =
-        "SELECT cluster, namespace, pod,"
-        " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END) AS used,"
-        " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END) AS alloc,"
-        " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END),"
-        " MAX(CASE kind WHEN 'memory_used' THEN estimated ELSE 0 END),"
-        " COUNT(*) OVER ()"
-        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND team = ?3 AND pod <> ''"
-        "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
-        " GROUP BY cluster, namespace, pod"
-        " ORDER BY used DESC, alloc DESC, cluster, namespace, pod LIMIT ?4";
-    memset(u, 0, sizeof *u);
-    u->days = gl_xcalloc(ax->n, sizeof *u->days);
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = GL_OK;
-    int sr;
-    if ((rc = gl_store_query_period(s, daily_sql, p->start, p->end, &st,
-                                  "report: reading daily usage", err)))
-        goto done;
-    sqlite3_bind_text(st, 3, inv->team, -1, SQLITE_STATIC);
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t i = (sqlite3_column_int64(st, 0) - ax->first) / 86400;
-        if (i < 0 || (size_t)i >= ax->n)
-            continue; /* cannot happen: the axis spans every usage hour */
-        int64_t q[3] = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                        sqlite3_column_int64(st, 3)};
-        int64_t *day[3] = {&u->days[i].used, &u->days[i].allocated, &u->days[i].waste};
-        int64_t *all[3] = {&u->used, &u->allocated, &u->waste};
-        for (int k = 0; k < 3; k++)
-            if (__builtin_add_overflow(*day[k], q[k], day[k]) ||
-                __builtin_add_overflow(*all[k], q[k], all[k])) {
-                rc = team_overflow(p, inv, "the daily usage", err);
-                goto done;
-            }
-    }
-    if (sr != SQLITE_DONE) {
-        rc = gl_usage_fail(s, p, "report: reading daily usage", err);
-        goto done;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    /* Idle and overhead shares come from the invoice's own line days. */
-    for (size_t j = 0; j < inv->nlines; j++) {
-        const struct gl_invoice_line *l = &inv->lines[j];
-        bool idle = strcmp(l->kind, "idle_share") == 0;
-        if (!idle && strcmp(l->kind, "overhead_share") != 0)
-            continue;
-        u->has_shares = true;
-        int64_t *all = idle ? &u->idle_share : &u->overhead_share;
-        if (__builtin_add_overflow(*all, l->mib_s, all)) {
-            rc = team_overflow(p, inv, l->kind, err);
-            goto done;
-        }
-        for (size_t d = 0; d < l->ndays; d++) {
-            int64_t i = (l->days[d].day - ax->first) / 86400;
-            if (i < 0 || (size_t)i >= ax->n)
-                continue;
-            int64_t *day = idle ? &u->days[i].idle : &u->days[i].overhead;
-            if (__builtin_add_overflow(*day, l->days[d].mib_s, day)) {
-                rc = team_overflow(p, inv, l->kind, err);
-                goto done;
-            }
-        }
-    }
-    if ((rc = gl_store_query_period(s, pods_sql, p->start, p->end, &st,
-                                  "report: reading pods", err)))
-        goto done;
-    sqlite3_bind_text(st, 3, inv->team, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, GL_REPORT_TOP_PODS);
-    u->pods = gl_xcalloc(GL_REPORT_TOP_PODS, sizeof *u->pods);
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW && u->npods < GL_REPORT_TOP_PODS) {
-        struct pod_row *r = &u->pods[u->npods++];
-        r->cluster = gl_strdup((const char *)sqlite3_column_text(st, 0));
-        r->ns = gl_strdup((const char *)sqlite3_column_text(st, 1));
-        r->pod = gl_strdup((const char *)sqlite3_column_text(st, 2));
-        r->used = sqlite3_column_int64(st, 3);
-        r->allocated = sqlite3_column_int64(st, 4);
-        r->waste = sqlite3_column_int64(st, 5);
-        r->estimated = sqlite3_column_int(st, 6);
-        u->pods_total = sqlite3_column_int64(st, 7);
-    }
-    if (sr != SQLITE_DONE && sr != SQLITE_ROW)
-        rc = gl_usage_fail(s, p, "report: reading pods", err);
-done:
-    sqlite3_finalize(st);
-    if (rc)
-        team_usage_free(u);
-    return rc;
-}
-
-/* The fleet: per cluster and GPU model, what summary.c sums, and the
- * billed memory of each team on it. */
-enum { F_CAP, F_USED, F_RUB, F_RESERVED, F_UNATTR, F_IDLE, F_EXCESS, F_N };
-
-struct fleet_team {
-    int team; /* index into fleet.teams */
-    int64_t q; /* memory_used + reserved_unused_billed, MiB·s */
-};
-
-struct fleet_model {
-    char *cluster, *model;
-    int64_t v[F_N];
-    struct fleet_team *teams;
-    size_t nteams;
-};
-
-struct fleet_device {
-    char *cluster, *node, *device, *profile, *model;
-    int64_t capacity, excess;
-    bool unknown;
-};
-
-struct fleet {
-    struct fleet_model *m;
-    size_t n;
-    char **teams; /* distinct team ids with billed memory, sorted */
-    size_t nteams;
-    struct fleet_device *dev; /* devices needing attention only */
-    size_t ndev, ndev_total;
-};
-
-static void fleet_free(struct fleet *fl)
-{
-    for (size_t i = 0; i < fl->n; i++) {
-        free(fl->m[i].cluster);
-        free(fl->m[i].model);
-        free(fl->m[i].teams);
-    }
-    free(fl->m);
-    for (size_t i = 0; i < fl->nteams; i++)
-        free(fl->teams[i]);
-    free(fl->teams);
-    for (size_t i = 0; i < fl->ndev; i++) {
-        struct fleet_device *d = &fl->dev[i];
-        free(d->cluster);
-        free(d->node);
-        free(d->device);
-        free(d->profile);
-        free(d->model);
-    }
-    free(fl->dev);
-    memset(fl, 0, sizeof *fl);
-}
-
-static struct fleet_model *fleet_model_for(struct fleet *fl, const char *cluster,
-                                           const char *model)
-{
-    for (size_t i = 0; i < fl->n; i++)
-        if (strcmp(fl->m[i].cluster, cluster) == 0 && strcmp(fl->m[i].model, model) == 0)
-            return &fl->m[i];
-    fl->m = gl_xrealloc(fl->m, (fl->n + 1) * sizeof *fl->m);
-    struct fleet_model *m = &fl->m[fl->n++];
-    memset(m, 0, sizeof *m);
-    m->cluster = gl_strdup(cluster);
-    m->model = gl_strdup(model);
-    return m;
-}
-
-static enum gl_status load_fleet(struct gl_store *s, const struct gl_period *p, struct fleet *fl,
-                                 struct gl_error *err)
-{
-    /* The same sums as `gpuledger summary` (summary.c), so the two agree. */
-    const char *models_sql = gl_summary_models_sql;
-    static const char teams_sql[] =
-        "SELECT u.cluster, d.model, u.team, SUM(u.quantity)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
-        " GROUP BY 1, 2, 3 HAVING SUM(u.quantity) <> 0 ORDER BY 3, 1, 2";
-    static const char devices_sql[] =
-        "SELECT d.cluster, d.hostname,"
-        " d.uuid || CASE d.gpu_i_id WHEN '' THEN '' ELSE '/' || d.gpu_i_id END,"
-        " d.gpu_i_profile, d.model,"
-        " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'unknown_steps' THEN u.quantity ELSE 0 END)"
-        " FROM device d LEFT JOIN usage u ON u.device_id = d.id AND u.hour >= ?1 AND u.hour < ?2"
-        " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
-        " GROUP BY d.id ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
-    memset(fl, 0, sizeof *fl);
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = GL_OK;
-    int sr;
-    if ((rc = gl_store_query_period(s, models_sql, p->start, p->end, &st,
-                                  "report: fleet totals", err)))
-        goto done;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        struct fleet_model *m = fleet_model_for(fl, (const char *)sqlite3_column_text(st, 0),
-                                                (const char *)sqlite3_column_text(st, 1));
-        for (int k = 0; k < F_N; k++)
-            m->v[k] = sqlite3_column_int64(st, k + 2);
-    }
-    if (sr != SQLITE_DONE) {
-        rc = gl_usage_fail(s, p, "report: fleet totals", err);
-        goto done;
-    }
-    sqlite3_finalize(st);
-    if ((rc = gl_store_query_period(s, teams_sql, p->start, p->end, &st,
-                                  "report: fleet teams", err)))
-        goto done;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *team = (const char *)sqlite3_column_text(st, 2);
-        /* rows come in team order: a new team is the last one or new */
-        if (!fl->nteams || strcmp(fl->teams[fl->nteams - 1], team) != 0) {
-            fl->teams = gl_xrealloc(fl->teams, (fl->nteams + 1) * sizeof *fl->teams);
-            fl->teams[fl->nteams++] = gl_strdup(team);
-        }
-        struct fleet_model *m = fleet_model_for(fl, (const char *)sqlite3_column_text(st, 0),
-                                                (const char *)sqlite3_column_text(st, 1));
-        m->teams = gl_xrealloc(m->teams, (m->nteams + 1) * sizeof *m->teams);
-        m->teams[m->nteams++] =
-            (struct fleet_team){(int)fl->nteams - 1, sqlite3_column_int64(st, 3)};
-    }
-    if (sr != SQLITE_DONE) {
-        rc = gl_usage_fail(s, p, "report: fleet teams", err);
-        goto done;
-    }
-    sqlite3_finalize(st);
-    if ((rc = gl_store_query_period(s, devices_sql, p->start, p->end, &st,
-                                  "report: fleet devices", err)))
-        goto done;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        fl->ndev_total++;
-        int64_t cap = sqlite3_column_int64(st, 5), excess = sqlite3_column_int64(st, 6);
-        bool unknown = sqlite3_column_int64(st, 7) > 0 || cap == 0;
-        if (!unknown && excess == 0)
-            continue;
-        fl->dev = gl_xrealloc(fl->dev, (fl->ndev + 1) * sizeof *fl->dev);
-        struct fleet_device *d = &fl->dev[fl->ndev++];
-        char **f[] = {&d->cluster, &d->node, &d->device, &d->profile, &d->model};
-        for (int i = 0; i < 5; i++)
-            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
-        d->capacity = cap;
-        d->excess = excess;
-        d->unknown = unknown;
-    }
-    if (sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, p, "report: fleet devices", err);
-done:
-    sqlite3_finalize(st);
-    if (rc)
-        fleet_free(fl);
-    return rc;
-}
-
 /* ------------------------------------------------------------ SVG charts */
 
 /* v / max of span pixels, floored; 0 when max is 0. */
@@ -571,7 +206,7 @@ static gl_i128 svg_axis(FILE *f, gl_i128 max, int left, int right, int top, int 
     return axis_top;
 }
 
-static void svg_day_labels(FILE *f, const struct day_axis *ax, int left, int width, int y)
+static void svg_day_labels(FILE *f, const struct gl_day_axis *ax, int left, int width, int y)
 {
     for (size_t i = 0; i < ax->n; i++) {
         char d[16];
@@ -584,7 +219,7 @@ static void svg_day_labels(FILE *f, const struct day_axis *ax, int left, int wid
 }
 
 /* Daily used (solid) inside allocated (light) GB-hours per UTC day. */
-static void svg_daily_used(FILE *f, const struct team_usage *u, const struct day_axis *ax)
+static void svg_daily_used(FILE *f, const struct gl_team_usage *u, const struct gl_day_axis *ax)
 {
     enum { W = 1000, H = 280, L = 90, R = 10, T = 12, B = 30 };
     const int pw = W - L - R, ph = H - T - B;
@@ -600,7 +235,7 @@ static void svg_daily_used(FILE *f, const struct team_usage *u, const struct day
                "aria-label=\"Daily GB-hours used and allocated\">\n", W, H);
     gl_i128 top = svg_axis(f, max, L, W - R, T, ph);
     for (size_t i = 0; i < ax->n; i++) {
-        const struct day_row *d = &u->days[i];
+        const struct gl_day_row *d = &u->days[i];
         int x0 = L + (int)(i * (size_t)pw / ax->n), x1 = L + (int)((i + 1) * (size_t)pw / ax->n);
         int slot = x1 - x0, cx = (x0 + x1) / 2;
         int wa = slot * 8 / 10 < 90 ? slot * 8 / 10 : 90, wu = slot / 2 < 56 ? slot / 2 : 56;
@@ -621,7 +256,7 @@ static void svg_daily_used(FILE *f, const struct team_usage *u, const struct day
 }
 
 /* Daily idle (light) and overhead (dark) shares, stacked. */
-static void svg_daily_shares(FILE *f, const struct team_usage *u, const struct day_axis *ax)
+static void svg_daily_shares(FILE *f, const struct gl_team_usage *u, const struct gl_day_axis *ax)
 {
     enum { W = 1000, H = 240, L = 90, R = 10, T = 12, B = 30 };
     const int pw = W - L - R, ph = H - T - B;
@@ -635,7 +270,7 @@ static void svg_daily_shares(FILE *f, const struct team_usage *u, const struct d
                "aria-label=\"Daily idle and overhead shares\">\n", W, H);
     gl_i128 top = svg_axis(f, max, L, W - R, T, ph);
     for (size_t i = 0; i < ax->n; i++) {
-        const struct day_row *d = &u->days[i];
+        const struct gl_day_row *d = &u->days[i];
         int x0 = L + (int)(i * (size_t)pw / ax->n), x1 = L + (int)((i + 1) * (size_t)pw / ax->n);
         int slot = x1 - x0, w = slot * 6 / 10 < 70 ? slot * 6 / 10 : 70;
         int x = (x0 + x1) / 2 - w / 2;
@@ -657,7 +292,7 @@ static void svg_daily_shares(FILE *f, const struct team_usage *u, const struct d
 }
 
 /* Top pods: used (solid) over allocated (light), one row each. */
-static void svg_pods(FILE *f, const struct team_usage *u)
+static void svg_pods(FILE *f, const struct gl_team_usage *u)
 {
     enum { W = 1000, ROW = 28, LABEL = 330, BAR = 500 };
     const int h = ROW * (int)u->npods + 8;
@@ -671,7 +306,7 @@ static void svg_pods(FILE *f, const struct team_usage *u)
     fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
                "aria-label=\"Top pods by GB-hours\">\n", W, h);
     for (size_t i = 0; i < u->npods; i++) {
-        const struct pod_row *r = &u->pods[i];
+        const struct gl_pod_row *r = &u->pods[i];
         int y = 4 + (int)i * ROW;
         int wa = px(r->allocated, max, BAR), wu = px(r->used, max, BAR);
         size_t n = strlen(r->ns) + strlen(r->pod) + 2;
@@ -740,27 +375,27 @@ static void svg_compute(FILE *f, const struct gl_invoice *inv)
 }
 
 /* Capacity of each GPU model split into teams, overhead and idle. */
-static void svg_fleet(FILE *f, const struct fleet *fl)
+static void svg_fleet(FILE *f, const struct gl_fleet *fl)
 {
     enum { W = 1000, ROW = 66, BARH = 30 };
     fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
                "aria-label=\"Capacity per GPU model\">\n", W, ROW * (int)fl->n + 4);
     for (size_t i = 0; i < fl->n; i++) {
-        const struct fleet_model *m = &fl->m[i];
+        const struct gl_fleet_model *m = &fl->m[i];
         int y = (int)i * ROW;
         /* 128-bit sums of int64 figures: cannot overflow */
-        gl_i128 overhead = (gl_i128)m->v[F_RESERVED] + m->v[F_UNATTR];
+        gl_i128 overhead = (gl_i128)m->v[GL_F_RESERVED] + m->v[GL_F_UNATTR];
         gl_i128 billed = 0;
         for (size_t k = 0; k < m->nteams; k++)
             billed += m->teams[k].q;
         /* Segments tile the bar by cumulative position; when Σ billed
          * exceeds capacity (excess), the bar is that sum and a line marks
          * capacity. */
-        gl_i128 denom = billed + overhead + m->v[F_IDLE];
-        if (denom < m->v[F_CAP])
-            denom = m->v[F_CAP];
+        gl_i128 denom = billed + overhead + m->v[GL_F_IDLE];
+        if (denom < m->v[GL_F_CAP])
+            denom = m->v[GL_F_CAP];
         char cap[64], lbl[300];
-        fmt_gbh(m->v[F_CAP], cap, sizeof cap);
+        fmt_gbh(m->v[GL_F_CAP], cap, sizeof cap);
         size_t ln = strlen(m->cluster) + strlen(m->model) + 8;
         char *full = gl_xcalloc(ln, 1);
         snprintf(full, ln, "%s · %s", m->cluster, m->model);
@@ -785,7 +420,7 @@ static void svg_fleet(FILE *f, const struct fleet *fl)
             } else {
                 name = "idle";
                 color = COLOR_IDLE;
-                q = m->v[F_IDLE];
+                q = m->v[GL_F_IDLE];
             }
             if (q <= 0)
                 continue;
@@ -794,7 +429,7 @@ static void svg_fleet(FILE *f, const struct fleet *fl)
             int x1 = px(cum, denom, W);
             char g[64], sh[64], tl[64];
             fmt_gbh(q, g, sizeof g);
-            fmt_share(q, m->v[F_CAP], sh, sizeof sh);
+            fmt_share(q, m->v[GL_F_CAP], sh, sizeof sh);
             fputs("<g><title>", f);
             html(f, name);
             fprintf(f, ": %s GB-h (%s of capacity)</title>", g, sh);
@@ -809,8 +444,8 @@ static void svg_fleet(FILE *f, const struct fleet *fl)
             }
             fputs("</g>\n", f);
         }
-        if (denom > m->v[F_CAP]) {
-            int xc = px(m->v[F_CAP], denom, W);
+        if (denom > m->v[GL_F_CAP]) {
+            int xc = px(m->v[GL_F_CAP], denom, W);
             fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#dc2626\" "
                        "stroke-width=\"3\"><title>capacity</title></line>\n",
                     xc, by - 4, xc, by + BARH + 4);
@@ -896,8 +531,8 @@ struct team_ctx {
     const struct gl_config *c;
     const struct gl_invoice_set *set;
     const struct gl_invoice *inv;
-    const struct team_usage *u;
-    const struct day_axis *ax;
+    const struct gl_team_usage *u;
+    const struct gl_day_axis *ax;
 };
 
 /* Price entries of the invoice's lines, one row per (entry, model): a
@@ -915,12 +550,11 @@ static size_t share_lines(const struct gl_invoice *inv)
 {
     size_t n = 0;
     for (size_t j = 0; j < inv->nlines; j++)
-        n += strcmp(inv->lines[j].kind, "idle_share") == 0 ||
-             strcmp(inv->lines[j].kind, "overhead_share") == 0;
+        n += is_share(inv->lines[j].kind);
     return n;
 }
 
-static void day_range_text(const struct day_axis *ax, char *buf, size_t n)
+static void day_range_text(const struct gl_day_axis *ax, char *buf, size_t n)
 {
     char a[16], b[16];
     gl_date_format(ax->first, a, sizeof a);
@@ -939,7 +573,7 @@ struct keyfig {
 
 static size_t team_keyfigs(const struct team_ctx *x, struct keyfig *k)
 {
-    const struct team_usage *u = x->u;
+    const struct gl_team_usage *u = x->u;
     size_t n = 0;
     char sh[32];
     if (u->used || u->allocated || !u->has_shares) {
@@ -969,14 +603,620 @@ static size_t team_keyfigs(const struct team_ctx *x, struct keyfig *k)
     return n;
 }
 
+/* ---- tables: one model, written as HTML or Markdown ----
+ *
+ * A section's table is built once (cells as text) and written by either
+ * format: the figures and their order cannot differ between the HTML page
+ * and its Markdown twin. Label-derived cells are escaped by the format's
+ * one escaper (html, md); the rest is our own text and figures. */
+
+enum { COL_N = 1, COL_T = 2, COL_MD_RIGHT = 4 }; /* class "n" / "t" in HTML; ---: in MD */
+/* escaped; <code> in HTML; estimated; <b> in HTML (an alarm); a report link (text = the
+ * file name without its extension: .html or .md by format) */
+enum { CELL_LABEL = 1, CELL_CODE = 2, CELL_EST = 4, CELL_ALERT = 8, CELL_LINK = 16 };
+
+#define TABLE_COLS 12
+
+struct tcell {
+    char *text;
+    unsigned flags;
+    const char *swatch; /* HTML: a colour swatch before the text */
+    const char *team;   /* HTML: the cell's data-team attribute */
+};
+
+struct table {
+    size_t ncols;
+    const char *head[TABLE_COLS];
+    unsigned col[TABLE_COLS];
+    char head_buf[2][96]; /* headings with the currency */
+    struct tcell *cells;  /* nrows × ncols */
+    size_t nrows, cap;
+    bool wide;
+    bool sum;             /* a total row: sum_bold sum_rest ... sum_value */
+    char sum_bold[96], sum_rest[96], sum_value[96];
+};
+
+static void table_col(struct table *t, const char *head, unsigned flags)
+{
+    if (t->ncols == TABLE_COLS) { /* a programming error: raise TABLE_COLS */
+        fputs("gpuledger: report table with too many columns\n", stderr);
+        abort();
+    }
+    t->head[t->ncols] = head;
+    t->col[t->ncols++] = flags;
+}
+
+static void table_row(struct table *t)
+{
+    if (t->nrows == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 16;
+        t->cells = gl_xrealloc(t->cells, t->cap * t->ncols * sizeof *t->cells);
+    }
+    memset(&t->cells[t->nrows * t->ncols], 0, t->ncols * sizeof *t->cells);
+    t->nrows++;
+}
+
+/* Cell k of the last row: our text (flags 0) or a label. */
+static void table_cell(struct table *t, size_t k, unsigned flags, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void table_cell(struct table *t, size_t k, unsigned flags, const char *fmt, ...)
+{
+    struct gl_buf b;
+    gl_buf_init(&b);
+    va_list ap;
+    va_start(ap, fmt);
+    char small[256];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof small) {
+        gl_buf_puts(&b, small);
+    } else if (n >= 0) {
+        char *big = gl_xcalloc((size_t)n + 1, 1);
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        gl_buf_puts(&b, big);
+        free(big);
+    }
+    struct tcell *c = &t->cells[(t->nrows - 1) * t->ncols + k];
+    c->text = b.data ? b.data : gl_strdup("");
+    c->flags = flags;
+}
+
+/* The last row's cell k. */
+static struct tcell *table_last(struct table *t, size_t k)
+{
+    return &t->cells[(t->nrows - 1) * t->ncols + k];
+}
+
+static void table_free(struct table *t)
+{
+    for (size_t i = 0; i < t->nrows * t->ncols; i++)
+        free(t->cells[i].text);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+static void table_html(FILE *f, const struct table *t)
+{
+    fputs(t->wide ? "<div class=\"wide\"><table><tr>" : "<table><tr>", f);
+    for (size_t k = 0; k < t->ncols; k++)
+        fprintf(f, "<th%s>%s</th>", t->col[k] & COL_N ? " class=\"n\"" : "", t->head[k]);
+    fputs("</tr>\n", f);
+    for (size_t r = 0; r < t->nrows; r++) {
+        fputs("<tr>", f);
+        for (size_t k = 0; k < t->ncols; k++) {
+            const struct tcell *c = &t->cells[r * t->ncols + k];
+            fputs(t->col[k] & COL_N ? "<td class=\"n\"" : t->col[k] & COL_T ? "<td class=\"t\""
+                                                                            : "<td",
+                  f);
+            if (c->team) {
+                fputs(" data-team=\"", f);
+                html(f, c->team);
+                fputs("\"", f);
+            }
+            fputs(">", f);
+            if (c->swatch)
+                fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>", c->swatch);
+            fputs(c->flags & CELL_CODE ? "<code>" : c->flags & CELL_ALERT ? "<b>" : "", f);
+            if (c->flags & CELL_LINK) {
+                fputs("<a href=\"", f);
+                html(f, c->text);
+                fputs(".html\">report</a>", f);
+            } else if (c->flags & CELL_LABEL) {
+                html(f, c->text);
+            } else {
+                fputs(c->text, f);
+            }
+            fputs(c->flags & CELL_CODE ? "</code>" : c->flags & CELL_ALERT ? "</b>" : "", f);
+            if (c->flags & CELL_EST)
+                fputs(" <span class=\"note\">(estimated)</span>", f);
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    if (t->sum)
+        fprintf(f, "<tr class=\"sum\"><td colspan=\"%zu\">%s%s</td><td class=\"n\">%s</td>"
+                   "</tr>\n", t->ncols - 1, t->sum_bold, t->sum_rest, t->sum_value);
+    fputs(t->wide ? "</table></div>\n" : "</table>\n", f);
+}
+
+static void table_md(FILE *f, const struct table *t)
+{
+    for (size_t k = 0; k < t->ncols; k++)
+        fprintf(f, "%s%s", k ? " | " : "| ", t->head[k]);
+    fputs(" |\n|", f);
+    for (size_t k = 0; k < t->ncols; k++)
+        fputs(t->col[k] & (COL_N | COL_MD_RIGHT) ? "---:|" : "---|", f);
+    fputc('\n', f);
+    for (size_t r = 0; r < t->nrows; r++) {
+        for (size_t k = 0; k < t->ncols; k++) {
+            const struct tcell *c = &t->cells[r * t->ncols + k];
+            fputs(k ? " | " : "| ", f);
+            if (c->flags & (CELL_LABEL | CELL_LINK))
+                md(f, c->text);
+            else
+                fputs(c->text, f);
+            if (c->flags & CELL_LINK)
+                fputs(".md", f);
+            if (c->flags & CELL_EST)
+                fputs(" (estimated)", f);
+        }
+        fputs(" |\n", f);
+    }
+    if (t->sum) {
+        fprintf(f, "| **%s**%s |", t->sum_bold, t->sum_rest);
+        for (size_t k = 2; k < t->ncols; k++)
+            fputs(" |", f);
+        fprintf(f, " **%s** |\n", t->sum_value);
+    }
+}
+
+/* ---- the team page: its sections' tables ---- */
+
+static void tbl_daily(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_team_usage *u = x->u;
+    table_col(t, "UTC day", 0);
+    table_col(t, "Used GB-h", COL_N);
+    table_col(t, "Allocated GB-h", COL_N);
+    table_col(t, "Reserved-unused GB-h", COL_N);
+    if (u->has_shares) {
+        table_col(t, "Idle share GB-h", COL_N);
+        table_col(t, "Overhead share GB-h", COL_N);
+    }
+    for (size_t i = 0; i < x->ax->n; i++) {
+        const struct gl_day_row *d = &u->days[i];
+        char day[16], v[96];
+        gl_date_format(x->ax->first + (int64_t)i * 86400, day, sizeof day);
+        table_row(t);
+        table_cell(t, 0, 0, "%s", day);
+        const int64_t fig[] = {d->used, d->allocated, d->waste, d->idle, d->overhead};
+        for (size_t k = 1; k < t->ncols; k++) {
+            fmt_gbh(fig[k - 1], v, sizeof v);
+            table_cell(t, k, 0, "%s", v);
+        }
+    }
+}
+
+static void tbl_pods(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_team_usage *u = x->u;
+    table_col(t, "#", COL_MD_RIGHT);
+    table_col(t, "Cluster", 0);
+    table_col(t, "Namespace/pod", 0);
+    table_col(t, "Used GB-h", COL_N);
+    table_col(t, "Share of team", COL_N);
+    table_col(t, "Allocated GB-h", COL_N);
+    table_col(t, "Reserved-unused GB-h", COL_N);
+    for (size_t i = 0; i < u->npods; i++) {
+        const struct gl_pod_row *r = &u->pods[i];
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, 0, "%zu", i + 1);
+        table_cell(t, 1, CELL_LABEL, "%s", r->cluster);
+        table_cell(t, 2, CELL_LABEL | (r->estimated ? CELL_EST : 0), "%s/%s", r->ns, r->pod);
+        fmt_gbh(r->used, v, sizeof v);
+        table_cell(t, 3, 0, "%s", v);
+        fmt_share(r->used, u->used, v, sizeof v);
+        table_cell(t, 4, 0, "%s", v);
+        fmt_gbh(r->allocated, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+        fmt_gbh(r->waste, v, sizeof v);
+        table_cell(t, 6, 0, "%s", v);
+    }
+}
+
+static void tbl_waste(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_invoice *inv = x->inv;
+    table_col(t, "Cluster", 0);
+    table_col(t, "GPU model", 0);
+    table_col(t, "Allocated GB-h", COL_N);
+    table_col(t, "GPU-hours", COL_N);
+    table_col(t, "Reserved-unused GB-h", COL_N);
+    table_col(t, "Share of allocation", COL_N);
+    for (size_t i = 0; i < inv->nallocated; i++) {
+        const struct gl_info_row *r = &inv->allocated[i];
+        int64_t waste = 0;
+        for (size_t k = 0; k < inv->nwaste; k++)
+            if (!strcmp(inv->waste[k].cluster, r->cluster) &&
+                !strcmp(inv->waste[k].model, r->model))
+                waste = inv->waste[k].a;
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", r->cluster);
+        table_cell(t, 1, CELL_LABEL, "%s", r->model);
+        fmt_gbh(r->a, v, sizeof v);
+        table_cell(t, 2, 0, "%s", v);
+        gl_dec_format(gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS, v, sizeof v);
+        table_cell(t, 3, 0, "%s", v);
+        fmt_gbh(waste, v, sizeof v);
+        table_cell(t, 4, 0, "%s", v);
+        fmt_share(waste, r->a, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+    }
+}
+
+/* The invoice's lines (only the idle and overhead shares when shares_only). */
+static void tbl_lines(const struct team_ctx *x, struct table *t, bool shares_only)
+{
+    const struct gl_config *c = x->c;
+    const struct gl_invoice *inv = x->inv;
+    table_col(t, "Cluster", 0);
+    table_col(t, "GPU model", 0);
+    table_col(t, "Kind", 0);
+    table_col(t, "GB-hours", COL_N);
+    if (!shares_only) {
+        snprintf(t->head_buf[0], sizeof t->head_buf[0], "Unit price (%s per GB-hour)",
+                 c->currency);
+        table_col(t, t->head_buf[0], COL_N);
+    }
+    table_col(t, "Price entry", 0);
+    snprintf(t->head_buf[1], sizeof t->head_buf[1], "Amount (%s)", c->currency);
+    table_col(t, t->head_buf[1], COL_N);
+    for (size_t j = 0; j < inv->nlines; j++) {
+        const struct gl_invoice_line *l = &inv->lines[j];
+        if (shares_only && !is_share(l->kind))
+            continue;
+        char v[96];
+        size_t k = 0;
+        table_row(t);
+        table_cell(t, k++, CELL_LABEL, "%s", l->cluster);
+        table_cell(t, k++, CELL_LABEL, "%s", l->model);
+        table_cell(t, k++, 0, "%s%s%s%s", kind_label(l->kind),
+                   !shares_only && l->estimated ? " (estimated)" : "",
+                   l->corrected_period[0] ? ", correction of " : "", l->corrected_period);
+        fmt_gbh(l->mib_s, v, sizeof v);
+        table_cell(t, k++, 0, "%s", v);
+        if (!shares_only) {
+            gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, v, sizeof v);
+            table_cell(t, k++, 0, "%s", v);
+        }
+        table_cell(t, k++, CELL_LABEL, "%s", l->price->id);
+        gl_dec_format(l->amount, c->minor_digits, v, sizeof v);
+        table_cell(t, k++, 0, "%s", v);
+    }
+    if (!shares_only) {
+        t->sum = true;
+        snprintf(t->sum_bold, sizeof t->sum_bold, "Total");
+        snprintf(t->sum_rest, sizeof t->sum_rest, " (sum of the %zu rounded lines)", inv->nlines);
+        gl_dec_format(inv->total, c->minor_digits, t->sum_value, sizeof t->sum_value);
+    }
+}
+
+static void tbl_compute(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_invoice *inv = x->inv;
+    table_col(t, "Cluster", 0);
+    table_col(t, "GPU model", 0);
+    table_col(t, "Busy ratio", COL_N);
+    table_col(t, "Device steps", COL_N);
+    for (size_t i = 0; i < inv->ncompute; i++) {
+        const struct gl_info_row *r = &inv->compute[i];
+        if (r->b <= 0)
+            continue;
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", r->cluster);
+        table_cell(t, 1, CELL_LABEL, "%s", r->model);
+        gl_dec_format(gl_div_half_even(r->a, r->b), 6, v, sizeof v);
+        table_cell(t, 2, 0, "%s", v);
+        table_cell(t, 3, 0, "%lld", (long long)r->b);
+    }
+}
+
+static void tbl_anomalies(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_invoice *inv = x->inv;
+    static const char *const heads[] = {"Kind", "Namespace/pod", "Node", "Device", "GPU model"};
+    for (size_t k = 0; k < 5; k++)
+        table_col(t, heads[k], 0);
+    table_col(t, "First seen", COL_T);
+    table_col(t, "Last seen", COL_T);
+    table_col(t, "GB-hours", COL_N);
+    t->wide = true;
+    for (size_t i = 0; i < inv->anomalies.n; i++) {
+        const struct gl_anomaly *y = &inv->anomalies.items[i];
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", gl_anomaly_kind_name(y->kind));
+        table_cell(t, 1, CELL_LABEL, "%s/%s", y->ns, y->pod);
+        table_cell(t, 2, CELL_LABEL, "%s", y->node);
+        table_cell(t, 3, CELL_LABEL, "%s", y->device);
+        table_cell(t, 4, CELL_LABEL, "%s", y->model);
+        gl_time_format(y->first_seen, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+        gl_time_format(y->last_seen, v, sizeof v);
+        table_cell(t, 6, 0, "%s", v);
+        fmt_gbh(y->mib_s, v, sizeof v);
+        table_cell(t, 7, 0, "%s", v);
+    }
+}
+
+static void tbl_prices(const struct team_ctx *x, struct table *t)
+{
+    const struct gl_invoice *inv = x->inv;
+    static const char *const heads[] = {"Price entry", "GPU model", "Model pattern", "Unit"};
+    for (size_t k = 0; k < 4; k++)
+        table_col(t, heads[k], 0);
+    table_col(t, "List price", COL_N);
+    table_col(t, "Per GB-hour", COL_N);
+    table_col(t, "Currency", 0);
+    table_col(t, "Valid from", COL_T);
+    table_col(t, "Valid to", COL_T);
+    t->wide = true;
+    for (size_t j = 0; j < inv->nlines; j++) {
+        const struct gl_invoice_line *l = &inv->lines[j];
+        if (!first_price_use(inv, j))
+            continue;
+        const struct gl_price_entry *e = l->price;
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", e->id);
+        table_cell(t, 1, CELL_LABEL, "%s", l->model);
+        table_cell(t, 2, CELL_LABEL | CELL_CODE, "%s", e->pattern);
+        table_cell(t, 3, 0, "%s", e->unit == GL_PRICE_GPU_HOURS ? "GPU-Hours" : "GB-Hours");
+        gl_dec_format_trim(e->price12, GL_PRICE_DECIMALS, v, sizeof v);
+        table_cell(t, 4, 0, "%s", v);
+        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+        table_cell(t, 6, CELL_LABEL, "%s", e->currency);
+        gl_time_format(e->valid_from, v, sizeof v);
+        table_cell(t, 7, 0, "%s", v);
+        if (e->valid_to == INT64_MAX)
+            snprintf(v, sizeof v, "open");
+        else
+            gl_time_format(e->valid_to, v, sizeof v);
+        table_cell(t, 8, 0, "%s", v);
+    }
+}
+
+static void tbl_lines_all(const struct team_ctx *x, struct table *t)
+{
+    tbl_lines(x, t, false);
+}
+
+static void tbl_shares(const struct team_ctx *x, struct table *t)
+{
+    tbl_lines(x, t, true);
+}
+
+/* ---- the team page: a list of sections both formats walk ----
+ *
+ * Each section: its title, whether it has rows (else its note), what comes
+ * between the title and the table in each format (charts and legends in
+ * HTML, a count or a sentence in both), and its table. */
+
+enum fmt { FMT_HTML, FMT_MD };
+
+struct section {
+    const char *title;
+    bool (*has_rows)(const struct team_ctx *x);
+    const char *empty; /* the note without rows */
+    void (*intro)(FILE *f, enum fmt fmt, const struct team_ctx *x); /* may be NULL */
+    bool intro_always; /* the intro says what the section is: also without rows */
+    void (*table)(const struct team_ctx *x, struct table *t);
+};
+
+static bool has_pods(const struct team_ctx *x)
+{
+    return x->u->npods > 0;
+}
+
+static bool has_alloc(const struct team_ctx *x)
+{
+    return x->inv->nallocated || x->inv->nwaste;
+}
+
+static bool has_shares(const struct team_ctx *x)
+{
+    return share_lines(x->inv) > 0;
+}
+
+static bool has_compute(const struct team_ctx *x)
+{
+    for (size_t i = 0; i < x->inv->ncompute; i++)
+        if (x->inv->compute[i].b > 0)
+            return true;
+    return false;
+}
+
+static bool has_anomalies(const struct team_ctx *x)
+{
+    return x->inv->anomalies.n > 0;
+}
+
+static bool always(const struct team_ctx *x)
+{
+    (void)x;
+    return true;
+}
+
+/* A sentence of the page: in HTML a <p class=cls>, in Markdown a paragraph. */
+static void para_open(FILE *f, enum fmt fmt, const char *cls)
+{
+    if (fmt == FMT_HTML)
+        fprintf(f, "<p class=\"%s\">", cls);
+}
+
+static void para_close(FILE *f, enum fmt fmt)
+{
+    fputs(fmt == FMT_HTML ? "</p>\n" : "\n\n", f);
+}
+
+/* `text` as code: <code> in HTML, backquotes in Markdown; escaped. */
+static void code(FILE *f, enum fmt fmt, const char *text)
+{
+    fputs(fmt == FMT_HTML ? "<code>" : "`", f);
+    (fmt == FMT_HTML ? html : md)(f, text);
+    fputs(fmt == FMT_HTML ? "</code>" : "`", f);
+}
+
+static void intro_daily(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    const struct gl_team_usage *u = x->u;
+    if (fmt != FMT_HTML)
+        return;
+    if (u->used || u->allocated) {
+        svg_daily_used(f, u, x->ax);
+        fputs("<p class=\"legend\">", f);
+        swatch(f, COLOR_USED, "memory used (billed)");
+        swatch(f, COLOR_ALLOC, "allocated (GPU requests of running pods)");
+        fputs(" · UTC days; hover a bar for exact figures</p>\n", f);
+    } else {
+        fputs("<p class=\"note\">No pod of this team held GPU memory or a GPU allocation in "
+              "the period.</p>\n",
+              f);
+    }
+    if (u->has_shares) {
+        fputs("<h2>Daily idle and overhead shares</h2>\n", f);
+        svg_daily_shares(f, u, x->ax);
+        fputs("<p class=\"legend\">", f);
+        swatch(f, COLOR_IDLE, "idle");
+        swatch(f, COLOR_OVERHEAD, "overhead (driver-reserved + unattributed)");
+        fputs("</p>\n", f);
+    }
+}
+
+static void intro_pods(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    const struct gl_team_usage *u = x->u;
+    if (fmt == FMT_HTML) {
+        svg_pods(f, u);
+        fputs("<p class=\"legend\">", f);
+        swatch(f, COLOR_USED, "memory used");
+        swatch(f, COLOR_ALLOC, "allocated");
+        fprintf(f, " · %zu of %lld pods</p>\n", u->npods, (long long)u->pods_total);
+    } else {
+        fprintf(f, "%zu of %lld pods.\n\n", u->npods, (long long)u->pods_total);
+    }
+}
+
+static void intro_waste(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    para_open(f, fmt, "note");
+    fputs(fmt == FMT_HTML ? "Allocated minus used, per pod and step, when positive: memory "
+                            "requested and held idle. "
+                          : "Allocated minus used, per pod and step, when positive. ",
+          f);
+    bool max = x->c->basis == GL_BASIS_MAX;
+    fputs(max ? "Billed (billing basis " : "Shown as information, not billed (billing basis ", f);
+    fputs(fmt == FMT_HTML ? "<code>" : "`", f);
+    fputs(max ? "max" : "used", f);
+    fputs(fmt == FMT_HTML ? "</code>" : "`", f);
+    fputs(max ? ")." : ").", f);
+    para_close(f, fmt);
+}
+
+static void intro_shares(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    const struct gl_config *c = x->c;
+    para_open(f, fmt, "note");
+    fprintf(f, fmt == FMT_HTML ? "Idle (capacity nobody used) and overhead (driver-reserved and "
+                                 "unattributed memory) are %s"
+                               : "Idle and overhead (driver-reserved and unattributed memory) "
+                                 "are %s",
+            policy_text(c));
+    if (c->idle_policy == GL_IDLE_PLATFORM) {
+        fputs(" (", f);
+        code(f, fmt, c->platform_team);
+        fputs(")", f);
+    }
+    fputs(".", f);
+    para_close(f, fmt);
+}
+
+static void intro_compute(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    if (fmt == FMT_HTML) {
+        fputs("<p class=\"caveat\">", f);
+        html(f, gl_compute_caveat);
+        fputs("</p>\n", f);
+        if (has_compute(x))
+            svg_compute(f, x->inv);
+    } else {
+        fprintf(f, "> %s\n\n", gl_compute_caveat);
+    }
+}
+
+static void intro_anomalies(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    if (fmt == FMT_HTML && has_anomalies(x))
+        fputs("<p class=\"warn\">GPU memory used without a matching GPU allocation on that node "
+              "(<code>unallocated_use</code>, e.g. a container that sees every GPU), or on more "
+              "whole GPUs than requested (<code>excess_devices</code>).</p>\n",
+              f);
+}
+
+static const struct section team_sections[] = {
+    {"Daily GB-hours: used vs allocated", always, NULL, intro_daily, true, tbl_daily},
+    {"Top pods by GB-hours", has_pods, "No pods: this invoice holds fleet shares only.",
+     intro_pods, false, tbl_pods},
+    {"Reserved-unused memory (waste)", has_alloc, "No GPU allocation in the period.",
+     intro_waste, true, tbl_waste},
+    {"Idle and overhead shares", has_shares, "This team carries no idle or overhead share.",
+     intro_shares, true, tbl_shares},
+    {"Compute indicator (not billed)", has_compute, "No busy samples for this team's devices.",
+     intro_compute, true, tbl_compute},
+    {"Anomalies (billed as used)", has_anomalies, "None.", intro_anomalies, false,
+     tbl_anomalies},
+    {"Invoice lines", always, NULL, NULL, false, tbl_lines_all},
+    {"Prices applied", always, NULL, NULL, false, tbl_prices},
+};
+
+static void team_sections_write(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    for (size_t i = 0; i < sizeof team_sections / sizeof *team_sections; i++) {
+        const struct section *s = &team_sections[i];
+        if (fmt == FMT_HTML)
+            fprintf(f, "<h2>%s</h2>\n", s->title);
+        else
+            fprintf(f, "%s## %s\n\n", i ? "\n" : "", s->title);
+        bool rows = s->has_rows(x);
+        if (s->intro && (rows || s->intro_always))
+            s->intro(f, fmt, x);
+        if (!rows) {
+            if (fmt == FMT_HTML)
+                fprintf(f, "<p class=\"note\">%s</p>\n", s->empty);
+            else
+                fprintf(f, "%s\n", s->empty);
+            continue;
+        }
+        struct table t = {0};
+        s->table(x, &t);
+        (fmt == FMT_HTML ? table_html : table_md)(f, &t);
+        table_free(&t);
+    }
+}
+
 static void team_html(FILE *f, const void *vctx)
 {
     const struct team_ctx *x = vctx;
     const struct gl_config *c = x->c;
     const struct gl_invoice *inv = x->inv;
-    const struct team_usage *u = x->u;
     const struct gl_period *p = &x->set->period;
-    char a[96], b[96], q[96];
+    char a[96];
 
     html_head(f, "GPU report — ", inv->team_name);
     fputs("<h1>GPU report: ", f);
@@ -1001,270 +1241,7 @@ static void team_html(FILE *f, const void *vctx)
         html_card(f, "", kf[i].label, NULL, kf[i].value, kf[i].unit);
     fputs("</div>\n", f);
 
-    /* Daily used vs allocated */
-    fputs("<h2>Daily GB-hours: used vs allocated</h2>\n", f);
-    if (u->used || u->allocated) {
-        svg_daily_used(f, u, x->ax);
-        fputs("<p class=\"legend\">", f);
-        swatch(f, COLOR_USED, "memory used (billed)");
-        swatch(f, COLOR_ALLOC, "allocated (GPU requests of running pods)");
-        fputs(" · UTC days; hover a bar for exact figures</p>\n", f);
-    } else {
-        fputs("<p class=\"note\">No pod of this team held GPU memory or a GPU allocation in "
-              "the period.</p>\n",
-              f);
-    }
-    if (u->has_shares) {
-        fputs("<h2>Daily idle and overhead shares</h2>\n", f);
-        svg_daily_shares(f, u, x->ax);
-        fputs("<p class=\"legend\">", f);
-        swatch(f, COLOR_IDLE, "idle");
-        swatch(f, COLOR_OVERHEAD, "overhead (driver-reserved + unattributed)");
-        fputs("</p>\n", f);
-    }
-    fprintf(f, "<table><tr><th>UTC day</th><th class=\"n\">Used GB-h</th>"
-               "<th class=\"n\">Allocated GB-h</th><th class=\"n\">Reserved-unused GB-h</th>%s</tr>\n",
-            u->has_shares ? "<th class=\"n\">Idle share GB-h</th><th class=\"n\">Overhead share "
-                            "GB-h</th>"
-                          : "");
-    for (size_t i = 0; i < x->ax->n; i++) {
-        const struct day_row *d = &u->days[i];
-        char day[16], w[96];
-        gl_date_format(x->ax->first + (int64_t)i * 86400, day, sizeof day);
-        fmt_gbh(d->used, a, sizeof a);
-        fmt_gbh(d->allocated, b, sizeof b);
-        fmt_gbh(d->waste, w, sizeof w);
-        fprintf(f, "<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-                   "<td class=\"n\">%s</td>", day, a, b, w);
-        if (u->has_shares) {
-            fmt_gbh(d->idle, a, sizeof a);
-            fmt_gbh(d->overhead, b, sizeof b);
-            fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td>", a, b);
-        }
-        fputs("</tr>\n", f);
-    }
-    fputs("</table>\n", f);
-
-    /* Top pods */
-    fprintf(f, "<h2>Top pods by GB-hours</h2>\n");
-    if (u->npods) {
-        svg_pods(f, u);
-        fputs("<p class=\"legend\">", f);
-        swatch(f, COLOR_USED, "memory used");
-        swatch(f, COLOR_ALLOC, "allocated");
-        fprintf(f, " · %zu of %lld pods</p>\n", u->npods, (long long)u->pods_total);
-        fputs("<table><tr><th>#</th><th>Cluster</th><th>Namespace/pod</th>"
-              "<th class=\"n\">Used GB-h</th><th class=\"n\">Share of team</th>"
-              "<th class=\"n\">Allocated GB-h</th><th class=\"n\">Reserved-unused GB-h</th></tr>\n",
-              f);
-        for (size_t i = 0; i < u->npods; i++) {
-            const struct pod_row *r = &u->pods[i];
-            fprintf(f, "<tr><td>%zu</td><td>", i + 1);
-            html(f, r->cluster);
-            fputs("</td><td>", f);
-            html(f, r->ns);
-            fputs("/", f);
-            html(f, r->pod);
-            fmt_gbh(r->used, a, sizeof a);
-            fmt_share(r->used, u->used, b, sizeof b);
-            fprintf(f, "%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>",
-                    r->estimated ? " <span class=\"note\">(estimated)</span>" : "", a, b);
-            fmt_gbh(r->allocated, a, sizeof a);
-            fmt_gbh(r->waste, b, sizeof b);
-            fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", a, b);
-        }
-        fputs("</table>\n", f);
-    } else {
-        fputs("<p class=\"note\">No pods: this invoice holds fleet shares only.</p>\n", f);
-    }
-
-    /* Waste */
-    fprintf(f, "<h2>Reserved-unused memory (waste)</h2>\n<p class=\"note\">Allocated minus used, "
-               "per pod and step, when positive: memory requested and held idle. %s</p>\n",
-            c->basis == GL_BASIS_MAX ? "Billed (billing basis <code>max</code>)."
-                                     : "Shown as information, not billed (billing basis "
-                                       "<code>used</code>).");
-    if (inv->nallocated || inv->nwaste) {
-        fputs("<table><tr><th>Cluster</th><th>GPU model</th><th class=\"n\">Allocated GB-h</th>"
-              "<th class=\"n\">GPU-hours</th><th class=\"n\">Reserved-unused GB-h</th>"
-              "<th class=\"n\">Share of allocation</th></tr>\n",
-              f);
-        for (size_t i = 0; i < inv->nallocated; i++) {
-            const struct gl_info_row *r = &inv->allocated[i];
-            int64_t waste = 0;
-            for (size_t k = 0; k < inv->nwaste; k++)
-                if (!strcmp(inv->waste[k].cluster, r->cluster) &&
-                    !strcmp(inv->waste[k].model, r->model))
-                    waste = inv->waste[k].a;
-            char gh[96], sh[32];
-            fmt_gbh(r->a, a, sizeof a);
-            gl_dec_format(gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS, gh,
-                          sizeof gh);
-            fmt_gbh(waste, b, sizeof b);
-            fmt_share(waste, r->a, sh, sizeof sh);
-            fputs("<tr><td>", f);
-            html(f, r->cluster);
-            fputs("</td><td>", f);
-            html(f, r->model);
-            fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-                       "<td class=\"n\">%s</td></tr>\n", a, gh, b, sh);
-        }
-        fputs("</table>\n", f);
-    } else {
-        fputs("<p class=\"note\">No GPU allocation in the period.</p>\n", f);
-    }
-
-    /* Idle and overhead */
-    fprintf(f, "<h2>Idle and overhead shares</h2>\n<p class=\"note\">Idle (capacity nobody "
-               "used) and overhead (driver-reserved and unattributed memory) are %s",
-            policy_text(c));
-    if (c->idle_policy == GL_IDLE_PLATFORM) {
-        fputs(" (<code>", f);
-        html(f, c->platform_team);
-        fputs("</code>)", f);
-    }
-    fputs(".</p>\n", f);
-    if (share_lines(inv)) {
-        fprintf(f, "<table><tr><th>Cluster</th><th>GPU model</th><th>Kind</th>"
-                   "<th class=\"n\">GB-hours</th><th>Price entry</th><th class=\"n\">Amount (%s)"
-                   "</th></tr>\n", c->currency);
-        for (size_t j = 0; j < inv->nlines; j++) {
-            const struct gl_invoice_line *l = &inv->lines[j];
-            if (strcmp(l->kind, "idle_share") != 0 && strcmp(l->kind, "overhead_share") != 0)
-                continue;
-            fmt_gbh(l->mib_s, a, sizeof a);
-            gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
-            fputs("<tr><td>", f);
-            html(f, l->cluster);
-            fputs("</td><td>", f);
-            html(f, l->model);
-            fprintf(f, "</td><td>%s%s%s</td><td class=\"n\">%s</td><td>", kind_label(l->kind),
-                    l->corrected_period[0] ? ", correction of " : "", l->corrected_period, a);
-            html(f, l->price->id);
-            fprintf(f, "</td><td class=\"n\">%s</td></tr>\n", b);
-        }
-        fputs("</table>\n", f);
-    } else {
-        fputs("<p class=\"note\">This team carries no idle or overhead share.</p>\n", f);
-    }
-
-    /* Compute indicator */
-    fputs("<h2>Compute indicator (not billed)</h2>\n<p class=\"caveat\">", f);
-    html(f, gl_compute_caveat);
-    fputs("</p>\n", f);
-    size_t ncomp = 0;
-    for (size_t i = 0; i < inv->ncompute; i++)
-        ncomp += inv->compute[i].b > 0;
-    if (ncomp) {
-        svg_compute(f, inv);
-        fputs("<table><tr><th>Cluster</th><th>GPU model</th><th class=\"n\">Busy ratio</th>"
-              "<th class=\"n\">Device steps</th></tr>\n",
-              f);
-        for (size_t i = 0; i < inv->ncompute; i++) {
-            const struct gl_info_row *r = &inv->compute[i];
-            if (r->b <= 0)
-                continue;
-            gl_dec_format(gl_div_half_even(r->a, r->b), 6, a, sizeof a);
-            fputs("<tr><td>", f);
-            html(f, r->cluster);
-            fputs("</td><td>", f);
-            html(f, r->model);
-            fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%lld</td></tr>\n", a,
-                    (long long)r->b);
-        }
-        fputs("</table>\n", f);
-    } else {
-        fputs("<p class=\"note\">No busy samples for this team's devices.</p>\n", f);
-    }
-
-    /* Anomalies */
-    fputs("<h2>Anomalies (billed as used)</h2>\n", f);
-    if (inv->anomalies.n) {
-        fputs("<p class=\"warn\">GPU memory used without a matching GPU allocation on that node "
-              "(<code>unallocated_use</code>, e.g. a container that sees every GPU), or on more "
-              "whole GPUs than requested (<code>excess_devices</code>).</p>\n<div class=\"wide\"><table><tr>"
-              "<th>Kind</th><th>Namespace/pod</th><th>Node</th><th>Device</th><th>GPU model</th>"
-              "<th>First seen</th><th>Last seen</th><th class=\"n\">GB-hours</th></tr>\n",
-              f);
-        for (size_t i = 0; i < inv->anomalies.n; i++) {
-            const struct gl_anomaly *y = &inv->anomalies.items[i];
-            gl_time_format(y->first_seen, a, sizeof a);
-            gl_time_format(y->last_seen, b, sizeof b);
-            fmt_gbh(y->mib_s, q, sizeof q);
-            fputs("<tr><td>", f);
-            html(f, y->kind);
-            fputs("</td><td>", f);
-            html(f, y->ns);
-            fputs("/", f);
-            html(f, y->pod);
-            fputs("</td><td>", f);
-            html(f, y->node);
-            fputs("</td><td>", f);
-            html(f, y->device);
-            fputs("</td><td>", f);
-            html(f, y->model);
-            fprintf(f, "</td><td class=\"t\">%s</td><td class=\"t\">%s</td><td class=\"n\">%s</td>"
-                       "</tr>\n", a, b, q);
-        }
-        fputs("</table></div>\n", f);
-    } else {
-        fputs("<p class=\"note\">None.</p>\n", f);
-    }
-
-    /* Invoice lines */
-    fprintf(f, "<h2>Invoice lines</h2>\n<table><tr><th>Cluster</th><th>GPU model</th>"
-               "<th>Kind</th><th class=\"n\">GB-hours</th><th class=\"n\">Unit price (%s per "
-               "GB-hour)</th><th>Price entry</th><th class=\"n\">Amount (%s)</th></tr>\n",
-            c->currency, c->currency);
-    for (size_t j = 0; j < inv->nlines; j++) {
-        const struct gl_invoice_line *l = &inv->lines[j];
-        fmt_gbh(l->mib_s, q, sizeof q);
-        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, a, sizeof a);
-        gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
-        fputs("<tr><td>", f);
-        html(f, l->cluster);
-        fputs("</td><td>", f);
-        html(f, l->model);
-        fprintf(f, "</td><td>%s%s%s%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>",
-                kind_label(l->kind), l->estimated ? " (estimated)" : "",
-                l->corrected_period[0] ? ", correction of " : "", l->corrected_period, q, a);
-        html(f, l->price->id);
-        fprintf(f, "</td><td class=\"n\">%s</td></tr>\n", b);
-    }
-    gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
-    fprintf(f, "<tr class=\"sum\"><td colspan=\"6\">Total (sum of the %zu rounded lines)</td>"
-               "<td class=\"n\">%s</td></tr>\n</table>\n", inv->nlines, a);
-
-    /* Prices */
-    fputs("<h2>Prices applied</h2>\n<div class=\"wide\"><table><tr><th>Price entry</th><th>GPU model</th>"
-          "<th>Model pattern</th><th>Unit</th><th class=\"n\">List price</th>"
-          "<th class=\"n\">Per GB-hour</th><th>Currency</th><th>Valid from</th>"
-          "<th>Valid to</th></tr>\n",
-          f);
-    for (size_t j = 0; j < inv->nlines; j++) {
-        const struct gl_invoice_line *l = &inv->lines[j];
-        if (!first_price_use(inv, j))
-            continue;
-        const struct gl_price_entry *e = l->price;
-        fputs("<tr><td>", f);
-        html(f, e->id);
-        fputs("</td><td>", f);
-        html(f, l->model);
-        fputs("</td><td><code>", f);
-        html(f, e->pattern);
-        gl_dec_format_trim(e->price12, GL_PRICE_DECIMALS, a, sizeof a);
-        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, b, sizeof b);
-        fprintf(f, "</code></td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>",
-                e->unit == GL_PRICE_GPU_HOURS ? "GPU-Hours" : "GB-Hours", a, b);
-        html(f, e->currency);
-        gl_time_format(e->valid_from, a, sizeof a);
-        if (e->valid_to == INT64_MAX)
-            snprintf(b, sizeof b, "open");
-        else
-            gl_time_format(e->valid_to, b, sizeof b);
-        fprintf(f, "</td><td class=\"t\">%s</td><td class=\"t\">%s</td></tr>\n", a, b);
-    }
-    fputs("</table></div>\n", f);
+    team_sections_write(f, FMT_HTML, x);
     html_foot(f, c);
 }
 
@@ -1273,9 +1250,8 @@ static void team_md(FILE *f, const void *vctx)
     const struct team_ctx *x = vctx;
     const struct gl_config *c = x->c;
     const struct gl_invoice *inv = x->inv;
-    const struct team_usage *u = x->u;
     const struct gl_period *p = &x->set->period;
-    char a[96], b[96], q[96];
+    char a[96];
 
     fputs("# GPU report: ", f);
     md(f, inv->team_name);
@@ -1294,229 +1270,42 @@ static void team_md(FILE *f, const void *vctx)
     for (size_t i = 0; i < nkf; i++)
         fprintf(f, "- %s: %s %s\n", kf[i].label, kf[i].value, kf[i].unit);
     fputc('\n', f);
-    char sh[32];
 
-    fprintf(f, "## Daily GB-hours: used vs allocated\n\n| UTC day | Used GB-h | Allocated GB-h | "
-               "Reserved-unused GB-h |%s\n|---|---:|---:|---:|%s\n",
-            u->has_shares ? " Idle share GB-h | Overhead share GB-h |" : "",
-            u->has_shares ? "---:|---:|" : "");
-    for (size_t i = 0; i < x->ax->n; i++) {
-        const struct day_row *d = &u->days[i];
-        char day[16];
-        gl_date_format(x->ax->first + (int64_t)i * 86400, day, sizeof day);
-        fmt_gbh(d->used, a, sizeof a);
-        fmt_gbh(d->allocated, b, sizeof b);
-        fmt_gbh(d->waste, q, sizeof q);
-        fprintf(f, "| %s | %s | %s | %s |", day, a, b, q);
-        if (u->has_shares) {
-            fmt_gbh(d->idle, a, sizeof a);
-            fmt_gbh(d->overhead, b, sizeof b);
-            fprintf(f, " %s | %s |", a, b);
-        }
-        fputc('\n', f);
-    }
-
-    fputs("\n## Top pods by GB-hours\n\n", f);
-    if (u->npods) {
-        fprintf(f, "%zu of %lld pods.\n\n| # | Cluster | Namespace/pod | Used GB-h | Share of team | "
-                   "Allocated GB-h | Reserved-unused GB-h |\n|---:|---|---|---:|---:|---:|---:|\n",
-                u->npods, (long long)u->pods_total);
-        for (size_t i = 0; i < u->npods; i++) {
-            const struct pod_row *r = &u->pods[i];
-            fprintf(f, "| %zu | ", i + 1);
-            md(f, r->cluster);
-            fputs(" | ", f);
-            md(f, r->ns);
-            fputs("/", f);
-            md(f, r->pod);
-            fmt_gbh(r->used, a, sizeof a);
-            fmt_share(r->used, u->used, b, sizeof b);
-            fprintf(f, "%s | %s | %s |", r->estimated ? " (estimated)" : "", a, b);
-            fmt_gbh(r->allocated, a, sizeof a);
-            fmt_gbh(r->waste, b, sizeof b);
-            fprintf(f, " %s | %s |\n", a, b);
-        }
-    } else {
-        fputs("No pods: this invoice holds fleet shares only.\n", f);
-    }
-
-    fprintf(f, "\n## Reserved-unused memory (waste)\n\nAllocated minus used, per pod and step, "
-               "when positive. %s\n\n",
-            c->basis == GL_BASIS_MAX ? "Billed (billing basis `max`)."
-                                     : "Shown as information, not billed (billing basis `used`).");
-    if (inv->nallocated || inv->nwaste) {
-        fputs("| Cluster | GPU model | Allocated GB-h | GPU-hours | Reserved-unused GB-h | "
-              "Share of allocation |\n|---|---|---:|---:|---:|---:|\n",
-              f);
-        for (size_t i = 0; i < inv->nallocated; i++) {
-            const struct gl_info_row *r = &inv->allocated[i];
-            int64_t waste = 0;
-            for (size_t k = 0; k < inv->nwaste; k++)
-                if (!strcmp(inv->waste[k].cluster, r->cluster) &&
-                    !strcmp(inv->waste[k].model, r->model))
-                    waste = inv->waste[k].a;
-            char gh[96];
-            fmt_gbh(r->a, a, sizeof a);
-            gl_dec_format(gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS, gh,
-                          sizeof gh);
-            fmt_gbh(waste, b, sizeof b);
-            fmt_share(waste, r->a, sh, sizeof sh);
-            fputs("| ", f);
-            md(f, r->cluster);
-            fputs(" | ", f);
-            md(f, r->model);
-            fprintf(f, " | %s | %s | %s | %s |\n", a, gh, b, sh);
-        }
-    } else {
-        fputs("No GPU allocation in the period.\n", f);
-    }
-
-    fprintf(f, "\n## Idle and overhead shares\n\nIdle and overhead (driver-reserved and "
-               "unattributed memory) are %s", policy_text(c));
-    if (c->idle_policy == GL_IDLE_PLATFORM) {
-        fputs(" (`", f);
-        md(f, c->platform_team);
-        fputs("`)", f);
-    }
-    fputs(".\n\n", f);
-    if (share_lines(inv)) {
-        fprintf(f, "| Cluster | GPU model | Kind | GB-hours | Price entry | Amount (%s) |\n"
-                   "|---|---|---|---:|---|---:|\n", c->currency);
-        for (size_t j = 0; j < inv->nlines; j++) {
-            const struct gl_invoice_line *l = &inv->lines[j];
-            if (strcmp(l->kind, "idle_share") != 0 && strcmp(l->kind, "overhead_share") != 0)
-                continue;
-            fmt_gbh(l->mib_s, a, sizeof a);
-            gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
-            fputs("| ", f);
-            md(f, l->cluster);
-            fputs(" | ", f);
-            md(f, l->model);
-            fprintf(f, " | %s%s%s | %s | ", kind_label(l->kind),
-                    l->corrected_period[0] ? ", correction of " : "", l->corrected_period, a);
-            md(f, l->price->id);
-            fprintf(f, " | %s |\n", b);
-        }
-    } else {
-        fputs("This team carries no idle or overhead share.\n", f);
-    }
-
-    fprintf(f, "\n## Compute indicator (not billed)\n\n> %s\n\n", gl_compute_caveat);
-    size_t ncomp = 0;
-    for (size_t i = 0; i < inv->ncompute; i++)
-        ncomp += inv->compute[i].b > 0;
-    if (ncomp) {
-        fputs("| Cluster | GPU model | Busy ratio | Device steps |\n|---|---|---:|---:|\n", f);
-        for (size_t i = 0; i < inv->ncompute; i++) {
-            const struct gl_info_row *r = &inv->compute[i];
-            if (r->b <= 0)
-                continue;
-            gl_dec_format(gl_div_half_even(r->a, r->b), 6, a, sizeof a);
-            fputs("| ", f);
-            md(f, r->cluster);
-            fputs(" | ", f);
-            md(f, r->model);
-            fprintf(f, " | %s | %lld |\n", a, (long long)r->b);
-        }
-    } else {
-        fputs("No busy samples for this team's devices.\n", f);
-    }
-
-    fputs("\n## Anomalies (billed as used)\n\n", f);
-    if (inv->anomalies.n) {
-        fputs("| Kind | Namespace/pod | Node | Device | GPU model | First seen | Last seen | "
-              "GB-hours |\n|---|---|---|---|---|---|---|---:|\n",
-              f);
-        for (size_t i = 0; i < inv->anomalies.n; i++) {
-            const struct gl_anomaly *y = &inv->anomalies.items[i];
-            gl_time_format(y->first_seen, a, sizeof a);
-            gl_time_format(y->last_seen, b, sizeof b);
-            fmt_gbh(y->mib_s, q, sizeof q);
-            fputs("| ", f);
-            md(f, y->kind);
-            fputs(" | ", f);
-            md(f, y->ns);
-            fputs("/", f);
-            md(f, y->pod);
-            fputs(" | ", f);
-            md(f, y->node);
-            fputs(" | ", f);
-            md(f, y->device);
-            fputs(" | ", f);
-            md(f, y->model);
-            fprintf(f, " | %s | %s | %s |\n", a, b, q);
-        }
-    } else {
-        fputs("None.\n", f);
-    }
-
-    fprintf(f, "\n## Invoice lines\n\n| Cluster | GPU model | Kind | GB-hours | Unit price (%s "
-               "per GB-hour) | Price entry | Amount (%s) |\n|---|---|---|---:|---:|---|---:|\n",
-            c->currency, c->currency);
-    for (size_t j = 0; j < inv->nlines; j++) {
-        const struct gl_invoice_line *l = &inv->lines[j];
-        fmt_gbh(l->mib_s, q, sizeof q);
-        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, a, sizeof a);
-        gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
-        fputs("| ", f);
-        md(f, l->cluster);
-        fputs(" | ", f);
-        md(f, l->model);
-        fprintf(f, " | %s%s%s%s | %s | %s | ", kind_label(l->kind),
-                l->estimated ? " (estimated)" : "", l->corrected_period[0] ? ", correction of " : "",
-                l->corrected_period, q, a);
-        md(f, l->price->id);
-        fprintf(f, " | %s |\n", b);
-    }
-    gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
-    fprintf(f, "| **Total** (sum of the %zu rounded lines) | | | | | | **%s** |\n", inv->nlines, a);
-
-    fputs("\n## Prices applied\n\n| Price entry | GPU model | Model pattern | Unit | List price | "
-          "Per GB-hour | Currency | Valid from | Valid to |\n|---|---|---|---|---:|---:|---|---|---|\n",
-          f);
-    for (size_t j = 0; j < inv->nlines; j++) {
-        const struct gl_invoice_line *l = &inv->lines[j];
-        if (!first_price_use(inv, j))
-            continue;
-        const struct gl_price_entry *e = l->price;
-        fputs("| ", f);
-        md(f, e->id);
-        fputs(" | ", f);
-        md(f, l->model);
-        fputs(" | ", f);
-        md(f, e->pattern);
-        gl_dec_format_trim(e->price12, GL_PRICE_DECIMALS, a, sizeof a);
-        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, b, sizeof b);
-        fprintf(f, " | %s | %s | %s | ", e->unit == GL_PRICE_GPU_HOURS ? "GPU-Hours" : "GB-Hours",
-                a, b);
-        md(f, e->currency);
-        gl_time_format(e->valid_from, a, sizeof a);
-        if (e->valid_to == INT64_MAX)
-            snprintf(b, sizeof b, "open");
-        else
-            gl_time_format(e->valid_to, b, sizeof b);
-        fprintf(f, " | %s | %s |\n", a, b);
-    }
+    team_sections_write(f, FMT_MD, x);
     fprintf(f, "\n---\nGenerated by gpuledger %s. GB = 10^9 bytes; amounts rounded half-even once "
                "per line; the total is the sum of the rounded lines.\n", GL_VERSION);
+}
+
+/* The devices the fleet page lists: usage unknown, or billed beyond capacity. */
+static bool needs_attention(const struct gl_device_row *d)
+{
+    return d->unknown || d->excess != 0;
+}
+
+static size_t attention_count(const struct gl_fleet *fl)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fl->ndev; i++)
+        n += needs_attention(&fl->dev[i]);
+    return n;
 }
 
 struct fleet_ctx {
     const struct gl_config *c;
     const struct gl_invoice_set *set;
-    const struct fleet *fl;
-    const struct day_axis *ax;
+    const struct gl_fleet *fl;
+    const struct gl_day_axis *ax;
 };
 
-static bool fleet_reconciles(const struct fleet_model *m)
+static bool fleet_reconciles(const struct gl_fleet_model *m)
 {
     gl_i128 billed = 0; /* 128-bit sums of int64 figures: cannot overflow */
     for (size_t k = 0; k < m->nteams; k++)
         billed += m->teams[k].q;
     /* capacity = billed teams + idle + overhead − excess, exactly (as summary.c) */
-    return billed == (gl_i128)m->v[F_USED] + m->v[F_RUB] &&
-           m->v[F_CAP] == billed + m->v[F_IDLE] + m->v[F_RESERVED] + m->v[F_UNATTR] -
-                              m->v[F_EXCESS];
+    return billed == (gl_i128)m->v[GL_F_USED] + m->v[GL_F_RUB] &&
+           m->v[GL_F_CAP] == billed + m->v[GL_F_IDLE] + m->v[GL_F_RESERVED] + m->v[GL_F_UNATTR] -
+                              m->v[GL_F_EXCESS];
 }
 
 /* The per-model table's figures, the same in HTML and Markdown. The
@@ -1527,24 +1316,24 @@ static const char *const fleet_heads[FLEET_COLS] = {
     "Capacity", "Billed to teams", "of which reserved-unused", "Idle", "Overhead",
     "of which driver-reserved", "of which unattributed", "Excess"};
 
-static void fleet_values(const struct fleet_model *m, gl_i128 v[FLEET_COLS])
+static void fleet_values(const struct gl_fleet_model *m, gl_i128 v[FLEET_COLS])
 {
-    v[0] = m->v[F_CAP];
-    v[1] = (gl_i128)m->v[F_USED] + m->v[F_RUB];
-    v[2] = m->v[F_RUB];
-    v[3] = m->v[F_IDLE];
-    v[4] = (gl_i128)m->v[F_RESERVED] + m->v[F_UNATTR];
-    v[5] = m->v[F_RESERVED];
-    v[6] = m->v[F_UNATTR];
-    v[7] = m->v[F_EXCESS];
+    v[0] = m->v[GL_F_CAP];
+    v[1] = (gl_i128)m->v[GL_F_USED] + m->v[GL_F_RUB];
+    v[2] = m->v[GL_F_RUB];
+    v[3] = m->v[GL_F_IDLE];
+    v[4] = (gl_i128)m->v[GL_F_RESERVED] + m->v[GL_F_UNATTR];
+    v[5] = m->v[GL_F_RESERVED];
+    v[6] = m->v[GL_F_UNATTR];
+    v[7] = m->v[GL_F_EXCESS];
 }
 
-static bool fleet_col_shown(const struct gl_config *c, const struct fleet *fl, int k)
+static bool fleet_col_shown(const struct gl_config *c, const struct gl_fleet *fl, int k)
 {
     if (k != 2 || c->basis == GL_BASIS_MAX)
         return true;
     for (size_t i = 0; i < fl->n; i++)
-        if (fl->m[i].v[F_RUB])
+        if (fl->m[i].v[GL_F_RUB])
             return true;
     return false;
 }
@@ -1557,21 +1346,148 @@ static gl_i128 fleet_total(const struct gl_invoice_set *set)
     return t;
 }
 
+/* ---- the fleet page's tables ---- */
+
+static void tbl_fleet_models(const struct fleet_ctx *x, struct table *t)
+{
+    const struct gl_config *c = x->c;
+    const struct gl_fleet *fl = x->fl;
+    table_col(t, "Cluster", COL_T);
+    table_col(t, "GPU model", COL_T);
+    for (int k = 0; k < FLEET_COLS; k++)
+        if (fleet_col_shown(c, fl, k))
+            table_col(t, fleet_heads[k], COL_N);
+    table_col(t, "Reconciles", 0);
+    t->wide = true;
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct gl_fleet_model *m = &fl->m[i];
+        size_t col = 0;
+        char q[96];
+        table_row(t);
+        table_cell(t, col++, CELL_LABEL, "%s", m->cluster);
+        table_cell(t, col++, CELL_LABEL, "%s", m->model);
+        gl_i128 v[FLEET_COLS];
+        fleet_values(m, v);
+        for (int k = 0; k < FLEET_COLS; k++) {
+            if (!fleet_col_shown(c, fl, k))
+                continue;
+            fmt_gbh(v[k], q, sizeof q);
+            table_cell(t, col++, 0, "%s", q);
+        }
+        bool ok = fleet_reconciles(m);
+        table_cell(t, col, ok ? 0 : CELL_ALERT, "%s", ok ? "yes" : "NO");
+    }
+}
+
+static void tbl_fleet_teams(const struct fleet_ctx *x, struct table *t)
+{
+    const struct gl_fleet *fl = x->fl;
+    table_col(t, "Cluster", 0);
+    table_col(t, "GPU model", 0);
+    table_col(t, "Team", 0);
+    table_col(t, "Billed GB-h", COL_N);
+    table_col(t, "Share of capacity", COL_N);
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct gl_fleet_model *m = &fl->m[i];
+        for (size_t k = 0; k < m->nteams; k++) {
+            char v[96];
+            table_row(t);
+            table_cell(t, 0, CELL_LABEL, "%s", m->cluster);
+            table_cell(t, 1, CELL_LABEL, "%s", m->model);
+            table_cell(t, 2, CELL_LABEL, "%s", fl->teams[m->teams[k].team]);
+            table_last(t, 2)->swatch = palette[(size_t)m->teams[k].team % NPALETTE];
+            fmt_gbh(m->teams[k].q, v, sizeof v);
+            table_cell(t, 3, 0, "%s", v);
+            fmt_share(m->teams[k].q, m->v[GL_F_CAP], v, sizeof v);
+            table_cell(t, 4, 0, "%s", v);
+        }
+    }
+}
+
+static void tbl_fleet_invoices(const struct fleet_ctx *x, struct table *t)
+{
+    const struct gl_config *c = x->c;
+    const struct gl_period *p = &x->set->period;
+    static const char *const heads[] = {"Team", "Name", "Cost center", "Invoice", "Report"};
+    for (size_t k = 0; k < 5; k++)
+        table_col(t, heads[k], 0);
+    snprintf(t->head_buf[0], sizeof t->head_buf[0], "Total (%s)", c->currency);
+    table_col(t, t->head_buf[0], COL_N);
+    for (size_t i = 0; i < x->set->n; i++) {
+        const struct gl_invoice *inv = &x->set->invoices[i];
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL | CELL_CODE, "%s", inv->team);
+        table_cell(t, 1, CELL_LABEL, "%s", inv->team_name);
+        table_cell(t, 2, CELL_LABEL, "%s", inv->cost_center ? inv->cost_center : "—");
+        table_cell(t, 3, CELL_LABEL, "%s", inv->invoice_id);
+        char *file = gl_report_team_file(p->name, inv->team, "x");
+        file[strlen(file) - 2] = '\0'; /* without ".x": the format adds its own */
+        table_cell(t, 4, CELL_LINK, "%s", file);
+        free(file);
+        gl_dec_format(inv->total, c->minor_digits, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+        table_last(t, 5)->team = inv->team;
+    }
+    t->sum = true;
+    snprintf(t->sum_bold, sizeof t->sum_bold, "Sum of %zu invoices", x->set->n);
+    gl_dec_format(fleet_total(x->set), c->minor_digits, t->sum_value, sizeof t->sum_value);
+}
+
+static void tbl_fleet_devices(const struct fleet_ctx *x, struct table *t)
+{
+    const struct gl_fleet *fl = x->fl;
+    static const char *const heads[] = {"Cluster", "Node", "Device", "Profile", "GPU model"};
+    for (size_t k = 0; k < 5; k++)
+        table_col(t, heads[k], 0);
+    table_col(t, "Capacity GB-h", COL_N);
+    table_col(t, "Excess GB-h", COL_N);
+    table_col(t, "Why", 0);
+    for (size_t i = 0; i < fl->ndev; i++) {
+        const struct gl_device_row *d = &fl->dev[i];
+        if (!needs_attention(d))
+            continue;
+        const char *cells[] = {d->cluster, d->node, d->device, d->profile, d->model};
+        char v[96];
+        table_row(t);
+        for (size_t k = 0; k < 5; k++)
+            table_cell(t, k, CELL_LABEL, "%s", cells[k]);
+        fmt_gbh(d->capacity, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+        fmt_gbh(d->excess, v, sizeof v);
+        table_cell(t, 6, 0, "%s", v);
+        table_cell(t, 7, 0, "%s%s%s",
+                   d->unknown ? "usage unknown (no memory metrics; pods billed by allocation)" : "",
+                   d->unknown && d->excess ? "; " : "",
+                   d->excess ? "memory billed beyond capacity" : "");
+    }
+}
+
+/* Builds a table with fn and writes it in the format. */
+static void fleet_table(FILE *f, enum fmt fmt, const struct fleet_ctx *x,
+                        void (*fn)(const struct fleet_ctx *x, struct table *t))
+{
+    struct table t = {0};
+    fn(x, &t);
+    (fmt == FMT_HTML ? table_html : table_md)(f, &t);
+    table_free(&t);
+}
+
 static void fleet_html(FILE *f, const void *vctx)
 {
     const struct fleet_ctx *x = vctx;
     const struct gl_config *c = x->c;
-    const struct fleet *fl = x->fl;
+    const struct gl_fleet *fl = x->fl;
     const struct gl_period *p = &x->set->period;
     char a[96], b[96], q[96];
     /* 128-bit sums of int64 figures: cannot overflow */
     gl_i128 cap = 0, billed = 0, idle = 0, overhead = 0, excess = 0;
     for (size_t i = 0; i < fl->n; i++) {
-        cap += fl->m[i].v[F_CAP];
-        billed += (gl_i128)fl->m[i].v[F_USED] + fl->m[i].v[F_RUB];
-        idle += fl->m[i].v[F_IDLE];
-        overhead += (gl_i128)fl->m[i].v[F_RESERVED] + fl->m[i].v[F_UNATTR];
-        excess += fl->m[i].v[F_EXCESS];
+        cap += fl->m[i].v[GL_F_CAP];
+        billed += (gl_i128)fl->m[i].v[GL_F_USED] + fl->m[i].v[GL_F_RUB];
+        idle += fl->m[i].v[GL_F_IDLE];
+        overhead += (gl_i128)fl->m[i].v[GL_F_RESERVED] + fl->m[i].v[GL_F_UNATTR];
+        excess += fl->m[i].v[GL_F_EXCESS];
     }
     snprintf(a, sizeof a, "%s", p->name);
     html_head(f, "GPU fleet — ", a);
@@ -1613,107 +1529,24 @@ static void fleet_html(FILE *f, const void *vctx)
         swatch(f, COLOR_IDLE, "idle");
         fputs("</p>\n", f);
     }
-    fputs("<div class=\"wide\"><table><tr><th>Cluster</th><th>GPU model</th>", f);
-    for (int k = 0; k < FLEET_COLS; k++)
-        if (fleet_col_shown(c, fl, k))
-            fprintf(f, "<th class=\"n\">%s</th>", fleet_heads[k]);
-    fputs("<th>Reconciles</th></tr>\n", f);
-    for (size_t i = 0; i < fl->n; i++) {
-        const struct fleet_model *m = &fl->m[i];
-        fputs("<tr><td class=\"t\">", f);
-        html(f, m->cluster);
-        fputs("</td><td class=\"t\">", f);
-        html(f, m->model);
-        fputs("</td>", f);
-        gl_i128 v[FLEET_COLS];
-        fleet_values(m, v);
-        for (int k = 0; k < FLEET_COLS; k++) {
-            if (!fleet_col_shown(c, fl, k))
-                continue;
-            fmt_gbh(v[k], q, sizeof q);
-            fprintf(f, "<td class=\"n\">%s</td>", q);
-        }
-        fprintf(f, "<td>%s</td></tr>\n", fleet_reconciles(m) ? "yes" : "<b>NO</b>");
-    }
-    fputs("</table></div>\n<p class=\"note\">GB-hours. Capacity = billed to teams + idle + overhead "
+    fleet_table(f, FMT_HTML, x, tbl_fleet_models);
+    fputs("<p class=\"note\">GB-hours. Capacity = billed to teams + idle + overhead "
           "(driver-reserved + unattributed) − excess, per GPU model, exactly. Excess is memory billed beyond "
           "capacity (reported, never hidden).</p>\n",
           f);
 
-    fputs("<h2>Teams per GPU model</h2>\n<table><tr><th>Cluster</th><th>GPU model</th>"
-          "<th>Team</th><th class=\"n\">Billed GB-h</th><th class=\"n\">Share of capacity</th>"
-          "</tr>\n",
-          f);
-    for (size_t i = 0; i < fl->n; i++) {
-        const struct fleet_model *m = &fl->m[i];
-        for (size_t k = 0; k < m->nteams; k++) {
-            fputs("<tr><td>", f);
-            html(f, m->cluster);
-            fputs("</td><td>", f);
-            html(f, m->model);
-            fputs("</td><td>", f);
-            swatch(f, palette[(size_t)m->teams[k].team % NPALETTE], fl->teams[m->teams[k].team]);
-            fmt_gbh(m->teams[k].q, a, sizeof a);
-            fmt_share(m->teams[k].q, m->v[F_CAP], b, sizeof b);
-            fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", a, b);
-        }
-    }
-    fputs("</table>\n", f);
-
-    fprintf(f, "<h2>Invoices</h2>\n<table><tr><th>Team</th><th>Name</th><th>Cost center</th>"
-               "<th>Invoice</th><th>Report</th><th class=\"n\">Total (%s)</th></tr>\n",
-            c->currency);
-    for (size_t i = 0; i < x->set->n; i++) {
-        const struct gl_invoice *inv = &x->set->invoices[i];
-        char *file = gl_report_team_file(p->name, inv->team, "html");
-        fputs("<tr><td><code>", f);
-        html(f, inv->team);
-        fputs("</code></td><td>", f);
-        html(f, inv->team_name);
-        fputs("</td><td>", f);
-        html(f, inv->cost_center ? inv->cost_center : "—");
-        fputs("</td><td>", f);
-        html(f, inv->invoice_id);
-        fputs("</td><td><a href=\"", f);
-        html(f, file);
-        free(file);
-        fputs("\">report</a></td><td class=\"n\" data-team=\"", f);
-        html(f, inv->team);
-        gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
-        fprintf(f, "\">%s</td></tr>\n", a);
-    }
-    gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
-    fprintf(f, "<tr class=\"sum\"><td colspan=\"5\">Sum of %zu invoices</td><td class=\"n\">%s"
-               "</td></tr>\n</table>\n", x->set->n, a);
+    fputs("<h2>Teams per GPU model</h2>\n", f);
+    fleet_table(f, FMT_HTML, x, tbl_fleet_teams);
+    fputs("<h2>Invoices</h2>\n", f);
+    fleet_table(f, FMT_HTML, x, tbl_fleet_invoices);
 
     fputs("<h2>Devices needing attention</h2>\n", f);
-    if (fl->ndev) {
-        fputs("<table><tr><th>Cluster</th><th>Node</th><th>Device</th><th>Profile</th>"
-              "<th>GPU model</th><th class=\"n\">Capacity GB-h</th><th class=\"n\">Excess GB-h"
-              "</th><th>Why</th></tr>\n",
-              f);
-        for (size_t i = 0; i < fl->ndev; i++) {
-            const struct fleet_device *d = &fl->dev[i];
-            const char *cells[] = {d->cluster, d->node, d->device, d->profile, d->model};
-            fputs("<tr>", f);
-            for (int k = 0; k < 5; k++) {
-                fputs("<td>", f);
-                html(f, cells[k]);
-                fputs("</td>", f);
-            }
-            fmt_gbh(d->capacity, a, sizeof a);
-            fmt_gbh(d->excess, b, sizeof b);
-            fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s%s%s</td></tr>\n", a,
-                    b, d->unknown ? "usage unknown (no memory metrics; pods billed by allocation)"
-                                  : "",
-                    d->unknown && d->excess ? "; " : "",
-                    d->excess ? "memory billed beyond capacity" : "");
-        }
-        fputs("</table>\n", f);
+    if (attention_count(fl)) {
+        fleet_table(f, FMT_HTML, x, tbl_fleet_devices);
     } else {
         fprintf(f, "<p class=\"note\">None: all %zu devices reported memory metrics and none was "
                    "billed beyond capacity. Per-device figures: <code>gpuledger summary --period "
-                   "%s</code>.</p>\n", fl->ndev_total, p->name);
+                   "%s</code>.</p>\n", fl->ndev, p->name);
     }
     html_foot(f, c);
 }
@@ -1722,7 +1555,7 @@ static void fleet_md(FILE *f, const void *vctx)
 {
     const struct fleet_ctx *x = vctx;
     const struct gl_config *c = x->c;
-    const struct fleet *fl = x->fl;
+    const struct gl_fleet *fl = x->fl;
     const struct gl_period *p = &x->set->period;
     char a[96], b[96], q[96];
     day_range_text(x->ax, a, sizeof a);
@@ -1739,10 +1572,10 @@ static void fleet_md(FILE *f, const void *vctx)
     {
         gl_i128 cap = 0, billed = 0, idle = 0, overhead = 0; /* cannot overflow */
         for (size_t i = 0; i < fl->n; i++) {
-            cap += fl->m[i].v[F_CAP];
-            billed += (gl_i128)fl->m[i].v[F_USED] + fl->m[i].v[F_RUB];
-            idle += fl->m[i].v[F_IDLE];
-            overhead += (gl_i128)fl->m[i].v[F_RESERVED] + fl->m[i].v[F_UNATTR];
+            cap += fl->m[i].v[GL_F_CAP];
+            billed += (gl_i128)fl->m[i].v[GL_F_USED] + fl->m[i].v[GL_F_RUB];
+            idle += fl->m[i].v[GL_F_IDLE];
+            overhead += (gl_i128)fl->m[i].v[GL_F_RESERVED] + fl->m[i].v[GL_F_UNATTR];
         }
         fmt_gbh(cap, q, sizeof q);
         fprintf(f, "| Capacity GB-h | Billed to teams GB-h | Idle GB-h | Overhead GB-h |\n"
@@ -1756,262 +1589,85 @@ static void fleet_md(FILE *f, const void *vctx)
         fputs(" |\n\n", f);
     }
 
-    fputs("## Capacity per GPU model: teams + idle + overhead (GB-hours)\n\n| Cluster | GPU model |",
-          f);
-    for (int k = 0; k < FLEET_COLS; k++)
-        if (fleet_col_shown(c, fl, k))
-            fprintf(f, " %s |", fleet_heads[k]);
-    fputs(" Reconciles |\n|---|---|", f);
-    for (int k = 0; k < FLEET_COLS; k++)
-        if (fleet_col_shown(c, fl, k))
-            fputs("---:|", f);
-    fputs("---|\n", f);
-    for (size_t i = 0; i < fl->n; i++) {
-        const struct fleet_model *m = &fl->m[i];
-        fputs("| ", f);
-        md(f, m->cluster);
-        fputs(" | ", f);
-        md(f, m->model);
-        gl_i128 v[FLEET_COLS];
-        fleet_values(m, v);
-        for (int k = 0; k < FLEET_COLS; k++) {
-            if (!fleet_col_shown(c, fl, k))
-                continue;
-            fmt_gbh(v[k], q, sizeof q);
-            fprintf(f, " | %s", q);
-        }
-        fprintf(f, " | %s |\n", fleet_reconciles(m) ? "yes" : "NO");
-    }
+    fputs("## Capacity per GPU model: teams + idle + overhead (GB-hours)\n\n", f);
+    fleet_table(f, FMT_MD, x, tbl_fleet_models);
     fputs("\nCapacity = billed to teams + idle + overhead (driver-reserved + unattributed) − "
-          "excess.\n\n"
-          "## Teams per GPU model\n\n| Cluster | GPU model | Team | Billed GB-h | Share of "
-          "capacity |\n|---|---|---|---:|---:|\n",
+          "excess.\n\n## Teams per GPU model\n\n",
           f);
-    for (size_t i = 0; i < fl->n; i++) {
-        const struct fleet_model *m = &fl->m[i];
-        for (size_t k = 0; k < m->nteams; k++) {
-            fputs("| ", f);
-            md(f, m->cluster);
-            fputs(" | ", f);
-            md(f, m->model);
-            fputs(" | ", f);
-            md(f, fl->teams[m->teams[k].team]);
-            fmt_gbh(m->teams[k].q, a, sizeof a);
-            fmt_share(m->teams[k].q, m->v[F_CAP], b, sizeof b);
-            fprintf(f, " | %s | %s |\n", a, b);
-        }
-    }
-    fprintf(f, "\n## Invoices\n\n| Team | Name | Cost center | Invoice | Report | Total (%s) |\n"
-               "|---|---|---|---|---|---:|\n", c->currency);
-    for (size_t i = 0; i < x->set->n; i++) {
-        const struct gl_invoice *inv = &x->set->invoices[i];
-        char *file = gl_report_team_file(p->name, inv->team, "md");
-        fputs("| ", f);
-        md(f, inv->team);
-        fputs(" | ", f);
-        md(f, inv->team_name);
-        fputs(" | ", f);
-        md(f, inv->cost_center ? inv->cost_center : "—");
-        fputs(" | ", f);
-        md(f, inv->invoice_id);
-        fputs(" | ", f);
-        md(f, file);
-        free(file);
-        gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
-        fprintf(f, " | %s |\n", a);
-    }
-    gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
-    fprintf(f, "| **Sum of %zu invoices** | | | | | **%s** |\n\n## Devices needing attention\n\n",
-            x->set->n, a);
-    if (fl->ndev) {
-        fputs("| Cluster | Node | Device | Profile | GPU model | Capacity GB-h | Excess GB-h | Why |\n"
-              "|---|---|---|---|---|---:|---:|---|\n",
-              f);
-        for (size_t i = 0; i < fl->ndev; i++) {
-            const struct fleet_device *d = &fl->dev[i];
-            const char *cells[] = {d->cluster, d->node, d->device, d->profile, d->model};
-            fputs("|", f);
-            for (int k = 0; k < 5; k++) {
-                fputc(' ', f);
-                md(f, cells[k]);
-                fputs(" |", f);
-            }
-            fmt_gbh(d->capacity, a, sizeof a);
-            fmt_gbh(d->excess, b, sizeof b);
-            fprintf(f, " %s | %s | %s%s%s |\n", a, b,
-                    d->unknown ? "usage unknown (no memory metrics; pods billed by allocation)" : "",
-                    d->unknown && d->excess ? "; " : "",
-                    d->excess ? "memory billed beyond capacity" : "");
-        }
+    fleet_table(f, FMT_MD, x, tbl_fleet_teams);
+    fputs("\n## Invoices\n\n", f);
+    fleet_table(f, FMT_MD, x, tbl_fleet_invoices);
+    fputs("\n## Devices needing attention\n\n", f);
+    if (attention_count(fl)) {
+        fleet_table(f, FMT_MD, x, tbl_fleet_devices);
     } else {
         fprintf(f, "None: all %zu devices reported memory metrics and none was billed beyond "
-                   "capacity.\n", fl->ndev_total);
+                   "capacity.\n", fl->ndev);
     }
     fprintf(f, "\n---\nGenerated by gpuledger %s. GB = 10^9 bytes.\n", GL_VERSION);
 }
 
 /* ------------------------------------------------------------ entry points */
 
-enum gl_status gl_report_write(const struct gl_config *c, struct gl_store *s,
-                               const struct gl_invoice_set *set, const char *team,
-                               const char *dir, struct gl_error *err)
+enum gl_status gl_report_team_html(const struct gl_statement *st, size_t i, FILE *out,
+                                   struct gl_error *err)
 {
-    const struct gl_period *p = &set->period;
-    if (team) {
-        size_t i = 0;
-        while (i < set->n && strcmp(set->invoices[i].team, team) != 0)
-            i++;
-        if (i == set->n)
-            return gl_error_set(err, GL_ERR_USAGE, "team \"%s\" has no usage in %s", team,
-                                p->name);
-    }
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", dir, strerror(errno));
-    struct day_axis ax;
-    enum gl_status rc = load_axis(s, p, &ax, err);
-    size_t written = 0;
-    for (size_t i = 0; !rc && i < set->n; i++) {
-        const struct gl_invoice *inv = &set->invoices[i];
-        if (team && strcmp(inv->team, team) != 0)
-            continue;
-        struct team_usage u;
-        if ((rc = load_team(s, p, inv, &ax, &u, err)))
-            break;
-        struct team_ctx ctx = {c, set, inv, &u, &ax};
-        char *name = gl_report_team_file(p->name, inv->team, "html");
-        rc = write_page(dir, name, team_html, &ctx, err);
-        free(name);
-        if (!rc) {
-            name = gl_report_team_file(p->name, inv->team, "md");
-            rc = write_page(dir, name, team_md, &ctx, err);
-            free(name);
-        }
-        team_usage_free(&u);
-        written++;
-    }
-    if (rc)
-        return rc;
-    struct fleet fl;
-    if ((rc = load_fleet(s, p, &fl, err)))
-        return rc;
-    struct fleet_ctx fctx = {c, set, &fl, &ax};
-    char name[64]; /* "fleet-YYYY-MM.html" */
-    snprintf(name, sizeof name, "fleet-%s.html", p->name);
-    rc = write_page(dir, name, fleet_html, &fctx, err);
-    if (!rc) {
-        snprintf(name, sizeof name, "fleet-%s.md", p->name);
-        rc = write_page(dir, name, fleet_md, &fctx, err);
-    }
-    fleet_free(&fl);
-    if (!rc)
-        gl_log(GL_LOG_INFO, "wrote reports period=%s teams=%zu dir=%s", p->name, written, dir);
-    return rc;
-}
-
-/* ---- `gpuledger report` ---- */
-
-static const char usage_report[] =
-    "usage: gpuledger report --period YYYY-MM [--team ID] --out DIR\n"
-    "  Monthly reports: per team DIR/report-<period>-<team>.html (self-contained,\n"
-    "  inline SVG charts) and .md, and the fleet page DIR/fleet-<period>.html and\n"
-    "  .md. With --team, only that team's pages (and the fleet page).\n";
-
-/* A closed period's invoices are the frozen ones (close.c). Its report is
- * drawn from the stored rollups, so it is written only while those still
- * give every team the frozen total; otherwise the page would disagree with
- * the invoice finance holds. */
-struct frozen_cmp {
-    const struct gl_invoice_set *set;
-    int minor;
-    size_t seen;
-    char bad[600];
-};
-
-static void frozen_one(void *vctx, const char *team, const char *json, const char *mdtext)
-{
-    (void)mdtext;
-    struct frozen_cmp *k = vctx;
-    if (k->bad[0])
-        return;
-    k->seen++;
-    cJSON *o = cJSON_Parse(json);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "total");
-    const char *frozen_total = cJSON_IsString(t) ? t->valuestring : "?";
-    char now[96] = "none";
-    for (size_t i = 0; i < k->set->n; i++)
-        if (strcmp(k->set->invoices[i].team, team) == 0)
-            gl_dec_format(k->set->invoices[i].total, k->minor, now, sizeof now);
-    if (strcmp(now, frozen_total) != 0)
-        snprintf(k->bad, sizeof k->bad, "team %.300s: frozen total %.40s, stored data now give %s",
-                 team, frozen_total, now);
-    cJSON_Delete(o);
-}
-
-static enum gl_status check_frozen(struct gl_store *s, const struct gl_invoice_set *set,
-                                   int minor, struct gl_error *err)
-{
-    struct frozen_cmp k = {.set = set, .minor = minor};
-    enum gl_status rc = gl_frozen_invoices(s, set->period.name, NULL, frozen_one, &k, err);
-    if (rc)
-        return rc;
-    if (!k.bad[0] && k.seen != set->n)
-        snprintf(k.bad, sizeof k.bad, "%zu frozen invoices, %zu teams in the stored data", k.seen,
-                 set->n);
-    if (k.bad[0])
-        return gl_error_set(err, GL_ERR_STATE,
-                            "period %s is closed and data collected since changed it (%s); the "
-                            "difference is billed as corrections in the next open period. "
-                            "'gpuledger invoice --period %s' prints the frozen invoices",
-                            set->period.name, k.bad, set->period.name);
+    (void)err;
+    struct team_ctx ctx = {st->cfg, st->set, &st->set->invoices[i], &st->teams[i], &st->axis};
+    team_html(out, &ctx);
     return GL_OK;
 }
 
-int gl_cmd_report(const struct gl_cli *g, int argc, char **argv)
+enum gl_status gl_report_team_md(const struct gl_statement *st, size_t i, FILE *out,
+                                 struct gl_error *err)
 {
-    static const struct gl_cli_opt specs[] = {{"period", true}, {"team", true}, {"out", true}};
-    const char *v[3] = {0};
-    bool help;
-    int prc = gl_cli_parse(argc, argv, specs, 3, v, usage_report, &help);
-    if (prc)
-        return prc;
-    if (help) {
-        fputs(usage_report, stdout);
-        return 0;
-    }
-    struct gl_period p;
-    if (!v[0])
-        return gl_cli_usage(usage_report, "%s", "--period YYYY-MM is required");
-    if (!gl_period_parse(v[0], &p))
-        return gl_cli_usage(usage_report, "--period \"%s\" is not YYYY-MM", v[0]);
-    if (!v[2] || !*v[2])
-        return gl_cli_usage(usage_report, "%s", "--out DIR is required");
+    (void)err;
+    struct team_ctx ctx = {st->cfg, st->set, &st->set->invoices[i], &st->teams[i], &st->axis};
+    team_md(out, &ctx);
+    return GL_OK;
+}
 
-    struct gl_error err = {0};
-    struct gl_config *cfg = NULL;
-    struct gl_store *s = NULL;
-    struct gl_price_table *prices = NULL;
-    struct gl_invoice_set *set = NULL;
-    bool frozen = false;
-    int rc = 0;
-    struct stat sb;
-    if (gl_config_load(g->config, &cfg, &err)) {
-        rc = gl_cli_fail(&err);
-    } else if (stat(g->db, &sb) != 0) {
-        /* opening would create an empty database and report nothing */
-        gl_error_set(&err, GL_ERR_RUNTIME, "%s: no database (run 'gpuledger collect' first)",
-                     g->db);
-        rc = gl_cli_fail(&err);
-    } else if (gl_store_open(g->db, &s, &err) ||
-               gl_prices_load_config(cfg, &prices, &err) ||
-               gl_period_invoices(cfg, s, prices, &p, &set, &frozen, &err) ||
-               (frozen && (gl_invoices_build(cfg, s, prices, &p, &set, &err) ||
-                           check_frozen(s, set, cfg->minor_digits, &err))) ||
-               gl_report_write(cfg, s, set, v[1], v[2], &err)) {
-        rc = gl_cli_fail(&err);
+enum gl_status gl_report_fleet_html(const struct gl_statement *st, size_t i, FILE *out,
+                                    struct gl_error *err)
+{
+    (void)i;
+    (void)err;
+    struct fleet_ctx ctx = {st->cfg, st->set, &st->fleet, &st->axis};
+    fleet_html(out, &ctx);
+    return GL_OK;
+}
+
+enum gl_status gl_report_fleet_md(const struct gl_statement *st, size_t i, FILE *out,
+                                  struct gl_error *err)
+{
+    (void)i;
+    (void)err;
+    struct fleet_ctx ctx = {st->cfg, st->set, &st->fleet, &st->axis};
+    fleet_md(out, &ctx);
+    return GL_OK;
+}
+
+enum gl_status gl_report_write(const struct gl_statement *st, const char *team, const char *dir,
+                               struct gl_error *err)
+{
+    const struct gl_period *p = &st->period;
+    if (team && gl_statement_team(st, team) < 0)
+        return gl_error_set(err, GL_ERR_USAGE, "team \"%s\" has no usage in %s", team, p->name);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", dir, strerror(errno));
+    enum gl_status rc = GL_OK;
+    size_t written = 0;
+    /* the table's pages, in its order: team pages, then the fleet page */
+    for (size_t k = 0; !rc && k < gl_nrenderers; k++) {
+        const struct gl_renderer *r = &gl_renderers[k];
+        if (!r->folder || strcmp(r->folder, "reports") != 0)
+            continue;
+        size_t n = 0;
+        rc = gl_render_all(r, st, team, dir, &n, err);
+        if (r->scope == GL_SCOPE_TEAM && n > written)
+            written = n;
     }
-    gl_invoices_free(set);
-    gl_prices_free(prices);
-    gl_store_close(s);
-    gl_config_free(cfg);
+    if (!rc)
+        gl_log(GL_LOG_INFO, "wrote reports period=%s teams=%zu dir=%s", p->name, written, dir);
     return rc;
 }

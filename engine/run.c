@@ -1,7 +1,6 @@
 /* run — incremental collection per cluster and the open periods' outputs. */
 #include "run.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -12,11 +11,10 @@
 
 #include "close.h"
 #include "collect.h"
-#include "invoice.h"
 #include "output.h"
 #include "outstate.h"
-#include "report.h"
-#include "summary.h"
+#include "render.h"
+#include "statement.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -27,96 +25,21 @@ static enum gl_status make_dir(const char *dir, struct gl_error *err)
     return GL_OK;
 }
 
-/* Writes what fill() prints to a FILE into path, atomically. */
-static enum gl_status write_with(const char *path,
-                                 enum gl_status (*fill)(void *ctx, FILE *f, struct gl_error *err),
-                                 void *ctx, struct gl_error *err)
-{
-    char *data = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&data, &len);
-    if (!f)
-        return gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-    enum gl_status rc = fill(ctx, f, err);
-    fclose(f);
-    if (!rc)
-        rc = gl_write_atomic(path, data, len, err);
-    free(data);
-    return rc;
-}
-
-struct period_ctx {
-    struct gl_store *s;
-    const struct gl_period *p;
-    bool md;
-};
-
-static enum gl_status fill_summary(void *ctx, FILE *f, struct gl_error *err)
-{
-    struct period_ctx *x = ctx;
-    return gl_summary_write(x->s, x->p, x->md, f, err);
-}
-
-static enum gl_status fill_anomalies(void *ctx, FILE *f, struct gl_error *err)
-{
-    struct period_ctx *x = ctx;
-    struct gl_anomaly_list list;
-    enum gl_status rc = gl_anomalies_load(x->s, x->p, NULL, &list, err);
-    if (rc)
-        return rc;
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "period", x->p->name);
-    cJSON *arr = cJSON_AddArrayToObject(root, "anomalies");
-    for (size_t i = 0; i < list.n; i++)
-        cJSON_AddItemToArray(arr, gl_anomaly_json(&list.items[i]));
-    char *text = cJSON_Print(root);
-    fprintf(f, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
-    gl_anomalies_free(&list);
-    return GL_OK;
-}
-
-/* Every output of one open period into dir (a fresh folder). */
+/* Every output of one open period into dir (a fresh folder): one
+ * statement, every renderer of the table (render.c). */
 static enum gl_status write_tree(const struct gl_config *c, struct gl_store *s,
                                  const struct gl_price_table *prices, const struct gl_period *p,
                                  const char *dir, size_t *ninvoices, size_t *nrows,
                                  struct gl_error *err)
 {
-    char sub[4200], path[4300];
-    enum gl_status rc = GL_OK;
-    size_t n = 0, rows = 0;
-    snprintf(sub, sizeof sub, "%s/invoices", dir);
+    struct gl_statement *st = NULL;
+    enum gl_status rc = gl_statement_build(c, s, prices, p, GL_ST_ALL, &st, err);
     if (!rc)
-        rc = gl_output_invoices(c, s, prices, p, NULL, false, sub, &n, err);
+        rc = gl_render_tree(st, dir, err);
     if (!rc)
-        rc = gl_output_invoices(c, s, prices, p, NULL, true, sub, &n, err);
-    snprintf(path, sizeof path, "%s/focus-%s.csv", dir, p->name);
-    if (!rc)
-        rc = gl_output_focus(c, s, prices, p, path, &rows, err);
-    struct period_ctx x = {s, p, false};
-    snprintf(path, sizeof path, "%s/summary-%s.json", dir, p->name);
-    if (!rc)
-        rc = write_with(path, fill_summary, &x, err);
-    x.md = true;
-    snprintf(path, sizeof path, "%s/summary-%s.md", dir, p->name);
-    if (!rc)
-        rc = write_with(path, fill_summary, &x, err);
-    snprintf(path, sizeof path, "%s/anomalies-%s.json", dir, p->name);
-    if (!rc)
-        rc = write_with(path, fill_anomalies, &x, err);
-    if (!rc) {
-        /* the same invoices as the files above, corrections included */
-        struct gl_invoice_set *set = NULL;
-        bool frozen = false;
-        snprintf(sub, sizeof sub, "%s/reports", dir);
-        if (!(rc = make_dir(sub, err)) &&
-            !(rc = gl_period_invoices(c, s, prices, p, &set, &frozen, err)) && set)
-            rc = gl_report_write(c, s, set, NULL, sub, err);
-        gl_invoices_free(set);
-    }
-    *ninvoices = n;
-    *nrows = rows;
+        rc = gl_render_focus_rows(st, nrows, err);
+    *ninvoices = st ? gl_render_count(st, GL_SCOPE_INVOICE) : 0;
+    gl_statement_free(st);
     return rc;
 }
 

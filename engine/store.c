@@ -1,5 +1,6 @@
 /* store — SQLite schema, migrations and the collect-side writes. */
 #include "store.h"
+#include "store_sql.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,8 @@
 #include "schema2_sql.h"
 #include "schema_sql.h"
 #include "schema_003_sql.h"
+#include "invoice.h" /* line kind names: the frozen rows' format */
+#include "query.h"
 #include "util.h"
 
 /* schema/NNN_*.sql in order: migrations[i] takes version i to i + 1. A new
@@ -450,6 +453,16 @@ enum gl_status gl_store_label_first_seen(struct gl_store *s, const char *labels,
     return step_done(s, st, "storing label series", err);
 }
 
+enum gl_status gl_store_prepare(struct gl_store *s, const char *sql, sqlite3_stmt **st,
+                                const char *what, struct gl_error *err)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+        *st = NULL;
+        return err ? gl_store_fail(s, what, err) : GL_ERR_RUNTIME;
+    }
+    return GL_OK;
+}
+
 enum gl_status gl_store_query_period(struct gl_store *s, const char *sql, int64_t start,
                                      int64_t end, sqlite3_stmt **st, const char *what,
                                      struct gl_error *err)
@@ -508,4 +521,74 @@ enum gl_status gl_store_put_counts(struct gl_store *s, const char *cluster, int6
     sqlite3_bind_int64(st, 4, series);
     sqlite3_bind_int64(st, 5, samples);
     return step_done(s, st, "recording what was collected", err);
+}
+
+/* ---- closing a period ---- */
+
+static enum gl_status step_reset(struct gl_store *s, sqlite3_stmt *st, struct gl_error *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "closing the period", err);
+}
+
+enum gl_status gl_store_freeze(struct gl_store *s, const struct gl_freeze *f,
+                               struct gl_error *err)
+{
+    enum gl_status rc = gl_store_begin(s, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *cp = NULL, *fi = NULL, *fr = NULL;
+    if ((rc = gl_store_prepare(s, "INSERT INTO closed_period (period, closed_at, focus_csv) "
+                                  "VALUES (?,?,?)", &cp, "closing the period", err)) ||
+        (rc = gl_store_prepare(s, "INSERT INTO frozen_invoice (period, team, json, md) "
+                                  "VALUES (?,?,?,?)", &fi, "closing the period", err)) ||
+        (rc = gl_store_prepare(s,
+                               "INSERT INTO frozen_row (period, corrected_period, team, cluster, "
+                               "model, kind, price_id, day, unit_price, mib_seconds, "
+                               "billed_minor, gb_hours_nano, price_key) "
+                               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                               &fr, "closing the period", err)))
+        goto out;
+    sqlite3_bind_text(cp, 1, f->period, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(cp, 2, f->closed_at);
+    sqlite3_bind_text(cp, 3, f->focus_csv, -1, SQLITE_STATIC);
+    if ((rc = step_reset(s, cp, err)))
+        goto out;
+    for (size_t i = 0; i < f->ninvoices; i++) {
+        const struct gl_frozen_text *t = &f->invoices[i];
+        sqlite3_bind_text(fi, 1, f->period, -1, SQLITE_STATIC);
+        sqlite3_bind_text(fi, 2, t->team, -1, SQLITE_STATIC);
+        sqlite3_bind_text(fi, 3, t->json, -1, SQLITE_STATIC);
+        sqlite3_bind_text(fi, 4, t->md, -1, SQLITE_STATIC);
+        if ((rc = step_reset(s, fi, err)))
+            goto out;
+    }
+    for (size_t i = 0; i < f->nrows; i++) {
+        const struct gl_frozen_row *r = &f->rows[i];
+        sqlite3_bind_text(fr, 1, f->period, -1, SQLITE_STATIC);
+        sqlite3_bind_text(fr, 2, r->corrected_period, -1, SQLITE_STATIC);
+        sqlite3_bind_text(fr, 3, r->team, -1, SQLITE_STATIC);
+        sqlite3_bind_text(fr, 4, r->cluster, -1, SQLITE_STATIC);
+        sqlite3_bind_text(fr, 5, r->model, -1, SQLITE_STATIC);
+        sqlite3_bind_text(fr, 6, gl_line_kind_name((enum gl_line_kind)r->kind), -1,
+                          SQLITE_STATIC);
+        sqlite3_bind_text(fr, 7, r->price_id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(fr, 8, r->day);
+        sqlite3_bind_text(fr, 9, r->unit_price, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(fr, 10, r->mib_s);
+        sqlite3_bind_int64(fr, 11, r->billed_minor);
+        sqlite3_bind_int64(fr, 12, r->gbh_nano);
+        sqlite3_bind_text(fr, 13, r->price_key, -1, SQLITE_STATIC);
+        if ((rc = step_reset(s, fr, err)))
+            goto out;
+    }
+    rc = gl_store_commit(s, err);
+out:
+    sqlite3_finalize(cp);
+    sqlite3_finalize(fi);
+    sqlite3_finalize(fr);
+    if (rc)
+        gl_store_rollback(s);
+    return rc;
 }

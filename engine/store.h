@@ -6,12 +6,15 @@
  * user_version; a version this build does not know is refused on open). The
  * database runs in WAL mode; every chunk of collection is one transaction,
  * so a run killed at any point leaves whole hours or nothing.
+ *
+ * The store layer is store.c (schema, collect-side writes, closing) and
+ * query.c (every typed read); only they see SQLite, through store_sql.h.
  */
 #ifndef GL_STORE_H
 #define GL_STORE_H
 
-#include <sqlite3.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -21,7 +24,6 @@ struct gl_store;
 /* Opens (creating when needed) and migrates the database at path. */
 enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_error *err);
 void gl_store_close(struct gl_store *s);
-sqlite3 *gl_store_db(struct gl_store *s);
 
 enum gl_status gl_store_begin(struct gl_store *s, struct gl_error *err);
 /* A read snapshot (WAL): every SELECT until gl_store_read_end sees the same
@@ -102,11 +104,24 @@ enum gl_status gl_store_advance_watermark(struct gl_store *s, const char *cluste
 enum gl_status gl_store_label_first_seen(struct gl_store *s, const char *labels, int64_t *first,
                                          bool record, struct gl_error *err);
 
-/* Prepares sql with ?1 = start and ?2 = end bound (a period's hours); on
- * failure *st is NULL and err says what was being read. Finalize *st. */
-enum gl_status gl_store_query_period(struct gl_store *s, const char *sql, int64_t start,
-                                     int64_t end, sqlite3_stmt **st, const char *what,
-                                     struct gl_error *err);
+/* What closing a period stores, in one transaction (close.c builds it):
+ * the closed_period row with its FOCUS CSV, each invoice's texts, and the
+ * exact figures of every FOCUS key (struct gl_frozen_row, query.h). */
+struct gl_frozen_text {
+    const char *team, *json, *md;
+};
+struct gl_frozen_row;
+struct gl_freeze {
+    const char *period;
+    int64_t closed_at;
+    const char *focus_csv;
+    const struct gl_frozen_text *invoices;
+    size_t ninvoices;
+    const struct gl_frozen_row *rows;
+    size_t nrows;
+};
+enum gl_status gl_store_freeze(struct gl_store *s, const struct gl_freeze *f,
+                               struct gl_error *err);
 
 /* Formats "<what>: <sqlite message>" into err and returns GL_ERR_RUNTIME. */
 enum gl_status gl_store_fail(struct gl_store *s, const char *what, struct gl_error *err);

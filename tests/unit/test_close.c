@@ -8,6 +8,7 @@
 #include "invoice.h"
 #include "price.h"
 #include "store.h"
+#include "store_sql.h"
 #include "tap.h"
 
 struct fixture {

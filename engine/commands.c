@@ -1,0 +1,530 @@
+/*
+ * commands — the subcommands of gpuledger and their table (see cli.h for
+ * the recipe). Each body finds what it declared in its row already set up
+ * (config, database, lock, prices, period) and only does its own work;
+ * outputs are rendered from a period statement (statement.h, render.h).
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "close.h"
+#include "collect.h"
+#include "fetch.h"
+#include "output.h"
+#include "query.h"
+#include "render.h"
+#include "report.h"
+#include "run.h"
+#include "statement.h"
+#include "summary.h"
+#include "util.h"
+
+/* A failed step: print err, return its status. */
+#define FAIL(err) gl_cli_fail(err)
+
+/* --format json|md into *md (default json). */
+static int format_md(const struct gl_cmd_env *e, bool *md)
+{
+    *md = e->o.format && strcmp(e->o.format, "md") == 0;
+    if (e->o.format && !*md && strcmp(e->o.format, "json") != 0)
+        return gl_cli_usage(e->cmd->usage, "--format \"%s\" is not json or md", e->o.format);
+    return 0;
+}
+
+static int check_format(struct gl_cmd_env *e)
+{
+    bool md;
+    return format_md(e, &md);
+}
+
+/* Builds the period's statement (the parts asked for); NULL after printing
+ * the error, *rc its status. */
+static struct gl_statement *statement(struct gl_cmd_env *e, unsigned parts, int *rc)
+{
+    struct gl_error err = {0};
+    struct gl_statement *st = NULL;
+    *rc = 0;
+    if (gl_statement_build(e->cfg, e->store, e->prices, &e->period, parts, &st, &err))
+        *rc = FAIL(&err);
+    return st;
+}
+
+/* ---- collect ---- */
+
+static const char usage_collect[] =
+    "usage: gpuledger collect --from TIME --to TIME [--cluster NAME] [--allow-shrink]\n"
+    "  Pulls the half-open window [from, to), widened to whole UTC hours, and\n"
+    "  replaces the stored hours (re-collecting never double counts). Every\n"
+    "  configured cluster, or only NAME.\n"
+    "  A chunk that would replace stored hours with clearly less data (a query\n"
+    "  with no samples where some were stored, or fewer series than\n"
+    "  collection.shrink_tolerance allows) is refused (exit 5) and the stored\n"
+    "  hours are kept; --allow-shrink replaces them anyway.\n";
+
+static int check_collect(struct gl_cmd_env *e)
+{
+    const char *usage = e->cmd->usage;
+    int64_t from, to;
+    if (!e->o.from || !e->o.to)
+        return gl_cli_usage(usage, "%s", "--from and --to are required");
+    if (!gl_time_parse(e->o.from, &from))
+        return gl_cli_usage(usage, "--from \"%s\" is not an RFC 3339 UTC time", e->o.from);
+    if (!gl_time_parse(e->o.to, &to))
+        return gl_cli_usage(usage, "--to \"%s\" is not an RFC 3339 UTC time", e->o.to);
+    if (to <= from)
+        return gl_cli_usage(usage, "%s", "--to must be after --from");
+    return 0;
+}
+
+static int cmd_collect(struct gl_cmd_env *e)
+{
+    const struct gl_config *cfg = e->cfg;
+    int64_t from, to;
+    gl_time_parse(e->o.from, &from);
+    gl_time_parse(e->o.to, &to);
+    if (e->o.cluster && !gl_config_cluster(cfg, e->o.cluster))
+        return gl_cli_usage(e->cmd->usage, "no cluster \"%s\" in the config", e->o.cluster);
+    /* Each cluster on its own: one that fails does not stop the others. */
+    int failed = 0, done = 0, first_rc = 0;
+    for (size_t i = 0; i < cfg->nclusters; i++) {
+        const struct gl_cluster *cl = &cfg->clusters[i];
+        if (e->o.cluster && strcmp(e->o.cluster, cl->name) != 0)
+            continue;
+        struct gl_error err = {0};
+        struct gl_collect_stats st = {.allow_shrink = e->o.allow_shrink != NULL};
+        if (gl_collect(cfg, cl, e->store, from, to, &st, &err)) {
+            int code = FAIL(&err);
+            if (!first_rc)
+                first_rc = code;
+            failed++;
+            continue;
+        }
+        done++;
+        gl_log(GL_LOG_INFO,
+               "collected cluster=%s from=%s to=%s hours=%lld chunks=%lld samples=%lld "
+               "bad_samples=%lld",
+               cl->name, e->o.from, e->o.to, (long long)st.hours, (long long)st.chunks,
+               (long long)st.samples, (long long)st.bad_samples);
+    }
+    return failed ? (done ? GL_ERR_PARTIAL : first_rc) : 0;
+}
+
+/* ---- the period's outputs: invoice, export, summary, anomalies, report ---- */
+
+static const char usage_invoice[] =
+    "usage: gpuledger invoice --period YYYY-MM [--team ID] [--format json|md] [--out DIR]\n"
+    "  One invoice per team with usage in the period. Without --out, prints all\n"
+    "  (JSON: {\"period\", \"invoices\": [...]}); with --out, writes\n"
+    "  DIR/invoice-<period>-<team>.json or .md. A closed period prints its\n"
+    "  frozen invoices; an open one includes corrections of closed periods.\n";
+
+static int cmd_invoice(struct gl_cmd_env *e)
+{
+    bool md;
+    format_md(e, &md);
+    int rc;
+    struct gl_statement *st = statement(e, GL_ST_INVOICES, &rc);
+    struct gl_error err = {0};
+    size_t n = 0;
+    if (st && gl_output_invoices(st, e->o.team, md, e->o.out, &n, &err))
+        rc = FAIL(&err);
+    else if (st && e->o.out)
+        gl_log(GL_LOG_INFO, "wrote invoices period=%s count=%zu dir=%s", e->period.name, n,
+               e->o.out);
+    gl_statement_free(st);
+    return rc;
+}
+
+static const char usage_export[] =
+    "usage: gpuledger export --period YYYY-MM [--out FILE]\n"
+    "  FOCUS 1.2 CSV, one row per team x cluster x GPU model x kind x price entry\n"
+    "  x day, to stdout, or with --out to FILE plus FILE.metadata.json. A closed\n"
+    "  period prints its frozen rows; an open one carries correction rows for\n"
+    "  closed periods.\n";
+
+static int cmd_export(struct gl_cmd_env *e)
+{
+    int rc;
+    struct gl_statement *st = statement(e, GL_ST_INVOICES, &rc);
+    struct gl_error err = {0};
+    size_t rows = 0;
+    if (st && gl_output_focus(st, e->o.out, &rows, &err))
+        rc = FAIL(&err);
+    else if (st && e->o.out)
+        gl_log(GL_LOG_INFO, "wrote FOCUS CSV period=%s file=%s rows=%zu", e->period.name,
+               e->o.out, rows);
+    gl_statement_free(st);
+    return rc;
+}
+
+static const char usage_summary[] =
+    "usage: gpuledger summary --period YYYY-MM [--format json|md]\n"
+    "  Fleet summary per cluster and GPU model, in GB-hours: capacity, memory\n"
+    "  used by pods, driver-reserved, unattributed, idle, and excess.\n";
+
+static int cmd_summary(struct gl_cmd_env *e)
+{
+    bool md;
+    format_md(e, &md);
+    int rc;
+    struct gl_statement *st = statement(e, GL_ST_FLEET, &rc);
+    struct gl_error err = {0};
+    if (st && (md ? gl_summary_md : gl_summary_json)(st, stdout, &err))
+        rc = FAIL(&err);
+    gl_statement_free(st);
+    return rc;
+}
+
+static const char usage_anomalies[] =
+    "usage: gpuledger anomalies --period YYYY-MM [--team ID] [--format json|md]\n"
+    "  Pods that used GPU memory without holding a GPU allocation on that node\n"
+    "  (unallocated_use), or on more whole GPUs than they requested there\n"
+    "  (excess_devices). Both are billed as used.\n";
+
+static int cmd_anomalies(struct gl_cmd_env *e)
+{
+    bool md;
+    format_md(e, &md);
+    int rc;
+    struct gl_statement *st = statement(e, GL_ST_ANOMALIES, &rc);
+    if (st)
+        (md ? gl_render_anomalies_md : gl_render_anomalies_json)(st, e->o.team, stdout);
+    gl_statement_free(st);
+    return rc;
+}
+
+static const char usage_report[] =
+    "usage: gpuledger report --period YYYY-MM [--team ID] --out DIR\n"
+    "  Monthly reports: per team DIR/report-<period>-<team>.html (self-contained,\n"
+    "  inline SVG charts) and .md, and the fleet page DIR/fleet-<period>.html and\n"
+    "  .md. With --team, only that team's pages (and the fleet page).\n";
+
+static int check_report(struct gl_cmd_env *e)
+{
+    if (!e->o.out || !*e->o.out)
+        return gl_cli_usage(e->cmd->usage, "%s", "--out DIR is required");
+    return 0;
+}
+
+static int cmd_report(struct gl_cmd_env *e)
+{
+    int rc;
+    struct gl_statement *st = statement(e, GL_ST_PAGES, &rc);
+    struct gl_error err = {0};
+    if (st && gl_report_write(st, e->o.team, e->o.out, &err))
+        rc = FAIL(&err);
+    gl_statement_free(st);
+    return rc;
+}
+
+/* ---- close, run ---- */
+
+static const char usage_close[] =
+    "usage: gpuledger close --period YYYY-MM [--now TIME]\n"
+    "  Freezes a finished month: its invoices and FOCUS rows never change again.\n"
+    "  Data collected later that changes it becomes correction rows of the\n"
+    "  next open month. Closing twice, or a month not yet over, is an error.\n";
+
+static int cmd_close(struct gl_cmd_env *e)
+{
+    struct gl_error err = {0};
+    if (gl_period_close(e->cfg, e->store, e->prices, &e->period, e->now, &err))
+        return FAIL(&err);
+    gl_log(GL_LOG_INFO, "closed period=%s", e->period.name);
+    return 0;
+}
+
+static const char usage_run[] =
+    "usage: gpuledger run [--out DIR] [--now TIME]\n"
+    "  What the CronJob calls: collects every cluster from its watermark (or\n"
+    "  run.start) up to now - run.delay_minutes, re-pulling run.repull_hours for\n"
+    "  late samples, then writes the open periods' invoices, FOCUS CSV, summary,\n"
+    "  anomalies and reports into DIR/<period>/ (default run.out_dir, else ./out).\n"
+    "  Exit 0: all done; 5: partly failed (what succeeded is stored); 6: locked.\n";
+
+static int cmd_run(struct gl_cmd_env *e)
+{
+    struct gl_error err = {0};
+    const char *out = e->o.out ? e->o.out : e->cfg->run_out_dir ? e->cfg->run_out_dir : "out";
+    if (gl_run(e->cfg, e->store, e->prices, out, e->now, &err))
+        return FAIL(&err);
+    return 0;
+}
+
+/* ---- check, prices ---- */
+
+struct model_check {
+    const struct gl_price_table *t;
+    const char *db;
+    char last[512];
+    size_t models;
+};
+
+static enum gl_status check_model_hour(void *ctx, const char *model, int64_t hour,
+                                       struct gl_error *err)
+{
+    struct model_check *m = ctx;
+    if (strcmp(model, m->last) != 0) {
+        snprintf(m->last, sizeof m->last, "%s", model);
+        m->models++;
+        enum gl_status rc = gl_prices_check_model(m->t, model, err);
+        if (rc)
+            return rc;
+    }
+    if (gl_prices_find(m->t, model, hour) < 0) {
+        char ts[32];
+        gl_time_format(hour, ts, sizeof ts);
+        return gl_error_set(err, GL_ERR_CONFIG,
+                            "%s: no price for GPU model \"%s\" at %s, which has usage in %s",
+                            m->t->file, model, ts, m->db);
+    }
+    return GL_OK;
+}
+
+/* Every (model, hour) with something to bill must find exactly one price. */
+static enum gl_status prices_against_db(const char *db, const struct gl_price_table *t,
+                                        size_t *models, struct gl_error *err)
+{
+    *models = 0;
+    struct stat sb;
+    if (stat(db, &sb) != 0)
+        return GL_OK; /* nothing stored yet */
+    struct gl_store *s = NULL;
+    enum gl_status rc = gl_store_open(db, &s, err);
+    if (rc)
+        return rc;
+    struct model_check m = {.t = t, .db = db};
+    rc = gl_query_billable_hours(s, check_model_hour, &m, err);
+    *models = m.models;
+    gl_store_close(s);
+    return rc;
+}
+
+/* How far `run` has collected a cluster, for operators reading `check`. */
+static void print_watermark(const char *db, const char *cluster, int64_t now)
+{
+    struct stat sb;
+    if (stat(db, &sb) != 0)
+        return;
+    struct gl_store *s = NULL;
+    struct gl_error err = {0};
+    int64_t to = 0;
+    bool found = false;
+    if (gl_store_open(db, &s, &err) || gl_store_watermark(s, cluster, &to, &found, &err)) {
+        printf("  watermark: unreadable (%s)\n", err.msg);
+    } else if (!found) {
+        printf("  watermark: none (run has not collected this cluster yet)\n");
+    } else {
+        char ts[32];
+        gl_time_format(to, ts, sizeof ts);
+        printf("  watermark: collected up to %s (%.1f hours before the probe time)\n", ts,
+               (double)(now - to) / 3600.0);
+    }
+    gl_store_close(s);
+}
+
+static const char usage_check[] =
+    "usage: gpuledger check [--at TIME]\n"
+    "  Validates the config, the query files and the price table, reaches\n"
+    "  Prometheus, reports how many series each query returns at TIME (default:\n"
+    "  now), and dry-runs the collection of the hour before TIME: devices\n"
+    "  without FB_RESERVED or without memory metrics, process-mode sources that\n"
+    "  look like device copies, teams missing from the catalogue. Nothing is\n"
+    "  stored.\n";
+
+static int check_check(struct gl_cmd_env *e)
+{
+    if (e->o.at && !gl_time_parse(e->o.at, &e->now))
+        return gl_cli_usage(e->cmd->usage, "--at \"%s\" is not an RFC 3339 UTC time", e->o.at);
+    return 0;
+}
+
+static int cmd_check(struct gl_cmd_env *e)
+{
+    const struct gl_cli *g = e->g;
+    const struct gl_config *cfg = e->cfg;
+    int64_t at = e->now;
+    int rc = 0;
+    printf("config: %s ok\n", g->config);
+    struct gl_error err = {0};
+    struct gl_price_table *prices = NULL;
+    size_t models = 0;
+    if (gl_prices_load_config(cfg, &prices, &err) ||
+        prices_against_db(g->db, prices, &models, &err)) {
+        gl_prices_free(prices);
+        return FAIL(&err);
+    }
+    printf("prices: %s ok (%zu entries%s)\n", prices->file, prices->n,
+           models ? ", a price for every model and hour with stored usage" : "");
+    gl_prices_free(prices);
+    const char *fixed[] = {cfg->mem_query, "fb_free", "fb_reserved", "pod_labels",
+                           "namespace_labels", "allocation", "node_labels"};
+    size_t nnames = sizeof fixed / sizeof *fixed + cfg->ncompute_queries;
+    for (size_t ci = 0; !rc && ci < cfg->nclusters; ci++) {
+        const struct gl_cluster *cl = &cfg->clusters[ci];
+        printf("cluster %s: %s%s%s\n", cl->name, cl->prom.url, cl->selector[0] ? " selector " : "",
+               cl->selector);
+        print_watermark(g->db, cl->name, at);
+        struct gl_prom *prom = NULL;
+        struct gl_buf body;
+        gl_buf_init(&body);
+        if (gl_prom_new(&cl->prom, &prom, &err)) {
+            rc = FAIL(&err);
+            break;
+        }
+        int missing = 0;
+        for (size_t i = 0; i < nnames && !rc; i++) {
+            const char *name = i < sizeof fixed / sizeof *fixed
+                                   ? fixed[i]
+                                   : cfg->compute_queries[i - sizeof fixed / sizeof *fixed];
+            char *q = NULL;
+            if (gl_config_query(cfg, cl, name, &q, &err) ||
+                gl_prom_query(prom, q, at, &body, &err)) {
+                rc = FAIL(&err);
+                free(q);
+                break;
+            }
+            cJSON *root = cJSON_ParseWithLength(body.data, body.len);
+            const cJSON *res = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(root, "data"), "result");
+            int n = cJSON_IsArray(res) ? cJSON_GetArraySize(res) : -1;
+            printf("  query %-18s %d series%s\n", name, n,
+                   n <= 0 ? "  (NO DATA at the probe time)" : "");
+            if (n <= 0)
+                missing++;
+            cJSON_Delete(root);
+            free(q);
+        }
+        gl_buf_free(&body);
+        gl_prom_free(prom);
+        if (rc)
+            break;
+        printf("  prometheus reachable; %d of %zu queries without data\n", missing, nnames);
+        struct gl_collect_stats st = {.notes = gl_intern_new()};
+        int64_t hour = gl_floor_to(at, 3600);
+        if (gl_collect(cfg, cl, NULL, hour - 3600, hour, &st, &err)) {
+            rc = FAIL(&err);
+        } else {
+            printf("  dry run of the hour before %s: %lld samples, %lld invalid, %lld device(s) "
+                   "looking like copies\n",
+                   e->o.at ? e->o.at : "now", (long long)st.samples, (long long)st.bad_samples,
+                   (long long)st.copy_warnings);
+            for (int32_t i = 0; i < gl_intern_count(st.notes); i++)
+                printf("  note: %s\n", gl_intern_str(st.notes, i));
+        }
+        gl_intern_free(st.notes);
+    }
+    return rc;
+}
+
+static const char usage_prices[] =
+    "usage: gpuledger prices [--file CSV]\n"
+    "       gpuledger prices import --file CSV\n"
+    "  Validates a price table (default: the configured one) and prints it. With\n"
+    "  a database (--db), also checks it against every GPU model and hour with\n"
+    "  stored usage: a price for each, and no two overlapping rows. `import`\n"
+    "  validates CSV the same way, then installs it as prices.file (atomically).\n";
+
+static int check_prices(struct gl_cmd_env *e)
+{
+    if (e->o.word && !e->o.file)
+        return gl_cli_usage(e->cmd->usage, "%s", "prices import needs --file CSV");
+    return 0;
+}
+
+static int cmd_prices(struct gl_cmd_env *e)
+{
+    const struct gl_cli *g = e->g;
+    const struct gl_config *cfg = e->cfg;
+    bool import = e->o.word != NULL;
+    struct gl_error err = {0};
+    struct gl_price_table *t = NULL;
+    size_t models = 0;
+    int rc = 0;
+    if ((e->o.file ? gl_prices_load(e->o.file, cfg->currency, &t, &err)
+                   : gl_prices_load_config(cfg, &t, &err)) ||
+        prices_against_db(g->db, t, &models, &err)) {
+        gl_prices_free(t);
+        return FAIL(&err);
+    }
+    if (import) {
+        char *text = NULL;
+        size_t len = 0;
+        if (!cfg->prices_file)
+            gl_error_set(&err, GL_ERR_CONFIG,
+                         "%s: prices are configured as prices.entries; import needs prices.file",
+                         cfg->path);
+        else if (!gl_read_file(e->o.file, &text, &len, &err))
+            gl_write_atomic(cfg->prices_file, text, len, &err);
+        free(text);
+        if (err.msg[0])
+            rc = FAIL(&err);
+        else
+            gl_log(GL_LOG_INFO, "imported prices entries=%zu file=%s models_checked=%zu", t->n,
+                   cfg->prices_file, models);
+        gl_prices_free(t);
+        return rc;
+    }
+    printf("| id | model pattern | unit | price | valid from | valid to | capacity GB |\n");
+    printf("|---|---|---|---:|---|---|---:|\n");
+    for (size_t i = 0; i < t->n; i++) {
+        const struct gl_price_entry *pe = &t->entries[i];
+        char price[80], from[32], to[32] = "open", cap[80] = "";
+        gl_dec_format_trim(pe->price12, GL_PRICE_DECIMALS, price, sizeof price);
+        gl_time_format(pe->valid_from, from, sizeof from);
+        if (pe->valid_to != INT64_MAX)
+            gl_time_format(pe->valid_to, to, sizeof to);
+        if (pe->has_capacity)
+            gl_dec_format_trim(pe->capacity_gb12, GL_PRICE_DECIMALS, cap, sizeof cap);
+        printf("| %s | `", pe->id);
+        gl_md_cell(stdout, pe->pattern);
+        printf("` | %s | %s %s | %s | %s | %s |\n",
+               pe->unit == GL_PRICE_GB_HOURS ? "GB-Hours" : "GPU-Hours", price, pe->currency, from,
+               to, cap);
+    }
+    if (models)
+        printf("\nchecked against %zu GPU model(s) with usage in %s: every hour has one price\n",
+               models, e->g->db);
+    gl_prices_free(t);
+    return 0;
+}
+
+/* ---- the table ---- */
+
+#define PERIOD_READ (GL_NEED_PERIOD | GL_NEED_CONFIG | GL_NEED_DB | GL_NEED_PRICES)
+
+const struct gl_command gl_commands[] = {
+    {"collect", usage_collect, GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE,
+     {GL_OPT(from, "from", true), GL_OPT(to, "to", true), GL_OPT(cluster, "cluster", true),
+      GL_OPT(allow_shrink, "allow-shrink", false)},
+     NULL, check_collect, cmd_collect},
+    {"invoice", usage_invoice, PERIOD_READ,
+     {GL_OPT(period, "period", true), GL_OPT(team, "team", true),
+      GL_OPT(format, "format", true), GL_OPT(out, "out", true)},
+     NULL, check_format, cmd_invoice},
+    {"export", usage_export, PERIOD_READ,
+     {GL_OPT(period, "period", true), GL_OPT(out, "out", true)}, NULL, NULL, cmd_export},
+    {"summary", usage_summary, GL_NEED_PERIOD | GL_NEED_DB,
+     {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
+     cmd_summary},
+    {"anomalies", usage_anomalies, GL_NEED_PERIOD | GL_NEED_DB,
+     {GL_OPT(period, "period", true), GL_OPT(team, "team", true),
+      GL_OPT(format, "format", true)},
+     NULL, check_format, cmd_anomalies},
+    {"report", usage_report, PERIOD_READ,
+     {GL_OPT(period, "period", true), GL_OPT(team, "team", true), GL_OPT(out, "out", true)},
+     NULL, check_report, cmd_report},
+    {"close", usage_close, GL_NEED_LOCK_FIRST | PERIOD_READ,
+     {GL_OPT(period, "period", true), GL_OPT(now, "now", true)}, NULL, NULL, cmd_close},
+    {"run", usage_run, GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE | GL_NEED_PRICES,
+     {GL_OPT(out, "out", true), GL_OPT(now, "now", true)}, NULL, NULL, cmd_run},
+    {"check", usage_check, GL_NEED_CONFIG, {GL_OPT(at, "at", true)}, NULL, check_check,
+     cmd_check},
+    {"prices", usage_prices, GL_NEED_CONFIG, {GL_OPT(file, "file", true)}, "import",
+     check_prices, cmd_prices},
+};
+const size_t gl_ncommands = sizeof gl_commands / sizeof *gl_commands;

@@ -1,0 +1,781 @@
+/* query — typed reads of one period's rollups (see query.h). */
+#include "query.h"
+#include "store_sql.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "invoice.h"
+#include "util.h"
+
+static const char models_sql[] =
+    "SELECT u.cluster, d.model,"
+    " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'reserved_unused_billed' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END)"
+    " FROM usage u JOIN device d ON d.id = u.device_id"
+    " WHERE u.hour >= ?1 AND u.hour < ?2"
+    " GROUP BY u.cluster, d.model ORDER BY u.cluster, d.model";
+
+static const char devices_sql[] =
+    "SELECT d.cluster, d.uuid, d.gpu_i_id, d.gpu_i_profile, d.model, d.hostname,"
+    " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'device_reserved_unused_billed' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END),"
+    " SUM(CASE u.kind WHEN 'unknown_steps' THEN u.quantity ELSE 0 END)"
+    " FROM device d LEFT JOIN usage u ON u.device_id = d.id AND u.hour >= ?1 AND u.hour < ?2"
+    " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
+    " GROUP BY d.id ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
+
+enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, const char *what,
+                             struct gl_error *err)
+{
+    if (strcmp(sqlite3_errmsg(gl_store_db(s)), "integer overflow") != 0)
+        return gl_store_fail(s, what, err);
+    static const char *const locate[] = {
+        "SELECT u.team, u.cluster, d.model, u.kind FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2 GROUP BY 1, 2, 3, 4"
+        " HAVING TOTAL(u.quantity) >= 9.2e18 ORDER BY TOTAL(u.quantity) DESC LIMIT 1",
+        "SELECT '', u.cluster, d.model, u.kind FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2 GROUP BY 2, 3, 4"
+        " HAVING TOTAL(u.quantity) >= 9.2e18 ORDER BY TOTAL(u.quantity) DESC LIMIT 1",
+    };
+    struct gl_buf where;
+    gl_buf_init(&where);
+    for (size_t i = 0; i < 2 && !where.len; i++) {
+        sqlite3_stmt *st = NULL;
+        struct gl_error ignored;
+        if (gl_store_query_period(s, locate[i], p->start, p->end, &st, what, &ignored))
+            break;
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const char *team = (const char *)sqlite3_column_text(st, 0);
+            gl_buf_printf(&where, "%s%.300s%s cluster %.200s, GPU model \"%.200s\", kind %s: ",
+                          team[0] ? "team \"" : "all teams,", team, team[0] ? "\"," : "",
+                          (const char *)sqlite3_column_text(st, 1),
+                          (const char *)sqlite3_column_text(st, 2),
+                          (const char *)sqlite3_column_text(st, 3));
+        }
+        sqlite3_finalize(st);
+    }
+    enum gl_status rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                     "%s: %s for period %s: integer overflow: %sthe sum of MiB·s "
+                                     "exceeds the 64-bit range (the stored usage holds "
+                                     "implausible samples)",
+                                     sqlite3_db_filename(gl_store_db(s), "main"), what, p->name,
+                                     where.data ? where.data : "");
+    gl_buf_free(&where);
+    return rc;
+}
+
+
+enum gl_status gl_query_axis(struct gl_store *s, const struct gl_period *p,
+                             struct gl_day_axis *ax, struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT MIN(a), MAX(b) FROM ("
+        " SELECT MIN(hour) AS a, MAX(hour) AS b FROM usage WHERE hour >= ?1 AND hour < ?2"
+        " UNION ALL"
+        " SELECT MIN(hour), MAX(hour) FROM collected_hour WHERE hour >= ?1 AND hour < ?2)";
+    sqlite3_stmt *st;
+    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                               "report: reading the period's hours", err);
+    if (qrc)
+        return qrc;
+    int64_t a = p->start, b = p->end - 3600;
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        a = sqlite3_column_int64(st, 0);
+        b = sqlite3_column_int64(st, 1);
+    }
+    enum gl_status rc = sr == SQLITE_ROW || sr == SQLITE_DONE
+                            ? GL_OK
+                            : gl_store_fail(s, "report: reading the period's hours", err);
+    sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    ax->first = gl_floor_to(a, 86400);
+    ax->n = (size_t)((gl_floor_to(b, 86400) - ax->first) / 86400 + 1);
+    return GL_OK;
+}
+
+void gl_team_usage_free(struct gl_team_usage *u)
+{
+    for (size_t i = 0; i < u->npods; i++) {
+        free(u->pods[i].cluster);
+        free(u->pods[i].ns);
+        free(u->pods[i].pod);
+    }
+    free(u->pods);
+    free(u->days);
+    memset(u, 0, sizeof *u);
+}
+
+static enum gl_status team_overflow(const struct gl_period *p, const char *team,
+                                    const char *what, struct gl_error *err)
+{
+    return gl_error_set(err, GL_ERR_RUNTIME,
+                        "integer overflow: %s (MiB·s) of team \"%.300s\" in period %s exceed "
+                        "the 64-bit range (the stored usage holds implausible samples)",
+                        what, team, p->name);
+}
+
+enum gl_status gl_query_team_usage(struct gl_store *s, const struct gl_period *p,
+                                   const char *team, const struct gl_day_axis *ax,
+                                   size_t max_pods, struct gl_team_usage *u,
+                                   struct gl_error *err)
+{
+    static const char daily_sql[] =
+        "SELECT hour - hour % 86400,"
+        " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END),"
+        " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END),"
+        " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END)"
+        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND team = ?3"
+        "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
+        " GROUP BY 1 ORDER BY 1";
+    static const char pods_sql[] =
+        "SELECT cluster, namespace, pod,"
+        " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END) AS used,"
+        " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END) AS alloc,"
+        " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END),"
+        " MAX(CASE kind WHEN 'memory_used' THEN estimated ELSE 0 END),"
+        " COUNT(*) OVER ()"
+        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND team = ?3 AND pod <> ''"
+        "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
+        " GROUP BY cluster, namespace, pod"
+        " ORDER BY used DESC, alloc DESC, cluster, namespace, pod LIMIT ?4";
+    memset(u, 0, sizeof *u);
+    u->days = gl_xcalloc(ax->n, sizeof *u->days);
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = GL_OK;
+    int sr;
+    if ((rc = gl_store_query_period(s, daily_sql, p->start, p->end, &st,
+                                    "report: reading daily usage", err)))
+        goto done;
+    sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t i = (sqlite3_column_int64(st, 0) - ax->first) / 86400;
+        if (i < 0 || (size_t)i >= ax->n)
+            continue; /* cannot happen: the axis spans every usage hour */
+        int64_t q[3] = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                        sqlite3_column_int64(st, 3)};
+        int64_t *day[3] = {&u->days[i].used, &u->days[i].allocated, &u->days[i].waste};
+        int64_t *all[3] = {&u->used, &u->allocated, &u->waste};
+        for (int k = 0; k < 3; k++)
+            if (__builtin_add_overflow(*day[k], q[k], day[k]) ||
+                __builtin_add_overflow(*all[k], q[k], all[k])) {
+                rc = team_overflow(p, team, "the daily usage", err);
+                goto done;
+            }
+    }
+    if (sr != SQLITE_DONE) {
+        rc = gl_usage_fail(s, p, "report: reading daily usage", err);
+        goto done;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if ((rc = gl_store_query_period(s, pods_sql, p->start, p->end, &st, "report: reading pods",
+                                    err)))
+        goto done;
+    sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)max_pods);
+    u->pods = gl_xcalloc(max_pods ? max_pods : 1, sizeof *u->pods);
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW && u->npods < max_pods) {
+        struct gl_pod_row *r = &u->pods[u->npods++];
+        r->cluster = gl_strdup((const char *)sqlite3_column_text(st, 0));
+        r->ns = gl_strdup((const char *)sqlite3_column_text(st, 1));
+        r->pod = gl_strdup((const char *)sqlite3_column_text(st, 2));
+        r->used = sqlite3_column_int64(st, 3);
+        r->allocated = sqlite3_column_int64(st, 4);
+        r->waste = sqlite3_column_int64(st, 5);
+        r->estimated = sqlite3_column_int(st, 6);
+        u->pods_total = sqlite3_column_int64(st, 7);
+    }
+    if (sr != SQLITE_DONE && sr != SQLITE_ROW)
+        rc = gl_usage_fail(s, p, "report: reading pods", err);
+done:
+    sqlite3_finalize(st);
+    if (rc)
+        gl_team_usage_free(u);
+    return rc;
+}
+
+void gl_fleet_free(struct gl_fleet *fl)
+{
+    for (size_t i = 0; i < fl->n; i++) {
+        free(fl->m[i].cluster);
+        free(fl->m[i].model);
+        free(fl->m[i].teams);
+    }
+    free(fl->m);
+    for (size_t i = 0; i < fl->nteams; i++)
+        free(fl->teams[i]);
+    free(fl->teams);
+    for (size_t i = 0; i < fl->ndev; i++) {
+        struct gl_device_row *d = &fl->dev[i];
+        char *f[] = {d->cluster, d->uuid, d->gpu_i_id, d->profile, d->model, d->node, d->device};
+        for (size_t k = 0; k < sizeof f / sizeof *f; k++)
+            free(f[k]);
+    }
+    free(fl->dev);
+    memset(fl, 0, sizeof *fl);
+}
+
+static struct gl_fleet_model *fleet_model_for(struct gl_fleet *fl, const char *cluster,
+                                              const char *model)
+{
+    for (size_t i = 0; i < fl->n; i++)
+        if (strcmp(fl->m[i].cluster, cluster) == 0 && strcmp(fl->m[i].model, model) == 0)
+            return &fl->m[i];
+    fl->m = gl_xrealloc(fl->m, (fl->n + 1) * sizeof *fl->m);
+    struct gl_fleet_model *m = &fl->m[fl->n++];
+    memset(m, 0, sizeof *m);
+    m->cluster = gl_strdup(cluster);
+    m->model = gl_strdup(model);
+    return m;
+}
+
+enum gl_status gl_query_fleet(struct gl_store *s, const struct gl_period *p, struct gl_fleet *fl,
+                              struct gl_error *err)
+{
+    static const char teams_sql[] =
+        "SELECT u.cluster, d.model, u.team, SUM(u.quantity)"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2"
+        "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
+        " GROUP BY 1, 2, 3 HAVING SUM(u.quantity) <> 0 ORDER BY 3, 1, 2";
+    memset(fl, 0, sizeof *fl);
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = GL_OK;
+    int sr;
+    if ((rc = gl_store_query_period(s, models_sql, p->start, p->end, &st, "summary",
+                                    err)))
+        goto done;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        struct gl_fleet_model *m = fleet_model_for(fl, (const char *)sqlite3_column_text(st, 0),
+                                                   (const char *)sqlite3_column_text(st, 1));
+        for (int k = 0; k < GL_F_N; k++)
+            m->v[k] = sqlite3_column_int64(st, k + 2);
+    }
+    if (sr != SQLITE_DONE) {
+        rc = gl_usage_fail(s, p, "summary per model", err);
+        goto done;
+    }
+    sqlite3_finalize(st);
+    if ((rc = gl_store_query_period(s, devices_sql, p->start, p->end, &st, "summary",
+                                    err)))
+        goto done;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        fl->dev = gl_xrealloc(fl->dev, (fl->ndev + 1) * sizeof *fl->dev);
+        struct gl_device_row *d = &fl->dev[fl->ndev++];
+        memset(d, 0, sizeof *d);
+        char **f[] = {&d->cluster, &d->uuid, &d->gpu_i_id, &d->profile, &d->model, &d->node};
+        for (int i = 0; i < 6; i++)
+            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
+        size_t n = strlen(d->uuid) + strlen(d->gpu_i_id) + 2;
+        d->device = gl_xcalloc(n, 1);
+        snprintf(d->device, n, "%s%s%s", d->uuid, d->gpu_i_id[0] ? "/" : "", d->gpu_i_id);
+        int64_t *v[] = {&d->capacity, &d->used, &d->rub, &d->reserved, &d->unattributed,
+                        &d->idle, &d->excess};
+        for (int k = 0; k < 7; k++)
+            *v[k] = sqlite3_column_int64(st, 6 + k);
+        d->unknown = sqlite3_column_int64(st, 13) > 0 || d->capacity == 0;
+    }
+    if (sr != SQLITE_DONE) {
+        rc = gl_usage_fail(s, p, "summary per device", err);
+        goto done;
+    }
+    sqlite3_finalize(st);
+    if ((rc = gl_store_query_period(s, teams_sql, p->start, p->end, &st, "report: fleet teams",
+                                    err)))
+        goto done;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *team = (const char *)sqlite3_column_text(st, 2);
+        /* rows come in team order: a new team is the last one or new */
+        if (!fl->nteams || strcmp(fl->teams[fl->nteams - 1], team) != 0) {
+            fl->teams = gl_xrealloc(fl->teams, (fl->nteams + 1) * sizeof *fl->teams);
+            fl->teams[fl->nteams++] = gl_strdup(team);
+        }
+        struct gl_fleet_model *m = fleet_model_for(fl, (const char *)sqlite3_column_text(st, 0),
+                                                   (const char *)sqlite3_column_text(st, 1));
+        m->teams = gl_xrealloc(m->teams, (m->nteams + 1) * sizeof *m->teams);
+        m->teams[m->nteams++] =
+            (struct gl_fleet_team){(int)fl->nteams - 1, sqlite3_column_int64(st, 3)};
+    }
+    if (sr != SQLITE_DONE)
+        rc = gl_usage_fail(s, p, "report: fleet teams", err);
+done:
+    sqlite3_finalize(st);
+    if (rc)
+        gl_fleet_free(fl);
+    return rc;
+}
+
+enum gl_status gl_query_billable_hours(struct gl_store *s,
+                                       enum gl_status (*fn)(void *ctx, const char *model,
+                                                            int64_t hour, struct gl_error *err),
+                                       void *ctx, struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT DISTINCT d.model, u.hour FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.kind IN ('memory_used', 'reserved_unused_billed', 'idle', 'reserved',"
+        " 'unattributed') ORDER BY d.model, u.hour";
+    sqlite3_stmt *st = NULL;
+    /* the period bounds are unused: every stored hour */
+    enum gl_status rc = gl_store_query_period(s, sql, 0, 0, &st, "reading models", err);
+    if (rc)
+        return rc;
+    int sr;
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW)
+        rc = fn(ctx, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1), err);
+    if (!rc && sr != SQLITE_DONE)
+        rc = gl_store_fail(s, "reading models", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Steps st, calling fn with each row as read (read: fills r from st);
+ * finalizes st. */
+static enum gl_status each_row(struct gl_store *s, const struct gl_period *p, sqlite3_stmt *st,
+                               void (*read)(sqlite3_stmt *st, struct gl_usage_row *r),
+                               gl_usage_fn fn, void *ctx, const char *what,
+                               struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        struct gl_usage_row r = {0};
+        read(st, &r);
+        if ((rc = fn(ctx, &r, err)))
+            break;
+    }
+    if (!rc && sr != SQLITE_DONE)
+        rc = gl_usage_fail(s, p, what, err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static void read_billed(sqlite3_stmt *st, struct gl_usage_row *r)
+{
+    r->team = (const char *)sqlite3_column_text(st, 0);
+    r->cluster = (const char *)sqlite3_column_text(st, 1);
+    r->model = (const char *)sqlite3_column_text(st, 2);
+    r->kind = sqlite3_column_int(st, 3);
+    r->hour = sqlite3_column_int64(st, 4);
+    r->a = sqlite3_column_int64(st, 5);
+    r->estimated = sqlite3_column_int(st, 6);
+}
+
+enum gl_status gl_query_billed(struct gl_store *s, const struct gl_period *p,
+                               const char *platform_team, gl_usage_fn fn, void *ctx,
+                               struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT team, cluster, model, kind, hour, SUM(q), MAX(est) FROM ("
+        " SELECT u.team AS team, u.cluster AS cluster, d.model AS model,"
+        "  CASE u.kind WHEN 'memory_used' THEN ?5 ELSE ?6 END AS kind,"
+        "  u.hour AS hour, u.quantity AS q, u.estimated AS est"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2"
+        "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
+        " UNION ALL"
+        " SELECT ?3, u.cluster, d.model,"
+        "  CASE u.kind WHEN 'idle' THEN ?7 ELSE ?8 END,"
+        "  u.hour, u.quantity, u.estimated"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE ?4 AND u.hour >= ?1 AND u.hour < ?2"
+        "  AND u.kind IN ('idle', 'reserved', 'unattributed'))"
+        " GROUP BY team, cluster, model, kind, hour"
+        " ORDER BY team, cluster, model, kind, hour";
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st, "reading usage",
+                                              err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 3, platform_team ? platform_team : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, platform_team != NULL);
+    static const enum gl_line_kind kinds[] = {GL_LINE_MEMORY_USED, GL_LINE_RESERVED_UNUSED,
+                                              GL_LINE_IDLE_SHARE, GL_LINE_OVERHEAD_SHARE};
+    for (int k = 0; k < 4; k++)
+        sqlite3_bind_int(st, 5 + k, (int)kinds[k]);
+    return each_row(s, p, st, read_billed, fn, ctx, "reading usage", err);
+}
+
+static void read_idle(sqlite3_stmt *st, struct gl_usage_row *r)
+{
+    r->cluster = (const char *)sqlite3_column_text(st, 0);
+    r->model = (const char *)sqlite3_column_text(st, 1);
+    r->hour = sqlite3_column_int64(st, 2);
+    r->a = sqlite3_column_int64(st, 3);
+    r->b = sqlite3_column_int64(st, 4);
+}
+
+enum gl_status gl_query_idle(struct gl_store *s, const struct gl_period *p, gl_usage_fn fn,
+                             void *ctx, struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT u.cluster, d.model, u.hour,"
+        " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN 'idle' THEN 0 ELSE u.quantity END)"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.kind IN ('idle', 'reserved', 'unattributed')"
+        " GROUP BY u.cluster, d.model, u.hour ORDER BY u.cluster, d.model, u.hour";
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st, "reading idle",
+                                              err);
+    if (rc)
+        return rc;
+    return each_row(s, p, st, read_idle, fn, ctx, "reading idle", err);
+}
+
+static void read_info(sqlite3_stmt *st, struct gl_usage_row *r)
+{
+    r->team = (const char *)sqlite3_column_text(st, 0);
+    r->cluster = (const char *)sqlite3_column_text(st, 1);
+    r->model = (const char *)sqlite3_column_text(st, 2);
+    r->kind = sqlite3_column_int(st, 3);
+    r->hour = sqlite3_column_int64(st, 4);
+    r->a = sqlite3_column_int64(st, 5);
+}
+
+enum gl_status gl_query_team_info(struct gl_store *s, const struct gl_period *p, gl_usage_fn fn,
+                                  void *ctx, struct gl_error *err)
+{
+    /* the kinds' names sort as enum gl_info_kind: the order stays the names' */
+    static const char sql[] =
+        "SELECT u.team, u.cluster, d.model,"
+        " CASE u.kind WHEN 'allocated' THEN ?3 WHEN 'allocated_gpu' THEN ?4"
+        "  WHEN 'busy_ppm' THEN ?5 WHEN 'busy_steps' THEN ?6 ELSE ?7 END,"
+        " u.hour - u.hour % 86400, SUM(u.quantity)"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2"
+        "  AND u.kind IN ('reserved_unused', 'allocated', 'allocated_gpu', 'busy_ppm', 'busy_steps')"
+        " GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5";
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                              "reading allocation", err);
+    if (rc)
+        return rc;
+    static const enum gl_info_kind kinds[] = {GL_INFO_ALLOCATED, GL_INFO_ALLOCATED_GPU,
+                                              GL_INFO_BUSY_PPM, GL_INFO_BUSY_STEPS,
+                                              GL_INFO_WASTE};
+    for (int k = 0; k < 5; k++)
+        sqlite3_bind_int(st, 3 + k, (int)kinds[k]);
+    return each_row(s, p, st, read_info, fn, ctx, "reading allocation", err);
+}
+
+int64_t gl_query_model_capacity(struct gl_store *s, const char *model)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t cap = 0;
+    if (gl_store_prepare(s, "SELECT MAX(max_capacity_mib) FROM device WHERE model = ?1 "
+                            "AND gpu_i_id = '' AND uuid NOT LIKE 'node:%'",
+                         &st, "reading capacities", NULL))
+        return 0;
+    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        cap = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return cap;
+}
+
+/* Declared in invoice.h, with struct gl_anomaly. */
+enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, const char *team,
+                                 struct gl_anomaly_list *out, struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT CASE u.kind WHEN 'anomaly_unallocated' THEN ?4 ELSE ?5 END, u.cluster, u.namespace, u.pod, u.team, d.hostname,"
+        " d.uuid || CASE d.gpu_i_id WHEN '' THEN '' ELSE '/' || d.gpu_i_id END, d.model,"
+        " MIN(u.first_seen), MAX(u.last_seen), SUM(u.quantity)"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2"
+        "  AND u.kind IN ('anomaly_unallocated', 'anomaly_excess_devices')"
+        "  AND (?3 IS NULL OR u.team = ?3)"
+        " GROUP BY u.kind, u.cluster, u.namespace, u.pod, u.team, u.device_id"
+        " ORDER BY 1, 2, 3, 4, 7, 5";
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st = NULL;
+    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                  "reading anomalies", err);
+    if (qrc)
+        return qrc;
+    if (team)
+        sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, GL_ANOMALY_UNALLOCATED_USE);
+    sqlite3_bind_int(st, 5, GL_ANOMALY_EXCESS_DEVICES);
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        out->items = gl_xrealloc(out->items, (out->n + 1) * sizeof *out->items);
+        struct gl_anomaly *a = &out->items[out->n++];
+        a->kind = (enum gl_anomaly_kind)sqlite3_column_int(st, 0);
+        char **f[] = {&a->cluster, &a->ns, &a->pod, &a->team, &a->node, &a->device, &a->model};
+        for (int i = 0; i < 7; i++)
+            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i + 1));
+        a->first_seen = sqlite3_column_int64(st, 8);
+        a->last_seen = sqlite3_column_int64(st, 9);
+        a->mib_s = sqlite3_column_int64(st, 10);
+    }
+    enum gl_status rc = sr == SQLITE_DONE ? GL_OK : gl_usage_fail(s, p, "reading anomalies", err);
+    sqlite3_finalize(st);
+    if (rc)
+        gl_anomalies_free(out);
+    return rc;
+}
+
+
+/* ---- closed periods ---- */
+
+enum gl_status gl_query_is_closed(struct gl_store *s, const char *period, bool *closed,
+                                  struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s, "SELECT 1 FROM closed_period WHERE period = ?", &st,
+                         "reading closed periods", err))
+        return GL_ERR_RUNTIME;
+    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *closed = rc == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
+                                                 : gl_store_fail(s, "reading closed periods", err);
+}
+
+enum gl_status gl_query_frozen_rows(struct gl_store *s, const char *period,
+                                    const char *corrections, gl_frozen_row_fn fn, void *ctx,
+                                    struct gl_error *err)
+{
+    static const char frozen_sql[] =
+        "SELECT team, cluster, model, kind, price_key, day, mib_seconds, billed_minor, unit_price,"
+        " gb_hours_nano, corrected_period, price_id FROM frozen_row"
+        " WHERE period = ?1 AND corrected_period = ''";
+    static const char prior_sql[] =
+        "SELECT team, cluster, model, kind, price_key, day, mib_seconds, billed_minor, unit_price,"
+        " gb_hours_nano, corrected_period, price_id FROM frozen_row"
+        " WHERE corrected_period = ?1 AND period > ?1 AND period < ?2";
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s, corrections ? prior_sql : frozen_sql, &st, "reading frozen rows",
+                         err))
+        return GL_ERR_RUNTIME;
+    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+    if (corrections)
+        sqlite3_bind_text(st, 2, corrections, -1, SQLITE_STATIC);
+    int sr;
+    enum gl_status rc = GL_OK;
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        struct gl_frozen_row r = {
+            .team = (const char *)sqlite3_column_text(st, 0),
+            .cluster = (const char *)sqlite3_column_text(st, 1),
+            .model = (const char *)sqlite3_column_text(st, 2),
+            .price_key = (const char *)sqlite3_column_text(st, 4),
+            .day = sqlite3_column_int64(st, 5),
+            .mib_s = sqlite3_column_int64(st, 6),
+            .billed_minor = sqlite3_column_int64(st, 7),
+            .unit_price = (const char *)sqlite3_column_text(st, 8),
+            .gbh_nano = sqlite3_column_int64(st, 9),
+            .corrected_period = (const char *)sqlite3_column_text(st, 10),
+            .price_id = (const char *)sqlite3_column_text(st, 11),
+        };
+        /* the kind's name is the store's format: an enum from here on */
+        const char *kname = (const char *)sqlite3_column_text(st, 3);
+        enum gl_line_kind kind;
+        if (!gl_line_kind_parse(kname, &kind)) {
+            rc = gl_error_set(err, GL_ERR_RUNTIME,
+                              "%s: a frozen row of period %s has the unknown kind \"%.100s\"",
+                              sqlite3_db_filename(gl_store_db(s), "main"), period, kname);
+            break;
+        }
+        r.kind = (int)kind;
+        rc = fn(ctx, &r, err);
+    }
+    if (!rc && sr != SQLITE_DONE)
+        rc = gl_store_fail(s, "reading frozen rows", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+enum gl_status gl_query_frozen_focus(struct gl_store *s, const char *period, char **csv,
+                                     struct gl_error *err)
+{
+    *csv = NULL;
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s, "SELECT focus_csv FROM closed_period WHERE period = ?", &st,
+                         "reading the frozen export", err))
+        return GL_ERR_RUNTIME;
+    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+    enum gl_status rc = GL_OK;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *csv = gl_strdup((const char *)sqlite3_column_text(st, 0));
+    else
+        rc = gl_error_set(err, GL_ERR_STATE, "period %s is not closed", period);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+enum gl_status gl_query_frozen_invoices(struct gl_store *s, const char *period,
+                                        const char *team,
+                                        void (*fn)(void *ctx, const char *team,
+                                                   const char *json, const char *md),
+                                        void *ctx, struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s,
+                         "SELECT team, json, md FROM frozen_invoice WHERE period = ?1 "
+                         "AND (?2 IS NULL OR team = ?2) ORDER BY team",
+                         &st, "reading frozen invoices", err))
+        return GL_ERR_RUNTIME;
+    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+    if (team)
+        sqlite3_bind_text(st, 2, team, -1, SQLITE_STATIC);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        fn(ctx, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+           (const char *)sqlite3_column_text(st, 2));
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading frozen invoices", err);
+}
+
+/* ---- the output state ---- */
+
+enum gl_status gl_query_data_version(struct gl_store *s, const char *period, int64_t *v,
+                                     struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    *v = 0;
+    if (gl_store_prepare(s, "SELECT version FROM data_version WHERE period = ?", &st,
+                         "reading the data version", err))
+        return GL_ERR_RUNTIME;
+    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
+                                                 : gl_store_fail(s, "reading the data version", err);
+}
+
+enum gl_status gl_query_devices_seen(struct gl_store *s, const struct gl_period *p,
+                                     void (*fn)(void *ctx, const char *const cols[8]), void *ctx,
+                                     struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, max_capacity_mib,"
+        /* a node's pseudo-device (allocation rows) has no samples of its own:
+         * its first/last seen are chunk starts, which no output reads */
+        " CASE WHEN uuid LIKE 'node:%' THEN 0 ELSE first_seen < ?2 AND last_seen >= ?1 END"
+        " FROM device ORDER BY cluster, uuid, gpu_i_id";
+    sqlite3_stmt *st;
+    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                              "reading devices for the output state", err);
+    if (rc)
+        return rc;
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *cols[8];
+        for (int i = 0; i < 8; i++)
+            cols[i] = (const char *)sqlite3_column_text(st, i);
+        fn(ctx, cols);
+    }
+    sqlite3_finalize(st);
+    if (sr != SQLITE_DONE)
+        return gl_store_fail(s, "reading devices for the output state", err);
+    return GL_OK;
+}
+
+void gl_output_state_clear(struct gl_output_state *o)
+{
+    free(o->closed);
+    free(o->devices);
+    free(o->prices);
+    free(o->config);
+    free(o->files);
+    memset(o, 0, sizeof *o);
+}
+
+enum gl_status gl_query_output_state(struct gl_store *s, const char *out_dir, const char *period,
+                                     struct gl_output_state *out, bool *found,
+                                     struct gl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *found = false;
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s,
+                         "SELECT data_version, closed, devices, prices, config, files"
+                         " FROM output_state WHERE out_dir = ? AND period = ?",
+                         &st, "reading the output state", err))
+        return GL_ERR_RUNTIME;
+    sqlite3_bind_text(st, 1, out_dir, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, period, -1, SQLITE_STATIC);
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW) {
+        *found = true;
+        out->data_version = sqlite3_column_int64(st, 0);
+        char **f[] = {&out->closed, &out->devices, &out->prices, &out->config, &out->files};
+        for (int i = 0; i < 5; i++)
+            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i + 1));
+    }
+    sqlite3_finalize(st);
+    if (sr != SQLITE_ROW && sr != SQLITE_DONE)
+        return gl_store_fail(s, "reading the output state", err);
+    return GL_OK;
+}
+
+enum gl_status gl_store_output_state(struct gl_store *s, const char *out_dir, const char *period,
+                                     const struct gl_output_state *o, struct gl_error *err)
+{
+    enum gl_status rc = gl_store_begin(s, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s,
+                         "INSERT OR REPLACE INTO output_state (out_dir, period, data_version,"
+                         " closed, devices, prices, config, files, written_at)"
+                         " VALUES (?,?,?,?,?,?,?,?,strftime('%s','now'))",
+                         &st, "recording the output state", err)) {
+        gl_store_rollback(s);
+        return GL_ERR_RUNTIME;
+    }
+    sqlite3_bind_text(st, 1, out_dir, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, period, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, o->data_version);
+    sqlite3_bind_text(st, 4, o->closed, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, o->devices, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, o->prices, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, o->config, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, o->files, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = gl_store_fail(s, "recording the output state", err);
+    sqlite3_finalize(st);
+    if (!rc)
+        rc = gl_store_commit(s, err);
+    if (rc)
+        gl_store_rollback(s);
+    return rc;
+}
+
+enum gl_status gl_query_known_periods(struct gl_store *s,
+                                      void (*fn)(void *ctx, const char *period), void *ctx,
+                                      struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s,
+                         "SELECT period FROM data_version UNION SELECT period FROM closed_period"
+                         " ORDER BY 1",
+                         &st, "reading the periods with data", err))
+        return GL_ERR_RUNTIME;
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        if (name)
+            fn(ctx, name);
+    }
+    sqlite3_finalize(st);
+    return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading the periods with data", err);
+}

@@ -1,0 +1,240 @@
+/*
+ * query — the typed reads of the ledger (the store's read side).
+ *
+ * Reads: usage, device and collected_hour rows of one period (SQL does the
+ * grouping and summing). Every function here fills plain structs; no
+ * sqlite3 handle or statement leaves store.c and query.c. A SUM beyond
+ * int64 is SQLite's "integer overflow", turned into an error naming the
+ * period and the team, cluster, model and kind (gl_usage_fail).
+ *
+ * Adding a read: write the SQL and a function filling a struct here, with
+ * the struct in this header; callers (statement.c) never see SQL.
+ */
+#ifndef GL_QUERY_H
+#define GL_QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "store.h"
+#include "timeutil.h"
+
+/* A failed step of a query summing period p's usage: SQLite's "integer
+ * overflow" (a SUM beyond int64: SQLite checks every integer SUM) becomes a
+ * runtime error naming the period and the team, cluster, model and kind
+ * whose MiB·s pass 2^63 (located with TOTAL(), a float used for naming
+ * only); any other failure is gl_store_fail's. */
+enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, const char *what,
+                             struct gl_error *err);
+
+/* The UTC days the charts span: from the first to the last hour of the
+ * period that was collected or has usage (every team shares this axis). */
+struct gl_day_axis {
+    int64_t first; /* UTC midnight */
+    size_t n;
+};
+
+enum gl_status gl_query_axis(struct gl_store *s, const struct gl_period *p,
+                             struct gl_day_axis *ax, struct gl_error *err);
+
+/* One UTC day of a team: MiB·s. idle and overhead come from the invoice's
+ * share lines (statement.c), the rest from usage. */
+struct gl_day_row {
+    int64_t used, allocated, waste, idle, overhead;
+};
+
+struct gl_pod_row {
+    char *cluster, *ns, *pod;
+    int64_t used, allocated, waste;
+    int estimated;
+};
+
+/* What one team's page shows besides its invoice. */
+struct gl_team_usage {
+    struct gl_day_row *days; /* axis.n entries */
+    struct gl_pod_row *pods;
+    size_t npods;
+    int64_t pods_total; /* pods with any row, of which npods are listed */
+    int64_t used, allocated, waste;
+    bool has_shares;
+    int64_t idle_share, overhead_share; /* Σ of the invoice's share lines */
+};
+
+/* The team's daily memory_used / allocated / reserved_unused sums and its
+ * top max_pods pods into *u (days sized by ax); free with
+ * gl_team_usage_free (also on failure: nothing to free then). */
+enum gl_status gl_query_team_usage(struct gl_store *s, const struct gl_period *p,
+                                   const char *team, const struct gl_day_axis *ax,
+                                   size_t max_pods, struct gl_team_usage *u,
+                                   struct gl_error *err);
+void gl_team_usage_free(struct gl_team_usage *u);
+
+/* The fleet: per cluster and GPU model the MiB·s of capacity, memory_used,
+ * reserved_unused_billed, reserved, unattributed, idle, excess; and the
+ * billed memory (memory_used + reserved_unused_billed) of each team on it. */
+enum { GL_F_CAP, GL_F_USED, GL_F_RUB, GL_F_RESERVED, GL_F_UNATTR, GL_F_IDLE, GL_F_EXCESS,
+       GL_F_N };
+
+struct gl_fleet_team {
+    int team;  /* index into gl_fleet.teams */
+    int64_t q; /* memory_used + reserved_unused_billed, MiB·s */
+};
+
+struct gl_fleet_model {
+    char *cluster, *model;
+    int64_t v[GL_F_N];
+    struct gl_fleet_team *teams;
+    size_t nteams;
+};
+
+/* A device seen in the period (pseudo-devices of nodes left out), with its
+ * MiB·s; unknown: steps with pods but no memory metrics, or no capacity. */
+struct gl_device_row {
+    char *cluster, *uuid, *gpu_i_id, *profile, *model, *node;
+    char *device; /* uuid, or uuid/gpu_i_id for a MIG instance */
+    int64_t capacity, used, reserved, unattributed, idle, excess;
+    int64_t rub; /* billed reserved-unused placed on the device (SPEC §9: excess per device) */
+    bool unknown;
+};
+
+struct gl_fleet {
+    struct gl_fleet_model *m;
+    size_t n;
+    char **teams; /* distinct team ids with billed memory, sorted */
+    size_t nteams;
+    struct gl_device_row *dev; /* every device, by cluster, node, uuid, gpu_i_id */
+    size_t ndev;
+};
+
+enum gl_status gl_query_fleet(struct gl_store *s, const struct gl_period *p, struct gl_fleet *fl,
+                              struct gl_error *err);
+void gl_fleet_free(struct gl_fleet *fl);
+
+/* Each distinct (GPU model, hour) with something to bill (memory used,
+ * billed reserved-unused, idle, overhead), by model then hour: fn is
+ * called with each until it returns non-zero (that status is returned). */
+enum gl_status gl_query_billable_hours(struct gl_store *s,
+                                       enum gl_status (*fn)(void *ctx, const char *model,
+                                                            int64_t hour, struct gl_error *err),
+                                       void *ctx, struct gl_error *err);
+
+/* One grouped row of a period's usage; which fields are set depends on
+ * the read. The strings are borrowed: valid only during the callback. */
+struct gl_usage_row {
+    const char *team, *cluster, *model;
+    int kind;     /* enum gl_line_kind or enum gl_info_kind */
+    int64_t hour; /* an hour, or a UTC day (gl_query_team_info) */
+    int64_t a, b;
+    int estimated;
+};
+/* Called per row; a non-zero status stops the read and is returned. */
+typedef enum gl_status (*gl_usage_fn)(void *ctx, const struct gl_usage_row *r,
+                                      struct gl_error *err);
+
+/* What is billed per (team, cluster, model, line kind, hour), ordered so:
+ * memory_used and reserved_unused_billed of each team (kind
+ * GL_LINE_MEMORY_USED / GL_LINE_RESERVED_UNUSED), and when platform_team
+ * is not NULL the devices' idle and overhead as that team's
+ * GL_LINE_IDLE_SHARE / GL_LINE_OVERHEAD_SHARE. a = MiB·s. */
+enum gl_status gl_query_billed(struct gl_store *s, const struct gl_period *p,
+                               const char *platform_team, gl_usage_fn fn, void *ctx,
+                               struct gl_error *err);
+
+/* Idle (a) and overhead (b: driver-reserved + unattributed) MiB·s per
+ * (cluster, model, hour), ordered so. */
+enum gl_status gl_query_idle(struct gl_store *s, const struct gl_period *p, gl_usage_fn fn,
+                             void *ctx, struct gl_error *err);
+
+/* Information per (team, cluster, model, kind, UTC day), ordered so; a =
+ * MiB·s (waste, allocated), micro-GPU-seconds (allocated GPUs), Σ busy ppm
+ * or device steps. */
+enum gl_info_kind {
+    GL_INFO_ALLOCATED,
+    GL_INFO_ALLOCATED_GPU,
+    GL_INFO_BUSY_PPM,
+    GL_INFO_BUSY_STEPS,
+    GL_INFO_WASTE,
+};
+enum gl_status gl_query_team_info(struct gl_store *s, const struct gl_period *p, gl_usage_fn fn,
+                                  void *ctx, struct gl_error *err);
+
+/* Largest measured full-GPU capacity (MiB) of a model, 0 when unknown. */
+int64_t gl_query_model_capacity(struct gl_store *s, const char *model);
+
+/* ---- closed periods (close.c) ---- */
+
+/* Whether period (YYYY-MM) is closed. */
+enum gl_status gl_query_is_closed(struct gl_store *s, const char *period, bool *closed,
+                                  struct gl_error *err);
+
+/* One frozen_row: a FOCUS key of a closed period with its exact figures.
+ * Strings borrowed (valid during the callback) when read. */
+struct gl_frozen_row {
+    const char *corrected_period; /* "" or the YYYY-MM a correction row corrects */
+    const char *team, *cluster, *model;
+    int kind;                     /* enum gl_line_kind */
+    const char *price_id;         /* as shown (file:row) */
+    const char *price_key;        /* pattern@valid_from */
+    int64_t day;
+    const char *unit_price;       /* per GB-hour, 12 decimals */
+    int64_t mib_s, billed_minor, gbh_nano;
+};
+typedef enum gl_status (*gl_frozen_row_fn)(void *ctx, const struct gl_frozen_row *r,
+                                           struct gl_error *err);
+
+/* The charged rows frozen by closing period (corrections == NULL), or the
+ * correction rows of period frozen by the closed periods after it and
+ * before corrections (exclusive). */
+enum gl_status gl_query_frozen_rows(struct gl_store *s, const char *period,
+                                    const char *corrections, gl_frozen_row_fn fn, void *ctx,
+                                    struct gl_error *err);
+
+/* The frozen FOCUS CSV of a closed period (malloc'd; GL_ERR_STATE when
+ * period is not closed). */
+enum gl_status gl_query_frozen_focus(struct gl_store *s, const char *period, char **csv,
+                                     struct gl_error *err);
+
+/* Calls fn for each frozen invoice of a closed period (team NULL = all),
+ * by team id. */
+enum gl_status gl_query_frozen_invoices(struct gl_store *s, const char *period,
+                                        const char *team,
+                                        void (*fn)(void *ctx, const char *team,
+                                                   const char *json, const char *md),
+                                        void *ctx, struct gl_error *err);
+
+/* ---- the output state (outstate.c) ---- */
+
+/* The data version of period (0 when nothing was ever stored). */
+enum gl_status gl_query_data_version(struct gl_store *s, const char *period, int64_t *v,
+                                     struct gl_error *err);
+
+/* Every device row as period p's outputs see it: cluster, uuid, gpu_i_id,
+ * gpu_i_profile, model, hostname, max_capacity_mib and whether it was seen
+ * in p (always 0 for a node's pseudo-device), as text, by cluster, uuid,
+ * gpu_i_id; fn gets the 8 columns (borrowed). */
+enum gl_status gl_query_devices_seen(struct gl_store *s, const struct gl_period *p,
+                                     void (*fn)(void *ctx, const char *const cols[8]), void *ctx,
+                                     struct gl_error *err);
+
+/* What an output folder's period was last written from (owned strings:
+ * gl_output_state_clear). */
+struct gl_output_state {
+    int64_t data_version;
+    char *closed, *devices, *prices, *config, *files;
+};
+enum gl_status gl_query_output_state(struct gl_store *s, const char *out_dir, const char *period,
+                                     struct gl_output_state *out, bool *found,
+                                     struct gl_error *err);
+void gl_output_state_clear(struct gl_output_state *o);
+/* Records it (one transaction). */
+enum gl_status gl_store_output_state(struct gl_store *s, const char *out_dir, const char *period,
+                                     const struct gl_output_state *o, struct gl_error *err);
+
+/* Each period name with stored data or a closed state, ascending. */
+enum gl_status gl_query_known_periods(struct gl_store *s,
+                                      void (*fn)(void *ctx, const char *period), void *ctx,
+                                      struct gl_error *err);
+
+#endif

@@ -1,0 +1,313 @@
+/* render — the table of output formats and the helpers that write them. */
+#include "render.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "export.h"
+#include "gl_build.h"
+#include "output.h"
+#include "report.h"
+#include "summary.h"
+#include "util.h"
+
+/* ---- invoices: live, or the texts frozen at close ---- */
+
+static enum gl_status r_invoice_json(const struct gl_statement *st, size_t i, FILE *out,
+                                     struct gl_error *err)
+{
+    (void)err;
+    if (st->closed) {
+        fprintf(out, "%s\n", st->frozen[i].json);
+        return GL_OK;
+    }
+    char *json = gl_invoice_json(st->set, &st->set->invoices[i]);
+    fprintf(out, "%s\n", json);
+    free(json);
+    return GL_OK;
+}
+
+static enum gl_status r_invoice_md(const struct gl_statement *st, size_t i, FILE *out,
+                                   struct gl_error *err)
+{
+    (void)err;
+    if (st->closed)
+        fputs(st->frozen[i].md, out);
+    else
+        gl_invoice_markdown(st->set, &st->set->invoices[i], out);
+    return GL_OK;
+}
+
+/* ---- FOCUS ---- */
+
+static enum gl_status r_focus_csv(const struct gl_statement *st, size_t i, FILE *out,
+                                  struct gl_error *err)
+{
+    (void)i;
+    if (st->closed) {
+        fputs(st->frozen_focus, out);
+        return GL_OK;
+    }
+    size_t rows;
+    return gl_export_focus(st->set, out, &rows, err);
+}
+
+enum gl_status gl_render_focus_rows(const struct gl_statement *st, size_t *rows,
+                                    struct gl_error *err)
+{
+    *rows = 0;
+    if (st->closed) {
+        for (const char *c = st->frozen_focus; *c; c++)
+            *rows += *c == '\n';
+        if (*rows)
+            (*rows)--; /* the header */
+        return GL_OK;
+    }
+    FILE *f = fopen("/dev/null", "w");
+    if (!f)
+        return gl_error_set(err, GL_ERR_RUNTIME, "/dev/null: %s", strerror(errno));
+    enum gl_status rc = gl_export_focus(st->set, f, rows, err);
+    fclose(f);
+    return rc;
+}
+
+static enum gl_status r_focus_metadata(const struct gl_statement *st, size_t i, FILE *out,
+                                       struct gl_error *err)
+{
+    (void)i;
+    size_t rows;
+    enum gl_status rc = gl_render_focus_rows(st, &rows, err);
+    if (rc)
+        return rc;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "FocusVersion", "1.2");
+    cJSON_AddStringToObject(o, "DataGenerator", "gpuledger " GL_VERSION);
+    cJSON_AddStringToObject(o, "BillingPeriod", st->period.name);
+    cJSON_AddStringToObject(o, "BillingCurrency", st->cfg->currency);
+    cJSON_AddBoolToObject(o, "Closed", st->closed);
+    cJSON_AddNumberToObject(o, "Rows", (double)rows);
+    char *text = cJSON_Print(o);
+    fprintf(out, "%s\n", text);
+    free(text);
+    cJSON_Delete(o);
+    return GL_OK;
+}
+
+/* ---- fleet summary and anomalies ---- */
+
+static enum gl_status r_summary_json(const struct gl_statement *st, size_t i, FILE *out,
+                                     struct gl_error *err)
+{
+    (void)i;
+    return gl_summary_json(st, out, err);
+}
+
+static enum gl_status r_summary_md(const struct gl_statement *st, size_t i, FILE *out,
+                                   struct gl_error *err)
+{
+    (void)i;
+    return gl_summary_md(st, out, err);
+}
+
+enum gl_status gl_render_anomalies_json(const struct gl_statement *st, const char *team,
+                                        FILE *out)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "period", st->period.name);
+    cJSON *arr = cJSON_AddArrayToObject(root, "anomalies");
+    for (size_t k = 0; k < st->anomalies.n; k++)
+        if (!team || strcmp(team, st->anomalies.items[k].team) == 0)
+            cJSON_AddItemToArray(arr, gl_anomaly_json(&st->anomalies.items[k]));
+    char *text = cJSON_Print(root);
+    fprintf(out, "%s\n", text);
+    free(text);
+    cJSON_Delete(root);
+    return GL_OK;
+}
+
+enum gl_status gl_render_anomalies_md(const struct gl_statement *st, const char *team,
+                                      FILE *out)
+{
+    fprintf(out, "# GPU anomalies %s\n\n", st->period.name);
+    fprintf(out, "| Kind | Team | Namespace | Pod | Node | Device | GPU model | First seen | Last "
+                 "seen | GB-hours |\n");
+    fprintf(out, "|---|---|---|---|---|---|---|---|---|---:|\n");
+    size_t shown = 0;
+    for (size_t k = 0; k < st->anomalies.n; k++) {
+        const struct gl_anomaly *a = &st->anomalies.items[k];
+        if (team && strcmp(team, a->team) != 0)
+            continue;
+        shown++;
+        char f[32], l[32], q[80];
+        gl_time_format(a->first_seen, f, sizeof f);
+        gl_time_format(a->last_seen, l, sizeof l);
+        gl_dec_format(gl_gbh_nano(a->mib_s), GL_GBH_DECIMALS, q, sizeof q);
+        const char *cells[] = {gl_anomaly_kind_name(a->kind), a->team, a->ns, a->pod, a->node,
+                               a->device, a->model};
+        for (size_t c = 0; c < sizeof cells / sizeof *cells; c++) {
+            fputs(c ? " | " : "| ", out);
+            gl_md_cell(out, cells[c]);
+        }
+        fprintf(out, " | %s | %s | %s |\n", f, l, q);
+    }
+    if (!shown)
+        fprintf(out, "No anomalies.\n");
+    return GL_OK;
+}
+
+static enum gl_status r_anomalies_json(const struct gl_statement *st, size_t i, FILE *out,
+                                       struct gl_error *err)
+{
+    (void)i;
+    (void)err;
+    return gl_render_anomalies_json(st, NULL, out);
+}
+
+static enum gl_status r_anomalies_md(const struct gl_statement *st, size_t i, FILE *out,
+                                     struct gl_error *err)
+{
+    (void)i;
+    (void)err;
+    return gl_render_anomalies_md(st, NULL, out);
+}
+
+/* ---- the table ---- */
+
+const struct gl_renderer gl_renderers[] = {
+    {"invoice-json", "invoice-%p-%t.json", "invoices", GL_SCOPE_INVOICE, GL_ST_INVOICES,
+     r_invoice_json},
+    {"invoice-md", "invoice-%p-%t.md", "invoices", GL_SCOPE_INVOICE, GL_ST_INVOICES,
+     r_invoice_md},
+    {"focus-csv", "focus-%p.csv", "", GL_SCOPE_PERIOD, GL_ST_INVOICES, r_focus_csv},
+    {"focus-metadata", "focus-%p.csv.metadata.json", "", GL_SCOPE_PERIOD, GL_ST_INVOICES,
+     r_focus_metadata},
+    {"summary-json", "summary-%p.json", "", GL_SCOPE_PERIOD, GL_ST_FLEET, r_summary_json},
+    {"summary-md", "summary-%p.md", "", GL_SCOPE_PERIOD, GL_ST_FLEET, r_summary_md},
+    {"anomalies-json", "anomalies-%p.json", "", GL_SCOPE_PERIOD, GL_ST_ANOMALIES,
+     r_anomalies_json},
+    {"anomalies-md", "anomalies-%p.md", NULL, GL_SCOPE_PERIOD, GL_ST_ANOMALIES, r_anomalies_md},
+    {"report-html", "report-%p-%t.html", "reports", GL_SCOPE_TEAM, GL_ST_PAGES,
+     gl_report_team_html},
+    {"report-md", "report-%p-%t.md", "reports", GL_SCOPE_TEAM, GL_ST_PAGES, gl_report_team_md},
+    {"fleet-html", "fleet-%p.html", "reports", GL_SCOPE_PERIOD, GL_ST_PAGES,
+     gl_report_fleet_html},
+    {"fleet-md", "fleet-%p.md", "reports", GL_SCOPE_PERIOD, GL_ST_PAGES, gl_report_fleet_md},
+};
+const size_t gl_nrenderers = sizeof gl_renderers / sizeof *gl_renderers;
+
+const struct gl_renderer *gl_renderer_find(const char *name)
+{
+    for (size_t i = 0; i < gl_nrenderers; i++)
+        if (strcmp(gl_renderers[i].name, name) == 0)
+            return &gl_renderers[i];
+    return NULL;
+}
+
+size_t gl_render_count(const struct gl_statement *st, enum gl_render_scope scope)
+{
+    switch (scope) {
+    case GL_SCOPE_PERIOD: return 1;
+    case GL_SCOPE_INVOICE: return st->closed ? st->nfrozen : st->set ? st->set->n : 0;
+    case GL_SCOPE_TEAM: return st->set ? st->set->n : 0;
+    }
+    return 0;
+}
+
+const char *gl_render_team(const struct gl_statement *st, enum gl_render_scope scope, size_t i)
+{
+    if (scope == GL_SCOPE_PERIOD)
+        return NULL;
+    if (scope == GL_SCOPE_INVOICE && st->closed)
+        return st->frozen[i].team;
+    return st->set->invoices[i].team;
+}
+
+char *gl_render_file_name(const struct gl_renderer *r, const struct gl_statement *st, size_t i)
+{
+    const char *team = gl_render_team(st, r->scope, i);
+    struct gl_buf b;
+    gl_buf_init(&b);
+    for (const char *c = r->file; *c; c++) {
+        if (c[0] == '%' && c[1] == 'p') {
+            gl_buf_puts(&b, st->period.name);
+            c++;
+        } else if (c[0] == '%' && c[1] == 't' && team) {
+            char *safe = gl_safe_name(team); /* bounded: see util.h */
+            gl_buf_puts(&b, safe);
+            free(safe);
+            c++;
+        } else {
+            gl_buf_append(&b, c, 1);
+        }
+    }
+    return b.data ? b.data : gl_strdup("");
+}
+
+enum gl_status gl_render_to_file(const struct gl_renderer *r, const struct gl_statement *st,
+                                 size_t i, const char *path, struct gl_error *err)
+{
+    char *data = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&data, &len);
+    if (!f)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: out of memory", path);
+    enum gl_status rc = r->fn(st, i, f, err);
+    bool ok = !ferror(f);
+    ok = fclose(f) == 0 && ok;
+    if (!rc && !ok)
+        rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: out of memory", path);
+    if (!rc)
+        rc = gl_write_atomic(path, data ? data : "", len, err);
+    free(data);
+    return rc;
+}
+
+enum gl_status gl_render_all(const struct gl_renderer *r, const struct gl_statement *st,
+                             const char *team, const char *dir, size_t *count,
+                             struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    size_t n = gl_render_count(st, r->scope);
+    *count = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *t = gl_render_team(st, r->scope, i);
+        if (team && t && strcmp(team, t) != 0)
+            continue;
+        char *name = gl_render_file_name(r, st, i);
+        struct gl_buf path;
+        gl_buf_init(&path);
+        if (!gl_buf_printf(&path, "%s/%s", dir, name))
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+        else if (!(rc = gl_render_to_file(r, st, i, path.data, err)))
+            (*count)++;
+        gl_buf_free(&path);
+        free(name);
+    }
+    return rc;
+}
+
+enum gl_status gl_render_tree(const struct gl_statement *st, const char *dir,
+                              struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    for (size_t k = 0; !rc && k < gl_nrenderers; k++) {
+        const struct gl_renderer *r = &gl_renderers[k];
+        if (!r->folder)
+            continue;
+        struct gl_buf sub;
+        gl_buf_init(&sub);
+        if (!gl_buf_printf(&sub, "%s%s%s", dir, r->folder[0] ? "/" : "", r->folder))
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+        else if (mkdir(sub.data, 0777) != 0 && errno != EEXIST)
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", sub.data,
+                              strerror(errno));
+        size_t n;
+        if (!rc)
+            rc = gl_render_all(r, st, NULL, sub.data, &n, err);
+        gl_buf_free(&sub);
+    }
+    return rc;
+}

@@ -1,0 +1,85 @@
+/*
+ * statement — everything any output shows for one period, built once.
+ *
+ * Reads (under one read snapshot, so every part agrees whatever a
+ * concurrent collect commits): the invoices with their corrections
+ * (invoice.c, close.c), the anomalies, the fleet per cluster and GPU model
+ * and per device, the per-team daily figures and top pods (query.c). A
+ * closed period carries its frozen invoices and FOCUS CSV as stored at
+ * close (printed from there ever after). Writes nothing: renderers
+ * (render.h) are functions of a statement.
+ *
+ * Adding something every output can show: a field here, filled in
+ * gl_statement_build from a typed read in query.c; the renderers that show
+ * it read the field.
+ */
+#ifndef GL_STATEMENT_H
+#define GL_STATEMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "error.h"
+#include "invoice.h"
+#include "price.h"
+#include "query.h"
+#include "store.h"
+#include "timeutil.h"
+
+/* How many pods a team page lists. */
+#define GL_STATEMENT_TOP_PODS 10
+
+/* The parts a caller needs (a command builds what its renderers show). */
+enum gl_statement_part {
+    GL_ST_INVOICES = 1 << 0,  /* invoices (frozen texts when closed) and FOCUS rows */
+    GL_ST_FLEET = 1 << 1,     /* per model and per device (summary) */
+    GL_ST_ANOMALIES = 1 << 2, /* every team's anomalies */
+    GL_ST_PAGES = 1 << 3,     /* team pages and the fleet page: live invoices (checked
+                                 against the frozen totals when closed), the day axis,
+                                 each team's days and pods, the fleet */
+    GL_ST_ALL = (1 << 4) - 1,
+};
+
+/* A closed period's invoice as frozen at close (the audit copy). */
+struct gl_frozen_invoice {
+    char *team, *json, *md;
+};
+
+struct gl_statement {
+    const struct gl_config *cfg; /* borrowed: outlives the statement */
+    struct gl_period period;
+    unsigned parts;
+    bool closed;
+    /* open: live invoices with corrections (GL_ST_INVOICES or GL_ST_PAGES);
+     * closed: the live recomputation (GL_ST_PAGES only), else NULL */
+    struct gl_invoice_set *set;
+    /* closed, GL_ST_INVOICES: as frozen, by team id */
+    struct gl_frozen_invoice *frozen;
+    size_t nfrozen;
+    char *frozen_focus;
+    struct gl_anomaly_list anomalies; /* GL_ST_ANOMALIES: all teams */
+    struct gl_fleet fleet;            /* GL_ST_FLEET or GL_ST_PAGES */
+    struct gl_day_axis axis;          /* GL_ST_PAGES */
+    struct gl_team_usage *teams;      /* GL_ST_PAGES: teams[i] for set->invoices[i] */
+};
+
+/* Builds period p's statement (the parts asked for) under one read
+ * snapshot. On success *out is the caller's (gl_statement_free). A closed
+ * period asked for GL_ST_PAGES whose stored data no longer give the frozen
+ * totals is GL_ERR_STATE (the page would disagree with the invoice finance
+ * holds). Every build logs one debug line "statement built period=..." and
+ * counts in gl_statement_builds. */
+enum gl_status gl_statement_build(const struct gl_config *c, struct gl_store *s,
+                                  const struct gl_price_table *prices, const struct gl_period *p,
+                                  unsigned parts, struct gl_statement **out,
+                                  struct gl_error *err);
+void gl_statement_free(struct gl_statement *st);
+
+/* Statements built by this process (tests, the run log). */
+extern unsigned long gl_statement_builds;
+
+/* The index of team's invoice in st->set, or -1. */
+long gl_statement_team(const struct gl_statement *st, const char *team);
+
+#endif

@@ -1,0 +1,198 @@
+/* Unit tests: the period statement (engine/statement.c) and the renderer
+ * table (engine/render.c), on a database filled through the store API with
+ * figures worked by hand: two teams on one GPU (capacity 10,000 MiB) for
+ * one hour of 2026-10, 4,000 and 1,000 MiB used, 500 MiB driver-reserved,
+ * the rest idle; price 1.00 per GB-hour; idle and overhead to "platform". */
+#include <unistd.h>
+
+#include "close.h"
+#include "config.h"
+#include "invoice.h"
+#include "price.h"
+#include "render.h"
+#include "statement.h"
+#include "store.h"
+#include "tap.h"
+
+#define S 3600LL
+
+struct fixture {
+    struct gl_config *cfg;
+    struct gl_store *s;
+    struct gl_price_table *prices;
+    int64_t dev;
+    struct gl_period oct;
+};
+
+static bool add(struct fixture *f, int64_t hour, const char *pod, const char *team,
+                const char *kind, int64_t mib)
+{
+    struct gl_error err = {0};
+    return gl_store_add_usage(f->s, hour, "c1", pod[0] ? "ns" : "", pod, f->dev, team, kind,
+                              mib * S, 0, hour, hour + 3540, &err) == GL_OK;
+}
+
+static bool fill_hour(struct fixture *f, const char *when, int64_t used_a)
+{
+    int64_t h;
+    gl_time_parse(when, &h);
+    struct gl_error err = {0};
+    bool ok = gl_store_begin(f->s, &err) == GL_OK && add(f, h, "pa", "a", "memory_used", used_a) &&
+              add(f, h, "pb", "b", "memory_used", 1000) && add(f, h, "", "", "capacity", 10000) &&
+              add(f, h, "", "", "reserved", 500) &&
+              add(f, h, "", "", "idle", 10000 - used_a - 1000 - 500) &&
+              add(f, h, "pb", "b", "anomaly_unallocated", 1000) &&
+              gl_store_mark_hour(f->s, "c1", h, 60, 0, &err) == GL_OK &&
+              gl_store_commit(f->s, &err) == GL_OK;
+    if (!ok)
+        printf("# fill_hour: %s\n", err.msg);
+    return ok;
+}
+
+static bool setup(struct fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    char prices[512];
+    snprintf(prices, sizeof prices, "%s",
+             tap_tmpfile("st-prices.csv", "model_pattern,unit,price,currency,valid_from,valid_to\n"
+                                          "^M$,GB-Hours,1.00,USD,2026-01-01T00:00:00Z,,\n"));
+    char cfgtext[1024];
+    snprintf(cfgtext, sizeof cfgtext,
+             "{\"prometheus\": {\"url\": \"http://127.0.0.1:1\"}, \"prices\": {\"file\": \"%s\"},"
+             " \"billing\": {\"currency\": \"USD\"}, \"idle_overhead\": {\"policy\": \"platform\","
+             " \"platform_team\": \"platform\"}}",
+             prices);
+    struct gl_error err = {0};
+    char db[512];
+    snprintf(db, sizeof db, "%s", tap_tmpfile("statement.db", ""));
+    unlink(db);
+    gl_period_parse("2026-10", &f->oct);
+    if (gl_config_load(tap_tmpfile("st-cfg.json", cfgtext), &f->cfg, &err) ||
+        gl_store_open(db, &f->s, &err) ||
+        gl_prices_load(f->cfg->prices_file, "USD", &f->prices, &err)) {
+        printf("# setup: %s\n", err.msg);
+        return false;
+    }
+    struct gl_device_info d = {"c1", "GPU-1", "", "", "M", "n1", 10000, f->oct.start,
+                               f->oct.end - 1};
+    return gl_store_device(f->s, &d, &f->dev, &err) == GL_OK &&
+           fill_hour(f, "2026-10-02T05:00:00Z", 4000);
+}
+
+static void teardown(struct fixture *f)
+{
+    gl_prices_free(f->prices);
+    gl_store_close(f->s);
+    gl_config_free(f->cfg);
+}
+
+static const struct gl_invoice *invoice(const struct gl_statement *st, const char *team)
+{
+    long i = gl_statement_team(st, team);
+    return i < 0 ? NULL : &st->set->invoices[i];
+}
+
+/* Every part from one build: invoices, fleet, anomalies, pages. */
+static void test_build_all(void)
+{
+    struct fixture f;
+    CHECK(setup(&f));
+    struct gl_statement *st = NULL;
+    struct gl_error err = {0};
+    unsigned long before = gl_statement_builds;
+    CHECK(gl_statement_build(f.cfg, f.s, f.prices, &f.oct, GL_ST_ALL, &st, &err) == GL_OK);
+    CHECK(gl_statement_builds == before + 1);
+    CHECK(st && !st->closed && st->set && st->set->n == 3); /* a, b, platform */
+    const struct gl_invoice *a = st ? invoice(st, "a") : NULL;
+    const struct gl_invoice *pl = st ? invoice(st, "platform") : NULL;
+    CHECK(a && a->nlines == 1 && a->lines[0].kind == GL_LINE_MEMORY_USED &&
+          a->lines[0].mib_s == 4000 * S);
+    /* 4000 MiB·h = 4000 × 1048576 × 3600 B·s / 3600 / 10^9 = 4.194304 GB-h → 4.19 */
+    CHECK(a && a->total == 419);
+    /* platform: idle 4500 MiB-h (4.71859 GB-h) and overhead 500 MiB-h (0.524288) */
+    CHECK(pl && pl->nlines == 2 && pl->lines[0].kind == GL_LINE_IDLE_SHARE &&
+          pl->lines[0].mib_s == 4500 * S && pl->lines[1].kind == GL_LINE_OVERHEAD_SHARE &&
+          pl->lines[1].mib_s == 500 * S);
+    CHECK(st && st->anomalies.n == 1 && strcmp(st->anomalies.items[0].team, "b") == 0 &&
+          st->anomalies.items[0].kind == GL_ANOMALY_UNALLOCATED_USE);
+    CHECK(st && st->fleet.n == 1 && st->fleet.m[0].v[GL_F_CAP] == 10000 * S &&
+          st->fleet.m[0].v[GL_F_USED] == 5000 * S && st->fleet.m[0].v[GL_F_IDLE] == 4500 * S);
+    CHECK(st && st->fleet.ndev == 1 && !st->fleet.dev[0].unknown);
+    CHECK(st && st->axis.n == 1 && st->teams);
+    long ia = st ? gl_statement_team(st, "a") : -1;
+    CHECK(ia >= 0 && st->teams[ia].used == 4000 * S && st->teams[ia].npods == 1);
+    long ip = st ? gl_statement_team(st, "platform") : -1;
+    CHECK(ip >= 0 && st->teams[ip].has_shares && st->teams[ip].idle_share == 4500 * S);
+    gl_statement_free(st);
+    teardown(&f);
+}
+
+/* Only the parts asked for. */
+static void test_parts(void)
+{
+    struct fixture f;
+    CHECK(setup(&f));
+    struct gl_statement *st = NULL;
+    struct gl_error err = {0};
+    CHECK(gl_statement_build(NULL, f.s, NULL, &f.oct, GL_ST_FLEET, &st, &err) == GL_OK);
+    CHECK(st && !st->set && st->anomalies.n == 0 && st->fleet.n == 1 && !st->teams);
+    gl_statement_free(st);
+    teardown(&f);
+}
+
+/* A closed period: the frozen texts; its pages refused once later data
+ * changed it (the page would disagree with the invoice finance holds). */
+static void test_closed(void)
+{
+    struct fixture f;
+    CHECK(setup(&f));
+    struct gl_error err = {0};
+    int64_t now;
+    gl_time_parse("2026-11-05T00:00:00Z", &now);
+    CHECK(gl_period_close(f.cfg, f.s, f.prices, &f.oct, now, &err) == GL_OK);
+    struct gl_statement *st = NULL;
+    CHECK(gl_statement_build(f.cfg, f.s, f.prices, &f.oct, GL_ST_INVOICES, &st, &err) == GL_OK);
+    CHECK(st && st->closed && st->nfrozen == 3 && st->frozen_focus && !st->set);
+    CHECK(st && gl_render_count(st, GL_SCOPE_INVOICE) == 3);
+    gl_statement_free(st);
+    st = NULL;
+    CHECK(gl_statement_build(f.cfg, f.s, f.prices, &f.oct, GL_ST_PAGES, &st, &err) == GL_OK);
+    gl_statement_free(st);
+    st = NULL;
+    CHECK(fill_hour(&f, "2026-10-03T05:00:00Z", 2000));
+    CHECK(gl_statement_build(f.cfg, f.s, f.prices, &f.oct, GL_ST_PAGES, &st, &err) ==
+          GL_ERR_STATE);
+    CHECK(!st && strstr(err.msg, "frozen total"));
+    teardown(&f);
+}
+
+/* The table: unique names; file names from the patterns. */
+static void test_table(void)
+{
+    for (size_t i = 0; i < gl_nrenderers; i++)
+        for (size_t j = i + 1; j < gl_nrenderers; j++)
+            CHECK(strcmp(gl_renderers[i].name, gl_renderers[j].name) != 0);
+    CHECK(gl_renderer_find("report-html") && !gl_renderer_find("nope"));
+    struct fixture f;
+    CHECK(setup(&f));
+    struct gl_statement *st = NULL;
+    struct gl_error err = {0};
+    CHECK(gl_statement_build(f.cfg, f.s, f.prices, &f.oct, GL_ST_ALL, &st, &err) == GL_OK);
+    char *name = st ? gl_render_file_name(gl_renderer_find("invoice-json"), st, 0) : NULL;
+    CHECK_STR(name, "invoice-2026-10-a.json");
+    free(name);
+    name = st ? gl_render_file_name(gl_renderer_find("fleet-md"), st, 0) : NULL;
+    CHECK_STR(name, "fleet-2026-10.md");
+    free(name);
+    gl_statement_free(st);
+    teardown(&f);
+}
+
+int main(void)
+{
+    RUN(test_build_all);
+    RUN(test_parts);
+    RUN(test_closed);
+    RUN(test_table);
+    return TAP_END();
+}
