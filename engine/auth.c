@@ -36,10 +36,12 @@
 static const char *const credential_patterns[] = {
     /* header echoes: Authorization: Bearer x, "authorization":["Basic x"] */
     "(?i)(\\b(?:proxy-)?authorization[\"']?\\s*[:=]\\s*)[^\\r\\n]*",
-    "(?i)(\\b(?:cookie|set-cookie|x-api-key|api-key|x-amz-security-token|metadata-flavor)"
+    "(?i)(\\b(?:cookie|set-cookie|x-api-key|api-key|x-amz-security-token)"
     "[\"']?\\s*[:=]\\s*)[^\\r\\n]*",
     /* schemes followed by a credential */
-    "(?i)(\\b(?:bearer|basic|digest|token)\\s+)[A-Za-z0-9._~+/=-]{6,}",
+    "(?i)(\\b(?:bearer|basic|digest)\\s+)[A-Za-z0-9._~+/=-]{6,}",
+    /* "token X" when X holds a digit or a symbol, or is long: not "token included" */
+    "(?i)(\\btoken\\s+)(?:(?=[a-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{6,}|[a-z]{20,})",
     /* key=value and "key": "value" */
     "(?i)(\\b(?:access_token|refresh_token|id_token|token|password|passwd|pwd|secret|"
     "client_secret|client_assertion|assertion|api_key|apikey|secretaccesskey|"
@@ -82,7 +84,7 @@ struct cred {
     char *token;              /* a bearer token */
     char *key_id, *secret;    /* AWS access key, or basic auth user's password (secret) */
     char *session;            /* AWS session token */
-    int64_t issued, expiry;   /* wall-clock seconds; expiry 0: does not expire */
+    double issued, expiry;    /* wall-clock seconds (fractional); 0: does not expire */
 };
 
 struct gl_auth {
@@ -99,7 +101,7 @@ struct gl_auth {
     char *userpwd;      /* basic_auth_file: "user:password" */
     struct cred cur;
     bool have;
-    int64_t retry_at;
+    double retry_at;
     char *secrets[SECRETS_KEPT];
     size_t next_secret;
     pcre2_code *redact[NPATTERNS];
@@ -400,16 +402,25 @@ static const char *json_str(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* The text of the one <elem> in xml (NULL when absent or repeated);
- * entities are refused (credentials never hold them). malloc'd. */
-static char *xml_text(const char *xml, const char *elem, bool raw)
+enum xml_kind { XML_VALUE, XML_TEXT, XML_ELEMENTS };
+
+/* The content of the one <elem> in xml (NULL when absent or repeated):
+ * XML_VALUE refuses entities and markup (credentials never hold them),
+ * XML_TEXT takes text as it is, XML_ELEMENTS the elements inside.
+ * malloc'd. */
+static char *xml_text(const char *xml, const char *elem, enum xml_kind kind)
 {
     char pat[160];
-    snprintf(pat, sizeof pat, raw ? "<%s>\\s*([^<]*?)\\s*</%s>" : "<%s>\\s*([^<&]*?)\\s*</%s>",
-             elem, elem);
+    if (kind == XML_VALUE)
+        snprintf(pat, sizeof pat, "<%s>\\s*([^<&]*?)\\s*</%s>", elem, elem);
+    else if (kind == XML_TEXT)
+        snprintf(pat, sizeof pat, "<%s>\\s*([^<]*?)\\s*</%s>", elem, elem);
+    else
+        snprintf(pat, sizeof pat, "<%s>(.*?)</%s>", elem, elem);
     int ec;
     PCRE2_SIZE off;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, 0, &ec, &off, NULL);
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED,
+                                   kind == XML_ELEMENTS ? PCRE2_DOTALL : 0, &ec, &off, NULL);
     if (!re)
         return NULL;
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
@@ -493,7 +504,7 @@ static enum gl_status fetch_aws_web(struct gl_auth *a, struct cred *out, struct 
     curl_slist_free_all(hd);
     const char *xml = body.data ? body.data : "";
     if (!rc && status != 200) {
-        char *code = xml_text(xml, "Code", true), *msg = xml_text(xml, "Message", true);
+        char *code = xml_text(xml, "Code", XML_TEXT), *msg = xml_text(xml, "Message", XML_TEXT);
         char text[1200];
         snprintf(text, sizeof text, "%s%s%s", code ? code : "", code && msg ? ": " : "",
                  msg ? msg : (code ? "" : xml));
@@ -517,14 +528,14 @@ static enum gl_status fetch_aws_web(struct gl_auth *a, struct cred *out, struct 
     } else if (!rc) {
         char *creds = NULL;
         if (strstr(xml, "<AssumeRoleWithWebIdentityResult>"))
-            creds = xml_text(xml, "Credentials", true);
+            creds = xml_text(xml, "Credentials", XML_ELEMENTS);
         if (creds) {
-            out->key_id = xml_text(creds, "AccessKeyId", false);
-            out->secret = xml_text(creds, "SecretAccessKey", false);
-            out->session = xml_text(creds, "SessionToken", false);
-            char *exp = xml_text(creds, "Expiration", false);
-            if (!exp || !parse_instant(exp, &out->expiry))
-                out->expiry = -1;
+            out->key_id = xml_text(creds, "AccessKeyId", XML_VALUE);
+            out->secret = xml_text(creds, "SecretAccessKey", XML_VALUE);
+            out->session = xml_text(creds, "SessionToken", XML_VALUE);
+            char *exp = xml_text(creds, "Expiration", XML_VALUE);
+            int64_t t = 0;
+            out->expiry = exp && parse_instant(exp, &t) ? (double)t : -1;
             free(exp);
             wipe_free(creds);
         }
@@ -591,8 +602,9 @@ static enum gl_status fetch_aws_pod(struct gl_auth *a, struct cred *out, struct 
         cJSON *root = parse_answer(&body);
         const char *k = json_str(root, "AccessKeyId"), *s = json_str(root, "SecretAccessKey"),
                    *t = json_str(root, "Token"), *e = json_str(root, "Expiration");
-        if (header_safe(k) && header_safe(s) && header_safe(t) && e &&
-            parse_instant(e, &out->expiry)) {
+        int64_t when = 0;
+        if (header_safe(k) && header_safe(s) && header_safe(t) && e && parse_instant(e, &when)) {
+            out->expiry = (double)when;
             out->key_id = gl_strdup(k);
             out->secret = gl_strdup(s);
             out->session = gl_strdup(t);
@@ -627,7 +639,7 @@ static enum gl_status take_access_token(struct gl_auth *a, const char *what,
                         "(seconds)", err);
     else {
         out->token = gl_strdup(tok);
-        out->expiry = (int64_t)time(NULL) + in;
+        out->expiry = out->issued + (double)in; /* from before the request: never late */
     }
     cJSON_Delete(root);
     return rc;
@@ -742,14 +754,21 @@ static enum gl_status fetch_temporary(struct gl_auth *a, struct cred *out, struc
  * (the smaller of REFRESH_MARGIN_S and half their lifetime) of expiry. A
  * refresh that fails while they are still valid is logged and tried again
  * later; once they expired it is an error. Lock held. */
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static enum gl_status ensure_fresh(struct gl_auth *a, struct gl_error *err)
 {
     if (!temporary(a->prov))
         return GL_OK;
-    int64_t now = (int64_t)time(NULL);
+    double now = wall_now();
     if (a->have) {
-        int64_t life = a->cur.expiry - a->cur.issued;
-        int64_t margin = life / 2 < REFRESH_MARGIN_S ? life / 2 : REFRESH_MARGIN_S;
+        double life = a->cur.expiry - a->cur.issued;
+        double margin = life / 2 < REFRESH_MARGIN_S ? life / 2 : REFRESH_MARGIN_S;
         if (now < a->cur.expiry - margin || (now < a->retry_at && now < a->cur.expiry))
             return GL_OK;
     }
@@ -757,9 +776,9 @@ static enum gl_status ensure_fresh(struct gl_auth *a, struct gl_error *err)
     memset(&fresh, 0, sizeof fresh);
     fresh.issued = now;
     enum gl_status rc = fetch_temporary(a, &fresh, err);
-    if (!rc && fresh.expiry <= now) {
+    if (!rc && fresh.expiry <= wall_now()) {
         char when[32];
-        gl_time_format(fresh.expiry, when, sizeof when);
+        gl_time_format((int64_t)fresh.expiry, when, sizeof when);
         rc = gl_error_set(err, GL_ERR_PROM,
                           "%s: the credential service issued credentials that expired at %s, "
                           "before now: check this host's clock", a->mode, when);
@@ -768,7 +787,7 @@ static enum gl_status ensure_fresh(struct gl_auth *a, struct gl_error *err)
         cred_wipe(&fresh);
         if (a->have && now < a->cur.expiry) {
             gl_log(GL_LOG_WARN, "credential refresh failed, the current credentials stay valid "
-                   "for %llds: %s", (long long)(a->cur.expiry - now), err->msg);
+                   "for %.0fs: %s", a->cur.expiry - now, err->msg);
             a->retry_at = now + REFRESH_RETRY_S;
             return GL_OK;
         }
@@ -784,9 +803,9 @@ static enum gl_status ensure_fresh(struct gl_auth *a, struct gl_error *err)
     keep_secret(a, fresh.secret);
     keep_secret(a, fresh.session);
     char when[32];
-    gl_time_format(fresh.expiry, when, sizeof when);
-    gl_log(GL_LOG_INFO, "prometheus credentials obtained mode=\"%s\" expires=%s in_s=%lld",
-           a->mode + strlen("prometheus.auth "), when, (long long)(fresh.expiry - now));
+    gl_time_format((int64_t)fresh.expiry, when, sizeof when);
+    gl_log(GL_LOG_INFO, "prometheus credentials obtained mode=\"%s\" expires=%s in_s=%.0f",
+           a->mode + strlen("prometheus.auth "), when, fresh.expiry - now);
     return GL_OK;
 }
 
@@ -1182,6 +1201,14 @@ void gl_auth_headers_free(struct curl_slist *l)
         if (s->data)
             memset(s->data, 0, strlen(s->data));
     curl_slist_free_all(l);
+}
+
+void gl_auth_prepare_copy(struct gl_auth *a, CURL *copy)
+{
+    mtx_lock(&a->lock);
+    if (is_aws(a->prov))
+        curl_easy_setopt(copy, CURLOPT_AWS_SIGV4, a->sigv4);
+    mtx_unlock(&a->lock);
 }
 
 /* Appends "name: value" to *l; false when out of memory. */

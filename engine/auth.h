@@ -56,6 +56,12 @@ enum gl_status gl_auth_apply(struct gl_auth *a, CURL *h, const struct curl_slist
                              struct curl_slist **owned, struct gl_error *err);
 void gl_auth_headers_free(struct curl_slist *l);
 
+/* Completes a handle made by curl_easy_duphandle from one gl_auth_apply
+ * prepared: libcurl 7.88 keeps CURLOPT_AWS_SIGV4 after the strings it
+ * duplicates, so the copy would sign with a region and service guessed from
+ * the host name (127.0.0.1 -> "0", "127"); it is set again here. */
+void gl_auth_prepare_copy(struct gl_auth *a, CURL *copy);
+
 /* Replaces every secret the provider has seen, and anything that looks
  * like a credential (a JWT, "Bearer x", "password=x", ...), in b by
  * [redacted]. */

@@ -443,6 +443,8 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
             gl_buf_init(&bodies[i]);
             sinks[i] = (struct sink){&bodies[i], (size_t)c->max_response_bytes, false};
             h[i] = curl_easy_duphandle(p->curl);
+            if (h[i])
+                gl_auth_prepare_copy(p->auth, h[i]);
             if (h[i] && p->post) /* libcurl keeps its own copy of the form */
                 curl_easy_setopt(h[i], CURLOPT_COPYPOSTFIELDS, params.data);
             gl_buf_free(&params);
