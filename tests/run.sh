@@ -93,6 +93,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite wire python3 tests/integration/wire_test.py --bin "$root/build/gpuledger"
   run_suite report python3 tests/integration/report_test.py --bin "$root/build/gpuledger"
   run_suite arith python3 tests/integration/arith_test.py --bin "$root/build/gpuledger"
+  run_suite auth python3 tests/integration/auth_test.py --bin "$root/build/gpuledger"
   # The same scenarios with the engine built under AddressSanitizer/UBSan.
   if [ -x build-asan/gpuledger ]; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -109,6 +110,8 @@ if [ -f tests/integration/run.py ]; then
       run_suite report-asan python3 tests/integration/report_test.py --bin "$root/build-asan/gpuledger"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite arith-asan python3 tests/integration/arith_test.py --bin "$root/build-asan/gpuledger"
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      run_suite auth-asan python3 tests/integration/auth_test.py --bin "$root/build-asan/gpuledger"
   fi
 else
   failed=$((failed + 1)); echo "not ok - tests/integration/run.py is missing"

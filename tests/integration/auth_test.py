@@ -174,6 +174,7 @@ class Test(harness.Suite):
             return
         self.cloud = aws_.Cloud(self.prom.port, REGION, LIFETIME)
         self.secret_files()
+        self.config_checks()
         self.aws_checks()
         self.gcp_checks()
         self.azure_checks()
@@ -212,6 +213,49 @@ class Test(harness.Suite):
         self.wrong_grafana_file = self.write_secret("grafana-token-wrong",
                                                     "glc_" + secrets.token_urlsafe(30))
         self.cloud.extra_secrets.append(open(self.wrong_grafana_file).read().strip())
+
+    # ------------------------------------------------------------ configuration
+    def config_checks(self):
+        """Each example config of a managed Prometheus loads; mistakes in
+        prometheus.auth are config errors (exit 3) naming the key."""
+        tap = self.tap
+        p = []
+        for name in ("amp", "gmp", "azure", "grafana-cloud"):
+            f = os.path.join(REPO, "config", "gpuledger.%s.example.json" % name)
+            rc, _, err = self.engine("example-" + name, f, self.path("db", "example.db"),
+                                     "prices", env=self.env())
+            if rc != 0:
+                p.append("%s: exit %s: %s" % (os.path.basename(f), rc, tail(err, 300)))
+        tap.check("config/gpuledger.{amp,gmp,azure,grafana-cloud}.example.json load (prices: "
+                  "exit 0)", p)
+        url = self.cloud.url()
+        cases = [
+            ("a gcp key in an aws_sigv4 block", {"auth": {"type": "aws_sigv4", "metadata_url": url}},
+             r'prometheus\.auth: unknown key "metadata_url"'),
+            ("an unknown type", {"auth": {"type": "kerberos"}},
+             r'prometheus\.auth\.type: "kerberos" is not one of: none, aws_sigv4, gcp, azure, '
+             r'basic'),
+            ("auth beside bearer_token_file", {"bearer_token_file": self.grafana_file,
+                                              "auth": {"type": "gcp"}},
+             r"prometheus\.auth: excludes prometheus\.bearer_token_file"),
+            ("both Azure credentials", {"auth": {"type": "azure", "federated_token_file": "a",
+                                                 "client_secret_file": "b"}},
+             r"federated_token_file \(workload identity\) and client_secret_file exclude"),
+            ("basic without password_file", {"auth": {"type": "basic", "username": "1"}},
+             r'prometheus\.auth: type basic needs "username" and "password_file"'),
+            ("an ftp STS endpoint", {"auth": {"type": "aws_sigv4", "sts_endpoint": "ftp://x"}},
+             r"prometheus\.auth\.sts_endpoint: expected an http:// or https:// URL"),
+            ("a region with a space", {"auth": {"type": "aws_sigv4", "region": "us east-1"}},
+             r'prometheus\.auth\.region: "us east-1" is not a plain name'),
+        ]
+        for title, prom, want in cases:
+            cfg = self.config("bad-" + re.sub(r"\W+", "-", title), dict({"url": url}, **prom))
+            rc, _, err = self.engine("bad-config", cfg, self.path("db", "bad.db"), "prices",
+                                     env=self.env())
+            q = [] if rc == 3 else ["exit %s, expected 3" % rc]
+            if not re.search(want, err):
+                q.append("stderr does not match /%s/: %s" % (want, tail(err, 300)))
+            tap.check("prometheus.auth config error: %s (exit 3 naming the key)" % title, q)
 
     # ------------------------------------------------------------ AWS
     def amp(self, **auth):
@@ -273,10 +317,12 @@ class Test(harness.Suite):
         # 3. IRSA: web identity -> STS, credentials renewed inside one collection
         env = self.env(AWS_ROLE_ARN=aws_.ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE=self.web_token_file)
         cfg = self.config("amp-irsa", self.amp(sts_endpoint=c.url() + "/sts"), SLOW_CHUNK)
+        c.sts_fail = 1   # the first STS call answers 503: tried again
         self.long_collection("AMP, IRSA web identity (AWS_ROLE_ARN + "
                              "AWS_WEB_IDENTITY_TOKEN_FILE -> STS AssumeRoleWithWebIdentity)",
                              "amp-irsa", cfg, env, "sts", c.amp_ok,
-                             lambda log: c.amp_problems(log))
+                             lambda log: c.amp_problems(log),
+                             r"credential service failed, retrying service=\"STS")
 
         # 4. EKS Pod Identity
         env = self.env(AWS_CONTAINER_CREDENTIALS_FULL_URI=c.url() + "/pod-identity/v1/credentials",
@@ -321,7 +367,8 @@ class Test(harness.Suite):
                                 r"AWS_CONTAINER_CREDENTIALS_FULL_URI"]))
         c.take()
 
-    def long_collection(self, title, label, cfg, env, issuer, ok_of, problems_of):
+    def long_collection(self, title, label, cfg, env, issuer, ok_of, problems_of,
+                        stderr_re=None):
         """One collection of many chunks through the cloud, its queries slowed a
         little: the issuer must issue several times inside it, the verifier
         see several credentials and no expired or refused one."""
@@ -337,10 +384,14 @@ class Test(harness.Suite):
         issued = c.issued(issuer) - n0
         creds = sorted({r["cred"] for r in ok_of(log)})
         p += problems_of(log)
+        if stderr_re and not re.search(stderr_re, err):
+            p.append("stderr does not match /%s/" % stderr_re)
         if issued < 2 or len(creds) < 2:
             p.append("%d credentials issued and %d used during one collection of %.1fs: "
                      "expected a renewal inside it (lifetime %ds)"
                      % (issued, len(creds), secs, LIFETIME))
+        if stderr_re:
+            title += " (STS answering 503 once: tried again)"
         self.tap.check("%s: one collection of %d chunks (%.1fs, %d queries) renews the "
                        "%ds credentials %d times inside it, every query verified, invoices "
                        "equal the generator's figures" % (title, 48 // SLOW_CHUNK, secs,

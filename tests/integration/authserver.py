@@ -187,6 +187,7 @@ class Cloud(harness.LoopbackServer):
         self.log = []
         self.delay = 0
         self.revoke_gcp = False
+        self.sts_fail = 0           # STS calls still to answer 503
         self.aws_keys = {}          # key id -> (secret, session or None, expiry or None)
         self.tokens = {"gmp": {}, "azure": {}}   # token -> expiry
         self.counts = {}
@@ -384,6 +385,10 @@ class Cloud(harness.LoopbackServer):
                    '<Type>Sender</Type><Code>%s</Code><Message>%s</Message></Error>'
                    '<RequestId>%s</RequestId></ErrorResponse>' % (code, msg, secrets.token_hex(8)))
             self.reply(h, status, doc.encode(), "text/xml")
+        with self.lock:
+            fail, self.sts_fail = self.sts_fail > 0, max(self.sts_fail - 1, 0)
+        if fail:
+            return error(503, "ServiceUnavailable", "Service is unable to handle request.")
         if h.command != "POST" or f.get("Action") != "AssumeRoleWithWebIdentity" or \
                 f.get("Version") != "2011-06-15" or not f.get("RoleSessionName"):
             return error(400, "InvalidAction", "Could not find operation for this request")
