@@ -266,6 +266,176 @@ static enum gl_status prom_wire_load(struct cfg_ctx *x, const cJSON *o, const ch
     return GL_OK;
 }
 
+/* ---- prometheus.auth (README "Managed Prometheus") ---- */
+
+/* The string fields of an auth config, for copy and free. */
+#define AUTH_NSTR 18
+static void auth_strings(struct gl_auth_cfg *a, char **out[AUTH_NSTR])
+{
+    char **all[AUTH_NSTR] = {&a->region, &a->service, &a->profile, &a->credentials_file,
+                             &a->role_arn, &a->web_identity_token_file, &a->role_session_name,
+                             &a->sts_endpoint, &a->metadata_url, &a->service_account,
+                             &a->tenant_id, &a->client_id, &a->federated_token_file,
+                             &a->client_secret_file, &a->authority, &a->scope, &a->username,
+                             &a->password_file};
+    memcpy(out, all, sizeof all);
+}
+
+static void prom_auth_free(struct gl_prom_cfg *p)
+{
+    char **s[AUTH_NSTR];
+    auth_strings(&p->auth, s);
+    for (size_t i = 0; i < AUTH_NSTR; i++) {
+        free(*s[i]);
+        *s[i] = NULL;
+    }
+}
+
+/* After *dst = *src: dst gets its own strings. */
+static void prom_auth_copy(struct gl_prom_cfg *dst)
+{
+    char **s[AUTH_NSTR];
+    auth_strings(&dst->auth, s);
+    for (size_t i = 0; i < AUTH_NSTR; i++)
+        if (*s[i])
+            *s[i] = gl_strdup(*s[i]);
+}
+
+/* An endpoint of a credential service: http(s), no credentials in it. */
+static enum gl_status auth_url(struct cfg_ctx *x, const char *base, const char *key, char *url)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s.%s", base, key);
+    if (!url)
+        return GL_OK;
+    if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+        return cfg_fail(x, path, "expected an http:// or https:// URL, got \"%s\"", url);
+    if (strchr(url, '@') || strpbrk(url, " \r\n"))
+        return cfg_fail(x, path, "not a plain URL (no credentials, no spaces)");
+    size_t n = strlen(url);
+    while (n > 0 && url[n - 1] == '/')
+        url[--n] = '\0';
+    return GL_OK;
+}
+
+/* A name that goes into a signing scope or a URL path: [A-Za-z0-9._-]. */
+static enum gl_status auth_name(struct cfg_ctx *x, const char *base, const char *key,
+                                const char *v)
+{
+    if (!v)
+        return GL_OK;
+    bool ok = v[0] != '\0';
+    for (const char *s = v; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
+            ok = false;
+    if (ok)
+        return GL_OK;
+    char path[300];
+    snprintf(path, sizeof path, "%s.%s", base, key);
+    return cfg_fail(x, path, "\"%s\" is not a plain name ([A-Za-z0-9._-])", v);
+}
+
+/* prometheus.auth: {"type": ..., the type's keys}. */
+static enum gl_status prom_auth_load(struct cfg_ctx *x, struct gl_config *c, const cJSON *o,
+                                     const char *pbase, struct gl_prom_cfg *p)
+{
+    const cJSON *ao = cJSON_GetObjectItemCaseSensitive(o, "auth");
+    if (!ao || cJSON_IsNull(ao))
+        return GL_OK;
+    char base[256];
+    snprintf(base, sizeof base, "%s.auth", pbase);
+    static const char *const types[] = {"none", "aws_sigv4", "gcp", "azure", "basic", NULL};
+    static const char *const aws_keys[] = {"type", "region", "service", "credentials", "profile",
+                                           "credentials_file", "role_arn",
+                                           "web_identity_token_file", "role_session_name",
+                                           "sts_endpoint", NULL};
+    static const char *const gcp_keys[] = {"type", "metadata_url", "service_account", NULL};
+    static const char *const azure_keys[] = {"type", "tenant_id", "client_id",
+                                             "federated_token_file", "client_secret_file",
+                                             "authority", "scope", NULL};
+    static const char *const basic_keys[] = {"type", "username", "password_file", NULL};
+    static const char *const none_keys[] = {"type", NULL};
+    static const char *const sources[] = {"auto", "env", "web_identity", "pod_identity",
+                                          "profile", NULL};
+    static const char *const *const keys_of[] = {none_keys, aws_keys, gcp_keys, azure_keys,
+                                                 basic_keys};
+    struct gl_auth_cfg *a = &p->auth;
+    enum gl_status rc;
+    if (!cJSON_IsObject(ao))
+        return cfg_fail(x, base, "expected an object with \"type\": one of none, aws_sigv4, "
+                                 "gcp, azure, basic");
+    if (!cJSON_GetObjectItemCaseSensitive(ao, "type"))
+        return cfg_fail(x, base, "needs \"type\": one of none, aws_sigv4, gcp, azure, basic");
+    int type = 0, source = 0;
+    if ((rc = get_enum(x, ao, base, "type", types, &type)) ||
+        (rc = check_keys(x, ao, base, keys_of[type])))
+        return rc;
+    a->type = (enum gl_auth_type)type;
+    if (a->type != GL_AUTH_NONE && (p->bearer_token_file || p->basic_auth_file))
+        return cfg_fail(x, base, "excludes %s.bearer_token_file and %s.basic_auth_file", pbase,
+                        pbase);
+    const char *const *k = keys_of[type];
+    char **s[AUTH_NSTR];
+    auth_strings(a, s);
+    /* every string key of the type; "credentials" is an enum */
+    static const char *const names[AUTH_NSTR] = {
+        "region", "service", "profile", "credentials_file", "role_arn",
+        "web_identity_token_file", "role_session_name", "sts_endpoint", "metadata_url",
+        "service_account", "tenant_id", "client_id", "federated_token_file",
+        "client_secret_file", "authority", "scope", "username", "password_file"};
+    for (size_t i = 0; i < AUTH_NSTR; i++)
+        for (const char *const *kk = k; *kk; kk++)
+            if (strcmp(*kk, names[i]) == 0 &&
+                (rc = get_str(x, ao, base, names[i], false, s[i])))
+                return rc;
+    for (size_t i = 0; i < AUTH_NSTR; i++) {
+        if (*s[i] && !(*s[i])[0]) {
+            char path[300];
+            snprintf(path, sizeof path, "%s.%s", base, names[i]);
+            return cfg_fail(x, path, "must not be empty (leave it out for the default)");
+        }
+    }
+    a->credentials_file = resolve(c, a->credentials_file);
+    a->web_identity_token_file = resolve(c, a->web_identity_token_file);
+    a->federated_token_file = resolve(c, a->federated_token_file);
+    a->client_secret_file = resolve(c, a->client_secret_file);
+    a->password_file = resolve(c, a->password_file);
+    switch (a->type) {
+    case GL_AUTH_AWS_SIGV4:
+        if ((rc = get_enum(x, ao, base, "credentials", sources, &source)) ||
+            (rc = auth_name(x, base, "region", a->region)) ||
+            (rc = auth_name(x, base, "service", a->service)) ||
+            (rc = auth_url(x, base, "sts_endpoint", a->sts_endpoint)))
+            return rc;
+        a->aws_source = (enum gl_aws_source)source;
+        break;
+    case GL_AUTH_GCP:
+        if ((rc = auth_url(x, base, "metadata_url", a->metadata_url)) ||
+            (rc = auth_name(x, base, "service_account", a->service_account)))
+            return rc;
+        break;
+    case GL_AUTH_AZURE:
+        if ((rc = auth_url(x, base, "authority", a->authority)) ||
+            (rc = auth_name(x, base, "tenant_id", a->tenant_id)))
+            return rc;
+        if (a->federated_token_file && a->client_secret_file)
+            return cfg_fail(x, base, "federated_token_file (workload identity) and "
+                                     "client_secret_file exclude each other");
+        if (a->scope && strpbrk(a->scope, "\r\n"))
+            return cfg_fail(x, base, "scope holds one line");
+        break;
+    case GL_AUTH_BASIC:
+        if (!a->username || !a->password_file)
+            return cfg_fail(x, base, "type basic needs \"username\" and \"password_file\"");
+        if (strpbrk(a->username, ":\r\n"))
+            return cfg_fail(x, base, "username must not hold a colon or a line break");
+        break;
+    case GL_AUTH_NONE:
+        break;
+    }
+    return GL_OK;
+}
+
 static void prom_defaults(struct gl_prom_cfg *p)
 {
     p->timeout_s = 60;
@@ -288,6 +458,7 @@ static void prom_copy(struct gl_prom_cfg *dst, const struct gl_prom_cfg *src)
         dst->headers[i].value = gl_strdup(src->headers[i].value);
     }
     prom_wire_copy(dst, src);
+    prom_auth_copy(dst);
 }
 
 static void prom_free(struct gl_prom_cfg *p)
@@ -304,6 +475,7 @@ static void prom_free(struct gl_prom_cfg *p)
     }
     free(p->headers);
     prom_wire_free(p);
+    prom_auth_free(p);
 }
 
 static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, const cJSON *o,
@@ -313,7 +485,7 @@ static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, co
                                        "ca_file", "client_cert_file", "client_key_file",
                                        "timeout_seconds", "retries", "max_in_flight",
                                        "max_response_bytes", "request_deadline_seconds",
-                                       "accept_warnings", NULL};
+                                       "accept_warnings", "auth", NULL};
     enum gl_status rc;
     char path[256];
     if ((rc = check_keys(x, o, base, keys)))
@@ -374,6 +546,8 @@ static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, co
             p->nheaders++;
         }
     }
+    if ((rc = prom_auth_load(x, c, o, base, p)))
+        return rc;
     return prom_wire_load(x, o, base, p);
 }
 

@@ -54,6 +54,27 @@ struct gl_pattern {
     void *code; /* pcre2_code * */
 };
 
+/* prometheus.auth (README "Managed Prometheus"): native authentication to
+ * a managed Prometheus. A NULL string takes the environment's value (the
+ * variable the platform injects: AWS_ROLE_ARN, AZURE_CLIENT_ID, ...) or the
+ * default when the client starts (engine/auth.c). */
+enum gl_auth_type { GL_AUTH_NONE, GL_AUTH_AWS_SIGV4, GL_AUTH_GCP, GL_AUTH_AZURE, GL_AUTH_BASIC };
+enum gl_aws_source { GL_AWS_AUTO, GL_AWS_ENV, GL_AWS_WEB_IDENTITY, GL_AWS_POD_IDENTITY,
+                     GL_AWS_PROFILE };
+struct gl_auth_cfg {
+    enum gl_auth_type type;
+    /* aws_sigv4 (Amazon Managed Service for Prometheus) */
+    enum gl_aws_source aws_source;
+    char *region, *service, *profile, *credentials_file, *role_arn, *web_identity_token_file,
+        *role_session_name, *sts_endpoint;
+    /* gcp (Google Managed Service for Prometheus) */
+    char *metadata_url, *service_account;
+    /* azure (Azure Monitor managed service for Prometheus) */
+    char *tenant_id, *client_id, *federated_token_file, *client_secret_file, *authority, *scope;
+    /* basic (Grafana Cloud: instance id and an access-policy token file) */
+    char *username, *password_file;
+};
+
 /* How to reach one Prometheus-compatible API. */
 struct gl_prom_cfg {
     char *url;
@@ -72,6 +93,7 @@ struct gl_prom_cfg {
     long request_deadline_s;     /* all attempts and waits of one request */
     struct gl_pattern *accept_warnings; /* backend warnings accepted (logged) */
     size_t naccept_warnings;
+    struct gl_auth_cfg auth;
 };
 
 /* A cluster to collect: its own Prometheus or a shared backend (Thanos,

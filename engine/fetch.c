@@ -1,11 +1,9 @@
 /* fetch — libcurl client for the Prometheus HTTP API, with retries. */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include "fetch.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <curl/curl.h>
-#include <pcre2.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,40 +11,21 @@
 #include <strings.h>
 #include <time.h>
 
+#include "auth.h"
 #include "gl_build.h"
 #include "timeutil.h"
 
 long gl_prom_backoff_ms = 500;
 
-/* Secret files hold one line: a token or user:password. A larger file is
- * a wrong path (/dev/zero, a log), refused before it fills memory. */
-#define SECRET_FILE_MAX 65536
-
-/* Patterns of credentials in error bodies (redacted before logging); the
- * first group is kept. */
-static const char *const credential_patterns[] = {
-    /* header echoes: Authorization: Bearer x, "authorization":["Basic x"] */
-    "(?i)(\\b(?:proxy-)?authorization[\"']?\\s*[:=]\\s*)[^\\r\\n]*",
-    "(?i)(\\b(?:cookie|set-cookie|x-api-key|api-key)[\"']?\\s*[:=]\\s*)[^\\r\\n]*",
-    /* schemes followed by a credential */
-    "(?i)(\\b(?:bearer|basic|digest|token)\\s+)[A-Za-z0-9._~+/=-]{6,}",
-    /* key=value and "key": "value" */
-    "(?i)(\\b(?:access_token|refresh_token|id_token|token|password|passwd|pwd|secret|"
-    "client_secret|api_key|apikey)[\"']?\\s*[=:]\\s*[\"']?)[^\\s&,;\"']+",
-    /* a JWT (Kubernetes service-account tokens) anywhere */
-    "()eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}(?:\\.[A-Za-z0-9_-]*)?",
-};
-#define NPATTERNS (sizeof credential_patterns / sizeof *credential_patterns)
-
 struct gl_prom {
     CURL *curl;
     const struct gl_prom_cfg *cfg;
-    char *userpwd;
-    char *token;        /* the bearer token: redacted from messages */
-    struct curl_slist *headers;
+    struct gl_auth *auth;       /* credentials, refreshed as they near expiry */
+    bool post;                  /* queries as a POST form body (SigV4) */
+    struct curl_slist *base;    /* configured headers, Accept, Content-Type */
+    struct curl_slist *headers; /* base and the credentials' (gl_auth_apply) */
     long retry_after_s; /* from the last response, -1 when absent */
     char errbuf[CURL_ERROR_SIZE];
-    pcre2_code *redact[NPATTERNS];
 };
 
 /* Where one response's body goes: at most max bytes as decompressed. */
@@ -99,31 +78,6 @@ static size_t on_header(char *data, size_t size, size_t n, void *user)
     return len;
 }
 
-/* One line of secret text (token or user:password), trailing space removed. */
-static enum gl_status read_secret(const char *what, const char *file, char **out,
-                                  struct gl_error *err)
-{
-    char *tok = NULL;
-    size_t len = 0;
-    if (gl_read_file_max(file, SECRET_FILE_MAX, &tok, &len, err))
-        return gl_error_set(err, GL_ERR_CONFIG, "prometheus.%s: %s (it must hold one line)",
-                            what, err->msg);
-    size_t n = strlen(tok);
-    if (n != len) {
-        memset(tok, 0, len);
-        free(tok);
-        return gl_error_set(err, GL_ERR_CONFIG, "%s: %s holds a NUL byte", file, what);
-    }
-    while (n > 0 && isspace((unsigned char)tok[n - 1]))
-        tok[--n] = '\0';
-    if (n == 0 || strpbrk(tok, "\r\n")) {
-        free(tok);
-        return gl_error_set(err, GL_ERR_CONFIG, "%s: %s is empty or has several lines", file, what);
-    }
-    *out = tok;
-    return GL_OK;
-}
-
 enum gl_status gl_prom_new(const struct gl_prom_cfg *c, struct gl_prom **out, struct gl_error *err)
 {
     *out = NULL;
@@ -139,38 +93,21 @@ enum gl_status gl_prom_new(const struct gl_prom_cfg *c, struct gl_prom **out, st
         free(p);
         return gl_error_set(err, GL_ERR_RUNTIME, "cannot initialise libcurl");
     }
+    enum gl_status rc = gl_auth_new(c, &p->auth, err);
+    if (rc) {
+        gl_prom_free(p);
+        return rc;
+    }
+    p->post = gl_auth_post_form(p->auth);
     for (size_t i = 0; i < c->nheaders; i++) {
         char line[1024];
         snprintf(line, sizeof line, "%s: %s", c->headers[i].name, c->headers[i].value);
-        p->headers = curl_slist_append(p->headers, line);
+        p->base = curl_slist_append(p->base, line);
     }
-    if (c->bearer_token_file) {
-        char *tok = NULL;
-        if (read_secret("bearer_token_file", c->bearer_token_file, &tok, err)) {
-            gl_prom_free(p);
-            return GL_ERR_CONFIG;
-        }
-        size_t n = strlen(tok) + 32;
-        char *line = gl_xcalloc(n, 1);
-        snprintf(line, n, "Authorization: Bearer %s", tok);
-        p->headers = curl_slist_append(p->headers, line);
-        memset(line, 0, n);
-        free(line);
-        p->token = tok; /* kept to redact it from messages */
-    }
-    for (size_t i = 0; i < NPATTERNS; i++) {
-        int ec;
-        PCRE2_SIZE off;
-        p->redact[i] = pcre2_compile((PCRE2_SPTR)credential_patterns[i], PCRE2_ZERO_TERMINATED,
-                                     0, &ec, &off, NULL);
-        if (!p->redact[i]) {
-            gl_prom_free(p);
-            return gl_error_set(err, GL_ERR_RUNTIME, "cannot compile a redaction pattern");
-        }
-    }
-    p->headers = curl_slist_append(p->headers, "Accept: application/json");
+    p->base = curl_slist_append(p->base, "Accept: application/json");
+    if (p->post) /* in the list, so that SigV4 signs it */
+        p->base = curl_slist_append(p->base, "Content-Type: application/x-www-form-urlencoded");
     CURL *h = p->curl;
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, p->headers);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, p->errbuf);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, c->timeout_s < 10 ? c->timeout_s : 10L);
@@ -189,19 +126,6 @@ enum gl_status gl_prom_new(const struct gl_prom_cfg *c, struct gl_prom **out, st
         curl_easy_setopt(h, CURLOPT_SSLCERT, c->client_cert_file);
         curl_easy_setopt(h, CURLOPT_SSLKEY, c->client_key_file);
     }
-    if (c->basic_auth_file) {
-        if (read_secret("basic_auth_file", c->basic_auth_file, &p->userpwd, err)) {
-            gl_prom_free(p);
-            return GL_ERR_CONFIG;
-        }
-        if (!strchr(p->userpwd, ':')) {
-            gl_prom_free(p);
-            return gl_error_set(err, GL_ERR_CONFIG, "%s: basic_auth_file must hold user:password",
-                                c->basic_auth_file);
-        }
-        curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-        curl_easy_setopt(h, CURLOPT_USERPWD, p->userpwd);
-    }
     /* http_proxy / https_proxy / no_proxy from the environment: libcurl's default. */
     *out = p;
     return GL_OK;
@@ -211,18 +135,10 @@ void gl_prom_free(struct gl_prom *p)
 {
     if (!p)
         return;
-    curl_slist_free_all(p->headers);
     curl_easy_cleanup(p->curl);
-    if (p->userpwd) {
-        memset(p->userpwd, 0, strlen(p->userpwd));
-        free(p->userpwd);
-    }
-    if (p->token) {
-        memset(p->token, 0, strlen(p->token));
-        free(p->token);
-    }
-    for (size_t i = 0; i < NPATTERNS; i++)
-        pcre2_code_free(p->redact[i]);
+    gl_auth_headers_free(p->headers);
+    curl_slist_free_all(p->base);
+    gl_auth_free(p->auth);
     free(p);
 }
 
@@ -271,67 +187,8 @@ static const char *tls_hint(const struct gl_prom_cfg *c, CURLcode rc)
     }
 }
 
-/* Replaces every occurrence of secret in b with [redacted]. */
-static void redact_exact(struct gl_buf *b, const char *secret)
-{
-    size_t k = secret ? strlen(secret) : 0;
-    if (k < 4 || !b->data) /* a shorter "secret" would redact ordinary text */
-        return;
-    struct gl_buf out;
-    gl_buf_init(&out);
-    const char *s = b->data, *hit;
-    while ((hit = strstr(s, secret))) {
-        gl_buf_append(&out, s, (size_t)(hit - s));
-        gl_buf_puts(&out, "[redacted]");
-        s = hit + k;
-    }
-    if (s == b->data) {
-        gl_buf_free(&out);
-        return;
-    }
-    gl_buf_puts(&out, s);
-    memset(b->data, 0, b->len);
-    gl_buf_free(b);
-    *b = out;
-}
-
-/* Redacts the configured token and password, then anything that looks
- * like a credential (credential_patterns), in place. */
-static void scrub(const struct gl_prom *p, struct gl_buf *b)
-{
-    redact_exact(b, p->token);
-    redact_exact(b, p->userpwd);
-    const char *pw = p->userpwd ? strchr(p->userpwd, ':') : NULL;
-    redact_exact(b, pw ? pw + 1 : NULL);
-    for (size_t i = 0; i < NPATTERNS && b->data; i++) {
-        PCRE2_SIZE need = b->len * 2 + 64;
-        for (int pass = 0; pass < 2; pass++) {
-            PCRE2_UCHAR *out = malloc(need);
-            if (!out)
-                return;
-            PCRE2_SIZE olen = need;
-            int rc = pcre2_substitute(p->redact[i], (PCRE2_SPTR)b->data, b->len, 0,
-                                      PCRE2_SUBSTITUTE_GLOBAL |
-                                          PCRE2_SUBSTITUTE_OVERFLOW_LENGTH,
-                                      NULL, NULL, (PCRE2_SPTR) "$1[redacted]",
-                                      PCRE2_ZERO_TERMINATED, out, &olen);
-            if (rc == PCRE2_ERROR_NOMEMORY) {
-                free(out);
-                need = olen + 1;
-                continue;
-            }
-            if (rc > 0) {
-                gl_buf_reset(b);
-                gl_buf_append(b, out, olen);
-            }
-            free(out);
-            break;
-        }
-    }
-}
-
 /* "errorType: error" from a Prometheus error body, or a short excerpt;
- * credentials redacted (scrub) before anything is cut or shown. */
+ * credentials redacted (gl_auth_scrub) before anything is cut or shown. */
 static void describe_body(const struct gl_prom *p, const struct gl_buf *body, char *out,
                           size_t n)
 {
@@ -348,20 +205,24 @@ static void describe_body(const struct gl_prom *p, const struct gl_buf *body, ch
     if (cJSON_IsString(e))
         gl_buf_printf(&text, "%s: %.8000s", cJSON_IsString(et) ? et->valuestring : "error",
                       e->valuestring);
-    else /* the start of the body, NULs as spaces (the text is a C string) */
-        for (size_t i = 0; i < body->len && i < 8192; i++)
-            gl_buf_append(&text, body->data[i] ? &body->data[i] : " ", 1);
+    else
+        gl_buf_append(&text, body->data, body->len < 8192 ? body->len : 8192);
     cJSON_Delete(root);
-    scrub(p, &text);
-    size_t k = 0;
-    for (size_t i = 0; i < text.len && k + 1 < n && k < 300; i++) {
-        unsigned char ch = (unsigned char)text.data[i];
-        out[k++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : ' ';
-    }
-    out[k] = '\0';
+    gl_auth_excerpt(p->auth, text.data, text.len, 300, out, n);
     if (text.data)
         memset(text.data, 0, text.len);
     gl_buf_free(&text);
+}
+
+/* "HTTP 403: desc" and, for 401 and 403, what to fix for the configured
+ * credentials (gl_auth_hint). */
+static void describe_status(const struct gl_prom *p, long status, const struct gl_buf *body,
+                            char *why, size_t n)
+{
+    char desc[400], hint[800];
+    describe_body(p, body, desc, sizeof desc);
+    gl_auth_hint(p->auth, status, desc, hint, sizeof hint);
+    snprintf(why, n, "HTTP %ld: %s%s%s", status, desc, hint[0] ? "; " : "", hint);
 }
 
 static int64_t now_ms(void)
@@ -415,19 +276,28 @@ static long retry_delay(const struct gl_prom *p, int attempt, int64_t deadline, 
     return delay;
 }
 
+static const char *method(const struct gl_prom *p)
+{
+    return p->post ? "POST" : "GET";
+}
+
 static enum gl_status too_large(const struct gl_prom *p, const char *path, const char *what,
                                 struct gl_buf *body, struct gl_error *err)
 {
     gl_buf_free(body);
     return gl_error_set(err, GL_ERR_TOO_LARGE,
-                        "GET %s%s (%s): response larger than prometheus.max_response_bytes "
+                        "%s %s%s (%s): response larger than prometheus.max_response_bytes "
                         "(%lld bytes, decompressed)",
-                        p->cfg->url, path, what, (long long)p->cfg->max_response_bytes);
+                        method(p), p->cfg->url, path, what, (long long)p->cfg->max_response_bytes);
 }
 
 /* GET base+path?params with retries, counting first_attempt tries as
  * already made, all of them done by deadline (now_ms). params is already
  * URL-encoded. */
+/* GET base+path?params (or POST the params as a form body, for SigV4)
+ * with retries, counting first_attempt tries as already made, all of them
+ * done by deadline (now_ms). params is already URL-encoded. Credentials are
+ * set (and refreshed when near expiry) before each attempt. */
 static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const char *params,
                                     const char *what, struct gl_buf *body, int first_attempt,
                                     int64_t deadline, struct gl_error *err)
@@ -435,14 +305,21 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
     const struct gl_prom_cfg *c = p->cfg;
     size_t n = strlen(c->url) + strlen(path) + strlen(params) + 2;
     char *url = gl_xcalloc(n, 1);
-    snprintf(url, n, "%s%s?%s", c->url, path, params);
+    if (p->post)
+        snprintf(url, n, "%s%s", c->url, path);
+    else
+        snprintf(url, n, "%s%s?%s", c->url, path, params);
     enum gl_status rc = GL_OK;
     for (int attempt = first_attempt;; attempt++) {
         gl_buf_reset(body);
+        if ((rc = gl_auth_apply(p->auth, p->curl, p->base, &p->headers, err)))
+            break;
         struct sink sink = {body, (size_t)c->max_response_bytes, false};
         p->retry_after_s = -1;
         p->errbuf[0] = '\0';
         curl_easy_setopt(p->curl, CURLOPT_URL, url);
+        if (p->post)
+            curl_easy_setopt(p->curl, CURLOPT_COPYPOSTFIELDS, params);
         curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, &sink);
         curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, attempt_timeout_ms(c, deadline));
         CURLcode cr = curl_easy_perform(p->curl);
@@ -454,7 +331,7 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
             break;
         }
         bool retry = false;
-        char why[800];
+        char why[1400];
         if (cr != CURLE_OK) {
             snprintf(why, sizeof why, "%s%s", p->errbuf[0] ? p->errbuf : curl_easy_strerror(cr),
                      tls_hint(c, cr));
@@ -463,9 +340,7 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
         } else if (status >= 200 && status < 300) {
             rc = GL_OK;
         } else {
-            char desc[400];
-            describe_body(p, body, desc, sizeof desc);
-            snprintf(why, sizeof why, "HTTP %ld: %s", status, desc);
+            describe_status(p, status, body, why, sizeof why);
             retry = status >= 500 || status == 429;
             rc = GL_ERR_PROM;
         }
@@ -475,7 +350,8 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
         long delay = retry && attempt < c->retries
                          ? retry_delay(p, attempt, deadline, late, sizeof late) : 0;
         if (!retry || attempt >= c->retries || delay < 0) {
-            gl_error_set(err, GL_ERR_PROM, "GET %s%s (%s): %s%s%s", c->url, path, what, why,
+            gl_error_set(err, GL_ERR_PROM, "%s %s%s (%s): %s%s%s", method(p), c->url, path, what,
+                         why,
                          late[0] ? "; " : retry && c->retries > 0 ? " (retries exhausted)" : "",
                          late);
             break;
@@ -537,6 +413,11 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
 {
     const struct gl_prom_cfg *c = p->cfg;
     const int64_t deadline = request_deadline(c);
+    /* the handles of the batch are copies of p->curl: its credentials are
+     * set (refreshed when near expiry) first, and shared by them */
+    enum gl_status arc = gl_auth_apply(p->auth, p->curl, p->base, &p->headers, err);
+    if (arc)
+        return arc;
     CURLM *multi = curl_multi_init();
     p->retry_after_s = -1;
     CURL **h = gl_xcalloc(n, sizeof *h);
@@ -556,12 +437,17 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
             char what[512];
             range_params(p, queries[i], start, end, step, &params, what, sizeof what);
             gl_buf_reset(&bodies[i]);
-            gl_buf_printf(&bodies[i], "%s/api/v1/query_range?%s", c->url, params.data);
+            gl_buf_printf(&bodies[i], "%s/api/v1/query_range%s%s", c->url, p->post ? "" : "?",
+                          p->post ? "" : params.data);
             urls[i] = bodies[i].data;
             gl_buf_init(&bodies[i]);
-            gl_buf_free(&params);
             sinks[i] = (struct sink){&bodies[i], (size_t)c->max_response_bytes, false};
             h[i] = curl_easy_duphandle(p->curl);
+            if (h[i])
+                gl_auth_prepare_copy(p->auth, h[i]);
+            if (h[i] && p->post) /* libcurl keeps its own copy of the form */
+                curl_easy_setopt(h[i], CURLOPT_COPYPOSTFIELDS, params.data);
+            gl_buf_free(&params);
             if (!h[i])
                 continue;
             curl_easy_setopt(h[i], CURLOPT_URL, urls[i]);
@@ -628,15 +514,12 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
         bool retry = result[i] == CURLE_OK ? status[i] >= 500 || status[i] == 429
                                            : transient_curl_error(result[i]) ||
                                                  result[i] == CURLE_FAILED_INIT;
-        char why[800];
+        char why[1400];
         if (result[i] != CURLE_OK)
             snprintf(why, sizeof why, "%s%s", curl_easy_strerror(result[i]),
                      tls_hint(c, result[i]));
-        else {
-            char desc[400];
-            describe_body(p, &bodies[i], desc, sizeof desc);
-            snprintf(why, sizeof why, "HTTP %ld: %s", status[i], desc);
-        }
+        else
+            describe_status(p, status[i], &bodies[i], why, sizeof why);
         if (retry && (c->retries > 0 || result[i] == CURLE_FAILED_INIT)) {
             /* retried alone, after the server's Retry-After (any response of
              * the batch) or the first backoff, within the same deadline */
@@ -645,8 +528,8 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
             if (!waited && result[i] != CURLE_FAILED_INIT)
                 delay = retry_delay(p, 0, deadline, late, sizeof late);
             if (delay < 0) {
-                rc = gl_error_set(err, GL_ERR_PROM, "GET %s/api/v1/query_range (%s): %s; %s",
-                                  c->url, what, why, late);
+                rc = gl_error_set(err, GL_ERR_PROM, "%s %s/api/v1/query_range (%s): %s; %s",
+                                  method(p), c->url, what, why, late);
             } else {
                 if (!waited) {
                     gl_log(GL_LOG_WARN,
@@ -661,8 +544,8 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
             }
         } else {
             /* a final answer: report it without asking again */
-            rc = gl_error_set(err, GL_ERR_PROM, "GET %s/api/v1/query_range (%s): %s", c->url,
-                              what, why);
+            rc = gl_error_set(err, GL_ERR_PROM, "%s %s/api/v1/query_range (%s): %s", method(p),
+                              c->url, what, why);
         }
         gl_buf_free(&params);
     }

@@ -2,10 +2,14 @@
  * fetch — the Prometheus HTTP API client (libcurl).
  *
  * Reads: /api/v1/query_range and /api/v1/query of any Prometheus-compatible
- * backend. Handles the bearer token file, extra headers (X-Scope-OrgID),
- * CA file, timeouts and retries with backoff on 5xx, 429 (Retry-After) and
- * transport errors. Error messages name the URL path, the query and the
- * HTTP status; secrets never appear in them.
+ * backend. Handles extra headers (X-Scope-OrgID), CA file, timeouts and
+ * retries with backoff on 5xx, 429 (Retry-After) and transport errors; the
+ * credentials of each request come from auth (bearer token or basic auth
+ * files, SigV4 for Amazon Managed Service for Prometheus, as a signed POST
+ * form, Google and Azure access tokens), renewed before they expire. Error
+ * messages name the method, URL path, the query and the HTTP status, and
+ * for 401/403 the credential mode and what to fix; secrets never appear in
+ * them.
  */
 #ifndef GL_FETCH_H
 #define GL_FETCH_H
@@ -18,8 +22,9 @@
 
 struct gl_prom;
 
-/* A client of one Prometheus API (credentials are read now, so a rotated
- * token is picked up by every run). On success *out is owned by the caller
+/* A client of one Prometheus API (static credentials are read now, so a
+ * rotated token is picked up by every run; temporary ones are fetched by the
+ * first request, gl_auth_new). On success *out is owned by the caller
  * (gl_prom_free). */
 enum gl_status gl_prom_new(const struct gl_prom_cfg *c, struct gl_prom **out,
                            struct gl_error *err);

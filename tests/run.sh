@@ -96,6 +96,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite ledger python3 tests/integration/ledger_test.py --bin "$root/build/gpuledger"
   run_suite golden python3 tests/integration/golden_test.py --bin "$root/build/gpuledger"
   run_suite statement python3 tests/integration/statement_test.py --bin "$root/build/gpuledger"
+  run_suite auth python3 tests/integration/auth_test.py --bin "$root/build/gpuledger"
   # The same scenarios with the engine built under AddressSanitizer/UBSan.
   if [ -x build-asan/gpuledger ]; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -115,6 +116,8 @@ if [ -f tests/integration/run.py ]; then
       run_suite ledger-asan python3 tests/integration/ledger_test.py --bin "$root/build-asan/gpuledger"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite golden-asan python3 tests/integration/golden_test.py --bin "$root/build-asan/gpuledger"
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      run_suite auth-asan python3 tests/integration/auth_test.py --bin "$root/build-asan/gpuledger"
   fi
 else
   failed=$((failed + 1)); echo "not ok - tests/integration/run.py is missing"
