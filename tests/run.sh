@@ -113,6 +113,7 @@ if [ -f tests/integration/run.py ]; then
       run_suite report-asan python3 tests/integration/report_test.py --bin "$root/build-asan/gpuledger"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite arith-asan python3 tests/integration/arith_test.py --bin "$root/build-asan/gpuledger"
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite ledger-asan python3 tests/integration/ledger_test.py --bin "$root/build-asan/gpuledger"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite golden-asan python3 tests/integration/golden_test.py --bin "$root/build-asan/gpuledger"
