@@ -260,7 +260,7 @@ static int cmd_run(struct gl_cmd_env *e)
 struct model_check {
     const struct gl_price_table *t;
     const char *db;
-    char last[512];
+    char *last; /* the model checked last (whole: models may share long prefixes) */
     size_t models;
 };
 
@@ -268,8 +268,9 @@ static enum gl_status check_model_hour(void *ctx, const char *model, int64_t hou
                                        struct gl_error *err)
 {
     struct model_check *m = ctx;
-    if (strcmp(model, m->last) != 0) {
-        snprintf(m->last, sizeof m->last, "%s", model);
+    if (!m->last || strcmp(model, m->last) != 0) {
+        free(m->last);
+        m->last = gl_strdup(model);
         m->models++;
         enum gl_status rc = gl_prices_check_model(m->t, model, err);
         if (rc)
@@ -299,6 +300,7 @@ static enum gl_status prices_against_db(const char *db, const struct gl_price_ta
         return rc;
     struct model_check m = {.t = t, .db = db};
     rc = gl_query_billable_hours(s, check_model_hour, &m, err);
+    free(m.last);
     *models = m.models;
     gl_store_close(s);
     return rc;

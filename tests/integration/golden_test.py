@@ -179,6 +179,51 @@ class Golden(harness.Suite):
                 continue
             tap.check("%s matches tests/golden/expected/%s" % (name, name),
                       self.compare(name, dest, what))
+        if not args.only:
+            self.long_models(eng)
+
+    def long_models(self, eng):
+        """`prices` checks every model with usage for overlapping price rows,
+        also models whose names share a long prefix (it once remembered the
+        last model in 512 bytes, so the second of two such models was never
+        checked)."""
+        sys.path.insert(0, GOLDEN)
+        import make_db  # noqa: E402
+        db_path = self.path("long-models.db")
+        db = make_db.open_db(db_path)
+        prefix = "NVIDIA " + "X" * 600
+        a, b = prefix + " A", prefix + " B"
+        h = make_db.hour("2026-10-01T10")
+        for i, model in ((101, a), (102, b)):
+            db.execute("INSERT INTO device (id, cluster, uuid, gpu_i_id, gpu_i_profile, model, "
+                       "hostname, max_capacity_mib, first_seen, last_seen) "
+                       "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                       (i, "east", "GPU-long-%d" % i, "", "", model, "node-9", 81920, h, h))
+            db.execute("INSERT INTO usage VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                       (h, "east", "ns", "p%d" % i, i, "ml-research", "memory_used",
+                        1000 * 3600, 0, h, h + 3540))
+        db.commit()
+        db.close()
+        csv = self.path("long-prices.csv")
+        with open(csv, "w") as f:
+            f.write("model_pattern,unit,price,currency,valid_from,valid_to\n"
+                    "X A$,GB-Hours,0.03,USD,2026-01-01T00:00:00Z,\n"
+                    "X B$,GB-Hours,0.04,USD,2026-01-01T00:00:00Z,2026-11-01T00:00:00Z\n"
+                    "X B$,GB-Hours,0.05,USD,2026-10-01T00:00:00Z,\n")
+        cfg = config("platform")
+        cfg["prices"] = {"file": csv}
+        cfg_path = self.path("long-models.json")
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f)
+        rc, out, err = eng.run(cfg_path, db_path, "prices")
+        problems = []
+        if rc != 3:
+            problems.append("exit %d, expected 3" % rc)
+        if "rows 3 and 4 both price GPU model" not in err or " B\"" not in err:
+            problems.append("stderr does not name rows 3 and 4 and the B model: %s"
+                            % harness.tail(err, 300))
+        self.tap.check("prices: two models sharing a 600-character prefix are each checked for "
+                       "overlapping rows", problems)
 
     def compare(self, name, dest, what):
         exp = os.path.join(EXPECTED, name)
