@@ -110,6 +110,8 @@ struct parser {
     size_t nbad_warnings;
     char bad_warning[512];
     struct gl_buf key;      /* the pending label name */
+    yajl_handle h;          /* the parse in progress (for offsets) */
+    size_t doc_end;         /* byte just after the document's closing brace */
 };
 
 /* Bounded, printable copy of n bytes (other bytes as \xNN). */
@@ -800,6 +802,7 @@ static int on_end_map(void *ctx)
     switch (p->st) {
     case ST_ROOT:
         p->st = ST_DONE;
+        p->doc_end = yajl_get_bytes_consumed(p->h);
         return 1;
     case ST_IN_DATA:
         p->st = ST_ROOT;
@@ -967,6 +970,23 @@ static size_t lone_surrogate(const char *json, size_t len)
     return SIZE_MAX;
 }
 
+/* yajl reports text after the document as trailing garbage, except text
+ * that starts a token it cannot finish (an unterminated string: `}"junk`),
+ * which it waits for and then drops. So the bytes after the closing brace
+ * must be white space only. */
+static void trailing_data(struct parser *p, const char *json, size_t len)
+{
+    for (size_t i = p->doc_end; i < len; i++) {
+        char c = json[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            continue;
+        char near[200];
+        escape_n(json + i, len - i < 48 ? len - i : 48, near, sizeof near);
+        fail(p, "response has data after the JSON document at byte %zu: near \"%s\"", i, near);
+        return;
+    }
+}
+
 /* After the whole document: status, partial hints, warnings, shape. */
 static void check_document(struct parser *p)
 {
@@ -1020,6 +1040,7 @@ enum gl_status gl_matrix_parse_opts(const char *json, size_t len, int64_t start,
     gl_buf_init(&p.key);
     p.present = calloc(nsteps ? nsteps : 1, 1);
     yajl_handle h = p.present ? yajl_alloc(&callbacks, NULL, &p) : NULL;
+    p.h = h;
     if (!h) {
         free(p.present);
         return gl_error_set(err, GL_ERR_RUNTIME, "%s: out of memory", what);
@@ -1030,6 +1051,8 @@ enum gl_status gl_matrix_parse_opts(const char *json, size_t len, int64_t start,
     if (st == yajl_status_error && !p.failed)
         json_error(&p, h, json, len);
     else if (st == yajl_status_ok && !p.failed)
+        trailing_data(&p, json, len);
+    if (st == yajl_status_ok && !p.failed)
         check_document(&p);
     yajl_free(h);
     free(p.present);

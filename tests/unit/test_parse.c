@@ -219,6 +219,18 @@ static void test_shape(void)
     FAILS(HEAD "1" TAIL, "unexpected number 1 at data.result[]");
     FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]", "not valid JSON",
           "premature EOF");
+    /* text after the document that begins a token yajl cannot finish (an
+     * HTML error page behind a stray quote) is refused too; white space is
+     * not text */
+    FAILS(GOOD "\"ody><h1>502 Bad Gateway</h1>", "data after the JSON document", "502 Bad");
+    FAILS(GOOD " \"", "data after the JSON document");
+    FAILS(GOOD "\n1", "not valid JSON");
+    {
+        struct gl_matrix m;
+        parses(GOOD " \r\n\t", NULL, &m);
+        CHECK(m.nseries == 1 && m.samples == 2);
+        gl_matrix_free(&m);
+    }
     FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[],}}",
           "not valid JSON");
 }
