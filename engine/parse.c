@@ -26,13 +26,21 @@ const char *const gl_skip_names[GL_SKIP_N] = {"nan_inf", "negative", "out_of_bou
  * MiB × step × 3 sums inside int64 (the bound when no option gives one). */
 #define DEFAULT_MAX 281474976710656.0
 
+/* A finished metric's labels are packed in one allocation: the array, then
+ * the strings (pack_labels); while a metric is being read each label has
+ * its own (add_label). */
+static bool labels_packed(const struct gl_series *s)
+{
+    return s->nlabels && s->labels[0].name == (char *)(s->labels + s->nlabels);
+}
+
 void gl_matrix_free(struct gl_matrix *m)
 {
     if (!m)
         return;
     for (size_t i = 0; i < m->nseries; i++) {
         struct gl_series *s = &m->series[i];
-        for (size_t j = 0; j < s->nlabels; j++)
+        for (size_t j = 0; !labels_packed(s) && j < s->nlabels; j++)
             free(s->labels[j].name); /* the value shares the allocation */
         free(s->labels);
         free(s->values);
@@ -457,6 +465,31 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* One allocation for the labels of a series (the array, then every name
+ * and value), in place of one per label and a grown array: a large
+ * response has millions of labels, and each allocation costs its header. */
+static void pack_labels(struct gl_series *s)
+{
+    if (!s->nlabels || labels_packed(s))
+        return;
+    size_t bytes = s->nlabels * sizeof *s->labels;
+    for (size_t i = 0; i < s->nlabels; i++)
+        bytes += strlen(s->labels[i].name) + strlen(s->labels[i].value) + 2;
+    struct gl_label *l = malloc(bytes);
+    if (!l)
+        return; /* stays as it is, freed label by label */
+    char *at = (char *)(l + s->nlabels);
+    for (size_t i = 0; i < s->nlabels; i++) {
+        size_t kn = strlen(s->labels[i].name) + 1, vn = strlen(s->labels[i].value) + 1;
+        l[i].name = memcpy(at, s->labels[i].name, kn);
+        l[i].value = memcpy(at + kn, s->labels[i].value, vn);
+        at += kn + vn;
+        free(s->labels[i].name);
+    }
+    free(s->labels);
+    s->labels = l;
+}
+
 /* At the end of metric: a label name given twice is an error. */
 static int labels_done(struct parser *p)
 {
@@ -482,6 +515,7 @@ static int labels_done(struct parser *p)
         escape_n(dup, strlen(dup), d, sizeof d);
         return fail_series(p, "label \"%s\" appears twice in metric", d);
     }
+    pack_labels(p->cur);
     return 1;
 }
 
@@ -497,7 +531,9 @@ static int add_label(struct parser *p, const char *v, size_t vn)
             return fail_series(p, "label \"%s\": value is not valid UTF-8 (a UTF-16 surrogate)",
                                k);
     struct gl_series *s = p->cur;
-    if (s->nlabels == p->labels_cap) {
+    /* one slot is always spare: labels + nlabels is then inside the array,
+     * never a label's own allocation (labels_packed) */
+    if (s->nlabels + 1 >= p->labels_cap) {
         p->labels_cap = p->labels_cap ? 2 * p->labels_cap : 16;
         s->labels = gl_xrealloc(s->labels, p->labels_cap * sizeof *s->labels);
     }

@@ -32,7 +32,7 @@
 
 struct gl_label {
     char *name;
-    char *value; /* points into the allocation of name: free name only */
+    char *value; /* both point into the series' labels allocation */
 };
 
 struct gl_series {
