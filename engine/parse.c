@@ -766,6 +766,11 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t n)
     case ST_IN_METRIC:
         if (memchr(s, '\0', n))
             return fail_series(p, "a label name holds a NUL character");
+        /* U+D800..U+DFFF encoded (a lone low surrogate's \u escape, which yajl
+         * passes through) is not UTF-8, in a name as in a value */
+        for (size_t i = 0; i + 1 < n; i++)
+            if (s[i] == 0xed && s[i + 1] >= 0xa0)
+                return fail_series(p, "a label name is not valid UTF-8 (a UTF-16 surrogate)");
         gl_buf_reset(&p->key);
         if (!gl_buf_append(&p->key, s, n))
             return fail(p, "out of memory");

@@ -304,6 +304,9 @@ static void test_labels(void)
           "NUL", "UUID=\"GPU-1\"");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"a\\u0000b\":\"x\"", "") TAIL, "NUL");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"\\udc00\"", "") TAIL, "surrogate");
+    /* a lone low surrogate in a label name (found by fuzz_matrix) */
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"\\uDDCe\":\"nvidia0\"", "") TAIL, "label name",
+          "surrogate");
     /* a lone high surrogate: yajl would decode it to "?", so "p\ud800" and
      * "p\udbff" would become the same pod; followed by another \u escape it
      * would be combined into a wrong character */
