@@ -473,9 +473,9 @@ struct collector {
 };
 
 /* One unit's requests (a range of hours, or one shard of an hour),
- * fetched on a thread of their own while the previous unit is parsed,
- * integrated and stored: the two overlap, and at most two units' responses
- * are in memory. Only one job uses the client at a time (the next starts
+ * fetched and parsed as they download on a thread of their own while the
+ * previous unit is integrated and stored: the two overlap, and at most two
+ * units' matrices are in memory (never a whole response body). Only one job uses the client at a time (the next starts
  * after the previous was joined). */
 struct fetch_job {
     struct gl_prom *prom;
@@ -486,7 +486,9 @@ struct fetch_job {
     int shard;
     struct shard_plan plan;
     int64_t start, end, step;
-    struct gl_buf bodies[Q_MAX];
+    struct gl_range_query qs[Q_MAX]; /* the parsed responses */
+    char what[Q_MAX][256];           /* names of the queries in parse messages */
+    struct gl_parse_opts po[Q_MAX];  /* their plausibility bounds */
     enum gl_status rc;
     struct gl_error err;
     thrd_t th;
@@ -496,13 +498,46 @@ struct fetch_job {
 static int fetch_main(void *arg)
 {
     struct fetch_job *j = arg;
-    j->rc = gl_prom_query_range_batch(j->prom, (size_t)j->nq, j->queries, j->start, j->end,
-                                      j->step, j->bodies, &j->err);
+    j->rc = gl_prom_query_range_batch(j->prom, (size_t)j->nq, j->qs, j->start, j->end, j->step,
+                                      &j->err);
     return 0;
 }
 
-static void job_start(struct fetch_job *j)
+/* The parse options of query q: plausibility bounds (README "Wire
+ * integrity"): a device's memory <= 2^20 MiB (1 TiB) or 2^40 bytes, a
+ * pod's GPU units <= 1024, a busy ratio <= 1 (GPU_UTIL <= 100 %), label
+ * series: any finite value. */
+static struct gl_parse_opts query_opts(const struct gl_config *c,
+                                       const struct gl_cluster *cluster, int q)
 {
+    struct gl_parse_opts po = {.max = 1048576.0,
+                               .accept_warnings = cluster->prom.accept_warnings,
+                               .naccept_warnings = cluster->prom.naccept_warnings};
+    bool mem = q == Q_MEMORY || q == opt_pos(c, Q_OPT_MEM_LIMIT);
+    if (mem && c->mem_unit == GL_UNIT_BYTES)
+        po.max = 1099511627776.0;
+    else if (mem)
+        po.max = 1048576.0;
+    else if (q == Q_POD_LABELS || q == Q_NS_LABELS || q == Q_NODE_LABELS)
+        po.any_finite = true;
+    else if (q == Q_ALLOCATION)
+        po.max = 1024;
+    else if (q >= Q_FIXED)
+        po.max = 1, po.max_name = "DCGM_FI_DEV_GPU_UTIL", po.named_max = 100;
+    return po;
+}
+
+static void job_start(const struct collector *x, struct fetch_job *j)
+{
+    char ts[32];
+    gl_time_format(j->cs, ts, sizeof ts);
+    for (int q = 0; q < j->nq; q++) {
+        snprintf(j->what[q], sizeof j->what[q], "%s/api/v1/query_range (%s.promql, chunk %s)",
+                 x->cluster->prom.url, query_name(x->c, q), ts);
+        j->po[q] = query_opts(x->c, x->cluster, q);
+        j->qs[q] = (struct gl_range_query){
+            .query = j->queries[q], .what = j->what[q], .opts = &j->po[q]};
+    }
     j->rc = GL_OK;
     j->err.msg[0] = '\0';
     j->running = thrd_create(&j->th, fetch_main, j) == thrd_success;
@@ -678,11 +713,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     const int nq = x.nq;
     struct fetch_job jobs[2];
     memset(jobs, 0, sizeof jobs);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 2; k++)
         plan_free(&jobs[k].plan);
-        for (int q = 0; q < Q_MAX; q++)
-            gl_buf_init(&jobs[k].bodies[q]);
-    }
     enum gl_status rc = GL_OK;
     for (int q = 0; q < nq && !rc; q++)
         rc = gl_config_query(c, cluster, query_name(c, q), &queries[q], err);
@@ -708,21 +740,18 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     int cur = 0;
     if (!rc && !(rc = job_prepare(&x, &jobs[0], from, from + hours * 3600 < to ? from + hours * 3600 : to,
                                   0, nshards, NULL, err)))
-        job_start(&jobs[0]);
+        job_start(&x, &jobs[0]);
     while (!rc && jobs[cur].cs < to) {
         struct fetch_job *j = &jobs[cur];
         const int64_t cs = j->cs, ce = j->ce;
-        size_t nsteps = (size_t)((ce - cs) / c->step);
         struct gl_matrix m[Q_MAX];
         memset(m, 0, sizeof m);
         job_wait(j);
         if (j->rc == GL_ERR_TOO_LARGE) {
-            for (int q = 0; q < Q_MAX; q++)
-                gl_buf_free(&j->bodies[q]);
             parts_free(parts, &nparts);
             if (!(rc = split_unit(&x, j, &hours, &nshards, err))) {
                 nchunks = stats->chunks + (to - cs + hours * 3600 - 1) / (hours * 3600);
-                job_start(j);
+                job_start(&x, j);
             }
             continue;
         }
@@ -731,7 +760,19 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             *err = j->err;
             break;
         }
-        struct gl_buf *bodies = j->bodies;
+        /* the parsed responses are taken: m owns them from here */
+        for (int q = 0; q < nq; q++) {
+            m[q] = j->qs[q].m;
+            memset(&j->qs[q].m, 0, sizeof j->qs[q].m);
+        }
+        enum gl_status qrc[Q_MAX];
+        struct gl_error qerr[Q_MAX];
+        int64_t qbytes[Q_MAX];
+        for (int q = 0; q < nq; q++) {
+            qrc[q] = j->qs[q].rc;
+            qerr[q] = j->qs[q].err;
+            qbytes[q] = j->qs[q].bytes;
+        }
         const int shard = j->shard, shards = j->plan.nshards;
         const bool last_shard = shard == shards - 1;
         struct fetch_job *nj = &jobs[cur ^ 1];
@@ -742,47 +783,26 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             rc = job_prepare(&x, nj, ce, ce + hours * 3600 < to ? ce + hours * 3600 : to, 0,
                              nshards, NULL, err);
         if (!rc && nj->cs < to)
-            job_start(nj);
+            job_start(&x, nj);
         cur ^= 1;
         for (int q = 0; q < nq && !rc; q++) {
-            struct gl_buf body = bodies[q];
-            stats->bytes += (int64_t)body.len;
-            char what[256];
+            stats->bytes += qbytes[q];
             char ts[32];
             gl_time_format(cs, ts, sizeof ts);
-            snprintf(what, sizeof what, "%s/api/v1/query_range (%s.promql, chunk %s)",
-                     cluster->prom.url, query_name(c, q), ts);
-            /* plausibility bounds (README "Wire integrity"): a device's
-             * memory ≤ 2^20 MiB (1 TiB) or 2^40 bytes, a pod's GPU units ≤
-             * 1024, a busy ratio ≤ 1 (GPU_UTIL ≤ 100 %), label series: any
-             * finite value */
-            struct gl_parse_opts po = {.max = 1048576.0,
-                                       .accept_warnings = cluster->prom.accept_warnings,
-                                       .naccept_warnings = cluster->prom.naccept_warnings};
-            bool mem = q == Q_MEMORY || q == opt_pos(c, Q_OPT_MEM_LIMIT);
-            if (mem && c->mem_unit == GL_UNIT_BYTES)
-                po.max = 1099511627776.0;
-            else if (mem)
-                po.max = 1048576.0;
-            else if (q == Q_POD_LABELS || q == Q_NS_LABELS || q == Q_NODE_LABELS)
-                po.any_finite = true;
-            else if (q == Q_ALLOCATION)
-                po.max = 1024;
-            else if (q >= Q_FIXED)
-                po.max = 1, po.max_name = "DCGM_FI_DEV_GPU_UTIL", po.named_max = 100;
-            rc = gl_matrix_parse_opts(body.data, body.len, cs, c->step, nsteps, what, &po, &m[q],
-                                      err);
-            for (int why = 0; !rc && why < GL_SKIP_N; why++)
+            if ((rc = qrc[q])) {
+                *err = qerr[q];
+                break;
+            }
+            for (int why = 0; why < GL_SKIP_N; why++)
                 if (m[q].skipped[why])
                     gl_log(GL_LOG_WARN, "skipped samples query=%s chunk=%s reason=%s count=%zu",
                            query_name(c, q), ts, gl_skip_names[why], m[q].skipped[why]);
             size_t shown = sizeof m[q].bad / sizeof *m[q].bad;
-            for (size_t k = 0; !rc && k < m[q].bad_samples && k < shown; k++)
+            for (size_t k = 0; k < m[q].bad_samples && k < shown; k++)
                 gl_log(GL_LOG_WARN, "skipped sample query=%s chunk=%s %s", query_name(c, q), ts,
                        m[q].bad[k]);
-            if (!rc && q != Q_MEMORY)
+            if (q != Q_MEMORY)
                 stats->bad_samples += (int64_t)m[q].bad_samples;
-            gl_buf_free(&bodies[q]); /* parsed: keep memory bounded */
         }
         /* the allocation series of this shard's nodes (see shard_plan) */
         size_t alloc_n = m[Q_ALLOCATION].nseries;
@@ -863,7 +883,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     for (int k = 0; k < 2; k++) {
         job_wait(&jobs[k]); /* a prefetch may run when a chunk failed */
         for (int q = 0; q < Q_MAX; q++)
-            gl_buf_free(&jobs[k].bodies[q]);
+            gl_matrix_free(&jobs[k].qs[q].m);
         job_clear(&jobs[k]);
     }
     gl_prom_free(x.prom);

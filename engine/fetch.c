@@ -28,23 +28,76 @@ struct gl_prom {
     char errbuf[CURL_ERROR_SIZE];
 };
 
-/* Where one response's body goes: at most max bytes as decompressed. */
+/* What a parsed query's 2xx body is parsed into (gl_matrix_parser). */
+struct parse_spec {
+    int64_t start, step;
+    size_t nsteps;
+    const char *what;
+    const struct gl_parse_opts *opts;
+};
+
+/* The first bytes of an error body kept for its message (the rest is only
+ * counted): an error answer is small, and never needs holding whole. */
+#define ERROR_BODY_KEEP (1024 * 1024)
+
+/* Where one response's body goes: at most max bytes as decompressed. With
+ * a spec, a 2xx body is parsed as it arrives (never held whole) and only
+ * other bodies are kept, for the error message. */
 struct sink {
     struct gl_buf *buf;
     size_t max;
+    size_t total;                   /* bytes of the body so far */
     bool too_large;
+    bool *stop;                     /* set on too_large: the batch ends (may be NULL) */
+    CURL *h;                        /* the transfer (its status) */
+    const struct parse_spec *spec;  /* NULL: keep the body */
+    int mode;                       /* 0: status unknown yet, 1: parsing, 2: keeping */
+    struct gl_matrix_parser *mp;
 };
+
+/* Ready for a new attempt: nothing of the last one is kept. */
+static void sink_reset(struct sink *k)
+{
+    gl_buf_reset(k->buf);
+    gl_matrix_parser_free(k->mp);
+    k->mp = NULL;
+    k->mode = 0;
+    k->total = 0;
+    k->too_large = false;
+}
 
 static size_t on_body(char *data, size_t size, size_t n, void *user)
 {
     struct sink *k = user;
-    if (n && size * n > k->max - k->buf->len) {
+    size_t len = size * n;
+    if (n && len > k->max - k->total) {
         k->too_large = true;
+        if (k->stop)
+            *k->stop = true;
         return 0; /* aborts the transfer: CURLE_WRITE_ERROR */
     }
-    if (!gl_buf_append(k->buf, data, size * n))
+    k->total += len;
+    if (k->spec && k->mode == 0) {
+        long status = 0;
+        curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &status);
+        k->mode = status >= 200 && status < 300 ? 1 : 2;
+        if (k->mode == 1)
+            k->mp = gl_matrix_parser_new(k->spec->start, k->spec->step, k->spec->nsteps,
+                                         k->spec->what, k->spec->opts);
+    }
+    if (k->mode == 1) {
+        gl_matrix_parser_feed(k->mp, data, len);
+        return len;
+    }
+    if (k->spec && k->buf->len + len > ERROR_BODY_KEEP) {
+        size_t room = ERROR_BODY_KEEP - k->buf->len;
+        if (room && !gl_buf_append(k->buf, data, room))
+            return 0;
+        return len;
+    }
+    if (!gl_buf_append(k->buf, data, len))
         return 0;
-    return size * n;
+    return len;
 }
 
 /* Retry-After: delay-seconds or an HTTP-date (RFC 9110 10.2.3). */
@@ -282,9 +335,10 @@ static const char *method(const struct gl_prom *p)
 }
 
 static enum gl_status too_large(const struct gl_prom *p, const char *path, const char *what,
-                                struct gl_buf *body, struct gl_error *err)
+                                struct sink *k, struct gl_error *err)
 {
-    gl_buf_free(body);
+    sink_reset(k);
+    gl_buf_free(k->buf);
     return gl_error_set(err, GL_ERR_TOO_LARGE,
                         "%s %s%s (%s): response larger than prometheus.max_response_bytes "
                         "(%lld bytes, decompressed)",
@@ -299,7 +353,7 @@ static enum gl_status too_large(const struct gl_prom *p, const char *path, const
  * done by deadline (now_ms). params is already URL-encoded. Credentials are
  * set (and refreshed when near expiry) before each attempt. */
 static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const char *params,
-                                    const char *what, struct gl_buf *body, int first_attempt,
+                                    const char *what, struct sink *k, int first_attempt,
                                     int64_t deadline, struct gl_error *err)
 {
     const struct gl_prom_cfg *c = p->cfg;
@@ -311,23 +365,24 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
         snprintf(url, n, "%s%s?%s", c->url, path, params);
     enum gl_status rc = GL_OK;
     for (int attempt = first_attempt;; attempt++) {
-        gl_buf_reset(body);
+        sink_reset(k);
         if ((rc = gl_auth_apply(p->auth, p->curl, p->base, &p->headers, err)))
             break;
-        struct sink sink = {body, (size_t)c->max_response_bytes, false};
+        k->h = p->curl;
+        k->max = (size_t)c->max_response_bytes;
         p->retry_after_s = -1;
         p->errbuf[0] = '\0';
         curl_easy_setopt(p->curl, CURLOPT_URL, url);
         if (p->post)
             curl_easy_setopt(p->curl, CURLOPT_COPYPOSTFIELDS, params);
-        curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, &sink);
+        curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, k);
         curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, attempt_timeout_ms(c, deadline));
         CURLcode cr = curl_easy_perform(p->curl);
         curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, NULL);
         long status = 0;
         curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
-        if (sink.too_large || cr == CURLE_FILESIZE_EXCEEDED) {
-            rc = too_large(p, path, what, body, err);
+        if (k->too_large || cr == CURLE_FILESIZE_EXCEEDED) {
+            rc = too_large(p, path, what, k, err);
             break;
         }
         bool retry = false;
@@ -340,7 +395,7 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
         } else if (status >= 200 && status < 300) {
             rc = GL_OK;
         } else {
-            describe_status(p, status, body, why, sizeof why);
+            describe_status(p, status, k->buf, why, sizeof why);
             retry = status >= 500 || status == 429;
             rc = GL_ERR_PROM;
         }
@@ -367,7 +422,8 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
 static enum gl_status prom_get(struct gl_prom *p, const char *path, const char *params,
                                const char *what, struct gl_buf *body, struct gl_error *err)
 {
-    return prom_get_from(p, path, params, what, body, 0, request_deadline(p->cfg), err);
+    struct sink k = {.buf = body};
+    return prom_get_from(p, path, params, what, &k, 0, request_deadline(p->cfg), err);
 }
 
 static char *escape(CURL *h, const char *s)
@@ -407,12 +463,18 @@ enum gl_status gl_prom_query_range(struct gl_prom *p, const char *query, int64_t
     return rc;
 }
 
-enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *const *queries,
-                                         int64_t start, int64_t end, int64_t step,
-                                         struct gl_buf *bodies, struct gl_error *err)
+enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
+                                         struct gl_range_query *qs, int64_t start, int64_t end,
+                                         int64_t step, struct gl_error *err)
 {
     const struct gl_prom_cfg *c = p->cfg;
     const int64_t deadline = request_deadline(c);
+    for (size_t i = 0; i < n; i++) {
+        memset(&qs[i].m, 0, sizeof qs[i].m);
+        qs[i].bytes = 0;
+        qs[i].rc = GL_OK;
+        qs[i].err.msg[0] = '\0';
+    }
     /* the handles of the batch are copies of p->curl: its credentials are
      * set (refreshed when near expiry) first, and shared by them */
     enum gl_status arc = gl_auth_apply(p->auth, p->curl, p->base, &p->headers, err);
@@ -425,23 +487,30 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
     long *status = gl_xcalloc(n, sizeof *status);
     CURLcode *result = gl_xcalloc(n, sizeof *result);
     struct sink *sinks = gl_xcalloc(n, sizeof *sinks);
-    for (size_t i = 0; i < n; i++)
+    struct parse_spec *specs = gl_xcalloc(n, sizeof *specs);
+    struct gl_buf *bodies = gl_xcalloc(n, sizeof *bodies);
+    bool stop = false; /* a response is too large: the batch is of no use */
+    const size_t nsteps = end >= start && step > 0 ? (size_t)((end - start) / step) + 1 : 0;
+    for (size_t i = 0; i < n; i++) {
         result[i] = CURLE_FAILED_INIT;
+        gl_buf_init(&bodies[i]);
+        specs[i] = (struct parse_spec){start, step, nsteps, qs[i].what, qs[i].opts};
+        sinks[i] = (struct sink){.buf = &bodies[i], .max = (size_t)c->max_response_bytes,
+                                 .stop = &stop, .spec = &specs[i]};
+    }
     char **urls = gl_xcalloc(n, sizeof *urls);
     if (multi) {
         curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->max_in_flight);
         curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->max_in_flight);
         for (size_t i = 0; i < n; i++) {
-            struct gl_buf params;
+            struct gl_buf params, url;
             gl_buf_init(&params);
+            gl_buf_init(&url);
             char what[512];
-            range_params(p, queries[i], start, end, step, &params, what, sizeof what);
-            gl_buf_reset(&bodies[i]);
-            gl_buf_printf(&bodies[i], "%s/api/v1/query_range%s%s", c->url, p->post ? "" : "?",
+            range_params(p, qs[i].query, start, end, step, &params, what, sizeof what);
+            gl_buf_printf(&url, "%s/api/v1/query_range%s%s", c->url, p->post ? "" : "?",
                           p->post ? "" : params.data);
-            urls[i] = bodies[i].data;
-            gl_buf_init(&bodies[i]);
-            sinks[i] = (struct sink){&bodies[i], (size_t)c->max_response_bytes, false};
+            urls[i] = url.data;
             h[i] = curl_easy_duphandle(p->curl);
             if (h[i])
                 gl_auth_prepare_copy(p->auth, h[i]);
@@ -450,6 +519,7 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
             gl_buf_free(&params);
             if (!h[i])
                 continue;
+            sinks[i].h = h[i];
             curl_easy_setopt(h[i], CURLOPT_URL, urls[i]);
             curl_easy_setopt(h[i], CURLOPT_WRITEDATA, &sinks[i]);
             /* waiting for a connection counts against the same deadline */
@@ -461,26 +531,30 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
             curl_multi_add_handle(multi, h[i]);
         }
         int running = 1;
-        while (running) {
+        while (running && !stop) {
             if (curl_multi_perform(multi, &running) != CURLM_OK)
                 break;
-            if (running)
+            CURLMsg *msg;
+            int left;
+            while ((msg = curl_multi_info_read(multi, &left))) {
+                if (msg->msg != CURLMSG_DONE)
+                    continue;
+                void *priv = NULL;
+                curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+                size_t i = (size_t)(uintptr_t)priv;
+                if (i >= n)
+                    continue;
+                curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &status[i]);
+                result[i] = msg->data.result;
+                if (result[i] == CURLE_OK && status[i] >= 200 && status[i] < 300)
+                    ok[i] = true;
+                if (result[i] == CURLE_FILESIZE_EXCEEDED)
+                    stop = true;
+            }
+            /* an oversized response ends the batch at once: the chunk is
+             * split anyway, so the other transfers are dropped unfinished */
+            if (running && !stop)
                 curl_multi_poll(multi, NULL, 0, 1000, NULL);
-        }
-        CURLMsg *msg;
-        int left;
-        while ((msg = curl_multi_info_read(multi, &left))) {
-            if (msg->msg != CURLMSG_DONE)
-                continue;
-            void *priv = NULL;
-            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
-            size_t i = (size_t)(uintptr_t)priv;
-            if (i >= n)
-                continue;
-            curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &status[i]);
-            result[i] = msg->data.result;
-            if (result[i] == CURLE_OK && status[i] >= 200 && status[i] < 300)
-                ok[i] = true;
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -488,6 +562,7 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
             curl_multi_remove_handle(multi, h[i]);
             curl_easy_cleanup(h[i]);
         }
+        sinks[i].h = NULL;
         free(urls[i]);
     }
     enum gl_status rc = GL_OK;
@@ -498,8 +573,8 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
             struct gl_buf params;
             gl_buf_init(&params);
             char what[512];
-            range_params(p, queries[i], start, end, step, &params, what, sizeof what);
-            rc = too_large(p, "/api/v1/query_range", what, &bodies[i], err);
+            range_params(p, qs[i].query, start, end, step, &params, what, sizeof what);
+            rc = too_large(p, "/api/v1/query_range", what, &sinks[i], err);
             gl_buf_free(&params);
         }
     }
@@ -510,7 +585,7 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
         struct gl_buf params;
         gl_buf_init(&params);
         char what[512];
-        range_params(p, queries[i], start, end, step, &params, what, sizeof what);
+        range_params(p, qs[i].query, start, end, step, &params, what, sizeof what);
         bool retry = result[i] == CURLE_OK ? status[i] >= 500 || status[i] == 429
                                            : transient_curl_error(result[i]) ||
                                                  result[i] == CURLE_FAILED_INIT;
@@ -539,7 +614,8 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
                     sleep_ms(delay);
                     waited = true;
                 }
-                rc = prom_get_from(p, "/api/v1/query_range", params.data, what, &bodies[i],
+                /* a fresh parser for the new attempt (prom_get_from resets the sink) */
+                rc = prom_get_from(p, "/api/v1/query_range", params.data, what, &sinks[i],
                                    result[i] == CURLE_FAILED_INIT ? 0 : 1, deadline, err);
             }
         } else {
@@ -549,9 +625,19 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
         }
         gl_buf_free(&params);
     }
-    if (rc) /* nothing of a failed batch is used: give its memory back now */
-        for (size_t i = 0; i < n; i++)
-            gl_buf_free(&bodies[i]);
+    /* every response is in: the parses end (each query's outcome its own) */
+    for (size_t i = 0; i < n; i++) {
+        if (!rc) {
+            struct gl_matrix_parser *mp = sinks[i].mp;
+            sinks[i].mp = NULL;
+            if (!mp) /* an empty body: no byte came */
+                mp = gl_matrix_parser_new(start, step, nsteps, qs[i].what, qs[i].opts);
+            qs[i].bytes = (int64_t)sinks[i].total;
+            qs[i].rc = gl_matrix_parser_finish(mp, &qs[i].m, &qs[i].err);
+        }
+        sink_reset(&sinks[i]);
+        gl_buf_free(&bodies[i]);
+    }
     if (multi)
         curl_multi_cleanup(multi);
     free(h);
@@ -559,6 +645,8 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *cons
     free(status);
     free(result);
     free(sinks);
+    free(specs);
+    free(bodies);
     free(urls);
     return rc;
 }

@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "parse.h"
 #include "util.h"
 
 struct gl_prom;
@@ -35,12 +36,30 @@ void gl_prom_free(struct gl_prom *p);
 enum gl_status gl_prom_query_range(struct gl_prom *p, const char *query, int64_t start,
                                    int64_t end, int64_t step, struct gl_buf *body,
                                    struct gl_error *err);
+/* One query of a batch: its response is parsed as it downloads
+ * (gl_matrix_parser), so no body is held whole. */
+struct gl_range_query {
+    const char *query;                /* in */
+    const char *what;                 /* in: names the query in parse messages */
+    const struct gl_parse_opts *opts; /* in: borrowed until the batch returns */
+    struct gl_matrix m;               /* out: the matrix, when rc is GL_OK */
+    enum gl_status rc;                /* out: the parse's outcome */
+    struct gl_error err;              /* out: why the parse failed */
+    int64_t bytes;                    /* out: the response's bytes, decompressed */
+};
+
 /* The same window for n queries, up to prometheus.max_in_flight requests
  * at once (curl multi); a request that fails is retried on its own with the
- * usual backoff. bodies[i] receives query i's JSON. */
-enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n, char *const *queries,
-                                         int64_t start, int64_t end, int64_t step,
-                                         struct gl_buf *bodies, struct gl_error *err);
+ * usual backoff (with a fresh parse). Each 2xx body is parsed into qs[i].m
+ * on the grid start + k*step, k <= (end - start) / step, while it arrives;
+ * other bodies are kept (their first MiB) for the error message. A request
+ * failure (HTTP, transport) fails the batch; GL_ERR_TOO_LARGE wins over
+ * every other and ends the batch at once, dropping the other transfers.
+ * When the batch succeeds, each query has its own parse outcome (rc, err;
+ * free m with gl_matrix_free); when it fails, nothing is left to free. */
+enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
+                                         struct gl_range_query *qs, int64_t start, int64_t end,
+                                         int64_t step, struct gl_error *err);
 
 /* Instant query at time t. */
 enum gl_status gl_prom_query(struct gl_prom *p, const char *query, int64_t t,

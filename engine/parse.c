@@ -26,13 +26,21 @@ const char *const gl_skip_names[GL_SKIP_N] = {"nan_inf", "negative", "out_of_bou
  * MiB × step × 3 sums inside int64 (the bound when no option gives one). */
 #define DEFAULT_MAX 281474976710656.0
 
+/* A finished metric's labels are packed in one allocation: the array, then
+ * the strings (pack_labels); while a metric is being read each label has
+ * its own (add_label). */
+static bool labels_packed(const struct gl_series *s)
+{
+    return s->nlabels && s->labels[0].name == (char *)(s->labels + s->nlabels);
+}
+
 void gl_matrix_free(struct gl_matrix *m)
 {
     if (!m)
         return;
     for (size_t i = 0; i < m->nseries; i++) {
         struct gl_series *s = &m->series[i];
-        for (size_t j = 0; j < s->nlabels; j++)
+        for (size_t j = 0; !labels_packed(s) && j < s->nlabels; j++)
             free(s->labels[j].name); /* the value shares the allocation */
         free(s->labels);
         free(s->values);
@@ -459,6 +467,31 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* One allocation for the labels of a series (the array, then every name
+ * and value), in place of one per label and a grown array: a large
+ * response has millions of labels, and each allocation costs its header. */
+static void pack_labels(struct gl_series *s)
+{
+    if (!s->nlabels || labels_packed(s))
+        return;
+    size_t bytes = s->nlabels * sizeof *s->labels;
+    for (size_t i = 0; i < s->nlabels; i++)
+        bytes += strlen(s->labels[i].name) + strlen(s->labels[i].value) + 2;
+    struct gl_label *l = malloc(bytes);
+    if (!l)
+        return; /* stays as it is, freed label by label */
+    char *at = (char *)(l + s->nlabels);
+    for (size_t i = 0; i < s->nlabels; i++) {
+        size_t kn = strlen(s->labels[i].name) + 1, vn = strlen(s->labels[i].value) + 1;
+        l[i].name = memcpy(at, s->labels[i].name, kn);
+        l[i].value = memcpy(at + kn, s->labels[i].value, vn);
+        at += kn + vn;
+        free(s->labels[i].name);
+    }
+    free(s->labels);
+    s->labels = l;
+}
+
 /* At the end of metric: a label name given twice is an error. */
 static int labels_done(struct parser *p)
 {
@@ -484,6 +517,7 @@ static int labels_done(struct parser *p)
         escape_n(dup, strlen(dup), d, sizeof d);
         return fail_series(p, "label \"%s\" appears twice in metric", d);
     }
+    pack_labels(p->cur);
     return 1;
 }
 
@@ -499,7 +533,9 @@ static int add_label(struct parser *p, const char *v, size_t vn)
             return fail_series(p, "label \"%s\": value is not valid UTF-8 (a UTF-16 surrogate)",
                                k);
     struct gl_series *s = p->cur;
-    if (s->nlabels == p->labels_cap) {
+    /* one slot is always spare: labels + nlabels is then inside the array,
+     * never a label's own allocation (labels_packed) */
+    if (s->nlabels + 1 >= p->labels_cap) {
         p->labels_cap = p->labels_cap ? 2 * p->labels_cap : 16;
         s->labels = gl_xrealloc(s->labels, p->labels_cap * sizeof *s->labels);
     }
@@ -732,6 +768,11 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t n)
     case ST_IN_METRIC:
         if (memchr(s, '\0', n))
             return fail_series(p, "a label name holds a NUL character");
+        /* U+D800..U+DFFF encoded (a lone low surrogate's \u escape, which yajl
+         * passes through) is not UTF-8, in a name as in a value */
+        for (size_t i = 0; i + 1 < n; i++)
+            if (s[i] == 0xed && s[i + 1] >= 0xa0)
+                return fail_series(p, "a label name is not valid UTF-8 (a UTF-16 surrogate)");
         gl_buf_reset(&p->key);
         if (!gl_buf_append(&p->key, s, n))
             return fail(p, "out of memory");
@@ -887,22 +928,19 @@ static const yajl_callbacks callbacks = {
 };
 
 /* yajl's own error (invalid JSON, UTF-8, trailing text), with the byte
- * offset, a printable excerpt there and, inside a series, the series. */
-static void json_error(struct parser *p, yajl_handle h, const char *json, size_t len)
+ * offset `at`, a printable excerpt from 24 bytes before it (near_bytes) and, inside a series, the series. */
+static void json_error(struct parser *p, yajl_handle h, size_t at, const char *near_bytes,
+                       size_t nnear)
 {
-    unsigned char *e = yajl_get_error(h, 0, (const unsigned char *)json, len);
+    unsigned char *e = yajl_get_error(h, 0, (const unsigned char *)near_bytes, nnear);
     char msg[200];
     snprintf(msg, sizeof msg, "%s", e ? (const char *)e : "parse error");
     yajl_free_error(h, e);
     size_t k = strlen(msg);
     while (k > 0 && (msg[k - 1] == '\n' || msg[k - 1] == ' '))
         msg[--k] = '\0';
-    size_t at = yajl_get_bytes_consumed(h);
-    if (at > len)
-        at = len;
-    size_t from = at > 24 ? at - 24 : 0;
     char near[200];
-    escape_n(json + from, len - from < 64 ? len - from : 64, near, sizeof near);
+    escape_n(near_bytes, nnear, near, sizeof near);
     char where[300] = "";
     if (p->st == ST_LABEL) {
         char kn[100];
@@ -923,67 +961,144 @@ static void json_error(struct parser *p, yajl_handle h, const char *json, size_t
         fail(p, "response is not valid JSON at byte %zu: %s, near \"%s\"", at, msg, near);
 }
 
-/* The offset of the first \\u escape of a UTF-16 high surrogate
- * (D800-DBFF) that is not followed by the escape of a low surrogate
- * (DC00-DFFF), else SIZE_MAX. yajl decodes such a lone high surrogate to
- * "?" (so two different label values could become one) and combines one
- * followed by any other \\u escape into a wrong character; neither is
- * text, so the response is refused. Only escapes are looked at: a
- * backslash outside a string is invalid JSON that yajl rejects anyway. */
-static int hex4(const char *h, unsigned *v)
+/* Lone UTF-16 high surrogates: a \\u escape of D800-DBFF that is not
+ * followed by the escape of a low surrogate (DC00-DFFF). yajl decodes such
+ * a lone high surrogate to "?" (so two different label values could become
+ * one) and combines one followed by any other \\u escape into a wrong
+ * character; neither is text, so the response is refused. Only escapes are
+ * looked at: a backslash outside a string is invalid JSON that yajl rejects
+ * anyway. The scan runs byte by byte over the stream (any split of the body
+ * gives the same answer): after a backslash, a 'u' and four hex digits form
+ * an escape; anything else ends it (the byte is looked at again). */
+static int hexval(unsigned char c)
 {
-    *v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = h[i];
-        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
-                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
-                                            : 16u;
-        if (d > 15)
-            return 0;
-        *v = *v << 4 | d;
-    }
-    return 1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
-static size_t lone_surrogate(const char *json, size_t len)
+enum sur_state {
+    SUR_TEXT,    /* outside an escape */
+    SUR_BACK,    /* after a backslash */
+    SUR_HEX,     /* in \uXXXX: `nhex` digits so far */
+    SUR_LO_BACK, /* after a high surrogate: expecting a backslash */
+    SUR_LO_U,    /* ... then 'u' */
+    SUR_LO_HEX,  /* ... then four hex digits of a low surrogate */
+};
+
+struct sur_scan {
+    enum sur_state st;
+    int nhex;
+    unsigned v;
+    size_t esc_at;       /* offset of the pending high surrogate's escape */
+    size_t bad;          /* offset of the first lone one, SIZE_MAX when none */
+    char near[48];       /* the bytes from `bad` on, for the message */
+    size_t nnear;
+    char pending[12];    /* the bytes of the pending escape */
+    size_t npending;
+};
+
+static void sur_init(struct sur_scan *s)
 {
-    const char *p = json, *end = json + len;
-    while ((p = memchr(p, '\\', (size_t)(end - p))) != NULL) {
-        if (end - p < 2)
-            break;
-        unsigned v;
-        if (p[1] != 'u' || end - p < 6 || !hex4(p + 2, &v)) {
-            p += 2; /* another escape (or a malformed one yajl reports) */
-            continue;
-        }
-        if (v >= 0xD800 && v <= 0xDBFF) {
-            unsigned lo;
-            if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || !hex4(p + 8, &lo) || lo < 0xDC00 ||
-                lo > 0xDFFF)
-                return (size_t)(p - json);
-            p += 12;
-        } else {
-            p += 6;
-        }
-    }
-    return SIZE_MAX;
+    memset(s, 0, sizeof *s);
+    s->bad = SIZE_MAX;
 }
 
-/* yajl reports text after the document as trailing garbage, except text
- * that starts a token it cannot finish (an unterminated string: `}"junk`),
- * which it waits for and then drops. So the bytes after the closing brace
- * must be white space only. */
-static void trailing_data(struct parser *p, const char *json, size_t len)
+/* Scans n bytes at offset `at` of the stream. */
+static void sur_feed(struct sur_scan *s, const char *data, size_t n, size_t at)
 {
-    for (size_t i = p->doc_end; i < len; i++) {
-        char c = json[i];
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
-            continue;
-        char near[200];
-        escape_n(json + i, len - i < 48 ? len - i : 48, near, sizeof near);
-        fail(p, "response has data after the JSON document at byte %zu: near \"%s\"", i, near);
+    size_t i = 0;
+    if (s->bad != SIZE_MAX) { /* found: only the bytes of the message */
+        size_t k = n < sizeof s->near - s->nnear ? n : sizeof s->near - s->nnear;
+        memcpy(s->near + s->nnear, data, k);
+        s->nnear += k;
         return;
+    }
+    while (i < n) {
+        unsigned char c = (unsigned char)data[i];
+        switch (s->st) {
+        case SUR_TEXT: {
+            const char *b = memchr(data + i, '\\', n - i);
+            if (!b)
+                return;
+            i = (size_t)(b - data) + 1;
+            s->st = SUR_BACK;
+            s->esc_at = at + (size_t)(b - data);
+            s->pending[0] = '\\';
+            s->npending = 1;
+            continue;
+        }
+        case SUR_BACK:
+            if (c == 'u') {
+                s->st = SUR_HEX;
+                s->nhex = 0;
+                s->v = 0;
+                s->pending[s->npending++] = (char)c;
+                i++;
+            } else {
+                s->st = SUR_TEXT; /* another escape: its byte is skipped */
+                i++;
+            }
+            continue;
+        case SUR_HEX:
+        case SUR_LO_HEX: {
+            int d = hexval(c);
+            if (d < 0) {
+                if (s->st == SUR_LO_HEX)
+                    goto lone;
+                s->st = SUR_TEXT; /* malformed (yajl reports it): look again */
+                continue;
+            }
+            s->v = s->v << 4 | (unsigned)d;
+            s->pending[s->npending++] = (char)c;
+            i++;
+            if (++s->nhex < 4)
+                continue;
+            if (s->st == SUR_LO_HEX) {
+                if (s->v < 0xDC00 || s->v > 0xDFFF)
+                    goto lone;
+                s->st = SUR_TEXT;
+            } else if (s->v >= 0xD800 && s->v <= 0xDBFF) {
+                s->st = SUR_LO_BACK;
+            } else {
+                s->st = SUR_TEXT;
+            }
+            continue;
+        }
+        case SUR_LO_BACK:
+        case SUR_LO_U:
+            if (c != (s->st == SUR_LO_BACK ? '\\' : 'u'))
+                goto lone;
+            s->pending[s->npending++] = (char)c;
+            i++;
+            if (s->st == SUR_LO_BACK) {
+                s->st = SUR_LO_U;
+            } else {
+                s->st = SUR_LO_HEX;
+                s->nhex = 0;
+                s->v = 0;
+            }
+            continue;
+        }
+    }
+    return;
+lone:
+    /* the escape is not followed by a low surrogate's: the response is
+     * refused; keep the bytes from the escape on for the message */
+    s->bad = s->esc_at;
+    memcpy(s->near, s->pending, s->npending);
+    s->nnear = s->npending;
+    sur_feed(s, data + i, n - i, at + i);
+}
+
+/* At the end of the body: a high surrogate still waiting is lone. */
+static void sur_finish(struct sur_scan *s)
+{
+    if (s->bad == SIZE_MAX && s->st >= SUR_LO_BACK) {
+        s->bad = s->esc_at;
+        memcpy(s->near, s->pending, s->npending);
+        s->nnear = s->npending;
     }
 }
 
@@ -1014,54 +1129,219 @@ static void check_document(struct parser *p)
         fail(p, "expected data.resultType \"matrix\" with a result array");
 }
 
+/* An incremental parse: the body arrives in pieces of any size. yajl
+ * takes them as they come; the lone-surrogate scan runs alongside. Every
+ * check of the whole-buffer parse is made with the same outcome and
+ * message: a failure found early stops the parse, but the rest of the body
+ * is still scanned (a lone surrogate anywhere wins, as when the whole body
+ * was looked at first) and the excerpt of a JSON error is completed from
+ * the bytes that follow. */
+struct gl_matrix_parser {
+    struct parser p;
+    struct gl_matrix m;
+    struct gl_error err;        /* the callbacks' failure */
+    struct gl_parse_opts opts;
+    bool has_opts;
+    char *what;
+    yajl_handle h;
+    struct sur_scan sur;
+    size_t len;                 /* bytes fed */
+    bool bad_step;
+    bool oom;                   /* yajl could not be set up */
+    bool stopped;               /* yajl or a callback failed: only scanning */
+    char head[64];              /* the first bytes */
+    size_t nhead;
+    char hist[64];              /* the last bytes before the current piece */
+    size_t nhist;
+    bool json_failed;           /* yajl refused the text at json_at */
+    size_t json_at;
+    char near[64];              /* the bytes from json_at - 24 on */
+    size_t nnear;
+    /* yajl reports text after the document as trailing garbage, except text
+     * that starts a token it cannot finish (an unterminated string:
+     * `}"junk`), which it waits for and then drops: so the first byte after
+     * the closing brace that is not white space is remembered here and, if
+     * yajl itself found nothing wrong, refused at finish (the same answer
+     * for any split of the body) */
+    size_t trail_at;            /* SIZE_MAX when none */
+    char trail[48];
+    size_t ntrail;
+};
+
+struct gl_matrix_parser *gl_matrix_parser_new(int64_t start, int64_t step, size_t nsteps,
+                                              const char *what,
+                                              const struct gl_parse_opts *opts)
+{
+    struct gl_matrix_parser *mp = gl_xcalloc(1, sizeof *mp);
+    mp->m.start = start;
+    mp->m.step = step;
+    mp->m.nsteps = nsteps;
+    mp->what = gl_strdup(what ? what : "");
+    if (opts) {
+        mp->opts = *opts;
+        mp->has_opts = true;
+    }
+    sur_init(&mp->sur);
+    mp->bad_step = step <= 0;
+    struct parser *p = &mp->p;
+    *p = (struct parser){.what = mp->what, .opts = mp->has_opts ? &mp->opts : NULL, .m = &mp->m,
+                         .err = &mp->err, .st = ST_START};
+    gl_buf_init(&p->key);
+    if (!mp->bad_step) {
+        p->present = gl_xcalloc(nsteps ? nsteps : 1, 1);
+        mp->h = yajl_alloc(&callbacks, NULL, p);
+        mp->oom = !mp->h;
+        p->h = mp->h;
+    }
+    mp->trail_at = SIZE_MAX;
+    return mp;
+}
+
+void gl_matrix_parser_free(struct gl_matrix_parser *mp)
+{
+    if (!mp)
+        return;
+    if (mp->h)
+        yajl_free(mp->h);
+    free(mp->p.present);
+    gl_buf_free(&mp->p.key);
+    gl_matrix_free(&mp->m);
+    free(mp->what);
+    free(mp);
+}
+
+/* Appends up to cap - *n bytes of data to buf. */
+static void keep_bytes(char *buf, size_t cap, size_t *n, const char *data, size_t len)
+{
+    size_t k = len < cap - *n ? len : cap - *n;
+    memcpy(buf + *n, data, k);
+    *n += k;
+}
+
+void gl_matrix_parser_feed(struct gl_matrix_parser *mp, const char *data, size_t n)
+{
+    if (n == 0)
+        return;
+    const size_t base = mp->len;
+    keep_bytes(mp->head, sizeof mp->head, &mp->nhead, data, n);
+    sur_feed(&mp->sur, data, n, base);
+    if (mp->json_failed)
+        keep_bytes(mp->near, sizeof mp->near, &mp->nnear, data, n);
+    if (mp->trail_at != SIZE_MAX)
+        keep_bytes(mp->trail, sizeof mp->trail, &mp->ntrail, data, n);
+    if (!mp->stopped && !mp->bad_step && !mp->oom && mp->sur.bad == SIZE_MAX) {
+        const bool was_done = mp->p.st == ST_DONE;
+        yajl_status st = yajl_parse(mp->h, (const unsigned char *)data, n);
+        if (mp->p.st == ST_DONE && mp->trail_at == SIZE_MAX) {
+            size_t i = was_done ? 0 : mp->p.doc_end;
+            while (i < n && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' ||
+                             data[i] == '\r'))
+                i++;
+            if (i < n) {
+                mp->trail_at = base + i;
+                keep_bytes(mp->trail, sizeof mp->trail, &mp->ntrail, data + i, n - i);
+            }
+        }
+        if (st != yajl_status_ok)
+            mp->stopped = true;
+        if (st == yajl_status_error && !mp->p.failed) {
+            size_t at = yajl_get_bytes_consumed(mp->h);
+            if (at > n)
+                at = n;
+            at += base;
+            size_t from = at > 24 ? at - 24 : 0;
+            mp->json_failed = true;
+            mp->json_at = at;
+            if (from < base) { /* from the bytes before this piece */
+                size_t back = base - from; /* <= 24 <= nhist */
+                keep_bytes(mp->near, sizeof mp->near, &mp->nnear,
+                           mp->hist + mp->nhist - back, back);
+            }
+            size_t off = from > base ? from - base : 0;
+            keep_bytes(mp->near, sizeof mp->near, &mp->nnear, data + off, n - off);
+        }
+    }
+    /* the last bytes, for an error in the next piece */
+    if (n >= sizeof mp->hist) {
+        memcpy(mp->hist, data + n - sizeof mp->hist, sizeof mp->hist);
+        mp->nhist = sizeof mp->hist;
+    } else {
+        size_t keep = mp->nhist + n <= sizeof mp->hist ? mp->nhist : sizeof mp->hist - n;
+        memmove(mp->hist, mp->hist + mp->nhist - keep, keep);
+        memcpy(mp->hist + keep, data, n);
+        mp->nhist = keep + n;
+    }
+    mp->len += n;
+}
+
+enum gl_status gl_matrix_parser_finish(struct gl_matrix_parser *mp, struct gl_matrix *m,
+                                       struct gl_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->start = mp->m.start;
+    m->step = mp->m.step;
+    m->nsteps = mp->m.nsteps;
+    struct parser *p = &mp->p;
+    enum gl_status rc = GL_OK;
+    sur_finish(&mp->sur);
+    if (mp->len == 0) {
+        rc = gl_error_set(err, GL_ERR_PROM, "%s: empty response body", mp->what);
+    } else if (mp->bad_step) {
+        rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: step must be positive", mp->what);
+    } else if (mp->sur.bad != SIZE_MAX) {
+        char near[200];
+        escape_n(mp->sur.near, mp->sur.nnear, near, sizeof near);
+        rc = gl_error_set(err, GL_ERR_PROM,
+                          "%s: response is not valid JSON text at byte %zu: a \\u escape of a "
+                          "lone UTF-16 surrogate (not a character), near \"%s\"",
+                          mp->what, mp->sur.bad, near);
+    } else if (mp->oom) {
+        rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: out of memory", mp->what);
+    } else {
+        if (mp->json_failed) {
+            json_error(p, mp->h, mp->json_at, mp->near, mp->nnear);
+        } else if (!p->failed) {
+            yajl_status st = yajl_complete_parse(mp->h);
+            if (st == yajl_status_error && !p->failed) {
+                /* the offset yajl gives is in its own final read */
+                size_t at = yajl_get_bytes_consumed(mp->h);
+                if (at > mp->len)
+                    at = mp->len;
+                size_t from = at > 24 ? at - 24 : 0;
+                size_t k = mp->len - from < 64 ? mp->len - from : 64;
+                const char *src = from + k <= mp->nhead ? mp->head + from
+                                  : mp->hist + mp->nhist - (mp->len - from);
+                json_error(p, mp->h, at, src, k);
+            } else if (st == yajl_status_ok && !p->failed && mp->trail_at != SIZE_MAX) {
+                char near[200];
+                escape_n(mp->trail, mp->ntrail, near, sizeof near);
+                fail(p, "response has data after the JSON document at byte %zu: near \"%s\"",
+                     mp->trail_at, near);
+            } else if (st == yajl_status_ok && !p->failed) {
+                check_document(p);
+            }
+        }
+        if (p->failed) {
+            *err = mp->err;
+            rc = GL_ERR_PROM;
+        }
+    }
+    if (!rc) {
+        *m = mp->m;
+        memset(&mp->m, 0, sizeof mp->m);
+    }
+    gl_matrix_parser_free(mp);
+    return rc;
+}
+
 enum gl_status gl_matrix_parse_opts(const char *json, size_t len, int64_t start, int64_t step,
                                     size_t nsteps, const char *what,
                                     const struct gl_parse_opts *opts, struct gl_matrix *m,
                                     struct gl_error *err)
 {
-    memset(m, 0, sizeof *m);
-    m->start = start;
-    m->step = step;
-    m->nsteps = nsteps;
-    if (!json || len == 0)
-        return gl_error_set(err, GL_ERR_PROM, "%s: empty response body", what);
-    if (step <= 0)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: step must be positive", what);
-    size_t bad = lone_surrogate(json, len);
-    if (bad != SIZE_MAX) {
-        char near[200];
-        escape_n(json + bad, len - bad < 48 ? len - bad : 48, near, sizeof near);
-        return gl_error_set(err, GL_ERR_PROM,
-                            "%s: response is not valid JSON text at byte %zu: a \\u escape of a "
-                            "lone UTF-16 surrogate (not a character), near \"%s\"",
-                            what, bad, near);
-    }
-    struct parser p = {.what = what, .opts = opts, .m = m, .err = err, .st = ST_START};
-    gl_buf_init(&p.key);
-    p.present = calloc(nsteps ? nsteps : 1, 1);
-    yajl_handle h = p.present ? yajl_alloc(&callbacks, NULL, &p) : NULL;
-    p.h = h;
-    if (!h) {
-        free(p.present);
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: out of memory", what);
-    }
-    yajl_status st = yajl_parse(h, (const unsigned char *)json, len);
-    if (st == yajl_status_ok)
-        st = yajl_complete_parse(h);
-    if (st == yajl_status_error && !p.failed)
-        json_error(&p, h, json, len);
-    else if (st == yajl_status_ok && !p.failed)
-        trailing_data(&p, json, len);
-    if (st == yajl_status_ok && !p.failed)
-        check_document(&p);
-    yajl_free(h);
-    free(p.present);
-    gl_buf_free(&p.key);
-    if (p.failed) {
-        gl_matrix_free(m);
-        return GL_ERR_PROM;
-    }
-    return GL_OK;
+    struct gl_matrix_parser *mp = gl_matrix_parser_new(start, step, nsteps, what, opts);
+    gl_matrix_parser_feed(mp, json, json ? len : 0);
+    return gl_matrix_parser_finish(mp, m, err);
 }
 
 enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int64_t step,

@@ -32,7 +32,7 @@
 
 struct gl_label {
     char *name;
-    char *value; /* points into the allocation of name: free name only */
+    char *value; /* both point into the series' labels allocation */
 };
 
 struct gl_series {
@@ -83,6 +83,21 @@ enum gl_status gl_matrix_parse_opts(const char *json, size_t len, int64_t start,
                                     size_t nsteps, const char *what,
                                     const struct gl_parse_opts *opts, struct gl_matrix *m,
                                     struct gl_error *err);
+/* The same parse of a body that arrives in pieces (as it is downloaded):
+ * new, feed every piece in order, finish. Pieces may split the body
+ * anywhere; the result and every message are those of gl_matrix_parse_opts
+ * over the whole body. what and opts are copied (opts' patterns stay
+ * borrowed). finish frees the parser and fills m (free it with
+ * gl_matrix_free) or err; gl_matrix_parser_free drops an unfinished one. */
+struct gl_matrix_parser;
+struct gl_matrix_parser *gl_matrix_parser_new(int64_t start, int64_t step, size_t nsteps,
+                                              const char *what,
+                                              const struct gl_parse_opts *opts);
+void gl_matrix_parser_feed(struct gl_matrix_parser *mp, const char *data, size_t n);
+enum gl_status gl_matrix_parser_finish(struct gl_matrix_parser *mp, struct gl_matrix *m,
+                                       struct gl_error *err);
+void gl_matrix_parser_free(struct gl_matrix_parser *mp);
+
 /* gl_matrix_parse_opts with opts NULL. */
 enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int64_t step,
                                size_t nsteps, const char *what, struct gl_matrix *m,

@@ -18,11 +18,81 @@
 #define SERIES(labels, values) "{\"metric\":{" labels "},\"values\":[" values "]}"
 #define GOOD HEAD SERIES(DEV, "[1790985600,\"100\"],[1790985660,\"200\"]") TAIL
 
+/* Same series, labels, values and counts. */
+static bool same_matrix(const struct gl_matrix *a, const struct gl_matrix *b)
+{
+    if (a->nseries != b->nseries || a->samples != b->samples ||
+        a->bad_samples != b->bad_samples || a->nwarnings != b->nwarnings ||
+        memcmp(a->skipped, b->skipped, sizeof a->skipped) != 0 ||
+        memcmp(a->bad, b->bad, sizeof a->bad) != 0)
+        return false;
+    for (size_t i = 0; i < a->nseries; i++) {
+        const struct gl_series *x = &a->series[i], *y = &b->series[i];
+        if (x->nlabels != y->nlabels || x->first_step != y->first_step ||
+            x->first_seen != y->first_seen)
+            return false;
+        for (size_t k = 0; k < x->nlabels; k++)
+            if (strcmp(x->labels[k].name, y->labels[k].name) != 0 ||
+                strcmp(x->labels[k].value, y->labels[k].value) != 0)
+                return false;
+        for (size_t k = 0; k < a->nsteps; k++)
+            if (!(x->values[k] == y->values[k] || (isnan(x->values[k]) && isnan(y->values[k]))))
+                return false;
+    }
+    return true;
+}
+
+/* The body fed in pieces (as downloaded): the first piece `first` bytes,
+ * then pieces of `size`. */
+static enum gl_status parse_pieces(const char *body, size_t len, size_t first, size_t size,
+                                   const struct gl_parse_opts *o, struct gl_matrix *m,
+                                   struct gl_error *err)
+{
+    err->msg[0] = '\0';
+    struct gl_matrix_parser *mp = gl_matrix_parser_new(T0, 60, NSTEPS, "Q", o);
+    size_t at = 0;
+    for (size_t n = first; at < len; n = size) {
+        size_t k = n < len - at ? n : len - at;
+        gl_matrix_parser_feed(mp, body + at, k);
+        at += k;
+    }
+    return gl_matrix_parser_finish(mp, m, err);
+}
+
+/* Every case is also parsed incrementally, split at every byte (long bodies:
+ * in a few piece sizes), and must give the same result and message. */
 static enum gl_status parse_n(const char *body, size_t len, const struct gl_parse_opts *o,
                               struct gl_matrix *m, struct gl_error *err)
 {
     err->msg[0] = '\0';
-    return gl_matrix_parse_opts(body, len, T0, 60, NSTEPS, "Q", o, m, err);
+    enum gl_status rc = gl_matrix_parse_opts(body, len, T0, 60, NSTEPS, "Q", o, m, err);
+    static const size_t sizes[] = {1, 2, 7, 64, 4096};
+    for (size_t first = 0; first <= len && first < 2048; first++) {
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+            if (len >= 2048 && first > 0)
+                break;
+            if (len > 65536 && sizes[s] < 64)
+                continue;
+            if (len < 2048 && s > 0)
+                break;
+            struct gl_matrix pm;
+            struct gl_error perr;
+            size_t one = len < 2048 ? (first ? first : len ? len : 1) : sizes[s];
+            size_t rest = len < 2048 ? 1 : sizes[s];
+            enum gl_status prc = parse_pieces(body, len, one, rest, o, &pm, &perr);
+            if (prc != rc || (rc && strcmp(perr.msg, err->msg) != 0) ||
+                (!rc && !same_matrix(&pm, m))) {
+                printf("# in pieces (%zu, then %zu) differs: rc %d vs %d, \"%s\" vs \"%s\"\n",
+                       one, rest, (int)prc, (int)rc, prc ? perr.msg : "",
+                       rc ? err->msg : "");
+                tap_case_failed = 1;
+            }
+            gl_matrix_free(&pm);
+        }
+        if (len >= 2048)
+            break;
+    }
+    return rc;
 }
 
 static enum gl_status parse(const char *body, const struct gl_parse_opts *o, struct gl_matrix *m,
@@ -246,6 +316,9 @@ static void test_labels(void)
           "NUL", "UUID=\"GPU-1\"");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"a\\u0000b\":\"x\"", "") TAIL, "NUL");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"\\udc00\"", "") TAIL, "surrogate");
+    /* a lone low surrogate in a label name (found by fuzz_matrix) */
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"\\uDDCe\":\"nvidia0\"", "") TAIL, "label name",
+          "surrogate");
     /* a lone high surrogate: yajl would decode it to "?", so "p\ud800" and
      * "p\udbff" would become the same pod; followed by another \u escape it
      * would be combined into a wrong character */
@@ -255,6 +328,10 @@ static void test_labels(void)
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\\ud83d\\u0041\"", "") TAIL,
           "lone UTF-16 surrogate");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"p\\udbff\":\"x\"", "") TAIL, "lone UTF-16 surrogate");
+    /* found anywhere in the body, even after an error yajl stopped at (the
+     * incremental parse scans on), and at its very end */
+    FAILS(GOOD " x \"\\ud800\"", "lone UTF-16 surrogate", "byte 187");
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\\ud800", "") , "lone UTF-16 surrogate");
     {
         /* a surrogate pair is one character; an escaped backslash before
          * "ud800" is literal text, not an escape */
