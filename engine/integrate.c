@@ -50,7 +50,6 @@ struct dev {
     double *reserved;  /* FB_RESERVED, max over the group */
     double *busy;      /* busy ratio 0..1 from the preferred compute query */
     int32_t first_pair;
-    int32_t first_lset;
     int32_t copy_run;
     bool copy_warned;
     /* per-step scratch */
@@ -60,13 +59,6 @@ struct dev {
     int64_t sum_q;     /* Σ pod MiB·s this step */
     int64_t idle_q;
     int32_t rank;      /* position in ascending (UUID, GPU_I_ID) order */
-};
-
-/* One label set of a device's memory series (labels but __name__): its
- * USED, FREE and RESERVED, whose sum is that series' view of the capacity. */
-struct lset {
-    double *v[3];
-    int32_t next;
 };
 
 struct pair {
@@ -159,14 +151,14 @@ static void *vec_push(struct vec *v)
 
 struct work {
     const struct gl_config *c;
+    const struct gl_query_schema *qs; /* labels of the query being read (exporter schema) */
     const struct gl_chunk_input *in;
     struct gl_rollup *r;
     struct gl_intern *devkeys, *podkeys, *nodekeys, *pnkeys, *pnodekeys, *pairkeys, *labelkeys;
     struct gl_intern *claimkeys, *ctrkeys;
-    struct vec devs, pairs, pods, nodes, pns, pnodes, asers, lsets, ctrs;
+    struct vec devs, pairs, pods, nodes, pns, pnodes, asers, ctrs;
     int32_t *dev_order;           /* real devices in ascending (UUID, GPU_I_ID) */
     size_t ndev_order;
-    struct gl_intern *lskeys;
     struct label_index pl, nl, nodel;
     int32_t empty;
     char *ens_label, *epod_label; /* "exported_" + the namespace / pod label */
@@ -187,7 +179,6 @@ struct work {
 #define PN(w, i) (((struct pn *)(w)->pns.data)[i])
 #define PNODE(w, i) (((struct pnode *)(w)->pnodes.data)[i])
 #define ASER(w, i) (((struct aser *)(w)->asers.data)[i])
-#define LSET(w, i) (((struct lset *)(w)->lsets.data)[i])
 #define CTR(w, i) (((struct ctr_limit *)(w)->ctrs.data)[i])
 
 /* ---- rollup hash table ---- */
@@ -487,7 +478,6 @@ static struct gl_chunk_device *new_chunk_device(struct work *w)
     cd->first_seen = cd->last_seen = -1;
     struct dev *d = vec_push(&w->devs);
     d->first_pair = -1;
-    d->first_lset = -1;
     d->node = -1;
     return cd;
 }
@@ -497,17 +487,18 @@ static struct gl_chunk_device *new_chunk_device(struct work *w)
 static int32_t device_of(struct work *w, const struct gl_series *s)
 {
     const struct gl_config *c = w->c;
-    const char *uuid = gl_series_label(s, c->uuid_label);
-    if (!uuid && strcmp(c->uuid_label, "UUID") != 0)
+    const struct gl_query_schema *qs = w->qs;
+    const char *uuid = gl_series_label(s, qs->uuid_label);
+    if (!uuid && strcmp(qs->uuid_label, "UUID") != 0)
         uuid = gl_series_label(s, "UUID");
     if (!uuid)
         return -1;
     const char *cluster = series_cluster(c, s);
-    const char *gid = gl_series_label(s, c->gpu_i_id_label);
-    if (!gid && strcmp(c->gpu_i_id_label, "GPU_I_ID") != 0)
+    const char *gid = gl_series_label(s, qs->gpu_i_id_label);
+    if (!gid && strcmp(qs->gpu_i_id_label, "GPU_I_ID") != 0)
         gid = gl_series_label(s, "GPU_I_ID");
     int32_t key = key3(w, w->devkeys, cluster, uuid, gid);
-    const char *host = gl_series_label(s, c->hostname_label);
+    const char *host = gl_series_label(s, qs->hostname_label);
     if (!host)
         host = gl_series_label(s, "hostname");
     if (!host)
@@ -568,59 +559,6 @@ static int64_t to_mib(double v)
     return v < 9.0e18 ? (int64_t)llround(v) : INT64_MAX;
 }
 
-/* Merges a series into its label set's slot (which = 0 USED, 1 FREE,
- * 2 RESERVED). */
-static void lset_merge(struct work *w, int32_t dev, const struct gl_series *s, int which)
-{
-    struct gl_buf key;
-    gl_buf_init(&key);
-    gl_buf_printf(&key, "%d", dev);
-    for (size_t i = 0; i < s->nlabels; i++)
-        if (strcmp(s->labels[i].name, "__name__") != 0)
-            gl_buf_printf(&key, "\x1f%s=%s", s->labels[i].name, s->labels[i].value);
-    int32_t k = intern_in(w->lskeys, key.data);
-    gl_buf_free(&key);
-    if ((size_t)k >= w->lsets.n) {
-        struct lset *l = vec_push(&w->lsets);
-        l->next = DEV(w, dev).first_lset;
-        DEV(w, dev).first_lset = k;
-    }
-    struct lset *l = &LSET(w, k);
-    if (!l->v[which])
-        l->v[which] = new_values(w->r->nsteps);
-    merge_max(l->v[which], s->values, w->r->nsteps);
-}
-
-/* Capacity at t as SPEC §9 has it: USED + FREE + RESERVED, each label set
- * of the device read as one view (missing members count 0), the max over
- * the label sets that carry FREE or RESERVED. A label set without USED
- * there (another exporter's memory source beside dcgm's FREE/RESERVED,
- * e.g. HAMi) counts the device's used memory. With neither FREE nor
- * RESERVED anywhere, capacity is the device's used memory. -1: no data. */
-static int64_t lset_capacity(struct work *w, int32_t d, const struct dev *dv, size_t t,
-                             int64_t used_dev)
-{
-    int64_t best = -1;
-    for (int32_t k = dv->first_lset; k >= 0; k = LSET(w, k).next) {
-        const struct lset *l = &LSET(w, k);
-        bool has[3];
-        for (int i = 0; i < 3; i++)
-            has[i] = l->v[i] && !isnan(l->v[i][t]);
-        if (!has[1] && !has[2])
-            continue;
-        int64_t sum = has[0] ? to_mib(l->v[0][t]) : used_dev;
-        for (int i = 1; i < 3; i++)
-            if (has[i] && !q_add(w, t, sum, to_mib(l->v[i][t]), &sum,
-                                 "USED + FREE + RESERVED (capacity)", d))
-                return -1;
-        if (sum > best)
-            best = sum;
-    }
-    if (best < 0 && dv->fb)
-        best = used_dev;
-    return best;
-}
-
 /* A bytes source's values rounded half-even to MiB per sample (SPEC §9)
  * into mib (n slots); the input stays as parsed. */
 static void bytes_to_mib(const double *in, double *mib, size_t n)
@@ -666,7 +604,8 @@ static void add_memory(struct work *w, const struct gl_matrix *m)
 {
     const struct gl_config *c = w->c;
     size_t n = w->r->nsteps;
-    double *mib = c->mem_unit == GL_UNIT_BYTES ? gl_xcalloc(n, sizeof *mib) : NULL;
+    w->qs = &c->mq[GL_MQ_MEMORY];
+    double *mib = w->qs->unit == GL_UNIT_BYTES ? gl_xcalloc(n, sizeof *mib) : NULL;
     for (size_t i = 0; i < m->nseries; i++) {
         struct gl_series conv = m->series[i];
         const struct gl_series *s = &conv;
@@ -677,7 +616,6 @@ static void add_memory(struct work *w, const struct gl_matrix *m)
             bytes_to_mib(conv.values, mib, n);
             conv.values = mib;
         }
-        lset_merge(w, dev, s, 0);
         const char *ns, *pod;
         if (!identity(w, s, &ns, &pod)) {
             merge_max(DEV(w, dev).used, s->values, n);
@@ -703,6 +641,7 @@ static void add_limits(struct work *w)
         return;
     const struct gl_config *c = w->c;
     size_t n = w->r->nsteps;
+    w->qs = &c->mq[GL_MQ_LIMIT];
     double *mib = gl_xcalloc(n, sizeof *mib);
     for (size_t i = 0; i < m->nseries; i++) {
         const struct gl_series *s = &m->series[i];
@@ -721,7 +660,7 @@ static void add_limits(struct work *w)
             cl->pair = p;
             cl->values = new_values(n);
         }
-        if (c->mem_unit == GL_UNIT_BYTES)
+        if (w->qs->unit == GL_UNIT_BYTES)
             bytes_to_mib(s->values, mib, n);
         else
             memcpy(mib, s->values, n * sizeof *mib);
@@ -741,19 +680,26 @@ static void add_limits(struct work *w)
     free(mib);
 }
 
+/* FB_FREE / FB_RESERVED per device, max over the group, in MiB (a bytes
+ * query rounded half-even per sample, as the memory source). */
 static void add_device_metric(struct work *w, const struct gl_matrix *m, bool is_free)
 {
     if (!m)
         return;
+    size_t n = w->r->nsteps;
+    w->qs = &w->c->mq[is_free ? GL_MQ_FREE : GL_MQ_RESERVED];
+    double *mib = w->qs->unit == GL_UNIT_BYTES ? gl_xcalloc(n, sizeof *mib) : NULL;
     for (size_t i = 0; i < m->nseries; i++) {
         const struct gl_series *s = &m->series[i];
         int32_t dev = device_of(w, s);
         if (dev < 0)
             continue;
-        merge_max(is_free ? DEV(w, dev).free_mib : DEV(w, dev).reserved, s->values,
-                  w->r->nsteps);
-        lset_merge(w, dev, s, is_free ? 1 : 2);
+        if (mib)
+            bytes_to_mib(s->values, mib, n);
+        merge_max(is_free ? DEV(w, dev).free_mib : DEV(w, dev).reserved, mib ? mib : s->values,
+                  n);
     }
+    free(mib);
 }
 
 /* Busy ratio per device: the first query (in preference order) with a
@@ -762,6 +708,7 @@ static void add_device_metric(struct work *w, const struct gl_matrix *m, bool is
 static void add_compute(struct work *w)
 {
     size_t n = w->r->nsteps;
+    w->qs = &w->c->mq[GL_MQ_OTHER];
     for (size_t q = 0; q < w->in->ncompute; q++) {
         const struct gl_matrix *m = w->in->compute[q];
         if (!m)
@@ -1075,12 +1022,14 @@ static void step_devices(struct work *w, size_t t)
         const struct gl_kv *cap_cfg =
             gl_kv_find(c->model_capacity, c->nmodel_capacity, S(w, cd->model));
         bool has_res = !isnan(dv->reserved[t]);
-        /* SPEC §9: with a device series, capacity = its USED + FREE + RESERVED,
-         * each the max over the group (dcgm-exporter copies FREE and RESERVED
-         * onto per-pod series, sometimes only there); never one per-pod
-         * series' USED plus the copied FREE/RESERVED */
+        /* SPEC §9: capacity = device used + FREE + RESERVED, FREE and
+         * RESERVED each the max over the group (dcgm-exporter copies them
+         * onto per-pod series, sometimes only there), device used = the
+         * device series, else the pods' value (device) or their sum
+         * (process); never one per-pod series' USED plus the copied
+         * FREE/RESERVED. A missing FREE or RESERVED counts 0. */
         int64_t cap_ls = -1;
-        if (dv->fb && has_dev) {
+        if (dv->fb) {
             cap_ls = dv->used_dev;
             if (has_free)
                 q_add(w, t, cap_ls, dv->free_v, &cap_ls, "USED + FREE + RESERVED (capacity)",
@@ -1088,8 +1037,6 @@ static void step_devices(struct work *w, size_t t)
             if (has_res)
                 q_add(w, t, cap_ls, to_mib(dv->reserved[t]), &cap_ls,
                       "USED + FREE + RESERVED (capacity)", (int32_t)d);
-        } else if (dv->fb) {
-            cap_ls = lset_capacity(w, (int32_t)d, dv, t, dv->used_dev);
         }
         if (cap_ls < 0) {
             dv->reserved_v = dv->capacity = 0; /* no memory metrics: capacity unknown */
@@ -1804,10 +1751,9 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     w.pns.size = sizeof(struct pn);
     w.pnodes.size = sizeof(struct pnode);
     w.asers.size = sizeof(struct aser);
-    w.lsets.size = sizeof(struct lset);
     w.ctrs.size = sizeof(struct ctr_limit);
     struct gl_intern **tables[] = {&w.devkeys,   &w.podkeys,  &w.nodekeys,  &w.pnkeys,
-                                   &w.pnodekeys, &w.pairkeys, &w.labelkeys, &w.lskeys,
+                                   &w.pnodekeys, &w.pairkeys, &w.labelkeys,
                                    &w.claimkeys, &w.ctrkeys};
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
         *tables[i] = gl_intern_new();
@@ -1884,11 +1830,8 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
         free(PN(&w, p).devq);
     }
     free(w.dev_order);
-    for (size_t k = 0; k < w.lsets.n; k++)
-        for (int i = 0; i < 3; i++)
-            free(LSET(&w, k).v[i]);
     struct vec *vecs[] = {&w.devs, &w.pairs,  &w.pods,  &w.nodes, &w.pns,
-                          &w.pnodes, &w.asers, &w.lsets, &w.ctrs};
+                          &w.pnodes, &w.asers, &w.ctrs};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         free(vecs[i]->data);
     free(w.touched_pn);

@@ -177,9 +177,9 @@ allocation.replicas / mig_profiles_mib / resources):
   profile size x 1024), shared by its pods by largest remainder (ties by
   namespace/pod); a HAMi limit (bytes -> MiB half-even, containers summed)
   is the pod's allocation of the device and zeroes its requests' MiB on
-  that node; such devices are never anomalies for that pod. With a device
-  series capacity = device used + max FREE + max RESERVED; without one the
-  largest one-label-set view. Billed reserved-unused taken on a device
+  that node; such devices are never anomalies for that pod. Capacity =
+  device used + max FREE + max RESERVED (SPEC 9), with or without a device
+  series (never one per-pod series' USED plus the copied FREE/RESERVED). Billed reserved-unused taken on a device
   and the excess left over (on the pod's device with most memory, else the
   node's first with a capacity) are kept per device; a device with unknown
   capacity has its pods' bill as excess.
@@ -187,9 +187,9 @@ allocation.replicas / mig_profiles_mib / resources):
   workload identity (exported_* when present, else pod/namespace, empty =
   absent; mode "exported": exported_* only) are pod values, duplicates merged
   by max; series without identity are device totals (max); FREE / RESERVED
-  max over the group; capacity = the largest USED+FREE+RESERVED of one label
-  set; a device with no complete label set at t has unknown capacity (no
-  device rows); a missing sample is zero.
+  max over the group; capacity = device used + FREE + RESERVED; a device
+  with no FB_USED and no FB_FREE at t has unknown capacity (no device
+  rows); a missing sample is zero.
 - pod memory (MiB.s): process: value x step; device: V = max of the N pods'
   values, V x step split by largest remainder (ties by ascending
   namespace/pod) with weights 1 or the pods' allocated MiB.s on the node
@@ -1104,7 +1104,7 @@ class Cluster:
                             d.get(dra_lab["mig_profile"], "") if dra_on and "GPU_I_ID" in d
                             else ""),
                         "node": (key[0], self.host_of(d, hn)), "pods": {},
-                        "devused": None, "free": None, "res": None, "bylabels": {},
+                        "devused": None, "free": None, "res": None,
                         "gr": None, "util": None, "seen": set(), "claims": {},
                         "limits": {}, "ctr": {}}
                 return dev
@@ -1149,7 +1149,6 @@ class Cluster:
                     dev["free"] = v if dev["free"] is None else max(dev["free"], v)
                 else:
                     dev["res"] = v if dev["res"] is None else max(dev["res"], v)
-                dev["bylabels"].setdefault(labels, {})[fam] = v
             for fam, labels, d, v in hami_idx.get(t, []):
                 key = (self._cluster_of(d), d["device_uuid"], "")
                 dev = dev_of(key, d)
@@ -1159,7 +1158,6 @@ class Cluster:
                 mib = div_half_even(fb_int(v), 1048576)
                 if fam == HAMI_USED:
                     dev["pods"][idn] = max(dev["pods"].get(idn, mib), mib)
-                    dev["bylabels"].setdefault(labels, {})[USED] = mib
                 elif use_limits:
                     ck = (idn, d.get("container", ""))
                     dev["ctr"][ck] = max(dev["ctr"].get(ck, mib), mib)
@@ -1177,16 +1175,8 @@ class Cluster:
                     devused = dev["devused"] if has_dev else sum(vals)
                 dev["devused_v"] = devused
                 cap = None
-                if fbk and has_dev:    # SPEC 9: device used + FREE + RESERVED (max over group)
+                if fbk:    # SPEC 9: device used + FREE + RESERVED (each max over the group)
                     cap = devused + (dev["free"] or 0) + (dev["res"] or 0)
-                elif fbk:              # one label set's view, the best one
-                    for fams in dev["bylabels"].values():
-                        if FREE in fams or RESERVED in fams:
-                            c = fams.get(USED, devused) + fams.get(FREE, 0) + \
-                                fams.get(RESERVED, 0)
-                            cap = c if cap is None else max(cap, c)
-                    if cap is None:
-                        cap = devused
                 res_v = 0
                 if cap is not None:
                     cfgc = cap_cfg.get(dev["model"])
