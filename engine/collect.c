@@ -513,8 +513,11 @@ static struct gl_parse_opts query_opts(const struct gl_config *c,
     struct gl_parse_opts po = {.max = 1048576.0,
                                .accept_warnings = cluster->prom.accept_warnings,
                                .naccept_warnings = cluster->prom.naccept_warnings};
-    bool mem = q == Q_MEMORY || q == opt_pos(c, Q_OPT_MEM_LIMIT);
-    if (mem && c->mem_unit == GL_UNIT_BYTES)
+    bool mem = q == Q_MEMORY || q == opt_pos(c, Q_OPT_MEM_LIMIT) || q == Q_FREE ||
+               q == Q_RESERVED;
+    enum gl_mq mq = q == Q_MEMORY ? GL_MQ_MEMORY : q == Q_FREE ? GL_MQ_FREE
+                    : q == Q_RESERVED ? GL_MQ_RESERVED : GL_MQ_LIMIT; /* exporter schema unit */
+    if (mem && c->mq[mq].unit == GL_UNIT_BYTES)
         po.max = 1099511627776.0;
     else if (mem)
         po.max = 1048576.0;

@@ -15,6 +15,7 @@
 #include "collect.h"
 #include "fetch.h"
 #include "output.h"
+#include "preset.h"
 #include "query.h"
 #include "render.h"
 #include "report.h"
@@ -402,6 +403,15 @@ static int cmd_check(struct gl_cmd_env *e)
             free(q);
         }
         gl_buf_free(&body);
+        if (!rc) { /* exporter schema: units and the hostname label (engine/preset.c) */
+            struct gl_buf notes;
+            gl_buf_init(&notes);
+            enum gl_status src = gl_schema_check(cfg, cl, prom, at, &notes, &err);
+            if (notes.data)
+                printf("%s", notes.data);
+            rc = src ? FAIL(&err) : 0;
+            gl_buf_free(&notes);
+        }
         gl_prom_free(prom);
         if (rc)
             break;

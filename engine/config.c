@@ -2,6 +2,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "config.h"
 
+#include "preset.h"
+
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdarg.h>
@@ -628,8 +630,6 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
         free(c->queries_dir);
         c->queries_dir = resolve(c, qd);
     }
-    if (!c->hostname_label)
-        c->hostname_label = gl_strdup("Hostname");
     /* collection.shrink_tolerance (SPEC §10, no silent shrink) */
     const cJSON *tol = cJSON_GetObjectItemCaseSensitive(o, "shrink_tolerance");
     if (tol && !(cJSON_IsNumber(tol) && tol->valuedouble >= 0 && tol->valuedouble <= 1))
@@ -670,6 +670,127 @@ static enum gl_status load_memory(struct cfg_ctx *x, struct gl_config *c, const 
               (rc = get_str(x, l, "memory_source.labels", "namespace", false, &c->namespace_label)) ||
               (rc = get_str(x, l, "memory_source.labels", "pod", false, &c->pod_label))))
         return rc;
+    return GL_OK;
+}
+
+/* exporter: {"preset", "labels": {"uuid", "gpu_i_id", "hostname"},
+ * "queries": {NAME: {"unit", "labels": {...}}}} (README "Exporter schema").
+ * Exporter-wide labels: exporter.labels, else the older keys (memory_source.
+ * labels, collection.hostname_label; both given and different is an
+ * error), else the preset, else UUID / GPU_I_ID / Hostname. Units: the
+ * preset's FB unit for fb_free, fb_reserved and an fb_used memory source,
+ * under memory_source.unit and exporter.queries.NAME.unit; the limit query
+ * takes the memory source's unit unless it declares its own. Per-query
+ * labels win over the exporter-wide ones. */
+static enum gl_status load_exporter(struct cfg_ctx *x, struct gl_config *c, const cJSON *root)
+{
+    static const char *const keys[] = {"preset", "labels", "queries", NULL};
+    static const char *const label_keys[] = {"uuid", "gpu_i_id", "hostname", NULL};
+    static const char *const query_keys[] = {"unit", "labels", NULL};
+    static const char *const units[] = {"MiB", "bytes", NULL};
+    static const char *const defaults[3] = {"UUID", "GPU_I_ID", "Hostname"};
+    static const char *const legacy_paths[3] = {"memory_source.labels.uuid",
+                                                "memory_source.labels.gpu_i_id",
+                                                "collection.hostname_label"};
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "exporter");
+    const struct gl_preset *pr = NULL;
+    char *wide[3] = {NULL, NULL, NULL};
+    char **legacy[3] = {&c->uuid_label, &c->gpu_i_id_label, &c->hostname_label};
+    enum gl_status rc = GL_OK;
+    if (o) {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "labels");
+        if ((rc = check_keys(x, o, "exporter", keys)) ||
+            (rc = get_str(x, o, "exporter", "preset", false, &c->exporter_preset)))
+            return rc;
+        if (c->exporter_preset && !(pr = gl_preset_find(c->exporter_preset)))
+            return cfg_fail(x, "exporter.preset", "unknown preset \"%s\" (known: %s)",
+                            c->exporter_preset, gl_preset_names());
+        if (l && (rc = check_keys(x, l, "exporter.labels", label_keys)))
+            return rc;
+        for (int i = 0; l && i < 3 && !rc; i++) {
+            char path[64];
+            snprintf(path, sizeof path, "exporter.labels.%s", label_keys[i]);
+            rc = get_str(x, l, "exporter.labels", label_keys[i], false, &wide[i]);
+            if (!rc && wide[i] && !wide[i][0])
+                rc = cfg_fail(x, path, "must not be empty");
+            if (!rc && wide[i] && *legacy[i] && strcmp(wide[i], *legacy[i]) != 0)
+                rc = cfg_fail(x, path, "\"%s\" differs from %s \"%s\": give one of them",
+                              wide[i], legacy_paths[i], *legacy[i]);
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!rc && wide[i]) {
+            free(*legacy[i]);
+            *legacy[i] = wide[i];
+            wide[i] = NULL;
+        } else if (!rc && !*legacy[i]) {
+            const char *pv = !pr ? NULL : i == 0 ? pr->uuid_label
+                                        : i == 1 ? pr->gpu_i_id_label : pr->hostname_label;
+            *legacy[i] = gl_strdup(pv ? pv : defaults[i]);
+        }
+        free(wide[i]);
+    }
+    if (rc)
+        return rc;
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(root, "memory_source");
+    bool mem_explicit = cJSON_GetObjectItemCaseSensitive(ms, "unit") != NULL;
+    enum gl_mem_unit fb = pr ? pr->fb_unit : GL_UNIT_MIB;
+    for (int q = 0; q < GL_MQ_COUNT; q++)
+        c->mq[q].unit = GL_UNIT_MIB;
+    c->mq[GL_MQ_MEMORY].unit =
+        !mem_explicit && strcmp(c->mem_query, "fb_used") == 0 ? fb : c->mem_unit;
+    c->mq[GL_MQ_FREE].unit = c->mq[GL_MQ_RESERVED].unit = fb;
+    bool limit_explicit = false;
+    const cJSON *qo = o ? cJSON_GetObjectItemCaseSensitive(o, "queries") : NULL;
+    if (qo && !cJSON_IsObject(qo))
+        return cfg_fail(x, "exporter.queries", "expected an object");
+    for (const cJSON *it = qo ? qo->child : NULL; it; it = it->next) {
+        char path[320], lpath[340];
+        snprintf(path, sizeof path, "exporter.queries.%.200s", it->string);
+        snprintf(lpath, sizeof lpath, "%s.labels", path);
+        for (const cJSON *prev = qo->child; prev != it; prev = prev->next)
+            if (strcmp(prev->string, it->string) == 0)
+                return cfg_fail(x, "exporter.queries", "duplicate key \"%s\"", it->string);
+        int q = strcmp(it->string, c->mem_query) == 0       ? GL_MQ_MEMORY
+                : strcmp(it->string, "fb_free") == 0        ? GL_MQ_FREE
+                : strcmp(it->string, "fb_reserved") == 0    ? GL_MQ_RESERVED
+                : c->mem_limit_query && strcmp(it->string, c->mem_limit_query) == 0 ? GL_MQ_LIMIT
+                                                                                     : -1;
+        if (q < 0)
+            return cfg_fail(x, path, "not a memory query of this config (the memory source "
+                            "\"%s\", fb_free, fb_reserved%s%s)", c->mem_query,
+                            c->mem_limit_query ? ", the limit query " : "",
+                            c->mem_limit_query ? c->mem_limit_query : "");
+        struct gl_query_schema *qs = &c->mq[q];
+        int u = -1;
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(it, "labels");
+        if ((rc = check_keys(x, it, path, query_keys)) ||
+            (rc = get_enum(x, it, path, "unit", units, &u)) ||
+            (l && (rc = check_keys(x, l, lpath, label_keys))) ||
+            (l && (rc = get_str(x, l, lpath, "uuid", false, &qs->uuid_label))) ||
+            (l && (rc = get_str(x, l, lpath, "gpu_i_id", false, &qs->gpu_i_id_label))) ||
+            (l && (rc = get_str(x, l, lpath, "hostname", false, &qs->hostname_label))))
+            return rc;
+        if (u >= 0 && q == GL_MQ_MEMORY && mem_explicit && (enum gl_mem_unit)u != c->mem_unit)
+            return cfg_fail(x, path, "unit \"%s\" differs from memory_source.unit \"%s\": give "
+                            "one of them", units[u], units[c->mem_unit]);
+        if (u >= 0)
+            qs->unit = (enum gl_mem_unit)u;
+        if (u >= 0 && q == GL_MQ_LIMIT)
+            limit_explicit = true;
+    }
+    if (!limit_explicit)
+        c->mq[GL_MQ_LIMIT].unit = c->mq[GL_MQ_MEMORY].unit;
+    c->mem_unit = c->mq[GL_MQ_MEMORY].unit;
+    for (int q = 0; q < GL_MQ_COUNT; q++) {
+        char **f[3] = {&c->mq[q].uuid_label, &c->mq[q].gpu_i_id_label, &c->mq[q].hostname_label};
+        for (int i = 0; i < 3; i++) {
+            if (*f[i] && !(*f[i])[0])
+                return cfg_fail(x, "exporter.queries", "a label name must not be empty");
+            if (!*f[i])
+                *f[i] = gl_strdup(*legacy[i]);
+        }
+    }
     return GL_OK;
 }
 
@@ -1026,7 +1147,8 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     set_defaults(c);
     static const char *const keys[] = {"prometheus", "cluster", "clusters", "collection",
                                        "memory_source", "teams", "idle_overhead", "allocation",
-                                       "compute", "run", "prices", "billing", "dra", NULL};
+                                       "compute", "run", "prices", "billing", "dra", "exporter",
+                                       NULL};
     static const char *const compute_keys[] = {"queries", NULL};
     static const char *const idle_keys[] = {"policy", "platform_team", NULL};
     static const char *const policies[] = {"platform", "proportional", "unbilled", NULL};
@@ -1080,17 +1202,13 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "collection")) &&
         (rc = load_collection(&x, c, o)))
         goto done;
-    if (!c->hostname_label)
-        c->hostname_label = gl_strdup("Hostname");
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "memory_source")) &&
         (rc = load_memory(&x, c, o)))
         goto done;
     if (!c->mem_query)
         c->mem_query = gl_strdup("fb_used");
-    if (!c->uuid_label)
-        c->uuid_label = gl_strdup("UUID");
-    if (!c->gpu_i_id_label)
-        c->gpu_i_id_label = gl_strdup("GPU_I_ID");
+    if ((rc = load_exporter(&x, c, root)))
+        goto done;
     if (!c->namespace_label)
         c->namespace_label = gl_strdup("namespace");
     if (!c->pod_label)
@@ -1217,6 +1335,12 @@ void gl_config_free(struct gl_config *c)
     free(c->queries_dir);
     free(c->mem_query);
     free(c->uuid_label);
+    free(c->exporter_preset);
+    for (int q = 0; q < GL_MQ_COUNT; q++) {
+        free(c->mq[q].uuid_label);
+        free(c->mq[q].gpu_i_id_label);
+        free(c->mq[q].hostname_label);
+    }
     free(c->gpu_i_id_label);
     free(c->namespace_label);
     free(c->pod_label);

@@ -17,6 +17,13 @@
 enum gl_identity_mode { GL_IDENTITY_AUTO, GL_IDENTITY_EXPORTED, GL_IDENTITY_PLAIN };
 enum gl_attribution { GL_ATTR_PROCESS, GL_ATTR_DEVICE };
 enum gl_mem_unit { GL_UNIT_MIB, GL_UNIT_BYTES };
+/* The memory queries whose unit and labels the exporter schema declares
+ * (README "Exporter schema"); GL_MQ_OTHER: every other dcgm query (compute). */
+enum gl_mq { GL_MQ_MEMORY, GL_MQ_FREE, GL_MQ_RESERVED, GL_MQ_LIMIT, GL_MQ_OTHER, GL_MQ_COUNT };
+struct gl_query_schema {
+    enum gl_mem_unit unit;
+    char *uuid_label, *gpu_i_id_label, *hostname_label; /* set for every entry after load */
+};
 enum gl_idle_policy { GL_IDLE_PLATFORM, GL_IDLE_PROPORTIONAL, GL_IDLE_UNBILLED };
 enum gl_split { GL_SPLIT_EVEN, GL_SPLIT_ALLOCATION };
 enum gl_basis { GL_BASIS_USED, GL_BASIS_MAX };
@@ -135,6 +142,11 @@ struct gl_config {
     char *pod_label;        /* "pod" */
     char *mem_limit_query;  /* HAMi: per-container memory limit, the pod's allocation on
                              * that device (same unit and labels), NULL: none */
+
+    /* exporter schema (engine/preset.c): exporter.preset, then per query its
+     * unit and labels (mem_unit == mq[GL_MQ_MEMORY].unit) */
+    char *exporter_preset;  /* NULL: none */
+    struct gl_query_schema mq[GL_MQ_COUNT];
 
     /* allocation */
     char **extra_resources;

@@ -97,6 +97,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite golden python3 tests/integration/golden_test.py --bin "$root/build/gpuledger"
   run_suite statement python3 tests/integration/statement_test.py --bin "$root/build/gpuledger"
   run_suite auth python3 tests/integration/auth_test.py --bin "$root/build/gpuledger"
+  run_suite presets python3 tests/integration/presets_test.py --bin "$root/build/gpuledger"
   # The same scenarios with the engine built under AddressSanitizer/UBSan.
   if [ -x build-asan/gpuledger ]; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -40,6 +40,13 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
   "step_seconds": 60,                sample interval (divides 3600), default 60
   "period": "2026-10",               billing month (default: month of window.from)
   "driver_version": "550.54.15",
+  "fb_unit": "MiB",                  or "bytes": FB_USED / FREE / RESERVED written
+                                     x 1048576 (exporters reporting bytes); the
+                                     model reads them back in MiB
+  "hostname_label": "Hostname",      default of every node's hostname_label
+  "exporter_preset": "...",          config.json gets exporter.preset (and no
+                                     collection.hostname_label / memory_source.
+                                     unit, so the preset decides them)
   "cluster": {"name": "gpu-prod-eu",   config cluster.name (default "default")
               "label": "cluster",      config cluster.label (default "cluster")
               "emit": true},           put label=name on every series (default false)
@@ -315,6 +322,13 @@ DRA_LABELS = {"claim_name": "dra_claim_name", "claim_namespace": "dra_claim_name
 SUMMARY_FIELDS = ("capacity", "memory_used", "reserved_unused_billed", "reserved",
                   "unattributed", "idle", "excess")
 GPU_MODES = ("exclusive", "default", "vgpu", "process", "process_podfree")
+# exporter.preset -> the FB unit and hostname label it declares (README
+# "Exporter schema"; None: no preset)
+PRESETS = {None: {"unit": "MiB", "hostname": "Hostname"},
+           "dcgm-exporter-3.x": {"unit": "MiB", "hostname": "Hostname"},
+           "dcgm-exporter-4.x": {"unit": "MiB", "hostname": "Hostname"},
+           "dcgm-exporter-4.8.3": {"unit": "MiB", "hostname": "hostname"},
+           "dcgm-exporter-bytes": {"unit": "bytes", "hostname": "hostname"}}
 MIG_RESOURCE = re.compile(r"^nvidia_com_mig_(\d+)g_(\d+)gb$")
 BASE_RESOURCES = ("nvidia_com_gpu", "nvidia_com_gpu_shared")
 
@@ -540,6 +554,9 @@ class Cluster:
         self.cluster_label = cl.get("label", "cluster")
         self.cluster_emit = bool(cl.get("emit", False))
         self.driver = scn.get("driver_version", "550.54.15")
+        self.fb_unit = scn.get("fb_unit", "MiB")
+        if self.fb_unit not in ("MiB", "bytes"):
+            raise ScenarioError("fb_unit must be MiB or bytes")
         self.config = self._make_config()
         self.identity_mode = self.config.get("collection", {}).get("identity_labels", "auto")
         self.currency = self.config["billing"]["currency"]
@@ -572,6 +589,7 @@ class Cluster:
     # ---- config and prices
     def _make_config(self):
         scn = self.scn
+        preset = scn.get("exporter_preset")
         cfg = {
             "prometheus": {"url": PLACEHOLDER_URL, "timeout_seconds": 30, "retries": 3},
             "cluster": {"name": scn.get("cluster", {}).get("name", "default"),
@@ -587,6 +605,12 @@ class Cluster:
             "prices": {"file": "prices.csv"},
             "billing": copy.deepcopy(scn.get("billing", {"currency": "USD"})),
         }
+        if preset:
+            if preset not in PRESETS:
+                raise ScenarioError("unknown exporter_preset %r" % preset)
+            cfg["exporter"] = {"preset": preset}
+            del cfg["collection"]["hostname_label"]
+            del cfg["memory_source"]["unit"]
         deep_merge(cfg, scn.get("config", {}))
         return cfg
 
@@ -763,7 +787,7 @@ class Cluster:
         return active, whole
 
     def _build_node(self, n):
-        hn = n.get("hostname_label", "Hostname")
+        hn = n.get("hostname_label", self.scn.get("hostname_label", "Hostname"))
         exporter = self._exporter(n)
         exported = exporter is not None
         empty = bool(n.get("empty_pod_labels", False))
@@ -899,10 +923,12 @@ class Cluster:
             if not self.series[fam]:
                 continue
             f.write("# HELP %s %s\n# TYPE %s gauge\n" % (fam, help_text, fam))
+            scale = 1048576 if self.fb_unit == "bytes" and fam in (USED, FREE, RESERVED) else 1
             for labels, samples in self.series[fam].items():
                 head = fam + "{" + ",".join('%s="%s"' % (k, esc(v)) for k, v in labels) + "}"
                 for t in sorted(samples):
-                    f.write("%s %s %d\n" % (head, fmt_value(samples[t]), t))
+                    v = samples[t] if scale == 1 else int(samples[t]) * scale
+                    f.write("%s %s %d\n" % (head, fmt_value(v), t))
                     nlines += 1
         f.write("# EOF\n")
         return nlines
@@ -1056,15 +1082,23 @@ class Cluster:
                 raise ScenarioError("hami_memory: the model reads bytes, device_uuid, process")
             if ms.get("limit_query") not in (None, "hami_limit"):
                 raise ScenarioError("the model reads limits from hami_limit only")
-        elif ms.get("query", "fb_used") != "fb_used" or ms.get("unit", "MiB") != "MiB" or \
-                ms.get("limit_query"):
-            raise ScenarioError("the model reads DCGM_FI_DEV_FB_USED in MiB or HAMi only")
+        elif ms.get("query", "fb_used") != "fb_used" or ms.get("limit_query"):
+            raise ScenarioError("the model reads DCGM_FI_DEV_FB_USED or HAMi only")
+        ex = cfg.get("exporter", {})
+        pre = PRESETS.get(ex.get("preset"), PRESETS[None])
+        for q in ("fb_used", "fb_free", "fb_reserved"):
+            u = ex.get("queries", {}).get(q, {}).get("unit") or (
+                ms.get("unit") if q == "fb_used" and not hami else None) or pre["unit"]
+            if u != self.fb_unit and not (hami and q == "fb_used"):
+                raise ScenarioError("the model reads %s in the unit the data has (%s), not %s"
+                                    % (q, self.fb_unit, u))
         use_limits = hami and ms.get("limit_query") == "hami_limit"
         if att not in ("process", "device") or split not in ("even", "allocation"):
             raise ScenarioError("bad attribution %r / split %r" % (att, split))
         coll = cfg.get("collection", {})
         idmode = coll.get("identity_labels", "auto")
-        hn = coll.get("hostname_label", "Hostname")
+        hn = coll.get("hostname_label") or ex.get("labels", {}).get("hostname") or \
+            pre["hostname"]
         basis = cfg.get("billing", {}).get("basis", "used")
         if basis not in ("used", "max"):
             raise ScenarioError("bad billing.basis %r" % basis)
