@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <strings.h>
+#include <unistd.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1080,6 +1081,10 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "collection")) &&
         (rc = load_collection(&x, c, o)))
         goto done;
+    /* an allocation.promql in the queries folder: the backend joins */
+    char alloc_file[4096];
+    snprintf(alloc_file, sizeof alloc_file, "%s/allocation.promql", c->queries_dir);
+    c->alloc_backend_join = access(alloc_file, F_OK) == 0;
     if (!c->hostname_label)
         c->hostname_label = gl_strdup("Hostname");
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "memory_source")) &&
