@@ -70,7 +70,7 @@ class Fleet:
         self.series = {k: [] for k in (
             "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED",
             "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL", "kube_pod_labels",
-            "kube_namespace_labels", "allocation", "kube_node_labels")}
+            "kube_namespace_labels", "allocation", "kube_node_labels", "kube_pod_status_phase")}
         s = self.series
         pod_no = 0
         for n in range(nodes):
@@ -92,6 +92,8 @@ class Fleet:
                                                   "label_team": "t%02d" % (pod_no % 40)}, "1"))
                     s["allocation"].append(({"namespace": ns, "pod": pod, "node": host,
                                              "resource": "nvidia_com_gpu"}, "1"))
+                    s["kube_pod_status_phase"].append(({"namespace": ns, "pod": pod,
+                                                        "phase": "Running"}, "1"))
                     for c in range(containers):
                         mib = 1000 + 500 * ((pod_no + c) % 16)
                         used_total += mib
@@ -116,6 +118,7 @@ class Fleet:
 
 # which model series a query selects (the engine's queries/*.promql)
 METRICS = [("kube_pod_container_resource_requests", "allocation"),
+           ("kube_pod_status_phase", "kube_pod_status_phase"),
            ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_USED"),
            ("DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_FREE"),
            ("DCGM_FI_DEV_FB_RESERVED", "DCGM_FI_DEV_FB_RESERVED"),

@@ -20,8 +20,13 @@
  * optional ones that are configured (Q_OPT_*, in that order). */
 enum { Q_MEMORY, Q_FREE, Q_RESERVED, Q_POD_LABELS, Q_NS_LABELS, Q_ALLOCATION, Q_NODE_LABELS,
        Q_FIXED };
-enum { Q_OPT_MEM_LIMIT, Q_OPT_N };
+/* Q_OPT_PHASE: kube_pod_status_phase, joined with the requests of
+ * Q_ALLOCATION in the engine (gl_allocation_join), unless the queries
+ * folder holds the backend-joined allocation.promql. */
+enum { Q_OPT_MEM_LIMIT, Q_OPT_PHASE, Q_OPT_N };
 #define Q_MAX (Q_FIXED + 8 + Q_OPT_N)
+/* Plausibility bound of a pod's allocation (GPU units per resource). */
+#define ALLOC_MAX_UNITS 1024
 
 static int compute_count(const struct gl_config *c)
 {
@@ -31,6 +36,8 @@ static int compute_count(const struct gl_config *c)
 /* Name of optional query o, NULL when not configured. */
 static const char *opt_query(const struct gl_config *c, int o)
 {
+    if (o == Q_OPT_PHASE)
+        return c->alloc_backend_join ? NULL : "pod_phase";
     return o == Q_OPT_MEM_LIMIT ? c->mem_limit_query : NULL;
 }
 
@@ -52,6 +59,8 @@ static const char *query_name(const struct gl_config *c, int q)
                                                "allocation", "node_labels"};
     if (q == Q_MEMORY)
         return c->mem_query;
+    if (q == Q_ALLOCATION)
+        return c->alloc_backend_join ? "allocation" : "alloc_requests";
     if (q < Q_FIXED)
         return fixed[q];
     if (q < Q_FIXED + compute_count(c))
@@ -62,12 +71,32 @@ static const char *query_name(const struct gl_config *c, int q)
     return NULL;
 }
 
+/* The name an hour's counts of query q are stored under (SPEC §10): the
+ * allocation is counted once joined, whichever side joined it. */
+static const char *counts_name(const struct gl_config *c, int q)
+{
+    return q == Q_ALLOCATION ? "allocation" : query_name(c, q);
+}
+
 static int query_count(const struct gl_config *c)
 {
     int n = Q_FIXED + compute_count(c);
     for (int o = 0; o < Q_OPT_N; o++)
         n += opt_query(c, o) != NULL;
     return n;
+}
+
+/* Logs the samples of one response that the parse (or the allocation
+ * join) skipped: a count per reason, then the first ones described. */
+static void log_skips(const char *query, const char *chunk, const struct gl_matrix *m)
+{
+    for (int why = 0; why < GL_SKIP_N; why++)
+        if (m->skipped[why])
+            gl_log(GL_LOG_WARN, "skipped samples query=%s chunk=%s reason=%s count=%zu", query,
+                   chunk, gl_skip_names[why], m->skipped[why]);
+    size_t shown = sizeof m->bad / sizeof *m->bad;
+    for (size_t k = 0; k < m->bad_samples && k < shown; k++)
+        gl_log(GL_LOG_WARN, "skipped sample query=%s chunk=%s %s", query, chunk, m->bad[k]);
 }
 
 /* Label series' first appearance from the database (the earlier of stored
@@ -166,7 +195,8 @@ static enum gl_status check_shrink(const struct gl_config *c, const struct gl_cl
         int64_t hour = start + (int64_t)h * 3600;
         for (int q = 0; q < nq; q++) {
             struct gl_query_counts was;
-            if ((rc = gl_store_query_counts(s, cluster->name, hour, query_name(c, q), &was, err)))
+            if ((rc = gl_store_query_counts(s, cluster->name, hour, counts_name(c, q), &was,
+                                            err)))
                 return rc;
             if (was.legacy && q != Q_MEMORY)
                 continue; /* before schema 2 only the memory samples were kept */
@@ -200,7 +230,7 @@ static enum gl_status check_shrink(const struct gl_config *c, const struct gl_cl
     snprintf(msg, sizeof msg,
              "cluster %s, hours %s to %s: query %s returned %lld series, %lld samples for the "
              "hour %s to %s where %s are stored (collection.shrink_tolerance %.6g)%s",
-             cluster->name, t1, t2, query_name(c, fq), (long long)fser, (long long)fsmp, t1,
+             cluster->name, t1, t2, counts_name(c, fq), (long long)fser, (long long)fsmp, t1,
              t3, stored, (double)c->shrink_tolerance_ppm / 1e6,
              nshort > 1 ? "; more hours or queries of the chunk fall short too" : "");
     if (allow) {
@@ -292,7 +322,7 @@ static enum gl_status store_range(const struct gl_config *c, const struct gl_clu
         if ((rc = gl_store_mark_hour(s, cluster->name, hour, samples, bad, err)))
             goto fail;
         for (int q = 0; q < nq; q++)
-            if ((rc = gl_store_put_counts(s, cluster->name, hour, query_name(c, q),
+            if ((rc = gl_store_put_counts(s, cluster->name, hour, counts_name(c, q),
                                           counts->series[h * Q_MAX + (size_t)q],
                                           counts->samples[h * Q_MAX + (size_t)q], err)))
                 goto fail;
@@ -459,8 +489,10 @@ static size_t keep_shard(struct gl_matrix *m, const struct shard_plan *p, int sh
 }
 
 /* Queries fetched in shards by the device's host label (dcgm-exporter). */
-static bool host_sharded(int q)
+static bool host_sharded(const struct gl_config *c, int q)
 {
+    if (q == opt_pos(c, Q_OPT_PHASE))
+        return false; /* kube-state-metrics */
     return q == Q_MEMORY || q == Q_FREE || q == Q_RESERVED || q >= Q_FIXED;
 }
 
@@ -521,10 +553,13 @@ static struct gl_parse_opts query_opts(const struct gl_config *c,
         po.max = 1099511627776.0;
     else if (mem)
         po.max = 1048576.0;
-    else if (q == Q_POD_LABELS || q == Q_NS_LABELS || q == Q_NODE_LABELS)
+    else if (q == Q_POD_LABELS || q == Q_NS_LABELS || q == Q_NODE_LABELS ||
+             q == opt_pos(c, Q_OPT_PHASE))
         po.any_finite = true;
+    else if (q == Q_ALLOCATION && !c->alloc_backend_join)
+        po.any_finite = true; /* the bound applies to the joined sum */
     else if (q == Q_ALLOCATION)
-        po.max = 1024;
+        po.max = ALLOC_MAX_UNITS;
     else if (q >= Q_FIXED)
         po.max = 1, po.max_name = "DCGM_FI_DEV_GPU_UTIL", po.named_max = 100;
     return po;
@@ -638,7 +673,7 @@ static enum gl_status job_prepare(const struct collector *x, struct fetch_job *j
     struct gl_buf sel;
     gl_buf_init(&sel);
     for (int q = 0; !rc && q < x->nq; q++) {
-        if (!host_sharded(q))
+        if (!host_sharded(c, q))
             continue;
         gl_buf_reset(&sel);
         if (x->cluster->selector[0])
@@ -796,16 +831,23 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 *err = qerr[q];
                 break;
             }
-            for (int why = 0; why < GL_SKIP_N; why++)
-                if (m[q].skipped[why])
-                    gl_log(GL_LOG_WARN, "skipped samples query=%s chunk=%s reason=%s count=%zu",
-                           query_name(c, q), ts, gl_skip_names[why], m[q].skipped[why]);
-            size_t shown = sizeof m[q].bad / sizeof *m[q].bad;
-            for (size_t k = 0; k < m[q].bad_samples && k < shown; k++)
-                gl_log(GL_LOG_WARN, "skipped sample query=%s chunk=%s %s", query_name(c, q), ts,
-                       m[q].bad[k]);
+            log_skips(query_name(c, q), ts, &m[q]);
             if (q != Q_MEMORY)
                 stats->bad_samples += (int64_t)m[q].bad_samples;
+        }
+        /* the requests of Running pods, joined here (not on the backend) */
+        const int phase_q = opt_pos(c, Q_OPT_PHASE);
+        if (!rc && phase_q >= 0) {
+            struct gl_matrix joined;
+            if (!(rc = gl_allocation_join(c, &m[Q_ALLOCATION], &m[phase_q], ALLOC_MAX_UNITS,
+                                          &joined, err))) {
+                char ts[32];
+                gl_time_format(cs, ts, sizeof ts);
+                log_skips("allocation", ts, &joined);
+                stats->bad_samples += (int64_t)joined.bad_samples;
+                gl_matrix_free(&m[Q_ALLOCATION]);
+                m[Q_ALLOCATION] = joined;
+            }
         }
         /* the allocation series of this shard's nodes (see shard_plan) */
         size_t alloc_n = m[Q_ALLOCATION].nseries;
@@ -817,7 +859,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             /* shards split the dcgm-exporter series and the allocation;
              * the label queries are whole in each: count them once */
             for (int q = 0; q < nq; q++)
-                if (host_sharded(q) || q == Q_ALLOCATION || last_shard)
+                if (host_sharded(c, q) || q == Q_ALLOCATION || last_shard)
                     counts_add(&counts, q, &m[q], c->step);
         }
         if (!rc) {

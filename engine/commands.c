@@ -364,8 +364,13 @@ static int cmd_check(struct gl_cmd_env *e)
     printf("prices: %s ok (%zu entries%s)\n", prices->file, prices->n,
            models ? ", a price for every model and hour with stored usage" : "");
     gl_prices_free(prices);
-    const char *fixed[] = {cfg->mem_query, "fb_free", "fb_reserved", "pod_labels",
-                           "namespace_labels", "allocation", "node_labels"};
+    /* the allocation: joined by the backend (allocation.promql in the
+     * queries folder) or by the engine from two selectors */
+    const bool bj = cfg->alloc_backend_join;
+    const char *fixed[] = {cfg->mem_query,     "fb_free",
+                           "fb_reserved",      "pod_labels",
+                           "namespace_labels", bj ? "allocation" : "alloc_requests",
+                           "node_labels",      bj ? NULL : "pod_phase"};
     size_t nnames = sizeof fixed / sizeof *fixed + cfg->ncompute_queries;
     for (size_t ci = 0; !rc && ci < cfg->nclusters; ci++) {
         const struct gl_cluster *cl = &cfg->clusters[ci];
@@ -385,6 +390,8 @@ static int cmd_check(struct gl_cmd_env *e)
                                    ? fixed[i]
                                    : cfg->compute_queries[i - sizeof fixed / sizeof *fixed];
             char *q = NULL;
+            if (!name)
+                continue;
             if (gl_config_query(cfg, cl, name, &q, &err) ||
                 gl_prom_query(prom, q, at, &body, &err)) {
                 rc = FAIL(&err);
@@ -415,7 +422,8 @@ static int cmd_check(struct gl_cmd_env *e)
         gl_prom_free(prom);
         if (rc)
             break;
-        printf("  prometheus reachable; %d of %zu queries without data\n", missing, nnames);
+        printf("  prometheus reachable; %d of %zu queries without data\n", missing,
+               nnames - (size_t)bj);
         struct gl_collect_stats st = {.notes = gl_intern_new()};
         int64_t hour = gl_floor_to(at, 3600);
         if (gl_collect(cfg, cl, NULL, hour - 3600, hour, &st, &err)) {

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <strings.h>
+#include <unistd.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1202,6 +1203,12 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "collection")) &&
         (rc = load_collection(&x, c, o)))
         goto done;
+    /* an allocation.promql in the queries folder: the backend joins */
+    char *alloc_file = gl_path_join(c->queries_dir, "allocation.promql");
+    if (!alloc_file)
+        abort(); /* out of memory, as gl_strdup */
+    c->alloc_backend_join = access(alloc_file, F_OK) == 0;
+    free(alloc_file);
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "memory_source")) &&
         (rc = load_memory(&x, c, o)))
         goto done;

@@ -130,6 +130,10 @@ struct gl_config {
     enum gl_identity_mode identity;
     char *hostname_label;
     char *queries_dir;
+    /* queries_dir has allocation.promql (the joined query of before, or an
+     * edited copy): it runs as it is, else the engine joins
+     * alloc_requests.promql and pod_phase.promql itself */
+    bool alloc_backend_join;
 
     /* memory source */
     char *mem_query;   /* query name: <queries_dir>/<name>.promql */

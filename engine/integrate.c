@@ -1862,3 +1862,208 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     gl_buf_free(&w.why);
     return rc;
 }
+
+/* ---- the allocation join (SPEC §2: requests of Running pods) ---- */
+
+/* A length-prefixed key of labels (absent = empty, as in PromQL), so no
+ * value can run into the next. */
+static void join_key(struct gl_buf *b, const struct gl_series *s, const char *const *names,
+                     size_t n)
+{
+    gl_buf_reset(b);
+    for (size_t i = 0; i < n; i++) {
+        const char *v = names[i] ? gl_series_label(s, names[i]) : NULL;
+        gl_buf_printf(b, "%zu:%s", v ? strlen(v) : 0, v ? v : "");
+    }
+}
+
+struct join_group {
+    const struct gl_series *first; /* its labels */
+    int32_t pod;                   /* key in the phase table, -1 when absent */
+    double *values;
+};
+
+static int label_cmp(const struct gl_series *a, const struct gl_series *b)
+{
+    for (size_t i = 0; i < a->nlabels && i < b->nlabels; i++) {
+        int d = strcmp(a->labels[i].name, b->labels[i].name);
+        if (!d)
+            d = strcmp(a->labels[i].value, b->labels[i].value);
+        if (d)
+            return d;
+    }
+    return (a->nlabels > b->nlabels) - (a->nlabels < b->nlabels);
+}
+
+static int series_cmp(const void *pa, const void *pb)
+{
+    return label_cmp(pa, pb);
+}
+
+static int name_cmp(const void *pa, const void *pb)
+{
+    return strcmp(*(const char *const *)pa, *(const char *const *)pb);
+}
+
+/* The output series of group g: its non-empty grouping labels, sorted by
+ * name, in one allocation (packed as parse.c packs them). */
+static void join_labels(struct gl_series *out, const struct gl_series *first,
+                        const char *const *names, size_t n)
+{
+    const char *sorted[8];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < k; j++)
+            dup |= strcmp(sorted[j], names[i]) == 0;
+        if (!dup && gl_series_label(first, names[i]))
+            sorted[k++] = names[i];
+    }
+    qsort(sorted, k, sizeof *sorted, name_cmp);
+    size_t size = k * sizeof(struct gl_label);
+    for (size_t i = 0; i < k; i++)
+        size += strlen(sorted[i]) + strlen(gl_series_label(first, sorted[i])) + 2;
+    out->nlabels = k;
+    out->labels = k ? gl_xcalloc(1, size) : NULL;
+    char *p = (char *)(out->labels + k);
+    for (size_t i = 0; i < k; i++) {
+        const char *v = gl_series_label(first, sorted[i]);
+        size_t nl = strlen(sorted[i]) + 1, vl = strlen(v) + 1;
+        out->labels[i].name = memcpy(p, sorted[i], nl);
+        out->labels[i].value = memcpy(p + nl, v, vl);
+        p += nl + vl;
+    }
+}
+
+static void join_skip(struct gl_matrix *m, const struct gl_series *s, size_t t, double x,
+                      enum gl_skip why)
+{
+    size_t k = m->bad_samples++;
+    m->skipped[why]++;
+    if (k >= sizeof m->bad / sizeof *m->bad)
+        return;
+    char when[40], desc[200];
+    gl_time_format(m->start + (int64_t)t * m->step, when, sizeof when);
+    size_t len = 0;
+    desc[0] = '\0';
+    for (size_t i = 0; i < s->nlabels && len < sizeof desc; i++)
+        len += (size_t)snprintf(desc + len, sizeof desc - len, "%s%s=\"%s\"", i ? "," : "",
+                                s->labels[i].name, s->labels[i].value);
+    snprintf(m->bad[k], sizeof m->bad[k], "%s: value \"%.17g\" at %s on the joined {%s}",
+             gl_skip_names[why], x, when, desc);
+}
+
+enum gl_status gl_allocation_join(const struct gl_config *c, const struct gl_matrix *requests,
+                                  const struct gl_matrix *phase, double max,
+                                  struct gl_matrix *out, struct gl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (requests->nsteps != phase->nsteps || requests->start != phase->start ||
+        requests->step != phase->step)
+        return gl_error_set(err, GL_ERR_RUNTIME,
+                            "allocation join: the requests and phase grids differ");
+    const size_t nsteps = requests->nsteps;
+    const char *const pod_names[] = {c->cluster_label, "namespace", "pod"};
+    const char *const group_names[] = {c->cluster_label, "namespace", "pod", "node",
+                                       "resource"};
+    struct gl_buf key;
+    gl_buf_init(&key);
+    /* max by (cluster, namespace, pod) (phase == 1): the Running steps */
+    struct gl_intern *pods = gl_intern_new();
+    unsigned char *running = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < phase->nseries; i++) {
+        const struct gl_series *s = &phase->series[i];
+        if (!s->values || s->first_step < 0)
+            continue;
+        join_key(&key, s, pod_names, 3);
+        size_t id = (size_t)gl_intern_get(pods, key.data);
+        if (id >= cap) {
+            size_t ncap = cap ? 2 * cap : 64;
+            while (ncap <= id)
+                ncap *= 2;
+            running = gl_xrealloc(running, ncap * nsteps + 1);
+            memset(running + cap * nsteps, 0, (ncap - cap) * nsteps);
+            cap = ncap;
+        }
+        for (size_t t = (size_t)s->first_step; t < nsteps; t++)
+            if (s->values[t] == 1.0)
+                running[id * nsteps + t] = 1;
+    }
+    /* sum by (cluster, namespace, pod, node, resource) (requests) */
+    struct gl_intern *gids = gl_intern_new();
+    struct join_group *g = NULL;
+    size_t ng = 0, gcap = 0;
+    for (size_t i = 0; i < requests->nseries; i++) {
+        const struct gl_series *s = &requests->series[i];
+        if (!s->values || s->first_step < 0)
+            continue;
+        join_key(&key, s, group_names, 5);
+        size_t id = (size_t)gl_intern_get(gids, key.data);
+        if (id == ng) {
+            if (ng == gcap) {
+                gcap = gcap ? 2 * gcap : 64;
+                g = gl_xrealloc(g, gcap * sizeof *g);
+            }
+            g[ng].first = s;
+            g[ng].values = new_values(nsteps);
+            join_key(&key, s, pod_names, 3);
+            g[ng].pod = gl_intern_find(pods, key.data);
+            ng++;
+        }
+        double *v = g[id].values;
+        for (size_t t = (size_t)s->first_step; t < nsteps; t++)
+            if (!isnan(s->values[t]))
+                v[t] = isnan(v[t]) ? s->values[t] : v[t] + s->values[t];
+    }
+    /* * on (cluster, namespace, pod) group_left (): kept where Running */
+    out->start = requests->start;
+    out->step = requests->step;
+    out->nsteps = nsteps;
+    out->series = gl_xcalloc(ng ? ng : 1, sizeof *out->series);
+    for (size_t i = 0; i < ng; i++) {
+        struct gl_series *o = &out->series[out->nseries];
+        join_labels(o, g[i].first, group_names, 5);
+        o->values = g[i].values;
+        o->first_step = -1;
+        o->first_seen = -1;
+        const unsigned char *run = g[i].pod >= 0 ? running + (size_t)g[i].pod * nsteps : NULL;
+        for (size_t t = 0; t < nsteps; t++) {
+            double x = o->values[t];
+            if (isnan(x))
+                continue;
+            if (!run || !run[t]) {
+                o->values[t] = NAN;
+                continue;
+            }
+            int why = !isfinite(x) ? GL_SKIP_NAN_INF
+                    : x < 0        ? GL_SKIP_NEGATIVE
+                    : x > max      ? GL_SKIP_OUT_OF_BOUNDS
+                                   : -1;
+            if (why >= 0) {
+                join_skip(out, o, t, x, (enum gl_skip)why);
+                o->values[t] = NAN;
+                continue;
+            }
+            if (o->first_step < 0) {
+                o->first_step = (int64_t)t;
+                o->first_seen = out->start + (int64_t)t * out->step;
+            }
+            out->samples++;
+        }
+        if (o->first_step < 0) { /* never Running in the chunk: no series */
+            free(o->labels);
+            free(o->values);
+            memset(o, 0, sizeof *o);
+            continue;
+        }
+        out->nseries++;
+    }
+    qsort(out->series, out->nseries, sizeof *out->series, series_cmp);
+    free(g);
+    free(running);
+    gl_intern_free(pods);
+    gl_intern_free(gids);
+    gl_buf_free(&key);
+    return GL_OK;
+}

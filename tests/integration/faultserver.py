@@ -75,6 +75,7 @@ IMPLAUSIBLE_STEPS = (3, 4)
 def classify(query):
     """Which query of the engine this PromQL is (by its metric names)."""
     for needle, name in (("kube_pod_container_resource_requests", "allocation"),
+                         ("kube_pod_status_phase", "pod_phase"),
                          ("DCGM_FI_DEV_FB_USED", "fb_used"), ("DCGM_FI_DEV_FB_FREE", "fb_free"),
                          ("DCGM_FI_DEV_FB_RESERVED", "fb_reserved"),
                          ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "busy"),
@@ -100,6 +101,8 @@ def series_of(which):
         "node_labels": [({"__name__": "kube_node_labels", "node": "n1"}, "1")],
         "allocation": [({"namespace": "ns-x", "pod": "p", "node": "n1",
                          "resource": "nvidia_com_gpu"}, "1")],
+        "pod_phase": [({"__name__": "kube_pod_status_phase", "namespace": "ns-x", "pod": "p",
+                        "phase": "Running"}, "1")],
     }.get(which, [])
 
 

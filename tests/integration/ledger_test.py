@@ -393,7 +393,7 @@ class LedgerSuite(harness.Suite):
         hour_one = min(self.prom.range_size('%s{Hostname="n%d"}' % (m, n), T0, T0 + 3600)
                        for m in dcgm for n in NODES)
         ksm = max(self.prom.range_size(engine_query(q), T0, T0 + 3600) for q in
-                  ("pod_labels", "node_labels", "allocation"))
+                  ("pod_labels", "node_labels", "alloc_requests", "pod_phase"))
         cap = (hour_two + hour_all) // 2
         self.tap.note("one hour: all hosts %d bytes, two hosts %d, one host %d, kube-state "
                       "%d; cap %d" % (hour_all, hour_two, hour_one, ksm, cap))

@@ -133,8 +133,8 @@ SA_FILES = {"token", "ca.crt", "namespace"}
 
 # Queries the engine reads besides memory_source.query and compute.queries
 # (engine/main.c cmd_check: the fixed list).
-FIXED_QUERIES = ["fb_free", "fb_reserved", "pod_labels", "namespace_labels", "allocation",
-                 "node_labels"]
+FIXED_QUERIES = ["fb_free", "fb_reserved", "pod_labels", "namespace_labels", "alloc_requests",
+                 "pod_phase", "node_labels"]
 DEFAULT_COMPUTE = ["gr_engine_active", "gpu_util"]
 
 

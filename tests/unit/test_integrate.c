@@ -812,8 +812,69 @@ static void test_unknown_usage_excess(void)
     gl_config_free(c);
 }
 
+
+/* The allocation joined in the engine (gl_allocation_join), worked by
+ * hand from the joined PromQL it replaces: containers of a pod summed per
+ * (namespace, pod, node, resource); a step kept only where the pod's
+ * phase Running is 1; the 1024-unit bound on the sum. */
+static void test_allocation_join(void)
+{
+    struct gl_config *c = config("");
+    CHECK(c != NULL);
+    if (!c)
+        return;
+    const char *req[] = {
+        /* pod a: two containers, 1 and 2 GPUs, the second from step 1 */
+        "\"__name__\":\"kube_pod_container_resource_requests\",\"namespace\":\"ns\",\"pod\":\"a\","
+        "\"container\":\"c1\",\"node\":\"n1\",\"resource\":\"nvidia_com_gpu\",\"uid\":\"u1\"|1,1,1,1",
+        "\"__name__\":\"kube_pod_container_resource_requests\",\"namespace\":\"ns\",\"pod\":\"a\","
+        "\"container\":\"c2\",\"node\":\"n1\",\"resource\":\"nvidia_com_gpu\",\"uid\":\"u1\"|-,2,2,2",
+        /* pod b: never Running (phase 0), pod c: no phase series at all */
+        "\"namespace\":\"ns\",\"pod\":\"b\",\"node\":\"n1\",\"resource\":\"nvidia_com_gpu\"|1,1,1,1",
+        "\"namespace\":\"ns\",\"pod\":\"c\",\"node\":\"n1\",\"resource\":\"nvidia_com_gpu\"|1,1,1,1",
+        /* pod d: 1000 + 100 units, over the bound at every Running step */
+        "\"namespace\":\"ns\",\"pod\":\"d\",\"container\":\"x\",\"node\":\"n1\",\"resource\":\"nvidia_com_gpu\"|1000,1000,1000,1000",
+        "\"namespace\":\"ns\",\"pod\":\"d\",\"container\":\"y\",\"node\":\"n1\",\"resource\":\"nvidia_com_gpu\"|100,100,-,-",
+    };
+    const char *phase[] = {
+        /* a Running at steps 0-2, then 0 */
+        "\"__name__\":\"kube_pod_status_phase\",\"namespace\":\"ns\",\"pod\":\"a\",\"phase\":\"Running\"|1,1,1,0",
+        "\"namespace\":\"ns\",\"pod\":\"b\",\"phase\":\"Running\"|0,0,0,0",
+        "\"namespace\":\"ns\",\"pod\":\"d\",\"phase\":\"Running\"|1,1,1,1",
+    };
+    struct gl_matrix mr, mp, out;
+    matrix(&mr, req, 6, 4);
+    matrix(&mp, phase, 3, 4);
+    struct gl_error err = {0};
+    CHECK(gl_allocation_join(c, &mr, &mp, 1024, &out, &err) == GL_OK);
+    /* a (steps 0-2) and d (steps 2-3, where its sum is 1000) */
+    CHECK(out.nseries == 2);
+    if (out.nseries == 2) {
+        const struct gl_series *a = &out.series[0], *d = &out.series[1];
+        CHECK_STR(gl_series_label(a, "pod"), "a");
+        CHECK(a->nlabels == 4); /* namespace, node, pod, resource: no container, uid */
+        CHECK(gl_series_label(a, "container") == NULL && gl_series_label(a, "uid") == NULL);
+        CHECK(a->values[0] == 1 && a->values[1] == 3 && a->values[2] == 3 && isnan(a->values[3]));
+        CHECK(a->first_step == 0 && a->first_seen == T0);
+        CHECK_STR(gl_series_label(d, "pod"), "d");
+        CHECK(isnan(d->values[0]) && isnan(d->values[1]) && d->values[2] == 1000 &&
+              d->values[3] == 1000);
+        CHECK(d->first_step == 2);
+        for (size_t i = 1; i < 4; i++)
+            CHECK(strcmp(a->labels[i - 1].name, a->labels[i].name) < 0);
+    }
+    CHECK(out.samples == 5);
+    CHECK(out.bad_samples == 2 && out.skipped[GL_SKIP_OUT_OF_BOUNDS] == 2);
+    CHECK(strstr(out.bad[0], "out_of_bounds: value \"1100\"") != NULL);
+    gl_matrix_free(&out);
+    gl_matrix_free(&mr);
+    gl_matrix_free(&mp);
+    gl_config_free(c);
+}
+
 int main(void)
 {
+    RUN(test_allocation_join);
     RUN(test_long_identities);
     RUN(test_overflow_is_an_error);
     RUN(test_many_pods_one_device);
