@@ -794,6 +794,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 break;
             }
             for (int why = 0; why < GL_SKIP_N; why++)
+                stats->skipped[why] += (int64_t)m[q].skipped[why];
+            for (int why = 0; why < GL_SKIP_N; why++)
                 if (m[q].skipped[why])
                     gl_log(GL_LOG_WARN, "skipped samples query=%s chunk=%s reason=%s count=%zu",
                            query_name(c, q), ts, gl_skip_names[why], m[q].skipped[why]);
