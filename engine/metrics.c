@@ -86,11 +86,20 @@ enum gl_status gl_metrics_check_no_data(const struct gl_config *c, const struct 
                                         struct gl_error *err)
 {
     *no_data = false;
-    if (st->samples > 0 || st->chunks == 0)
+    if (st->chunks == 0 || to <= from)
         return GL_OK;
+    /* the hours new to this run: re-pulled ones were judged before (and a
+     * re-pull that lost them is refused by collect) */
+    enum gl_status rc = GL_OK;
+    int64_t mem = 0;
+    for (int64_t h = gl_floor_to(from, 3600); !rc && h < to; h += 3600) {
+        struct gl_query_counts qc;
+        if (!(rc = gl_store_query_counts(s, cl->name, h, c->mem_query, &qc, err)) && qc.found)
+            mem += qc.samples;
+    }
     bool had = false;
-    enum gl_status rc = gl_query_cluster_had_samples(s, cl->name, from, &had, err);
-    if (rc || !had)
+    if (rc || mem > 0 || (rc = gl_query_cluster_had_samples(s, cl->name, from, &had, err)) ||
+        !had)
         return rc;
     *no_data = true;
     const char *names[64];
@@ -214,7 +223,7 @@ static void render_run(struct out *o, const struct gl_run_figures *f, const char
         {"gpuledger_run_chunks_refused",
          "Chunks the last run refused to store (they held clearly less than the stored hours).",
          9},
-        {"gpuledger_run_hours_stored", "Hours the last run stored.", 10},
+        {"gpuledger_run_stored_seconds", "Seconds of data (whole hours) the last run stored.", 10},
         {"gpuledger_run_samples_stored", "Memory samples the last run stored.", 11},
     };
     for (size_t k = 0; k < sizeof fams / sizeof *fams; k++) {
@@ -237,7 +246,7 @@ static void render_run(struct out *o, const struct gl_run_figures *f, const char
             case 7: v = m->no_data; break;
             case 8: v = m->chunks; break;
             case 9: v = m->rc == GL_ERR_PARTIAL && !m->no_data; break; /* collect stops there */
-            case 10: v = m->hours; break;
+            case 10: v = m->hours * 3600; break;
             case 11: v = m->samples; break;
             }
             series_int(o, fams[k].name, l, v);

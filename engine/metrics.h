@@ -58,8 +58,9 @@ void gl_run_figures_cluster(struct gl_run_figures *f, const char *cluster,
                             const struct gl_collect_stats *st, enum gl_status rc, bool no_data);
 
 /* "Loud when data is missing": for a cluster that stored samples before
- * `from` and whose collection of [from, to) stored none, GL_ERR_PARTIAL with
- * a message naming the cluster, the window and the queries without data
+ * `from` and whose collection stored no memory samples in [from, to) (the
+ * hours new to the run: from is the old watermark), GL_ERR_PARTIAL with a
+ * message naming the cluster, the window and the queries without data
  * (from what collect recorded per hour and query); else GL_OK. */
 enum gl_status gl_metrics_check_no_data(const struct gl_config *c, const struct gl_cluster *cl,
                                         struct gl_store *s, int64_t from, int64_t to,

@@ -304,7 +304,8 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
         enum gl_status crc = gl_collect(c, cl, s, from, to, &st, &cerr);
         bool no_data = false; /* metrics.h: loud when a cluster's data stop */
         if (!crc)
-            crc = gl_metrics_check_no_data(c, cl, s, from, to, &st, &no_data, &cerr);
+            crc = gl_metrics_check_no_data(c, cl, s, found && wm > from ? wm : from, to, &st,
+                                           &no_data, &cerr);
         gl_run_figures_cluster(fig, cl->name, &st, crc, no_data);
         if (crc) {
             partial = true;
