@@ -344,11 +344,12 @@ static void print_watermark(const char *db, const char *cluster, int64_t now)
 }
 
 /* check: the queries without which nothing can be billed (memory, capacity,
- * allocation), and the likely cause of a query's missing data. */
+ * allocation), and the likely cause of a query's missing data. Capacity
+ * (fb_free) is not required when allocation.model_capacity_mib gives it. */
 static bool query_required(const struct gl_config *cfg, const char *name)
 {
-    return strcmp(name, cfg->mem_query) == 0 || strcmp(name, "fb_free") == 0 ||
-           strcmp(name, "allocation") == 0;
+    return strcmp(name, cfg->mem_query) == 0 || strcmp(name, "allocation") == 0 ||
+           (strcmp(name, "fb_free") == 0 && cfg->nmodel_capacity == 0);
 }
 
 /* The team labels the rules read from a label query's series (pods or
@@ -386,7 +387,8 @@ static const char *query_cause(const struct gl_config *cfg, const char *name)
     if (strcmp(name, cfg->mem_query) == 0 || strncmp(name, "fb_", 3) == 0)
         return "dcgm-exporter is not scraped by this Prometheus (ServiceMonitor or scrape "
                "config), the cluster selector does not match its series, or the field is not in "
-               "dcgm-exporter's counters CSV";
+               "dcgm-exporter's counters CSV (without DCGM_FI_DEV_FB_FREE, set "
+               "allocation.model_capacity_mib)";
     return "the exporter of this metric is not scraped, or the field is not exported";
 }
 
