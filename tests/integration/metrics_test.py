@@ -471,11 +471,23 @@ class MetricsTest(harness.Suite):
         for want in ("dcgm-exporter", "kube-state-metrics"):
             if want not in out:
                 p.append("no likely cause naming %s: %s" % (want, harness.tail(out)))
-        for q in ("fb_used", "fb_free", "allocation"):
+        # capacity (fb_free) is required only without a configured capacity
+        req = ["fb_used", "allocation"]
+        if not self.cfg_doc.get("allocation", {}).get("model_capacity_mib"):
+            req.append("fb_free")
+        for q in req:
             if "%s/%s" % (self.gen.cluster_name, q) not in err:
                 p.append("error does not name %s: %s" % (q, harness.tail(err)))
         tap.check("check without data exits 4 naming the required queries and the likely "
                   "causes", p)
+        nocap = copy.deepcopy(self.cfg_doc)
+        nocap.get("allocation", {}).pop("model_capacity_mib", None)
+        cfg = self.write_config("nocap.json", nocap)
+        rc, out, err = self.engine.run(cfg, self.path("check.db"), "check", "--at",
+                                       "2026-10-19T12:00:00Z")
+        want = "%s/fb_free" % self.gen.cluster_name
+        tap.check("check without a configured capacity requires fb_free (capacity)",
+                  [] if rc == 4 and want in err else ["exit %d: %s" % (rc, harness.tail(err))])
 
     def main(self):
         tap = self.tap
