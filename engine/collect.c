@@ -831,6 +831,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 *err = qerr[q];
                 break;
             }
+            for (int why = 0; why < GL_SKIP_N; why++)
+                stats->skipped[why] += (int64_t)m[q].skipped[why];
             log_skips(query_name(c, q), ts, &m[q]);
             if (q != Q_MEMORY)
                 stats->bad_samples += (int64_t)m[q].bad_samples;
@@ -844,6 +846,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 char ts[32];
                 gl_time_format(cs, ts, sizeof ts);
                 log_skips("allocation", ts, &joined);
+                for (int why = 0; why < GL_SKIP_N; why++)
+                    stats->skipped[why] += (int64_t)joined.skipped[why];
                 stats->bad_samples += (int64_t)joined.bad_samples;
                 gl_matrix_free(&m[Q_ALLOCATION]);
                 m[Q_ALLOCATION] = joined;

@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "parse.h"
 #include "store.h"
 
 struct gl_collect_stats {
@@ -25,6 +26,7 @@ struct gl_collect_stats {
     int64_t hours;
     int64_t samples;
     int64_t bad_samples;
+    int64_t skipped[GL_SKIP_N]; /* bad_samples by reason (gl_skip_names) */
     int64_t bytes;
     int64_t copy_warnings;
     /* Input: advance the cluster's watermark with every stored chunk (run). */

@@ -14,6 +14,7 @@
 #include "close.h"
 #include "collect.h"
 #include "fetch.h"
+#include "metrics.h"
 #include "output.h"
 #include "preset.h"
 #include "query.h"
@@ -251,9 +252,22 @@ static int cmd_run(struct gl_cmd_env *e)
 {
     struct gl_error err = {0};
     const char *out = e->o.out ? e->o.out : e->cfg->run_out_dir ? e->cfg->run_out_dir : "out";
-    if (gl_run(e->cfg, e->store, e->prices, out, e->now, &err))
-        return FAIL(&err);
-    return 0;
+    struct gl_run_figures fig;
+    gl_run_figures_init(&fig, e->cfg);
+    enum gl_status rc = gl_run(e->cfg, e->store, e->prices, out, e->now, &fig, &err);
+    /* its own metrics, whatever the outcome; a good run whose metrics were
+     * not delivered is a partial failure (README "Its own metrics") */
+    struct gl_error merr = {0};
+    if (gl_metrics_emit(e->cfg, e->store, e->prices, &fig, e->now,
+                        rc ? (err.code ? (int)err.code : 1) : 0, &merr) &&
+        !rc) {
+        rc = GL_ERR_PARTIAL;
+        gl_error_set(&err, GL_ERR_PARTIAL,
+                     "run done, but its metrics were not delivered (partial failure): %s",
+                     merr.msg);
+    }
+    gl_run_figures_free(&fig);
+    return rc ? FAIL(&err) : 0;
 }
 
 /* ---- check, prices ---- */
@@ -330,6 +344,55 @@ static void print_watermark(const char *db, const char *cluster, int64_t now)
     gl_store_close(s);
 }
 
+/* check: the queries without which nothing can be billed (memory, capacity,
+ * allocation), and the likely cause of a query's missing data. Capacity
+ * (fb_free) is not required when allocation.model_capacity_mib gives it. */
+static bool query_required(const struct gl_config *cfg, const char *name)
+{
+    return strcmp(name, cfg->mem_query) == 0 || strcmp(name, "allocation") == 0 ||
+           (strcmp(name, "fb_free") == 0 && cfg->nmodel_capacity == 0);
+}
+
+/* The team labels the rules read from a label query's series (pods or
+ * namespaces): true when one of them is on some series, or no rule reads
+ * one; *label names the first rule's label otherwise. */
+static bool team_labels_present(const struct gl_config *cfg, enum gl_rule_kind kind,
+                                const cJSON *res, const char **label)
+{
+    *label = NULL;
+    for (size_t r = 0; r < cfg->nrules; r++) {
+        if (cfg->rules[r].kind != kind)
+            continue;
+        if (!*label)
+            *label = cfg->rules[r].label;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, res)
+        {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(it, "metric"), cfg->rules[r].label);
+            if (cJSON_IsString(v) && v->valuestring[0])
+                return true;
+        }
+    }
+    return *label == NULL;
+}
+
+static const char *query_cause(const struct gl_config *cfg, const char *name)
+{
+    if (strcmp(name, "allocation") == 0 || strcmp(name, "node_labels") == 0)
+        return "kube-state-metrics is not scraped by this Prometheus (or the cluster selector "
+               "does not match its series), or no pod requests a GPU at the probe time";
+    if (strcmp(name, "pod_labels") == 0 || strcmp(name, "namespace_labels") == 0)
+        return "kube-state-metrics is not scraped by this Prometheus (or the cluster selector "
+               "does not match its series)";
+    if (strcmp(name, cfg->mem_query) == 0 || strncmp(name, "fb_", 3) == 0)
+        return "dcgm-exporter is not scraped by this Prometheus (ServiceMonitor or scrape "
+               "config), the cluster selector does not match its series, or the field is not in "
+               "dcgm-exporter's counters CSV (without DCGM_FI_DEV_FB_FREE, set "
+               "allocation.model_capacity_mib)";
+    return "the exporter of this metric is not scraped, or the field is not exported";
+}
+
 static const char usage_check[] =
     "usage: gpuledger check [--at TIME]\n"
     "  Validates the config, the query files and the price table, reaches\n"
@@ -372,6 +435,8 @@ static int cmd_check(struct gl_cmd_env *e)
                            "namespace_labels", bj ? "allocation" : "alloc_requests",
                            "node_labels",      bj ? NULL : "pod_phase"};
     size_t nnames = sizeof fixed / sizeof *fixed + cfg->ncompute_queries;
+    struct gl_buf required; /* cluster/query of each required query without data */
+    gl_buf_init(&required);
     for (size_t ci = 0; !rc && ci < cfg->nclusters; ci++) {
         const struct gl_cluster *cl = &cfg->clusters[ci];
         printf("cluster %s: %s%s%s\n", cl->name, cl->prom.url, cl->selector[0] ? " selector " : "",
@@ -402,10 +467,27 @@ static int cmd_check(struct gl_cmd_env *e)
             const cJSON *res = cJSON_GetObjectItemCaseSensitive(
                 cJSON_GetObjectItemCaseSensitive(root, "data"), "result");
             int n = cJSON_IsArray(res) ? cJSON_GetArraySize(res) : -1;
+            bool req = query_required(cfg, name);
             printf("  query %-18s %d series%s\n", name, n,
-                   n <= 0 ? "  (NO DATA at the probe time)" : "");
-            if (n <= 0)
+                   n > 0 ? "" : req ? "  (NO DATA at the probe time: required)"
+                                    : "  (NO DATA at the probe time)");
+            if (n <= 0) {
                 missing++;
+                printf("    likely cause: %s\n", query_cause(cfg, name));
+                if (req && !gl_buf_printf(&required, "%s%s/%s", required.len ? ", " : "",
+                                          cl->name, name))
+                    rc = FAIL((gl_error_set(&err, GL_ERR_RUNTIME, "out of memory"), &err));
+            }
+            const char *label = NULL;
+            bool pods = strcmp(name, "pod_labels") == 0;
+            if (n > 0 && (pods || strcmp(name, "namespace_labels") == 0) &&
+                !team_labels_present(cfg, pods ? GL_RULE_POD_LABEL : GL_RULE_NAMESPACE_LABEL, res,
+                                     &label))
+                printf("    likely cause: no series carries %s, which a team rule reads: "
+                       "kube-state-metrics runs without --metric-labels-allowlist=%s=[%s] (its "
+                       "pods then fall to the default team)\n",
+                       label, pods ? "pods" : "namespaces",
+                       strncmp(label, "label_", 6) == 0 ? label + 6 : label);
             cJSON_Delete(root);
             free(q);
         }
@@ -438,6 +520,16 @@ static int cmd_check(struct gl_cmd_env *e)
         }
         gl_intern_free(st.notes);
     }
+    if (!rc && required.len) {
+        struct gl_error merr = {0};
+        gl_error_set(&merr, GL_ERR_PROM,
+                     "required queries without data at the probe time: %s (see the likely "
+                     "causes above; nothing can be billed without memory, capacity and "
+                     "allocation)",
+                     required.data);
+        rc = FAIL(&merr);
+    }
+    gl_buf_free(&required);
     return rc;
 }
 

@@ -1095,6 +1095,63 @@ static enum gl_status load_billing(struct cfg_ctx *x, struct gl_config *c, const
     return GL_OK;
 }
 
+/* ---- metrics (README "Its own metrics") ---- */
+
+static enum gl_status load_metrics(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"pushgateway_url", "job", "pushgateway_bearer_token_file",
+                                       "pushgateway_basic_auth_file", "pushgateway_ca_file",
+                                       "timeout_seconds", "textfile", NULL};
+    struct gl_metrics_cfg *m = &c->metrics;
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "metrics", keys)) ||
+        (rc = get_str(x, o, "metrics", "pushgateway_url", false, &m->pushgateway_url)) ||
+        (rc = get_str(x, o, "metrics", "job", false, &m->job)) ||
+        (rc = get_str(x, o, "metrics", "pushgateway_bearer_token_file", false,
+                      &m->bearer_token_file)) ||
+        (rc = get_str(x, o, "metrics", "pushgateway_basic_auth_file", false,
+                      &m->basic_auth_file)) ||
+        (rc = get_str(x, o, "metrics", "pushgateway_ca_file", false, &m->ca_file)) ||
+        (rc = get_int(x, o, "metrics", "timeout_seconds", 1, 600, &m->timeout_s)) ||
+        (rc = get_str(x, o, "metrics", "textfile", false, &m->textfile)))
+        return rc;
+    const char *u = m->pushgateway_url;
+    if (u && strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0)
+        return cfg_fail(x, "metrics.pushgateway_url", "\"%s\" is not an http:// or https:// URL",
+                        u);
+    if (u && strchr(u, '@'))
+        return cfg_fail(x, "metrics.pushgateway_url",
+                        "put credentials in pushgateway_basic_auth_file, not in the URL");
+    if (m->job && !m->job[0])
+        return cfg_fail(x, "metrics.job", "must not be empty");
+    if (m->bearer_token_file && m->basic_auth_file)
+        return cfg_fail(x, "metrics", "pushgateway_bearer_token_file and "
+                                      "pushgateway_basic_auth_file exclude each other");
+    if (m->textfile && !m->textfile[0])
+        return cfg_fail(x, "metrics.textfile", "must not be empty");
+    if (m->textfile && (strlen(m->textfile) < 5 ||
+                        strcmp(m->textfile + strlen(m->textfile) - 5, ".prom") != 0))
+        return cfg_fail(x, "metrics.textfile",
+                        "\"%s\" must end in .prom (node-exporter's textfile collector reads "
+                        "only *.prom files)",
+                        m->textfile);
+    m->bearer_token_file = resolve(c, m->bearer_token_file);
+    m->basic_auth_file = resolve(c, m->basic_auth_file);
+    m->ca_file = resolve(c, m->ca_file);
+    m->textfile = resolve(c, m->textfile);
+    return GL_OK;
+}
+
+static void metrics_free(struct gl_metrics_cfg *m)
+{
+    free(m->pushgateway_url);
+    free(m->job);
+    free(m->bearer_token_file);
+    free(m->basic_auth_file);
+    free(m->ca_file);
+    free(m->textfile);
+}
+
 static void set_defaults(struct gl_config *c)
 {
     c->step = 60;
@@ -1149,7 +1206,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     static const char *const keys[] = {"prometheus", "cluster", "clusters", "collection",
                                        "memory_source", "teams", "idle_overhead", "allocation",
                                        "compute", "run", "prices", "billing", "dra", "exporter",
-                                       NULL};
+                                       "metrics", NULL};
     static const char *const compute_keys[] = {"queries", NULL};
     static const char *const idle_keys[] = {"policy", "platform_team", NULL};
     static const char *const policies[] = {"platform", "proportional", "unbilled", NULL};
@@ -1314,6 +1371,12 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     }
     if ((rc = load_billing(&x, c, o)))
         goto done;
+    c->metrics.timeout_s = 30;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "metrics")) &&
+        (rc = load_metrics(&x, c, o)))
+        goto done;
+    if (!c->metrics.job)
+        c->metrics.job = gl_strdup("gpuledger");
 done:
     cJSON_Delete(root);
     free(text);
@@ -1329,6 +1392,7 @@ void gl_config_free(struct gl_config *c)
 {
     if (!c)
         return;
+    metrics_free(&c->metrics);
     free(c->path);
     free(c->dir);
     for (size_t i = 0; i < c->nclusters; i++) {

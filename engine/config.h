@@ -112,6 +112,17 @@ struct gl_cluster {
     struct gl_prom_cfg prom;
 };
 
+/* metrics (README "Its own metrics"): where `run` delivers its metrics. */
+struct gl_metrics_cfg {
+    char *pushgateway_url;   /* NULL: no push */
+    char *job;               /* grouping key job, "gpuledger" */
+    char *bearer_token_file; /* Pushgateway credentials (one of the two), re-read by every run */
+    char *basic_auth_file;   /* one line "user:password" */
+    char *ca_file;
+    long timeout_s;
+    char *textfile;          /* node-exporter textfile collector file, NULL: none */
+};
+
 struct gl_config {
     char *path;
     char *dir;
@@ -206,6 +217,8 @@ struct gl_config {
     char *account_name;
     char *provider;
     char *service_name;
+
+    struct gl_metrics_cfg metrics;
 };
 
 /* Loads and validates path. On success *out is owned by the caller

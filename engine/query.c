@@ -548,6 +548,26 @@ enum gl_status gl_query_is_closed(struct gl_store *s, const char *period, bool *
                                                  : gl_store_fail(s, "reading closed periods", err);
 }
 
+/* ---- metrics (loud when data is missing) ---- */
+
+enum gl_status gl_query_cluster_had_samples(struct gl_store *s, const char *cluster,
+                                            int64_t before, bool *had, struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s,
+                         "SELECT 1 FROM collected_hour WHERE cluster = ?1 AND hour < ?2 "
+                         "AND samples > 0 LIMIT 1",
+                         &st, "reading collected hours", err))
+        return GL_ERR_RUNTIME;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, before);
+    int rc = sqlite3_step(st);
+    *had = rc == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
+                                                 : gl_store_fail(s, "reading collected hours", err);
+}
+
 enum gl_status gl_query_frozen_rows(struct gl_store *s, const char *period,
                                     const char *corrections, gl_frozen_row_fn fn, void *ctx,
                                     struct gl_error *err)

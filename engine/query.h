@@ -163,6 +163,11 @@ enum gl_status gl_query_team_info(struct gl_store *s, const struct gl_period *p,
 /* Largest measured full-GPU capacity (MiB) of a model, 0 when unknown. */
 int64_t gl_query_model_capacity(struct gl_store *s, const char *model);
 
+/* Whether cluster has an hour before `before` with stored memory samples
+ * (metrics.c: a cluster that had data and now returns none). */
+enum gl_status gl_query_cluster_had_samples(struct gl_store *s, const char *cluster,
+                                            int64_t before, bool *had, struct gl_error *err);
+
 /* ---- closed periods (close.c) ---- */
 
 /* Whether period (YYYY-MM) is closed. */

@@ -11,6 +11,7 @@
 
 #include "close.h"
 #include "collect.h"
+#include "metrics.h"
 #include "output.h"
 #include "outstate.h"
 #include "render.h"
@@ -265,7 +266,7 @@ out:
 
 enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
                       const struct gl_price_table *prices, const char *out_dir, int64_t now,
-                      struct gl_error *err)
+                      struct gl_run_figures *fig, struct gl_error *err)
 {
     int64_t to = gl_floor_to(now - c->run_delay_s, 3600);
     int64_t min_from = to;
@@ -300,7 +301,13 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
         struct gl_collect_stats st = {.advance_watermark = true};
         struct gl_error cerr = {0};
         attempted++;
-        if (gl_collect(c, cl, s, from, to, &st, &cerr)) {
+        enum gl_status crc = gl_collect(c, cl, s, from, to, &st, &cerr);
+        bool no_data = false; /* metrics.h: loud when a cluster's data stop */
+        if (!crc)
+            crc = gl_metrics_check_no_data(c, cl, s, found && wm > from ? wm : from, to, &st,
+                                           &no_data, &cerr);
+        gl_run_figures_cluster(fig, cl->name, &st, crc, no_data);
+        if (crc) {
             partial = true;
             if (!failed++)
                 first_fail = cerr.code;

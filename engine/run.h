@@ -18,8 +18,11 @@
 #include "price.h"
 #include "store.h"
 
+/* fig (may be NULL) receives each cluster's collection figures for
+ * gl_metrics_emit (metrics.h), which the caller calls whatever the outcome. */
+struct gl_run_figures;
 enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
                       const struct gl_price_table *prices, const char *out_dir, int64_t now,
-                      struct gl_error *err);
+                      struct gl_run_figures *fig, struct gl_error *err);
 
 #endif

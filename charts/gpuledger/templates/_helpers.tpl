@@ -213,6 +213,11 @@ gpuledger.promValues.
 {{- else }}
 {{- $_ := set $cfg "prices" (dict "file" (printf "%s/prices.csv" (include "gpuledger.configDir" .))) }}
 {{- end }}
+{{- with (.Values.metrics | default dict).pushgateway }}
+{{- if .url }}
+{{- $_ := set $cfg "metrics" (dict "pushgateway_url" .url "job" (.job | default "gpuledger") "timeout_seconds" (int (.timeoutSeconds | default 30))) }}
+{{- end }}
+{{- end }}
 {{- toPrettyJson $cfg }}
 {{- end }}
 
