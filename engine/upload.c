@@ -20,6 +20,7 @@
 
 /* An error answer is a few KiB of XML; more is not read. */
 #define ANSWER_MAX 65536
+#define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 struct gl_uploader {
     const struct gl_s3_cfg *s3;
@@ -197,18 +198,21 @@ static enum gl_status request(struct gl_uploader *u, const char *method, const c
         struct gl_buf line;
         gl_buf_init(&line);
         bool put = body != NULL;
-        if (put) {
-            gl_buf_printf(&line, "Content-Type: %s", content_type(key));
-            base = curl_slist_append(base, line.data);
+        /* S3 wants the payload's hash on every request, signed (libcurl
+         * 7.88 adds it only when asked): the body's for a PUT, that of no
+         * body for a HEAD */
+        gl_buf_printf(&line, "x-amz-content-sha256: %s", put ? sha : EMPTY_SHA256);
+        base = curl_slist_append(base, line.data);
+        if (put && base) {
             gl_buf_reset(&line);
-            gl_buf_printf(&line, "x-amz-content-sha256: %s", sha);
+            gl_buf_printf(&line, "Content-Type: %s", content_type(key));
             base = curl_slist_append(base, line.data);
             gl_buf_reset(&line);
             gl_buf_printf(&line, "x-amz-meta-sha256: %s", sha);
             base = curl_slist_append(base, line.data);
         }
         gl_buf_free(&line);
-        if (put && !base) {
+        if (!base) {
             rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
             break;
         }
