@@ -211,6 +211,83 @@ class Verifier:
             h.wfile.write(body)
 
 
+def logfmt_parse(line):
+    """{key: value} of a logfmt line (go-logfmt's grammar: key[=value],
+    values bare or double-quoted with backslash escapes); raises ValueError."""
+    out, i, n = {}, 0, len(line)
+    while i < n:
+        while i < n and line[i] == " ":
+            i += 1
+        if i >= n:
+            break
+        j = i
+        while j < n and line[j] > " " and line[j] not in '="':
+            j += 1
+        if j == i:
+            raise ValueError("no key at column %d" % i)
+        key, i = line[i:j], j
+        if i < n and line[i] == "=":
+            i += 1
+            if i < n and line[i] == '"':
+                j, buf = i + 1, []
+                while True:
+                    if j >= n:
+                        raise ValueError("unterminated quote for %s" % key)
+                    c = line[j]
+                    if c == "\\":
+                        e = line[j + 1] if j + 1 < n else ""
+                        if e == "u":
+                            buf.append(chr(int(line[j + 2:j + 6], 16)))
+                            j += 6
+                            continue
+                        buf.append({"n": "\n", "t": "\t", "r": "\r"}.get(e, e))
+                        j += 2
+                        continue
+                    if c == '"':
+                        break
+                    if ord(c) < 0x20:
+                        raise ValueError("control character in %s" % key)
+                    buf.append(c)
+                    j += 1
+                value, i = "".join(buf), j + 1
+                if i < n and line[i] != " ":
+                    raise ValueError("garbage after the quoted value of %s" % key)
+            else:
+                j = i
+                while j < n and line[j] != " ":
+                    if line[j] in '="':
+                        raise ValueError("unquoted %r in the value of %s" % (line[j], key))
+                    j += 1
+                value, i = line[i:j], j
+        else:
+            value = None
+        if key in out:
+            raise ValueError("duplicate key %s" % key)
+        out[key] = value
+    return out
+
+
+def event_problems(err, fmt):
+    """Every event line of stderr parsed as fmt; the last "gpuledger: "
+    line is the error message, not an event."""
+    p, events = [], []
+    for ln in err.splitlines():
+        if ln.startswith("gpuledger: "):
+            continue
+        try:
+            ev = json.loads(ln) if fmt == "json" else logfmt_parse(ln)
+        except ValueError as e:
+            p.append("%s: %r" % (e, ln[:200]))
+            continue
+        for k in ("ts", "level", "msg"):
+            if not isinstance(ev.get(k), str):
+                p.append("no %s in %r" % (k, ln[:200]))
+        events.append(ev)
+    if not events:
+        p.append("no event lines")
+    return p, events
+
+
 def tree_files(d):
     """{period/relative path: bytes} of every period folder under d."""
     out = {}
@@ -275,8 +352,9 @@ class S3Test(harness.Suite):
         with open(self.cfg, "w") as f:
             json.dump(cfg, f, indent=2)
 
-    def run(self, now, secret=SECRET):
-        env = dict(CHILD_ENV, AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=secret)
+    def run(self, now, secret=SECRET, log_format="text"):
+        env = dict(CHILD_ENV, AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=secret,
+                   GPULEDGER_LOG_FORMAT=log_format)
         for k in ("AWS_SESSION_TOKEN", "AWS_REGION", "AWS_PROFILE"):
             env.pop(k, None)
         return self.engine.run(self.cfg, self.db, "run", "--out", self.out, "--now", now, env=env)
@@ -364,6 +442,17 @@ class S3Test(harness.Suite):
         if "sent=0" not in err:
             p.append("the log does not say sent=0: %s" % harness.tail(err, 300))
         tap.check("a second run uploads nothing unchanged (%d HEADs)" % len(log), p)
+        # the log formats, on a run whose events quote server text
+        for fmt in ("logfmt", "json"):
+            rc, _, err = self.run(T1, secret="not-the-secret", log_format=fmt)
+            v.take()
+            p, events = event_problems(err, fmt)
+            fails = [e for e in events if e.get("msg") == "upload failed"]
+            if rc != 5 or not fails or "HTTP 403" not in (fails[0].get("error") or ""):
+                p.append("exit %s; no upload failed event with error=...HTTP 403: %s" % (
+                    rc, harness.tail(err, 300)))
+            tap.check("--log-format %s: every event line parses (%d events, values with "
+                      "spaces, quotes and = escaped)" % (fmt, len(events)), p)
         # 3. broken uploads, each retried by the next run
         cases = [("the store answers 500", T2, "500", None, None, "HTTP 500"),
                  ("the endpoint is down", T3, "ok", "http://127.0.0.1:%d" % harness.free_port(),
