@@ -99,6 +99,10 @@ const struct gl_command *gl_command_find(const char *name);
  * runs it and cleans up; returns the exit status. */
 int gl_cli_run(const struct gl_command *cmd, const struct gl_cli *g, int argc, char **argv);
 
+/* The bash completion script, from gl_commands (--completion bash). */
+#include <stdio.h>
+void gl_cli_completion_bash(FILE *f);
+
 /* Prints "gpuledger: <message>" and returns err's exit status. */
 int gl_cli_fail(const struct gl_error *err);
 

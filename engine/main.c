@@ -39,6 +39,7 @@ static const char usage_main[] =
     "  --db FILE       SQLite database (default gpuledger.db)\n"
     "  --quiet         errors only on stderr;  --verbose  debug events too\n"
     "  --log-format F  logfmt (default), json or text (GPULEDGER_LOG_FORMAT)\n"
+    "  --completion bash   print the bash completion script\n"
     "  --version, --help\n"
     "\n"
     "TIME is RFC 3339 UTC, e.g. 2026-10-01T00:00:00Z. Run 'gpuledger COMMAND --help'.\n"
@@ -54,6 +55,11 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage_main, stdout);
+            return 0;
+        } else if (strcmp(a, "--completion") == 0) {
+            if (i + 1 >= argc || strcmp(argv[i + 1], "bash") != 0)
+                return gl_cli_usage(usage_main, "%s", "--completion takes bash");
+            gl_cli_completion_bash(stdout);
             return 0;
         } else if (strcmp(a, "--version") == 0) {
             puts("gpuledger " GL_VERSION " (commit " GL_COMMIT ")");

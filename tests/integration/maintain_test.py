@@ -128,6 +128,7 @@ class MaintainTest(harness.Suite):
         cfg["prices"]["file"] = self.path("prices.csv")
         cfg.setdefault("collection", {})["queries_dir"] = os.path.join(REPO, "queries")
         self.cfg = self.path("gpuledger.json")
+        self.cfg_doc = cfg
         with open(self.cfg, "w") as f:
             json.dump(cfg, f, indent=2)
         self.db = self.path("gpuledger.db")
@@ -138,10 +139,75 @@ class MaintainTest(harness.Suite):
                          ([] if rc == 0 else ["run exit %s: %s" % (rc, harness.tail(err))]) +
                          ([] if rc2 == 0 else ["close exit %s: %s" % (rc2, harness.tail(err2))]))
 
+    def conventions(self):
+        """--version, the completion file, the LICENSE against the labels."""
+        tap = self.tap
+        rc, out, _ = harness.run_cmd([self.args.bin, "--version"], 30)
+        tap.check("--version prints the version and the git commit",
+                  [] if rc == 0 and __import__("re").match(
+                      r"^gpuledger \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}|unknown)\)$",
+                      out.strip()) else ["exit %s: %r" % (rc, out)])
+        rc, out, _ = harness.run_cmd([self.args.bin, "--completion", "bash"], 30)
+        path = os.path.join(REPO, "examples", "completion", "gpuledger.bash")
+        with open(path, encoding="utf-8") as f:
+            committed = f.read()
+        p = [] if rc == 0 else ["exit %s" % rc]
+        if committed != out:
+            p.append("%s differs from `gpuledger --completion bash` (regenerate it)" % path)
+        for cmd in ("prune", "backup", "run", "collect"):
+            if " %s" % cmd not in out:
+                p.append("no command %s" % cmd)
+        tap.check("the bash completion file is the command table's", p)
+        p = []
+        with open(os.path.join(REPO, "LICENSE"), encoding="utf-8") as f:
+            lic = f.read()
+        if "Apache License" not in lic or "Version 2.0, January 2004" not in lic:
+            p.append("LICENSE is not the Apache License 2.0 text")
+        for rel, want in (("examples/Dockerfile", 'org.opencontainers.image.licenses="Apache-2.0"'),
+                          ("charts/gpuledger/Chart.yaml", "licenses: Apache-2.0"),
+                          ("meson.build", "license: 'Apache-2.0'")):
+            with open(os.path.join(REPO, rel), encoding="utf-8") as f:
+                if want not in f.read():
+                    p.append("%s does not say %s" % (rel, want))
+        tap.check("LICENSE matches the image label, the chart and meson.build (Apache-2.0)", p)
+
+    def env_rule(self):
+        """GPULEDGER_PROMETHEUS_URL fills prometheus.url when the file leaves
+        it out; the file's value wins when both are given."""
+        tap = self.tap
+        doc = json.loads(json.dumps(self.cfg_doc))
+        del doc["prometheus"]["url"]
+        bare = self.path("no-url.json")
+        with open(bare, "w") as f:
+            json.dump(doc, f)
+        doc["prometheus"]["url"] = "http://127.0.0.1:%d" % harness.free_port()
+        other = self.path("other-url.json")
+        with open(other, "w") as f:
+            json.dump(doc, f)
+        env = dict(harness.CHILD_ENV, GPULEDGER_PROMETHEUS_URL=self.prom.url())
+        p = []
+        rc, _, err = harness.run_cmd([self.args.bin, "--config", bare, "--db", self.db, "check",
+                                      "--at", T0], 120)
+        if rc != 3 or "prometheus.url" not in err:
+            p.append("without the variable: exit %s, not 3 naming prometheus.url: %s" % (
+                rc, harness.tail(err, 200)))
+        rc, out, err = harness.run_cmd([self.args.bin, "--config", bare, "--db", self.db,
+                                        "check", "--at", T0], 120, env=env)
+        if rc != 0 or self.prom.url() not in out:
+            p.append("with it: exit %s (%s)" % (rc, harness.tail(err or out, 200)))
+        rc, out, err = harness.run_cmd([self.args.bin, "--config", other, "--db", self.db,
+                                        "check", "--at", T0], 120, env=env)
+        if rc == 0 or doc["prometheus"]["url"] not in out + err:
+            p.append("file and variable: exit %s, the file's URL not used: %s" % (
+                rc, harness.tail(out + err, 200)))
+        tap.check("GPULEDGER_PROMETHEUS_URL fills a missing prometheus.url; the file wins", p)
+
     def main(self):
         tap = self.tap
+        self.conventions()
         if not self.setup():
             return
+        self.env_rule()
         db = self.db
         nov = "hour >= %d AND hour < %d" % (NOV_START, DEC_START)
         nov_rows = scalar(db, "SELECT count(*) FROM usage WHERE " + nov)
