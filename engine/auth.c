@@ -91,6 +91,7 @@ struct gl_auth {
     const struct gl_prom_cfg *cfg; /* borrowed */
     enum provider prov;
     char mode[600];     /* "prometheus.auth aws_sigv4 (IRSA web identity: ...)" */
+    const char *label;  /* the config key messages name: "prometheus.auth", "outputs.s3.auth" */
     char *sigv4;        /* "aws:amz:REGION:SERVICE" */
     char *region;
     char *endpoint;     /* STS, container credentials, metadata token or Entra token URL */
@@ -805,7 +806,7 @@ static enum gl_status ensure_fresh(struct gl_auth *a, struct gl_error *err)
     char when[32];
     gl_time_format((int64_t)fresh.expiry, when, sizeof when);
     gl_log(GL_LOG_INFO, "prometheus credentials obtained mode=\"%s\" expires=%s in_s=%.0f",
-           a->mode + strlen("prometheus.auth "), when, fresh.expiry - now);
+           a->mode + strlen(a->label) + 1, when, fresh.expiry - now);
     return GL_OK;
 }
 
@@ -898,7 +899,7 @@ static enum gl_status setup_aws(struct gl_auth *a, const struct gl_auth_cfg *ac,
     const char *region = ac->region ? ac->region : env("AWS_REGION");
     if (!region)
         region = env("AWS_DEFAULT_REGION");
-    snprintf(a->mode, sizeof a->mode, "prometheus.auth aws_sigv4");
+    snprintf(a->mode, sizeof a->mode, "%s aws_sigv4", a->label);
     if (!region)
         return no_source(a, "no region: set prometheus.auth.region (the workspace's, e.g. "
                             "us-east-1) or AWS_REGION", err);
@@ -937,8 +938,8 @@ static enum gl_status setup_aws(struct gl_auth *a, const struct gl_auth_cfg *ac,
     switch (src) {
     case GL_AWS_ENV:
         a->prov = P_AWS_ENV;
-        snprintf(a->mode, sizeof a->mode, "prometheus.auth aws_sigv4 (credentials from the "
-                 "environment: AWS_ACCESS_KEY_ID, region %s)", region);
+        snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (credentials from the "
+                 "environment: AWS_ACCESS_KEY_ID, region %s)", a->label, region);
         if (!key || !secret)
             rc = no_source(a, "set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", err);
         else if (!header_safe(key) || !header_safe(secret) ||
@@ -954,8 +955,8 @@ static enum gl_status setup_aws(struct gl_auth *a, const struct gl_auth_cfg *ac,
         break;
     case GL_AWS_WEB_IDENTITY:
         a->prov = P_AWS_WEB;
-        snprintf(a->mode, sizeof a->mode, "prometheus.auth aws_sigv4 (IRSA web identity: role "
-                 "%.200s, token file %.200s, region %s)", role ? role : "(none)",
+        snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (IRSA web identity: role "
+                 "%.200s, token file %.200s, region %s)", a->label, role ? role : "(none)",
                  wfile ? wfile : "(none)", region);
         if (!role || !wfile)
             rc = no_source(a, "web identity needs a role (AWS_ROLE_ARN or prometheus.auth."
@@ -993,8 +994,8 @@ static enum gl_status setup_aws(struct gl_auth *a, const struct gl_auth_cfg *ac,
         else if (env("AWS_CONTAINER_AUTHORIZATION_TOKEN"))
             a->env_token = gl_strdup(env("AWS_CONTAINER_AUTHORIZATION_TOKEN"));
         keep_secret(a, a->env_token);
-        snprintf(a->mode, sizeof a->mode, "prometheus.auth aws_sigv4 (EKS Pod Identity: %.200s, "
-                 "region %s)", a->endpoint ? a->endpoint : "(no endpoint)", region);
+        snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (EKS Pod Identity: %.200s, "
+                 "region %s)", a->label, a->endpoint ? a->endpoint : "(no endpoint)", region);
         if (!a->endpoint)
             rc = no_source(a, "EKS Pod Identity needs AWS_CONTAINER_CREDENTIALS_FULL_URI (set "
                               "by the pod identity webhook: create a pod identity association "
@@ -1003,8 +1004,8 @@ static enum gl_status setup_aws(struct gl_auth *a, const struct gl_auth_cfg *ac,
     case GL_AWS_PROFILE:
     case GL_AWS_AUTO: {
         a->prov = P_AWS_PROFILE;
-        snprintf(a->mode, sizeof a->mode, "prometheus.auth aws_sigv4 (profile %.100s of %.300s, "
-                 "region %s)", profile, cfile ? cfile : "(no HOME)", region);
+        snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (profile %.100s of %.300s, "
+                 "region %s)", a->label, profile, cfile ? cfile : "(no HOME)", region);
         bool found = false;
         if (cfile)
             rc = load_aws_profile(a, cfile, profile, &found, err);
@@ -1091,9 +1092,16 @@ static enum gl_status setup_gcp(struct gl_auth *a, const struct gl_auth_cfg *ac)
 enum gl_status gl_auth_new(const struct gl_prom_cfg *c, struct gl_auth **out,
                            struct gl_error *err)
 {
+    return gl_auth_new_named(c, "prometheus.auth", out, err);
+}
+
+enum gl_status gl_auth_new_named(const struct gl_prom_cfg *c, const char *label,
+                                 struct gl_auth **out, struct gl_error *err)
+{
     *out = NULL;
     struct gl_auth *a = gl_xcalloc(1, sizeof *a);
     a->cfg = c;
+    a->label = label;
     if (mtx_init(&a->lock, mtx_plain | mtx_recursive) != thrd_success) {
         free(a);
         return gl_error_set(err, GL_ERR_RUNTIME, "cannot create a lock");

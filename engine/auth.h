@@ -40,6 +40,12 @@ enum gl_status gl_auth_new(const struct gl_prom_cfg *c, struct gl_auth **out,
                            struct gl_error *err);
 void gl_auth_free(struct gl_auth *a);
 
+/* gl_auth_new for another client of the same providers (the object store:
+ * outputs.s3): messages name label (a static string) instead of
+ * "prometheus.auth". */
+enum gl_status gl_auth_new_named(const struct gl_prom_cfg *c, const char *label,
+                                 struct gl_auth **out, struct gl_error *err);
+
 /* True when queries go as a POST form body (SigV4: the body is signed,
  * which avoids the query-string canonicalisation of older libcurl). */
 bool gl_auth_post_form(const struct gl_auth *a);

@@ -40,6 +40,7 @@ struct gl_cli {
 struct gl_cmd_opts {
     const char *period, *team, *format, *out, *from, *to, *cluster, *now, *at, *file;
     const char *allow_shrink;
+    const char *before, *dry_run, *upload; /* prune, backup */
     const char *word; /* the subcommand word given (e.g. "import"), or NULL */
 };
 
@@ -97,6 +98,10 @@ const struct gl_command *gl_command_find(const char *name);
 /* Parses argv (argv[0] = the command's name), provides what cmd needs,
  * runs it and cleans up; returns the exit status. */
 int gl_cli_run(const struct gl_command *cmd, const struct gl_cli *g, int argc, char **argv);
+
+/* The bash completion script, from gl_commands (--completion bash). */
+#include <stdio.h>
+void gl_cli_completion_bash(FILE *f);
 
 /* Prints "gpuledger: <message>" and returns err's exit status. */
 int gl_cli_fail(const struct gl_error *err);

@@ -1,5 +1,6 @@
 /* close — freezing periods and computing correction lines. */
 #include "close.h"
+#include "store_admin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,7 +250,10 @@ enum gl_status gl_corrections_add(const struct gl_config *c, struct gl_store *s,
         bool closed;
         if ((rc = gl_period_is_closed(s, cp.name, &closed, err)) || !closed)
             break;
-        if ((rc = correct_one(c, s, prices, &cp, set, err)))
+        /* a pruned period (store_admin.h) is final: its hourly rows are gone */
+        bool pruned;
+        if ((rc = gl_admin_period_pruned(s, cp.name, &pruned, err)) ||
+            (!pruned && (rc = correct_one(c, s, prices, &cp, set, err))))
             break;
         struct gl_period prev;
         period_before(&cp, &prev);

@@ -22,7 +22,9 @@
 #include "report.h"
 #include "run.h"
 #include "statement.h"
+#include "store_admin.h"
 #include "summary.h"
+#include "upload.h"
 #include "util.h"
 
 /* A failed step: print err, return its status. */
@@ -605,6 +607,102 @@ static int cmd_prices(struct gl_cmd_env *e)
     return 0;
 }
 
+/* ---- prune, backup (store_admin.h) ---- */
+
+static const char usage_prune[] =
+    "usage: gpuledger prune --before YYYY-MM [--dry-run]\n"
+    "  Deletes the hourly usage rows of the closed periods before YYYY-MM and\n"
+    "  compacts the database. Their frozen invoices, FOCUS rows and CSV stay\n"
+    "  (invoice and export print them as before); summary, anomalies and\n"
+    "  report refuse a pruned period, and it takes no more corrections. An open\n"
+    "  period before YYYY-MM is refused (exit 7) and nothing is deleted.\n"
+    "  --dry-run prints what would go and changes nothing.\n";
+
+static int check_prune(struct gl_cmd_env *e)
+{
+    struct gl_period p;
+    if (!e->o.before)
+        return gl_cli_usage(e->cmd->usage, "%s", "--before YYYY-MM is required");
+    if (!gl_period_parse(e->o.before, &p))
+        return gl_cli_usage(e->cmd->usage, "--before \"%s\" is not YYYY-MM", e->o.before);
+    return 0;
+}
+
+static int cmd_prune(struct gl_cmd_env *e)
+{
+    struct gl_period before;
+    gl_period_parse(e->o.before, &before);
+    bool dry = e->o.dry_run != NULL;
+    struct gl_error err = {0};
+    struct gl_prune_report r;
+    if (gl_admin_prune(e->store, &before, dry, true, &r, &err))
+        return FAIL(&err);
+    int64_t rows = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        printf("%s period %s: %lld usage rows of %lld collected hours\n",
+               dry ? "would prune" : "pruned", r.periods[i].period,
+               (long long)r.periods[i].usage_rows, (long long)r.periods[i].hours);
+        rows += r.periods[i].usage_rows;
+    }
+    if (!r.n)
+        printf("nothing to prune before %s\n", before.name);
+    else if (dry)
+        printf("dry run: %zu period(s), %lld usage rows would go; nothing changed\n", r.n,
+               (long long)rows);
+    else
+        printf("database bytes in use: %lld before, %lld after\n", (long long)r.bytes_before,
+               (long long)r.bytes_after);
+    gl_prune_report_free(&r);
+    return 0;
+}
+
+static const char usage_backup[] =
+    "usage: gpuledger backup --to FILE [--upload]\n"
+    "  A consistent copy of the database (SQLite's online backup API; a run may\n"
+    "  be writing meanwhile) into FILE, written beside it and renamed into\n"
+    "  place. --upload also sends it to outputs.s3 as <prefix>/backups/<name>.\n";
+
+static int check_backup(struct gl_cmd_env *e)
+{
+    if (!e->o.to || !*e->o.to)
+        return gl_cli_usage(e->cmd->usage, "%s", "--to FILE is required");
+    return 0;
+}
+
+static int cmd_backup(struct gl_cmd_env *e)
+{
+    struct gl_error err = {0};
+    int64_t bytes = 0;
+    struct gl_config *cfg = NULL;
+    if (e->o.upload && gl_config_load(e->g->config, &cfg, &err))
+        return FAIL(&err);
+    if (cfg && !cfg->s3) {
+        gl_config_free(cfg);
+        return gl_cli_usage(e->cmd->usage, "--upload needs outputs.s3 in %s", e->g->config);
+    }
+    int rc = 0;
+    if (gl_admin_backup(e->store, e->o.to, &bytes, &err)) {
+        rc = FAIL(&err);
+    } else {
+        gl_log(GL_LOG_INFO, "backup written file=%s bytes=%lld", e->o.to, (long long)bytes);
+        struct gl_uploader *u = NULL;
+        bool sent = false;
+        const char *slash = strrchr(e->o.to, '/');
+        struct gl_buf key;
+        gl_buf_init(&key);
+        gl_buf_printf(&key, "backups/%s", slash ? slash + 1 : e->o.to);
+        if (cfg && (gl_uploader_new(cfg->s3, &u, &err) ||
+                    gl_upload_file(u, e->o.to, key.data, &sent, &err)))
+            rc = FAIL(&err);
+        else if (cfg)
+            gl_log(GL_LOG_INFO, "backup uploaded key=%s sent=%d", key.data, sent);
+        gl_uploader_free(u);
+        gl_buf_free(&key);
+    }
+    gl_config_free(cfg);
+    return rc;
+}
+
 /* ---- the table ---- */
 
 #define PERIOD_READ (GL_NEED_PERIOD | GL_NEED_CONFIG | GL_NEED_DB | GL_NEED_PRICES)
@@ -638,5 +736,10 @@ const struct gl_command gl_commands[] = {
      cmd_check},
     {"prices", usage_prices, GL_NEED_CONFIG, {GL_OPT(file, "file", true)}, "import",
      check_prices, cmd_prices},
+    {"prune", usage_prune, GL_NEED_LOCK_FIRST | GL_NEED_DB,
+     {GL_OPT(before, "before", true), GL_OPT(dry_run, "dry-run", false)}, NULL, check_prune,
+     cmd_prune},
+    {"backup", usage_backup, GL_NEED_DB, {GL_OPT(to, "to", true), GL_OPT(upload, "upload", false)},
+     NULL, check_backup, cmd_backup},
 };
 const size_t gl_ncommands = sizeof gl_commands / sizeof *gl_commands;

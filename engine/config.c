@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gl_build.h"
 #include "money.h"
@@ -1152,6 +1153,196 @@ static void metrics_free(struct gl_metrics_cfg *m)
     free(m->textfile);
 }
 
+/* ---- outputs.s3, retention, GPULEDGER_* (README "Delivery, retention and
+ * conventions") ---- */
+
+/* The environment variables a Helm chart sets, and the key each fills. The
+ * config file wins: a variable fills its key only when the file leaves it
+ * out. Paths relative to the working directory. */
+static const struct {
+    const char *var, *object, *key;
+    bool path;
+} env_keys[] = {
+    {"GPULEDGER_PROMETHEUS_URL", "prometheus", "url", false},
+    {"GPULEDGER_PROMETHEUS_BEARER_TOKEN_FILE", "prometheus", "bearer_token_file", true},
+    {"GPULEDGER_PROMETHEUS_BASIC_AUTH_FILE", "prometheus", "basic_auth_file", true},
+    {"GPULEDGER_PROMETHEUS_CA_FILE", "prometheus", "ca_file", true},
+    {"GPULEDGER_PRICES_FILE", "prices", "file", true},
+};
+
+/* Fills root from the GPULEDGER_* variables (see env_keys). A credential
+ * variable is not applied when the file configures another kind of
+ * credential for the same Prometheus (they exclude each other). */
+static void apply_env(cJSON *root)
+{
+    for (size_t i = 0; i < sizeof env_keys / sizeof *env_keys; i++) {
+        const char *v = getenv(env_keys[i].var);
+        if (!v || !*v)
+            continue;
+        cJSON *o = cJSON_GetObjectItemCaseSensitive(root, env_keys[i].object);
+        if (o && !cJSON_IsObject(o))
+            continue; /* the file's wrong type is reported as it is */
+        if (!o && strcmp(env_keys[i].object, "prometheus") == 0 &&
+            cJSON_GetObjectItemCaseSensitive(root, "clusters") &&
+            strcmp(env_keys[i].key, "url") != 0)
+            continue; /* per-cluster backends: only a shared URL makes a shared block */
+        if (cJSON_GetObjectItemCaseSensitive(o, env_keys[i].key))
+            continue;
+        if (o && strcmp(env_keys[i].object, "prometheus") == 0 &&
+            (strcmp(env_keys[i].key, "bearer_token_file") == 0 ||
+             strcmp(env_keys[i].key, "basic_auth_file") == 0) &&
+            (cJSON_GetObjectItemCaseSensitive(o, "bearer_token_file") ||
+             cJSON_GetObjectItemCaseSensitive(o, "basic_auth_file") ||
+             cJSON_GetObjectItemCaseSensitive(o, "auth")))
+            continue;
+        if (o && strcmp(env_keys[i].object, "prices") == 0 &&
+            cJSON_GetObjectItemCaseSensitive(o, "entries"))
+            continue;
+        if (!o) {
+            o = cJSON_AddObjectToObject(root, env_keys[i].object);
+            if (!o)
+                continue;
+        }
+        char *val = NULL;
+        if (env_keys[i].path && v[0] != '/') {
+            char *cwd = getcwd(NULL, 0);
+            val = gl_path_join(cwd ? cwd : ".", v);
+            free(cwd);
+        } else {
+            val = gl_strdup(v);
+        }
+        cJSON_AddStringToObject(o, env_keys[i].key, val);
+        free(val);
+    }
+}
+
+static void s3_free(struct gl_s3_cfg *s)
+{
+    if (!s)
+        return;
+    free(s->endpoint);
+    free(s->bucket);
+    free(s->prefix);
+    prom_free(&s->conn);
+    free(s);
+}
+
+/* outputs: {"s3": {endpoint, bucket, prefix, region, path_style,
+ * timeout_seconds, retries, ca_file, auth}}; auth as prometheus.auth, type
+ * aws_sigv4 only (the default, with credentials "auto"). */
+static enum gl_status load_outputs(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"s3", NULL};
+    static const char *const s3_keys[] = {"endpoint", "bucket", "prefix", "region",
+                                          "path_style", "timeout_seconds", "retries",
+                                          "ca_file", "auth", NULL};
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "outputs", keys)))
+        return rc;
+    const cJSON *so = cJSON_GetObjectItemCaseSensitive(o, "s3");
+    if (!so || cJSON_IsNull(so))
+        return GL_OK;
+    const char *base = "outputs.s3";
+    if ((rc = check_keys(x, so, base, s3_keys)))
+        return rc;
+    struct gl_s3_cfg *s = gl_xcalloc(1, sizeof *s);
+    c->s3 = s;
+    prom_defaults(&s->conn);
+    s->path_style = true;
+    char *region = NULL;
+    long timeout = 60, retries = 2;
+    if ((rc = get_str(x, so, base, "endpoint", true, &s->endpoint)) ||
+        (rc = get_str(x, so, base, "bucket", true, &s->bucket)) ||
+        (rc = get_str(x, so, base, "prefix", false, &s->prefix)) ||
+        (rc = get_str(x, so, base, "region", false, &region)) ||
+        (rc = get_str(x, so, base, "ca_file", false, &s->conn.ca_file)) ||
+        (rc = get_int(x, so, base, "timeout_seconds", 1, 3600, &timeout)) ||
+        (rc = get_int(x, so, base, "retries", 0, 10, &retries)) ||
+        (rc = auth_url(x, base, "endpoint", s->endpoint)) ||
+        (rc = auth_name(x, base, "region", region))) {
+        free(region);
+        return rc;
+    }
+    s->conn.timeout_s = timeout;
+    s->conn.retries = (int)retries;
+    s->conn.ca_file = resolve(c, s->conn.ca_file);
+    s->conn.url = gl_strdup(s->endpoint);
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(so, "path_style");
+    if (ps && !cJSON_IsBool(ps)) {
+        free(region);
+        return cfg_fail(x, "outputs.s3.path_style", "expected true or false");
+    }
+    if (ps)
+        s->path_style = cJSON_IsTrue(ps);
+    /* a bucket name as S3 allows it (3-63 of a-z 0-9 . -), so it is safe in
+     * a host name and a path */
+    size_t bl = strlen(s->bucket);
+    bool ok = bl >= 3 && bl <= 63;
+    for (const char *b = s->bucket; *b; b++)
+        if (!(islower((unsigned char)*b) || isdigit((unsigned char)*b) || *b == '.' || *b == '-'))
+            ok = false;
+    if (!ok) {
+        free(region);
+        return cfg_fail(x, "outputs.s3.bucket", "\"%s\" is not an S3 bucket name (3 to 63 of "
+                        "a-z, 0-9, '.', '-')", s->bucket);
+    }
+    /* the prefix without slashes at either end; no empty or dot segments */
+    if (!s->prefix)
+        s->prefix = gl_strdup("");
+    char *pf = s->prefix;
+    while (*pf == '/')
+        memmove(pf, pf + 1, strlen(pf));
+    size_t pl = strlen(pf);
+    while (pl > 0 && pf[pl - 1] == '/')
+        pf[--pl] = '\0';
+    for (const char *seg = pf; *pf && seg;) {
+        const char *slash = strchr(seg, '/');
+        size_t n = slash ? (size_t)(slash - seg) : strlen(seg);
+        if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.') ||
+            !gl_is_ascii(pf)) {
+            free(region);
+            return cfg_fail(x, "outputs.s3.prefix", "\"%s\" is not a key prefix (printable "
+                            "ASCII segments, none empty, \".\" or \"..\")", s->prefix);
+        }
+        seg = slash ? slash + 1 : NULL;
+    }
+    const cJSON *ao = cJSON_GetObjectItemCaseSensitive(so, "auth");
+    if (ao && (rc = prom_auth_load(x, c, so, base, &s->conn))) {
+        free(region);
+        return rc;
+    }
+    struct gl_auth_cfg *a = &s->conn.auth;
+    if (ao && a->type != GL_AUTH_AWS_SIGV4) {
+        free(region);
+        return cfg_fail(x, "outputs.s3.auth.type", "object storage takes aws_sigv4 only (S3, "
+                        "and GCS or MinIO through their S3 endpoints with HMAC keys)");
+    }
+    a->type = GL_AUTH_AWS_SIGV4;
+    if (region && a->region && strcmp(region, a->region) != 0) {
+        free(region);
+        return cfg_fail(x, base, "region and auth.region differ: give one");
+    }
+    if (region && !a->region)
+        a->region = region;
+    else
+        free(region);
+    if (!a->service)
+        a->service = gl_strdup("s3");
+    return GL_OK;
+}
+
+static enum gl_status load_retention(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"months", NULL};
+    long months = 0;
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "retention", keys)) ||
+        (rc = get_int(x, o, "retention", "months", 0, 1200, &months)))
+        return rc;
+    c->retention_months = (int)months;
+    return GL_OK;
+}
+
 static void set_defaults(struct gl_config *c)
 {
     c->step = 60;
@@ -1199,6 +1390,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
         return gl_error_set(err, GL_ERR_CONFIG, "%s:%d:%d: invalid JSON near here", path, line,
                             col);
     }
+    apply_env(root);
     struct gl_config *c = gl_xcalloc(1, sizeof *c);
     c->path = gl_strdup(path);
     c->dir = gl_path_dir(path);
@@ -1206,7 +1398,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     static const char *const keys[] = {"prometheus", "cluster", "clusters", "collection",
                                        "memory_source", "teams", "idle_overhead", "allocation",
                                        "compute", "run", "prices", "billing", "dra", "exporter",
-                                       "metrics", NULL};
+                                       "metrics", "outputs", "retention", NULL};
     static const char *const compute_keys[] = {"queries", NULL};
     static const char *const idle_keys[] = {"policy", "platform_team", NULL};
     static const char *const policies[] = {"platform", "proportional", "unbilled", NULL};
@@ -1377,6 +1569,11 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
         goto done;
     if (!c->metrics.job)
         c->metrics.job = gl_strdup("gpuledger");
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "outputs")) && (rc = load_outputs(&x, c, o)))
+        goto done;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "retention")) &&
+        (rc = load_retention(&x, c, o)))
+        goto done;
 done:
     cJSON_Delete(root);
     free(text);
@@ -1465,6 +1662,7 @@ void gl_config_free(struct gl_config *c)
     free(c->account_name);
     free(c->provider);
     free(c->service_name);
+    s3_free(c->s3);
     free(c);
 }
 

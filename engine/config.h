@@ -103,6 +103,17 @@ struct gl_prom_cfg {
     struct gl_auth_cfg auth;
 };
 
+/* outputs.s3: the object store the period trees (and backups) go to. The
+ * connection is a gl_prom_cfg so that auth.c reads its credentials:
+ * conn.url = the endpoint, conn.auth = AWS SigV4 with service "s3". */
+struct gl_s3_cfg {
+    char *endpoint;  /* http(s)://host[:port], no trailing slash */
+    char *bucket;
+    char *prefix;    /* "" or "a/b" (no leading or trailing slash) */
+    bool path_style; /* endpoint/bucket/key (default); false: bucket.host/key */
+    struct gl_prom_cfg conn;
+};
+
 /* A cluster to collect: its own Prometheus or a shared backend (Thanos,
  * Mimir) with a label selector. */
 struct gl_cluster {
@@ -202,6 +213,10 @@ struct gl_config {
     int64_t run_delay_s;    /* leave the newest minutes: samples may still arrive */
     int64_t run_repull_s;   /* re-pull this much before the watermark (late samples) */
     char *run_out_dir;
+
+    /* delivery and retention (README "Delivery, retention and conventions") */
+    struct gl_s3_cfg *s3;   /* outputs.s3, NULL when not configured */
+    int retention_months;   /* retention.months: run prunes closed periods older; 0 = never */
 
     /* prices: a CSV file, or entries in the config (7 strings each, in the
      * CSV's column order; NULL for an empty optional field) */

@@ -4,15 +4,19 @@
  * command needs, runs it and cleans up. Errors are printed and exit
  * statuses chosen only here and in the commands.
  */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "gl_build.h"
+#include "gl_vcs.h"
 #include "util.h"
 
 static const char usage_main[] =
-    "usage: gpuledger [--config FILE] [--db FILE] [--quiet|--verbose] COMMAND [options]\n"
+    "usage: gpuledger [--config FILE] [--db FILE] [--quiet|--verbose] [--log-format F] COMMAND "
+    "[options]\n"
     "\n"
     "GPU chargeback for Kubernetes: bills GPU memory (GB-hours) per team.\n"
     "\n"
@@ -27,11 +31,15 @@ static const char usage_main[] =
     "  close   --period YYYY-MM        freeze a finished month (later data: corrections)\n"
     "  check   [--at TIME]             validate config and prices, probe Prometheus\n"
     "  prices  [import] [--file CSV]   validate (against stored usage), print or install\n"
+    "  prune   --before YYYY-MM [--dry-run]   delete hourly rows of older closed periods\n"
+    "  backup  --to FILE [--upload]    consistent copy of the database (online backup)\n"
     "\n"
     "global options:\n"
     "  --config FILE   configuration (default gpuledger.json)\n"
     "  --db FILE       SQLite database (default gpuledger.db)\n"
     "  --quiet         errors only on stderr;  --verbose  debug events too\n"
+    "  --log-format F  logfmt (default), json or text (GPULEDGER_LOG_FORMAT)\n"
+    "  --completion bash   print the bash completion script\n"
     "  --version, --help\n"
     "\n"
     "TIME is RFC 3339 UTC, e.g. 2026-10-01T00:00:00Z. Run 'gpuledger COMMAND --help'.\n"
@@ -42,18 +50,30 @@ int main(int argc, char **argv)
 {
     struct gl_cli g = {"gpuledger.json", "gpuledger.db"};
     int i = 1;
+    bool log_format_given = false;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage_main, stdout);
             return 0;
+        } else if (strcmp(a, "--completion") == 0) {
+            if (i + 1 >= argc || strcmp(argv[i + 1], "bash") != 0)
+                return gl_cli_usage(usage_main, "%s", "--completion takes bash");
+            gl_cli_completion_bash(stdout);
+            return 0;
         } else if (strcmp(a, "--version") == 0) {
-            puts("gpuledger " GL_VERSION);
+            puts("gpuledger " GL_VERSION " (commit " GL_COMMIT ")");
             return 0;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             gl_log_threshold = GL_LOG_ERROR;
         } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
             gl_log_threshold = GL_LOG_DEBUG;
+        } else if (strcmp(a, "--log-format") == 0 || strncmp(a, "--log-format=", 13) == 0) {
+            const char *v = a[12] == '=' ? a + 13 : i + 1 < argc ? argv[++i] : "";
+            if (!gl_log_format_parse(v, &gl_log_format))
+                return gl_cli_usage(usage_main, "--log-format \"%s\" is not logfmt, json or text",
+                                    v);
+            log_format_given = true;
         } else if (strcmp(a, "--config") == 0 && i + 1 < argc) {
             g.config = argv[++i];
         } else if (strncmp(a, "--config=", 9) == 0) {
@@ -66,6 +86,11 @@ int main(int argc, char **argv)
             return gl_cli_usage(usage_main, "unknown or incomplete option \"%s\"", a);
         }
     }
+    /* the flag wins over GPULEDGER_LOG_FORMAT */
+    const char *lf = getenv("GPULEDGER_LOG_FORMAT");
+    if (!log_format_given && lf && *lf && !gl_log_format_parse(lf, &gl_log_format))
+        return gl_cli_usage(usage_main, "GPULEDGER_LOG_FORMAT \"%s\" is not logfmt, json or text",
+                            lf);
     if (i >= argc)
         return gl_cli_usage(usage_main, "%s", "a command is required");
     const char *cmd = argv[i];

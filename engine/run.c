@@ -16,7 +16,9 @@
 #include "outstate.h"
 #include "render.h"
 #include "statement.h"
+#include "store_admin.h"
 #include "timeutil.h"
+#include "upload.h"
 #include "util.h"
 
 static enum gl_status make_dir(const char *dir, struct gl_error *err)
@@ -322,6 +324,19 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
     int64_t last = to > min_from ? to - 1 : min_from;
     if ((rc = write_outputs(c, s, prices, out_dir, min_from, last, now, &partial, err)))
         return rc;
+    /* delivery and retention (upload.h, store_admin.h): a failure is partial */
+    struct gl_upload_stats up;
+    struct gl_error derr = {0};
+    if (c->s3 && gl_upload_outputs(c->s3, out_dir, &up, &derr)) {
+        partial = true;
+        *err = derr;
+    }
+    memset(&derr, 0, sizeof derr);
+    if (c->retention_months && gl_admin_prune_retention(s, c->retention_months, now, &derr)) {
+        partial = true;
+        gl_log(GL_LOG_ERROR, "retention prune failed error=\"%s\"", derr.msg);
+        *err = derr;
+    }
     if (attempted > 0 && failed == attempted)
         return gl_error_set(err, first_fail ? first_fail : GL_ERR_PROM,
                             "run collected nothing (every cluster failed); last error: %s",

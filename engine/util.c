@@ -1,8 +1,10 @@
 /* util — buffers, interning, files, logging. */
 #include "util.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,6 +398,176 @@ char *gl_path_dir(const char *path)
 }
 
 enum gl_log_level gl_log_threshold = GL_LOG_INFO;
+enum gl_log_format gl_log_format = GL_LOG_LOGFMT;
+
+bool gl_log_format_parse(const char *s, enum gl_log_format *out)
+{
+    static const char *const names[] = {"logfmt", "json", "text"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (enum gl_log_format)i;
+            return true;
+        }
+    return false;
+}
+
+/* A formatted event: its bytes, each marked as coming from the format
+ * string (literal) or from an argument. Keys are literal, so an argument
+ * (a label value, a server's text) can never make a field. */
+#define LOG_LINE_MAX 4096
+struct log_text {
+    char c[LOG_LINE_MAX];
+    bool lit[LOG_LINE_MAX];
+    size_t n;
+};
+
+static void text_add(struct log_text *t, const char *s, size_t n, bool lit)
+{
+    for (size_t i = 0; i < n && t->n < LOG_LINE_MAX - 1; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        t->c[t->n] = ch < 0x20 ? ' ' : (char)ch; /* one line per event */
+        t->lit[t->n++] = lit;
+    }
+}
+
+/* vsnprintf, one conversion at a time (each taken from ap by its type). */
+static void log_format(struct log_text *t, const char *fmt, va_list ap)
+{
+    const char *p = fmt;
+    while (*p) {
+        if (*p != '%') {
+            const char *q = strchr(p, '%');
+            size_t n = q ? (size_t)(q - p) : strlen(p);
+            text_add(t, p, n, true);
+            p += n;
+            continue;
+        }
+        if (p[1] == '%') {
+            text_add(t, "%", 1, true);
+            p += 2;
+            continue;
+        }
+        /* %[flags][width][.precision][length]conversion */
+        char spec[32];
+        size_t k = 0;
+        int star[2], nstar = 0;
+        spec[k++] = *p++;
+        while (*p && strchr("-+ #0", *p) && k < 20)
+            spec[k++] = *p++;
+        if (*p == '*') {
+            star[nstar++] = va_arg(ap, int);
+            spec[k++] = *p++;
+        }
+        while (*p >= '0' && *p <= '9' && k < 20)
+            spec[k++] = *p++;
+        if (*p == '.') {
+            spec[k++] = *p++;
+            if (*p == '*') {
+                star[nstar++] = va_arg(ap, int);
+                spec[k++] = *p++;
+            }
+            while (*p >= '0' && *p <= '9' && k < 24)
+                spec[k++] = *p++;
+        }
+        char len[3] = "";
+        size_t ln = 0;
+        while (*p && strchr("hlzjtL", *p) && ln < 2) {
+            len[ln++] = *p;
+            spec[k++] = *p++;
+        }
+        len[ln] = '\0';
+        char conv = *p ? *p++ : 's';
+        spec[k++] = conv;
+        spec[k] = '\0';
+        char out[LOG_LINE_MAX];
+        int a0 = nstar > 0 ? star[0] : 0, a1 = nstar > 1 ? star[1] : 0;
+#define EMIT(v)                                                                                \
+    (nstar == 2   ? snprintf(out, sizeof out, spec, a0, a1, v)                                 \
+     : nstar == 1 ? snprintf(out, sizeof out, spec, a0, v)                                     \
+                  : snprintf(out, sizeof out, spec, v))
+        int w;
+        _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wformat-nonliteral\"")
+        if (strchr("di", conv)) {
+            if (strcmp(len, "ll") == 0)
+                w = EMIT(va_arg(ap, long long));
+            else if (strcmp(len, "l") == 0)
+                w = EMIT(va_arg(ap, long));
+            else if (strcmp(len, "z") == 0 || strcmp(len, "t") == 0)
+                w = EMIT(va_arg(ap, ptrdiff_t));
+            else if (strcmp(len, "j") == 0)
+                w = EMIT(va_arg(ap, intmax_t));
+            else
+                w = EMIT(va_arg(ap, int));
+        } else if (strchr("uxXo", conv)) {
+            if (strcmp(len, "ll") == 0)
+                w = EMIT(va_arg(ap, unsigned long long));
+            else if (strcmp(len, "l") == 0)
+                w = EMIT(va_arg(ap, unsigned long));
+            else if (strcmp(len, "z") == 0 || strcmp(len, "t") == 0)
+                w = EMIT(va_arg(ap, size_t));
+            else if (strcmp(len, "j") == 0)
+                w = EMIT(va_arg(ap, uintmax_t));
+            else
+                w = EMIT(va_arg(ap, unsigned));
+        } else if (strchr("fFeEgGaA", conv)) {
+            if (strcmp(len, "L") == 0)
+                w = EMIT(va_arg(ap, long double));
+            else
+                w = EMIT(va_arg(ap, double));
+        } else if (conv == 'c') {
+            w = EMIT(va_arg(ap, int));
+        } else if (conv == 'p') {
+            w = EMIT(va_arg(ap, void *));
+        } else {
+            const char *sv = va_arg(ap, const char *);
+            w = EMIT(sv ? sv : "(null)");
+        }
+        _Pragma("GCC diagnostic pop")
+#undef EMIT
+        if (w > 0)
+            text_add(t, out, (size_t)w < sizeof out ? (size_t)w : sizeof out - 1, false);
+    }
+    t->c[t->n] = '\0';
+}
+
+/* A token of t: [b, e). */
+struct span {
+    size_t b, e;
+};
+
+static bool key_byte(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '.' || c == '-';
+}
+
+/* logfmt: quoted when empty or holding a space, '=', '"', '\\' or a
+ * control character; escaped as in JSON strings. */
+static void logfmt_value(struct gl_buf *b, const char *v, size_t n)
+{
+    bool quote = n == 0;
+    for (size_t i = 0; i < n && !quote; i++)
+        if ((unsigned char)v[i] <= ' ' || v[i] == '=' || v[i] == '"' || v[i] == '\\' ||
+            (unsigned char)v[i] == 0x7f)
+            quote = true;
+    if (!quote) {
+        gl_buf_append(b, v, n);
+        return;
+    }
+    gl_buf_append(b, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)v[i];
+        if (ch == '"' || ch == '\\') {
+            char e[2] = {'\\', (char)ch};
+            gl_buf_append(b, e, 2);
+        } else if (ch < 0x20 || ch == 0x7f) {
+            gl_buf_printf(b, "\\u%04x", ch);
+        } else {
+            gl_buf_append(b, v + i, 1);
+        }
+    }
+    gl_buf_append(b, "\"", 1);
+}
 
 void gl_log(enum gl_log_level level, const char *fmt, ...)
 {
@@ -407,14 +579,95 @@ void gl_log(enum gl_log_level level, const char *fmt, ...)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    char line[4096];
+    static _Thread_local struct log_text t; /* not on the stack of deep callers */
+    t.n = 0;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    log_format(&t, fmt, ap);
     va_end(ap);
-    /* one line per event, whatever a label value holds */
-    for (char *p = line; *p; p++)
-        if ((unsigned char)*p < 0x20)
-            *p = ' ';
-    fprintf(stderr, "%s %s %s\n", ts, names[level], line);
+    if (gl_log_format == GL_LOG_TEXT) {
+        fprintf(stderr, "%s %s %s\n", ts, names[level], t.c);
+        return;
+    }
+    /* tokens split at literal spaces outside literal quotes */
+    struct span tok[256];
+    size_t ntok = 0;
+    size_t i = 0;
+    while (i < t.n && ntok < 256) {
+        while (i < t.n && t.lit[i] && t.c[i] == ' ')
+            i++;
+        if (i >= t.n)
+            break;
+        size_t b = i;
+        bool inq = false;
+        for (; i < t.n; i++) {
+            if (t.lit[i] && t.c[i] == '"')
+                inq = !inq;
+            else if (t.lit[i] && t.c[i] == ' ' && !inq)
+                break;
+        }
+        tok[ntok++] = (struct span){b, i};
+    }
+    struct gl_buf msg, out;
+    gl_buf_init(&msg);
+    gl_buf_init(&out);
+    cJSON *root = gl_log_format == GL_LOG_JSON ? cJSON_CreateObject() : NULL;
+    if (root) {
+        cJSON_AddStringToObject(root, "ts", ts);
+        cJSON_AddStringToObject(root, "level", names[level]);
+    } else {
+        gl_buf_printf(&out, "ts=%s level=%s", ts, names[level]);
+    }
+    struct gl_buf fields;
+    gl_buf_init(&fields);
+    for (size_t k = 0; k < ntok; k++) {
+        size_t b = tok[k].b, e = tok[k].e, j = b;
+        while (j < e && t.lit[j] && key_byte(t.c[j]))
+            j++;
+        bool field = j > b && j < e && t.lit[j] && t.c[j] == '=';
+        if (!field) {
+            /* a word of the message; literal quotes were the author's */
+            if (msg.len)
+                gl_buf_append(&msg, " ", 1);
+            for (size_t x = b; x < e; x++)
+                if (!(t.lit[x] && t.c[x] == '"'))
+                    gl_buf_append(&msg, &t.c[x], 1);
+            continue;
+        }
+        size_t vb = j + 1, ve = e;
+        if (ve - vb >= 2 && t.lit[vb] && t.c[vb] == '"' && t.lit[ve - 1] && t.c[ve - 1] == '"')
+            vb++, ve--;
+        char key[128];
+        size_t kl = j - b < sizeof key - 2 ? j - b : sizeof key - 2;
+        memcpy(key, &t.c[b], kl);
+        key[kl] = '\0';
+        if (strcmp(key, "ts") == 0 || strcmp(key, "level") == 0 || strcmp(key, "msg") == 0)
+            memmove(key + 1, key, kl + 1), key[0] = '_';
+        if (root) {
+            char *v = gl_xcalloc(ve - vb + 1, 1);
+            memcpy(v, &t.c[vb], ve - vb);
+            cJSON_AddStringToObject(root, key, v);
+            free(v);
+        } else {
+            gl_buf_printf(&fields, " %s=", key);
+            logfmt_value(&fields, &t.c[vb], ve - vb);
+        }
+    }
+    if (root) {
+        cJSON_AddStringToObject(root, "msg", msg.data ? msg.data : "");
+        char *js = cJSON_PrintUnformatted(root);
+        if (js)
+            fprintf(stderr, "%s\n", js);
+        free(js);
+        cJSON_Delete(root);
+    } else {
+        gl_buf_puts(&out, " msg=");
+        logfmt_value(&out, msg.data ? msg.data : "", msg.len);
+        if (fields.data)
+            gl_buf_append(&out, fields.data, fields.len);
+        fprintf(stderr, "%s\n", out.data ? out.data : "");
+    }
+    gl_buf_free(&fields);
+    gl_buf_free(&msg);
+    gl_buf_free(&out);
 }

@@ -98,9 +98,18 @@ char *gl_strdup(const char *s);
 void *gl_xcalloc(size_t n, size_t size);
 void *gl_xrealloc(void *p, size_t size);
 
-/* Logging to stderr, one line per event: "ts level message". */
+/* Logging to stderr, one line per event. gl_log's format string is a
+ * message followed by key=value fields (`"wrote outputs period=%s
+ * reason=\"%s\""`); keys are taken from the format string only. Written
+ * as logfmt (ts=... level=... msg="..." key=value, values quoted and
+ * escaped when needed), JSON (one object per line) or the older text
+ * ("ts level message key=value"). */
 enum gl_log_level { GL_LOG_ERROR, GL_LOG_WARN, GL_LOG_INFO, GL_LOG_DEBUG };
+enum gl_log_format { GL_LOG_LOGFMT, GL_LOG_JSON, GL_LOG_TEXT };
 extern enum gl_log_level gl_log_threshold;
+extern enum gl_log_format gl_log_format;
+/* "logfmt", "json" or "text" into *out; false for another word. */
+bool gl_log_format_parse(const char *s, enum gl_log_format *out);
 void gl_log(enum gl_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

