@@ -347,11 +347,13 @@ static void print_watermark(const char *db, const char *cluster, int64_t now)
 }
 
 /* check: the queries without which nothing can be billed (memory, capacity,
- * allocation), and the likely cause of a query's missing data. Capacity
+ * allocation: alloc_requests and pod_phase, joined in the engine, or the
+ * backend-joined allocation), and the likely cause of a query's missing data. Capacity
  * (fb_free) is not required when allocation.model_capacity_mib gives it. */
 static bool query_required(const struct gl_config *cfg, const char *name)
 {
     return strcmp(name, cfg->mem_query) == 0 || strcmp(name, "allocation") == 0 ||
+           strcmp(name, "alloc_requests") == 0 || strcmp(name, "pod_phase") == 0 ||
            (strcmp(name, "fb_free") == 0 && cfg->nmodel_capacity == 0);
 }
 
@@ -381,10 +383,12 @@ static bool team_labels_present(const struct gl_config *cfg, enum gl_rule_kind k
 
 static const char *query_cause(const struct gl_config *cfg, const char *name)
 {
-    if (strcmp(name, "allocation") == 0 || strcmp(name, "node_labels") == 0)
+    if (strcmp(name, "allocation") == 0 || strcmp(name, "alloc_requests") == 0 ||
+        strcmp(name, "node_labels") == 0)
         return "kube-state-metrics is not scraped by this Prometheus (or the cluster selector "
                "does not match its series), or no pod requests a GPU at the probe time";
-    if (strcmp(name, "pod_labels") == 0 || strcmp(name, "namespace_labels") == 0)
+    if (strcmp(name, "pod_labels") == 0 || strcmp(name, "namespace_labels") == 0 ||
+        strcmp(name, "pod_phase") == 0)
         return "kube-state-metrics is not scraped by this Prometheus (or the cluster selector "
                "does not match its series)";
     if (strcmp(name, cfg->mem_query) == 0 || strncmp(name, "fb_", 3) == 0)

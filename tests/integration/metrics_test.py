@@ -472,7 +472,13 @@ class MetricsTest(harness.Suite):
             if want not in out:
                 p.append("no likely cause naming %s: %s" % (want, harness.tail(out)))
         # capacity (fb_free) is required only without a configured capacity
-        req = ["fb_used", "allocation"]
+        # allocation: the two plain selectors the engine joins (queries/), or
+        # the backend-joined query when the queries folder has allocation.promql
+        alloc = (["allocation"] if os.path.exists(os.path.join(
+            self.cfg_doc.get("collection", {}).get(
+                "queries_dir", os.path.join(HERE, "..", "..", "queries")),
+            "allocation.promql")) else ["alloc_requests", "pod_phase"])
+        req = ["fb_used"] + alloc
         if not self.cfg_doc.get("allocation", {}).get("model_capacity_mib"):
             req.append("fb_free")
         for q in req:
