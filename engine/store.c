@@ -37,9 +37,6 @@ struct gl_store {
     sqlite3_stmt *counts_put;
     sqlite3_stmt *hour_get;
     /* the aggregates of schema 004 (see agg_* below) */
-    sqlite3_stmt *agg_days;     /* device_day and pod_day -= a cleared range */
-    sqlite3_stmt *agg_pods;
-    sqlite3_stmt *agg_key_clear;
     sqlite3_stmt *agg_key_del;  /* usage_key_hour of a day, recomputed */
     sqlite3_stmt *agg_key_ins;
     sqlite3_stmt *agg_anom_del; /* anomaly_day of a day range, recomputed */
@@ -130,29 +127,7 @@ static enum gl_status migrate(struct gl_store *s, int version, struct gl_error *
     return GL_OK;
 }
 
-/* The aggregates' SQL (schema/004_daily.sql; see agg_clear below). A
- * cleared range's rows (?1 cluster, hours [?2, ?3)) taken out of the daily
- * tables before they are deleted: */
-static const char agg_days_sql[] =
-    "INSERT INTO device_day (day, device_id, kind, quantity, rows)"
-    " SELECT hour - hour % 86400, device_id, kind, -SUM(quantity), -COUNT(*)"
-    " FROM usage WHERE hour >= ?2 AND hour < ?3 AND cluster = ?1 GROUP BY 1, 2, 3"
-    " ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity,"
-    " rows = rows + excluded.rows";
-
-static const char agg_pods_sql[] =
-    "INSERT INTO pod_day (team, day, cluster, namespace, pod, kind, quantity, estimated, rows)"
-    " SELECT team, hour - hour % 86400, cluster, namespace, pod, kind, -SUM(quantity),"
-    " -SUM(estimated <> 0), -COUNT(*)"
-    " FROM usage WHERE hour >= ?2 AND hour < ?3 AND cluster = ?1 AND pod <> ''"
-    "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
-    " GROUP BY 1, 2, 3, 4, 5, 6"
-    " ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity,"
-    " estimated = estimated + excluded.estimated, rows = rows + excluded.rows";
-
-/* every usage row of (cluster, hour) goes: so do its keys */
-static const char agg_key_clear_sql[] =
-    "DELETE FROM usage_key_hour WHERE hour >= ?2 AND hour < ?3 AND cluster = ?1";
+/* The aggregates' SQL (schema/004_daily.sql; see agg_flush below). */
 
 /* a day's usage_key_hour recomputed (?1, ?2: the day), for its hours that
  * still have usage rows (a pruned hour keeps its figures) */
@@ -171,9 +146,9 @@ static const char agg_anom_del_sql[] =
     "DELETE FROM anomaly_day WHERE day >= ?1 AND day < ?2";
 static const char agg_anom_sql[] =
     "INSERT INTO anomaly_day (day, kind, cluster, namespace, pod, team, device_id, first_seen,"
-    " last_seen, quantity)"
+    " last_seen, quantity, rows)"
     " SELECT hour - hour % 86400, kind, cluster, namespace, pod, team, device_id,"
-    " MIN(first_seen), MAX(last_seen), SUM(quantity)"
+    " MIN(first_seen), MAX(last_seen), SUM(quantity), COUNT(*)"
     " FROM usage WHERE kind IN ('anomaly_unallocated', 'anomaly_excess_devices')"
     "  AND hour >= ?1 AND hour < ?2"
     " GROUP BY 1, 2, 3, 4, 5, 6, 7";
@@ -223,9 +198,6 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
                       &s->upsert_device, err)) ||
         (rc = prepare(s, "SELECT id, model FROM device WHERE cluster = ? AND uuid = ? AND gpu_i_id = ?",
                       &s->get_device, err)) ||
-        (rc = prepare(s, agg_days_sql, &s->agg_days, err)) ||
-        (rc = prepare(s, agg_pods_sql, &s->agg_pods, err)) ||
-        (rc = prepare(s, agg_key_clear_sql, &s->agg_key_clear, err)) ||
         (rc = prepare(s, agg_key_del_sql, &s->agg_key_del, err)) ||
         (rc = prepare(s, agg_key_sql, &s->agg_key_ins, err)) ||
         (rc = prepare(s, agg_anom_del_sql, &s->agg_anom_del, err)) ||
@@ -278,7 +250,7 @@ void gl_store_close(struct gl_store *s)
     sqlite3_finalize(s->counts_get);
     sqlite3_finalize(s->counts_put);
     sqlite3_finalize(s->hour_get);
-    sqlite3_stmt *agg[] = {s->agg_days, s->agg_pods, s->agg_key_clear, s->agg_key_del, s->agg_key_ins,
+    sqlite3_stmt *agg[] = {s->agg_key_del, s->agg_key_ins,
                            s->agg_anom_del, s->agg_anom_ins, s->dev_days};
     for (size_t i = 0; i < sizeof agg / sizeof *agg; i++)
         sqlite3_finalize(agg[i]);
@@ -344,12 +316,11 @@ static enum gl_status step_done(struct gl_store *s, sqlite3_stmt *st, const char
 
 /* ---- the aggregates (schema/004_daily.sql) ----
  *
- * The schema's triggers add every usage row written. What a trigger
- * cannot do is here: a cleared range's rows are taken out of device_day
- * and pod_day (by difference) and of usage_key_hour (every key of the
- * cluster's hours goes) before they are deleted; anomaly_day of the days
- * cleared, and usage_key_hour of the days of a device whose model
- * changed, are recomputed from usage at commit. */
+ * The schema's triggers add every usage row written and take out every
+ * row deleted. What a trigger cannot do is here: anomaly_day of the days a
+ * chunk cleared (first / last seen are no sums), and usage_key_hour of the
+ * days of a device whose model changed, are recomputed from usage at
+ * commit. */
 
 /* Inserts t into the sorted distinct set. */
 static void set_add(int64_t **v, size_t *n, size_t *cap, int64_t t)
@@ -401,27 +372,19 @@ static enum gl_status agg_fail(struct gl_store *s, int64_t from, int64_t to, str
 }
 
 static enum gl_status agg_step(struct gl_store *s, sqlite3_stmt *st, int64_t from, int64_t to,
-                               const char *cluster, struct gl_error *err)
+                               struct gl_error *err)
 {
-    int k = 1;
-    if (cluster)
-        sqlite3_bind_text(st, k++, cluster, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, k++, from);
-    sqlite3_bind_int64(st, k, to);
+    sqlite3_bind_int64(st, 1, from);
+    sqlite3_bind_int64(st, 2, to);
     return step_done(s, st, "keeping the daily aggregates", err);
 }
 
-/* Before a cluster's hours [from, to) are deleted. */
-static enum gl_status agg_clear(struct gl_store *s, const char *cluster, int64_t from,
-                                int64_t to, struct gl_error *err)
+/* A cluster's hours [from, to) are cleared: their days' anomalies are
+ * recomputed at commit. */
+static void agg_clear(struct gl_store *s, int64_t from, int64_t to)
 {
-    if (agg_step(s, s->agg_days, from, to, cluster, err) ||
-        agg_step(s, s->agg_pods, from, to, cluster, err) ||
-        agg_step(s, s->agg_key_clear, from, to, cluster, err))
-        return agg_fail(s, gl_floor_to(from, 86400), to, err);
     for (int64_t d = gl_floor_to(from, 86400); d < to; d += 86400)
         set_add(&s->rekey, &s->nrekey, &s->crekey, -1 - d);
-    return GL_OK;
 }
 
 /* Before commit: the days to recompute. */
@@ -434,8 +397,8 @@ static enum gl_status agg_flush(struct gl_store *s, struct gl_error *err)
         int64_t day = anomalies ? -1 - v : v;
         sqlite3_stmt *del = anomalies ? s->agg_anom_del : s->agg_key_del;
         sqlite3_stmt *ins = anomalies ? s->agg_anom_ins : s->agg_key_ins;
-        if (agg_step(s, del, day, day + 86400, NULL, err) ||
-            agg_step(s, ins, day, day + 86400, NULL, err))
+        if (agg_step(s, del, day, day + 86400, err) ||
+            agg_step(s, ins, day, day + 86400, err))
             rc = agg_fail(s, day, day + 86400, err);
     }
     agg_reset(s);
@@ -512,14 +475,13 @@ enum gl_status gl_store_device(struct gl_store *s, const struct gl_device_info *
 enum gl_status gl_store_clear_hours(struct gl_store *s, const char *cluster, int64_t from,
                                     int64_t to, struct gl_error *err)
 {
-    enum gl_status rc = agg_clear(s, cluster, from, to, err);
-    if (rc)
-        return rc;
+    agg_clear(s, from, to);
     sqlite3_stmt *st = s->clear_hours;
     sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, from);
     sqlite3_bind_int64(st, 3, to);
-    return step_done(s, st, "clearing hours", err);
+    enum gl_status rc = step_done(s, st, "clearing hours", err);
+    return rc && is_overflow(s) ? agg_fail(s, gl_floor_to(from, 86400), to, err) : rc;
 }
 
 enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *cluster,

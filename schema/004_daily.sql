@@ -6,13 +6,11 @@
 -- `usage` rows, so their cost follows the number of keys, not of pods ×
 -- devices × hours. They are kept exact in the transaction that writes the
 -- usage rows: the triggers below add every inserted or updated usage row
--- (whoever writes it); the store (engine/store.c, gl_store_clear_hours)
--- takes a cleared range's rows out before it deletes them, and recomputes
--- anomaly_day for the days a chunk touched and usage_key_hour for the days
--- of a device whose GPU model changed. An hour re-collected therefore gives
--- the same aggregates as a fresh database. A DELETE of usage rows made
--- outside the store (a prune) leaves the aggregates as they are: that is
--- what lets the hourly rows of a closed month go.
+-- and take out every deleted one (whoever writes), and the store
+-- (engine/store.c) recomputes at commit what is no sum (anomalies' first
+-- and last seen) for the days a chunk cleared, and usage_key_hour for the
+-- days of a device whose GPU model changed. An hour re-collected therefore
+-- gives the same aggregates as a fresh database.
 --
 -- Quantities are exact integers (the units of `usage`). SQLite's SUM()
 -- fails on integer overflow, but `a + b` silently turns into a REAL: every
@@ -21,15 +19,19 @@
 -- and day) instead of storing a rounded figure.
 --
 -- Pruning: the hourly `usage` rows of a closed month may be deleted (a
--- later `prune`) once these tables hold its figures. A prune MUST KEEP:
--- usage_key_hour, device_day, pod_day, anomaly_day (all outputs and the
--- corrections of the month read them), device (models, hosts, first and
--- last seen), collected_hour and data_version (the day axis, the output
--- state), closed_period, frozen_invoice and frozen_row (the frozen
--- figures), and label_series. Because device_day and pod_day are kept by
--- difference, an hour whose usage rows were pruned must not be re-collected
--- (its old contribution is no longer in `usage` to be taken out): a prune
--- has to record the hours it pruned and collect has to refuse them.
+-- later `prune`) once these tables hold its figures: a DELETE made while
+-- usage_prune holds a row (in the same transaction: insert it, delete the
+-- usage rows, delete it) leaves the aggregates as they are. A prune MUST
+-- KEEP: usage_key_hour, device_day, pod_day, anomaly_day (every output of
+-- the month and its corrections read them), device (models, hosts, first
+-- and last seen), collected_hour and data_version (the day axis, the output
+-- state), closed_period, frozen_invoice and frozen_row (the frozen texts
+-- and figures), and label_series. A pruned hour must not be re-collected
+-- (its old rows are no longer there to be taken out): a prune has to
+-- record the hours it pruned and collect has to refuse them.
+CREATE TABLE usage_prune (
+    reason TEXT NOT NULL
+);
 
 -- The usage of each hour per (cluster, GPU model, team, kind): what the
 -- invoices, FOCUS rows, the fleet per model and the team days read. Hourly
@@ -88,6 +90,13 @@ CREATE TRIGGER pod_day_empty AFTER UPDATE OF rows ON pod_day WHEN NEW.rows = 0 B
       AND namespace = NEW.namespace AND pod = NEW.pod AND kind = NEW.kind;
 END;
 
+CREATE TRIGGER usage_key_hour_empty AFTER UPDATE OF rows ON usage_key_hour
+WHEN NEW.rows = 0 BEGIN
+    DELETE FROM usage_key_hour
+    WHERE hour = NEW.hour AND cluster = NEW.cluster AND model = NEW.model
+      AND team = NEW.team AND kind = NEW.kind;
+END;
+
 -- The anomaly rows per UTC day (rare: recomputed per day touched).
 CREATE TABLE anomaly_day (
     day        INTEGER NOT NULL,
@@ -100,6 +109,7 @@ CREATE TABLE anomaly_day (
     first_seen INTEGER NOT NULL,
     last_seen  INTEGER NOT NULL,
     quantity   INTEGER NOT NULL CHECK (typeof(quantity) = 'integer'),
+    rows       INTEGER NOT NULL,
     PRIMARY KEY (day, kind, cluster, namespace, pod, team, device_id)
 ) WITHOUT ROWID;
 
@@ -122,9 +132,9 @@ WHERE pod <> '' AND kind IN ('memory_used', 'allocated', 'reserved_unused')
 GROUP BY 1, 2, 3, 4, 5, 6;
 
 INSERT INTO anomaly_day (day, kind, cluster, namespace, pod, team, device_id, first_seen,
-                         last_seen, quantity)
+                         last_seen, quantity, rows)
 SELECT hour - hour % 86400, kind, cluster, namespace, pod, team, device_id, MIN(first_seen),
-       MAX(last_seen), SUM(quantity)
+       MAX(last_seen), SUM(quantity), COUNT(*)
 FROM usage
 WHERE kind IN ('anomaly_unallocated', 'anomaly_excess_devices')
 GROUP BY 1, 2, 3, 4, 5, 6, 7;
@@ -148,11 +158,11 @@ CREATE TRIGGER usage_agg_insert AFTER INSERT ON usage BEGIN
     ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity,
         estimated = estimated + excluded.estimated, rows = rows + 1;
     INSERT INTO anomaly_day (day, kind, cluster, namespace, pod, team, device_id, first_seen,
-                             last_seen, quantity)
+                             last_seen, quantity, rows)
     SELECT NEW.hour - NEW.hour % 86400, NEW.kind, NEW.cluster, NEW.namespace, NEW.pod,
-           NEW.team, NEW.device_id, NEW.first_seen, NEW.last_seen, NEW.quantity
+           NEW.team, NEW.device_id, NEW.first_seen, NEW.last_seen, NEW.quantity, 1
     WHERE NEW.kind IN ('anomaly_unallocated', 'anomaly_excess_devices')
-    ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity,
+    ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity, rows = rows + 1,
         first_seen = min(first_seen, excluded.first_seen),
         last_seen = max(last_seen, excluded.last_seen);
 END;
@@ -177,4 +187,49 @@ ON usage BEGIN
     WHERE day = NEW.hour - NEW.hour % 86400 AND kind = NEW.kind AND cluster = NEW.cluster
       AND namespace = NEW.namespace AND pod = NEW.pod AND team = NEW.team
       AND device_id = NEW.device_id;
+END;
+
+-- A deleted usage row is taken out (unless a prune is deleting: see
+-- usage_prune). What is no sum is recomputed from the rows left: the
+-- estimated flag of a key when an estimated row goes, the first and last
+-- seen of an anomaly (both through the index usage_team).
+CREATE TRIGGER usage_agg_delete AFTER DELETE ON usage
+WHEN NOT EXISTS (SELECT 1 FROM usage_prune) BEGIN
+    UPDATE usage_key_hour SET quantity = quantity - OLD.quantity, rows = rows - 1
+    WHERE hour = OLD.hour AND cluster = OLD.cluster
+      AND model = (SELECT model FROM device WHERE id = OLD.device_id)
+      AND team = OLD.team AND kind = OLD.kind;
+    UPDATE device_day SET quantity = quantity - OLD.quantity, rows = rows - 1
+    WHERE day = OLD.hour - OLD.hour % 86400 AND device_id = OLD.device_id AND kind = OLD.kind;
+    UPDATE pod_day SET quantity = quantity - OLD.quantity,
+        estimated = estimated - (OLD.estimated <> 0), rows = rows - 1
+    WHERE team = OLD.team AND day = OLD.hour - OLD.hour % 86400 AND cluster = OLD.cluster
+      AND namespace = OLD.namespace AND pod = OLD.pod AND kind = OLD.kind;
+    UPDATE anomaly_day SET quantity = quantity - OLD.quantity, rows = rows - 1
+    WHERE day = OLD.hour - OLD.hour % 86400 AND kind = OLD.kind AND cluster = OLD.cluster
+      AND namespace = OLD.namespace AND pod = OLD.pod AND team = OLD.team
+      AND device_id = OLD.device_id;
+    UPDATE usage_key_hour SET estimated = coalesce((
+        SELECT max(u.estimated) FROM usage u JOIN device d ON d.id = u.device_id
+        WHERE u.kind = OLD.kind AND u.hour = OLD.hour AND u.team = OLD.team
+          AND u.cluster = OLD.cluster AND d.model = usage_key_hour.model), 0)
+    WHERE OLD.estimated <> 0 AND hour = OLD.hour AND cluster = OLD.cluster
+      AND model = (SELECT model FROM device WHERE id = OLD.device_id)
+      AND team = OLD.team AND kind = OLD.kind;
+    DELETE FROM anomaly_day
+    WHERE day = OLD.hour - OLD.hour % 86400 AND kind = OLD.kind AND cluster = OLD.cluster
+      AND namespace = OLD.namespace AND pod = OLD.pod AND team = OLD.team
+      AND device_id = OLD.device_id AND rows = 0;
+    UPDATE anomaly_day SET
+        first_seen = (SELECT min(u.first_seen) FROM usage u WHERE u.kind = OLD.kind
+            AND u.hour >= anomaly_day.day AND u.hour < anomaly_day.day + 86400
+            AND u.team = OLD.team AND u.cluster = OLD.cluster AND u.namespace = OLD.namespace
+            AND u.pod = OLD.pod AND u.device_id = OLD.device_id),
+        last_seen = (SELECT max(u.last_seen) FROM usage u WHERE u.kind = OLD.kind
+            AND u.hour >= anomaly_day.day AND u.hour < anomaly_day.day + 86400
+            AND u.team = OLD.team AND u.cluster = OLD.cluster AND u.namespace = OLD.namespace
+            AND u.pod = OLD.pod AND u.device_id = OLD.device_id)
+    WHERE day = OLD.hour - OLD.hour % 86400 AND kind = OLD.kind AND cluster = OLD.cluster
+      AND namespace = OLD.namespace AND pod = OLD.pod AND team = OLD.team
+      AND device_id = OLD.device_id;
 END;

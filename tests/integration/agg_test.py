@@ -10,7 +10,7 @@ database of the golden files (tests/golden/make_db.py). Checks:
 
 a. after collect, after a re-collect of some hours whose stored rows had
    been changed by hand (quantities doubled, a pod added: the re-collect
-   replaces them), and after each collect killed with SIGKILL at a random
+   replaces them; a row deleted), and after each collect killed with SIGKILL at a random
    moment (a bounded loop), every aggregate table equals a GROUP BY of the
    usage rows computed here, and the killed-then-finished database holds
    the same aggregates as a fresh one.
@@ -21,8 +21,8 @@ b. --main-bin (a gpuledger of schema 3, e.g. main built in /tmp): its
 c. `run --verbose` builds one statement per period it writes and none when
    its outputs are up to date.
 d. the golden database with 2026-08 and 2026-09 closed and late data: after
-   every usage row of those months is deleted by hand (sqlite3 DELETE, as a
-   prune would), every output of those months and of 2026-10 (which carries
+   every usage row of those months is deleted by hand (sqlite3 DELETE with
+   a row in usage_prune, as a prune does), every output of those months and of 2026-10 (which carries
    their corrections) is byte-identical to before. The engine before schema
    004 read the hourly rows there: the closed month's pages failed and the
    corrections billed the whole months back.
@@ -194,10 +194,17 @@ class Agg(harness.Suite):
                        "aggregates backfilled", agg_problems(old))
         for p in mig:
             self.same("b: %s: the migrated copy gives the same outputs" % p, before[p], mig[p])
-        con = sqlite3.connect(db)
+        # a prune's protocol (schema/004_daily.sql): a row in usage_prune while
+        # deleting (the table is created when missing, so that an engine
+        # without it shows what deleting the rows does to its outputs)
+        con = sqlite3.connect(db, isolation_level=None)
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("CREATE TABLE IF NOT EXISTS usage_prune (reason TEXT NOT NULL)")
+        con.execute("INSERT INTO usage_prune VALUES ('agg_test')")
         n = con.execute("DELETE FROM usage WHERE hour >= strftime('%s', '2026-08-01') AND "
                         "hour < strftime('%s', '2026-10-01')").rowcount
-        con.commit()
+        con.execute("DELETE FROM usage_prune")
+        con.execute("COMMIT")
         con.close()
         self.tap.note("deleted %d usage rows of the closed months 2026-08 and 2026-09" % n)
         for p in ("2026-08", "2026-09", "2026-10"):
@@ -255,6 +262,8 @@ class Agg(harness.Suite):
         con.execute("INSERT INTO usage SELECT hour, cluster, namespace, 'ghost-' || pod, device_id,"
                     " team, kind, quantity, 1, first_seen, last_seen FROM usage"
                     " WHERE hour >= ? AND hour < ? AND pod <> ''", (h0, h0 + 3 * 3600))
+        con.execute("DELETE FROM usage WHERE hour = ? AND kind = 'memory_used' AND pod IN"
+                    " (SELECT pod FROM usage WHERE hour = ? AND pod <> '' LIMIT 1)", (h0, h0))
         con.commit()
         con.close()
         p = agg_problems(changed)
