@@ -9,32 +9,39 @@
 #include "invoice.h"
 #include "util.h"
 
+/* The reads below use the aggregates of schema/004_daily.sql (kept by
+ * store.c with every chunk): usage_key_hour per (hour, cluster, model,
+ * team, kind), device_day, pod_day and anomaly_day per UTC day. A
+ * period is a month: whole UTC days. */
 static const char models_sql[] =
-    "SELECT u.cluster, d.model,"
-    " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'reserved_unused_billed' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END)"
-    " FROM usage u JOIN device d ON d.id = u.device_id"
-    " WHERE u.hour >= ?1 AND u.hour < ?2"
-    " GROUP BY u.cluster, d.model ORDER BY u.cluster, d.model";
+    "SELECT cluster, model,"
+    " SUM(CASE kind WHEN 'capacity' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN 'reserved_unused_billed' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN 'reserved' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN 'unattributed' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN 'idle' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN 'excess' THEN quantity ELSE 0 END)"
+    " FROM usage_key_hour"
+    " WHERE hour >= ?1 AND hour < ?2"
+    " GROUP BY cluster, model ORDER BY cluster, model";
 
 static const char devices_sql[] =
     "SELECT d.cluster, d.uuid, d.gpu_i_id, d.gpu_i_profile, d.model, d.hostname,"
-    " SUM(CASE u.kind WHEN 'capacity' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'device_reserved_unused_billed' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'reserved' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'unattributed' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'excess' THEN u.quantity ELSE 0 END),"
-    " SUM(CASE u.kind WHEN 'unknown_steps' THEN u.quantity ELSE 0 END)"
-    " FROM device d LEFT JOIN usage u ON u.device_id = d.id AND u.hour >= ?1 AND u.hour < ?2"
+    " u.c0, u.c1, u.c2, u.c3, u.c4, u.c5, u.c6, u.c7"
+    " FROM device d LEFT JOIN (SELECT device_id,"
+    "  SUM(CASE kind WHEN 'capacity' THEN quantity ELSE 0 END) AS c0,"
+    "  SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END) AS c1,"
+    "  SUM(CASE kind WHEN 'device_reserved_unused_billed' THEN quantity ELSE 0 END) AS c2,"
+    "  SUM(CASE kind WHEN 'reserved' THEN quantity ELSE 0 END) AS c3,"
+    "  SUM(CASE kind WHEN 'unattributed' THEN quantity ELSE 0 END) AS c4,"
+    "  SUM(CASE kind WHEN 'idle' THEN quantity ELSE 0 END) AS c5,"
+    "  SUM(CASE kind WHEN 'excess' THEN quantity ELSE 0 END) AS c6,"
+    "  SUM(CASE kind WHEN 'unknown_steps' THEN quantity ELSE 0 END) AS c7"
+    "  FROM device_day WHERE day >= ?1 AND day < ?2 GROUP BY device_id) u"
+    " ON u.device_id = d.id"
     " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
-    " GROUP BY d.id ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
+    " ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
 
 enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, const char *what,
                              struct gl_error *err)
@@ -42,12 +49,12 @@ enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, cons
     if (strcmp(sqlite3_errmsg(gl_store_db(s)), "integer overflow") != 0)
         return gl_store_fail(s, what, err);
     static const char *const locate[] = {
-        "SELECT u.team, u.cluster, d.model, u.kind FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2 GROUP BY 1, 2, 3, 4"
-        " HAVING TOTAL(u.quantity) >= 9.2e18 ORDER BY TOTAL(u.quantity) DESC LIMIT 1",
-        "SELECT '', u.cluster, d.model, u.kind FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2 GROUP BY 2, 3, 4"
-        " HAVING TOTAL(u.quantity) >= 9.2e18 ORDER BY TOTAL(u.quantity) DESC LIMIT 1",
+        "SELECT team, cluster, model, kind FROM usage_key_hour"
+        " WHERE hour >= ?1 AND hour < ?2 GROUP BY 1, 2, 3, 4"
+        " HAVING TOTAL(quantity) >= 9.2e18 ORDER BY TOTAL(quantity) DESC LIMIT 1",
+        "SELECT '', cluster, model, kind FROM usage_key_hour"
+        " WHERE hour >= ?1 AND hour < ?2 GROUP BY 2, 3, 4"
+        " HAVING TOTAL(quantity) >= 9.2e18 ORDER BY TOTAL(quantity) DESC LIMIT 1",
     };
     struct gl_buf where;
     gl_buf_init(&where);
@@ -82,7 +89,7 @@ enum gl_status gl_query_axis(struct gl_store *s, const struct gl_period *p,
 {
     static const char sql[] =
         "SELECT MIN(a), MAX(b) FROM ("
-        " SELECT MIN(hour) AS a, MAX(hour) AS b FROM usage WHERE hour >= ?1 AND hour < ?2"
+        " SELECT MIN(hour) AS a, MAX(hour) AS b FROM usage_key_hour WHERE hour >= ?1 AND hour < ?2"
         " UNION ALL"
         " SELECT MIN(hour), MAX(hour) FROM collected_hour WHERE hour >= ?1 AND hour < ?2)";
     sqlite3_stmt *st;
@@ -138,7 +145,7 @@ enum gl_status gl_query_team_usage(struct gl_store *s, const struct gl_period *p
         " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END),"
         " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END),"
         " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END)"
-        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND team = ?3"
+        " FROM usage_key_hour WHERE hour >= ?1 AND hour < ?2 AND team = ?3"
         "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
         " GROUP BY 1 ORDER BY 1";
     static const char pods_sql[] =
@@ -146,10 +153,9 @@ enum gl_status gl_query_team_usage(struct gl_store *s, const struct gl_period *p
         " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END) AS used,"
         " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END) AS alloc,"
         " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END),"
-        " MAX(CASE kind WHEN 'memory_used' THEN estimated ELSE 0 END),"
+        " MAX(CASE kind WHEN 'memory_used' THEN estimated > 0 ELSE 0 END),"
         " COUNT(*) OVER ()"
-        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND team = ?3 AND pod <> ''"
-        "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
+        " FROM pod_day WHERE team = ?3 AND day >= ?1 AND day < ?2"
         " GROUP BY cluster, namespace, pod"
         " ORDER BY used DESC, alloc DESC, cluster, namespace, pod LIMIT ?4";
     memset(u, 0, sizeof *u);
@@ -247,11 +253,11 @@ enum gl_status gl_query_fleet(struct gl_store *s, const struct gl_period *p, str
                               struct gl_error *err)
 {
     static const char teams_sql[] =
-        "SELECT u.cluster, d.model, u.team, SUM(u.quantity)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
-        " GROUP BY 1, 2, 3 HAVING SUM(u.quantity) <> 0 ORDER BY 3, 1, 2";
+        "SELECT cluster, model, team, SUM(quantity)"
+        " FROM usage_key_hour"
+        " WHERE hour >= ?1 AND hour < ?2"
+        "  AND kind IN ('memory_used', 'reserved_unused_billed')"
+        " GROUP BY 1, 2, 3 HAVING SUM(quantity) <> 0 ORDER BY 3, 1, 2";
     memset(fl, 0, sizeof *fl);
     sqlite3_stmt *st = NULL;
     enum gl_status rc = GL_OK;
@@ -325,9 +331,9 @@ enum gl_status gl_query_billable_hours(struct gl_store *s,
                                        void *ctx, struct gl_error *err)
 {
     static const char sql[] =
-        "SELECT DISTINCT d.model, u.hour FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.kind IN ('memory_used', 'reserved_unused_billed', 'idle', 'reserved',"
-        " 'unattributed') ORDER BY d.model, u.hour";
+        "SELECT DISTINCT model, hour FROM usage_key_hour"
+        " WHERE kind IN ('memory_used', 'reserved_unused_billed', 'idle', 'reserved',"
+        " 'unattributed') ORDER BY model, hour";
     sqlite3_stmt *st = NULL;
     /* the period bounds are unused: every stored hour */
     enum gl_status rc = gl_store_query_period(s, sql, 0, 0, &st, "reading models", err);
@@ -380,17 +386,17 @@ enum gl_status gl_query_billed(struct gl_store *s, const struct gl_period *p,
 {
     static const char sql[] =
         "SELECT team, cluster, model, kind, hour, SUM(q), MAX(est) FROM ("
-        " SELECT u.team AS team, u.cluster AS cluster, d.model AS model,"
+        " SELECT u.team AS team, u.cluster AS cluster, u.model AS model,"
         "  CASE u.kind WHEN 'memory_used' THEN ?5 ELSE ?6 END AS kind,"
         "  u.hour AS hour, u.quantity AS q, u.estimated AS est"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " FROM usage_key_hour u"
         " WHERE u.hour >= ?1 AND u.hour < ?2"
         "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
         " UNION ALL"
-        " SELECT ?3, u.cluster, d.model,"
+        " SELECT ?3, u.cluster, u.model,"
         "  CASE u.kind WHEN 'idle' THEN ?7 ELSE ?8 END,"
         "  u.hour, u.quantity, u.estimated"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " FROM usage_key_hour u"
         " WHERE ?4 AND u.hour >= ?1 AND u.hour < ?2"
         "  AND u.kind IN ('idle', 'reserved', 'unattributed'))"
         " GROUP BY team, cluster, model, kind, hour"
@@ -422,12 +428,12 @@ enum gl_status gl_query_idle(struct gl_store *s, const struct gl_period *p, gl_u
                              void *ctx, struct gl_error *err)
 {
     static const char sql[] =
-        "SELECT u.cluster, d.model, u.hour,"
-        " SUM(CASE u.kind WHEN 'idle' THEN u.quantity ELSE 0 END),"
-        " SUM(CASE u.kind WHEN 'idle' THEN 0 ELSE u.quantity END)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.kind IN ('idle', 'reserved', 'unattributed')"
-        " GROUP BY u.cluster, d.model, u.hour ORDER BY u.cluster, d.model, u.hour";
+        "SELECT cluster, model, hour,"
+        " SUM(CASE kind WHEN 'idle' THEN quantity ELSE 0 END),"
+        " SUM(CASE kind WHEN 'idle' THEN 0 ELSE quantity END)"
+        " FROM usage_key_hour"
+        " WHERE hour >= ?1 AND hour < ?2 AND kind IN ('idle', 'reserved', 'unattributed')"
+        " GROUP BY cluster, model, hour ORDER BY cluster, model, hour";
     sqlite3_stmt *st = NULL;
     enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st, "reading idle",
                                               err);
@@ -451,11 +457,11 @@ enum gl_status gl_query_team_info(struct gl_store *s, const struct gl_period *p,
 {
     /* the kinds' names sort as enum gl_info_kind: the order stays the names' */
     static const char sql[] =
-        "SELECT u.team, u.cluster, d.model,"
+        "SELECT u.team, u.cluster, u.model,"
         " CASE u.kind WHEN 'allocated' THEN ?3 WHEN 'allocated_gpu' THEN ?4"
         "  WHEN 'busy_ppm' THEN ?5 WHEN 'busy_steps' THEN ?6 ELSE ?7 END,"
         " u.hour - u.hour % 86400, SUM(u.quantity)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " FROM usage_key_hour u"
         " WHERE u.hour >= ?1 AND u.hour < ?2"
         "  AND u.kind IN ('reserved_unused', 'allocated', 'allocated_gpu', 'busy_ppm', 'busy_steps')"
         " GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5";
@@ -495,9 +501,8 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
         "SELECT CASE u.kind WHEN 'anomaly_unallocated' THEN ?4 ELSE ?5 END, u.cluster, u.namespace, u.pod, u.team, d.hostname,"
         " d.uuid || CASE d.gpu_i_id WHEN '' THEN '' ELSE '/' || d.gpu_i_id END, d.model,"
         " MIN(u.first_seen), MAX(u.last_seen), SUM(u.quantity)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
-        " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('anomaly_unallocated', 'anomaly_excess_devices')"
+        " FROM anomaly_day u JOIN device d ON d.id = u.device_id"
+        " WHERE u.day >= ?1 AND u.day < ?2"
         "  AND (?3 IS NULL OR u.team = ?3)"
         " GROUP BY u.kind, u.cluster, u.namespace, u.pod, u.team, u.device_id"
         " ORDER BY 1, 2, 3, 4, 7, 5";

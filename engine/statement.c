@@ -1,6 +1,5 @@
 /* statement — one period's figures for every output, under one snapshot. */
 #include "statement.h"
-#include "store_admin.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -104,17 +103,6 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
     enum gl_status rc = gl_period_is_closed(s, p->name, &st->closed, err);
     if (rc)
         return rc;
-    if (st->closed && (st->parts & (GL_ST_FLEET | GL_ST_ANOMALIES | GL_ST_PAGES))) {
-        /* the hourly rows these need are gone after prune (store_admin.h) */
-        bool pruned;
-        if ((rc = gl_admin_period_pruned(s, p->name, &pruned, err)))
-            return rc;
-        if (pruned)
-            return gl_error_set(err, GL_ERR_STATE,
-                                "period %s was pruned (gpuledger prune): its hourly usage is "
-                                "gone; its invoices and FOCUS rows are kept (invoice, export)",
-                                p->name);
-    }
     if (st->closed && (st->parts & (GL_ST_INVOICES | GL_ST_PAGES))) {
         if ((rc = gl_frozen_invoices(s, p->name, NULL, frozen_one, st, err)))
             return rc;

@@ -13,13 +13,15 @@
 #include "schema2_sql.h"
 #include "schema_sql.h"
 #include "schema_003_sql.h"
+#include "schema_004_sql.h"
 #include "invoice.h" /* line kind names: the frozen rows' format */
 #include "query.h"
 #include "util.h"
 
 /* schema/NNN_*.sql in order: migrations[i] takes version i to i + 1. A new
  * schema change is a new file, embedded in meson.build, appended here. */
-static const char *const migrations[] = {gl_schema_v1, gl_schema_v2, gl_schema_003};
+static const char *const migrations[] = {gl_schema_v1, gl_schema_v2, gl_schema_003,
+                                              gl_schema_004};
 #define GL_SCHEMA_VERSION ((int)(sizeof migrations / sizeof *migrations))
 
 struct gl_store {
@@ -28,12 +30,24 @@ struct gl_store {
     sqlite3_stmt *upsert_device;
     sqlite3_stmt *get_device;
     sqlite3_stmt *clear_hours;
+    sqlite3_stmt *pruned_hour; /* the first pruned hour of a range (store_admin.h) */
     sqlite3_stmt *mark_hour;
     sqlite3_stmt *label_get;
     sqlite3_stmt *label_put;
     sqlite3_stmt *counts_get;
     sqlite3_stmt *counts_put;
     sqlite3_stmt *hour_get;
+    /* the aggregates of schema 004 (see agg_* below) */
+    sqlite3_stmt *agg_key_del;  /* usage_key_hour of a day, recomputed */
+    sqlite3_stmt *agg_key_ins;
+    sqlite3_stmt *agg_anom_del; /* anomaly_day of a day range, recomputed */
+    sqlite3_stmt *agg_anom_ins;
+    sqlite3_stmt *dev_days;     /* the days a device has rows in */
+    /* what the open write transaction recomputes at commit: day for a UTC
+     * day whose usage_key_hour is (a device's model changed), -1 - day for
+     * one whose anomaly_day is (usage rows cleared); sorted, distinct */
+    int64_t *rekey;
+    size_t nrekey, crekey;
     char *path;
 };
 
@@ -114,6 +128,32 @@ static enum gl_status migrate(struct gl_store *s, int version, struct gl_error *
     return GL_OK;
 }
 
+/* The aggregates' SQL (schema/004_daily.sql; see agg_flush below). */
+
+/* a day's usage_key_hour recomputed (?1, ?2: the day), for its hours that
+ * still have usage rows (a pruned hour keeps its figures) */
+static const char agg_key_del_sql[] =
+    "DELETE FROM usage_key_hour WHERE hour >= ?1 AND hour < ?2"
+    " AND hour IN (SELECT hour FROM usage WHERE hour >= ?1 AND hour < ?2)";
+static const char agg_key_sql[] =
+    "INSERT INTO usage_key_hour (hour, cluster, model, team, kind, quantity, estimated, rows)"
+    " SELECT u.hour, u.cluster, d.model, u.team, u.kind, SUM(u.quantity), MAX(u.estimated),"
+    " COUNT(*)"
+    " FROM usage u JOIN device d ON d.id = u.device_id WHERE u.hour >= ?1 AND u.hour < ?2"
+    " GROUP BY 1, 2, 3, 4, 5";
+
+/* a day's anomalies recomputed (first/last seen are no sums) */
+static const char agg_anom_del_sql[] =
+    "DELETE FROM anomaly_day WHERE day >= ?1 AND day < ?2";
+static const char agg_anom_sql[] =
+    "INSERT INTO anomaly_day (day, kind, cluster, namespace, pod, team, device_id, first_seen,"
+    " last_seen, quantity, rows)"
+    " SELECT hour - hour % 86400, kind, cluster, namespace, pod, team, device_id,"
+    " MIN(first_seen), MAX(last_seen), SUM(quantity), COUNT(*)"
+    " FROM usage WHERE kind IN ('anomaly_unallocated', 'anomaly_excess_devices')"
+    "  AND hour >= ?1 AND hour < ?2"
+    " GROUP BY 1, 2, 3, 4, 5, 6, 7";
+
 enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_error *err)
 {
     *out = NULL;
@@ -157,10 +197,20 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
                       "first_seen = min(first_seen, excluded.first_seen), "
                       "last_seen = max(last_seen, excluded.last_seen)",
                       &s->upsert_device, err)) ||
-        (rc = prepare(s, "SELECT id FROM device WHERE cluster = ? AND uuid = ? AND gpu_i_id = ?",
+        (rc = prepare(s, "SELECT id, model FROM device WHERE cluster = ? AND uuid = ? AND gpu_i_id = ?",
                       &s->get_device, err)) ||
+        (rc = prepare(s, agg_key_del_sql, &s->agg_key_del, err)) ||
+        (rc = prepare(s, agg_key_sql, &s->agg_key_ins, err)) ||
+        (rc = prepare(s, agg_anom_del_sql, &s->agg_anom_del, err)) ||
+        (rc = prepare(s, agg_anom_sql, &s->agg_anom_ins, err)) ||
+        (rc = prepare(s, "SELECT DISTINCT day FROM device_day WHERE device_id = ?",
+                      &s->dev_days, err)) ||
         (rc = prepare(s, "DELETE FROM usage WHERE cluster = ? AND hour >= ? AND hour < ?",
                       &s->clear_hours, err)) ||
+        (rc = prepare(s,
+                      "SELECT min(hour) FROM collected_hour WHERE cluster = ? AND hour >= ? AND "
+                      "hour < ? AND samples = -1",
+                      &s->pruned_hour, err)) ||
         (rc = prepare(s,
                       "INSERT OR REPLACE INTO collected_hour (cluster, hour, collected_at, samples, "
                       "bad_samples) VALUES (?,?,strftime('%s','now'),?,?)",
@@ -199,12 +249,18 @@ void gl_store_close(struct gl_store *s)
     sqlite3_finalize(s->upsert_device);
     sqlite3_finalize(s->get_device);
     sqlite3_finalize(s->clear_hours);
+    sqlite3_finalize(s->pruned_hour);
     sqlite3_finalize(s->mark_hour);
     sqlite3_finalize(s->label_get);
     sqlite3_finalize(s->label_put);
     sqlite3_finalize(s->counts_get);
     sqlite3_finalize(s->counts_put);
     sqlite3_finalize(s->hour_get);
+    sqlite3_stmt *agg[] = {s->agg_key_del, s->agg_key_ins,
+                           s->agg_anom_del, s->agg_anom_ins, s->dev_days};
+    for (size_t i = 0; i < sizeof agg / sizeof *agg; i++)
+        sqlite3_finalize(agg[i]);
+    free(s->rekey);
     sqlite3_close(s->db);
     free(s->path);
     free(s);
@@ -215,8 +271,12 @@ sqlite3 *gl_store_db(struct gl_store *s)
     return s->db;
 }
 
+static void agg_reset(struct gl_store *s);
+static enum gl_status agg_flush(struct gl_store *s, struct gl_error *err);
+
 enum gl_status gl_store_begin(struct gl_store *s, struct gl_error *err)
 {
+    agg_reset(s);
     return exec(s, "BEGIN IMMEDIATE", err);
 }
 
@@ -233,11 +293,17 @@ void gl_store_read_end(struct gl_store *s)
 
 enum gl_status gl_store_commit(struct gl_store *s, struct gl_error *err)
 {
+    if (s->nrekey) {
+        enum gl_status rc = agg_flush(s, err);
+        if (rc)
+            return rc; /* the caller rolls back */
+    }
     return exec(s, "COMMIT", err);
 }
 
 void gl_store_rollback(struct gl_store *s)
 {
+    agg_reset(s);
     if (!sqlite3_get_autocommit(s->db))
         exec(s, "ROLLBACK", NULL);
 }
@@ -254,9 +320,142 @@ static enum gl_status step_done(struct gl_store *s, sqlite3_stmt *st, const char
     return out;
 }
 
+/* ---- the aggregates (schema/004_daily.sql) ----
+ *
+ * The schema's triggers add every usage row written and take out every
+ * row deleted. What a trigger cannot do is here: anomaly_day of the days a
+ * chunk cleared (first / last seen are no sums), and usage_key_hour of the
+ * days of a device whose model changed, are recomputed from usage at
+ * commit. */
+
+/* Inserts t into the sorted distinct set. */
+static void set_add(int64_t **v, size_t *n, size_t *cap, int64_t t)
+{
+    size_t lo = 0, hi = *n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((*v)[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < *n && (*v)[lo] == t)
+        return;
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        *v = gl_xrealloc(*v, *cap * sizeof **v);
+    }
+    memmove(*v + lo + 1, *v + lo, (*n - lo) * sizeof **v);
+    (*v)[lo] = t;
+    (*n)++;
+}
+
+static void agg_reset(struct gl_store *s)
+{
+    s->nrekey = 0;
+}
+
+static bool is_overflow(struct gl_store *s)
+{
+    const char *msg = sqlite3_errmsg(s->db);
+    return strstr(msg, "integer overflow") || strstr(msg, "CHECK constraint failed");
+}
+
+/* An aggregate of days [from, to) failed: an integer overflow (SUM's
+ * error, or the CHECK that keeps a + b from turning REAL) is named so. */
+static enum gl_status agg_fail(struct gl_store *s, int64_t from, int64_t to, struct gl_error *err)
+{
+    if (!is_overflow(s))
+        return gl_store_fail(s, "keeping the daily aggregates", err);
+    char d0[16], d1[16];
+    gl_date_format(from, d0, sizeof d0);
+    gl_date_format(to - 1, d1, sizeof d1);
+    return gl_error_set(err, GL_ERR_RUNTIME,
+                        "%s: integer overflow: a daily sum of MiB·s from %s to %s exceeds the "
+                        "64-bit range (the stored samples are implausible); the chunk was not "
+                        "stored",
+                        s->path, d0, d1);
+}
+
+static enum gl_status agg_step(struct gl_store *s, sqlite3_stmt *st, int64_t from, int64_t to,
+                               struct gl_error *err)
+{
+    sqlite3_bind_int64(st, 1, from);
+    sqlite3_bind_int64(st, 2, to);
+    return step_done(s, st, "keeping the daily aggregates", err);
+}
+
+/* A cluster's hours [from, to) are cleared: their days' anomalies are
+ * recomputed at commit. */
+static void agg_clear(struct gl_store *s, int64_t from, int64_t to)
+{
+    for (int64_t d = gl_floor_to(from, 86400); d < to; d += 86400)
+        set_add(&s->rekey, &s->nrekey, &s->crekey, -1 - d);
+}
+
+/* Before commit: the days to recompute. */
+static enum gl_status agg_flush(struct gl_store *s, struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    for (size_t i = 0; !rc && i < s->nrekey; i++) {
+        int64_t v = s->rekey[i];
+        bool anomalies = v < 0;
+        int64_t day = anomalies ? -1 - v : v;
+        sqlite3_stmt *del = anomalies ? s->agg_anom_del : s->agg_key_del;
+        sqlite3_stmt *ins = anomalies ? s->agg_anom_ins : s->agg_key_ins;
+        if (agg_step(s, del, day, day + 86400, err) ||
+            agg_step(s, ins, day, day + 86400, err))
+            rc = agg_fail(s, day, day + 86400, err);
+    }
+    agg_reset(s);
+    return rc;
+}
+
+/* A device whose model changes moves its usage to another key of
+ * usage_key_hour: every day it has rows in is recomputed at commit. */
+static enum gl_status agg_model_changed(struct gl_store *s, int64_t id, struct gl_error *err)
+{
+    sqlite3_stmt *st = s->dev_days;
+    sqlite3_bind_int64(st, 1, id);
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t day = sqlite3_column_int64(st, 0);
+        if (day >= 0)
+            set_add(&s->rekey, &s->nrekey, &s->crekey, day);
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading a device's days", err);
+}
+
+/* The id and model of a device; *found false when it is not stored. */
+static enum gl_status device_get(struct gl_store *s, const struct gl_device_info *d, int64_t *id,
+                                 char **model, bool *found, struct gl_error *err)
+{
+    sqlite3_stmt *st = s->get_device;
+    sqlite3_bind_text(st, 1, d->cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, d->uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, d->gpu_i_id, -1, SQLITE_STATIC);
+    int sr = sqlite3_step(st);
+    *found = sr == SQLITE_ROW;
+    if (*found) {
+        *id = sqlite3_column_int64(st, 0);
+        *model = gl_strdup((const char *)sqlite3_column_text(st, 1));
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return sr == SQLITE_ROW || sr == SQLITE_DONE ? GL_OK
+                                                 : gl_store_fail(s, "reading device id", err);
+}
+
 enum gl_status gl_store_device(struct gl_store *s, const struct gl_device_info *d, int64_t *id,
                                struct gl_error *err)
 {
+    char *was = NULL, *now = NULL;
+    bool known = false, found = false;
+    enum gl_status rc = device_get(s, d, id, &was, &known, err);
+    if (rc)
+        return rc;
     sqlite3_stmt *st = s->upsert_device;
     sqlite3_bind_text(st, 1, d->cluster, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, d->uuid, -1, SQLITE_STATIC);
@@ -267,32 +466,59 @@ enum gl_status gl_store_device(struct gl_store *s, const struct gl_device_info *
     sqlite3_bind_int64(st, 7, d->max_capacity_mib);
     sqlite3_bind_int64(st, 8, d->first_seen);
     sqlite3_bind_int64(st, 9, d->last_seen);
-    enum gl_status rc = step_done(s, st, "storing device", err);
-    if (rc)
-        return rc;
-    st = s->get_device;
-    sqlite3_bind_text(st, 1, d->cluster, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, d->uuid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, d->gpu_i_id, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        *id = sqlite3_column_int64(st, 0);
-        rc = GL_OK;
-    } else {
-        rc = gl_store_fail(s, "reading device id", err);
-    }
+    if (!(rc = step_done(s, st, "storing device", err)) &&
+        !(rc = device_get(s, d, id, &now, &found, err)) && !found)
+        rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: reading device id: the device just stored "
+                          "is missing", s->path);
+    /* usage_key_hour holds the model of the rows' devices */
+    if (!rc && known && strcmp(was, now) != 0)
+        rc = agg_model_changed(s, *id, err);
+    free(was);
+    free(now);
+    return rc;
+}
+
+/* A pruned hour (prune: its usage rows are gone, its figures kept in the
+ * aggregates) cannot be replaced: the old rows are no longer there to be
+ * taken out of the aggregates, so new rows would be counted on top. */
+static enum gl_status refuse_pruned(struct gl_store *s, const char *cluster, int64_t from,
+                                    int64_t to, struct gl_error *err)
+{
+    sqlite3_stmt *st = s->pruned_hour;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    int r = sqlite3_step(st);
+    bool pruned = r == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    int64_t hour = pruned ? sqlite3_column_int64(st, 0) : 0;
+    enum gl_status rc = r == SQLITE_ROW ? GL_OK : gl_store_fail(s, "reading pruned hours", err);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
+    if (!rc && pruned) {
+        char ts[32];
+        gl_time_format(hour, ts, sizeof ts);
+        rc = gl_error_set(err, GL_ERR_STATE,
+                          "%s: cluster %.200s, hour %s was pruned (gpuledger prune): its closed "
+                          "period keeps its figures and cannot be re-collected; collect from "
+                          "the first hour after the pruned periods",
+                          s->path, cluster, ts);
+    }
     return rc;
 }
 
 enum gl_status gl_store_clear_hours(struct gl_store *s, const char *cluster, int64_t from,
                                     int64_t to, struct gl_error *err)
 {
+    enum gl_status prc = refuse_pruned(s, cluster, from, to, err);
+    if (prc)
+        return prc;
+    agg_clear(s, from, to);
     sqlite3_stmt *st = s->clear_hours;
     sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, from);
     sqlite3_bind_int64(st, 3, to);
-    return step_done(s, st, "clearing hours", err);
+    enum gl_status rc = step_done(s, st, "clearing hours", err);
+    return rc && is_overflow(s) ? agg_fail(s, gl_floor_to(from, 86400), to, err) : rc;
 }
 
 enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *cluster,
@@ -313,7 +539,18 @@ enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *
     sqlite3_bind_int(st, 9, estimated);
     sqlite3_bind_int64(st, 10, first_seen);
     sqlite3_bind_int64(st, 11, last_seen);
-    return step_done(s, st, "storing usage", err);
+    enum gl_status rc = step_done(s, st, "storing usage", err);
+    if (rc && is_overflow(s)) {
+        char ts[32];
+        gl_time_format(hour, ts, sizeof ts);
+        rc = gl_error_set(err, GL_ERR_RUNTIME,
+                          "%s: integer overflow: storing %s %.300s%s%.300s (team \"%.300s\", "
+                          "cluster %.200s), kind %s at %s: an hourly or daily sum exceeds the "
+                          "64-bit range (the samples are implausible); the chunk was not stored",
+                          s->path, pod[0] ? "pod" : "device row", ns, pod[0] ? "/" : "", pod,
+                          team, cluster, kind, ts);
+    }
+    return rc;
 }
 
 enum gl_status gl_store_mark_hour(struct gl_store *s, const char *cluster, int64_t hour,

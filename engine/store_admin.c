@@ -107,8 +107,12 @@ static enum gl_status prune(struct gl_store *s, const struct gl_period *before, 
     for (size_t i = 0; !rc && !dry_run && i < r->n; i++) {
         struct gl_period p;
         gl_period_parse(r->periods[i].period, &p);
+        /* the aggregates keep the period's figures (schema/004_daily.sql:
+         * a DELETE while usage_prune holds a row leaves them as they are) */
         static const char *const sql[] = {
+            "INSERT INTO usage_prune (reason) SELECT 'prune' WHERE ?1 < ?2",
             "DELETE FROM usage WHERE hour >= ?1 AND hour < ?2",
+            "DELETE FROM usage_prune WHERE ?1 < ?2",
             /* the mark of a pruned period (store_admin.h) */
             "UPDATE collected_hour SET samples = -1 WHERE hour >= ?1 AND hour < ?2",
         };

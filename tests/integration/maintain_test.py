@@ -22,10 +22,10 @@ November is closed.
    the source before pruning), and its watermark is not before its hours.
 3. After the loop: a backup equals the source (every usage, collected hour,
    frozen row and invoice); November prints the same frozen invoices and
-   FOCUS CSV as before pruning, has no usage rows left, summary refuses it
-   (exit 7) instead of showing zeros, and late data collected into
-   November afterwards carries no correction (a recomputation from the
-   pruned rows would be minus the whole month).
+   FOCUS CSV as before pruning, has no usage rows left, prints the same
+   summary (the daily aggregates keep its figures), and a collect of late
+   data into November afterwards is refused (exit 7: new rows would count
+   on top of the kept figures) and December carries no correction.
 4. The database bytes per GPU-month before and after pruning (VACUUMed
    copies), printed as a note.
 """
@@ -216,6 +216,7 @@ class MaintainTest(harness.Suite):
                           "AND gpu_i_id = ''")
         rc, inv_before, _ = self.gl("invoice", "--period", "2026-11")
         rc2, csv_before, _ = self.gl("export", "--period", "2026-11")
+        _, sum_before, _ = self.gl("summary", "--period", "2026-11", "--format", "json")
         bytes_before = vacuumed_bytes(db, self.work, "before.db")
         # 1. dry run, open period refused
         all_rows = scalar(db, "SELECT count(*) FROM usage")
@@ -315,19 +316,28 @@ class MaintainTest(harness.Suite):
         left = scalar(db, "SELECT count(*) FROM usage WHERE " + nov)
         if left:
             p.append("%d November usage rows left" % left)
-        rc, _, err = self.gl("summary", "--period", "2026-11")
-        if rc != 7 or "pruned" not in err:
-            p.append("summary of the pruned period: exit %s: %s" % (rc, harness.tail(err, 200)))
-        tap.check("pruned November prints its frozen invoices and CSV; summary refuses it", p)
+        rc, sum_after, err = self.gl("summary", "--period", "2026-11", "--format", "json")
+        if rc != 0 or sum_after != sum_before:
+            p.append("summary of the pruned period differs from before pruning (exit %s): %s"
+                     % (rc, harness.tail(err, 200)))
+        tap.check("pruned November prints its frozen invoices and CSV, and the same summary "
+                  "(from the daily aggregates)", p)
+        # late data for a pruned hour: refused (its old rows are gone, so new
+        # rows would count on top of the figures kept), nothing changes
         rc, _, err = self.gl("collect", "--from", "2026-11-30T20:00:00Z", "--to",
                              "2026-11-30T22:00:00Z")
         rc2, csv_dec, err2 = self.gl("export", "--period", "2026-12")
-        p = [] if rc == 0 else ["collect exit %s: %s" % (rc, harness.tail(err))]
+        p = [] if rc == 7 and "pruned" in err else [
+            "collect into pruned November: exit %s, not 7 naming the pruned hour: %s"
+            % (rc, harness.tail(err))]
         p += [] if rc2 == 0 else ["export exit %s: %s" % (rc2, harness.tail(err2))]
         if "2026-11" in csv_dec.replace("2026-11-30", ""):
             rows = [ln for ln in csv_dec.splitlines() if "2026-11" in ln]
             p.append("December carries a correction of pruned November: %s" % rows[:1])
-        tap.check("late data into pruned November carries no correction", p)
+        _, sum_again, _ = self.gl("summary", "--period", "2026-11", "--format", "json")
+        if sum_again != sum_before:
+            p.append("November's summary changed after the refused collect")
+        tap.check("late data into pruned November is refused and carries no correction", p)
         # 4. bytes per GPU-month
         bytes_after = vacuumed_bytes(db, self.work, "after.db")
         months = 1 + 12 / (30 * 24)   # November and December 1st's hours
