@@ -21,6 +21,7 @@
 #include "run.h"
 #include "statement.h"
 #include "summary.h"
+#include "teams.h"
 #include "util.h"
 
 /* A failed step: print err, return its status. */
@@ -329,6 +330,27 @@ static void print_watermark(const char *db, const char *cluster, int64_t now)
     gl_store_close(s);
 }
 
+/* Teams whose rows would carry an empty x_CostCenter (issue 11 item 5). */
+static void print_cost_centers(const struct gl_config *cfg)
+{
+    const char *ids[16];
+    size_t n = gl_teams_without_cost_center(cfg, ids, 16);
+    if (!n) {
+        printf("cost centers: ok (%s)\n", cfg->default_cost_center
+                                              ? "teams without their own take "
+                                                "teams.default_cost_center"
+                                              : "every catalogued team, the default and the "
+                                                "platform team have one");
+        return;
+    }
+    printf("cost centers: %zu team(s) without one (x_CostCenter empty):", n);
+    for (size_t i = 0; i < n && i < 16; i++)
+        printf(" %s", ids[i]);
+    printf("%s; teams from rules absent from the catalogue have none either: set "
+           "teams.default_cost_center or a cost_center per catalogue entry\n",
+           n > 16 ? " ..." : "");
+}
+
 static const char usage_check[] =
     "usage: gpuledger check [--at TIME]\n"
     "  Validates the config, the query files and the price table, reaches\n"
@@ -363,6 +385,7 @@ static int cmd_check(struct gl_cmd_env *e)
     printf("prices: %s ok (%zu entries%s)\n", prices->file, prices->n,
            models ? ", a price for every model and hour with stored usage" : "");
     gl_prices_free(prices);
+    print_cost_centers(cfg);
     const char *fixed[] = {cfg->mem_query, "fb_free", "fb_reserved", "pod_labels",
                            "namespace_labels", "allocation", "node_labels"};
     size_t nnames = sizeof fixed / sizeof *fixed + cfg->ncompute_queries;

@@ -7,6 +7,7 @@
 
 #include "gl_build.h"
 #include "query.h"
+#include "teams.h"
 #include "util.h"
 
 /* Overflow checks (SPEC §10 "No wrapped arithmetic"): line and day MiB·s
@@ -62,7 +63,7 @@ static struct gl_invoice *invoice_for(struct gl_invoice_set *set, const char *te
     inv->team = gl_strdup(team);
     const struct gl_team_info *ti = gl_config_team(set->cfg, team);
     inv->team_name = ti ? ti->name : inv->team;
-    inv->cost_center = ti ? ti->cost_center : NULL;
+    inv->cost_center = gl_team_cost_center(set->cfg, team);
     size_t n = strlen(set->period.name) + strlen(team) + 5;
     inv->invoice_id = gl_xcalloc(n, 1);
     snprintf(inv->invoice_id, n, "GL-%s-%s", set->period.name, team);

@@ -48,17 +48,10 @@ static void html(FILE *f, const char *s)
     }
 }
 
-/* Markdown table cells: a backslash before what could end the cell or
- * start markup (raw HTML, entities, links, code spans); line breaks as
- * spaces. */
+/* Markdown: the one escaper of the format (util.c). */
 static void md(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (strchr("\\|<>[]`&", ch))
-            fputc('\\', f);
-        fputc(ch < 0x20 || ch == 0x7f ? ' ' : ch, f);
-    }
+    gl_md_cell(f, s);
 }
 
 /* The first max_cp code points of s, with "…" when cut, for SVG labels
