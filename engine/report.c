@@ -490,7 +490,7 @@ static const char css[] =
     "th{background:#f3f4f6;font-weight:600}th.n{text-align:right}td.n{text-align:right;"
     "font-variant-numeric:tabular-nums;white-space:nowrap}"
     "tr.sum td{font-weight:700;background:#f9fafb}"
-    ".chart{width:100%;height:auto;background:#fff;border:1px solid #e5e7eb;border-radius:8px;"
+    ".chart{width:100%;box-sizing:border-box;height:auto;background:#fff;border:1px solid #e5e7eb;border-radius:8px;"
     "display:block}"
     ".chart text{font-family:system-ui,'DejaVu Sans',sans-serif}"
     ".tick{font-size:12px;fill:#6b7280}.lbl{font-size:13px;fill:#111827}"

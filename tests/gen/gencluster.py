@@ -1576,7 +1576,9 @@ class Cluster:
             c = cat.get(team)
             return {"invoice_id": "GL-%s-%s" % (self.period, team),
                     "team_name": c.get("name", team) if c else team,
-                    "cost_center": c.get("cost_center") if c else None}
+                    # the catalogue's, else teams.default_cost_center
+                    "cost_center": (c.get("cost_center") if c else None)
+                    or self.teams_cfg.get("default_cost_center")}
 
         def info(d, team):
             return [{"cluster": cl, "gpu_model": m, "mib_seconds": str(q),
