@@ -30,7 +30,7 @@ static enum gl_status store_vector(const struct gl_cluster *cluster, struct gl_s
     if (!cJSON_IsString(type) || strcmp(type->valuestring, "vector") != 0 ||
         !cJSON_IsArray(res)) {
         cJSON_Delete(root);
-        return gl_error_set(err, GL_ERR_RUNTIME,
+        return gl_error_set(err, GL_ERR_PROM,
                             "%s: the response is not a Prometheus instant vector", where);
     }
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
@@ -50,7 +50,7 @@ static enum gl_status store_vector(const struct gl_cluster *cluster, struct gl_s
             v[i] = cJSON_IsString(x) ? x->valuestring : NULL;
         }
         if (!v[0] || !v[1] || !v[0][0] || !v[1][0]) {
-            rc = gl_error_set(err, GL_ERR_RUNTIME,
+            rc = gl_error_set(err, GL_ERR_PROM,
                               "%s: series %zu has no namespace or pod label", where, k);
             break;
         }
@@ -120,15 +120,28 @@ enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_clust
         snprintf(where, sizeof where, "query %s at %s (cluster %.40s)", OWNER_QUERY, ts,
                  cluster->name);
         gl_buf_reset(&body);
-        if ((rc = gl_prom_query(prom, q.data, end, &body, err)))
+        /* a failed answer costs the day's workloads, never the billed
+         * figures stored before: a warning naming it, and the next day */
+        struct gl_error qerr = {0};
+        enum gl_status qrc = gl_prom_query(prom, q.data, end, &body, &qerr);
+        if (!qrc && (rc = gl_store_begin(s, err)))
             break;
-        if ((rc = gl_store_begin(s, err)))
-            break;
-        rc = store_vector(cluster, s, code, &body, end, where, err);
-        if (rc)
-            gl_store_rollback(s);
-        else
-            rc = gl_store_commit(s, err);
+        if (!qrc) {
+            qrc = store_vector(cluster, s, code, &body, end, where, &qerr);
+            if (qrc)
+                gl_store_rollback(s);
+            else if ((rc = gl_store_commit(s, err)))
+                break;
+        }
+        if (qrc) {
+            if (qrc != GL_ERR_PROM && qrc != GL_ERR_TOO_LARGE) {
+                rc = qrc; /* the store, memory: an error */
+                *err = qerr;
+                break;
+            }
+            gl_log(GL_LOG_WARN, "pod owners not collected (%s): %s; its pods show as their own "
+                                "workloads", where, qerr.msg);
+        }
     }
     gl_prom_free(prom);
     free(tmpl);

@@ -26,9 +26,11 @@
 #include "store.h"
 
 /* Collects the owners of cluster's pods in [from, to) into s (nothing when
- * s is NULL: a dry run). The query file missing from queries_dir is a
- * warning (no workloads), any other failure an error naming the query and
- * the day. */
+ * s is NULL: a dry run). The query file missing from queries_dir, and a
+ * day whose query fails or answers something else than an instant vector,
+ * are warnings naming the query and the day (those pods show as their own
+ * workloads; billed figures never depend on owners). A store failure or a
+ * config error is an error. */
 enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_cluster *cluster,
                                 struct gl_store *s, int64_t from, int64_t to,
                                 struct gl_error *err);
