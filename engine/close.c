@@ -418,6 +418,7 @@ enum gl_status gl_period_close(const struct gl_config *c, struct gl_store *s,
     struct gl_statement *st = NULL;
     if ((rc = gl_statement_build(c, s, prices, p, GL_ST_INVOICES, &st, err)))
         return rc;
+    st->set->closed_at = now; /* the frozen texts say "final" */
     char *csv = render_text(st, "focus-csv", 0, err);
     if (!csv)
         rc = err->msg[0] ? err->code : gl_error_set(err, GL_ERR_RUNTIME, "out of memory");

@@ -12,6 +12,7 @@
 
 #include "fetch.h"
 #include "integrate.h"
+#include "owner.h"
 #include "parse.h"
 #include "timeutil.h"
 #include "util.h"
@@ -926,6 +927,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                    (long long)((ce - cs) / 3600), shards);
         }
     }
+    if (!rc)
+        rc = gl_owner_collect(c, cluster, s, from, to, err); /* workloads (owner.h) */
     parts_free(parts, &nparts);
     free(parts);
     counts_free(&counts);

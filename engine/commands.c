@@ -25,6 +25,7 @@
 #include "store_admin.h"
 #include "summary.h"
 #include "upload.h"
+#include "teams.h"
 #include "util.h"
 
 /* A failed step: print err, return its status. */
@@ -399,6 +400,27 @@ static const char *query_cause(const struct gl_config *cfg, const char *name)
     return "the exporter of this metric is not scraped, or the field is not exported";
 }
 
+/* Teams whose rows would carry an empty x_CostCenter (issue 11 item 5). */
+static void print_cost_centers(const struct gl_config *cfg)
+{
+    const char *ids[16];
+    size_t n = gl_teams_without_cost_center(cfg, ids, 16);
+    if (!n) {
+        printf("cost centers: ok (%s)\n", cfg->default_cost_center
+                                              ? "teams without their own take "
+                                                "teams.default_cost_center"
+                                              : "every catalogued team, the default and the "
+                                                "platform team have one");
+        return;
+    }
+    printf("cost centers: %zu team(s) without one (x_CostCenter empty):", n);
+    for (size_t i = 0; i < n && i < 16; i++)
+        printf(" %s", ids[i]);
+    printf("%s; teams from rules absent from the catalogue have none either: set "
+           "teams.default_cost_center or a cost_center per catalogue entry\n",
+           n > 16 ? " ..." : "");
+}
+
 static const char usage_check[] =
     "usage: gpuledger check [--at TIME]\n"
     "  Validates the config, the query files and the price table, reaches\n"
@@ -433,6 +455,7 @@ static int cmd_check(struct gl_cmd_env *e)
     printf("prices: %s ok (%zu entries%s)\n", prices->file, prices->n,
            models ? ", a price for every model and hour with stored usage" : "");
     gl_prices_free(prices);
+    print_cost_centers(cfg);
     /* the allocation: joined by the backend (allocation.promql in the
      * queries folder) or by the engine from two selectors */
     const bool bj = cfg->alloc_backend_join;

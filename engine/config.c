@@ -1005,11 +1005,17 @@ static enum gl_status load_rule(struct cfg_ctx *x, struct gl_team_rule *r, const
 
 static enum gl_status load_teams(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
-    static const char *const keys[] = {"rules", "default", "catalogue", NULL};
+    static const char *const keys[] = {"rules", "default", "catalogue", "default_cost_center",
+                                       NULL};
     enum gl_status rc;
     if ((rc = check_keys(x, o, "teams", keys)) ||
-        (rc = get_str(x, o, "teams", "default", false, &c->default_team)))
+        (rc = get_str(x, o, "teams", "default", false, &c->default_team)) ||
+        (rc = get_str(x, o, "teams", "default_cost_center", false, &c->default_cost_center)))
         return rc;
+    if (c->default_cost_center && (!c->default_cost_center[0] ||
+                                   !gl_is_ascii(c->default_cost_center)))
+        return cfg_fail(x, "teams.default_cost_center",
+                        "must be a non-empty printable ASCII cost center (FOCUS x_CostCenter)");
     const cJSON *rules = cJSON_GetObjectItemCaseSensitive(o, "rules");
     if (rules) {
         if (!cJSON_IsArray(rules))
@@ -1644,6 +1650,7 @@ void gl_config_free(struct gl_config *c)
     }
     free(c->rules);
     free(c->default_team);
+    free(c->default_cost_center);
     for (size_t i = 0; i < c->nteams; i++) {
         free(c->teams[i].id);
         free(c->teams[i].name);

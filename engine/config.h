@@ -201,6 +201,7 @@ struct gl_config {
     struct gl_team_rule *rules;
     size_t nrules;
     char *default_team;
+    char *default_cost_center; /* teams.default_cost_center: a team without its own; NULL */
     struct gl_team_info *teams;
     size_t nteams;
 

@@ -7,6 +7,7 @@
 
 #include "gl_build.h"
 #include "query.h"
+#include "teams.h"
 #include "util.h"
 
 /* Overflow checks (SPEC §10 "No wrapped arithmetic"): line and day MiB·s
@@ -62,7 +63,7 @@ static struct gl_invoice *invoice_for(struct gl_invoice_set *set, const char *te
     inv->team = gl_strdup(team);
     const struct gl_team_info *ti = gl_config_team(set->cfg, team);
     inv->team_name = ti ? ti->name : inv->team;
-    inv->cost_center = ti ? ti->cost_center : NULL;
+    inv->cost_center = gl_team_cost_center(set->cfg, team);
     size_t n = strlen(set->period.name) + strlen(team) + 5;
     inv->invoice_id = gl_xcalloc(n, 1);
     snprintf(inv->invoice_id, n, "GL-%s-%s", set->period.name, team);
@@ -601,6 +602,13 @@ static cJSON *invoice_object(const struct gl_invoice_set *set, const struct gl_i
     cJSON_AddStringToObject(o, "period_start", buf);
     gl_time_format(set->period.end, buf, sizeof buf);
     cJSON_AddStringToObject(o, "period_end", buf);
+    cJSON_AddStringToObject(o, "status", set->closed_at ? "final" : "draft");
+    if (set->closed_at) {
+        gl_time_format(set->closed_at, buf, sizeof buf);
+        cJSON_AddStringToObject(o, "closed_at", buf);
+    } else {
+        cJSON_AddNullToObject(o, "closed_at");
+    }
     cJSON_AddStringToObject(o, "team", inv->team);
     cJSON_AddStringToObject(o, "team_name", inv->team_name);
     if (inv->cost_center)
@@ -750,11 +758,20 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
     gl_md_cell(out, inv->team_name);
     fprintf(out, "** (`");
     gl_md_cell(out, inv->team);
-    fprintf(out, "`)\n- Cost center: %s\n", inv->cost_center ? inv->cost_center : "—");
+    fputs("`)\n- Cost center: ", out);
+    gl_md_cell(out, inv->cost_center ? inv->cost_center : "—");
+    fputc('\n', out);
     gl_time_format(set->period.start, a, sizeof a);
     gl_time_format(set->period.end, b, sizeof b);
-    fprintf(out, "- Period: %s (%s to %s, UTC)\n- Currency: %s\n\n", set->period.name, a, b,
-            c->currency);
+    fprintf(out, "- Period: %s (%s to %s, UTC)\n", set->period.name, a, b);
+    if (set->closed_at) {
+        gl_time_format(set->closed_at, a, sizeof a);
+        fprintf(out, "- Status: **FINAL** (period closed %s)\n", a);
+    } else {
+        fputs("- Status: **DRAFT** (the period is open: figures may change until it is "
+              "closed)\n", out);
+    }
+    fprintf(out, "- Currency: %s\n\n", c->currency);
     fprintf(out, "Billed by GPU memory held (GB-hours, GB = 10^9 bytes).\n\n");
     fprintf(out, "| Cluster | GPU model | Kind | GB-hours | Unit price (per GB-hour) | Price entry | Amount |\n");
     fprintf(out, "|---|---|---|---:|---:|---|---:|\n");

@@ -99,6 +99,10 @@ struct gl_invoice {
 struct gl_invoice_set {
     const struct gl_config *cfg;
     struct gl_period period;
+    /* 0 while the period is open (status "draft"); when it was closed, the
+     * invoices are final ("final", closed_at): set by the statement for a
+     * closed period and by close for the texts it freezes */
+    int64_t closed_at;
     struct gl_invoice *invoices;
     size_t n;
 };

@@ -804,3 +804,168 @@ enum gl_status gl_query_known_periods(struct gl_store *s,
     sqlite3_finalize(st);
     return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading the periods with data", err);
 }
+
+/* ---- issue 11: invoice status, trend, workloads (report) ---- */
+
+enum gl_status gl_query_closed_at(struct gl_store *s, const char *period, int64_t *closed_at,
+                                  struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    *closed_at = 0;
+    if (gl_store_prepare(s, "SELECT closed_at FROM closed_period WHERE period = ?", &st,
+                         "reading closed periods", err))
+        return GL_ERR_RUNTIME;
+    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *closed_at = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
+                                                 : gl_store_fail(s, "reading closed periods", err);
+}
+
+/* usage kinds the workloads sum, in one place */
+#define WL_KINDS "('memory_used', 'allocated', 'reserved_unused')"
+
+enum gl_status gl_query_team_workloads(struct gl_store *s, const struct gl_period *p,
+                                       const char *team, size_t max,
+                                       struct gl_team_workloads *out, struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT u.cluster, u.namespace, COALESCE(o.owner_kind, 'Pod'),"
+        " COALESCE(o.owner_name, u.pod),"
+        " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END) AS used,"
+        " SUM(CASE u.kind WHEN 'allocated' THEN u.quantity ELSE 0 END) AS alloc,"
+        " SUM(CASE u.kind WHEN 'reserved_unused' THEN u.quantity ELSE 0 END),"
+        " COUNT(DISTINCT u.pod),"
+        " MAX(CASE u.kind WHEN 'memory_used' THEN u.estimated ELSE 0 END),"
+        " COUNT(*) OVER ()"
+        " FROM usage u LEFT JOIN pod_owner o"
+        "  ON o.cluster = u.cluster AND o.namespace = u.namespace AND o.pod = u.pod"
+        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.team = ?3 AND u.pod <> ''"
+        "  AND u.kind IN " WL_KINDS
+        " GROUP BY 1, 2, 3, 4"
+        " ORDER BY used DESC, alloc DESC, 1, 2, 3, 4 LIMIT ?4";
+    memset(out, 0, sizeof *out);
+    out->w = gl_xcalloc(max ? max : 1, sizeof *out->w);
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                              "report: reading workloads", err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)max);
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW && out->n < max) {
+        struct gl_workload_row *r = &out->w[out->n++];
+        r->cluster = gl_strdup((const char *)sqlite3_column_text(st, 0));
+        r->ns = gl_strdup((const char *)sqlite3_column_text(st, 1));
+        r->kind = gl_strdup((const char *)sqlite3_column_text(st, 2));
+        r->name = gl_strdup((const char *)sqlite3_column_text(st, 3));
+        r->used = sqlite3_column_int64(st, 4);
+        r->allocated = sqlite3_column_int64(st, 5);
+        r->waste = sqlite3_column_int64(st, 6);
+        r->pods = sqlite3_column_int64(st, 7);
+        r->estimated = sqlite3_column_int(st, 8);
+        out->total = sqlite3_column_int64(st, 9);
+    }
+    if (sr != SQLITE_DONE && sr != SQLITE_ROW)
+        rc = gl_usage_fail(s, p, "report: reading workloads", err);
+    sqlite3_finalize(st);
+    if (rc)
+        gl_team_workloads_free(out);
+    return rc;
+}
+
+void gl_team_workloads_free(struct gl_team_workloads *w)
+{
+    for (size_t i = 0; w->w && i < w->n; i++) {
+        free(w->w[i].cluster);
+        free(w->w[i].ns);
+        free(w->w[i].kind);
+        free(w->w[i].name);
+    }
+    free(w->w);
+    memset(w, 0, sizeof *w);
+}
+
+enum gl_status gl_query_team_trend(struct gl_store *s, const struct gl_period *p,
+                                   const char *team, size_t max, struct gl_trend_row *rows,
+                                   size_t *n, struct gl_error *err)
+{
+    /* months before p with usage or frozen rows, newest first; the usage
+     * month from the hour (UTC), the frozen total from frozen_row */
+    static const char sql[] =
+        "WITH m(period, used) AS ("
+        "  SELECT strftime('%Y-%m', hour, 'unixepoch'), SUM(quantity) FROM usage"
+        "  WHERE hour < ?1 AND team = ?2 AND kind = 'memory_used' GROUP BY 1),"
+        " f(period, total) AS ("
+        "  SELECT period, SUM(billed_minor) FROM frozen_row WHERE team = ?2 AND period < ?3"
+        "  GROUP BY 1),"
+        " c(period) AS (SELECT period FROM closed_period WHERE period < ?3),"
+        " k(period) AS (SELECT period FROM m UNION SELECT period FROM f)"
+        " SELECT k.period, COALESCE(m.used, 0), c.period IS NOT NULL, COALESCE(f.total, 0)"
+        " FROM k LEFT JOIN m USING (period) LEFT JOIN f USING (period)"
+        " LEFT JOIN c USING (period)"
+        " ORDER BY k.period DESC LIMIT ?4";
+    *n = 0;
+    sqlite3_stmt *st;
+    enum gl_status rc = gl_store_prepare(s, sql, &st, "report: reading the trend", err);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, p->start);
+    sqlite3_bind_text(st, 2, team, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, p->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)max);
+    int sr;
+    size_t k = 0;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW && k < max) {
+        struct gl_trend_row *r = &rows[k++];
+        snprintf(r->period, sizeof r->period, "%.7s", (const char *)sqlite3_column_text(st, 0));
+        r->used = sqlite3_column_int64(st, 1);
+        r->closed = sqlite3_column_int(st, 2) != 0;
+        r->total_minor = sqlite3_column_int64(st, 3);
+    }
+    if (sr != SQLITE_DONE && sr != SQLITE_ROW)
+        rc = gl_usage_fail(s, p, "report: reading the trend", err);
+    sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < k / 2; i++) { /* oldest first */
+        struct gl_trend_row t = rows[i];
+        rows[i] = rows[k - 1 - i];
+        rows[k - 1 - i] = t;
+    }
+    *n = k;
+    return GL_OK;
+}
+
+enum gl_status gl_query_team_waste_hours(struct gl_store *s, const struct gl_period *p,
+                                         const char *team, gl_usage_fn fn, void *ctx,
+                                         struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT u.cluster, d.model, u.hour, SUM(u.quantity)"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.team = ?3 AND u.kind = 'reserved_unused'"
+        " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
+    sqlite3_stmt *st;
+    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                              "report: reading waste", err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
+    int sr;
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        struct gl_usage_row r = {.team = team,
+                                 .cluster = (const char *)sqlite3_column_text(st, 0),
+                                 .model = (const char *)sqlite3_column_text(st, 1),
+                                 .hour = sqlite3_column_int64(st, 2),
+                                 .a = sqlite3_column_int64(st, 3)};
+        rc = fn(ctx, &r, err);
+    }
+    if (!rc && sr != SQLITE_DONE)
+        rc = gl_usage_fail(s, p, "report: reading waste", err);
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "money.h"
 #include "store.h"
 #include "timeutil.h"
 
@@ -167,8 +168,58 @@ int64_t gl_query_model_capacity(struct gl_store *s, const char *model);
  * (metrics.c: a cluster that had data and now returns none). */
 enum gl_status gl_query_cluster_had_samples(struct gl_store *s, const char *cluster,
                                             int64_t before, bool *had, struct gl_error *err);
+/* ---- the reports' workloads, trend and waste in money (issue 11) ---- */
+
+/* A workload of a team: the pods with one owner (pod_owner, schema/005),
+ * or a pod without one as its own workload (kind "Pod"). MiB·s. */
+struct gl_workload_row {
+    char *cluster, *ns, *kind, *name;
+    int64_t used, allocated, waste;
+    int64_t pods; /* distinct pods folded in */
+    int estimated;
+};
+
+struct gl_team_workloads {
+    struct gl_workload_row *w;
+    size_t n;
+    int64_t total; /* workloads with any row, of which n are listed */
+};
+
+/* The team's top max workloads of period p by memory used (then
+ * allocated, cluster, namespace, kind, name); free with
+ * gl_team_workloads_free (also after a failure). */
+enum gl_status gl_query_team_workloads(struct gl_store *s, const struct gl_period *p,
+                                       const char *team, size_t max,
+                                       struct gl_team_workloads *out, struct gl_error *err);
+void gl_team_workloads_free(struct gl_team_workloads *w);
+
+/* One earlier month of a team: memory_used MiB·s in the month's hours
+ * and, when the month is closed, its frozen total (minor units, the sum of
+ * its frozen rows: charged and corrections). */
+struct gl_trend_row {
+    char period[8]; /* YYYY-MM */
+    int64_t used;
+    bool closed;
+    gl_i128 total_minor;
+};
+
+/* The up to max months before p with usage or a frozen invoice of team,
+ * oldest first, into rows (max entries); *n receives how many. */
+enum gl_status gl_query_team_trend(struct gl_store *s, const struct gl_period *p,
+                                   const char *team, size_t max, struct gl_trend_row *rows,
+                                   size_t *n, struct gl_error *err);
+
+/* The team's reserved-unused MiB·s of period p per (cluster, model, hour),
+ * ordered so; fn gets team, cluster, model, hour and a = MiB·s. */
+enum gl_status gl_query_team_waste_hours(struct gl_store *s, const struct gl_period *p,
+                                         const char *team, gl_usage_fn fn, void *ctx,
+                                         struct gl_error *err);
 
 /* ---- closed periods (close.c) ---- */
+
+/* When period (YYYY-MM) was closed (unix seconds), 0 when it is open. */
+enum gl_status gl_query_closed_at(struct gl_store *s, const char *period, int64_t *closed_at,
+                                  struct gl_error *err);
 
 /* Whether period (YYYY-MM) is closed. */
 enum gl_status gl_query_is_closed(struct gl_store *s, const char *period, bool *closed,

@@ -51,6 +51,13 @@ static enum gl_status r_focus_csv(const struct gl_statement *st, size_t i, FILE 
         fputs(st->frozen_focus, out);
         return GL_OK;
     }
+    for (size_t k = 0; k < st->set->n; k++)
+        if (!st->set->invoices[k].cost_center)
+            gl_log(GL_LOG_WARN,
+                   "team %s has no cost center: its FOCUS rows carry an empty x_CostCenter "
+                   "(period %s; set teams.default_cost_center or the team's catalogue "
+                   "cost_center)",
+                   st->set->invoices[k].team, st->period.name);
     size_t rows;
     return gl_export_focus(st->set, out, &rows, err);
 }

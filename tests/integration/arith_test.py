@@ -160,6 +160,14 @@ def gbh(mib_s):
     return dec(half_even(Fraction(mib_s * 2 ** 20, 3600)), 9)
 
 
+def gbh_read(mib_s):
+    """GB-hours as the report pages print them (issue 11): the 9-decimal
+    figure rounded half-even to 2 decimals, thousands grouped with commas."""
+    cents = half_even(Fraction(half_even(Fraction(mib_s * 2 ** 20, 3600)), 10 ** 7))
+    whole, frac = divmod(abs(cents), 100)
+    return "%s{:,}.%02d".format(whole) % ("-" if cents < 0 else "", frac)
+
+
 def amount(mib_s, price_per_gbh):
     """USD amount of mib_s at a per-GB-hour price, cents, half-even."""
     return dec(half_even(Fraction(mib_s * 2 ** 20) * price_per_gbh * 100 / (36 * 10 ** 11)), 2)
@@ -440,8 +448,8 @@ class ArithSuite(harness.Suite):
                 for team, kinds in teams.items():
                     for kind, mib_s in kinds.items():
                         if kind == "memory_used" and f.startswith("report-") and \
-                                ("-%s." % team) in f and gbh(mib_s) not in text:
-                            p.append("%s does not show %s GB-h" % (f, gbh(mib_s)))
+                                ("-%s." % team) in f and gbh_read(mib_s) not in text:
+                            p.append("%s does not show %s GB-h" % (f, gbh_read(mib_s)))
             self.tap.check(title + "report exit 0: the team pages show the model's GB-hours", p)
 
     # ---- finding 2: a price near the int128 limit
@@ -599,8 +607,9 @@ class ArithSuite(harness.Suite):
             elif team not in open(os.path.join(rep, html), encoding="utf-8").read():
                 p.append("%s does not hold the whole team id" % html[:60])
             mib_s = teams[team].get("memory_used")
-            if mib_s and gbh(mib_s) not in open(os.path.join(rep, f), encoding="utf-8").read():
-                p.append("%s does not show %s GB-h" % (f[:60], gbh(mib_s)))
+            if mib_s and gbh_read(mib_s) not in open(os.path.join(rep, f),
+                                                     encoding="utf-8").read():
+                p.append("%s does not show %s GB-h" % (f[:60], gbh_read(mib_s)))
         fleet = os.path.join(rep, "fleet-%s.html" % PERIOD)
         if not os.path.exists(fleet):
             p.append("no fleet-%s.html" % PERIOD)

@@ -39,7 +39,7 @@ import struct
 import sys
 import tempfile
 import zlib
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from html.parser import HTMLParser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,7 +52,48 @@ DEFAULT_SCENARIO = os.path.join(HERE, "scenarios", "report.json")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync"]
-GBH = re.compile(r"(?<![\d.])\d+\.\d{9}(?![\d])")
+# figures as the pages print them for reading: 2 decimals, thousands grouped
+GBH = re.compile(r"(?<![\d.,/])\d{1,3}(?:,\d{3})*\.\d{2}(?![\d])")
+
+
+def readable(exact, places=2):
+    """An exact decimal string as the pages print it: rounded half-even to
+    `places` decimals, thousands grouped with commas (the test's own model)."""
+    q = Decimal(exact).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN)
+    return "{:,.{p}f}".format(q, p=places)
+
+
+def percent(ratio):
+    """A 0-1 ratio string as a percentage with one decimal ("69.9%")."""
+    q = (Decimal(ratio) * 100).quantize(Decimal("0.1"), rounding=ROUND_HALF_EVEN)
+    return "%s%%" % q
+
+
+def num(cell):
+    """A printed figure back as a Decimal (commas dropped)."""
+    return Decimal(cell.replace(",", ""))
+
+
+def workloads_model(scen, team_of):
+    """The scenario's workloads per team (the test's own folding rule: a
+    ReplicaSet named <name>-<pod-template-hash> is Deployment/<name>; no owner
+    or "<none>" is Pod/<pod name>) -> {team: {(ns, "Kind/name"): pods}}."""
+    out = {}
+    for pod in scen.get("pods", []):
+        o = pod.get("owner") or {}
+        kind, name = o.get("kind", "<none>"), o.get("name", "<none>")
+        if kind == "<none>":
+            kind, name = "Pod", pod["name"]
+        m = re.match(r"^(.+)-[bcdfghjklmnpqrstvwxz2456789]{6,10}$", name)
+        if kind == "ReplicaSet" and m:
+            kind, name = "Deployment", m.group(1)
+        team = team_of(pod)
+        if team is None:
+            continue
+        key = (pod["namespace"], "%s/%s" % (kind, name))
+        out.setdefault(team, {})
+        out[team][key] = out[team].get(key, 0) + 1
+    return out
 
 
 # ---------------------------------------------------------------- the browser
@@ -352,20 +393,27 @@ class ReportTest(harness.Suite):
             if inv["team_name"] not in text:
                 p.append("team name %r not shown as text" % inv["team_name"])
             for l in inv["lines"]:
-                if l["amount"] not in text or l["gb_hours"] not in text:
+                if l["amount"] not in text or readable(l["gb_hours"]) not in text:
                     p.append("line %s/%s %s GB-h %s not shown" % (l["gpu_model"], l["kind"],
-                                                                   l["gb_hours"], l["amount"]))
+                                                                   readable(l["gb_hours"]),
+                                                                   l["amount"]))
             for c in inv.get("compute_indicator", []):
-                if c["busy_ratio"] not in text:
-                    p.append("compute indicator %s not shown" % c["busy_ratio"])
+                if percent(c["busy_ratio"]) not in text:
+                    p.append("compute indicator %s not shown as %s" % (c["busy_ratio"],
+                                                                       percent(c["busy_ratio"])))
             if inv.get("compute_indicator") and "never priced" not in text:
                 p.append("compute caveat missing")
             for a in inv.get("anomalies", []):
-                if a["pod"] not in text or a["gb_hours"] not in text:
+                if a["pod"] not in text or readable(a["gb_hours"]) not in text:
                     p.append("anomaly of %s not shown" % a["pod"])
             for wst in inv.get("waste", []):
-                if wst["gb_hours"] not in text:
-                    p.append("waste %s not shown" % wst["gb_hours"])
+                if readable(wst["gb_hours"]) not in text:
+                    p.append("waste %s not shown" % readable(wst["gb_hours"]))
+            status = d.by_id.get("invoice-status") or ""
+            if inv.get("status") != "draft" or inv.get("closed_at") is not None or \
+                    "DRAFT" not in status:
+                p.append("open period: invoice status %r closed_at %r, page status %r" % (
+                    inv.get("status"), inv.get("closed_at"), status))
             for l in inv["lines"]:
                 if l["price_id"] not in text or l["unit_price"] not in text:
                     p.append("price %s %s not in the price table" % (l["price_id"], l["unit_price"]))
@@ -383,20 +431,64 @@ class ReportTest(harness.Suite):
             if html_figs != md_figs:
                 p.append("GB-hour figures differ: only in HTML %s, only in Markdown %s" % (
                     sorted(html_figs - md_figs)[:3], sorted(md_figs - html_figs)[:3]))
-            # the daily table adds up to the invoice (each day rounded to 1e-9)
+            # the daily table adds up to the invoice (each day rounded to 0.01)
             days = md_rows(md, "## Daily GB-hours")
-            used = sum(Decimal(r[1]) for r in days) if days else Decimal(0)
+            used = sum(num(r[1]) for r in days) if days else Decimal(0)
             billed = sum(Decimal(l["gb_hours"]) for l in inv["lines"]
                          if l["kind"] == "memory_used")
-            if abs(used - billed) > Decimal("1e-9") * max(1, len(days)):
+            if abs(used - billed) > Decimal("0.005") * max(1, len(days)):
                 p.append("daily used sums to %s GB-h, invoice memory_used lines %s" % (used, billed))
-            alloc = sum(Decimal(r[2]) for r in days) if days else Decimal(0)
+            alloc = sum(num(r[2]) for r in days) if days else Decimal(0)
             alloc_inv = sum(Decimal(a["gb_hours"]) for a in inv.get("allocated", []))
-            if abs(alloc - alloc_inv) > Decimal("1e-9") * max(1, len(days)):
+            if abs(alloc - alloc_inv) > Decimal("0.005") * max(1, len(days)):
                 p.append("daily allocated sums to %s GB-h, invoice %s" % (alloc, alloc_inv))
             if re.search(r"(?<!\\)<(?!/?(sup)\b)", md):
                 p.append("unescaped '<' in the Markdown")
             tap.check("report: team %s Markdown twin has the same total and figures" % team, p)
+
+            # waste in money: the waste MiB·s at the team's own unit price of
+            # that model (one price entry in the scenario), rounded half-even
+            p = []
+            rows = {(r[0], r[1]): r for r in md_rows(md, "## Reserved-unused memory")}
+            minor = Decimal(1).scaleb(-len(inv["total"].split(".")[1])) \
+                if "." in inv["total"] else Decimal(1)
+            for wst in inv.get("waste", []):
+                units = {l["unit_price"] for l in inv["lines"]
+                         if l["gpu_model"] == wst["gpu_model"] and l["cluster"] == wst["cluster"]
+                         and l["kind"] == "memory_used" and not l["corrected_period"]}
+                if len(units) != 1:
+                    continue
+                gbh = Decimal(wst["mib_seconds"]) * 1048576 / Decimal(3600 * 10**9)
+                want = (gbh * Decimal(units.pop())).quantize(minor, rounding=ROUND_HALF_EVEN)
+                r = rows.get((wst["cluster"], wst["gpu_model"]))
+                if r is None or num(r[-1].split()[0]) != want:
+                    p.append("%s/%s waste at the price: page %r, expected %s" % (
+                        wst["cluster"], wst["gpu_model"], r and r[-1], want))
+            tap.check("report: team %s waste in money at the applicable price" % team, p)
+
+        # workloads: the pods of each owner folded together (the scenario's
+        # kube_pod_owner series), listed on their team's page with the count
+        want = {}
+        for pod in scen.get("pods", []):
+            occupant = any(o["pod"] == "%s/%s" % (pod["namespace"], pod["name"])
+                           for n in scen.get("nodes", []) for gpu in n.get("gpus", [])
+                           for o in gpu.get("occupants", []))
+            if not occupant and not any("nvidia" in r for r in pod.get("requests", {})):
+                continue
+            for team, wl in workloads_model({"pods": [pod]}, lambda p: "*").items():
+                for k, n in wl.items():
+                    want[k] = want.get(k, 0) + n
+        got = {}
+        for team, base in pages.items():
+            md = open(os.path.join(rep, base + ".md"), encoding="utf-8").read()
+            for r in md_rows(md, "## Top workloads"):
+                ns = r[2].replace("\\", "")
+                name = r[3].replace(" (estimated)", "").replace("\\", "")
+                got[(ns, name)] = got.get((ns, name), 0) + int(r[4])
+        tap.check("report: top workloads fold pods by owner (Deployment from a ReplicaSet's "
+                  "pod-template-hash, no owner = the pod)",
+                  [] if got == want else ["pages %s, scenario %s" % (sorted(got.items()),
+                                                                     sorted(want.items()))])
 
         hostile = [t for t in invoices if "<" in t or '"' in t]
         hostile_pods = [pod["name"] for pod in scen.get("pods", []) if "<" in pod["name"]]
@@ -443,7 +535,7 @@ class ReportTest(harness.Suite):
             try:
                 for m in json.loads(out)["models"]:
                     for k in ("capacity", "idle"):
-                        if m[k] not in ftext:
+                        if readable(m[k]) not in ftext:
                             p.append("summary %s %s of %s not on the fleet page" % (
                                 k, m[k], m["gpu_model"]))
             except Exception as e:
@@ -492,10 +584,30 @@ class ReportTest(harness.Suite):
         else:
             rep4 = os.path.join(work, "reports-closed")
             rc, out, err = eng.run(config, closed_db, "report", "--period", period, "--out", rep4)
-            same = rc == 0 and all(
-                open(os.path.join(rep4, f), "rb").read() == after.get(f) for f in os.listdir(rep4))
-            tap.check("report of a closed period whose data did not change: same pages",
-                      [] if same else ["exit %s: %s" % (rc, err[-300:])])
+
+            def figures(b):
+                """A page without its status lines (title, Status:, the trend's row)."""
+                return [ln for ln in b.decode("utf-8").splitlines()
+                        if "Status:" not in ln and "<title>" not in ln
+                        and "(this report)" not in ln]
+            bad = [f for f in os.listdir(rep4) if figures(open(os.path.join(rep4, f), "rb").read())
+                   != figures(after.get(f, b""))]
+            final = [f for f in os.listdir(rep4) if "FINAL" not in
+                     open(os.path.join(rep4, f), encoding="utf-8").read()]
+            tap.check("report of a closed period whose data did not change: same figures, "
+                      "status FINAL", [] if rc == 0 and not bad and not final else
+                      ["exit %s; figures differ in %s; no FINAL in %s: %s" % (
+                          rc, bad, final, err[-300:])])
+            rc, out, err = eng.run(config, closed_db, "invoice", "--period", period, "--format",
+                                   "json")
+            try:
+                st = {(i["status"], bool(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$",
+                                                  i["closed_at"] or "")))
+                      for i in json.loads(out)["invoices"]}
+            except Exception as e:
+                st = {("error", str(e))}
+            tap.check("invoice of a closed period: status final with closed_at",
+                      [] if st == {("final", True)} else ["statuses %s: %s" % (st, err[-200:])])
             import sqlite3
             team = sorted(t for t in invoices if t in pages and invoices[t]["lines"])[0]
             con = sqlite3.connect(closed_db)

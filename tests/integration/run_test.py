@@ -514,7 +514,15 @@ class RunTest(harness.Suite):
         p = []
         if frozen != nov_open:
             p.append("export --period %s after the close differs from before" % NOV)
-        if frozen_inv != nov_open_inv:
+        # the same figures; only the status says the month is final now (issue 11)
+        def figures(text, status):
+            d = json.loads(text)
+            for i in d["invoices"]:
+                if i.pop("status", None) != status or (i.pop("closed_at", None) is None) == (
+                        status == "final"):
+                    p.append("invoice %s: not %s" % (i.get("invoice_id"), status))
+            return d
+        if figures(frozen_inv, "final") != figures(nov_open_inv, "draft"):
             p.append("invoice --period %s --format json after the close differs from before"
                      % NOV)
         tap.check("late: the frozen %s prints the figures shown before the close" % NOV, p)

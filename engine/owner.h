@@ -1,0 +1,45 @@
+/*
+ * owner — the workload each pod belongs to, from kube-state-metrics'
+ * kube_pod_owner (queries/pod_owner.promql), for the reports' "top
+ * workloads" (issue 11).
+ *
+ * Reads: one instant query per UTC day of a collected window
+ * (last_over_time over the day). Writes: pod_owner rows (schema/005), one
+ * per (cluster, namespace, pod), the latest owner winning. Never touches
+ * usage: an owner is a label of the report, not a billed figure, and a pod
+ * without one is shown as its own workload.
+ *
+ * Folding: the controlling owner (owner_is_controller="true"; a series
+ * without that label counts as controlling). A ReplicaSet whose name ends
+ * in a pod-template-hash ("-" + 6 to 10 characters of Kubernetes'
+ * SafeEncodeString alphabet bcdfghjklmnpqrstvwxz2456789) is shown as its
+ * Deployment (the name without the suffix); any other owner is kept as
+ * kube-state-metrics reports it. owner_kind "<none>" is no owner.
+ */
+#ifndef GL_OWNER_H
+#define GL_OWNER_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+#include "store.h"
+
+/* Collects the owners of cluster's pods in [from, to) into s (nothing when
+ * s is NULL: a dry run). The query file missing from queries_dir, and a
+ * day whose query fails or answers something else than an instant vector,
+ * are warnings naming the query and the day (those pods show as their own
+ * workloads; billed figures never depend on owners). A store failure or a
+ * config error is an error. */
+enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_cluster *cluster,
+                                struct gl_store *s, int64_t from, int64_t to,
+                                struct gl_error *err);
+
+/* ---- the store side (engine/store_owner.c, SQL in the store layer) ---- */
+
+/* Inserts or replaces the owner of (cluster, namespace, pod). */
+enum gl_status gl_store_put_pod_owner(struct gl_store *s, const char *cluster, const char *ns,
+                                      const char *pod, const char *kind, const char *name,
+                                      int64_t seen_at, struct gl_error *err);
+
+#endif
