@@ -838,11 +838,12 @@ enum gl_status gl_query_team_workloads(struct gl_store *s, const struct gl_perio
         " SUM(CASE u.kind WHEN 'allocated' THEN u.quantity ELSE 0 END) AS alloc,"
         " SUM(CASE u.kind WHEN 'reserved_unused' THEN u.quantity ELSE 0 END),"
         " COUNT(DISTINCT u.pod),"
-        " MAX(CASE u.kind WHEN 'memory_used' THEN u.estimated ELSE 0 END),"
+        " MAX(CASE WHEN u.kind = 'memory_used' AND u.estimated > 0 THEN 1 ELSE 0 END),"
         " COUNT(*) OVER ()"
-        " FROM usage u LEFT JOIN pod_owner o"
+        /* pod_day (schema/004): the pods' daily figures, kept after prune */
+        " FROM pod_day u LEFT JOIN pod_owner o"
         "  ON o.cluster = u.cluster AND o.namespace = u.namespace AND o.pod = u.pod"
-        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.team = ?3 AND u.pod <> ''"
+        " WHERE u.day >= ?1 AND u.day < ?2 AND u.team = ?3"
         "  AND u.kind IN " WL_KINDS
         " GROUP BY 1, 2, 3, 4"
         " ORDER BY used DESC, alloc DESC, 1, 2, 3, 4 LIMIT ?4";
@@ -897,7 +898,7 @@ enum gl_status gl_query_team_trend(struct gl_store *s, const struct gl_period *p
      * month from the hour (UTC), the frozen total from frozen_row */
     static const char sql[] =
         "WITH m(period, used) AS ("
-        "  SELECT strftime('%Y-%m', hour, 'unixepoch'), SUM(quantity) FROM usage"
+        "  SELECT strftime('%Y-%m', hour, 'unixepoch'), SUM(quantity) FROM usage_key_hour"
         "  WHERE hour < ?1 AND team = ?2 AND kind = 'memory_used' GROUP BY 1),"
         " f(period, total) AS ("
         "  SELECT period, SUM(billed_minor) FROM frozen_row WHERE team = ?2 AND period < ?3"
@@ -945,8 +946,8 @@ enum gl_status gl_query_team_waste_hours(struct gl_store *s, const struct gl_per
                                          struct gl_error *err)
 {
     static const char sql[] =
-        "SELECT u.cluster, d.model, u.hour, SUM(u.quantity)"
-        " FROM usage u JOIN device d ON d.id = u.device_id"
+        "SELECT u.cluster, u.model, u.hour, SUM(u.quantity)"
+        " FROM usage_key_hour u"
         " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.team = ?3 AND u.kind = 'reserved_unused'"
         " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
     sqlite3_stmt *st;
