@@ -190,6 +190,9 @@ struct gl_config {
     char *account_name;
     char *provider;
     char *service_name;
+
+    /* FOCUS version of the export: 12 (1.2, default) or 13 (1.3) */
+    int focus_version;
 };
 
 /* Loads and validates path. On success *out is owned by the caller

@@ -96,6 +96,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite ledger python3 tests/integration/ledger_test.py --bin "$root/build/gpuledger"
   run_suite golden python3 tests/integration/golden_test.py --bin "$root/build/gpuledger"
   run_suite statement python3 tests/integration/statement_test.py --bin "$root/build/gpuledger"
+  run_suite focus python3 tests/integration/focus_test.py --bin "$root/build/gpuledger"
   run_suite auth python3 tests/integration/auth_test.py --bin "$root/build/gpuledger"
   # The same scenarios with the engine built under AddressSanitizer/UBSan.
   if [ -x build-asan/gpuledger ]; then

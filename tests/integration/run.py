@@ -77,7 +77,8 @@ FOCUS_COLUMNS = [
     "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost", "ListUnitPrice",
     "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "RegionId",
     "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
-    "ServiceName", "ServiceSubcategory", "SkuId", "SkuPriceId", "SubAccountId",
+    "ServiceName", "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId",
+    "SubAccountId",
     "SubAccountName", "Tags", "x_ChargeKind", "x_CorrectedPeriod", "x_CostCenter",
     "x_Cluster", "x_GpuModel", "x_ComputeIndicator", "x_Estimated",
 ]
@@ -101,6 +102,15 @@ FLEET_KINDS = ("idle_share", "overhead_share")
 
 
 # ---------------------------------------------------------------- invoices
+
+def half_even_9(x):
+    """A Fraction rounded half-even to 9 decimals, as text."""
+    n = x * 10 ** 9
+    q, r = divmod(n.numerator, n.denominator)
+    if 2 * r > n.denominator or (2 * r == n.denominator and q % 2):
+        q += 1
+    return "%s%d.%09d" % ("-" if q < 0 else "", abs(q) // 10 ** 9, abs(q) % 10 ** 9)
+
 
 def dec(s):
     return Decimal(str(s))
@@ -403,7 +413,9 @@ def check_focus(tap, label, text, doc, exp):
     for team, e in exp["teams"].items():
         for l in e["lines"]:
             for d in l["days"]:
-                exp_rows[(team, l["cluster"], l["gpu_model"], "memory_used", l["price_id"],
+                spid = "gpu-memory/%s|%s" % (l["gpu_model"],
+                                             exp["prices"][l["price_id"]]["price_key"])
+                exp_rows[(team, l["cluster"], l["gpu_model"], "memory_used", spid,
                           d["day"] + "T00:00:00Z")] = (e, l, d)
     got_rows = {}
     p = []
@@ -431,19 +443,31 @@ def check_focus(tap, label, text, doc, exp):
             if dec(d["BilledCost"]) != dec(dd["billed_cost"]):
                 p_cost.append("%s BilledCost %s, expected %s"
                               % (k, d["BilledCost"], dd["billed_cost"]))
-            for col in ("PricingQuantity", "ConsumedQuantity"):
-                if dec(d[col]) != dec(dd["gb_hours"]):
-                    p_qty.append("%s %s %s, expected %s" % (k, col, d[col], dd["gb_hours"]))
+            # a GPU-Hours price: PricingQuantity in GPU-hours at the listed
+            # price (issue 11); ConsumedQuantity stays GB-hours
+            pr = exp["prices"][l["price_id"]]
+            gpuh = pr["unit"] == "GPU-Hours"
+            want_q = {"ConsumedQuantity": dec(dd["gb_hours"]), "PricingQuantity": dec(dd["gb_hours"])}
+            want_p = dec(pr["price"]) if gpuh else dec(l["unit_price"])
+            if gpuh:
+                gh = Fraction(int(dd["mib_seconds"]) * 1048576, 10 ** 9 * 3600) / \
+                    Fraction(pr["capacity_gb"])
+                want_q["PricingQuantity"] = Decimal(half_even_9(gh))
+            for col, v in want_q.items():
+                if dec(d[col]) != v:
+                    p_qty.append("%s %s %s, expected %s" % (k, col, d[col], v))
             for col in ("ListUnitPrice", "ContractedUnitPrice"):
-                if dec(d[col]) != dec(l["unit_price"]):
-                    p_qty.append("%s %s %s, expected %s" % (k, col, d[col], l["unit_price"]))
+                if dec(d[col]) != want_p:
+                    p_qty.append("%s %s %s, expected %s" % (k, col, d[col], want_p))
+            if d["PricingUnit"] != pr["unit"]:
+                p_qty.append("%s PricingUnit %s, expected %s" % (k, d["PricingUnit"], pr["unit"]))
         except Exception as ex:
             p_cost.append("%s: bad number (%s)" % (k, ex))
         day0 = gc.parse_time(dd["day"] + "T00:00:00Z")
         want = {
             "BillingPeriodStart": p0, "BillingPeriodEnd": p1,
             "ChargePeriodStart": gc.fmt_time(day0), "ChargePeriodEnd": gc.fmt_time(day0 + 86400),
-            "ChargeCategory": "Usage", "ChargeClass": "", "PricingUnit": "GB-Hours",
+            "ChargeCategory": "Usage", "ChargeClass": "",
             "ConsumedUnit": "GB-Hours", "BillingCurrency": exp["currency"],
             "InvoiceId": e["invoice_id"], "SubAccountName": e["team_name"],
             "x_CostCenter": e["cost_center"] or "", "x_CorrectedPeriod": "",
