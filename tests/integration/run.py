@@ -103,6 +103,19 @@ FLEET_KINDS = ("idle_share", "overhead_share")
 
 # ---------------------------------------------------------------- invoices
 
+def price_ids(exp, data):
+    """The rows with SkuPriceId (gpu-memory/<model>|<pattern>@<valid_from>,
+    issue 11) replaced by the generator's price id when it names a price of
+    exp, after checking its SkuId part (an unknown one stays as it is and
+    fails the row checks)."""
+    by_key = {p["price_key"]: pid for pid, p in exp.get("prices", {}).items()}
+    for d in data:
+        sku, _, key = d.get("SkuPriceId", "").partition("|")
+        if key in by_key and sku == d.get("SkuId") == "gpu-memory/" + d.get("x_GpuModel", ""):
+            d["SkuPriceId"] = by_key[key]
+    return data
+
+
 def half_even_9(x):
     """A Fraction rounded half-even to 9 decimals, as text."""
     n = x * 10 ** 9
@@ -355,7 +368,7 @@ def check_focus(tap, label, text, doc, exp):
     if [[v for v, _ in r] for r in raw] != rows:
         tap.fail("%s: FOCUS raw field format" % label, "raw reader and csv module disagree")
         return
-    data = [dict(zip(FOCUS_COLUMNS, r)) for r in rows[1:]]
+    data = price_ids(exp, [dict(zip(FOCUS_COLUMNS, r)) for r in rows[1:]])
     # raw format: nulls bare, numbers / date-times bare, strings quoted, ASCII
     p = []
     for ri, r in enumerate(raw[1:], start=2):
@@ -413,9 +426,7 @@ def check_focus(tap, label, text, doc, exp):
     for team, e in exp["teams"].items():
         for l in e["lines"]:
             for d in l["days"]:
-                spid = "gpu-memory/%s|%s" % (l["gpu_model"],
-                                             exp["prices"][l["price_id"]]["price_key"])
-                exp_rows[(team, l["cluster"], l["gpu_model"], "memory_used", spid,
+                exp_rows[(team, l["cluster"], l["gpu_model"], "memory_used", l["price_id"],
                           d["day"] + "T00:00:00Z")] = (e, l, d)
     got_rows = {}
     p = []
@@ -534,9 +545,12 @@ def check_focus(tap, label, text, doc, exp):
             p.append("unexpected rows for %s" % (k,))
         elif len(got_f[k]) == 1:
             d = got_f[k][0]
-            if dec(d["PricingQuantity"]) != dec(exp_f[k]["gb_hours"]):
-                p.append("%s PricingQuantity %s, expected %s"
-                         % (k, d["PricingQuantity"], exp_f[k]["gb_hours"]))
+            # GB-hours in ConsumedQuantity; PricingQuantity too unless the
+            # price is per GPU-hour (checked on the memory_used rows)
+            if dec(d["ConsumedQuantity"]) != dec(exp_f[k]["gb_hours"]) or (
+                    d["PricingUnit"] == "GB-Hours" and d["PricingQuantity"] != d["ConsumedQuantity"]):
+                p.append("%s Consumed/PricingQuantity %s/%s, expected %s"
+                         % (k, d["ConsumedQuantity"], d["PricingQuantity"], exp_f[k]["gb_hours"]))
             if dec(d["BilledCost"]) != dec(exp_f[k]["billed_cost"]):
                 p.append("%s BilledCost %s, expected %s"
                          % (k, d["BilledCost"], exp_f[k]["billed_cost"]))
@@ -1652,7 +1666,7 @@ class Sharing:
             return ["CSV does not parse: %s" % e]
         if not rows or rows[0] != FOCUS_COLUMNS:
             return ["header %s" % (rows[0] if rows else None)]
-        data = [dict(zip(FOCUS_COLUMNS, r)) for r in rows[1:]]
+        data = price_ids(exp, [dict(zip(FOCUS_COLUMNS, r)) for r in rows[1:]])
         days_ci = {(c["team"], c["cluster"], c["gpu_model"], c["day"]): c
                    for c in exp["compute_days"]}
         period_ci = {(team, c["cluster"], c["gpu_model"]): c
@@ -1677,9 +1691,10 @@ class Sharing:
         for k in sorted(set(want) & set(got)):
             l, dd = want[k]
             d = got[k]
-            if not same_dec(d["PricingQuantity"], dd["gb_hours"]):
-                p.append("%s PricingQuantity %s, expected %s" % (k, d["PricingQuantity"],
-                                                                dd["gb_hours"]))
+            if not same_dec(d["ConsumedQuantity"], dd["gb_hours"]) or (
+                    d["PricingUnit"] == "GB-Hours" and d["PricingQuantity"] != d["ConsumedQuantity"]):
+                p.append("%s Consumed/PricingQuantity %s/%s, expected %s" % (
+                    k, d["ConsumedQuantity"], d["PricingQuantity"], dd["gb_hours"]))
             if not same_dec(d["BilledCost"], dd["billed_cost"]):
                 p.append("%s BilledCost %s, expected %s" % (k, d["BilledCost"],
                                                            dd["billed_cost"]))
