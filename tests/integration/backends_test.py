@@ -192,6 +192,8 @@ def merge_expected(exps):
                                              for l in m["lines"]), minor)
         base[section] = merged
     base["fleet"] = sorted([l for e in exps for l in e["fleet"]], key=key)
+    # the price entries either cluster used (one shared table)
+    base["prices"] = {pid: pr for e in exps for pid, pr in e.get("prices", {}).items()}
     for what in ("models", "devices"):
         base["summary"][what] = [r for e in exps for r in e["summary"][what]]
     return base
