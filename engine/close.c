@@ -135,12 +135,7 @@ static enum gl_status load_frozen(struct gl_store *s, struct key_table *t, const
  * pattern whole. */
 static char *price_key(const struct gl_price_entry *e)
 {
-    char from[32];
-    gl_time_format(e->valid_from, from, sizeof from);
-    size_t n = strlen(e->pattern) + strlen(from) + 2;
-    char *k = gl_xcalloc(n, 1);
-    snprintf(k, n, "%s@%s", e->pattern, from);
-    return k;
+    return gl_price_key(e);
 }
 
 static const struct gl_price_entry *price_by_key(const struct gl_price_table *prices,
@@ -227,6 +222,11 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
         l->qty_nano += dq; /* 128-bit sums of differences of 64-bit figures */
         l->amount += db;
         l->unit_price12 = f->unit12;
+        if (price->unit == GL_PRICE_GPU_HOURS && !l->capacity_gb12 &&
+            (rc = gl_price_capacity_gb12(prices, price, f->model,
+                                         gl_query_model_capacity(s, f->model), &l->capacity_gb12,
+                                         err)))
+            break;
     }
     for (size_t i = 0; i < set->n; i++)
         for (size_t j = 0; j < set->invoices[i].nlines; j++) {

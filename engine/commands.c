@@ -145,15 +145,26 @@ static int cmd_invoice(struct gl_cmd_env *e)
 }
 
 static const char usage_export[] =
-    "usage: gpuledger export --period YYYY-MM [--out FILE]\n"
-    "  FOCUS 1.2 CSV, one row per team x cluster x GPU model x kind x price entry\n"
+    "usage: gpuledger export --period YYYY-MM [--out FILE] [--focus-version 1.2|1.3]\n"
+    "  FOCUS CSV (1.2 unless --focus-version or billing.focus_version says 1.3),\n"
+    "  one row per team x cluster x GPU model x kind x price entry\n"
     "  x day, to stdout, or with --out to FILE plus FILE.metadata.json. A closed\n"
     "  period prints its frozen rows; an open one carries correction rows for\n"
     "  closed periods.\n";
 
+static int check_export(struct gl_cmd_env *e)
+{
+    const char *v = e->o.focus_version;
+    if (v && strcmp(v, "1.2") != 0 && strcmp(v, "1.3") != 0)
+        return gl_cli_usage(e->cmd->usage, "--focus-version \"%s\" is not 1.2 or 1.3", v);
+    return 0;
+}
+
 static int cmd_export(struct gl_cmd_env *e)
 {
     int rc;
+    if (e->o.focus_version)
+        e->cfg->focus_version = strcmp(e->o.focus_version, "1.3") == 0 ? 13 : 12;
     struct gl_statement *st = statement(e, GL_ST_INVOICES, &rc);
     struct gl_error err = {0};
     size_t rows = 0;
@@ -280,7 +291,24 @@ struct model_check {
     const char *db;
     char *last; /* the model checked last (whole: models may share long prefixes) */
     size_t models;
+    struct gl_store *s;
+    size_t warnings; /* capacity_gb far from the measured capacity */
 };
+
+/* A GPU-Hours capacity_gb more than 2 % off the measured capacity. */
+static void warn_capacity(struct model_check *m, const char *model)
+{
+    int64_t mib = gl_query_model_capacity(m->s, model);
+    for (size_t i = 0; i < m->t->n; i++) {
+        char msg[1024];
+        const struct gl_price_entry *pe = &m->t->entries[i];
+        if (gl_price_matches(pe, model) &&
+            gl_price_capacity_mismatch(m->t, pe, model, mib, msg, sizeof msg)) {
+            gl_log(GL_LOG_WARN, "%s", msg);
+            m->warnings++;
+        }
+    }
+}
 
 static enum gl_status check_model_hour(void *ctx, const char *model, int64_t hour,
                                        struct gl_error *err)
@@ -293,6 +321,7 @@ static enum gl_status check_model_hour(void *ctx, const char *model, int64_t hou
         enum gl_status rc = gl_prices_check_model(m->t, model, err);
         if (rc)
             return rc;
+        warn_capacity(m, model);
     }
     if (gl_prices_find(m->t, model, hour) < 0) {
         char ts[32];
@@ -316,7 +345,7 @@ static enum gl_status prices_against_db(const char *db, const struct gl_price_ta
     enum gl_status rc = gl_store_open(db, &s, err);
     if (rc)
         return rc;
-    struct model_check m = {.t = t, .db = db};
+    struct model_check m = {.t = t, .db = db, .s = s};
     rc = gl_query_billable_hours(s, check_model_hour, &m, err);
     free(m.last);
     *models = m.models;
@@ -744,7 +773,9 @@ const struct gl_command gl_commands[] = {
       GL_OPT(format, "format", true), GL_OPT(out, "out", true)},
      NULL, check_format, cmd_invoice},
     {"export", usage_export, PERIOD_READ,
-     {GL_OPT(period, "period", true), GL_OPT(out, "out", true)}, NULL, NULL, cmd_export},
+     {GL_OPT(period, "period", true), GL_OPT(out, "out", true),
+      GL_OPT(focus_version, "focus-version", true)},
+     NULL, check_export, cmd_export},
     {"summary", usage_summary, GL_NEED_PERIOD | GL_NEED_DB,
      {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
      cmd_summary},

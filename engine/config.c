@@ -1070,7 +1070,7 @@ static enum gl_status load_teams(struct cfg_ctx *x, struct gl_config *c, const c
 static enum gl_status load_billing(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
     static const char *const keys[] = {"currency", "account_id", "account_name", "provider",
-                                       "service_name", "basis", NULL};
+                                       "service_name", "basis", "focus_version", NULL};
     static const char *const bases[] = {"used", "max", NULL};
     enum gl_status rc;
     int basis = (int)c->basis;
@@ -1082,6 +1082,12 @@ static enum gl_status load_billing(struct cfg_ctx *x, struct gl_config *c, const
         (rc = get_str(x, o, "billing", "provider", false, &c->provider)) ||
         (rc = get_str(x, o, "billing", "service_name", false, &c->service_name)))
         return rc;
+    /* billing.focus_version: the FOCUS version of the CSV (issue 11) */
+    static const char *const focus_versions[] = {"1.2", "1.3", NULL};
+    int fv = c->focus_version == 13;
+    if ((rc = get_enum(x, o, "billing", "focus_version", focus_versions, &fv)))
+        return rc;
+    c->focus_version = fv ? 13 : 12;
     c->basis = (enum gl_basis)basis;
     c->minor_digits = gl_currency_minor_digits(c->currency);
     if (c->minor_digits < 0)

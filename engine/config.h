@@ -235,6 +235,8 @@ struct gl_config {
     char *service_name;
 
     struct gl_metrics_cfg metrics;
+    /* FOCUS version of the export: 12 (1.2, default) or 13 (1.3) */
+    int focus_version;
 };
 
 /* Loads and validates path. On success *out is owned by the caller

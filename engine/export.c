@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "gl_build.h"
+#include "price.h"
 #include "util.h"
 
-static const char *const header[] = {
+/* FOCUS columns in alphabetical order, then x_ columns (FOCUS.md). */
+static const char *const header12[] = {
     "BilledCost", "BillingAccountId", "BillingAccountName", "BillingCurrency",
     "BillingPeriodEnd", "BillingPeriodStart", "ChargeCategory", "ChargeClass",
     "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart",
@@ -17,11 +19,32 @@ static const char *const header[] = {
     "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost", "ListUnitPrice",
     "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "RegionId",
     "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
-    "ServiceName", "ServiceSubcategory", "SkuId", "SkuPriceId", "SubAccountId",
-    "SubAccountName", "Tags", "x_ChargeKind", "x_CorrectedPeriod", "x_CostCenter",
-    "x_Cluster", "x_GpuModel", "x_ComputeIndicator", "x_Estimated",
+    "ServiceName", "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId",
+    "SubAccountId", "SubAccountName", "Tags", "x_ChargeKind", "x_CorrectedPeriod",
+    "x_CostCenter", "x_Cluster", "x_GpuModel", "x_ComputeIndicator", "x_Estimated", NULL,
 };
-#define NCOLS (sizeof header / sizeof *header)
+/* 1.3: the split cost allocation columns; ServiceProviderName and
+ * HostProviderName replace the deprecated ProviderName and PublisherName. */
+static const char *const header13[] = {
+    "AllocatedMethodDetails", "AllocatedMethodId", "AllocatedResourceId",
+    "AllocatedResourceName", "AllocatedTags", "BilledCost", "BillingAccountId",
+    "BillingAccountName", "BillingCurrency", "BillingPeriodEnd", "BillingPeriodStart",
+    "ChargeCategory", "ChargeClass", "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd",
+    "ChargePeriodStart", "ConsumedQuantity", "ConsumedUnit", "ContractedCost",
+    "ContractedUnitPrice", "EffectiveCost", "HostProviderName", "InvoiceId",
+    "InvoiceIssuerName", "ListCost", "ListUnitPrice", "PricingQuantity", "PricingUnit",
+    "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
+    "ServiceName", "ServiceProviderName", "ServiceSubcategory", "SkuId", "SkuMeter",
+    "SkuPriceDetails", "SkuPriceId", "SubAccountId", "SubAccountName", "Tags", "x_ChargeKind",
+    "x_CorrectedPeriod", "x_CostCenter", "x_Cluster", "x_GpuModel", "x_ComputeIndicator",
+    "x_Estimated", NULL,
+};
+
+/* The provider-defined tag key prefix (metadata ProviderTagPrefixes). */
+#define TAG_PREFIX "gpuledger/"
+
+/* When the schema of this release (the columns below) was defined. */
+#define GL_FOCUS_SCHEMA_DATE "2026-06-01T00:00:00Z"
 
 /* One output row under construction: each cell is a string column, a bare
  * value, or null. */
@@ -125,52 +148,182 @@ static const char *kind_description(enum gl_line_kind kind)
     return "GPU memory";
 }
 
+/* Split cost allocation (FOCUS 1.3): the method of a row that results
+ * from a split, or NULL. Idle and overhead spread over the teams under
+ * `proportional`; a quantity that came from splitting one device value
+ * among the pods that share the device. */
+#define METHOD_PROPORTIONAL "gpuledger/idle-overhead-proportional"
+#define METHOD_DEVICE_COPY "gpuledger/device-copy-split"
+
+static const char *split_method(const struct gl_config *c, const struct gl_invoice_line *l)
+{
+    if (c->idle_policy == GL_IDLE_PROPORTIONAL &&
+        (l->kind == GL_LINE_IDLE_SHARE || l->kind == GL_LINE_OVERHEAD_SHARE))
+        return METHOD_PROPORTIONAL;
+    if (l->estimated)
+        return METHOD_DEVICE_COPY;
+    return NULL;
+}
+
+/* AllocatedRatio of each proportional split row (× 10^9, in the order rows
+ * are written; -1 = none): per origin charge (cluster, model, kind, price
+ * entry, day, corrected period) the rows' GB-hours shares, split by largest
+ * remainder so that the ratios of one origin charge add up to exactly 1. */
+static gl_i128 *split_ratios(const struct gl_invoice_set *set, size_t *nout)
+{
+    const struct gl_config *c = set->cfg;
+    size_t n = 0;
+    for (size_t i = 0; i < set->n; i++)
+        for (size_t j = 0; j < set->invoices[i].nlines; j++)
+            n += set->invoices[i].lines[j].ndays;
+    gl_i128 *ratio = gl_xcalloc(n ? n : 1, sizeof *ratio);
+    int32_t *group = gl_xcalloc(n ? n : 1, sizeof *group);
+    gl_i128 *weight = gl_xcalloc(n ? n : 1, sizeof *weight);
+    struct gl_intern *ids = gl_intern_new();
+    struct gl_buf key;
+    gl_buf_init(&key);
+    size_t r = 0;
+    for (size_t i = 0; i < set->n; i++)
+        for (size_t j = 0; j < set->invoices[i].nlines; j++) {
+            const struct gl_invoice_line *l = &set->invoices[i].lines[j];
+            bool split = split_method(c, l) && strcmp(split_method(c, l), METHOD_PROPORTIONAL) == 0;
+            for (size_t d = 0; d < l->ndays; d++, r++) {
+                ratio[r] = -1;
+                group[r] = -1;
+                if (!split || l->corrected_period[0])
+                    continue;
+                gl_buf_reset(&key);
+                if (!gl_buf_printf(&key, "%zu:%s%zu:%s%d:%p:%lld", strlen(l->cluster), l->cluster,
+                                   strlen(l->model), l->model, (int)l->kind, (const void *)l->price,
+                                   (long long)l->days[d].day))
+                    continue;
+                group[r] = gl_intern_get(ids, key.data);
+                weight[r] = gl_day_gbh_nano(l, &l->days[d]);
+            }
+        }
+    int32_t ng = gl_intern_count(ids);
+    size_t *members = gl_xcalloc(n ? n : 1, sizeof *members);
+    gl_i128 *w = gl_xcalloc(n ? n : 1, sizeof *w), *parts = gl_xcalloc(n ? n : 1, sizeof *parts);
+    for (int32_t g = 0; g < ng; g++) {
+        size_t m = 0;
+        for (size_t k = 0; k < n; k++)
+            if (group[k] == g) {
+                members[m] = k;
+                w[m++] = weight[k] < 0 ? 0 : weight[k];
+            }
+        if (!gl_split_largest_remainder(1000000000, w, m, parts))
+            continue;
+        for (size_t k = 0; k < m; k++)
+            ratio[members[k]] = parts[k];
+    }
+    free(members);
+    free(w);
+    free(parts);
+    gl_buf_free(&key);
+    gl_intern_free(ids);
+    free(group);
+    free(weight);
+    *nout = n;
+    return ratio;
+}
+
+/* GPU-hours × 10^9 of a GPU-Hours row: from MiB·s for a charge, from the
+ * printed GB-hours difference for a correction; false on overflow. */
+static bool gpu_hours_nano(const struct gl_invoice_line *l, const struct gl_line_day *d,
+                           gl_i128 *out)
+{
+    gl_i128 num;
+    if (l->capacity_gb12 <= 0)
+        return false;
+    if (l->corrected_period[0]) {
+        /* GB-h × 10^9 × 10^12 / (GB × 10^12) */
+        if (__builtin_mul_overflow(d->qty_nano, gl_pow10(12), &num))
+            return false;
+        *out = gl_div_half_even(num, l->capacity_gb12);
+        return true;
+    }
+    /* MiB·s × 2^20 bytes / 3600 s / (capacity_gb12 / 1000) bytes, × 10^9 */
+    if (__builtin_mul_overflow((gl_i128)d->mib_s * 1048576, gl_pow10(12), &num))
+        return false;
+    *out = gl_div_half_even(num, l->capacity_gb12 * 3600);
+    return true;
+}
+
 enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size_t *rows,
                                struct gl_error *err)
 {
     const struct gl_config *c = set->cfg;
+    const bool v13 = c->focus_version == 13;
     struct row r = {out, 0, NULL};
     *rows = 0;
-    for (size_t i = 0; i < NCOLS; i++)
-        cell_bare(&r, header[i]);
+    for (const char *const *h = v13 ? header13 : header12; *h; h++)
+        cell_bare(&r, *h);
     end_row(&r);
     char pstart[32], pend[32];
     enum gl_status frc = GL_OK;
     gl_time_format(set->period.start, pstart, sizeof pstart);
     gl_time_format(set->period.end, pend, sizeof pend);
+    size_t nratio = 0, ri = 0;
+    gl_i128 *ratio = v13 ? split_ratios(set, &nratio) : NULL;
     for (size_t i = 0; i < set->n; i++) {
         const struct gl_invoice *inv = &set->invoices[i];
         cJSON *tags = cJSON_CreateObject();
-        cJSON_AddStringToObject(tags, "team", inv->team);
+        cJSON_AddStringToObject(tags, TAG_PREFIX "team", inv->team);
         if (inv->cost_center)
-            cJSON_AddStringToObject(tags, "cost_center", inv->cost_center);
+            cJSON_AddStringToObject(tags, TAG_PREFIX "cost_center", inv->cost_center);
         for (size_t j = 0; j < inv->nlines; j++) {
             const struct gl_invoice_line *l = &inv->lines[j];
-            cJSON_DeleteItemFromObjectCaseSensitive(tags, "cluster");
-            cJSON_AddStringToObject(tags, "cluster", l->cluster);
+            const bool gpuh = l->price->unit == GL_PRICE_GPU_HOURS;
+            const char *method = split_method(c, l);
+            cJSON_DeleteItemFromObjectCaseSensitive(tags, TAG_PREFIX "cluster");
+            cJSON_AddStringToObject(tags, TAG_PREFIX "cluster", l->cluster);
             char *tags_text = ascii_json(tags);
+            /* the SKU price: the price-table entry as written */
+            char entry_price[80], from[32], to[32] = "", cap[80] = "";
+            gl_dec_format_trim(l->price->price12, GL_PRICE_DECIMALS, entry_price,
+                               sizeof entry_price);
+            gl_time_format(l->price->valid_from, from, sizeof from);
+            if (l->price->valid_to != INT64_MAX)
+                gl_time_format(l->price->valid_to, to, sizeof to);
+            if (gpuh)
+                gl_dec_format_trim(l->capacity_gb12, GL_PRICE_DECIMALS, cap, sizeof cap);
+            cJSON *pd = cJSON_CreateObject();
+            cJSON_AddStringToObject(pd, "x_ModelPattern", l->price->pattern);
+            cJSON_AddStringToObject(pd, "x_ValidFrom", from);
+            if (to[0])
+                cJSON_AddStringToObject(pd, "x_ValidTo", to);
+            if (gpuh)
+                cJSON_AddStringToObject(pd, "x_GpuCapacityGB", cap);
+            char *pd_text = ascii_json(pd);
+            cJSON_Delete(pd);
+            char *pkey = gl_price_key(l->price);
             /* the model and cluster whole: gl_buf, never a fixed buffer */
-            struct gl_buf desc, resid, sku;
+            struct gl_buf desc, resid, sku, skup;
             gl_buf_init(&desc);
             gl_buf_init(&resid);
             gl_buf_init(&sku);
+            gl_buf_init(&skup);
             bool ok = gl_buf_printf(&desc, "%s, %s", kind_description(l->kind), l->model) &&
                       gl_buf_printf(&resid, "%s/%s", l->cluster, l->model) &&
-                      gl_buf_printf(&sku, "gpu-memory/%s", l->model);
+                      gl_buf_printf(&sku, "gpu-memory/%s", l->model) &&
+                      gl_buf_printf(&skup, "gpu-memory/%s|%s", l->model, pkey);
+            free(pkey);
             /* numbers: at most 39 digits, a sign and a point */
             char price[80];
-            gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, price, sizeof price);
-            for (size_t d = 0; ok && d < l->ndays; d++) {
+            gl_dec_format_trim(gpuh ? l->price->price12 : l->unit_price12, GL_PRICE_DECIMALS,
+                               price, sizeof price);
+            for (size_t d = 0; ok && d < l->ndays; d++, ri++) {
                 const struct gl_line_day *day = &l->days[d];
-                char billed[80], qty[80], list[120], ds[32], de[32];
+                char billed[80], qty[80], pqty[80], list[120], ds[32], de[32];
                 gl_dec_format(day->billed, c->minor_digits, billed, sizeof billed);
-                gl_i128 qn = gl_day_gbh_nano(l, day);
+                gl_i128 qn = gl_day_gbh_nano(l, day), pq = qn;
                 gl_dec_format(qn, GL_GBH_DECIMALS, qty, sizeof qty);
                 gl_time_format(day->day, ds, sizeof ds);
-                /* ListCost = printed unit price × printed quantity, exactly
-                 * (it fits whenever the line's amount did; checked anyway). */
+                /* ListCost = printed unit price × printed pricing quantity,
+                 * exactly (checked: 128 bits) */
                 gl_i128 lc;
-                if (__builtin_mul_overflow(l->unit_price12, qn, &lc)) {
+                if ((gpuh && !gpu_hours_nano(l, day, &pq)) ||
+                    __builtin_mul_overflow(gpuh ? l->price->price12 : l->unit_price12, pq, &lc)) {
                     frc = gl_error_set(err, GL_ERR_RUNTIME,
                                        "integer overflow: ListCost of team \"%.300s\", cluster "
                                        "%.200s, GPU model \"%.200s\" on %s (period %s) exceeds "
@@ -178,8 +331,38 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                                        inv->team, l->cluster, l->model, ds, set->period.name);
                     break;
                 }
+                gl_dec_format(pq, GL_GBH_DECIMALS, pqty, sizeof pqty);
                 gl_dec_format_trim(lc, GL_PRICE_DECIMALS + GL_GBH_DECIMALS, list, sizeof list);
                 gl_time_format(day->day + 86400, de, sizeof de);
+                if (v13) {
+                    if (method && ratio && ri < nratio && ratio[ri] >= 0) {
+                        char rt[40];
+                        gl_dec_format_trim(ratio[ri], 9, rt, sizeof rt);
+                        cJSON *md = cJSON_CreateObject();
+                        cJSON *els = cJSON_AddArrayToObject(md, "Elements");
+                        cJSON *el = cJSON_CreateObject();
+                        cJSON_AddItemToObject(el, "AllocatedRatio", cJSON_CreateRaw(rt));
+                        cJSON_AddStringToObject(el, "UsageUnit", "GB-Hours");
+                        cJSON_AddItemToObject(el, "UsageQuantity", cJSON_CreateRaw(qty));
+                        cJSON_AddItemToArray(els, el);
+                        char *mt = ascii_json(md);
+                        cell_str(&r, mt);              /* AllocatedMethodDetails */
+                        free(mt);
+                        cJSON_Delete(md);
+                    } else {
+                        cell_null(&r);
+                    }
+                    if (method) {
+                        cell_str(&r, method);          /* AllocatedMethodId */
+                        cell_str(&r, inv->team);       /* AllocatedResourceId */
+                        cell_str(&r, inv->team_name);  /* AllocatedResourceName */
+                    } else {
+                        cell_null(&r);
+                        cell_null(&r);
+                        cell_null(&r);
+                    }
+                    cell_null(&r);                     /* AllocatedTags: all in Tags */
+                }
                 cell_bare(&r, billed);                 /* BilledCost */
                 cell_str(&r, c->account_id);           /* BillingAccountId */
                 cell_str(&r, c->account_name);         /* BillingAccountName */
@@ -200,14 +383,18 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 cell_bare(&r, list);                   /* ContractedCost */
                 cell_bare(&r, price);                  /* ContractedUnitPrice */
                 cell_bare(&r, billed);                 /* EffectiveCost */
+                if (v13)
+                    cell_str(&r, c->provider);         /* HostProviderName */
                 cell_str(&r, inv->invoice_id);         /* InvoiceId */
                 cell_str(&r, c->provider);             /* InvoiceIssuerName */
                 cell_bare(&r, list);                   /* ListCost */
                 cell_bare(&r, price);                  /* ListUnitPrice */
-                cell_bare(&r, qty);                    /* PricingQuantity */
-                cell_str(&r, "GB-Hours");              /* PricingUnit */
-                cell_str(&r, c->provider);             /* ProviderName */
-                cell_str(&r, c->provider);             /* PublisherName */
+                cell_bare(&r, pqty);                   /* PricingQuantity */
+                cell_str(&r, gpuh ? "GPU-Hours" : "GB-Hours"); /* PricingUnit */
+                if (!v13) {
+                    cell_str(&r, c->provider);         /* ProviderName */
+                    cell_str(&r, c->provider);         /* PublisherName */
+                }
                 cell_str(&r, l->cluster);              /* RegionId */
                 cell_str(&r, l->cluster);              /* RegionName */
                 cell_str(&r, resid.data);              /* ResourceId */
@@ -215,9 +402,13 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 cell_str(&r, "GPU");                   /* ResourceType */
                 cell_str(&r, "Compute");               /* ServiceCategory */
                 cell_str(&r, c->service_name);         /* ServiceName */
+                if (v13)
+                    cell_str(&r, c->provider);         /* ServiceProviderName */
                 cell_str(&r, "Containers");            /* ServiceSubcategory */
                 cell_str(&r, sku.data);                /* SkuId */
-                cell_str(&r, l->price->id);            /* SkuPriceId */
+                cell_str(&r, "GPU memory");            /* SkuMeter */
+                cell_str(&r, pd_text);                 /* SkuPriceDetails */
+                cell_str(&r, skup.data);               /* SkuPriceId */
                 cell_str(&r, inv->team);               /* SubAccountId */
                 cell_str(&r, inv->team_name);          /* SubAccountName */
                 cell_str(&r, tags_text);               /* Tags */
@@ -241,18 +432,21 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 (*rows)++;
             }
             free(tags_text);
+            free(pd_text);
             gl_buf_free(&desc);
             gl_buf_free(&resid);
             gl_buf_free(&sku);
+            gl_buf_free(&skup);
             if (!ok && !frc)
                 frc = gl_error_set(err, GL_ERR_RUNTIME, "FOCUS export: out of memory");
             if (r.bad || frc)
                 break;
         }
         cJSON_Delete(tags);
-        if (frc)
-            return frc;
-        if (r.bad) {
+        if (frc || r.bad) {
+            free(ratio);
+            if (frc)
+                return frc;
             /* show the offending text with its non-printable bytes escaped */
             char shown[160];
             gl_escape_ascii(r.bad, shown, sizeof shown);
@@ -263,19 +457,96 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                                 shown, inv->invoice_id);
         }
     }
+    free(ratio);
     if (fflush(out) != 0 || ferror(out))
         return gl_error_set(err, GL_ERR_RUNTIME, "writing the FOCUS CSV failed");
     return GL_OK;
 }
 
-void gl_export_metadata(const struct gl_invoice_set *set, size_t rows, FILE *out)
+/* The metadata DataType of a column. */
+static const char *column_type(const char *name)
 {
+    static const char *const json[] = {"Tags", "SkuPriceDetails", "AllocatedMethodDetails",
+                                       "AllocatedTags", NULL};
+    for (size_t i = 0; json[i]; i++)
+        if (strcmp(name, json[i]) == 0)
+            return "JSON";
+    if (strcmp(name, "x_Estimated") == 0)
+        return "BOOLEAN";
+    size_t n = strlen(name);
+    static const char *const dec[] = {"Cost", "Price", "Quantity", "Indicator", NULL};
+    for (size_t i = 0; dec[i]; i++) {
+        size_t k = strlen(dec[i]);
+        if (n >= k && strcmp(name + n - k, dec[i]) == 0)
+            return "DECIMAL";
+    }
+    if ((n >= 5 && strcmp(name + n - 5, "Start") == 0) ||
+        (n >= 3 && strcmp(name + n - 3, "End") == 0))
+        return "DATETIME";
+    return "STRING";
+}
+
+void gl_export_metadata(const struct gl_config *c, const char *period, bool closed,
+                        const char *csv, size_t rows, FILE *out)
+{
+    /* the columns as written: the CSV's own header (a closed period's frozen
+     * CSV keeps the version it was closed with), else this engine's */
+    cJSON *cols = cJSON_CreateArray();
+    bool tags = false, v13 = c->focus_version == 13;
+    uint64_t h = GL_HASH_SEED;
+    if (csv) {
+        size_t n = strcspn(csv, "\r\n");
+        char *line = gl_xcalloc(n + 1, 1);
+        memcpy(line, csv, n);
+        v13 = strstr(line, "ServiceProviderName") != NULL;
+        for (char *save = NULL, *f = strtok_r(line, ",", &save); f; f = strtok_r(NULL, ",", &save))
+            cJSON_AddItemToArray(cols, cJSON_CreateString(f));
+        free(line);
+    } else {
+        for (const char *const *hd = v13 ? header13 : header12; *hd; hd++)
+            cJSON_AddItemToArray(cols, cJSON_CreateString(*hd));
+    }
+    const char *version = v13 ? "1.3" : "1.2";
+    cJSON *defs = cJSON_CreateArray();
+    h = gl_hash_bytes(version, strlen(version), h);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cols)
+    {
+        const char *name = it->valuestring;
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddStringToObject(d, "ColumnName", name);
+        cJSON_AddStringToObject(d, "DataType", column_type(name));
+        if (strcmp(name, "Tags") == 0) {
+            tags = true;
+            cJSON *p = cJSON_AddArrayToObject(d, "ProviderTagPrefixes");
+            cJSON_AddItemToArray(p, cJSON_CreateString(TAG_PREFIX));
+        }
+        if (strcmp(column_type(name), "STRING") == 0)
+            cJSON_AddStringToObject(d, "StringEncoding", "UTF-8");
+        cJSON_AddItemToArray(defs, d);
+        h = gl_hash_bytes(name, strlen(name) + 1, h);
+        h = gl_hash_bytes(column_type(name), strlen(column_type(name)) + 1, h);
+    }
+    cJSON_Delete(cols);
+    char schema_id[64];
+    snprintf(schema_id, sizeof schema_id, "gpuledger-focus-%s-%016llx", version,
+             (unsigned long long)h);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "FocusVersion", "1.2");
+    cJSON_AddStringToObject(o, "FocusVersion", version);
     cJSON_AddStringToObject(o, "DataGenerator", "gpuledger " GL_VERSION);
-    cJSON_AddStringToObject(o, "BillingPeriod", set->period.name);
-    cJSON_AddStringToObject(o, "BillingCurrency", set->cfg->currency);
+    cJSON_AddStringToObject(o, "SchemaId", schema_id); /* the data's reference to its schema */
+    cJSON_AddStringToObject(o, "BillingPeriod", period);
+    cJSON_AddStringToObject(o, "BillingCurrency", c->currency);
+    cJSON_AddBoolToObject(o, "Closed", closed);
     cJSON_AddNumberToObject(o, "Rows", (double)rows);
+    cJSON *schema = cJSON_AddObjectToObject(o, "Schema");
+    cJSON_AddStringToObject(schema, "SchemaId", schema_id);
+    cJSON_AddStringToObject(schema, "FocusVersion", version);
+    /* the schema is this release's column set: created with it */
+    cJSON_AddStringToObject(schema, "CreationDate", GL_FOCUS_SCHEMA_DATE);
+    cJSON_AddStringToObject(schema, "DataGeneratorVersion", GL_VERSION);
+    cJSON_AddItemToObject(schema, "ColumnDefinition", defs);
+    (void)tags;
     char *text = cJSON_Print(o);
     fprintf(out, "%s\n", text);
     free(text);

@@ -9,6 +9,7 @@
 #ifndef GL_EXPORT_H
 #define GL_EXPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "error.h"
@@ -18,7 +19,12 @@
 enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size_t *rows,
                                struct gl_error *err);
 
-/* Writes the sidecar metadata JSON (FOCUS version, generator, period). */
-void gl_export_metadata(const struct gl_invoice_set *set, size_t rows, FILE *out);
+/* Writes the sidecar metadata JSON (FOCUS 1.2 metadata): FocusVersion,
+ * DataGenerator, the SchemaId the data references, the Schema (SchemaId,
+ * CreationDate, ColumnDefinition with ColumnName/DataType, ProviderTagPrefixes
+ * on Tags) and the period. csv: the CSV written (its header gives the
+ * columns), or NULL for this engine's columns of c->focus_version. */
+void gl_export_metadata(const struct gl_config *c, const char *period, bool closed,
+                        const char *csv, size_t rows, FILE *out);
 
 #endif

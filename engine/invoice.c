@@ -140,9 +140,12 @@ static enum gl_status price_lines(const struct gl_config *c, struct gl_store *s,
                                     err);
                 continue;
             }
-            enum gl_status rc = gl_price_per_gbh(prices, l->price, l->model,
-                                                 gl_query_model_capacity(s, l->model),
+            int64_t cap_mib = gl_query_model_capacity(s, l->model);
+            enum gl_status rc = gl_price_per_gbh(prices, l->price, l->model, cap_mib,
                                                  &l->unit_price12, err);
+            if (!rc && l->price->unit == GL_PRICE_GPU_HOURS)
+                rc = gl_price_capacity_gb12(prices, l->price, l->model, cap_mib,
+                                            &l->capacity_gb12, err);
             if (rc)
                 return rc;
             if (!gl_amount_minor(l->mib_s, l->unit_price12, c->minor_digits, &l->amount))

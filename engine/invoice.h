@@ -61,6 +61,7 @@ struct gl_invoice_line {
     size_t ndays;
     char corrected_period[8]; /* "" or the closed YYYY-MM a correction line corrects */
     gl_i128 qty_nano;         /* corrections: Σ of the days' qty_nano */
+    gl_i128 capacity_gb12;    /* GPU-Hours lines: the GPU's capacity (price.h), else 0 */
 };
 
 /* Information (never priced) per cluster and GPU model: reserved-unused

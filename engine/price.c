@@ -3,6 +3,7 @@
 #include "price.h"
 
 #include <csv.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <pcre2.h>
 #include <stdio.h>
@@ -287,6 +288,21 @@ enum gl_status gl_prices_check_model(const struct gl_price_table *t, const char 
     return GL_OK;
 }
 
+bool gl_price_matches(const struct gl_price_entry *e, const char *model)
+{
+    return matches(e, model);
+}
+
+char *gl_price_key(const struct gl_price_entry *e)
+{
+    char from[32];
+    gl_time_format(e->valid_from, from, sizeof from);
+    size_t n = strlen(e->pattern) + strlen(from) + 2;
+    char *k = gl_xcalloc(n, 1);
+    snprintf(k, n, "%s@%s", e->pattern, from);
+    return k;
+}
+
 int gl_prices_find(const struct gl_price_table *t, const char *model, int64_t t_at)
 {
     for (size_t i = 0; i < t->n; i++) {
@@ -297,6 +313,52 @@ int gl_prices_find(const struct gl_price_table *t, const char *model, int64_t t_
     return -1;
 }
 
+enum gl_status gl_price_capacity_gb12(const struct gl_price_table *t,
+                                     const struct gl_price_entry *e, const char *model,
+                                     int64_t measured_capacity_mib, gl_i128 *out,
+                                     struct gl_error *err)
+{
+    /* measured first: usage is measured in the same MiB, so a fully occupied
+     * GPU-hour is exactly one GPU-hour whatever the marketing name says */
+    if (measured_capacity_mib > 0) {
+        /* GB × 10^12 = bytes × 10^3 */
+        *out = (gl_i128)measured_capacity_mib * 1048576 * 1000;
+        return GL_OK;
+    }
+    if (e->has_capacity) {
+        *out = e->capacity_gb12;
+        return GL_OK;
+    }
+    return gl_error_set(err, GL_ERR_CONFIG,
+                        "%s:%d: GPU-Hours price for \"%s\" needs a capacity: no full-GPU "
+                        "capacity was measured for this model; set capacity_gb",
+                        t->file, e->row, model);
+}
+
+bool gl_price_capacity_mismatch(const struct gl_price_table *t, const struct gl_price_entry *e,
+                                const char *model, int64_t measured_capacity_mib, char *msg,
+                                size_t n)
+{
+    if (e->unit != GL_PRICE_GPU_HOURS || !e->has_capacity || measured_capacity_mib <= 0)
+        return false;
+    gl_i128 m12 = (gl_i128)measured_capacity_mib * 1048576 * 1000;
+    gl_i128 d = m12 > e->capacity_gb12 ? m12 - e->capacity_gb12 : e->capacity_gb12 - m12;
+    /* more than 2 % of the measured capacity: d × 50 > m12 */
+    if (d * 50 <= m12)
+        return false;
+    char cfg[80], meas[80], pct[32];
+    gl_dec_format_trim(e->capacity_gb12, GL_PRICE_DECIMALS, cfg, sizeof cfg);
+    gl_dec_format(gl_div_half_even(m12, 1000000000), 3, meas, sizeof meas);
+    gl_dec_format(gl_div_half_even(d * 1000, m12), 1, pct, sizeof pct);
+    snprintf(msg, n,
+             "%s:%d: capacity_gb %s of the GPU-Hours price for \"%.200s\" differs by "
+             "%s %% from the measured capacity %" PRId64 " MiB = %s GB (10^9 bytes); the "
+             "measured capacity is used (remove capacity_gb or set it to %s)",
+             t->file, e->row, cfg, model, pct, measured_capacity_mib,
+             meas, meas);
+    return true;
+}
+
 enum gl_status gl_price_per_gbh(const struct gl_price_table *t, const struct gl_price_entry *e,
                                 const char *model, int64_t measured_capacity_mib,
                                 gl_i128 *out, struct gl_error *err)
@@ -305,29 +367,18 @@ enum gl_status gl_price_per_gbh(const struct gl_price_table *t, const struct gl_
         *out = e->price12;
         return GL_OK;
     }
-    gl_i128 num;
-    if (e->has_capacity) {
-        /* price12 / capacity_gb = price12 × 10^12 / capacity_gb12 */
-        if (__builtin_mul_overflow(e->price12, gl_pow10(12), &num))
-            goto overflow;
-        *out = gl_div_half_even(num, e->capacity_gb12);
-        return GL_OK;
-    }
-    if (measured_capacity_mib <= 0)
+    gl_i128 cap12, num;
+    enum gl_status rc = gl_price_capacity_gb12(t, e, model, measured_capacity_mib, &cap12, err);
+    if (rc)
+        return rc;
+    /* price12 / capacity_gb = price12 × 10^12 / capacity_gb12 */
+    if (__builtin_mul_overflow(e->price12, gl_pow10(12), &num))
         return gl_error_set(err, GL_ERR_CONFIG,
-                            "%s:%d: GPU-Hours price for \"%s\" needs a capacity: no full-GPU "
-                            "capacity was measured for this model; set capacity_gb",
+                            "%s:%d: GPU-Hours price for \"%s\" overflows 128 bits when "
+                            "converted to a price per GB-hour",
                             t->file, e->row, model);
-    /* capacity GB = mib × 2^20 / 10^9 → price12 × 10^9 / (mib × 2^20) */
-    if (__builtin_mul_overflow(e->price12, gl_pow10(9), &num))
-        goto overflow;
-    *out = gl_div_half_even(num, (gl_i128)measured_capacity_mib * 1048576);
+    *out = gl_div_half_even(num, cap12);
     return GL_OK;
-overflow: /* not reached: prices are below GL_PRICE_MAX12 */
-    return gl_error_set(err, GL_ERR_CONFIG,
-                        "%s:%d: GPU-Hours price for \"%s\" overflows 128 bits when converted "
-                        "to a price per GB-hour",
-                        t->file, e->row, model);
 }
 
 enum gl_status gl_prices_load_config(const struct gl_config *c, struct gl_price_table **out,

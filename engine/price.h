@@ -62,11 +62,32 @@ enum gl_status gl_prices_check_model(const struct gl_price_table *t, const char 
 /* Index of the first row matching model and valid at instant t, or -1. */
 int gl_prices_find(const struct gl_price_table *t, const char *model, int64_t t_at);
 
+/* The capacity (GB × 10^12, 1 GB = 10^9 bytes) a GPU-Hours entry converts
+ * with: the measured full-GPU capacity in MiB when known (usage is in the
+ * same MiB, so a fully occupied GPU-hour costs the entry's price exactly),
+ * else capacity_gb; neither = config error naming the row. */
+enum gl_status gl_price_capacity_gb12(const struct gl_price_table *t,
+                                     const struct gl_price_entry *e, const char *model,
+                                     int64_t measured_capacity_mib, gl_i128 *out,
+                                     struct gl_error *err);
+
+/* True (msg filled) when e is GPU-Hours with a capacity_gb that differs from
+ * the measured capacity of model by more than 2 %. */
+bool gl_price_capacity_mismatch(const struct gl_price_table *t, const struct gl_price_entry *e,
+                                const char *model, int64_t measured_capacity_mib, char *msg,
+                                size_t n);
+
 /* The entry's price per GB-hour × 10^12: GB-Hours as written; GPU-Hours
- * divided by capacity_gb (or the measured capacity in MiB when the row has
- * none; 0 = unknown → config error), rounded half-even to 12 decimals. */
+ * divided by the capacity above, rounded half-even to 12 decimals. */
 enum gl_status gl_price_per_gbh(const struct gl_price_table *t, const struct gl_price_entry *e,
                                 const char *model, int64_t measured_capacity_mib,
                                 gl_i128 *out, struct gl_error *err);
+
+/* Whether the entry matches model (its pattern). */
+bool gl_price_matches(const struct gl_price_entry *e, const char *model);
+
+/* The entry's identity across edits of the table (malloc'd):
+ * "<pattern>@<valid_from>", the FOCUS SkuPriceId and the frozen rows' key. */
+char *gl_price_key(const struct gl_price_entry *e);
 
 #endif

@@ -89,17 +89,8 @@ static enum gl_status r_focus_metadata(const struct gl_statement *st, size_t i, 
     enum gl_status rc = gl_render_focus_rows(st, &rows, err);
     if (rc)
         return rc;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "FocusVersion", "1.2");
-    cJSON_AddStringToObject(o, "DataGenerator", "gpuledger " GL_VERSION);
-    cJSON_AddStringToObject(o, "BillingPeriod", st->period.name);
-    cJSON_AddStringToObject(o, "BillingCurrency", st->cfg->currency);
-    cJSON_AddBoolToObject(o, "Closed", st->closed);
-    cJSON_AddNumberToObject(o, "Rows", (double)rows);
-    char *text = cJSON_Print(o);
-    fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(o);
+    gl_export_metadata(st->cfg, st->period.name, st->closed,
+                       st->closed ? st->frozen_focus : NULL, rows, out);
     return GL_OK;
 }
 

@@ -237,9 +237,9 @@ allocation.replicas / mig_profiles_mib / resources):
   + reserved_unused), largest remainder, ties by team id, else platform
   team; unbilled -> no lines (the summary still reports them).
 - prices: first row in file order matching modelName (regex search) with
-  valid_from <= t < valid_to; GPU-Hours -> price / capacity_gb (column, else
-  the largest measured capacity MiB*1048576/1e9 of a non-MIG device of that
-  model in the window), half-even to 12 decimals.
+  valid_from <= t < valid_to; GPU-Hours -> price / capacity (the largest
+  measured capacity MiB*1048576/1e9 of a non-MIG device of that model in the
+  window, else the capacity_gb column), half-even to 12 decimals.
 - line = (team, cluster, model, kind, price id); gb_hours = MiB.s * 1048576 /
   3.6e12, 9 decimals half-even; amount = MiB.s * 1048576 * unit price / 3.6e12
   half-even to the currency's minor unit; total = sum of amounts; per line and
@@ -1507,13 +1507,15 @@ class Cluster:
         """(Fraction unit price per GB-hour, printed string, capacity_gb used)."""
         if price["unit"] == "GB-Hours":
             return Fraction(price["price"]), price["price"], None
-        if price["capacity_gb"]:
+        # the measured capacity first (issue 11: a full GPU-hour costs the
+        # price), capacity_gb only for a model never measured
+        matching = [c for m, c in caps.items() if price["re"].search(m)]
+        if matching:
+            cap_gb = Fraction(max(matching) * 1048576, 10 ** 9)
+        elif price["capacity_gb"]:
             cap_gb = Fraction(price["capacity_gb"])
         else:
-            matching = [c for m, c in caps.items() if price["re"].search(m)]
-            if not matching:
-                raise ScenarioError("no measured capacity for %s" % price["id"])
-            cap_gb = Fraction(max(matching) * 1048576, 10 ** 9)
+            raise ScenarioError("no measured capacity for %s" % price["id"])
         s = round_half_even(Fraction(price["price"]) / cap_gb, 12)
         return Fraction(s), s, cap_gb
 
@@ -1682,7 +1684,9 @@ class Cluster:
             prices_out[pid] = {"model_pattern": p["pattern"], "unit": p["unit"],
                                "price": p["price"], "unit_price_per_gb_hour": up_s,
                                "capacity_gb": None if cap_gb is None else
-                               round_half_even(cap_gb, 9)}
+                               round_half_even(cap_gb, 9),
+                               # FOCUS SkuPriceId part: pattern@valid_from (issue 11)
+                               "price_key": "%s@%s" % (p["pattern"], fmt_time(p["valid_from"]))}
         ms = cfg.get("memory_source", {})
         return {
             "scenario": self.name, "run": run,

@@ -192,6 +192,8 @@ def merge_expected(exps):
                                              for l in m["lines"]), minor)
         base[section] = merged
     base["fleet"] = sorted([l for e in exps for l in e["fleet"]], key=key)
+    # the price entries either cluster used (one shared table)
+    base["prices"] = {pid: pr for e in exps for pid, pr in e.get("prices", {}).items()}
     for what in ("models", "devices"):
         base["summary"][what] = [r for e in exps for r in e["summary"][what]]
     return base
@@ -265,10 +267,10 @@ def focus_cluster_problems(text, exp):
         except ValueError:
             p.append("row %d Tags %r is not JSON" % (i, d.get("Tags")))
             continue
-        if not isinstance(tags, dict) or tags.get("cluster") != d.get("x_Cluster"):
+        if not isinstance(tags, dict) or tags.get("gpuledger/cluster") != d.get("x_Cluster"):
             p.append("row %d: Tags %r, x_Cluster %r" % (i, d.get("Tags"), d.get("x_Cluster")))
-        if isinstance(tags, dict) and tags.get("team") != d.get("SubAccountId"):
-            p.append("row %d: Tags team %r, SubAccountId %r" % (i, tags.get("team"),
+        if isinstance(tags, dict) and tags.get("gpuledger/team") != d.get("SubAccountId"):
+            p.append("row %d: Tags team %r, SubAccountId %r" % (i, tags.get("gpuledger/team"),
                                                              d.get("SubAccountId")))
         got.add((d.get("SubAccountId"), d.get("x_Cluster"), d.get("x_GpuModel"),
                  d.get("x_ChargeKind")))

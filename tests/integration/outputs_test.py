@@ -229,6 +229,7 @@ class OutputsTest(harness.Suite):
         with open(SCENARIO, encoding="utf-8") as f:
             scn = json.load(f)
         self.gen = gc.Cluster(scn, os.path.dirname(SCENARIO))
+        rt.use_prices(self.gen)
         om = self.path("data.om")
         with open(om, "w", encoding="utf-8", newline="\n") as f:
             nlines = self.gen.write_openmetrics(f)

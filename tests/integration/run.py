@@ -77,7 +77,8 @@ FOCUS_COLUMNS = [
     "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost", "ListUnitPrice",
     "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "RegionId",
     "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
-    "ServiceName", "ServiceSubcategory", "SkuId", "SkuPriceId", "SubAccountId",
+    "ServiceName", "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId",
+    "SubAccountId",
     "SubAccountName", "Tags", "x_ChargeKind", "x_CorrectedPeriod", "x_CostCenter",
     "x_Cluster", "x_GpuModel", "x_ComputeIndicator", "x_Estimated",
 ]
@@ -101,6 +102,28 @@ FLEET_KINDS = ("idle_share", "overhead_share")
 
 
 # ---------------------------------------------------------------- invoices
+
+def price_ids(exp, data):
+    """The rows with SkuPriceId (gpu-memory/<model>|<pattern>@<valid_from>,
+    issue 11) replaced by the generator's price id when it names a price of
+    exp, after checking its SkuId part (an unknown one stays as it is and
+    fails the row checks)."""
+    by_key = {p["price_key"]: pid for pid, p in exp.get("prices", {}).items()}
+    for d in data:
+        sku, _, key = d.get("SkuPriceId", "").partition("|")
+        if key in by_key and sku == d.get("SkuId") == "gpu-memory/" + d.get("x_GpuModel", ""):
+            d["SkuPriceId"] = by_key[key]
+    return data
+
+
+def half_even_9(x):
+    """A Fraction rounded half-even to 9 decimals, as text."""
+    n = x * 10 ** 9
+    q, r = divmod(n.numerator, n.denominator)
+    if 2 * r > n.denominator or (2 * r == n.denominator and q % 2):
+        q += 1
+    return "%s%d.%09d" % ("-" if q < 0 else "", abs(q) // 10 ** 9, abs(q) % 10 ** 9)
+
 
 def dec(s):
     return Decimal(str(s))
@@ -345,7 +368,7 @@ def check_focus(tap, label, text, doc, exp):
     if [[v for v, _ in r] for r in raw] != rows:
         tap.fail("%s: FOCUS raw field format" % label, "raw reader and csv module disagree")
         return
-    data = [dict(zip(FOCUS_COLUMNS, r)) for r in rows[1:]]
+    data = price_ids(exp, [dict(zip(FOCUS_COLUMNS, r)) for r in rows[1:]])
     # raw format: nulls bare, numbers / date-times bare, strings quoted, ASCII
     p = []
     for ri, r in enumerate(raw[1:], start=2):
@@ -431,19 +454,31 @@ def check_focus(tap, label, text, doc, exp):
             if dec(d["BilledCost"]) != dec(dd["billed_cost"]):
                 p_cost.append("%s BilledCost %s, expected %s"
                               % (k, d["BilledCost"], dd["billed_cost"]))
-            for col in ("PricingQuantity", "ConsumedQuantity"):
-                if dec(d[col]) != dec(dd["gb_hours"]):
-                    p_qty.append("%s %s %s, expected %s" % (k, col, d[col], dd["gb_hours"]))
+            # a GPU-Hours price: PricingQuantity in GPU-hours at the listed
+            # price (issue 11); ConsumedQuantity stays GB-hours
+            pr = exp["prices"][l["price_id"]]
+            gpuh = pr["unit"] == "GPU-Hours"
+            want_q = {"ConsumedQuantity": dec(dd["gb_hours"]), "PricingQuantity": dec(dd["gb_hours"])}
+            want_p = dec(pr["price"]) if gpuh else dec(l["unit_price"])
+            if gpuh:
+                gh = Fraction(int(dd["mib_seconds"]) * 1048576, 10 ** 9 * 3600) / \
+                    Fraction(pr["capacity_gb"])
+                want_q["PricingQuantity"] = Decimal(half_even_9(gh))
+            for col, v in want_q.items():
+                if dec(d[col]) != v:
+                    p_qty.append("%s %s %s, expected %s" % (k, col, d[col], v))
             for col in ("ListUnitPrice", "ContractedUnitPrice"):
-                if dec(d[col]) != dec(l["unit_price"]):
-                    p_qty.append("%s %s %s, expected %s" % (k, col, d[col], l["unit_price"]))
+                if dec(d[col]) != want_p:
+                    p_qty.append("%s %s %s, expected %s" % (k, col, d[col], want_p))
+            if d["PricingUnit"] != pr["unit"]:
+                p_qty.append("%s PricingUnit %s, expected %s" % (k, d["PricingUnit"], pr["unit"]))
         except Exception as ex:
             p_cost.append("%s: bad number (%s)" % (k, ex))
         day0 = gc.parse_time(dd["day"] + "T00:00:00Z")
         want = {
             "BillingPeriodStart": p0, "BillingPeriodEnd": p1,
             "ChargePeriodStart": gc.fmt_time(day0), "ChargePeriodEnd": gc.fmt_time(day0 + 86400),
-            "ChargeCategory": "Usage", "ChargeClass": "", "PricingUnit": "GB-Hours",
+            "ChargeCategory": "Usage", "ChargeClass": "",
             "ConsumedUnit": "GB-Hours", "BillingCurrency": exp["currency"],
             "InvoiceId": e["invoice_id"], "SubAccountName": e["team_name"],
             "x_CostCenter": e["cost_center"] or "", "x_CorrectedPeriod": "",
@@ -510,9 +545,12 @@ def check_focus(tap, label, text, doc, exp):
             p.append("unexpected rows for %s" % (k,))
         elif len(got_f[k]) == 1:
             d = got_f[k][0]
-            if dec(d["PricingQuantity"]) != dec(exp_f[k]["gb_hours"]):
-                p.append("%s PricingQuantity %s, expected %s"
-                         % (k, d["PricingQuantity"], exp_f[k]["gb_hours"]))
+            # GB-hours in ConsumedQuantity; PricingQuantity too unless the
+            # price is per GPU-hour (checked on the memory_used rows)
+            if dec(d["ConsumedQuantity"]) != dec(exp_f[k]["gb_hours"]) or (
+                    d["PricingUnit"] == "GB-Hours" and d["PricingQuantity"] != d["ConsumedQuantity"]):
+                p.append("%s Consumed/PricingQuantity %s/%s, expected %s"
+                         % (k, d["ConsumedQuantity"], d["PricingQuantity"], exp_f[k]["gb_hours"]))
             if dec(d["BilledCost"]) != dec(exp_f[k]["billed_cost"]):
                 p.append("%s BilledCost %s, expected %s"
                          % (k, d["BilledCost"], exp_f[k]["billed_cost"]))
@@ -1628,7 +1666,7 @@ class Sharing:
             return ["CSV does not parse: %s" % e]
         if not rows or rows[0] != FOCUS_COLUMNS:
             return ["header %s" % (rows[0] if rows else None)]
-        data = [dict(zip(FOCUS_COLUMNS, r)) for r in rows[1:]]
+        data = price_ids(exp, [dict(zip(FOCUS_COLUMNS, r)) for r in rows[1:]])
         days_ci = {(c["team"], c["cluster"], c["gpu_model"], c["day"]): c
                    for c in exp["compute_days"]}
         period_ci = {(team, c["cluster"], c["gpu_model"]): c
@@ -1653,9 +1691,10 @@ class Sharing:
         for k in sorted(set(want) & set(got)):
             l, dd = want[k]
             d = got[k]
-            if not same_dec(d["PricingQuantity"], dd["gb_hours"]):
-                p.append("%s PricingQuantity %s, expected %s" % (k, d["PricingQuantity"],
-                                                                dd["gb_hours"]))
+            if not same_dec(d["ConsumedQuantity"], dd["gb_hours"]) or (
+                    d["PricingUnit"] == "GB-Hours" and d["PricingQuantity"] != d["ConsumedQuantity"]):
+                p.append("%s Consumed/PricingQuantity %s/%s, expected %s" % (
+                    k, d["ConsumedQuantity"], d["PricingQuantity"], dd["gb_hours"]))
             if not same_dec(d["BilledCost"], dd["billed_cost"]):
                 p.append("%s BilledCost %s, expected %s" % (k, d["BilledCost"],
                                                            dd["billed_cost"]))
