@@ -170,6 +170,19 @@ struct work {
     int32_t *scratch_members, *scratch_teams;
     gl_i128 *scratch_weights, *scratch_parts, *scratch_parts2;
     size_t ntouched_pn, ntouched_pnode;
+    /* add(): the current hour's entries, summed here and moved into r when
+     * the hour changes (stage_flush), so a step touches a table of one hour
+     * (cache-sized) instead of the chunk's */
+    struct gl_rollup_entry *stage; /* the hour's entries in first-insertion order */
+    size_t nstage, stage_cap;
+    uint32_t *stage_slots;        /* open addressing: 1 + index into stage, 0 empty */
+    size_t nstage_slots;
+    size_t stage_next;            /* the entry after the last one matched: a step adds
+                                   * its keys in nearly the order of the step before */
+    int32_t stage_hour;
+    /* mig_usable(): real devices per node (CSR), built at its first call */
+    int32_t *node_dev_start, *node_dev_list;
+    size_t node_dev_nodes;
 };
 
 #define DEV(w, i) (((struct dev *)(w)->devs.data)[i])
@@ -192,6 +205,25 @@ static uint64_t entry_hash(int32_t hour, int32_t dev, int32_t ns, int32_t pod, i
     return gl_hash_bytes(k, sizeof k, GL_HASH_SEED);
 }
 
+static bool same_key(const struct gl_rollup_entry *e, const struct gl_rollup_entry *x)
+{
+    return e->hour == x->hour && e->device == x->device && e->ns == x->ns && e->pod == x->pod &&
+           e->team == x->team && e->kind == x->kind;
+}
+
+/* Adds x to e (same key); false when the sum would not fit (the chunk then fails). */
+static bool entry_sum(struct gl_rollup_entry *e, const struct gl_rollup_entry *x)
+{
+    if (__builtin_add_overflow(e->quantity, x->quantity, &e->quantity))
+        return false;
+    e->estimated |= x->estimated;
+    if (x->first_t < e->first_t)
+        e->first_t = x->first_t;
+    if (x->last_t > e->last_t)
+        e->last_t = x->last_t;
+    return true;
+}
+
 /* Adds x to its entry; false (nothing changed) when the sum would not fit. */
 static bool rollup_put(struct gl_rollup *r, const struct gl_rollup_entry *x)
 {
@@ -207,17 +239,8 @@ static bool rollup_put(struct gl_rollup *r, const struct gl_rollup_entry *x)
             r->nentries++;
             return true;
         }
-        if (e->hour == x->hour && e->device == x->device && e->ns == x->ns && e->pod == x->pod &&
-            e->team == x->team && e->kind == x->kind) {
-            if (__builtin_add_overflow(e->quantity, x->quantity, &e->quantity))
-                return false;
-            e->estimated |= x->estimated;
-            if (x->first_t < e->first_t)
-                e->first_t = x->first_t;
-            if (x->last_t > e->last_t)
-                e->last_t = x->last_t;
-            return true;
-        }
+        if (same_key(e, x))
+            return entry_sum(e, x);
     }
 }
 
@@ -235,6 +258,87 @@ static void rollup_grow(struct gl_rollup *r)
 }
 
 static const char *S(const struct work *w, int32_t id);
+static void overflow_at(struct work *w, size_t t, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static const char *device_name(struct work *w, int32_t dev);
+
+/* ---- the hour's staging table of add() ---- */
+
+static size_t stage_hash(const struct gl_rollup_entry *x, size_t mask)
+{
+    uint64_t h = (uint32_t)x->device;
+    const int32_t k[4] = {x->ns, x->pod, x->team, x->kind};
+    for (int i = 0; i < 4; i++) {
+        h = (h ^ (uint32_t)k[i]) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 31;
+    }
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    return (size_t)h & mask;
+}
+
+/* Adds x to the staged entry of its key (a new one at the end); false
+ * (nothing changed) when the sum would not fit. */
+static bool stage_put(struct work *w, const struct gl_rollup_entry *x)
+{
+    if (w->stage_next < w->nstage && same_key(&w->stage[w->stage_next], x))
+        return entry_sum(&w->stage[w->stage_next++], x);
+    if ((w->nstage + 1) * 2 > w->nstage_slots) {
+        size_t n = w->nstage_slots ? w->nstage_slots * 2 : 4096;
+        free(w->stage_slots);
+        w->stage_slots = gl_xcalloc(n, sizeof *w->stage_slots);
+        w->nstage_slots = n;
+        for (size_t k = 0; k < w->nstage; k++) {
+            size_t i = stage_hash(&w->stage[k], n - 1);
+            while (w->stage_slots[i])
+                i = (i + 1) & (n - 1);
+            w->stage_slots[i] = (uint32_t)k + 1;
+        }
+    }
+    size_t mask = w->nstage_slots - 1;
+    size_t i = stage_hash(x, mask);
+    for (; w->stage_slots[i]; i = (i + 1) & mask) {
+        size_t k = w->stage_slots[i] - 1;
+        if (same_key(&w->stage[k], x)) {
+            w->stage_next = k + 1;
+            return entry_sum(&w->stage[k], x);
+        }
+    }
+    if (w->nstage == w->stage_cap) {
+        w->stage_cap = w->stage_cap ? w->stage_cap * 2 : 2048;
+        w->stage = gl_xrealloc(w->stage, w->stage_cap * sizeof *w->stage);
+    }
+    w->stage[w->nstage] = *x;
+    w->stage[w->nstage].used = 1;
+    w->stage_slots[i] = (uint32_t)++w->nstage;
+    w->stage_next = w->nstage;
+    return true;
+}
+
+/* Moves the staged entries into the chunk's rollup, in the order add()
+ * first saw them (so r is filled in the very order it was without the
+ * stage), and empties the stage. */
+static void stage_flush(struct work *w)
+{
+    struct gl_rollup *r = w->r;
+    for (size_t k = 0; k < w->nstage; k++) {
+        struct gl_rollup_entry *e = &w->stage[k];
+        if (!rollup_put(r, e) && !w->overflow) {
+            /* only when the hour's key was also added outside add() */
+            size_t t = (size_t)((e->last_t - r->start) / r->step);
+            overflow_at(w, t,
+                        "the hourly %s of pod %.200s/%.200s (team %.200s) on %s exceeds the "
+                        "64-bit range of MiB·s",
+                        gl_kind_names[e->kind], S(w, e->ns), S(w, e->pod), S(w, e->team),
+                        device_name(w, e->device));
+        }
+    }
+    if (w->nstage)
+        memset(w->stage_slots, 0, w->nstage_slots * sizeof *w->stage_slots);
+    w->nstage = 0;
+    w->stage_next = 0;
+}
 
 /* Keeps the first overflow: "<what> at <step instant>". */
 static void overflow_at(struct work *w, size_t t, const char *fmt, ...)
@@ -279,7 +383,10 @@ static void add(struct work *w, size_t t, int32_t dev, int32_t ns, int32_t pod, 
         .device = dev, .ns = ns, .pod = pod, .team = team, .kind = kind,
         .quantity = q, .first_t = ts, .last_t = ts, .estimated = estimated,
     };
-    if (!rollup_put(r, &e))
+    if (w->nstage && e.hour != w->stage_hour)
+        stage_flush(w);
+    w->stage_hour = e.hour;
+    if (!stage_put(w, &e))
         overflow_at(w, t,
                     "the hourly %s of pod %.200s/%.200s (team %.200s) on %s exceeds the 64-bit "
                     "range of MiB·s",
@@ -1065,13 +1172,41 @@ static void step_devices(struct work *w, size_t t)
 /* Usable MiB of one MIG instance of a profile on a node at t. */
 static int64_t mig_usable(struct work *w, const struct aser *a, size_t t)
 {
-    int64_t best = 0;
-    for (size_t d = 0; d < w->devs.n; d++) {
-        const struct dev *dv = &DEV(w, d);
-        if (dv->node == a->node && dv->mig && dv->used &&
-            w->r->devices[d].profile == a->profile && dv->capacity > 0 && dv->usable > best)
-            best = dv->usable;
+    if (!w->node_dev_start) {
+        /* the MIG instances of each node: devices with memory series (only
+         * those match below; none is added once the steps run) */
+        size_t nn = w->nodes.n;
+        w->node_dev_nodes = nn;
+        w->node_dev_start = gl_xcalloc(nn + 2, sizeof *w->node_dev_start);
+        for (size_t d = 0; d < w->devs.n; d++) {
+            const struct dev *dv = &DEV(w, d);
+            if (dv->mig && dv->used && dv->node >= 0 && (size_t)dv->node < nn)
+                w->node_dev_start[dv->node + 2]++;
+        }
+        for (size_t i = 2; i < nn + 2; i++)
+            w->node_dev_start[i] += w->node_dev_start[i - 1];
+        w->node_dev_list = gl_xcalloc(w->node_dev_start[nn + 1] + 1, sizeof *w->node_dev_list);
+        for (size_t d = 0; d < w->devs.n; d++) {
+            const struct dev *dv = &DEV(w, d);
+            if (dv->mig && dv->used && dv->node >= 0 && (size_t)dv->node < nn)
+                w->node_dev_list[w->node_dev_start[dv->node + 1]++] = (int32_t)d;
+        }
     }
+    int64_t best = 0;
+    if (a->node < 0 || (size_t)a->node >= w->node_dev_nodes) {
+        for (size_t d = 0; d < w->devs.n; d++) {
+            const struct dev *dv = &DEV(w, d);
+            if (dv->node == a->node && dv->mig && dv->used &&
+                w->r->devices[d].profile == a->profile && dv->capacity > 0 && dv->usable > best)
+                best = dv->usable;
+        }
+    } else
+        for (int32_t k = w->node_dev_start[a->node]; k < w->node_dev_start[a->node + 1]; k++) {
+            int32_t d = w->node_dev_list[k];
+            const struct dev *dv = &DEV(w, d);
+            if (w->r->devices[d].profile == a->profile && dv->capacity > 0 && dv->usable > best)
+                best = dv->usable;
+        }
     if (best > 0)
         return best;
     const struct gl_kv *kv =
@@ -1807,6 +1942,11 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
         step_allocation_rows(&w, t);
         seen_range(&w, t);
     }
+    stage_flush(&w);
+    free(w.stage);
+    free(w.stage_slots);
+    free(w.node_dev_start);
+    free(w.node_dev_list);
     for (size_t d = 0; d < w.devs.n; d++) {
         struct dev *dv = &DEV(&w, d);
         free(dv->used);

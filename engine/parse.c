@@ -334,8 +334,8 @@ static bool parse_value(const char *s, size_t n, double *out)
 static int take_ts(struct parser *p, const char *s, size_t n)
 {
     const struct gl_matrix *m = p->m;
-    char raw[80];
-    escape_n(s, n, raw, sizeof raw);
+    /* the messages' copies of the text and the time are made only on failure */
+    char raw[80], when[40];
     int64_t t = 0;
     bool whole = n > 0 && n <= 18;
     for (size_t i = 0; whole && i < n; i++) {
@@ -346,6 +346,7 @@ static int take_ts(struct parser *p, const char *s, size_t n)
     }
     if (!whole) {
         char buf[64];
+        escape_n(s, n, raw, sizeof raw);
         if (n >= sizeof buf)
             return fail_series(p, "sample #%zu: timestamp %s is not a plausible Unix time",
                                p->nsample, raw);
@@ -363,11 +364,11 @@ static int take_ts(struct parser *p, const char *s, size_t n)
         }
         t = (int64_t)d;
     }
-    char when[40];
-    gl_time_format(t, when, sizeof when);
     int64_t off = t - m->start;
     if (off < 0 || off >= (int64_t)m->nsteps * m->step) {
         char a[40], b[40];
+        escape_n(s, n, raw, sizeof raw);
+        gl_time_format(t, when, sizeof when);
         gl_time_format(m->start, a, sizeof a);
         gl_time_format(m->start + (int64_t)(m->nsteps - 1) * m->step, b, sizeof b);
         return fail_series(p, "sample at %s (%s) is outside the requested window %s to %s: "
@@ -376,14 +377,19 @@ static int take_ts(struct parser *p, const char *s, size_t n)
     if (off % m->step)
     {
         char a[40];
+        escape_n(s, n, raw, sizeof raw);
+        gl_time_format(t, when, sizeof when);
         gl_time_format(m->start, a, sizeof a);
         return fail_series(p, "sample at %s (%s) is off the step grid (every %llds from %s): "
                            "refusing the response", when, raw, (long long)m->step, a);
     }
     size_t slot = (size_t)(off / m->step);
-    if (p->present[slot])
+    if (p->present[slot]) {
+        escape_n(s, n, raw, sizeof raw);
+        gl_time_format(t, when, sizeof when);
         return fail_series(p, "two samples at %s (%s): duplicate timestamp, refusing the "
                            "response", when, raw);
+    }
     p->present[slot] = 1;
     p->npresent++;
     p->ts = t;
