@@ -292,7 +292,7 @@ class Managed:
     annotations, pod labels and projected tokens {audience: cloud secret}."""
 
     def __init__(self, auth, route, prefix, issued=None, region="us-east-1", annotations=None,
-                 labels=None, tokens=None, env=None, s3=None, log_json=False):
+                 labels=None, tokens=None, env=None, s3=None, log_json=False, notes=()):
         self.auth, self.route, self.prefix, self.issued = auth, route, prefix, issued
         self.region = region
         self.annotations, self.labels = annotations or {}, labels or {}
@@ -300,6 +300,7 @@ class Managed:
         self.env = env or {}          # container variables expected (name -> value of creds)
         self.s3 = s3                  # expected outputs.s3.auth (None: no auth block)
         self.log_json = log_json
+        self.notes = list(notes)      # what NOTES.txt must tell as the first steps
 
 
 # Stand-ins for the credentials while only rendering (static checks).
@@ -349,7 +350,8 @@ SCENARIOS = [
         annotations={"eks.amazonaws.com/role-arn": AMP_ROLE},
         tokens={"sts.amazonaws.com": "web_identity_token"},
         s3={"type": "aws_sigv4", "credentials": "web_identity", "role_arn": AMP_ROLE},
-        log_json=True)),
+        log_json=True, notes=["aps:QueryMetrics", "subject system:serviceaccount:gpuledger:gpuledger",
+                              "audience sts.amazonaws.com", "s3:PutObject"])),
     Scenario("amp-keys", "amp-keys-values.yaml", token=False,
              fixtures=lambda k: [
                  secret("amp-credentials", {"credentials": (
@@ -365,11 +367,14 @@ SCENARIOS = [
                   "credentials": "profile", "profile": "gpuledger"},
                  "amp", authserver.AMP_PREFIX, region="us-east-1",
                  env={"AWS_ACCESS_KEY_ID": "minio_key", "AWS_SECRET_ACCESS_KEY": "minio_secret"},
-                 s3={"type": "aws_sigv4", "credentials": "env"})),
+                 s3={"type": "aws_sigv4", "credentials": "env"},
+                 notes=["Secret amp-credentials", "profile [gpuledger]", "Secret minio-keys"])),
     Scenario("gmp", "gmp-values.yaml", token=False, managed=Managed(
         {"type": "gcp"}, "gmp", authserver.GMP_PREFIX, issued="gcp",
         annotations={"iam.gke.io/gcp-service-account":
-                     "gpuledger@my-gpu-project.iam.gserviceaccount.com"})),
+                     "gpuledger@my-gpu-project.iam.gserviceaccount.com"},
+        notes=["roles/monitoring.viewer", "roles/iam.workloadIdentityUser",
+               "serviceAccount:my-gpu-project.svc.id.goog[gpuledger/gpuledger]"])),
     Scenario("azure-workload-identity", "azure-values.yaml", token=False, managed=Managed(
         {"type": "azure", "tenant_id": authserver.AZURE_TENANT,
          "client_id": authserver.AZURE_CLIENT},
@@ -377,18 +382,23 @@ SCENARIOS = [
         annotations={"azure.workload.identity/client-id": authserver.AZURE_CLIENT,
                      "azure.workload.identity/tenant-id": authserver.AZURE_TENANT},
         labels={"azure.workload.identity/use": "true"},
-        tokens={"api://AzureADTokenExchange": "federated_token"})),
+        tokens={"api://AzureADTokenExchange": "federated_token"},
+        notes=["Monitoring Data", "az identity federated-credential create",
+               "--subject system:serviceaccount:gpuledger:gpuledger"])),
     Scenario("azure-secret", "azure-secret-values.yaml", token=False,
              fixtures=lambda k: [secret("azure-prometheus",
                                         {"client-secret": k["azure_secret"] + "\n"})],
              managed=Managed(
                  {"type": "azure", "tenant_id": authserver.AZURE_TENANT,
                   "client_id": authserver.AZURE_CLIENT},
-                 "azure", authserver.AZURE_PREFIX, issued="azure-secret")),
+                 "azure", authserver.AZURE_PREFIX, issued="azure-secret",
+                 notes=["Secret azure-prometheus", "Monitoring Data Reader"])),
     Scenario("grafana-cloud", "grafana-cloud-values.yaml", token=False,
              fixtures=lambda k: [secret("grafana-cloud", {"token": k["grafana"] + "\n"})],
              managed=Managed({"type": "basic", "username": authserver.GRAFANA_USER},
-                             "grafana", authserver.GRAFANA_PREFIX)),
+                             "grafana", authserver.GRAFANA_PREFIX,
+                             notes=["Secret grafana-cloud", "metrics:read",
+                                    "instance 1234567"])),
 ]
 
 
@@ -872,6 +882,13 @@ def check_managed_render(docs, scn):
     expect(not errors, "; ".join(errors))
 
 
+def check_managed_notes(helm, scn):
+    """NOTES.txt tells the provider's first steps (role, binding, Secret)."""
+    notes = " ".join(helm.notes(values_args(scn.values)).split())
+    miss = [n for n in scn.managed.notes if n not in notes]
+    expect(not miss, f"NOTES do not mention {miss}")
+
+
 def managed_on_chart(rendered, scn, binary, work):
     """check and the CronJob's run on the rendered ConfigMap, through
     authserver.Cloud (SigV4 verifier, STS, metadata server, Entra, Grafana
@@ -1261,6 +1278,7 @@ class HelmSuite(harness.Suite):
                 test(f"{p} managed auth: the engine's auth block, its files mounted (Secret "
                      "keys, projected tokens), ServiceAccount annotations, pod labels, env",
                      check_managed_render, docs, scn)
+                test(f"{p} notes: the provider's first steps", check_managed_notes, helm, scn)
                 test(f"{p} engine: check and the CronJob's run reach the managed Prometheus "
                      f"through the {scn.managed.route} verifier with the chart's credentials",
                      managed_on_chart, rendered, scn, binary, self.work)
