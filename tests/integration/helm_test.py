@@ -1099,6 +1099,27 @@ BAD_VALUES = [
 ]
 
 
+# Values the schema cannot judge (they depend on merged or combined values):
+# helm template must fail with the template's message.
+BAD_COMBINATIONS = [
+    ("a cluster's AMP block with no region anywhere",
+     ["--set-json", 'clusters=[{"name":"a","prometheus":{"url":"https://x","auth":"awsSigv4"}}]'],
+     "clusters[0].prometheus.awsSigv4.region"),
+    ("two different access-key Secrets for one pod environment",
+     ["--set", "prometheus.auth=awsSigv4", "--set", "prometheus.awsSigv4.region=eu-west-1",
+      "--set", "prometheus.awsSigv4.accessKeys.existingSecret=a",
+      "--set-json", 'config.outputs={"s3":{"endpoint":"https://s3","bucket":"bkt"}}',
+      "--set", "objectStorage.accessKeys.existingSecret=b"],
+     "prometheus.awsSigv4.accessKeys and objectStorage.accessKeys differ"),
+]
+
+
+def check_bad_combination(helm, args, msg):
+    rc, out, err = helm.template(args)
+    expect(rc != 0, "helm template accepted it (exit 0)")
+    expect(msg in err, f"the error does not say {msg!r}: {harness.tail(err, 300)}")
+
+
 def check_bad_values(helm, name, args, path):
     rc, out, err = helm.template(args)
     expect(rc != 0, f"helm template accepted it (exit 0)")
@@ -1212,6 +1233,8 @@ class HelmSuite(harness.Suite):
         for name, args, path in BAD_VALUES:
             test(f"schema: {name} fails helm template and helm lint, naming {path}",
                  check_bad_values, helm, name, args, path)
+        for name, args, msg in BAD_COMBINATIONS:
+            test(f"template: {name} fails helm template", check_bad_combination, helm, args, msg)
         if models:
             test("persistence.enabled=false: no PVC, an emptyDir, valid objects",
                  check_no_persistence, helm, models[0], models[1], self.work)
