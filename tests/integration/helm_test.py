@@ -68,6 +68,7 @@ import urllib.parse  # noqa: E402
 import zipfile  # noqa: E402
 
 import manifests_test as mt  # noqa: E402
+import authserver  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 CHART = os.path.join(REPO, "charts", "gpuledger")
@@ -270,15 +271,45 @@ class Scenario:
     [substrings some query must contain])}."""
 
     def __init__(self, name, values, fixtures=(), requests=None, token=True, edited=None,
-                 price_rows=None):
+                 price_rows=None, managed=None):
         self.name = name
         self.values = os.path.join(CHART, "ci", values) if values else None
-        self.fixtures = list(fixtures)
+        # fixtures: a list, or a function of the credentials a cloud issues
+        # (managed scenarios: the Secrets must hold what the verifier accepts)
+        self.fixture_fn = fixtures if callable(fixtures) else (lambda k, f=list(fixtures): f)
+        self.fixtures = self.fixture_fn(PLACEHOLDER_CREDS)
+        self.managed = managed        # Managed(...) for a managed Prometheus
         self.requests = requests or (lambda sb: {"prometheus": (bearer(sb), {}, [])})
         self.token = token            # the service account token is mounted
         self.edited = edited          # edited query files -> a substring of their text
         self.price_rows = price_rows  # rows `prices` must list
 
+
+class Managed:
+    """What a managed-Prometheus values file must render: the engine's auth
+    type and keys, the route of authserver.Cloud that verifies its requests,
+    the credential the cloud must have issued, the ServiceAccount
+    annotations, pod labels and projected tokens {audience: cloud secret}."""
+
+    def __init__(self, auth, route, prefix, issued=None, region="us-east-1", annotations=None,
+                 labels=None, tokens=None, env=None, s3=None, log_json=False, notes=()):
+        self.auth, self.route, self.prefix, self.issued = auth, route, prefix, issued
+        self.region = region
+        self.annotations, self.labels = annotations or {}, labels or {}
+        self.tokens = tokens or {}
+        self.env = env or {}          # container variables expected (name -> value of creds)
+        self.s3 = s3                  # expected outputs.s3.auth (None: no auth block)
+        self.log_json = log_json
+        self.notes = list(notes)      # what NOTES.txt must tell as the first steps
+
+
+# Stand-ins for the credentials while only rendering (static checks).
+PLACEHOLDER_CREDS = {"aws_key": "AKIAPLACEHOLDER", "aws_secret": "placeholder",
+                     "grafana": "glc_placeholder", "azure_secret": "placeholder",
+                     "minio_key": "minio", "minio_secret": "minio-secret"}
+
+AMP_ROLE = authserver.ROLE_ARN
+AWS_SUFFIX = "-web-identity"
 
 SCENARIOS = [
     Scenario("defaults", None, price_rows=5),
@@ -308,6 +339,66 @@ SCENARIOS = [
                  "prometheus": (bearer(sb), {}, ['k8s_cluster="eu"', 'k8s_cluster="us"']),
                  "clusters[2].prometheus": (basic(LAB_BASIC), {"X-Lab": "1"}, [])}),
     Scenario("integrity-dra", "integrity-dra-values.yaml"),
+    # managed Prometheus (prometheus.auth awsSigv4, gcp, azure, grafanaCloud):
+    # the CronJob's run goes through authserver.Cloud, which verifies what the
+    # provider verifies
+    Scenario("amp-irsa", "amp-values.yaml", token=False, managed=Managed(
+        {"type": "aws_sigv4", "region": "eu-west-1", "service": "aps",
+         "credentials": "web_identity", "role_arn": AMP_ROLE,
+         "role_session_name": "gpuledger-chart"},
+        "amp", authserver.AMP_PREFIX, issued="sts", region="eu-west-1",
+        annotations={"eks.amazonaws.com/role-arn": AMP_ROLE},
+        tokens={"sts.amazonaws.com": "web_identity_token"},
+        s3={"type": "aws_sigv4", "credentials": "web_identity", "role_arn": AMP_ROLE},
+        log_json=True, notes=["aps:QueryMetrics", "subject system:serviceaccount:gpuledger:gpuledger",
+                              "audience sts.amazonaws.com", "s3:PutObject"])),
+    Scenario("amp-keys", "amp-keys-values.yaml", token=False,
+             fixtures=lambda k: [
+                 secret("amp-credentials", {"credentials": (
+                     "[default]\naws_access_key_id = AKIAWRONGPROFILE00000\n"
+                     "aws_secret_access_key = wrong\n\n[gpuledger]\n"
+                     f"aws_access_key_id = {k['aws_key']}\n"
+                     f"aws_secret_access_key = {k['aws_secret']}\n")}),
+                 secret("minio-keys", {"accesskey": k["minio_key"],
+                                       "secretkey": k["minio_secret"]}),
+                 secret("minio-tls", {"ca.crt": FAKE_PEM})],
+             managed=Managed(
+                 {"type": "aws_sigv4", "region": "us-east-1", "service": "aps",
+                  "credentials": "profile", "profile": "gpuledger"},
+                 "amp", authserver.AMP_PREFIX, region="us-east-1",
+                 env={"AWS_ACCESS_KEY_ID": "minio_key", "AWS_SECRET_ACCESS_KEY": "minio_secret"},
+                 s3={"type": "aws_sigv4", "credentials": "env"},
+                 notes=["Secret amp-credentials", "profile [gpuledger]", "Secret minio-keys"])),
+    Scenario("gmp", "gmp-values.yaml", token=False, managed=Managed(
+        {"type": "gcp"}, "gmp", authserver.GMP_PREFIX, issued="gcp",
+        annotations={"iam.gke.io/gcp-service-account":
+                     "gpuledger@my-gpu-project.iam.gserviceaccount.com"},
+        notes=["roles/monitoring.viewer", "roles/iam.workloadIdentityUser",
+               "serviceAccount:my-gpu-project.svc.id.goog[gpuledger/gpuledger]"])),
+    Scenario("azure-workload-identity", "azure-values.yaml", token=False, managed=Managed(
+        {"type": "azure", "tenant_id": authserver.AZURE_TENANT,
+         "client_id": authserver.AZURE_CLIENT},
+        "azure", authserver.AZURE_PREFIX, issued="azure-fed",
+        annotations={"azure.workload.identity/client-id": authserver.AZURE_CLIENT,
+                     "azure.workload.identity/tenant-id": authserver.AZURE_TENANT},
+        labels={"azure.workload.identity/use": "true"},
+        tokens={"api://AzureADTokenExchange": "federated_token"},
+        notes=["Monitoring Data", "az identity federated-credential create",
+               "--subject system:serviceaccount:gpuledger:gpuledger"])),
+    Scenario("azure-secret", "azure-secret-values.yaml", token=False,
+             fixtures=lambda k: [secret("azure-prometheus",
+                                        {"client-secret": k["azure_secret"] + "\n"})],
+             managed=Managed(
+                 {"type": "azure", "tenant_id": authserver.AZURE_TENANT,
+                  "client_id": authserver.AZURE_CLIENT},
+                 "azure", authserver.AZURE_PREFIX, issued="azure-secret",
+                 notes=["Secret azure-prometheus", "Monitoring Data Reader"])),
+    Scenario("grafana-cloud", "grafana-cloud-values.yaml", token=False,
+             fixtures=lambda k: [secret("grafana-cloud", {"token": k["grafana"] + "\n"})],
+             managed=Managed({"type": "basic", "username": authserver.GRAFANA_USER},
+                             "grafana", authserver.GRAFANA_PREFIX,
+                             notes=["Secret grafana-cloud", "metrics:read",
+                                    "instance 1234567"])),
 ]
 
 
@@ -337,14 +428,14 @@ def render(helm, scn):
     return docs
 
 
-def with_cluster(scn, rendered):
+def with_cluster(scn, rendered, creds=None):
     """The rendered objects plus what the release expects to exist already:
     the namespace (helm install --create-namespace) and the fixtures."""
     docs = mt.Docs()
     docs.docs = list(rendered.docs)
     docs.docs.append(("cluster", 0, {"apiVersion": "v1", "kind": "Namespace",
                                      "metadata": {"name": NS}}))
-    for i, f in enumerate(scn.fixtures):
+    for i, f in enumerate(scn.fixtures if creds is None else scn.fixture_fn(creds)):
         docs.docs.append(("cluster", i + 1, f))
     return docs
 
@@ -524,6 +615,22 @@ class RecordingProm(mt.StubProm):
         super().handle(h, body)
 
 
+class PushSink(harness.LoopbackServer):
+    """Stands in for the Pushgateway a values file names (metrics.*): keeps
+    every PUT's path and body (metrics_test.py runs the real one)."""
+
+    def __init__(self):
+        self.pushes = []
+        super().__init__(post=True)
+        owner = self
+
+        def do_PUT(h):
+            n = int(h.headers.get("Content-Length") or 0)
+            owner.pushes.append((h.path, h.rfile.read(n).decode("utf-8", "replace")))
+            owner.reply(h, 200, b"", "text/plain")
+        self.httpd.RequestHandlerClass.do_PUT = do_PUT
+
+
 class ChartSandbox(mt.PodSandbox):
     """mt.PodSandbox plus what a chart pod has besides ConfigMaps: Secret
     volumes filled from the fixtures, the image's query folder, and the init
@@ -589,12 +696,15 @@ def engine_on_chart(docs, scn, binary, work):
     want = scn.requests(sb)
     expect(sorted(want) == sorted(blocks), f"Prometheus blocks {blocks}, expected {sorted(want)}")
     stubs = {w: RecordingProm() for w in blocks}
+    sink = PushSink() if "metrics" in cfg0 else None
     start = time.strftime("%Y-%m-%dT%H:00:00Z", time.gmtime(time.time() - 3 * 3600))
 
     def edit(cfg):
         for w, p in mt.prom_blocks(cfg):
             p["url"] = stubs[w].url()
         cfg["run"]["start"] = start
+        if sink:
+            cfg["metrics"]["pushgateway_url"] = sink.url()
     try:
         cfg = sb.write_config(opts["config"], edit)
         db = sb.host(opts["db"])
@@ -619,7 +729,14 @@ def engine_on_chart(docs, scn, binary, work):
     finally:
         for s in stubs.values():
             s.close()
+        if sink:
+            sink.close()
     errors = []
+    if sink:
+        job = cfg0["metrics"].get("job", "gpuledger")
+        if not any(f"/metrics/job/{job}/" in p and "gpuledger_" in b for p, b in sink.pushes):
+            errors.append(f"run pushed no gpuledger_* group for job {job} "
+                          f"({len(sink.pushes)} pushes)")
     for w, (auth, headers, needles) in want.items():
         s = stubs[w]
         if not s.requests or n_check[w] == len(s.requests):
@@ -649,6 +766,226 @@ def engine_on_chart(docs, scn, binary, work):
     comment(f"{scn.name}: " + ", ".join(f"{w}: {len(s.requests)} requests"
                                         for w, s in stubs.items()) +
             f"; run.out_dir holds {len(files)} files")
+
+
+# ---------------------------------------------------------------- managed Prometheus
+
+IDENTITY_ANNOTATIONS = ("eks.amazonaws.com/role-arn", "iam.gke.io/gcp-service-account",
+                        "azure.workload.identity/client-id", "azure.workload.identity/tenant-id")
+
+
+def projected_tokens(pod, c):
+    """{mountPath: audience} of the container's projected service-account tokens."""
+    vols = {v["name"]: v for v in pod.get("volumes") or []}
+    out = {}
+    for m in c.get("volumeMounts") or []:
+        for src in (vols.get(m["name"], {}).get("projected") or {}).get("sources", []):
+            t = src.get("serviceAccountToken")
+            if t:
+                out[posixpath.join(m["mountPath"], t["path"])] = t.get("audience")
+    return out
+
+
+def container_env(docs, c, ns):
+    """{name: value} of the container's variables, secretKeyRef resolved from
+    the Secrets in docs (a missing Secret or key is an error)."""
+    env, errors = {}, []
+    for e in c.get("env") or []:
+        if "value" in e:
+            env[e["name"]] = e["value"]
+            continue
+        ref = (e.get("valueFrom") or {}).get("secretKeyRef")
+        if not ref:
+            errors.append(f"env {e['name']}: neither value nor secretKeyRef")
+            continue
+        sec = docs.find("Secret", ref["name"], ns)
+        data = (sec or {}).get("stringData") or {}
+        if ref["key"] not in data:
+            errors.append(f"env {e['name']}: key {ref['key']} of Secret {ref['name']} does not "
+                          "exist")
+        else:
+            env[e["name"]] = data[ref["key"]]
+    expect(not errors, "; ".join(errors))
+    return env
+
+
+def check_managed_render(docs, scn):
+    """The managed scenario's release: the auth block the engine gets, every
+    file it names mounted (a Secret key, or a projected token with the
+    provider's audience), the ServiceAccount's identity annotations, the pod
+    labels, the variables and the outputs.s3 credentials."""
+    m = scn.managed
+    cj = mt.the_cronjob(docs)
+    pod, c = mt.cronjob_container(cj)
+    fs, _ = mt.check_command(docs, cj)
+    cfg = mt.load_config_json(docs, cj)
+    errors = []
+    p = cfg["prometheus"]
+    a = p.get("auth") or {}
+    for k, v in m.auth.items():
+        if a.get(k) != v:
+            errors.append(f"prometheus.auth.{k} is {a.get(k)!r}, expected {v!r}")
+    for k in ("bearer_token_file", "basic_auth_file", "ca_file"):
+        if k in p:
+            errors.append(f"prometheus.{k} is set ({p[k]}): a managed service takes auth and "
+                          "the image's CAs")
+    tokens = projected_tokens(pod, c)
+    blocks = [("prometheus.auth", a)]
+    s3 = (cfg.get("outputs") or {}).get("s3")
+    if s3 is not None:
+        sa = s3.get("auth")
+        if m.s3 is None and sa is not None:
+            errors.append(f"outputs.s3.auth {sa} rendered, none expected")
+        elif m.s3 is not None:
+            for k, v in m.s3.items():
+                if (sa or {}).get(k) != v:
+                    errors.append(f"outputs.s3.auth.{k} is {(sa or {}).get(k)!r}, expected {v!r}")
+            blocks.append(("outputs.s3.auth", sa or {}))
+        if "ca_file" in s3 and file_exists(docs, fs, s3["ca_file"]) is not True:
+            errors.append(f"outputs.s3.ca_file {s3['ca_file']} is not a mounted Secret key")
+    for where, blk in blocks:
+        for k, v in blk.items():
+            if not k.endswith("_file"):
+                continue
+            if v in tokens:
+                if tokens[v] not in m.tokens:
+                    errors.append(f"{where}.{k} {v}: a token for audience {tokens[v]}, expected "
+                                  f"{sorted(m.tokens)}")
+            elif file_exists(docs, fs, v) is not True:
+                errors.append(f"{where}.{k} {v} is neither a mounted Secret key nor a "
+                              "projected token")
+    if sorted(tokens.values()) != sorted(m.tokens):
+        errors.append(f"projected tokens for audiences {sorted(tokens.values())}, expected "
+                      f"{sorted(m.tokens)}")
+    sas = [d for _, _, d in docs.docs if d["kind"] == "ServiceAccount"]
+    ann = (sas[0]["metadata"].get("annotations") or {}) if sas else {}
+    got = {k: v for k, v in ann.items() if k in IDENTITY_ANNOTATIONS}
+    if got != m.annotations:
+        errors.append(f"ServiceAccount identity annotations {got}, expected {m.annotations}")
+    tlabels = cj["spec"]["jobTemplate"]["spec"]["template"]["metadata"].get("labels") or {}
+    for k in ("azure.workload.identity/use",):
+        if tlabels.get(k) != m.labels.get(k):
+            errors.append(f"CronJob pod label {k}={tlabels.get(k)!r}, expected {m.labels.get(k)!r}")
+    for d in docs.of_kind("Pod"):
+        if (d["metadata"].get("labels") or {}).get("azure.workload.identity/use") != \
+                m.labels.get("azure.workload.identity/use"):
+            errors.append(f"pod {d['metadata']['name']}: azure.workload.identity/use label differs")
+    env = container_env(docs, c, fs.ns)
+    for k, ck in m.env.items():
+        if env.get(k) != PLACEHOLDER_CREDS[ck]:
+            errors.append(f"env {k} is {env.get(k)!r}, expected the Secret's {ck}")
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        if k in env and k not in m.env:
+            errors.append(f"env {k} set, not expected")
+    if (env.get("GPULEDGER_LOG_FORMAT") == "json") != m.log_json:
+        errors.append(f"GPULEDGER_LOG_FORMAT {env.get('GPULEDGER_LOG_FORMAT')!r}")
+    expect(not errors, "; ".join(errors))
+
+
+def check_managed_notes(helm, scn):
+    """NOTES.txt tells the provider's first steps (role, binding, Secret)."""
+    notes = " ".join(helm.notes(values_args(scn.values)).split())
+    miss = [n for n in scn.managed.notes if n not in notes]
+    expect(not miss, f"NOTES do not mention {miss}")
+
+
+def managed_on_chart(rendered, scn, binary, work):
+    """check and the CronJob's run on the rendered ConfigMap, through
+    authserver.Cloud (SigV4 verifier, STS, metadata server, Entra, Grafana
+    basic auth) in front of a stub Prometheus: the Secrets hold what the cloud
+    issued, the projected tokens what the kubelet would write, the variables
+    are the container's own (secretKeyRef resolved). Only the endpoints are
+    pointed at loopback."""
+    m = scn.managed
+    expect(os.access(binary, os.X_OK), f"{binary} is not an executable (build first)")
+    stub = RecordingProm()
+    cloud = authserver.Cloud(stub.port, m.region, lifetime=3600)
+    try:
+        key, sec = "AKIA" + os.urandom(8).hex().upper(), base64.b64encode(os.urandom(24)).decode()
+        cloud.add_aws_key(key, sec, None, None)
+        creds = dict(PLACEHOLDER_CREDS, aws_key=key, aws_secret=sec, grafana=cloud.grafana_token,
+                     azure_secret=cloud.client_secret)
+        cdocs = with_cluster(scn, rendered, creds)
+        cj = mt.the_cronjob(cdocs)
+        pod, c = mt.cronjob_container(cj)
+        root = tempfile.mkdtemp(prefix=f"engine-{scn.name}-", dir=work)
+        sb = ChartSandbox(cdocs, cj, root)
+        for path, aud in projected_tokens(pod, c).items():
+            with open(sb.host(path), "w") as fh:
+                fh.write(getattr(cloud, m.tokens[aud]))
+        _, opts, _, _ = mt.parse_command(c)
+        start = time.strftime("%Y-%m-%dT%H:00:00Z", time.gmtime(time.time() - 3 * 3600))
+
+        def edit(cfg):
+            p = cfg["prometheus"]
+            p["url"] = cloud.url() + m.prefix
+            a = p["auth"]
+            for k in list(a):
+                if k.endswith("_file"):
+                    a[k] = sb.host(a[k])
+            if a["type"] == "aws_sigv4" and "role_arn" in a:
+                a["sts_endpoint"] = cloud.url() + "/sts"
+            elif a["type"] == "gcp":
+                a["metadata_url"] = cloud.url() + "/metadata"
+            elif a["type"] == "azure":
+                a["authority"] = cloud.url() + "/entra"
+            # uploads are s3_test.py's; here the engine accepts the block (check)
+            cfg.pop("outputs", None)
+            cfg["run"]["start"] = start
+        # the rendered config as it is (outputs.s3 included), for `prices`
+        full = sb.write_config(opts["config"], lambda cfg: None)
+        os.replace(full, full + ".rendered.json")
+        full += ".rendered.json"
+        cfg_path = sb.write_config(opts["config"], edit)
+        env = {k: v for k, v in mt.engine_env(root).items()
+               if not re.match(r"(AWS|AZURE|GCE|GOOGLE)_", k)}
+        env.update(container_env(cdocs, c, sb.fs.ns))
+        db = sb.host(opts["db"])
+        at = time.strftime("%Y-%m-%dT%H:00:00Z", time.gmtime())
+        errors = []
+        rc, out, err = harness.run_cmd([binary, "--config", full, "prices"], mt.ENGINE_TIMEOUT,
+                                       env=env)
+        if rc != 0:
+            errors.append(f"prices on the rendered config exited {rc}: {mt.tail(err)}")
+        rc, out, err = harness.run_cmd([binary, "--config", cfg_path, "--db", db, "check",
+                                        "--at", at], mt.ENGINE_TIMEOUT, env=env)
+        if not (rc == 0 or (rc == 4 and "required queries without data" in err)):
+            errors.append(f"check exited {rc}: {mt.tail(err)}")
+        n_check = len(stub.requests)
+        argv = engine_cmdline(cj, sb, cfg_path)
+        argv[0] = binary
+        rc, out, err = harness.run_cmd(argv, mt.ENGINE_TIMEOUT, env=env)
+        if rc != 0:
+            errors.append(f"the CronJob's run exited {rc}: {mt.tail(err)}")
+        log = cloud.take()
+        if m.route == "amp":
+            problems = cloud.amp_problems(log, None if m.issued else {key})
+        else:
+            problems = cloud.bearer_problems(log, m.route)
+        errors += problems
+        ok = [r for r in log if r["route"] == m.route and r["ok"]]
+        if len(stub.requests) <= n_check or len(ok) != len(stub.requests):
+            errors.append(f"{len(ok)} verified requests, the Prometheus behind saw "
+                          f"{len(stub.requests)} ({n_check} from check)")
+        if m.issued and not cloud.issued(m.issued):
+            errors.append(f"the cloud issued no {m.issued} credential")
+        if m.log_json:
+            bad = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("{")]
+            if bad:
+                errors.append(f"GPULEDGER_LOG_FORMAT=json, but a log line is {bad[0][:80]!r}")
+        leaked = [x for x in cloud.all_secrets() + [sec] if x and x in out + err]
+        if leaked:
+            errors.append("a secret appears in the engine's output")
+        files = [f for _, _, fs in os.walk(json.load(open(cfg_path))["run"]["out_dir"])
+                 for f in fs]
+        if not any(re.fullmatch(r"focus-\d{4}-\d{2}\.csv", f) for f in files):
+            errors.append(f"run wrote no FOCUS CSV into run.out_dir ({len(files)} files)")
+        expect(not errors, "; ".join(errors))
+        comment(f"{scn.name}: {len(ok)} requests verified by the {m.route} route"
+                + (f", {cloud.issued(m.issued)} {m.issued} credentials issued" if m.issued else ""))
+    finally:
+        cloud.close()
+        stub.close()
 
 
 # ---------------------------------------------------------------- chart-wide checks
@@ -727,7 +1064,60 @@ BAD_VALUES = [
      "/clusters/0"),
     ("Authorization header", ["--set", "prometheus.headers.Authorization=Bearer x"],
      "'Authorization'"),
+    # managed Prometheus and object storage credentials
+    ("unknown prometheus.auth type (sigv4)", ["--set", "prometheus.auth=sigv4"],
+     "/prometheus/auth"),
+    ("AMP without a region", ["--set", "prometheus.auth=awsSigv4"], "/prometheus/awsSigv4/region"),
+    ("AMP region not a region name", ["--set", "prometheus.auth=awsSigv4",
+                                      "--set", "prometheus.awsSigv4.region=EU West"],
+     "/prometheus/awsSigv4/region"),
+    ("AMP credentials unknown", ["--set", "prometheus.auth=awsSigv4",
+                                 "--set", "prometheus.awsSigv4.region=eu-west-1",
+                                 "--set", "prometheus.awsSigv4.credentials=instance"],
+     "/prometheus/awsSigv4/credentials"),
+    ("AMP credentials profile without its Secret",
+     ["--set", "prometheus.auth=awsSigv4", "--set", "prometheus.awsSigv4.region=eu-west-1",
+      "--set", "prometheus.awsSigv4.credentials=profile"],
+     "/prometheus/awsSigv4/sharedCredentials/existingSecret"),
+    ("AMP roleArn not an IAM role", ["--set", "prometheus.auth=awsSigv4",
+                                     "--set", "prometheus.awsSigv4.region=eu-west-1",
+                                     "--set", "prometheus.awsSigv4.roleArn=gpuledger"],
+     "/prometheus/awsSigv4/roleArn"),
+    ("misspelt awsSigv4 key", ["--set", "prometheus.awsSigv4.regoin=eu-west-1"],
+     "regoin"),
+    ("Azure without client and tenant", ["--set", "prometheus.auth=azure"],
+     "/prometheus/azure/tenantId"),
+    ("Grafana Cloud without its token Secret",
+     ["--set", "prometheus.auth=grafanaCloud", "--set-string", "prometheus.grafanaCloud.username=1"],
+     "/prometheus/grafanaCloud/existingSecret"),
+    ("cluster AMP block with an empty region",
+     ["--set-json", 'clusters=[{"name":"a","prometheus":{"auth":"awsSigv4",'
+                    '"awsSigv4":{"region":""}}}]'], "/clusters/0/prometheus/awsSigv4/region"),
+    ("objectStorage env without its Secret", ["--set", "objectStorage.credentials=env"],
+     "/objectStorage/accessKeys"),
+    ("unknown logFormat", ["--set", "logFormat=yaml"], "/logFormat"),
 ]
+
+
+# Values the schema cannot judge (they depend on merged or combined values):
+# helm template must fail with the template's message.
+BAD_COMBINATIONS = [
+    ("a cluster's AMP block with no region anywhere",
+     ["--set-json", 'clusters=[{"name":"a","prometheus":{"url":"https://x","auth":"awsSigv4"}}]'],
+     "clusters[0].prometheus.awsSigv4.region"),
+    ("two different access-key Secrets for one pod environment",
+     ["--set", "prometheus.auth=awsSigv4", "--set", "prometheus.awsSigv4.region=eu-west-1",
+      "--set", "prometheus.awsSigv4.accessKeys.existingSecret=a",
+      "--set-json", 'config.outputs={"s3":{"endpoint":"https://s3","bucket":"bkt"}}',
+      "--set", "objectStorage.accessKeys.existingSecret=b"],
+     "prometheus.awsSigv4.accessKeys and objectStorage.accessKeys differ"),
+]
+
+
+def check_bad_combination(helm, args, msg):
+    rc, out, err = helm.template(args)
+    expect(rc != 0, "helm template accepted it (exit 0)")
+    expect(msg in err, f"the error does not say {msg!r}: {harness.tail(err, 300)}")
 
 
 def check_bad_values(helm, name, args, path):
@@ -843,6 +1233,8 @@ class HelmSuite(harness.Suite):
         for name, args, path in BAD_VALUES:
             test(f"schema: {name} fails helm template and helm lint, naming {path}",
                  check_bad_values, helm, name, args, path)
+        for name, args, msg in BAD_COMBINATIONS:
+            test(f"template: {name} fails helm template", check_bad_combination, helm, args, msg)
         if models:
             test("persistence.enabled=false: no PVC, an emptyDir, valid objects",
                  check_no_persistence, helm, models[0], models[1], self.work)
@@ -905,9 +1297,18 @@ class HelmSuite(harness.Suite):
         if ok:
             test(f"{p} config: every path lands in a mounted volume or the image's queries",
                  check_chart_paths, docs, scn)
-            test(f"{p} engine: prices, check and the CronJob's run accept the rendered "
-                 "config; each Prometheus gets its credentials and headers",
-                 engine_on_chart, docs, scn, binary, self.work)
+            if scn.managed:
+                test(f"{p} managed auth: the engine's auth block, its files mounted (Secret "
+                     "keys, projected tokens), ServiceAccount annotations, pod labels, env",
+                     check_managed_render, docs, scn)
+                test(f"{p} notes: the provider's first steps", check_managed_notes, helm, scn)
+                test(f"{p} engine: check and the CronJob's run reach the managed Prometheus "
+                     f"through the {scn.managed.route} verifier with the chart's credentials",
+                     managed_on_chart, rendered, scn, binary, self.work)
+            else:
+                test(f"{p} engine: prices, check and the CronJob's run accept the rendered "
+                     "config; each Prometheus gets its credentials and headers",
+                     engine_on_chart, docs, scn, binary, self.work)
 
 
 def main():

@@ -59,6 +59,9 @@ queries in /usr/share/gpuledger/queries (examples/Dockerfile).
 {{- define "gpuledger.secretsDir" -}}/etc/gpuledger-secrets{{- end }}
 {{- define "gpuledger.caDir" -}}/etc/gpuledger-ca{{- end }}
 {{- define "gpuledger.saDir" -}}/var/run/secrets/kubernetes.io/serviceaccount{{- end }}
+{{- define "gpuledger.awsTokenDir" -}}/var/run/secrets/gpuledger/aws-web-identity{{- end }}
+{{- define "gpuledger.azureTokenDir" -}}/var/run/secrets/gpuledger/azure-workload-identity{{- end }}
+{{- define "gpuledger.azureAudience" -}}api://AzureADTokenExchange{{- end }}
 
 {{- define "gpuledger.queriesEdited" -}}
 {{- if or .Values.queries.files .Values.queries.existingConfigMap }}true{{ end }}
@@ -111,8 +114,141 @@ top-level settings with the cluster's merged over them. Each entry carries
 {{- $s := .clientCert.existingSecret }}
 {{- $_ := set $m $s (concat (get $m $s | default list) (list .clientCert.certKey .clientCert.keyKey) | uniq | sortAlpha) }}
 {{- end }}
+{{- if and (eq .auth "awsSigv4") .awsSigv4.sharedCredentials.existingSecret }}
+{{- $s := .awsSigv4.sharedCredentials.existingSecret }}
+{{- $_ := set $m $s (append (get $m $s | default list) .awsSigv4.sharedCredentials.key | uniq | sortAlpha) }}
+{{- end }}
+{{- if and (eq .auth "azure") .azure.clientSecret.existingSecret }}
+{{- $s := .azure.clientSecret.existingSecret }}
+{{- $_ := set $m $s (append (get $m $s | default list) .azure.clientSecret.key | uniq | sortAlpha) }}
+{{- end }}
+{{- if eq .auth "grafanaCloud" }}
+{{- $s := required (printf "%s.grafanaCloud.existingSecret: the Secret holding the access-policy token (auth is grafanaCloud)" ._where) .grafanaCloud.existingSecret }}
+{{- $_ := set $m $s (append (get $m $s | default list) .grafanaCloud.key | uniq | sortAlpha) }}
+{{- end }}
+{{- end }}
+{{- if include "gpuledger.s3" . }}
+{{- with .Values.objectStorage }}
+{{- if .sharedCredentials.existingSecret }}
+{{- $s := .sharedCredentials.existingSecret }}
+{{- $_ := set $m $s (append (get $m $s | default list) .sharedCredentials.key | uniq | sortAlpha) }}
+{{- end }}
+{{- if .ca.existingSecret }}
+{{- $s := .ca.existingSecret }}
+{{- $_ := set $m $s (append (get $m $s | default list) .ca.key | uniq | sortAlpha) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- toJson $m }}
+{{- end }}
+
+{{/* "true" when config.outputs.s3 is set (uploads configured). */}}
+{{- define "gpuledger.s3" -}}
+{{- if (.Values.config.outputs | default dict).s3 }}true{{ end }}
+{{- end }}
+
+{{/* The CA source in effect for one entry of gpuledger.promValues ("auto"
+resolved: the cluster CA next to the token for in-cluster Prometheus, the
+image's CAs for the managed services with public certificates). */}}
+{{- define "gpuledger.caSource" -}}
+{{- if ne .ca.source "auto" }}{{ .ca.source }}
+{{- else if has .auth (list "serviceAccountToken" "basicAuth" "none") }}serviceAccount
+{{- else }}system{{ end }}
+{{- end }}
+
+{{/*
+The aws_sigv4 credential keys of gpuledger.json from prometheus.awsSigv4 or
+objectStorage: dict "v" VALUES "where" PATH "secretsDir" DIR.
+*/}}
+{{- define "gpuledger.awsCredentials" -}}
+{{- $v := .v }}
+{{- $a := dict }}
+{{- $src := $v.credentials }}
+{{- if eq $src "auto" }}
+{{- if $v.roleArn }}{{ $src = "webIdentity" }}
+{{- else if $v.accessKeys.existingSecret }}{{ $src = "env" }}
+{{- else if $v.sharedCredentials.existingSecret }}{{ $src = "profile" }}
+{{- end }}
+{{- end }}
+{{- $_ := set $a "credentials" (get (dict "auto" "auto" "webIdentity" "web_identity" "podIdentity" "pod_identity" "env" "env" "profile" "profile") $src) }}
+{{- if eq $src "webIdentity" }}
+{{- if $v.roleArn }}
+{{- $_ := set $a "role_arn" $v.roleArn }}
+{{- $_ := set $a "web_identity_token_file" (printf "%s/token" .tokenDir) }}
+{{- end }}
+{{- with $v.roleSessionName }}{{ $_ := set $a "role_session_name" . }}{{ end }}
+{{- with $v.stsEndpoint }}{{ $_ := set $a "sts_endpoint" . }}{{ end }}
+{{- else if eq $src "env" }}
+{{- $_ := required (printf "%s.accessKeys.existingSecret: the Secret holding the access keys (credentials is env)" .where) $v.accessKeys.existingSecret }}
+{{- else if eq $src "profile" }}
+{{- with $v.sharedCredentials }}
+{{- $_ := set $a "credentials_file" (printf "%s/%s/%s" $.secretsDir (required (printf "%s.sharedCredentials.existingSecret: the Secret holding the shared credentials file (credentials is profile)" $.where) .existingSecret) .key) }}
+{{- with .profile }}{{ $_ := set $a "profile" . }}{{ end }}
+{{- end }}
+{{- end }}
+{{- toJson $a }}
+{{- end }}
+
+{{/* [{"where", "secret", "idKey", "secretKey"}] of the access keys passed as
+AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (one pod environment: one pair). */}}
+{{- define "gpuledger.awsAccessKeys" -}}
+{{- $out := list }}
+{{- range (include "gpuledger.promValues" . | fromJsonArray) }}
+{{- if and (eq .auth "awsSigv4") .awsSigv4.accessKeys.existingSecret (has .awsSigv4.credentials (list "auto" "env")) }}
+{{- $out = append $out (dict "where" (printf "%s.awsSigv4" ._where) "secret" .awsSigv4.accessKeys.existingSecret "idKey" .awsSigv4.accessKeys.accessKeyIdKey "secretKey" .awsSigv4.accessKeys.secretAccessKeyKey) }}
+{{- end }}
+{{- end }}
+{{- if include "gpuledger.s3" . }}
+{{- with .Values.objectStorage }}
+{{- if and .accessKeys.existingSecret (has .credentials (list "auto" "env")) }}
+{{- $out = append $out (dict "where" "objectStorage" "secret" .accessKeys.existingSecret "idKey" .accessKeys.accessKeyIdKey "secretKey" .accessKeys.secretAccessKeyKey) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $out }}
+{{- $f := index $out 0 }}
+{{- if or (ne .secret $f.secret) (ne .idKey $f.idKey) (ne .secretKey $f.secretKey) }}
+{{- fail (printf "%s.accessKeys and %s.accessKeys differ: the pod has one AWS_ACCESS_KEY_ID; use sharedCredentials (a file per block) for the second" $f.where .where) }}
+{{- end }}
+{{- end }}
+{{- toJson $out }}
+{{- end }}
+
+{{/* The projected service-account tokens the pod needs, as JSON
+{"aws": {"audience", "path"}, "azure": {...}}; and the role ARN, Google
+service account and Azure client for the ServiceAccount's annotations. */}}
+{{- define "gpuledger.identity" -}}
+{{- $tok := dict }}
+{{- $ann := dict }}
+{{- range (include "gpuledger.promValues" . | fromJsonArray) }}
+{{- if eq .auth "awsSigv4" }}
+{{- if and .awsSigv4.roleArn (has .awsSigv4.credentials (list "auto" "webIdentity")) }}
+{{- if not (hasKey $tok "aws") }}{{ $_ := set $tok "aws" (dict "audience" .awsSigv4.audience "dir" (include "gpuledger.awsTokenDir" $)) }}{{ end }}
+{{- if not (hasKey $ann "eks.amazonaws.com/role-arn") }}{{ $_ := set $ann "eks.amazonaws.com/role-arn" .awsSigv4.roleArn }}{{ end }}
+{{- end }}
+{{- else if eq .auth "gcp" }}
+{{- with .gcp.googleServiceAccount }}
+{{- if not (hasKey $ann "iam.gke.io/gcp-service-account") }}{{ $_ := set $ann "iam.gke.io/gcp-service-account" . }}{{ end }}
+{{- end }}
+{{- else if eq .auth "azure" }}
+{{- if not .azure.clientSecret.existingSecret }}
+{{- $_ := set $tok "azure" (dict "audience" (include "gpuledger.azureAudience" $) "dir" (include "gpuledger.azureTokenDir" $)) }}
+{{- if not (hasKey $ann "azure.workload.identity/client-id") }}
+{{- $_ := set $ann "azure.workload.identity/client-id" .azure.clientId }}
+{{- $_ := set $ann "azure.workload.identity/tenant-id" .azure.tenantId }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if include "gpuledger.s3" . }}
+{{- with .Values.objectStorage }}
+{{- if and .roleArn (has .credentials (list "auto" "webIdentity")) }}
+{{- if not (hasKey $tok "aws") }}{{ $_ := set $tok "aws" (dict "audience" .audience "dir" (include "gpuledger.awsTokenDir" $)) }}{{ end }}
+{{- if not (hasKey $ann "eks.amazonaws.com/role-arn") }}{{ $_ := set $ann "eks.amazonaws.com/role-arn" .roleArn }}{{ end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toJson (dict "tokens" $tok "annotations" $ann) }}
 {{- end }}
 
 {{/* {"ConfigMap name": ["key", ...]} of every CA bundle read from a ConfigMap. */}}
@@ -130,7 +266,7 @@ top-level settings with the cluster's merged over them. Each entry carries
 {{/* "true" when a Prometheus block reads the service account token or CA. */}}
 {{- define "gpuledger.needsToken" -}}
 {{- range (include "gpuledger.promValues" . | fromJsonArray) }}
-{{- if or (eq .auth "serviceAccountToken") (eq .ca.source "serviceAccount") }}true{{ end }}
+{{- if or (eq .auth "serviceAccountToken") (eq (include "gpuledger.caSource" .) "serviceAccount") }}true{{ end }}
 {{- end }}
 {{- end }}
 
@@ -144,12 +280,34 @@ gpuledger.promValues.
 {{- $_ := set $p "bearer_token_file" (printf "%s/token" (include "gpuledger.saDir" .)) }}
 {{- else if eq .auth "basicAuth" }}
 {{- $_ := set $p "basic_auth_file" (printf "%s/%s/%s" (include "gpuledger.secretsDir" .) .basicAuth.existingSecret .basicAuth.key) }}
+{{- else if eq .auth "awsSigv4" }}
+{{- $a := dict "type" "aws_sigv4" "region" (required (printf "%s.awsSigv4.region: the workspace's region (auth is awsSigv4)" ._where) .awsSigv4.region) }}
+{{- with .awsSigv4.service }}{{ $_ := set $a "service" . }}{{ end }}
+{{- $a = merge $a (include "gpuledger.awsCredentials" (dict "v" .awsSigv4 "where" (printf "%s.awsSigv4" ._where) "secretsDir" (include "gpuledger.secretsDir" .) "tokenDir" (include "gpuledger.awsTokenDir" .)) | fromJson) }}
+{{- $_ := set $p "auth" $a }}
+{{- else if eq .auth "gcp" }}
+{{- $a := dict "type" "gcp" }}
+{{- with .gcp.metadataUrl }}{{ $_ := set $a "metadata_url" . }}{{ end }}
+{{- $_ := set $p "auth" $a }}
+{{- else if eq .auth "azure" }}
+{{- $a := dict "type" "azure" "tenant_id" (required (printf "%s.azure.tenantId: the Entra tenant (auth is azure)" ._where) .azure.tenantId) "client_id" (required (printf "%s.azure.clientId: the application or managed identity (auth is azure)" ._where) .azure.clientId) }}
+{{- if .azure.clientSecret.existingSecret }}
+{{- $_ := set $a "client_secret_file" (printf "%s/%s/%s" (include "gpuledger.secretsDir" .) .azure.clientSecret.existingSecret .azure.clientSecret.key) }}
+{{- else }}
+{{- $_ := set $a "federated_token_file" (printf "%s/token" (include "gpuledger.azureTokenDir" .)) }}
 {{- end }}
-{{- if eq .ca.source "serviceAccount" }}
+{{- with .azure.authority }}{{ $_ := set $a "authority" . }}{{ end }}
+{{- with .azure.scope }}{{ $_ := set $a "scope" . }}{{ end }}
+{{- $_ := set $p "auth" $a }}
+{{- else if eq .auth "grafanaCloud" }}
+{{- $_ := set $p "auth" (dict "type" "basic" "username" (required (printf "%s.grafanaCloud.username: the stack's Prometheus instance ID (auth is grafanaCloud)" ._where) (toString .grafanaCloud.username)) "password_file" (printf "%s/%s/%s" (include "gpuledger.secretsDir" .) .grafanaCloud.existingSecret .grafanaCloud.key)) }}
+{{- end }}
+{{- $ca := include "gpuledger.caSource" . }}
+{{- if eq $ca "serviceAccount" }}
 {{- $_ := set $p "ca_file" (printf "%s/%s" (include "gpuledger.saDir" .) .ca.key) }}
-{{- else if eq .ca.source "secret" }}
+{{- else if eq $ca "secret" }}
 {{- $_ := set $p "ca_file" (printf "%s/%s/%s" (include "gpuledger.secretsDir" .) .ca.name .ca.key) }}
-{{- else if eq .ca.source "configMap" }}
+{{- else if eq $ca "configMap" }}
 {{- $_ := set $p "ca_file" (printf "%s/%s/%s" (include "gpuledger.caDir" .) .ca.name .ca.key) }}
 {{- end }}
 {{- if .clientCert.existingSecret }}
@@ -206,7 +364,17 @@ gpuledger.promValues.
 {{- $_ := set $cfg "run" (merge (dict "out_dir" (printf "%s/out" (include "gpuledger.dataDir" .))) (deepCopy (.Values.config.run | default dict))) }}
 {{- range $k := list "memory_source" "teams" "idle_overhead" "allocation" "compute" "billing" "dra" "outputs" "retention" }}
 {{- $v := get $.Values.config $k }}
-{{- if $v }}{{ $_ := set $cfg $k $v }}{{ end }}
+{{- if $v }}{{ $_ := set $cfg $k (deepCopy $v) }}{{ end }}
+{{- end }}
+{{- if include "gpuledger.s3" . }}
+{{- $s3 := $cfg.outputs.s3 }}
+{{- $a := include "gpuledger.awsCredentials" (dict "v" .Values.objectStorage "where" "objectStorage" "secretsDir" (include "gpuledger.secretsDir" .) "tokenDir" (include "gpuledger.awsTokenDir" .)) | fromJson }}
+{{- if or (ne $a.credentials "auto") (gt (len $a) 1) }}
+{{- $_ := set $s3 "auth" (merge (dict "type" "aws_sigv4") ($s3.auth | default dict) $a) }}
+{{- end }}
+{{- with .Values.objectStorage.ca.existingSecret }}
+{{- $_ := set $s3 "ca_file" (printf "%s/%s/%s" (include "gpuledger.secretsDir" $) . $.Values.objectStorage.ca.key) }}
+{{- end }}
 {{- end }}
 {{- if .Values.prices.existingConfigMap }}
 {{- $_ := set $cfg "prices" (dict "file" (printf "%s/prices.csv" (include "gpuledger.pricesDir" .))) }}
@@ -230,7 +398,9 @@ dict "ctx" $ "name" CONTAINER "command" LIST "data" BOOL (mount the volume)
 {{- $ := .ctx }}
 {{- $edited := include "gpuledger.queriesEdited" $ }}
 {{- $secrets := include "gpuledger.secretKeys" $ | fromJson }}
-{{- $cas := include "gpuledger.caConfigMaps" $ | fromJson -}}
+{{- $cas := include "gpuledger.caConfigMaps" $ | fromJson }}
+{{- $tokens := (include "gpuledger.identity" $ | fromJson).tokens }}
+{{- $keys := include "gpuledger.awsAccessKeys" $ | fromJsonArray -}}
 serviceAccountName: {{ include "gpuledger.serviceAccountName" $ }}
 automountServiceAccountToken: {{ include "gpuledger.needsToken" $ | eq "" | not }}
 {{- with .extra }}
@@ -306,6 +476,24 @@ containers:
       # SQLite's temporary files go to the writable emptyDir.
       - name: TMPDIR
         value: /tmp
+      {{- if ne $.Values.logFormat "logfmt" }}
+      - name: GPULEDGER_LOG_FORMAT
+        value: {{ $.Values.logFormat }}
+      {{- end }}
+      {{- with (first $keys) }}
+      # SigV4 access keys ({{ .where }}.accessKeys), read by the engine's
+      # credentials "env"
+      - name: AWS_ACCESS_KEY_ID
+        valueFrom:
+          secretKeyRef:
+            name: {{ .secret }}
+            key: {{ .idKey }}
+      - name: AWS_SECRET_ACCESS_KEY
+        valueFrom:
+          secretKeyRef:
+            name: {{ .secret }}
+            key: {{ .secretKey }}
+      {{- end }}
       {{- with $.Values.env }}
       {{- toYaml . | nindent 6 }}
       {{- end }}
@@ -343,6 +531,11 @@ containers:
       {{- range $i, $name := keys $cas | sortAlpha }}
       - name: ca-{{ $i }}
         mountPath: {{ include "gpuledger.caDir" $ }}/{{ $name }}
+        readOnly: true
+      {{- end }}
+      {{- range $k := keys $tokens | sortAlpha }}
+      - name: {{ $k }}-token
+        mountPath: {{ (get $tokens $k).dir }}
         readOnly: true
       {{- end }}
       {{- if .data }}
@@ -391,6 +584,17 @@ volumes:
           path: {{ . }}
         {{- end }}
   {{- end }}
+  {{- range $k := keys $tokens | sortAlpha }}
+  # {{ if eq $k "aws" }}IRSA web identity (exchanged at STS){{ else }}Entra workload identity (client_assertion){{ end }}:
+  # a service-account token for audience {{ (get $tokens $k).audience }}, renewed by the kubelet
+  - name: {{ $k }}-token
+    projected:
+      sources:
+        - serviceAccountToken:
+            audience: {{ (get $tokens $k).audience }}
+            expirationSeconds: 3600
+            path: token
+  {{- end }}
   {{- if .data }}
   - name: data
     {{- if $.Values.persistence.enabled }}
@@ -410,4 +614,11 @@ volumes:
 {{- $ := .ctx }}
 {{- $cmd := list "gpuledger" "--config" (printf "%s/gpuledger.json" (include "gpuledger.configDir" $)) "--db" .db }}
 {{- toJson (concat $cmd .args) }}
+{{- end }}
+
+{{/* Pod labels an identity webhook acts on (AKS workload identity). */}}
+{{- define "gpuledger.identityLabels" -}}
+{{- if hasKey (include "gpuledger.identity" . | fromJson).tokens "azure" }}
+azure.workload.identity/use: "true"
+{{- end }}
 {{- end }}
