@@ -24,7 +24,7 @@ _gpuledger() {
     case $cmd in
         collect) opts="--from --to --cluster --allow-shrink --help" ;;
         invoice) opts="--period --team --format --out --help" ;;
-        export) opts="--period --out --help" ;;
+        export) opts="--period --out --focus-version --help" ;;
         summary) opts="--period --format --help" ;;
         anomalies) opts="--period --team --format --help" ;;
         report) opts="--period --team --out --help" ;;

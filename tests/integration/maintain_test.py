@@ -30,6 +30,8 @@ November is closed.
    copies), printed as a note.
 """
 
+import csv
+import io
 import json
 import os
 import shutil
@@ -331,9 +333,13 @@ class MaintainTest(harness.Suite):
             "collect into pruned November: exit %s, not 7 naming the pruned hour: %s"
             % (rc, harness.tail(err))]
         p += [] if rc2 == 0 else ["export exit %s: %s" % (rc2, harness.tail(err2))]
-        if "2026-11" in csv_dec.replace("2026-11-30", ""):
-            rows = [ln for ln in csv_dec.splitlines() if "2026-11" in ln]
-            p.append("December carries a correction of pruned November: %s" % rows[:1])
+        corrections = [r for r in csv.DictReader(io.StringIO(csv_dec))
+                       if r.get("x_CorrectedPeriod") == "2026-11"]
+        if rc2 == 0 and "x_CorrectedPeriod" not in csv_dec.splitlines()[0]:
+            p.append("the December export has no x_CorrectedPeriod column")
+        if corrections:
+            p.append("December carries %d correction rows of pruned November: %s"
+                     % (len(corrections), corrections[0].get("ChargeDescription")))
         _, sum_again, _ = self.gl("summary", "--period", "2026-11", "--format", "json")
         if sum_again != sum_before:
             p.append("November's summary changed after the refused collect")
