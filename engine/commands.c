@@ -61,21 +61,26 @@ static struct gl_statement *statement(struct gl_cmd_env *e, unsigned parts, int 
 
 /* --reprice-closed on run, invoice, export: accepts, in one transaction,
  * what the configured prices change in closed months (reprice.h), before
- * the command builds anything. 0 or the printed failure's status. */
+ * the command builds anything. Without it, run checks them first, so that
+ * a refused repricing stops it (exit 7) before it collects or writes
+ * anything (invoice and export refuse while building). 0 or the printed
+ * failure's status. */
 static int accept_repricing(struct gl_cmd_env *e)
 {
-    if (!e->o.reprice_closed)
+    bool accept = e->o.reprice_closed != NULL;
+    if (!accept && strcmp(e->cmd->name, "run") != 0)
         return 0;
     struct gl_error err = {0};
     size_t n = 0;
     if (gl_store_begin(e->store, &err))
         return FAIL(&err);
-    if (gl_reprice_accept(e->cfg, e->store, e->prices, e->now, &n, &err) ||
+    if (gl_reprice_closed_months(e->cfg, e->store, e->prices, accept, e->now, &n, &err) ||
         gl_store_commit(e->store, &err)) {
         gl_store_rollback(e->store);
         return FAIL(&err);
     }
-    gl_log(GL_LOG_INFO, "repricing of closed periods accepted model_days=%zu", n);
+    if (accept)
+        gl_log(GL_LOG_INFO, "repricing of closed periods accepted model_days=%zu", n);
     return 0;
 }
 
@@ -664,15 +669,15 @@ static enum gl_status prices_against_closed(struct gl_cmd_env *e, const struct g
     enum gl_status rc = gl_store_open(e->g->db, &s, err);
     if (!rc)
         rc = gl_store_begin(s, err);
-    if (!rc && accept)
-        rc = gl_reprice_accept(e->cfg, s, t, e->now, &accepted, err);
     if (!rc)
+        rc = gl_reprice_closed_months(e->cfg, s, t, accept, e->now, &accepted, err);
+    if (!rc && accept)
         rc = gl_reprice_open_periods(s, &open, &nopen, err);
     for (size_t i = 0; !rc && i < nopen; i++) {
         struct gl_invoice_set *set = NULL;
         bool frozen = false;
         rc = gl_period_invoices(e->cfg, s, t, &open[i], &set, &frozen, err);
-        if (!rc && set && accept) {
+        if (!rc && set) {
             size_t n = 0;
             if (!i)
                 printf("repricing of closed months accepted: %zu GPU model-day(s); the "

@@ -290,9 +290,22 @@ enum gl_status gl_reprice_refuse(const struct gl_reprice_list *l, const char *op
         what, more, open);
 }
 
-enum gl_status gl_reprice_accept(const struct gl_config *c, struct gl_store *s,
-                                 const struct gl_price_table *prices, int64_t now, size_t *n,
-                                 struct gl_error *err)
+/* The month that carries the corrections of closed[i]: the first one after
+ * it that is not closed (closed is ordered). */
+static void carrier(char (*closed)[8], size_t n, size_t i, struct gl_period *out)
+{
+    struct gl_period p;
+    gl_period_parse(closed[i], &p);
+    gl_period_of(p.end, out);
+    for (size_t k = i + 1; k < n && strcmp(closed[k], out->name) == 0; k++) {
+        p = *out;
+        gl_period_of(p.end, out);
+    }
+}
+
+enum gl_status gl_reprice_closed_months(const struct gl_config *c, struct gl_store *s,
+                                        const struct gl_price_table *prices, bool accept,
+                                        int64_t now, size_t *n, struct gl_error *err)
 {
     *n = 0;
     char(*closed)[8] = NULL;
@@ -312,7 +325,12 @@ enum gl_status gl_reprice_accept(const struct gl_config *c, struct gl_store *s,
         struct gl_reprice_list l = {0};
         if (!(rc = gl_invoices_build(c, s, prices, &p, &rec, err)))
             rc = gl_reprice_changes(s, prices, p.name, rec, &l, err);
-        for (size_t k = 0; !rc && k < l.n; k++) {
+        if (!rc && l.n && !accept) {
+            struct gl_period open;
+            carrier(closed, nclosed, i, &open);
+            rc = gl_reprice_refuse(&l, open.name, err);
+        }
+        for (size_t k = 0; !rc && accept && k < l.n; k++) {
             const struct gl_reprice_change *ch = &l.c[k];
             rc = gl_store_reprice_accept(s, ch->period, ch->model, ch->day, ch->nkeys,
                                          (const char *const *)ch->keys,

@@ -67,12 +67,13 @@ enum gl_status gl_reprice_changes(struct gl_store *s, const struct gl_price_tabl
 enum gl_status gl_reprice_refuse(const struct gl_reprice_list *l, const char *open,
                                  struct gl_error *err);
 
-/* Accepts the repricing of every closed, unpruned period by prices: stores
- * the changed model-days (call inside a write transaction). *n receives
- * how many model-days were accepted; each is logged. */
-enum gl_status gl_reprice_accept(const struct gl_config *c, struct gl_store *s,
-                                 const struct gl_price_table *prices, int64_t now, size_t *n,
-                                 struct gl_error *err);
+/* Checks every closed, unpruned period against prices: a change is
+ * refused (gl_reprice_refuse) unless accept, which stores the changed
+ * model-days (call inside a write transaction); *n receives how many were
+ * accepted, each logged. */
+enum gl_status gl_reprice_closed_months(const struct gl_config *c, struct gl_store *s,
+                                        const struct gl_price_table *prices, bool accept,
+                                        int64_t now, size_t *n, struct gl_error *err);
 
 /* The open periods that carry corrections of closed periods (the month
  * after each closed month that is not closed itself), ordered; free *out. */

@@ -96,6 +96,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite arith python3 tests/integration/arith_test.py --bin "$root/build/gpuledger"
   run_suite ledger python3 tests/integration/ledger_test.py --bin "$root/build/gpuledger"
   run_suite golden python3 tests/integration/golden_test.py --bin "$root/build/gpuledger"
+  run_suite reprice python3 tests/integration/reprice_test.py --bin "$root/build/gpuledger"
   run_suite statement python3 tests/integration/statement_test.py --bin "$root/build/gpuledger"
   run_suite alloc-join python3 tests/integration/alloc_join_test.py --bin "$root/build/gpuledger"
   run_suite agg python3 tests/integration/agg_test.py --bin "$root/build/gpuledger"
