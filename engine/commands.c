@@ -667,34 +667,31 @@ static enum gl_status prices_against_closed(struct gl_cmd_env *e, const struct g
     struct gl_period *open = NULL;
     size_t nopen = 0, accepted = 0, lines = 0;
     enum gl_status rc = gl_store_open(e->g->db, &s, err);
-    if (!rc)
-        rc = gl_store_begin(s, err);
+    if (!rc) /* only accepting writes */
+        rc = accept ? gl_store_begin(s, err) : gl_store_read_begin(s, err);
     if (!rc)
         rc = gl_reprice_closed_months(e->cfg, s, t, accept, e->now, &accepted, err);
-    if (!rc && accept)
+    if (!rc && accept) {
+        printf("repricing of closed months accepted: %zu GPU model-day(s)\n", accepted);
         rc = gl_reprice_open_periods(s, &open, &nopen, err);
+    }
     for (size_t i = 0; !rc && i < nopen; i++) {
         struct gl_invoice_set *set = NULL;
         bool frozen = false;
+        size_t n = 0;
         rc = gl_period_invoices(e->cfg, s, t, &open[i], &set, &frozen, err);
-        if (!rc && set) {
-            size_t n = 0;
-            if (!i)
-                printf("repricing of closed months accepted: %zu GPU model-day(s); the "
-                       "correction lines of the open months:\n",
-                       accepted);
+        if (!rc && set)
             gl_reprice_print_corrections(set, stdout, &n);
-            lines += n;
-        }
+        lines += n;
         gl_invoices_free(set);
     }
     if (!rc && accept && !lines)
-        printf("repricing of closed months accepted: %zu GPU model-day(s); no correction "
-               "lines\n",
-               accepted);
-    if (!rc)
+        printf("no correction lines\n");
+    if (!rc && accept)
         rc = gl_store_commit(s, err);
-    if (rc && s)
+    if (!accept && s)
+        gl_store_read_end(s);
+    else if (rc && s)
         gl_store_rollback(s);
     free(open);
     gl_store_close(s);
@@ -710,15 +707,21 @@ static int cmd_prices(struct gl_cmd_env *e)
     struct gl_price_table *t = NULL;
     size_t models = 0;
     int rc = 0;
+    if (import && !cfg->prices_file) {
+        gl_error_set(&err, GL_ERR_CONFIG,
+                     "%s: prices are configured as prices.entries; import needs prices.file",
+                     cfg->path);
+        return FAIL(&err);
+    }
     if ((e->o.file ? gl_prices_load(e->o.file, cfg->currency, &t, &err)
                    : gl_prices_load_config(cfg, &t, &err)) ||
-        prices_against_db(g->db, t, &models, &err) ||
-        (import && !cfg->prices_file &&
-         gl_error_set(&err, GL_ERR_CONFIG,
-                      "%s: prices are configured as prices.entries; import needs prices.file",
-                      cfg->path)) ||
-        (import && (gl_prices_rename(t, cfg->prices_file), false)) ||
-        prices_against_closed(e, t, e->o.reprice_closed != NULL, &err)) {
+        prices_against_db(g->db, t, &models, &err)) {
+        gl_prices_free(t);
+        return FAIL(&err);
+    }
+    if (import) /* what it prints names the rows as they will be installed */
+        gl_prices_rename(t, cfg->prices_file);
+    if (prices_against_closed(e, t, e->o.reprice_closed != NULL, &err)) {
         gl_prices_free(t);
         return FAIL(&err);
     }
