@@ -127,6 +127,8 @@ if [ -f tests/integration/run.py ]; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite golden-asan python3 tests/integration/golden_test.py --bin "$root/build-asan/gpuledger"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      run_suite reprice-asan python3 tests/integration/reprice_test.py --bin "$root/build-asan/gpuledger"
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite auth-asan python3 tests/integration/auth_test.py --bin "$root/build-asan/gpuledger"
   fi
 else
