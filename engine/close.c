@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "reprice.h"
 #include "statement.h"
 #include "query.h"
 #include "util.h"
@@ -138,19 +139,6 @@ static char *price_key(const struct gl_price_entry *e)
     return gl_price_key(e);
 }
 
-static const struct gl_price_entry *price_by_key(const struct gl_price_table *prices,
-                                                 const char *key)
-{
-    for (size_t i = 0; i < prices->n; i++) {
-        char *k = price_key(&prices->entries[i]);
-        bool same = strcmp(k, key) == 0;
-        free(k);
-        if (same)
-            return &prices->entries[i];
-    }
-    return NULL;
-}
-
 static int day_cmp(const void *a, const void *b)
 {
     const struct gl_line_day *x = a, *y = b;
@@ -166,6 +154,16 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
     enum gl_status rc = gl_invoices_build(c, s, prices, cp, &rec, err);
     if (rc)
         return rc;
+    /* prices that change the closed month are refused unless accepted (reprice.h) */
+    struct gl_reprice_list changed = {0};
+    rc = gl_reprice_changes(s, prices, cp->name, rec, &changed, err);
+    if (!rc && changed.n)
+        rc = gl_reprice_refuse(&changed, set->period.name, err);
+    gl_reprice_list_free(&changed);
+    if (rc) {
+        gl_invoices_free(rec);
+        return rc;
+    }
     struct key_table t = {.ids = gl_intern_new()};
     gl_buf_init(&t.key);
     for (size_t i = 0; i < rec->n; i++) {
@@ -201,7 +199,7 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
         gl_i128 dq = f->nano[0] - f->nano[1] - f->nano[2];
         if (dq == 0 && db == 0)
             continue;
-        const struct gl_price_entry *price = price_by_key(prices, f->price_id);
+        const struct gl_price_entry *price = gl_prices_by_key(prices, f->price_id);
         if (!price) {
             rc = gl_error_set(err, GL_ERR_CONFIG,
                               "%s: the price entry %s (pattern@valid_from), used by closed "

@@ -19,6 +19,7 @@
 #include "preset.h"
 #include "query.h"
 #include "render.h"
+#include "reprice.h"
 #include "report.h"
 #include "run.h"
 #include "statement.h"
@@ -56,6 +57,31 @@ static struct gl_statement *statement(struct gl_cmd_env *e, unsigned parts, int 
     if (gl_statement_build(e->cfg, e->store, e->prices, &e->period, parts, &st, &err))
         *rc = FAIL(&err);
     return st;
+}
+
+/* --reprice-closed on run, invoice, export: accepts, in one transaction,
+ * what the configured prices change in closed months (reprice.h), before
+ * the command builds anything. Without it, run checks them first, so that
+ * a refused repricing stops it (exit 7) before it collects or writes
+ * anything (invoice and export refuse while building). 0 or the printed
+ * failure's status. */
+static int accept_repricing(struct gl_cmd_env *e)
+{
+    bool accept = e->o.reprice_closed != NULL;
+    if (!accept && strcmp(e->cmd->name, "run") != 0)
+        return 0;
+    struct gl_error err = {0};
+    size_t n = 0;
+    if (gl_store_begin(e->store, &err))
+        return FAIL(&err);
+    if (gl_reprice_closed_months(e->cfg, e->store, e->prices, accept, e->now, &n, &err) ||
+        gl_store_commit(e->store, &err)) {
+        gl_store_rollback(e->store);
+        return FAIL(&err);
+    }
+    if (accept)
+        gl_log(GL_LOG_INFO, "repricing of closed periods accepted model_days=%zu", n);
+    return 0;
 }
 
 /* ---- collect ---- */
@@ -122,16 +148,21 @@ static int cmd_collect(struct gl_cmd_env *e)
 
 static const char usage_invoice[] =
     "usage: gpuledger invoice --period YYYY-MM [--team ID] [--format json|md] [--out DIR]\n"
+    "                         [--reprice-closed]\n"
     "  One invoice per team with usage in the period. Without --out, prints all\n"
     "  (JSON: {\"period\", \"invoices\": [...]}); with --out, writes\n"
     "  DIR/invoice-<period>-<team>.json or .md. A closed period prints its\n"
-    "  frozen invoices; an open one includes corrections of closed periods.\n";
+    "  frozen invoices; an open one includes corrections of closed periods.\n"
+    "  Prices that would change a closed month are refused (exit 7) unless\n"
+    "  --reprice-closed accepts them (recorded in the database).\n";
 
 static int cmd_invoice(struct gl_cmd_env *e)
 {
     bool md;
     format_md(e, &md);
-    int rc;
+    int rc = accept_repricing(e);
+    if (rc)
+        return rc;
     struct gl_statement *st = statement(e, GL_ST_INVOICES, &rc);
     struct gl_error err = {0};
     size_t n = 0;
@@ -146,11 +177,12 @@ static int cmd_invoice(struct gl_cmd_env *e)
 
 static const char usage_export[] =
     "usage: gpuledger export --period YYYY-MM [--out FILE] [--focus-version 1.2|1.3]\n"
+    "                        [--reprice-closed]\n"
     "  FOCUS CSV (1.2 unless --focus-version or billing.focus_version says 1.3),\n"
     "  one row per team x cluster x GPU model x kind x price entry\n"
     "  x day, to stdout, or with --out to FILE plus FILE.metadata.json. A closed\n"
     "  period prints its frozen rows; an open one carries correction rows for\n"
-    "  closed periods.\n";
+    "  closed periods. --reprice-closed: as for invoice.\n";
 
 static int check_export(struct gl_cmd_env *e)
 {
@@ -162,7 +194,9 @@ static int check_export(struct gl_cmd_env *e)
 
 static int cmd_export(struct gl_cmd_env *e)
 {
-    int rc;
+    int rc = accept_repricing(e);
+    if (rc)
+        return rc;
     if (e->o.focus_version)
         e->cfg->focus_version = strcmp(e->o.focus_version, "1.3") == 0 ? 13 : 12;
     struct gl_statement *st = statement(e, GL_ST_INVOICES, &rc);
@@ -255,17 +289,21 @@ static int cmd_close(struct gl_cmd_env *e)
 }
 
 static const char usage_run[] =
-    "usage: gpuledger run [--out DIR] [--now TIME]\n"
+    "usage: gpuledger run [--out DIR] [--now TIME] [--reprice-closed]\n"
     "  What the CronJob calls: collects every cluster from its watermark (or\n"
     "  run.start) up to now - run.delay_minutes, re-pulling run.repull_hours for\n"
     "  late samples, then writes the open periods' invoices, FOCUS CSV, summary,\n"
     "  anomalies and reports into DIR/<period>/ (default run.out_dir, else ./out).\n"
-    "  Exit 0: all done; 5: partly failed (what succeeded is stored); 6: locked.\n";
+    "  Exit 0: all done; 5: partly failed (what succeeded is stored); 6: locked;\n"
+    "  7: prices would change a closed month (--reprice-closed accepts them).\n";
 
 static int cmd_run(struct gl_cmd_env *e)
 {
     struct gl_error err = {0};
     const char *out = e->o.out ? e->o.out : e->cfg->run_out_dir ? e->cfg->run_out_dir : "out";
+    int arc = accept_repricing(e);
+    if (arc)
+        return arc;
     struct gl_run_figures fig;
     gl_run_figures_init(&fig, e->cfg);
     enum gl_status rc = gl_run(e->cfg, e->store, e->prices, out, e->now, &fig, &err);
@@ -592,18 +630,72 @@ static int cmd_check(struct gl_cmd_env *e)
 }
 
 static const char usage_prices[] =
-    "usage: gpuledger prices [--file CSV]\n"
-    "       gpuledger prices import --file CSV\n"
+    "usage: gpuledger prices [--file CSV] [--reprice-closed]\n"
+    "       gpuledger prices import --file CSV [--reprice-closed]\n"
     "  Validates a price table (default: the configured one) and prints it. With\n"
     "  a database (--db), also checks it against every GPU model and hour with\n"
     "  stored usage: a price for each, and no two overlapping rows. `import`\n"
-    "  validates CSV the same way, then installs it as prices.file (atomically).\n";
+    "  validates CSV the same way, then installs it as prices.file (atomically).\n"
+    "  A table that would change the prices of a closed month is refused (exit\n"
+    "  7; nothing installed). With --reprice-closed the repricing is accepted\n"
+    "  (recorded in the database) and the correction lines it produces are\n"
+    "  printed per team before the table is installed; without import, it\n"
+    "  accepts the configured table as it stands (after an edit or upgrade).\n";
 
 static int check_prices(struct gl_cmd_env *e)
 {
     if (e->o.word && !e->o.file)
         return gl_cli_usage(e->cmd->usage, "%s", "prices import needs --file CSV");
+    if (!e->o.word && e->o.file && e->o.reprice_closed)
+        return gl_cli_usage(e->cmd->usage, "%s",
+                            "--reprice-closed with --file needs import (only the installed "
+                            "table is accepted)");
     return 0;
+}
+
+/* The closed months against table t (reprice.h): refused when t changes
+ * their prices, unless accept, which records the repricing and prints the
+ * correction lines of every open period that carries corrections. All in
+ * one transaction: nothing is recorded when anything fails. */
+static enum gl_status prices_against_closed(struct gl_cmd_env *e, const struct gl_price_table *t,
+                                            bool accept, struct gl_error *err)
+{
+    struct stat sb;
+    if (stat(e->g->db, &sb) != 0)
+        return GL_OK;
+    struct gl_store *s = NULL;
+    struct gl_period *open = NULL;
+    size_t nopen = 0, accepted = 0, lines = 0;
+    enum gl_status rc = gl_store_open(e->g->db, &s, err);
+    if (!rc) /* only accepting writes */
+        rc = accept ? gl_store_begin(s, err) : gl_store_read_begin(s, err);
+    if (!rc)
+        rc = gl_reprice_closed_months(e->cfg, s, t, accept, e->now, &accepted, err);
+    if (!rc && accept) {
+        printf("repricing of closed months accepted: %zu GPU model-day(s)\n", accepted);
+        rc = gl_reprice_open_periods(s, &open, &nopen, err);
+    }
+    for (size_t i = 0; !rc && i < nopen; i++) {
+        struct gl_invoice_set *set = NULL;
+        bool frozen = false;
+        size_t n = 0;
+        rc = gl_period_invoices(e->cfg, s, t, &open[i], &set, &frozen, err);
+        if (!rc && set)
+            gl_reprice_print_corrections(set, stdout, &n);
+        lines += n;
+        gl_invoices_free(set);
+    }
+    if (!rc && accept && !lines)
+        printf("no correction lines\n");
+    if (!rc && accept)
+        rc = gl_store_commit(s, err);
+    if (!accept && s)
+        gl_store_read_end(s);
+    else if (rc && s)
+        gl_store_rollback(s);
+    free(open);
+    gl_store_close(s);
+    return rc;
 }
 
 static int cmd_prices(struct gl_cmd_env *e)
@@ -615,20 +707,28 @@ static int cmd_prices(struct gl_cmd_env *e)
     struct gl_price_table *t = NULL;
     size_t models = 0;
     int rc = 0;
+    if (import && !cfg->prices_file) {
+        gl_error_set(&err, GL_ERR_CONFIG,
+                     "%s: prices are configured as prices.entries; import needs prices.file",
+                     cfg->path);
+        return FAIL(&err);
+    }
     if ((e->o.file ? gl_prices_load(e->o.file, cfg->currency, &t, &err)
                    : gl_prices_load_config(cfg, &t, &err)) ||
         prices_against_db(g->db, t, &models, &err)) {
         gl_prices_free(t);
         return FAIL(&err);
     }
+    if (import) /* what it prints names the rows as they will be installed */
+        gl_prices_rename(t, cfg->prices_file);
+    if (prices_against_closed(e, t, e->o.reprice_closed != NULL, &err)) {
+        gl_prices_free(t);
+        return FAIL(&err);
+    }
     if (import) {
         char *text = NULL;
         size_t len = 0;
-        if (!cfg->prices_file)
-            gl_error_set(&err, GL_ERR_CONFIG,
-                         "%s: prices are configured as prices.entries; import needs prices.file",
-                         cfg->path);
-        else if (!gl_read_file(e->o.file, &text, &len, &err))
+        if (!gl_read_file(e->o.file, &text, &len, &err))
             gl_write_atomic(cfg->prices_file, text, len, &err);
         free(text);
         if (err.msg[0])
@@ -770,11 +870,13 @@ const struct gl_command gl_commands[] = {
      NULL, check_collect, cmd_collect},
     {"invoice", usage_invoice, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true),
-      GL_OPT(format, "format", true), GL_OPT(out, "out", true)},
+      GL_OPT(format, "format", true), GL_OPT(out, "out", true),
+      GL_OPT(reprice_closed, "reprice-closed", false)},
      NULL, check_format, cmd_invoice},
     {"export", usage_export, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(out, "out", true),
-      GL_OPT(focus_version, "focus-version", true)},
+      GL_OPT(focus_version, "focus-version", true),
+      GL_OPT(reprice_closed, "reprice-closed", false)},
      NULL, check_export, cmd_export},
     {"summary", usage_summary, GL_NEED_PERIOD | GL_NEED_DB,
      {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
@@ -789,10 +891,13 @@ const struct gl_command gl_commands[] = {
     {"close", usage_close, GL_NEED_LOCK_FIRST | PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(now, "now", true)}, NULL, NULL, cmd_close},
     {"run", usage_run, GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE | GL_NEED_PRICES,
-     {GL_OPT(out, "out", true), GL_OPT(now, "now", true)}, NULL, NULL, cmd_run},
+     {GL_OPT(out, "out", true), GL_OPT(now, "now", true),
+      GL_OPT(reprice_closed, "reprice-closed", false)},
+     NULL, NULL, cmd_run},
     {"check", usage_check, GL_NEED_CONFIG, {GL_OPT(at, "at", true)}, NULL, check_check,
      cmd_check},
-    {"prices", usage_prices, GL_NEED_CONFIG, {GL_OPT(file, "file", true)}, "import",
+    {"prices", usage_prices, GL_NEED_CONFIG,
+     {GL_OPT(file, "file", true), GL_OPT(reprice_closed, "reprice-closed", false)}, "import",
      check_prices, cmd_prices},
     {"prune", usage_prune, GL_NEED_LOCK_FIRST | GL_NEED_DB,
      {GL_OPT(before, "before", true), GL_OPT(dry_run, "dry-run", false)}, NULL, check_prune,

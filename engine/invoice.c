@@ -751,6 +751,34 @@ char *gl_invoice_json(const struct gl_invoice_set *set, const struct gl_invoice 
     return text;
 }
 
+size_t gl_invoice_md_lines(const struct gl_invoice_set *set, const struct gl_invoice *inv,
+                           bool corrections_only, FILE *out)
+{
+    const struct gl_config *c = set->cfg;
+    char a[80], b[80], q[80];
+    size_t n = 0;
+    fprintf(out, "| Cluster | GPU model | Kind | GB-hours | Unit price (per GB-hour) | Price entry | Amount |\n");
+    fprintf(out, "|---|---|---|---:|---:|---|---:|\n");
+    for (size_t i = 0; i < inv->nlines; i++) {
+        const struct gl_invoice_line *l = &inv->lines[i];
+        if (corrections_only && !l->corrected_period[0])
+            continue;
+        n++;
+        gl_dec_format(gl_line_gbh_nano(l), GL_GBH_DECIMALS, q, sizeof q);
+        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, a, sizeof a);
+        gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
+        fputs("| ", out);
+        gl_md_cell(out, l->cluster);
+        fputs(" | ", out);
+        gl_md_cell(out, l->model);
+        fprintf(out, " | %s%s%s%s | %s | %s | %s | %s |\n", gl_line_kind_name(l->kind),
+                l->estimated ? " (estimated)" : "",
+                l->corrected_period[0] ? ", correction of " : "", l->corrected_period, q, a,
+                l->price->id, b);
+    }
+    return n;
+}
+
 void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoice *inv,
                          FILE *out)
 {
@@ -776,22 +804,7 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
     }
     fprintf(out, "- Currency: %s\n\n", c->currency);
     fprintf(out, "Billed by GPU memory held (GB-hours, GB = 10^9 bytes).\n\n");
-    fprintf(out, "| Cluster | GPU model | Kind | GB-hours | Unit price (per GB-hour) | Price entry | Amount |\n");
-    fprintf(out, "|---|---|---|---:|---:|---|---:|\n");
-    for (size_t i = 0; i < inv->nlines; i++) {
-        const struct gl_invoice_line *l = &inv->lines[i];
-        gl_dec_format(gl_line_gbh_nano(l), GL_GBH_DECIMALS, q, sizeof q);
-        gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, a, sizeof a);
-        gl_dec_format(l->amount, c->minor_digits, b, sizeof b);
-        fputs("| ", out);
-        gl_md_cell(out, l->cluster);
-        fputs(" | ", out);
-        gl_md_cell(out, l->model);
-        fprintf(out, " | %s%s%s%s | %s | %s | %s | %s |\n", gl_line_kind_name(l->kind),
-                l->estimated ? " (estimated)" : "",
-                l->corrected_period[0] ? ", correction of " : "", l->corrected_period, q, a,
-                l->price->id, b);
-    }
+    gl_invoice_md_lines(set, inv, false, out);
     gl_dec_format(inv->total, c->minor_digits, b, sizeof b);
     fprintf(out, "\n**Total: %s %s**\n", b, c->currency);
     if (inv->nwaste || inv->nallocated) {

@@ -147,6 +147,10 @@ extern const char gl_compute_caveat[];
 
 /* JSON of one invoice (cJSON); NULL team = every invoice in one object. */
 char *gl_invoice_json(const struct gl_invoice_set *set, const struct gl_invoice *inv);
+/* The Markdown table of an invoice's lines (header included), or of its
+ * correction lines only; returns how many lines it printed. */
+size_t gl_invoice_md_lines(const struct gl_invoice_set *set, const struct gl_invoice *inv,
+                           bool corrections_only, FILE *out);
 /* Markdown of one invoice. */
 void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoice *inv,
                          FILE *out);

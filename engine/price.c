@@ -408,3 +408,32 @@ enum gl_status gl_prices_load_config(const struct gl_config *c, struct gl_price_
     *out = t;
     return GL_OK;
 }
+
+void gl_prices_rename(struct gl_price_table *t, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    free(t->file);
+    t->file = gl_strdup(path);
+    for (size_t i = 0; i < t->n; i++) {
+        struct gl_price_entry *e = &t->entries[i];
+        if (strncmp(e->id, "config:", 7) == 0)
+            continue;
+        size_t n = strlen(base) + 16;
+        free(e->id);
+        e->id = gl_xcalloc(n, 1);
+        snprintf(e->id, n, "%s:%d", base, e->row);
+    }
+}
+
+const struct gl_price_entry *gl_prices_by_key(const struct gl_price_table *t, const char *key)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        char *k = gl_price_key(&t->entries[i]);
+        bool same = strcmp(k, key) == 0;
+        free(k);
+        if (same)
+            return &t->entries[i];
+    }
+    return NULL;
+}

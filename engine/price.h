@@ -49,6 +49,10 @@ enum gl_status gl_prices_load(const char *path, const char *currency,
                               struct gl_price_table **out, struct gl_error *err);
 void gl_prices_free(struct gl_price_table *t);
 
+/* Names t (file and row ids) as the file path it is about to be installed
+ * as (`prices import`), so that what it prints is what is shown later. */
+void gl_prices_rename(struct gl_price_table *t, const char *path);
+
 /* The configured price table: prices.file, or prices.entries (whose errors
  * name "prices.entries[i]"). */
 struct gl_config;
@@ -89,5 +93,8 @@ bool gl_price_matches(const struct gl_price_entry *e, const char *model);
 /* The entry's identity across edits of the table (malloc'd):
  * "<pattern>@<valid_from>", the FOCUS SkuPriceId and the frozen rows' key. */
 char *gl_price_key(const struct gl_price_entry *e);
+
+/* The entry whose gl_price_key is key, or NULL. */
+const struct gl_price_entry *gl_prices_by_key(const struct gl_price_table *t, const char *key);
 
 #endif

@@ -15,6 +15,7 @@
 #include "schema_003_sql.h"
 #include "schema_004_sql.h"
 #include "schema_005_sql.h"
+#include "schema_006_sql.h"
 #include "invoice.h" /* line kind names: the frozen rows' format */
 #include "query.h"
 #include "util.h"
@@ -22,7 +23,7 @@
 /* schema/NNN_*.sql in order: migrations[i] takes version i to i + 1. A new
  * schema change is a new file, embedded in meson.build, appended here. */
 static const char *const migrations[] = {gl_schema_v1, gl_schema_v2, gl_schema_003,
-                                              gl_schema_004, gl_schema_005};
+                                              gl_schema_004, gl_schema_005, gl_schema_006};
 #define GL_SCHEMA_VERSION ((int)(sizeof migrations / sizeof *migrations))
 
 struct gl_store {

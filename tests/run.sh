@@ -96,6 +96,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite arith python3 tests/integration/arith_test.py --bin "$root/build/gpuledger"
   run_suite ledger python3 tests/integration/ledger_test.py --bin "$root/build/gpuledger"
   run_suite golden python3 tests/integration/golden_test.py --bin "$root/build/gpuledger"
+  run_suite reprice python3 tests/integration/reprice_test.py --bin "$root/build/gpuledger"
   run_suite statement python3 tests/integration/statement_test.py --bin "$root/build/gpuledger"
   run_suite alloc-join python3 tests/integration/alloc_join_test.py --bin "$root/build/gpuledger"
   run_suite agg python3 tests/integration/agg_test.py --bin "$root/build/gpuledger"
@@ -125,6 +126,8 @@ if [ -f tests/integration/run.py ]; then
       run_suite ledger-asan python3 tests/integration/ledger_test.py --bin "$root/build-asan/gpuledger"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite golden-asan python3 tests/integration/golden_test.py --bin "$root/build-asan/gpuledger"
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      run_suite reprice-asan python3 tests/integration/reprice_test.py --bin "$root/build-asan/gpuledger"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       run_suite auth-asan python3 tests/integration/auth_test.py --bin "$root/build-asan/gpuledger"
   fi

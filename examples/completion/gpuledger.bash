@@ -23,15 +23,15 @@ _gpuledger() {
     fi
     case $cmd in
         collect) opts="--from --to --cluster --allow-shrink --help" ;;
-        invoice) opts="--period --team --format --out --help" ;;
-        export) opts="--period --out --focus-version --help" ;;
+        invoice) opts="--period --team --format --out --reprice-closed --help" ;;
+        export) opts="--period --out --focus-version --reprice-closed --help" ;;
         summary) opts="--period --format --help" ;;
         anomalies) opts="--period --team --format --help" ;;
         report) opts="--period --team --out --help" ;;
         close) opts="--period --now --help" ;;
-        run) opts="--out --now --help" ;;
+        run) opts="--out --now --reprice-closed --help" ;;
         check) opts="--at --help" ;;
-        prices) opts="import --file --help" ;;
+        prices) opts="import --file --reprice-closed --help" ;;
         prune) opts="--before --dry-run --help" ;;
         backup) opts="--to --upload --help" ;;
         *) opts="--help" ;;

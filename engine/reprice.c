@@ -1,0 +1,390 @@
+/* reprice — closed months keep their prices (see reprice.h). */
+#include "reprice.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "close.h"
+#include "query.h"
+#include "store_admin.h"
+#include "timeutil.h"
+#include "util.h"
+
+/* One price of a (model, day): an entry's key and its unit per GB-hour. */
+struct mprice {
+    char *model;
+    int64_t day;
+    char *key;
+    gl_i128 unit12;
+    const char *team; /* recomputed prices: a team with that usage (borrowed) */
+};
+
+struct mset {
+    struct mprice *v;
+    size_t n, cap;
+};
+
+static void mset_add(struct mset *m, const char *model, int64_t day, const char *key,
+                     gl_i128 unit12, const char *team)
+{
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 64;
+        m->v = gl_xrealloc(m->v, m->cap * sizeof *m->v);
+    }
+    m->v[m->n++] = (struct mprice){gl_strdup(model), day, gl_strdup(key), unit12, team};
+}
+
+static void mset_free(struct mset *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->v[i].model);
+        free(m->v[i].key);
+    }
+    free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+static int group_cmp(const struct mprice *x, const struct mprice *y)
+{
+    int c = strcmp(x->model, y->model);
+    return c ? c : x->day < y->day ? -1 : x->day > y->day;
+}
+
+static int mprice_cmp(const void *a, const void *b)
+{
+    const struct mprice *x = a, *y = b;
+    int c = group_cmp(x, y);
+    return c ? c : strcmp(x->key, y->key);
+}
+
+/* Sorts by (model, day, key) and drops repeated keys (every team and kind
+ * of a model-day has the same price); the first kept. */
+static void mset_sort(struct mset *m)
+{
+    gl_sort(m->v, m->n, sizeof *m->v, mprice_cmp);
+    size_t w = 0;
+    for (size_t r = 0; r < m->n; r++) {
+        if (w && mprice_cmp(&m->v[w - 1], &m->v[r]) == 0) {
+            free(m->v[r].model);
+            free(m->v[r].key);
+            continue;
+        }
+        m->v[w++] = m->v[r];
+    }
+    m->n = w;
+}
+
+/* [*lo, *hi) of the group of g in sorted m. */
+static void mset_group(const struct mset *m, const struct mprice *g, size_t *lo, size_t *hi)
+{
+    size_t a = 0, b = m->n;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (group_cmp(&m->v[mid], g) < 0)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    *lo = a;
+    while (a < m->n && group_cmp(&m->v[a], g) == 0)
+        a++;
+    *hi = a;
+}
+
+struct load_ctx {
+    struct mset *m;
+    const char *period;
+};
+
+static enum gl_status bad_unit(const char *period, const char *model, const char *unit,
+                               struct gl_error *err)
+{
+    return gl_error_set(err, GL_ERR_RUNTIME,
+                        "a frozen or accepted row of closed period %s (GPU model \"%.200s\") has "
+                        "the unreadable unit price \"%.100s\"",
+                        period, model, unit ? unit : "");
+}
+
+static enum gl_status frozen_fn(void *vctx, const struct gl_frozen_row *r, struct gl_error *err)
+{
+    struct load_ctx *x = vctx;
+    gl_i128 u;
+    if (!r->unit_price || !gl_dec_parse(r->unit_price, GL_PRICE_DECIMALS, &u))
+        return bad_unit(x->period, r->model, r->unit_price, err);
+    mset_add(x->m, r->model, r->day, r->price_key, u, NULL);
+    return GL_OK;
+}
+
+static enum gl_status accepted_fn(void *vctx, const char *model, int64_t day, const char *key,
+                                  const char *unit, struct gl_error *err)
+{
+    struct load_ctx *x = vctx;
+    gl_i128 u;
+    if (!unit || !gl_dec_parse(unit, GL_PRICE_DECIMALS, &u))
+        return bad_unit(x->period, model, unit, err);
+    mset_add(x->m, model, day, key, u, NULL);
+    return GL_OK;
+}
+
+/* The prices a closed period is held to: per model-day the accepted ones
+ * when a repricing of it was accepted, else the frozen ones. */
+static enum gl_status held_prices(struct gl_store *s, const char *period, struct mset *out,
+                                  struct gl_error *err)
+{
+    struct mset frozen = {0}, acc = {0};
+    struct load_ctx fx = {&frozen, period}, ax = {&acc, period};
+    enum gl_status rc = gl_query_frozen_rows(s, period, NULL, frozen_fn, &fx, err);
+    if (!rc)
+        rc = gl_store_reprice_accepted(s, period, accepted_fn, &ax, err);
+    if (!rc) {
+        mset_sort(&acc);
+        for (size_t i = 0; i < acc.n; i++)
+            mset_add(out, acc.v[i].model, acc.v[i].day, acc.v[i].key, acc.v[i].unit12, NULL);
+        for (size_t i = 0; i < frozen.n; i++) {
+            size_t lo, hi;
+            mset_group(&acc, &frozen.v[i], &lo, &hi);
+            if (lo == hi)
+                mset_add(out, frozen.v[i].model, frozen.v[i].day, frozen.v[i].key,
+                         frozen.v[i].unit12, NULL);
+        }
+        mset_sort(out);
+    }
+    mset_free(&frozen);
+    mset_free(&acc);
+    return rc;
+}
+
+/* Whether entry e prices some hour of model's UTC day. */
+static bool covers_day(const struct gl_price_entry *e, const char *model, int64_t day)
+{
+    return e->valid_from < day + 86400 && e->valid_to > day && gl_price_matches(e, model);
+}
+
+static void change_add(struct gl_reprice_list *out, const char *period, const struct mset *rec,
+                       size_t lo, size_t hi, const struct mprice *old, const struct mprice *now)
+{
+    out->c = gl_xrealloc(out->c, (out->n + 1) * sizeof *out->c);
+    struct gl_reprice_change *c = &out->c[out->n++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->period, sizeof c->period, "%s", period);
+    c->team = gl_strdup(now->team ? now->team : "");
+    c->model = gl_strdup(now->model);
+    c->day = now->day;
+    c->old_key = gl_strdup(old->key);
+    c->new_key = gl_strdup(now->key);
+    c->old_unit12 = old->unit12;
+    c->new_unit12 = now->unit12;
+    c->nkeys = hi - lo;
+    c->keys = gl_xcalloc(c->nkeys ? c->nkeys : 1, sizeof *c->keys);
+    c->units = gl_xcalloc(c->nkeys ? c->nkeys : 1, sizeof *c->units);
+    for (size_t i = 0; i < c->nkeys; i++) {
+        char u[64];
+        gl_dec_format(rec->v[lo + i].unit12, GL_PRICE_DECIMALS, u, sizeof u);
+        c->keys[i] = gl_strdup(rec->v[lo + i].key);
+        c->units[i] = gl_strdup(u);
+    }
+}
+
+enum gl_status gl_reprice_changes(struct gl_store *s, const struct gl_price_table *prices,
+                                  const char *period, const struct gl_invoice_set *rec,
+                                  struct gl_reprice_list *out, struct gl_error *err)
+{
+    struct mset now = {0}, held = {0};
+    for (size_t i = 0; i < rec->n; i++) {
+        const struct gl_invoice *inv = &rec->invoices[i];
+        for (size_t j = 0; j < inv->nlines; j++) {
+            const struct gl_invoice_line *l = &inv->lines[j];
+            char *key = gl_price_key(l->price);
+            for (size_t d = 0; d < l->ndays; d++)
+                mset_add(&now, l->model, l->days[d].day, key, l->unit_price12, inv->team);
+            free(key);
+        }
+    }
+    mset_sort(&now);
+    enum gl_status rc = held_prices(s, period, &held, err);
+    for (size_t lo = 0, hi; !rc && lo < now.n; lo = hi) {
+        size_t rlo, rhi, glo, ghi;
+        mset_group(&now, &now.v[lo], &rlo, &rhi);
+        hi = rhi;
+        mset_group(&held, &now.v[lo], &glo, &ghi);
+        if (glo == ghi)
+            continue; /* no usage of the model that day at close: data */
+        const struct mprice *old = NULL, *cur = NULL;
+        /* an hour priced by an entry or at a unit price the day did not have */
+        for (size_t r = rlo; !old && r < rhi; r++) {
+            const struct mprice *match = NULL;
+            for (size_t g = glo; !match && g < ghi; g++)
+                if (strcmp(held.v[g].key, now.v[r].key) == 0)
+                    match = &held.v[g];
+            if (!match || match->unit12 != now.v[r].unit12) {
+                old = match ? match : &held.v[glo];
+                cur = &now.v[r];
+            }
+        }
+        /* a held entry that no longer prices the day (one that is gone
+         * altogether is close.c's error) */
+        for (size_t g = glo; !old && g < ghi; g++) {
+            bool used = false;
+            for (size_t r = rlo; !used && r < rhi; r++)
+                used = strcmp(held.v[g].key, now.v[r].key) == 0;
+            const struct gl_price_entry *e = used ? NULL : gl_prices_by_key(prices, held.v[g].key);
+            if (e && !covers_day(e, held.v[g].model, held.v[g].day)) {
+                old = &held.v[g];
+                cur = &now.v[rlo];
+            }
+        }
+        if (old)
+            change_add(out, period, &now, rlo, rhi, old, cur);
+    }
+    mset_free(&now);
+    mset_free(&held);
+    return rc;
+}
+
+void gl_reprice_list_free(struct gl_reprice_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        struct gl_reprice_change *c = &l->c[i];
+        for (size_t k = 0; k < c->nkeys; k++) {
+            free(c->keys[k]);
+            free(c->units[k]);
+        }
+        free(c->keys);
+        free(c->units);
+        free(c->team);
+        free(c->model);
+        free(c->old_key);
+        free(c->new_key);
+    }
+    free(l->c);
+    memset(l, 0, sizeof *l);
+}
+
+/* "unit price U per GB-hour (price entry K)" of one side of a change. */
+static void describe(const struct gl_reprice_change *c, char *buf, size_t n)
+{
+    char day[16], o[64], w[64];
+    gl_date_format(c->day, day, sizeof day);
+    gl_dec_format_trim(c->old_unit12, GL_PRICE_DECIMALS, o, sizeof o);
+    gl_dec_format_trim(c->new_unit12, GL_PRICE_DECIMALS, w, sizeof w);
+    snprintf(buf, n,
+             "closed period %s: team \"%.200s\", GPU model \"%.200s\" on %s: unit price %s per "
+             "GB-hour (price entry %.300s) as frozen, %s per GB-hour (price entry %.300s) now",
+             c->period, c->team, c->model, day, o, c->old_key, w, c->new_key);
+}
+
+enum gl_status gl_reprice_refuse(const struct gl_reprice_list *l, const char *open,
+                                 struct gl_error *err)
+{
+    char what[1200], more[64] = "";
+    describe(&l->c[0], what, sizeof what);
+    if (l->n > 1)
+        snprintf(more, sizeof more, " (and %zu more GPU model-day(s))", l->n - 1);
+    return gl_error_set(
+        err, GL_ERR_STATE,
+        "prices would change a closed month: %s%s; a closed month "
+        "keeps its prices: restore the price table, or accept the repricing with "
+        "--reprice-closed (prices --reprice-closed, prices import --file CSV --reprice-closed, "
+        "or run/invoice/export --reprice-closed), which turns the difference into correction "
+        "lines of %s",
+        what, more, open);
+}
+
+/* The month that carries the corrections of closed[i]: the first one after
+ * it that is not closed (closed is ordered). */
+static void carrier(char (*closed)[8], size_t n, size_t i, struct gl_period *out)
+{
+    struct gl_period p;
+    gl_period_parse(closed[i], &p);
+    gl_period_of(p.end, out);
+    for (size_t k = i + 1; k < n && strcmp(closed[k], out->name) == 0; k++) {
+        p = *out;
+        gl_period_of(p.end, out);
+    }
+}
+
+enum gl_status gl_reprice_closed_months(const struct gl_config *c, struct gl_store *s,
+                                        const struct gl_price_table *prices, bool accept,
+                                        int64_t now, size_t *n, struct gl_error *err)
+{
+    *n = 0;
+    char(*closed)[8] = NULL;
+    size_t nclosed = 0;
+    enum gl_status rc = gl_store_closed_periods(s, &closed, &nclosed, err);
+    for (size_t i = 0; !rc && i < nclosed; i++) {
+        struct gl_period p;
+        bool pruned;
+        if (!gl_period_parse(closed[i], &p)) {
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "closed period \"%.20s\" is not YYYY-MM",
+                              closed[i]);
+            break;
+        }
+        if ((rc = gl_admin_period_pruned(s, p.name, &pruned, err)) || pruned)
+            continue; /* final: it takes no more corrections */
+        struct gl_invoice_set *rec = NULL;
+        struct gl_reprice_list l = {0};
+        if (!(rc = gl_invoices_build(c, s, prices, &p, &rec, err)))
+            rc = gl_reprice_changes(s, prices, p.name, rec, &l, err);
+        if (!rc && l.n && !accept) {
+            struct gl_period open;
+            carrier(closed, nclosed, i, &open);
+            rc = gl_reprice_refuse(&l, open.name, err);
+        }
+        for (size_t k = 0; !rc && accept && k < l.n; k++) {
+            const struct gl_reprice_change *ch = &l.c[k];
+            rc = gl_store_reprice_accept(s, ch->period, ch->model, ch->day, ch->nkeys,
+                                         (const char *const *)ch->keys,
+                                         (const char *const *)ch->units, now, err);
+            if (!rc) {
+                char what[1200];
+                describe(ch, what, sizeof what);
+                gl_log(GL_LOG_INFO, "repricing accepted (--reprice-closed): %s", what);
+                (*n)++;
+            }
+        }
+        gl_reprice_list_free(&l);
+        gl_invoices_free(rec);
+    }
+    free(closed);
+    return rc;
+}
+
+enum gl_status gl_reprice_open_periods(struct gl_store *s, struct gl_period **out, size_t *n,
+                                       struct gl_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    char(*closed)[8] = NULL;
+    size_t nclosed = 0;
+    enum gl_status rc = gl_store_closed_periods(s, &closed, &nclosed, err);
+    for (size_t i = 0; !rc && i < nclosed; i++) {
+        struct gl_period p, next;
+        if (!gl_period_parse(closed[i], &p))
+            continue;
+        gl_period_of(p.end, &next);
+        bool shut = i + 1 < nclosed && strcmp(closed[i + 1], next.name) == 0;
+        if (shut)
+            continue;
+        *out = gl_xrealloc(*out, (*n + 1) * sizeof **out);
+        (*out)[(*n)++] = next;
+    }
+    free(closed);
+    return rc;
+}
+
+void gl_reprice_print_corrections(const struct gl_invoice_set *set, FILE *out, size_t *nlines)
+{
+    *nlines = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct gl_invoice *inv = &set->invoices[i];
+        bool any = false;
+        for (size_t j = 0; !any && j < inv->nlines; j++)
+            any = inv->lines[j].corrected_period[0] != '\0';
+        if (!any)
+            continue;
+        fprintf(out, "\ncorrection lines of %s for team `", set->period.name);
+        gl_md_cell(out, inv->team);
+        fprintf(out, "` (invoice %s):\n\n", inv->invoice_id);
+        *nlines += gl_invoice_md_lines(set, inv, true, out);
+    }
+}

@@ -1,0 +1,105 @@
+/*
+ * reprice — closed months keep their prices (issue 11 item 4).
+ *
+ * A closed period's frozen rows record, per FOCUS key and UTC day, the price
+ * entry (pattern@valid_from) and the unit price per GB-hour it was billed
+ * at. Recomputing a closed period (close.c, for its corrections) with the
+ * current prices may change its figures for two reasons: the quantities
+ * changed (late or re-collected data: correction lines, as always), or the
+ * prices did (an edited price table, `prices import`, a different GB-hour
+ * conversion of a GPU-Hours price after an upgrade or a newly measured
+ * capacity). The second is refused (GL_ERR_STATE, exit 7) unless it was
+ * accepted with --reprice-closed, which stores the new prices of each
+ * changed (period, GPU model, day) in reprice_accepted (schema/006): they
+ * replace the frozen prices for the check from then on.
+ *
+ * A price change of a (model, day) is: an hour with usage now and at close
+ * priced by a price entry or at a unit price that the day's frozen (or
+ * accepted) rows do not have, or a frozen entry that no longer covers the
+ * day. Prices depend on model and hour only, so the check is per (model,
+ * day), whatever team or kind the usage is. A model-day without frozen rows
+ * (usage first collected after the close) is data.
+ */
+#ifndef GL_REPRICE_H
+#define GL_REPRICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "error.h"
+#include "invoice.h"
+#include "money.h"
+#include "price.h"
+#include "store.h"
+
+/* One (model, day) of a closed period whose prices changed: the frozen (or
+ * accepted) entry and unit price, and the current ones. */
+struct gl_reprice_change {
+    char period[8];
+    char *team; /* a team with usage of the model that day */
+    char *model;
+    int64_t day;
+    char *old_key, *new_key;
+    gl_i128 old_unit12, new_unit12;
+    /* the current entries and unit prices of the model-day (what accepting stores) */
+    char **keys, **units;
+    size_t nkeys;
+};
+
+struct gl_reprice_list {
+    struct gl_reprice_change *c;
+    size_t n;
+};
+void gl_reprice_list_free(struct gl_reprice_list *l);
+
+/* The price changes of closed period `period`, whose invoices recomputed
+ * with prices are rec, appended to out (ordered by model, day). */
+enum gl_status gl_reprice_changes(struct gl_store *s, const struct gl_price_table *prices,
+                                  const char *period, const struct gl_invoice_set *rec,
+                                  struct gl_reprice_list *out, struct gl_error *err);
+
+/* The refusal (GL_ERR_STATE) of the changes in l (n > 0): names period,
+ * team, model, day, old and new unit price and entry, and --reprice-closed;
+ * open = the period that would carry the corrections. */
+enum gl_status gl_reprice_refuse(const struct gl_reprice_list *l, const char *open,
+                                 struct gl_error *err);
+
+/* Checks every closed, unpruned period against prices: a change is
+ * refused (gl_reprice_refuse) unless accept, which stores the changed
+ * model-days (call inside a write transaction); *n receives how many were
+ * accepted, each logged. */
+enum gl_status gl_reprice_closed_months(const struct gl_config *c, struct gl_store *s,
+                                        const struct gl_price_table *prices, bool accept,
+                                        int64_t now, size_t *n, struct gl_error *err);
+
+/* The open periods that carry corrections of closed periods (the month
+ * after each closed month that is not closed itself), ordered; free *out. */
+enum gl_status gl_reprice_open_periods(struct gl_store *s, struct gl_period **out, size_t *n,
+                                       struct gl_error *err);
+
+/* Prints the correction lines of set per team, in the invoice's Markdown
+ * line format (gl_invoice_md_lines); *nlines receives how many. */
+void gl_reprice_print_corrections(const struct gl_invoice_set *set, FILE *out, size_t *nlines);
+
+/* ---- store layer (store_reprice.c) ---- */
+
+/* The closed periods (YYYY-MM), ordered; free *out. */
+enum gl_status gl_store_closed_periods(struct gl_store *s, char (**out)[8], size_t *n,
+                                       struct gl_error *err);
+
+typedef enum gl_status (*gl_reprice_row_fn)(void *ctx, const char *model, int64_t day,
+                                            const char *price_key, const char *unit_price,
+                                            struct gl_error *err);
+/* The accepted prices of period's model-days (strings borrowed during fn). */
+enum gl_status gl_store_reprice_accepted(struct gl_store *s, const char *period,
+                                         gl_reprice_row_fn fn, void *ctx, struct gl_error *err);
+/* Replaces the accepted prices of (period, model, day) by the n entries. */
+enum gl_status gl_store_reprice_accept(struct gl_store *s, const char *period, const char *model,
+                                       int64_t day, size_t n, const char *const *keys,
+                                       const char *const *units, int64_t now,
+                                       struct gl_error *err);
+
+#endif
