@@ -40,6 +40,9 @@ from the engine):
    InvoiceId, the team reports (HTML, Markdown) and the fleet page; every
    output file name is at most 255 bytes; the files of distinct teams are
    distinct; each team's file holds that team's id.
+4. FOCUS conformance: every FOCUS CSV exported above (and `run`'s) passes
+   focus_check.py as FOCUS 1.2 and, exported with --focus-version 1.3, as
+   1.3, with its metadata file.
 """
 
 import csv
@@ -52,6 +55,7 @@ from fractions import Fraction
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
+import focus_check  # noqa: E402
 import harness  # noqa: E402
 
 STEP = 60
@@ -427,6 +431,9 @@ class ArithSuite(harness.Suite):
         else:
             self.tap.check(title + "export exit 0: every FOCUS row is the exact model's",
                            focus_problems(out, teams) if collected else [])
+            # the FinOps Foundation's FOCUS rules on the implausible values
+            focus_check.export_and_check(self.tap, self.engine, cfg, db, PERIOD,
+                                         self.path(name), "arith " + name)
         # summary
         rc, out, err = self.engine.run(cfg, db, "summary", "--period", PERIOD)
         if rc != 0:
@@ -574,6 +581,10 @@ class ArithSuite(harness.Suite):
             p = ["no %s" % focus]
         self.tap.check("identity: FOCUS SubAccountId and InvoiceId hold the whole team ids, "
                        "figures exact", p)
+        if os.path.exists(focus):
+            focus_check.check_file(self.tap, "arith identity run output", focus, "1.2")
+        focus_check.export_and_check(self.tap, self.engine, cfg, db, PERIOD,
+                                     self.path("identity"), "arith identity")
         # summary
         p = []
         for ext in ("json", "md"):

@@ -474,6 +474,140 @@ def check(text, metadata=None, version="1.2"):
     return res
 
 
+# ---------------------------------------------------------------- drivers
+
+def read_export(csv_path):
+    """(CSV text, metadata object or None) of an `export --out` file."""
+    with open(csv_path, newline="") as f:
+        text = f.read()
+    meta = None
+    if os.path.exists(csv_path + ".metadata.json"):
+        with open(csv_path + ".metadata.json") as f:
+            meta = json.load(f)
+    return text, meta
+
+
+def tap_result(tap, scenario, path, version, res, min_rules=150):
+    """One `ok` line for a conforming file; otherwise one `not ok` per
+    failure, naming the scenario, the file, the rule id and (for row rules)
+    the row. Returns True on a pass."""
+    name = "FOCUS %s conformance: %s %s" % (version, scenario, os.path.basename(path))
+    fails = list(res.failures)
+    if res.applied < min_rules:
+        fails.append(("RuleCount", "the rule walk reached the model's rules",
+                      "only %d rules applied" % res.applied))
+    for rid, text, detail in fails:
+        tap.fail("%s rule %s" % (name, rid), "%s (%s)" % (text, detail))
+    if not fails:
+        tap.ok("%s: zero MUST failures (%d rules, %d warnings)" % (name, res.applied,
+                                                                 len(res.warnings)))
+    return not fails
+
+
+def check_file(tap, scenario, csv_path, version, closed_version=None, want_metadata=True,
+               min_rules=150):
+    """Checks an exported CSV (and FILE.metadata.json) as FOCUS `version`,
+    or as closed_version when the month was closed with that one (a closed
+    month keeps the CSV it was closed with). Returns the CSV text."""
+    text, meta = read_export(csv_path)
+    v = closed_version or version
+    res = check(text, meta, v)
+    if want_metadata and meta is None:
+        res.add(3, "Metadata", "export --out writes FILE.metadata.json", "missing")
+    tap_result(tap, scenario, csv_path, v, res, min_rules)
+    return text
+
+
+def export_and_check(tap, eng, cfg, db, period, out_base, scenario, versions=("1.2", "1.3"),
+                     closed_version=None):
+    """`export --period P --out OUT_BASE-focus-V.csv --focus-version V` for
+    each V, each CSV and its metadata checked. Returns {V: CSV text or None}."""
+    out = {}
+    for v in versions:
+        path = "%s-focus-%s.csv" % (out_base, v)
+        for f in (path, path + ".metadata.json"):
+            if os.path.exists(f):
+                os.unlink(f)
+        rc, _, err = eng.run(cfg, db, "export", "--period", period, "--out", path,
+                             "--focus-version", v)
+        if rc != 0 or not os.path.isfile(path):
+            tap.fail("FOCUS %s conformance: %s %s" % (v, scenario, os.path.basename(path)),
+                     "export exit %s: %s" % (rc, " ".join((err or "").split())[-300:]))
+            out[v] = None
+            continue
+        out[v] = check_file(tap, scenario, path, v, closed_version)
+    return out
+
+
+PROPORTIONAL = "gpuledger/idle-overhead-proportional"
+
+
+def split_groups(text):
+    """The proportional split rows of a 1.3 CSV by origin charge (cluster,
+    GPU model, kind, SkuPriceId, day): [(row number, row)]. Correction rows
+    are differences, not splits of an origin charge, and stay out."""
+    groups = {}
+    for i, r in enumerate(csv.DictReader(io.StringIO(text, newline="")), start=2):
+        if r.get("AllocatedMethodId") == PROPORTIONAL and not r.get("ChargeClass"):
+            key = (r["x_Cluster"], r["x_GpuModel"], r["x_ChargeKind"], r["SkuPriceId"],
+                   r["ChargePeriodStart"][:10])
+            groups.setdefault(key, []).append((i, r))
+    return groups
+
+
+def split_problems(text, origins, minor_units):
+    """Split rows against the charges they split. origins: {(cluster, model,
+    kind, SkuPriceId): {"days": {day: GB-hours text}, "amount": text}} from
+    an independent model (the generator's fleet lines). Per origin day the
+    rows' ConsumedQuantity add up to the origin's GB-hours and their ratios
+    to exactly 1; per origin line the rows' BilledCost add up to its amount.
+    Each row is rounded on its own (GB-hours half-even to 9 decimals,
+    amounts to the minor unit per team line), so a sum of n rows may differ
+    from the rounded origin by at most (n + 1) half units, never more."""
+    p = []
+    groups = split_groups(text)
+    half_q = Decimal("0.5e-9")
+    half_m = Decimal(1).scaleb(-minor_units) / 2
+    seen_days = set()
+    money = {}
+    for key, rows in sorted(groups.items()):
+        okey, day = key[:4], key[4]
+        seen_days.add(key)
+        o = origins.get(okey)
+        q = sum(Decimal(r["ConsumedQuantity"]) for _, r in rows)
+        ratio = Decimal(0)
+        for i, r in rows:
+            try:
+                els = json.loads(r["AllocatedMethodDetails"], parse_float=Decimal,
+                                 parse_int=Decimal)["Elements"]
+                ratio += sum(e["AllocatedRatio"] for e in els)
+            except (ValueError, KeyError, TypeError) as e:
+                p.append("row %d: AllocatedMethodDetails %r: %s" % (
+                    i, r.get("AllocatedMethodDetails"), e))
+        if ratio != 1:
+            p.append("%s: AllocatedRatio of rows %s sum to %s, not 1" % (
+                key, [i for i, _ in rows], ratio))
+        m = money.setdefault(okey, [Decimal(0), set()])
+        m[0] += sum(Decimal(r["BilledCost"]) for _, r in rows)
+        m[1] |= {r["SubAccountId"] for _, r in rows}
+        if o is None:
+            p.append("%s: split rows %s but no such origin charge" % (key, [i for i, _ in rows]))
+            continue
+        want = Decimal(o["days"].get(day, "0"))
+        if abs(q - want) > (len(rows) + 1) * half_q:
+            p.append("%s: split rows %s hold %s GB-h, the origin charge %s" % (
+                key, [i for i, _ in rows], q, want))
+    for okey, o in sorted(origins.items()):
+        for day, gbh in sorted(o["days"].items()):
+            if Decimal(gbh) != 0 and okey + (day,) not in seen_days:
+                p.append("%s %s: origin charge of %s GB-h has no split rows" % (okey, day, gbh))
+        got, teams = money.get(okey, (Decimal(0), set()))
+        want = Decimal(o["amount"])
+        if abs(got - want) > (len(teams) + 1) * half_m:
+            p.append("%s: split rows bill %s, the origin charge %s" % (okey, got, want))
+    return p, sum(len(r) for r in groups.values())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv")

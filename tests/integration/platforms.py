@@ -7,7 +7,8 @@ the main and sharing scenarios (time ranges do not overlap) and run through
 the engine once per config of its "runs", each compared in full with the
 generator's expected-RUN.json (run.py's Sharing runner: invoices, info
 blocks, summary per model and device, every device row adding up,
-anomalies, FOCUS rows, reconciliation). The named checks below then take
+anomalies, FOCUS rows, reconciliation, FOCUS 1.2 and 1.3 conformance by
+focus_check.py, 1.3 split rows against the origin charges). The named checks below then take
 their figures straight from the scenario file (capacities, limits, used
 values, lifetimes), never from the generator's model or the engine.
 """

@@ -35,8 +35,14 @@ excess, to 1e-6 GB-h; amounts to the cent), and the issue's named checks
 (a third each, allocation share, own memory, completed pod, allocation
 sizes, used vs max, excess devices, unallocated use, default mode, exported
 mode, compute indicator, idle = FB_FREE) use figures summed straight from
-the scenario rather than from the series. GPULEDGER_IT_VERBOSE=1 prints
-every problem of a failing check (the check line shows four).
+the scenario rather than from the series. Every FOCUS CSV
+(main scenario, every config of every scenario) is also exported with
+--focus-version 1.3 and both are checked, with their metadata files, by
+focus_check.py (the FinOps Foundation's rules: one "not ok" per failed rule
+naming scenario, file, rule id and row); under the proportional policy the
+1.3 split rows must add up to the generator's origin charges (check_splits).
+GPULEDGER_IT_VERBOSE=1 prints every problem of a failing check (the check
+line shows four).
 Prometheus and the proxy are stopped at exit, also on failure.
 """
 
@@ -61,6 +67,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
+import focus_check  # noqa: E402
 import gencluster as gc  # noqa: E402
 import harness  # noqa: E402
 import platforms  # noqa: E402
@@ -114,6 +121,52 @@ def price_ids(exp, data):
         if key in by_key and sku == d.get("SkuId") == "gpu-memory/" + d.get("x_GpuModel", ""):
             d["SkuPriceId"] = by_key[key]
     return data
+
+
+def check_splits(tap, label, text, exp):
+    """FOCUS 1.3 proportional split rows against the generator's origin
+    charges (exp["fleet"]: each (cluster, model, kind, price)'s idle or
+    overhead before the split, per day): GB-hours, ratios and amounts add up."""
+    origins = {}
+    for l in exp.get("fleet", []):
+        key = (l["cluster"], l["gpu_model"], l["kind"], "gpu-memory/%s|%s" % (
+            l["gpu_model"], exp["prices"][l["price_id"]]["price_key"]))
+        origins[key] = {"days": {d["day"]: d["gb_hours"] for d in l["days"]},
+                        "amount": l["amount"]}
+    p, n = focus_check.split_problems(text, origins, exp["minor_units"])
+    if not n:
+        p.append("no proportional split rows")
+    # the check is not vacuous: a split row moved by 2e-9 x (rows + 1) GB-h
+    # (beyond any rounding), or its ratio changed, or dropped, is reported
+    data = list(csv.reader(io.StringIO(text, newline="")))
+    head = data[0]
+    split = [i for i, r in enumerate(data) if i and dict(zip(head, r)).get(
+        "AllocatedMethodId") == focus_check.PROPORTIONAL and not dict(zip(head, r))["ChargeClass"]]
+    if split:
+        i = split[0]
+        cq, md = head.index("ConsumedQuantity"), head.index("AllocatedMethodDetails")
+
+        def mutated(fn):
+            rows = [list(r) for r in data]
+            fn(rows)
+            out = io.StringIO(newline="")
+            csv.writer(out, lineterminator="\r\n").writerows(rows)
+            return out.getvalue()
+
+        def more_gbh(rows):
+            rows[i][cq] = str(Decimal(rows[i][cq]) + Decimal("2e-9") * (len(split) + 1))
+
+        def other_ratio(rows):
+            rows[i][md] = re.sub(r'"AllocatedRatio":\s*([0-9.]+)', lambda m: '"AllocatedRatio":%s'
+                                 % (Decimal(m.group(1)) + Decimal("1e-9")), rows[i][md], 1)
+
+        for what, fn in (("a split row's GB-hours off", more_gbh),
+                         ("a split row's AllocatedRatio off", other_ratio),
+                         ("a split row dropped", lambda rows: rows.pop(i))):
+            if not focus_check.split_problems(mutated(fn), origins, exp["minor_units"])[0]:
+                p.append("the split check misses %s (row %d)" % (what, i + 1))
+    tap.check("%s: FOCUS 1.3 split rows (%d) add up to the %d origin charges they split "
+              "(GB-hours per day, AllocatedRatio = 1, amounts)" % (label, n, len(origins)), p)
 
 
 def half_even_9(x):
@@ -1009,6 +1062,14 @@ class Run(harness.Suite):
         csv1 = self.export(cfg, db, "export")
         if csv1 is not None and doc1 is not None:
             check_focus(tap, "full", csv1, doc1, exp)
+        if csv1 is not None:
+            # the FinOps Foundation's rules (focus_check.py): 1.2 and 1.3
+            focus_check.check_file(tap, "full", self.path("out", "export.csv"), "1.2")
+            t13 = focus_check.export_and_check(tap, self.engine, cfg, db, exp["period"],
+                                               self.path("out", "full"), "full",
+                                               versions=("1.3",))["1.3"]
+            if t13 is not None and exp["config"]["policy"] == "proportional":
+                check_splits(tap, "full", t13, exp)
         self.check_summary(cfg, db)
         # keep a copy for the missing-price test (engine exited: database closed)
         self.db_copy = self.path("db", "copy.db")
@@ -1483,6 +1544,15 @@ class Sharing:
                        % label, need("csv") or self.focus_problems(exp, res["csv"]))
         if name is None and res.get("csv") is not None and res.get("doc") is not None:
             check_focus(self.tap, label, res["csv"], res["doc"], exp)
+        if res.get("csv") is not None:
+            # the FinOps Foundation's rules (focus_check.py): 1.2 and 1.3
+            focus_check.check_file(self.tap, label, csvp, "1.2")
+            t13 = focus_check.export_and_check(
+                self.tap, eng, cfg, db, period,
+                self.r.path("out", "%s-%s" % (self.prefix, name or "base")), label,
+                versions=("1.3",))["1.3"]
+            if t13 is not None and c["policy"] == "proportional":
+                check_splits(self.tap, label, t13, exp)
         self.tap.check("%s: reconciliation per model under idle policy %s (engine figures: "
                        "to 1e-6 GB-h and to the cent)" % (label, c["policy"]),
                        need("doc") or need("summary") or

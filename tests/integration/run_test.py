@@ -30,6 +30,9 @@ TSDB before Prometheus is restarted on the same port. Prometheus runs with
    ChargePeriod day, BillingPeriod December; frozen + corrections = the
    expected complete November total per team, to the cent; December's
    invoices carry the corrections as "charge_class": "Correction" lines.
+   The FOCUS rule checker (focus_check.py) passes on the closed November
+   and on December with its corrections, FOCUS 1.2 and 1.3, and on the
+   FOCUS files `run` wrote.
 2. SIGKILL: `run` on the complete data killed with SIGKILL at random delays
    (seeded) --kills times, `PRAGMA integrity_check` after each kill, then an
    uninterrupted run: invoices, FOCUS CSV and summary identical to a single
@@ -58,6 +61,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
+import focus_check  # noqa: E402
 import gencluster as gc  # noqa: E402
 import harness  # noqa: E402
 from harness import CHILD_ENV  # noqa: E402
@@ -599,6 +603,7 @@ class RunTest(harness.Suite):
             DEC, to_of(now4)[:16]), usage_problems(dec_rows, exp_dec, DEC))
         corr_sum = self.correction_checks(frozen, dec_rows)
         self.dec_invoice_checks(exp_dec, dec_rows, corr_sum)
+        self.focus_conformance()
         with open(os.path.join(self.out, DEC, "focus-%s.csv" % DEC), encoding="utf-8",
                   newline="") as f:
             tap.check("late: DIR/%s/focus-%s.csv = export --period %s (corrections included)"
@@ -728,6 +733,32 @@ class RunTest(harness.Suite):
         tap.check("late: frozen %s + corrections = expected complete %s total per team, to the "
                   "cent (%s)" % (NOV, NOV, ", ".join(summary)), p)
         return cs
+
+    def focus_conformance(self):
+        """The FinOps Foundation's FOCUS rules (focus_check.py) on the closed
+        November (the CSV it was closed with: 1.2 whatever is asked) and on
+        December with its correction rows, FOCUS 1.2 and 1.3, each with its
+        metadata; and on the files `run` wrote (DIR/<period>/focus-*.csv)."""
+        tap = self.tap
+        d = self.path("out-focus")
+        os.makedirs(d, exist_ok=True)
+        focus_check.export_and_check(tap, self.engine, self.cfg, self.db, NOV,
+                                     os.path.join(d, NOV), "run-month closed " + NOV,
+                                     closed_version="1.2")
+        texts = focus_check.export_and_check(tap, self.engine, self.cfg, self.db, DEC,
+                                             os.path.join(d, DEC),
+                                             "run-month %s (corrections)" % DEC)
+        for period in (NOV, DEC):
+            f = os.path.join(self.out, period, "focus-%s.csv" % period)
+            if os.path.isfile(f):
+                focus_check.check_file(tap, "run-month run output", f, "1.2")
+            else:
+                tap.fail("FOCUS conformance: run-month run output", "no %s" % f)
+        p = []
+        for v, text in sorted(texts.items()):
+            if text is not None and not any(is_correction(r) for r in parse_focus(text)):
+                p.append("the %s FOCUS %s export has no correction rows" % (DEC, v))
+        tap.check("late: the FOCUS-checked %s exports (1.2, 1.3) hold correction rows" % DEC, p)
 
     def dec_invoice_checks(self, exp_dec, dec_rows, corr_sum):
         tap = self.tap
