@@ -61,6 +61,7 @@ enum provider {
     P_BASIC,        /* auth basic: username + password_file (Grafana Cloud) */
     P_AWS_ENV,      /* AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY [/ AWS_SESSION_TOKEN] */
     P_AWS_PROFILE,  /* shared credentials file */
+    P_AWS_FILES,    /* per-block key files (access_key_id_file, ...), read before each request */
     P_AWS_WEB,      /* IRSA: web identity token -> STS AssumeRoleWithWebIdentity */
     P_AWS_POD,      /* EKS Pod Identity: container credentials endpoint */
     P_GCP,          /* GKE metadata server */
@@ -76,7 +77,8 @@ static bool temporary(enum provider p)
 
 static bool is_aws(enum provider p)
 {
-    return p == P_AWS_ENV || p == P_AWS_PROFILE || p == P_AWS_WEB || p == P_AWS_POD;
+    return p == P_AWS_ENV || p == P_AWS_PROFILE || p == P_AWS_WEB || p == P_AWS_POD ||
+           p == P_AWS_FILES;
 }
 
 /* One set of credentials. */
@@ -96,6 +98,8 @@ struct gl_auth {
     char *region;
     char *endpoint;     /* STS, container credentials, metadata token or Entra token URL */
     char *file;         /* the token or secret file read at each refresh */
+    char file_what[200]; /* what names a->file in messages */
+    char *key_file, *secret_file, *session_file; /* P_AWS_FILES */
     char *role_arn, *session_name, *client_id, *scope;
     char *env_token;    /* AWS_CONTAINER_AUTHORIZATION_TOKEN */
     char *user;         /* basic: the username */
@@ -566,8 +570,7 @@ static enum gl_status fetch_aws_pod(struct gl_auth *a, struct cred *out, struct 
     char *tok = NULL;
     enum gl_status rc = GL_OK;
     if (a->file)
-        rc = read_secret("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (EKS Pod Identity token)",
-                         a->file, &tok, err);
+        rc = read_secret(a->file_what, a->file, &tok, err);
     else if (a->env_token)
         tok = gl_strdup(a->env_token);
     if (rc)
@@ -762,8 +765,12 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static enum gl_status reload_aws_files(struct gl_auth *a, struct gl_error *err);
+
 static enum gl_status ensure_fresh(struct gl_auth *a, struct gl_error *err)
 {
+    if (a->prov == P_AWS_FILES)
+        return reload_aws_files(a, err);
     if (!temporary(a->prov))
         return GL_OK;
     double now = wall_now();
@@ -890,6 +897,65 @@ static enum gl_status load_aws_profile(struct gl_auth *a, const char *file, cons
     return rc;
 }
 
+/* One key file of a P_AWS_FILES block: "<label>.<key>" names it. */
+static enum gl_status read_key_file(struct gl_auth *a, const char *key, const char *file,
+                                    char **out, struct gl_error *err)
+{
+    char what[160];
+    snprintf(what, sizeof what, "%s.%s", a->label, key);
+    enum gl_status rc = read_secret(what, file, out, err);
+    if (!rc && !header_safe(*out)) {
+        wipe_free(*out);
+        *out = NULL;
+        rc = gl_error_set(err, GL_ERR_CONFIG, "%s: %s holds spaces or control characters",
+                          file, what);
+    }
+    if (!rc)
+        keep_secret(a, *out);
+    return rc;
+}
+
+/* The per-block key files into c. */
+static enum gl_status load_aws_files(struct gl_auth *a, struct cred *c, struct gl_error *err)
+{
+    enum gl_status rc = read_key_file(a, "access_key_id_file", a->key_file, &c->key_id, err);
+    if (!rc)
+        rc = read_key_file(a, "secret_access_key_file", a->secret_file, &c->secret, err);
+    if (!rc && a->session_file)
+        rc = read_key_file(a, "session_token_file", a->session_file, &c->session, err);
+    if (rc)
+        cred_wipe(c);
+    return rc;
+}
+
+static bool same_str(const char *x, const char *y)
+{
+    return (!x && !y) || (x && y && strcmp(x, y) == 0);
+}
+
+/* The key files read again before every request (a few bytes): a rotated
+ * Secret (Kubernetes swaps a volume's files at once) is used from the next
+ * request on. A file that went missing or empty is an error naming its
+ * key. Lock held. */
+static enum gl_status reload_aws_files(struct gl_auth *a, struct gl_error *err)
+{
+    struct cred fresh;
+    memset(&fresh, 0, sizeof fresh);
+    enum gl_status rc = load_aws_files(a, &fresh, err);
+    if (rc)
+        return rc;
+    if (same_str(fresh.key_id, a->cur.key_id) && same_str(fresh.secret, a->cur.secret) &&
+        same_str(fresh.session, a->cur.session)) {
+        cred_wipe(&fresh);
+        return GL_OK;
+    }
+    gl_log(GL_LOG_INFO, "aws key files changed, signing with the new keys mode=\"%s\"",
+           a->mode + strlen(a->label) + 1);
+    cred_wipe(&a->cur);
+    a->cur = fresh;
+    return GL_OK;
+}
+
 /* Chooses the AWS source (prometheus.auth.credentials; "auto": the
  * environment's keys, IRSA, EKS Pod Identity, then the shared credentials
  * file) and reads static credentials now. */
@@ -916,8 +982,15 @@ static enum gl_status setup_aws(struct gl_auth *a, const struct gl_auth_cfg *ac,
     const char *role = ac->role_arn ? ac->role_arn : env("AWS_ROLE_ARN");
     const char *wfile = ac->web_identity_token_file ? ac->web_identity_token_file
                                                     : env("AWS_WEB_IDENTITY_TOKEN_FILE");
-    const char *full = env("AWS_CONTAINER_CREDENTIALS_FULL_URI"),
-               *rel = env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+    /* EKS Pod Identity: the block's keys, else the agent's variables */
+    const char *full = ac->container_credentials_uri ? ac->container_credentials_uri
+                                                     : env("AWS_CONTAINER_CREDENTIALS_FULL_URI"),
+               *rel = ac->container_credentials_uri
+                          ? NULL
+                          : env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+    const char *ctok = ac->container_authorization_token_file
+                           ? ac->container_authorization_token_file
+                           : env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
     const char *profile = ac->profile ? ac->profile : env("AWS_PROFILE");
     if (!profile)
         profile = "default";
@@ -930,12 +1003,29 @@ static enum gl_status setup_aws(struct gl_auth *a, const struct gl_auth_cfg *ac,
         cfile = gl_path_join(env("HOME"), ".aws/credentials");
     enum gl_aws_source src = ac->aws_source;
     if (src == GL_AWS_AUTO)
-        src = key || secret      ? GL_AWS_ENV
+        src = ac->access_key_id_file ? GL_AWS_FILES
+              : key || secret    ? GL_AWS_ENV
               : role || wfile    ? GL_AWS_WEB_IDENTITY
               : full || rel      ? GL_AWS_POD_IDENTITY
                                  : GL_AWS_PROFILE;
     enum gl_status rc = GL_OK;
     switch (src) {
+    case GL_AWS_FILES:
+        a->prov = P_AWS_FILES;
+        snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (keys from files: access_key_id_file "
+                 "%.200s, region %s)", a->label,
+                 ac->access_key_id_file ? ac->access_key_id_file : "(none)", region);
+        if (!ac->access_key_id_file || !ac->secret_access_key_file)
+            rc = no_source(a, "credentials \"files\" needs access_key_id_file and "
+                              "secret_access_key_file", err);
+        else {
+            a->key_file = gl_strdup(ac->access_key_id_file);
+            a->secret_file = gl_strdup(ac->secret_access_key_file);
+            if (ac->session_token_file)
+                a->session_file = gl_strdup(ac->session_token_file);
+            rc = load_aws_files(a, &a->cur, err);
+        }
+        break;
     case GL_AWS_ENV:
         a->prov = P_AWS_ENV;
         snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (credentials from the "
@@ -989,9 +1079,15 @@ static enum gl_status setup_aws(struct gl_auth *a, const struct gl_auth_cfg *ac,
             a->endpoint = gl_xcalloc(n, 1);
             snprintf(a->endpoint, n, "http://169.254.170.2%s", rel);
         }
-        if (env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"))
-            a->file = gl_strdup(env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"));
-        else if (env("AWS_CONTAINER_AUTHORIZATION_TOKEN"))
+        if (ctok) {
+            a->file = gl_strdup(ctok);
+            if (ac->container_authorization_token_file)
+                snprintf(a->file_what, sizeof a->file_what, "%s.container_authorization_"
+                         "token_file (EKS Pod Identity token)", a->label);
+            else
+                snprintf(a->file_what, sizeof a->file_what, "AWS_CONTAINER_AUTHORIZATION_"
+                         "TOKEN_FILE (EKS Pod Identity token)");
+        } else if (env("AWS_CONTAINER_AUTHORIZATION_TOKEN"))
             a->env_token = gl_strdup(env("AWS_CONTAINER_AUTHORIZATION_TOKEN"));
         keep_secret(a, a->env_token);
         snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (EKS Pod Identity: %.200s, "
@@ -999,7 +1095,7 @@ static enum gl_status setup_aws(struct gl_auth *a, const struct gl_auth_cfg *ac,
         if (!a->endpoint)
             rc = no_source(a, "EKS Pod Identity needs AWS_CONTAINER_CREDENTIALS_FULL_URI (set "
                               "by the pod identity webhook: create a pod identity association "
-                              "for this service account)", err);
+                              "for this service account) or container_credentials_uri", err);
         break;
     case GL_AWS_PROFILE:
     case GL_AWS_AUTO: {
@@ -1010,7 +1106,8 @@ static enum gl_status setup_aws(struct gl_auth *a, const struct gl_auth_cfg *ac,
         if (cfile)
             rc = load_aws_profile(a, cfile, profile, &found, err);
         if (!rc && !found)
-            rc = no_source(a, "no AWS credentials: set AWS_ACCESS_KEY_ID and "
+            rc = no_source(a, "no AWS credentials: give access_key_id_file and "
+                              "secret_access_key_file, set AWS_ACCESS_KEY_ID and "
                               "AWS_SECRET_ACCESS_KEY, AWS_ROLE_ARN and "
                               "AWS_WEB_IDENTITY_TOKEN_FILE (IRSA), "
                               "AWS_CONTAINER_CREDENTIALS_FULL_URI (EKS Pod Identity), or a "
@@ -1186,6 +1283,9 @@ void gl_auth_free(struct gl_auth *a)
     free(a->region);
     free(a->endpoint);
     free(a->file);
+    free(a->key_file);
+    free(a->secret_file);
+    free(a->session_file);
     free(a->role_arn);
     free(a->session_name);
     free(a->client_id);
@@ -1274,6 +1374,7 @@ enum gl_status gl_auth_apply(struct gl_auth *a, CURL *h, const struct curl_slist
         case P_AWS_PROFILE:
         case P_AWS_WEB:
         case P_AWS_POD:
+        case P_AWS_FILES:
             /* libcurl signs: SignedHeaders are host, x-amz-date and every header
              * of the list (the session token and the form's Content-Type too) */
             curl_easy_setopt(h, CURLOPT_AWS_SIGV4, a->sigv4);
@@ -1348,8 +1449,12 @@ void gl_auth_hint(struct gl_auth *a, long status, const char *desc, char *out, s
     case P_AWS_ENV:
     case P_AWS_PROFILE:
     case P_AWS_WEB:
-    case P_AWS_POD: {
-        const char *renew = a->prov == P_AWS_ENV
+    case P_AWS_POD:
+    case P_AWS_FILES: {
+        const char *renew = a->prov == P_AWS_FILES
+                                ? "update the Secret behind session_token_file (the key files "
+                                  "are read again before every request)"
+                            : a->prov == P_AWS_ENV
                                 ? "AWS_SESSION_TOKEN from the environment cannot be renewed "
                                   "here: renew it, or use IRSA or EKS Pod Identity"
                             : a->prov == P_AWS_PROFILE

@@ -273,7 +273,7 @@ static enum gl_status prom_wire_load(struct cfg_ctx *x, const cJSON *o, const ch
 /* ---- prometheus.auth (README "Managed Prometheus") ---- */
 
 /* The string fields of an auth config, for copy and free. */
-#define AUTH_NSTR 18
+#define AUTH_NSTR 23
 static void auth_strings(struct gl_auth_cfg *a, char **out[AUTH_NSTR])
 {
     char **all[AUTH_NSTR] = {&a->region, &a->service, &a->profile, &a->credentials_file,
@@ -281,7 +281,10 @@ static void auth_strings(struct gl_auth_cfg *a, char **out[AUTH_NSTR])
                              &a->sts_endpoint, &a->metadata_url, &a->service_account,
                              &a->tenant_id, &a->client_id, &a->federated_token_file,
                              &a->client_secret_file, &a->authority, &a->scope, &a->username,
-                             &a->password_file};
+                             &a->password_file, &a->access_key_id_file,
+                             &a->secret_access_key_file, &a->session_token_file,
+                             &a->container_credentials_uri,
+                             &a->container_authorization_token_file};
     memcpy(out, all, sizeof all);
 }
 
@@ -339,6 +342,42 @@ static enum gl_status auth_name(struct cfg_ctx *x, const char *base, const char 
     return cfg_fail(x, path, "\"%s\" is not a plain name ([A-Za-z0-9._-])", v);
 }
 
+/* The per-block key files and the Pod Identity keys of an aws_sigv4 block
+ * agree with its "credentials" (README "Per-block AWS key files"). */
+static enum gl_status aws_sources_check(struct cfg_ctx *x, const char *base,
+                                        const struct gl_auth_cfg *a)
+{
+    static const char *const src_names[] = {"auto", "env", "web_identity", "pod_identity",
+                                            "profile", "files"};
+    bool files = a->access_key_id_file || a->secret_access_key_file || a->session_token_file;
+    bool pod = a->container_credentials_uri || a->container_authorization_token_file;
+    char path[300];
+    if (files) {
+        if (a->aws_source != GL_AWS_AUTO && a->aws_source != GL_AWS_FILES)
+            return cfg_fail(x, base, "access_key_id_file, secret_access_key_file and "
+                            "session_token_file are credentials \"files\", not \"%s\"",
+                            src_names[a->aws_source]);
+        if (!a->access_key_id_file || !a->secret_access_key_file) {
+            snprintf(path, sizeof path, "%s.%s", base,
+                     a->access_key_id_file ? "secret_access_key_file" : "access_key_id_file");
+            return cfg_fail(x, path, "missing: per-block keys need both access_key_id_file "
+                            "and secret_access_key_file (session_token_file is optional)");
+        }
+        if (pod)
+            return cfg_fail(x, base, "the key files exclude container_credentials_uri and "
+                            "container_authorization_token_file (EKS Pod Identity)");
+    } else if (a->aws_source == GL_AWS_FILES) {
+        snprintf(path, sizeof path, "%s.access_key_id_file", base);
+        return cfg_fail(x, path, "missing: credentials \"files\" needs access_key_id_file and "
+                        "secret_access_key_file");
+    }
+    if (pod && a->aws_source != GL_AWS_AUTO && a->aws_source != GL_AWS_POD_IDENTITY)
+        return cfg_fail(x, base, "container_credentials_uri and "
+                        "container_authorization_token_file are credentials \"pod_identity\", "
+                        "not \"%s\"", src_names[a->aws_source]);
+    return GL_OK;
+}
+
 /* prometheus.auth: {"type": ..., the type's keys}. */
 static enum gl_status prom_auth_load(struct cfg_ctx *x, struct gl_config *c, const cJSON *o,
                                      const char *pbase, struct gl_prom_cfg *p)
@@ -352,7 +391,10 @@ static enum gl_status prom_auth_load(struct cfg_ctx *x, struct gl_config *c, con
     static const char *const aws_keys[] = {"type", "region", "service", "credentials", "profile",
                                            "credentials_file", "role_arn",
                                            "web_identity_token_file", "role_session_name",
-                                           "sts_endpoint", NULL};
+                                           "sts_endpoint", "access_key_id_file",
+                                           "secret_access_key_file", "session_token_file",
+                                           "container_credentials_uri",
+                                           "container_authorization_token_file", NULL};
     static const char *const gcp_keys[] = {"type", "metadata_url", "service_account", NULL};
     static const char *const azure_keys[] = {"type", "tenant_id", "client_id",
                                              "federated_token_file", "client_secret_file",
@@ -360,7 +402,7 @@ static enum gl_status prom_auth_load(struct cfg_ctx *x, struct gl_config *c, con
     static const char *const basic_keys[] = {"type", "username", "password_file", NULL};
     static const char *const none_keys[] = {"type", NULL};
     static const char *const sources[] = {"auto", "env", "web_identity", "pod_identity",
-                                          "profile", NULL};
+                                          "profile", "files", NULL};
     static const char *const *const keys_of[] = {none_keys, aws_keys, gcp_keys, azure_keys,
                                                  basic_keys};
     struct gl_auth_cfg *a = &p->auth;
@@ -386,7 +428,9 @@ static enum gl_status prom_auth_load(struct cfg_ctx *x, struct gl_config *c, con
         "region", "service", "profile", "credentials_file", "role_arn",
         "web_identity_token_file", "role_session_name", "sts_endpoint", "metadata_url",
         "service_account", "tenant_id", "client_id", "federated_token_file",
-        "client_secret_file", "authority", "scope", "username", "password_file"};
+        "client_secret_file", "authority", "scope", "username", "password_file",
+        "access_key_id_file", "secret_access_key_file", "session_token_file",
+        "container_credentials_uri", "container_authorization_token_file"};
     for (size_t i = 0; i < AUTH_NSTR; i++)
         for (const char *const *kk = k; *kk; kk++)
             if (strcmp(*kk, names[i]) == 0 &&
@@ -404,14 +448,22 @@ static enum gl_status prom_auth_load(struct cfg_ctx *x, struct gl_config *c, con
     a->federated_token_file = resolve(c, a->federated_token_file);
     a->client_secret_file = resolve(c, a->client_secret_file);
     a->password_file = resolve(c, a->password_file);
+    a->access_key_id_file = resolve(c, a->access_key_id_file);
+    a->secret_access_key_file = resolve(c, a->secret_access_key_file);
+    a->session_token_file = resolve(c, a->session_token_file);
+    a->container_authorization_token_file = resolve(c, a->container_authorization_token_file);
     switch (a->type) {
     case GL_AUTH_AWS_SIGV4:
         if ((rc = get_enum(x, ao, base, "credentials", sources, &source)) ||
             (rc = auth_name(x, base, "region", a->region)) ||
             (rc = auth_name(x, base, "service", a->service)) ||
-            (rc = auth_url(x, base, "sts_endpoint", a->sts_endpoint)))
+            (rc = auth_url(x, base, "sts_endpoint", a->sts_endpoint)) ||
+            (rc = auth_url(x, base, "container_credentials_uri",
+                           a->container_credentials_uri)))
             return rc;
         a->aws_source = (enum gl_aws_source)source;
+        if ((rc = aws_sources_check(x, base, a)))
+            return rc;
         break;
     case GL_AUTH_GCP:
         if ((rc = auth_url(x, base, "metadata_url", a->metadata_url)) ||

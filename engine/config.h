@@ -67,13 +67,17 @@ struct gl_pattern {
  * default when the client starts (engine/auth.c). */
 enum gl_auth_type { GL_AUTH_NONE, GL_AUTH_AWS_SIGV4, GL_AUTH_GCP, GL_AUTH_AZURE, GL_AUTH_BASIC };
 enum gl_aws_source { GL_AWS_AUTO, GL_AWS_ENV, GL_AWS_WEB_IDENTITY, GL_AWS_POD_IDENTITY,
-                     GL_AWS_PROFILE };
+                     GL_AWS_PROFILE, GL_AWS_FILES };
 struct gl_auth_cfg {
     enum gl_auth_type type;
     /* aws_sigv4 (Amazon Managed Service for Prometheus) */
     enum gl_aws_source aws_source;
     char *region, *service, *profile, *credentials_file, *role_arn, *web_identity_token_file,
         *role_session_name, *sts_endpoint;
+    /* per-block access keys read from files (credentials "files"; README
+     * "Per-block AWS key files"), and the EKS Pod Identity endpoint/token */
+    char *access_key_id_file, *secret_access_key_file, *session_token_file,
+        *container_credentials_uri, *container_authorization_token_file;
     /* gcp (Google Managed Service for Prometheus) */
     char *metadata_url, *service_account;
     /* azure (Azure Monitor managed service for Prometheus) */

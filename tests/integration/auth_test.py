@@ -32,6 +32,14 @@ expired session token, revoked token, expired federated token, refused web
 identity, wrong Grafana token and no AWS credentials at all fail with exit 4
 (3 for the configuration) and a message naming the mode and what to fix; no
 secret appears in the stdout or stderr of any run, nor in a database.
+
+Per-block AWS key files (prometheus.auth access_key_id_file,
+secret_access_key_file, session_token_file) sign instead of other valid
+pod-wide AWS_* keys, a rotated Secret is used by the next run (the old key
+revoked), a missing or empty key file is a config error naming the key and
+the path; EKS Pod Identity from the block's container_credentials_uri and
+container_authorization_token_file wins over the agent's variables (here
+pointing at nothing) and renews inside one collection.
 """
 
 import json
@@ -247,6 +255,26 @@ class Test(harness.Suite):
              r"prometheus\.auth\.sts_endpoint: expected an http:// or https:// URL"),
             ("a region with a space", {"auth": {"type": "aws_sigv4", "region": "us east-1"}},
              r'prometheus\.auth\.region: "us east-1" is not a plain name'),
+            ("access_key_id_file without secret_access_key_file",
+             {"auth": {"type": "aws_sigv4", "region": REGION, "access_key_id_file": "k"}},
+             r"prometheus\.auth\.secret_access_key_file: missing: per-block keys need both"),
+            ("credentials files without key files",
+             {"auth": {"type": "aws_sigv4", "region": REGION, "credentials": "files"}},
+             r'prometheus\.auth\.access_key_id_file: missing: credentials "files" needs'),
+            ("key files with credentials web_identity",
+             {"auth": {"type": "aws_sigv4", "region": REGION, "credentials": "web_identity",
+                       "access_key_id_file": "k", "secret_access_key_file": "s"}},
+             r'prometheus\.auth: access_key_id_file, .* are credentials "files", not '
+             r'"web_identity"'),
+            ("an ftp container_credentials_uri",
+             {"auth": {"type": "aws_sigv4", "container_credentials_uri": "ftp://x"}},
+             r"prometheus\.auth\.container_credentials_uri: expected an http:// or https:// "
+             r"URL"),
+            ("Pod Identity keys with credentials env",
+             {"auth": {"type": "aws_sigv4", "region": REGION, "credentials": "env",
+                       "container_authorization_token_file": "t"}},
+             r'prometheus\.auth: container_credentials_uri and .* are credentials '
+             r'"pod_identity", not "env"'),
         ]
         for title, prom, want in cases:
             cfg = self.config("bad-" + re.sub(r"\W+", "-", title), dict({"url": url}, **prom))
@@ -332,6 +360,8 @@ class Test(harness.Suite):
                              "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE)", "amp-pod", cfg, env,
                              "pod", c.amp_ok, lambda log: c.amp_problems(log))
 
+        self.aws_file_checks()
+
         # failures
         key3, _ = self.aws_static_keys()
         cfg = self.config("amp-bad-signature", self.amp())
@@ -365,6 +395,87 @@ class Test(harness.Suite):
                   self.failing("amp-none", cfg, self.env(), 3,
                                [r"aws_sigv4", r"AWS_ACCESS_KEY_ID", r"AWS_WEB_IDENTITY_TOKEN_FILE",
                                 r"AWS_CONTAINER_CREDENTIALS_FULL_URI"]))
+        c.take()
+
+    def aws_file_checks(self):
+        """Per-block key files and Pod Identity config keys."""
+        tap, c = self.tap, self.cloud
+        kdir = self.path("secrets", "amp-keys")
+        os.makedirs(kdir, exist_ok=True)
+        files = {n: os.path.join(kdir, n) for n in ("access-key-id", "secret-access-key",
+                                                     "session-token")}
+
+        def put(key, secret, session):
+            # as the kubelet updates a Secret volume: whole files put in place
+            for n, val in (("access-key-id", key), ("secret-access-key", secret),
+                           ("session-token", session)):
+                with open(files[n] + ".tmp", "w") as f:
+                    f.write(val + "\n")
+                os.replace(files[n] + ".tmp", files[n])
+
+        def keys(**over):
+            return self.amp(**dict({"access_key_id_file": files["access-key-id"],
+                                    "secret_access_key_file": files["secret-access-key"],
+                                    "session_token_file": files["session-token"]}, **over))
+        session5 = secrets.token_urlsafe(90)
+        key5, secret5 = self.aws_static_keys(session=session5)
+        put(key5, secret5, session5)
+        env_key, env_secret = self.aws_static_keys()   # valid, but not this block's
+        env = self.env(AWS_ACCESS_KEY_ID=env_key, AWS_SECRET_ACCESS_KEY=env_secret)
+        cfg = self.config("amp-files", keys())
+        c.take()
+        p, secs, _ = self.collect_invoice("amp-files", cfg, env)
+        log = c.take()
+        p += c.amp_problems(log, want_keys={key5})
+        if log and not all(r.get("session_signed") for r in c.amp_ok(log)):
+            p.append("X-Amz-Security-Token (session_token_file) not signed on every request")
+        tap.check("AMP, per-block key files (access_key_id_file, secret_access_key_file, "
+                  "session_token_file) sign instead of the pod-wide AWS_ACCESS_KEY_ID: %d "
+                  "queries verified, invoices equal the generator's figures (%.1fs)"
+                  % (len(c.amp_ok(log)), secs), p)
+        # the Secret rotated, the old key revoked: the next run signs with the new one
+        session6 = secrets.token_urlsafe(90)
+        key6, secret6 = self.aws_static_keys(session=session6)
+        put(key6, secret6, session6)
+        c.drop_aws_key(key5)
+        p, secs, _ = self.collect_invoice("amp-files-rotated", cfg, env)
+        log = c.take()
+        p += c.amp_problems(log, want_keys={key6})
+        tap.check("AMP, the key files rotated and the old key revoked: the next collection "
+                  "signs with the new keys (%d queries verified)" % len(c.amp_ok(log)), p)
+        # missing / empty key files: config errors naming the key and the path
+        empty = self.write_secret("amp-empty-session", "")
+        for title, over, want in [
+                ("a missing secret_access_key_file",
+                 {"secret_access_key_file": os.path.join(kdir, "gone")},
+                 [r"prometheus\.auth\.secret_access_key_file: " + re.escape(
+                     os.path.join(kdir, "gone")) + r": cannot open"]),
+                ("an empty session_token_file", {"session_token_file": empty},
+                 [re.escape(empty) + r": prometheus\.auth\.session_token_file is empty"])]:
+            cfg = self.config("amp-files-bad", keys(**over))
+            tap.check("AMP, %s: exit 3 naming the key and the path" % title,
+                      self.failing("amp-files-bad", cfg, env, 3, want))
+        c.take()
+
+        # EKS Pod Identity from the block's keys; the agent's variables point nowhere
+        dead = "http://127.0.0.1:%d/v1/credentials" % harness.free_port()
+        env = self.env(AWS_CONTAINER_CREDENTIALS_FULL_URI=dead,
+                       AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=os.path.join(kdir, "gone"))
+        pod = {"credentials": "pod_identity",
+               "container_credentials_uri": c.url() + "/pod-identity/v1/credentials",
+               "container_authorization_token_file": self.pod_token_file}
+        cfg = self.config("amp-pod-keys", self.amp(**pod), SLOW_CHUNK)
+        self.long_collection("AMP, EKS Pod Identity from prometheus.auth."
+                             "container_credentials_uri and container_authorization_token_file "
+                             "(the agent's variables point nowhere)", "amp-pod-keys", cfg, env,
+                             "pod", c.amp_ok, lambda log: c.amp_problems(log))
+        cfg = self.config("amp-pod-keys-bad", self.amp(**dict(
+            pod, container_authorization_token_file=os.path.join(kdir, "no-token"))))
+        tap.check("AMP, EKS Pod Identity with a missing container_authorization_token_file: "
+                  "exit 3 naming the key and the path",
+                  self.failing("amp-pod-keys-bad", cfg, env, 3, [
+                      r"prometheus\.auth\.container_authorization_token_file \(EKS Pod "
+                      r"Identity token\): " + re.escape(os.path.join(kdir, "no-token"))]))
         c.take()
 
     def long_collection(self, title, label, cfg, env, issuer, ok_of, problems_of,

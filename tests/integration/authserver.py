@@ -218,6 +218,12 @@ class Cloud(harness.LoopbackServer):
         with self.lock:
             self.aws_keys[key] = (secret, session, expiry)
 
+    def drop_aws_key(self, key):
+        """Revokes key (its secret stays among all_secrets for the leak checks)."""
+        with self.lock:
+            secret, session, _ = self.aws_keys.pop(key)
+            self.extra_secrets += [secret] + ([session] if session else [])
+
     def all_secrets(self):
         with self.lock:
             out = [self.web_identity_token, self.pod_identity_token, self.federated_token,

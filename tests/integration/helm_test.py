@@ -292,13 +292,16 @@ class Managed:
     annotations, pod labels and projected tokens {audience: cloud secret}."""
 
     def __init__(self, auth, route, prefix, issued=None, region="us-east-1", annotations=None,
-                 labels=None, tokens=None, env=None, s3=None, log_json=False, notes=()):
+                 labels=None, tokens=None, env=None, s3=None, log_json=False, notes=(),
+                 s3_files=None):
         self.auth, self.route, self.prefix, self.issued = auth, route, prefix, issued
         self.region = region
         self.annotations, self.labels = annotations or {}, labels or {}
         self.tokens = tokens or {}
         self.env = env or {}          # container variables expected (name -> value of creds)
         self.s3 = s3                  # expected outputs.s3.auth (None: no auth block)
+        # outputs.s3.auth key -> the credential (of creds) its mounted file holds
+        self.s3_files = s3_files or {}
         self.log_json = log_json
         self.notes = list(notes)      # what NOTES.txt must tell as the first steps
 
@@ -366,8 +369,14 @@ SCENARIOS = [
                  {"type": "aws_sigv4", "region": "us-east-1", "service": "aps",
                   "credentials": "profile", "profile": "gpuledger"},
                  "amp", authserver.AMP_PREFIX, region="us-east-1",
-                 env={"AWS_ACCESS_KEY_ID": "minio_key", "AWS_SECRET_ACCESS_KEY": "minio_secret"},
-                 s3={"type": "aws_sigv4", "credentials": "env"},
+                 # the MinIO keys as files of outputs.s3.auth only: no pod-wide
+                 # AWS_ACCESS_KEY_ID that the AMP block (or any auto block) would see
+                 env={},
+                 s3={"type": "aws_sigv4", "credentials": "files",
+                     "access_key_id_file": "/etc/gpuledger-secrets/minio-keys/accesskey",
+                     "secret_access_key_file": "/etc/gpuledger-secrets/minio-keys/secretkey"},
+                 s3_files={"access_key_id_file": "minio_key",
+                           "secret_access_key_file": "minio_secret"},
                  notes=["Secret amp-credentials", "profile [gpuledger]", "Secret minio-keys"])),
     Scenario("gmp", "gmp-values.yaml", token=False, managed=Managed(
         {"type": "gcp"}, "gmp", authserver.GMP_PREFIX, issued="gcp",
@@ -936,13 +945,23 @@ def managed_on_chart(rendered, scn, binary, work):
         full = sb.write_config(opts["config"], lambda cfg: None)
         os.replace(full, full + ".rendered.json")
         full += ".rendered.json"
+        errors = []
+        s3a = ((json.load(open(full)).get("outputs") or {}).get("s3") or {}).get("auth") or {}
+        for k, ck in m.s3_files.items():
+            try:
+                with open(sb.host(s3a.get(k) or "/nonexistent")) as fh:
+                    got = fh.read().strip()
+            except OSError as e:
+                errors.append(f"outputs.s3.auth.{k}: {e}")
+                continue
+            if got != creds[ck]:
+                errors.append(f"outputs.s3.auth.{k} {s3a.get(k)} does not hold the Secret's {ck}")
         cfg_path = sb.write_config(opts["config"], edit)
         env = {k: v for k, v in mt.engine_env(root).items()
                if not re.match(r"(AWS|AZURE|GCE|GOOGLE)_", k)}
         env.update(container_env(cdocs, c, sb.fs.ns))
         db = sb.host(opts["db"])
         at = time.strftime("%Y-%m-%dT%H:00:00Z", time.gmtime())
-        errors = []
         rc, out, err = harness.run_cmd([binary, "--config", full, "prices"], mt.ENGINE_TIMEOUT,
                                        env=env)
         if rc != 0:
@@ -1043,6 +1062,57 @@ def check_no_persistence(helm, node, mods, work):
     expect(not bad, "; ".join(bad))
 
 
+def check_key_files_per_block(helm):
+    """prometheus.awsSigv4.accessKeys and objectStorage.accessKeys from two
+    different Secrets (credentials auto): each block gets its own key files
+    (mounted Secret keys, the session token too when sessionTokenKey is
+    set), the pod no AWS_* variable that another SigV4 block would pick up."""
+    rc, out, err = helm.template([
+        "--set", "prometheus.url=https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-1",
+        "--set", "prometheus.auth=awsSigv4", "--set", "prometheus.awsSigv4.region=eu-west-1",
+        "--set", "prometheus.awsSigv4.accessKeys.existingSecret=amp-keys",
+        "--set", "prometheus.awsSigv4.accessKeys.sessionTokenKey=AWS_SESSION_TOKEN",
+        "--set-json", 'config.outputs={"s3":{"endpoint":"https://minio.storage.svc:9000",'
+                      '"bucket":"chargeback","region":"us-east-1"}}',
+        "--set", "objectStorage.accessKeys.existingSecret=minio-keys",
+        "--set", "objectStorage.accessKeys.accessKeyIdKey=accesskey",
+        "--set", "objectStorage.accessKeys.secretAccessKeyKey=secretkey"])
+    expect(rc == 0, f"helm template failed: {harness.tail(err)}")
+    docs = mt.Docs()
+    docs.docs = [("rendered", i, d) for i, d in enumerate(yaml.safe_load_all(out)) if d]
+    for i, (name, data) in enumerate([
+            ("amp-keys", {"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b",
+                          "AWS_SESSION_TOKEN": "c"}),
+            ("minio-keys", {"accesskey": "d", "secretkey": "e"})]):
+        docs.docs.append(("cluster", i, secret(name, data)))
+    cj = mt.the_cronjob(docs)
+    pod, c = mt.cronjob_container(cj)
+    fs, _ = mt.check_command(docs, cj)
+    cfg = mt.load_config_json(docs, cj)
+    d = "/etc/gpuledger-secrets"
+    want = {"prometheus.auth": {"credentials": "files",
+                                "access_key_id_file": f"{d}/amp-keys/AWS_ACCESS_KEY_ID",
+                                "secret_access_key_file": f"{d}/amp-keys/AWS_SECRET_ACCESS_KEY",
+                                "session_token_file": f"{d}/amp-keys/AWS_SESSION_TOKEN"},
+            "outputs.s3.auth": {"credentials": "files",
+                                "access_key_id_file": f"{d}/minio-keys/accesskey",
+                                "secret_access_key_file": f"{d}/minio-keys/secretkey"}}
+    got = {"prometheus.auth": cfg["prometheus"].get("auth") or {},
+           "outputs.s3.auth": cfg["outputs"]["s3"].get("auth") or {}}
+    errors = []
+    for where, keys in want.items():
+        for k, v in keys.items():
+            if got[where].get(k) != v:
+                errors.append(f"{where}.{k} is {got[where].get(k)!r}, expected {v!r}")
+            elif k.endswith("_file") and file_exists(docs, fs, v) is not True:
+                errors.append(f"{where}.{k} {v} is not a mounted Secret key")
+        if where == "outputs.s3.auth" and "session_token_file" in got[where]:
+            errors.append("outputs.s3.auth.session_token_file set without sessionTokenKey")
+    names = [e["name"] for e in c.get("env") or []]
+    errors += [f"env {n} set" for n in names if n.startswith("AWS_")]
+    expect(not errors, "; ".join(errors))
+
+
 # Values that values.schema.json must refuse, and the path its error must name.
 BAD_VALUES = [
     ("schedule as a number", ["--set-json", "schedule=5"], "/schedule"),
@@ -1095,6 +1165,11 @@ BAD_VALUES = [
                     '"awsSigv4":{"region":""}}}]'], "/clusters/0/prometheus/awsSigv4/region"),
     ("objectStorage env without its Secret", ["--set", "objectStorage.credentials=env"],
      "/objectStorage/accessKeys"),
+    ("objectStorage files without its Secret", ["--set", "objectStorage.credentials=files"],
+     "/objectStorage/accessKeys"),
+    ("objectStorage sessionTokenKey not a key name",
+     ["--set", "objectStorage.accessKeys.sessionTokenKey=a b"],
+     "/objectStorage/accessKeys/sessionTokenKey"),
     ("unknown logFormat", ["--set", "logFormat=yaml"], "/logFormat"),
 ]
 
@@ -1108,8 +1183,10 @@ BAD_COMBINATIONS = [
     ("two different access-key Secrets for one pod environment",
      ["--set", "prometheus.auth=awsSigv4", "--set", "prometheus.awsSigv4.region=eu-west-1",
       "--set", "prometheus.awsSigv4.accessKeys.existingSecret=a",
+      "--set", "prometheus.awsSigv4.credentials=env",
       "--set-json", 'config.outputs={"s3":{"endpoint":"https://s3","bucket":"bkt"}}',
-      "--set", "objectStorage.accessKeys.existingSecret=b"],
+      "--set", "objectStorage.accessKeys.existingSecret=b",
+      "--set", "objectStorage.credentials=env"],
      "prometheus.awsSigv4.accessKeys and objectStorage.accessKeys differ"),
 ]
 
@@ -1235,6 +1312,8 @@ class HelmSuite(harness.Suite):
                  check_bad_values, helm, name, args, path)
         for name, args, msg in BAD_COMBINATIONS:
             test(f"template: {name} fails helm template", check_bad_combination, helm, args, msg)
+        test("template: access keys of two Secrets (AMP and object storage) as per-block key "
+             "files, mounted, no AWS_* variable in the pod", check_key_files_per_block, helm)
         if models:
             test("persistence.enabled=false: no PVC, an emptyDir, valid objects",
                  check_no_persistence, helm, models[0], models[1], self.work)

@@ -28,10 +28,19 @@ Data: tests/integration/scenarios/run-month.json in a real Prometheus.
    outputs.s3 and the cause, and the next run with the store back uploads
    exactly what was missing or stale, after which the bucket equals the
    tree again.
+4. Per-block key files (outputs.s3.auth access_key_id_file /
+   secret_access_key_file): with wrong pod-wide AWS_* variables set, the
+   upload is signed with the keys of the files (the verifier knows only
+   those); the Secret rotated in the middle of a run (the files replaced
+   as the kubelet does, the old key revoked at once) is used from the next
+   request on; a missing or empty key file fails the run (exit 5) naming
+   the key and the path, a half-configured block is a config error (exit
+   3); no secret of the files in any output of these runs (--verbose).
 """
 
 import hashlib
 import http.client
+import secrets
 import http.server
 import json
 import os
@@ -62,6 +71,8 @@ T1 = "2026-12-01T06:00:00Z"
 T2 = "2026-12-01T09:00:00Z"
 T3 = "2026-12-01T12:00:00Z"
 T4 = "2026-12-01T15:00:00Z"
+T5 = "2026-12-01T18:00:00Z"
+T6 = "2026-12-01T21:00:00Z"
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 
 
@@ -97,6 +108,8 @@ class Verifier:
     def __init__(self, upstream_port):
         self.upstream = upstream_port
         self.mode = "ok"
+        self.keys = {KEY: SECRET}   # the access keys the store knows
+        self.after_ok = None        # called once after the next verified request
         self.log = []
         self.lock = threading.Lock()
         owner = self
@@ -156,14 +169,16 @@ class Verifier:
         if payload != hashlib.sha256(body).hexdigest():
             return "x-amz-content-sha256 %r is not the SHA-256 of the %d bytes received" % (
                 payload[:20], len(body))
-        if key != KEY:
+        with self.lock:
+            secret = self.keys.get(key)
+        if secret is None:
             return "unknown access key %r" % key
         path, _, query = h.path.partition("?")
         # S3 signs the path URI-encoded once: sigv4_sign encodes what it is
         # given, so it gets the decoded path
         _, _, want = authserver.sigv4_sign(h.command, urllib.parse.unquote(path), query,
                                            list(h.headers.items()), signed, body, amz_date,
-                                           region, service, SECRET)
+                                           region, service, secret)
         if want != sig:
             return "signature mismatch"
         return None
@@ -172,10 +187,16 @@ class Verifier:
         n = int(h.headers.get("Content-Length") or 0)
         body = h.rfile.read(n) if n else b""
         why = self.problems(h, body)
+        a = authserver.parse_authorization(h.headers.get("Authorization"))
         rec = {"method": h.command, "path": h.path, "ok": why is None, "why": why or "",
-               "bytes": len(body)}
+               "bytes": len(body), "key": a[0] if a else None}
         with self.lock:
             self.log.append(rec)
+            hook = self.after_ok if why is None else None
+            if hook:
+                self.after_ok = None
+        if hook:
+            hook()
         if why:
             doc = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>"
                    "SignatureDoesNotMatch</Code><Message>The request signature we calculated "
@@ -188,6 +209,9 @@ class Verifier:
         conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=30)
         try:
             hdrs = {k: v for k, v in h.headers.items() if k.lower() not in ("host", "expect")}
+            if rec["key"] != KEY:   # s3rver knows its own account only (it checks no V4)
+                hdrs["Authorization"] = h.headers["Authorization"].replace(
+                    "Credential=%s/" % rec["key"], "Credential=%s/" % KEY, 1)
             conn.request(h.command, h.path, body=body if h.command == "PUT" else None,
                          headers=hdrs)
             r = conn.getresponse()
@@ -344,20 +368,21 @@ class S3Test(harness.Suite):
                 p.append("%s: x-amz-meta-sha256 %r" % (rel, meta))
         return p
 
-    def write_config(self, endpoint):
+    def write_config(self, endpoint, auth=None):
         cfg = json.loads(json.dumps(self.cfg_doc))
         cfg["outputs"] = {"s3": {"endpoint": endpoint, "bucket": BUCKET, "prefix": PREFIX,
                                  "region": REGION, "retries": 0,
-                                 "auth": {"type": "aws_sigv4", "credentials": "env"}}}
+                                 "auth": auth or {"type": "aws_sigv4", "credentials": "env"}}}
         with open(self.cfg, "w") as f:
             json.dump(cfg, f, indent=2)
 
-    def run(self, now, secret=SECRET, log_format="text"):
+    def run(self, now, secret=SECRET, log_format="text", engine=None, *args):
         env = dict(CHILD_ENV, AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=secret,
                    GPULEDGER_LOG_FORMAT=log_format)
         for k in ("AWS_SESSION_TOKEN", "AWS_REGION", "AWS_PROFILE"):
             env.pop(k, None)
-        return self.engine.run(self.cfg, self.db, "run", "--out", self.out, "--now", now, env=env)
+        return (engine or self.engine).run(self.cfg, self.db, *(args or (
+            "run", "--out", self.out, "--now", now)), env=env)
 
     def setup(self):
         tap = self.tap
@@ -498,6 +523,136 @@ class S3Test(harness.Suite):
                 p.append("not re-sent: %s" % missing[:3])
             tap.check("%s: the next run uploads what was missing (%d PUTs)" % (name, len(sent)),
                       p)
+        self.key_file_checks()
+
+    # ------------------------------------------------------------ key files
+    def key_file_checks(self):
+        tap, v = self.tap, self.verifier
+        eng = harness.Engine(self.args.bin, self.work, options=["--verbose"])
+        kdir = self.path("keys")
+        os.makedirs(kdir, exist_ok=True)
+        id_file, secret_file = os.path.join(kdir, "access-key-id"), os.path.join(
+            kdir, "secret-access-key")
+        seen, outputs = [], []
+
+        def new_key():
+            k, s = "AKIA" + secrets.token_hex(8).upper(), secrets.token_urlsafe(30)
+            seen.append(s)
+            return k, s
+
+        def write_keys(k, s):
+            # as the kubelet updates a Secret volume: whole files put in place
+            for f, val in ((id_file, k), (secret_file, s)):
+                with open(f + ".tmp", "w") as fh:
+                    fh.write(val + "\n")
+                os.replace(f + ".tmp", f)
+
+        def run(now, *args):
+            rc, out, err = self.run(now, "pod-wide-" + secrets.token_hex(8), "text", eng, *args)
+            outputs.append(out + err)
+            return rc, out, err
+
+        auth = {"type": "aws_sigv4", "access_key_id_file": id_file,
+                "secret_access_key_file": secret_file}
+        k1, s1 = new_key()
+        with v.lock:
+            v.keys = {k1: s1}   # the pod-wide S3RVER pair is not accepted any more
+        write_keys(k1, s1)
+        self.write_config(v.url(), auth)
+        v.take()
+        rc, _, err = run(T5)
+        log = v.take()
+        p = [] if rc == 0 else ["exit %s: %s" % (rc, harness.tail(err))]
+        p += sorted({"refused %s: %s" % (r["method"], r["why"]) for r in log if not r["ok"]})
+        p += sorted({"signed with %s, not the key file's" % r["key"] for r in log
+                     if r["key"] != k1})
+        puts = [r for r in log if r["method"] == "PUT"]
+        if not puts:
+            p.append("no PUT (nothing new to deliver: the case tests nothing)")
+        p += self.bucket_problems()
+        tap.check("outputs.s3.auth access_key_id_file/secret_access_key_file: %d requests "
+                  "(%d PUTs) signed with the files' keys despite pod-wide AWS_* variables, "
+                  "verified; the bucket equals the tree" % (len(log), len(puts)), p)
+
+        # the Secret rotated during a run: the old key revoked at once
+        k2, s2 = new_key()
+
+        def rotate():
+            write_keys(k2, s2)
+            v.keys = {k2: s2}   # before the answer: the next request must use k2
+        v.after_ok = rotate
+        rc, _, err = run(T5)
+        log = v.take()
+        p = [] if rc == 0 else ["exit %s: %s" % (rc, harness.tail(err))]
+        if len(log) < 3:
+            p.append("only %d requests: no request after the rotation" % len(log))
+        else:
+            if log[0]["key"] != k1:
+                p.append("the first request was signed with %s, not the first key" % log[0]["key"])
+            p += sorted({"after the rotation: signed with %s (%s)" % (
+                "the revoked key" if r["key"] == k1 else r["key"], r["why"])
+                for r in log[1:] if r["key"] != k2 or not r["ok"]})
+        if "aws key files changed" not in err:
+            p.append("the log does not say the key files changed")
+        tap.check("the key files rotated in the middle of a run (old key revoked): the next "
+                  "request on is signed with the new keys (%d requests, exit %s)" % (len(log), rc),
+                  p)
+
+        # a missing or empty key file
+        k3, s3 = new_key()
+        cases = [("a missing secret_access_key_file", dict(auth, secret_access_key_file=os.path.join(
+                     kdir, "no-such-file")), "outputs.s3.auth.secret_access_key_file",
+                  "no-such-file"),
+                 ("an empty access_key_id_file", dict(auth, access_key_id_file=os.path.join(
+                     kdir, "empty")), "outputs.s3.auth.access_key_id_file", "empty")]
+        with open(os.path.join(kdir, "empty"), "w") as fh:
+            fh.write("\n")
+        for name, a, key, path in cases:
+            self.write_config(v.url(), a)
+            rc, _, err = run(T6)
+            log = v.take()
+            p = [] if rc == 5 else ["exit %s, not 5" % rc]
+            last = [l for l in err.splitlines() if l.startswith("gpuledger: ")]
+            msg = last[-1] if last else err
+            if key not in msg or os.path.join(kdir, path) not in msg:
+                p.append("the error does not name %s and %s: %s" % (key, path,
+                                                                    harness.tail(err, 400)))
+            if log:
+                p.append("%d requests sent" % len(log))
+            tap.check("%s: run exits 5 naming the key and the path (%s)" % (
+                name, harness.tail(msg, 200)), p)
+        write_keys(k3, s3)
+        v.keys = {k3: s3}
+        self.write_config(v.url(), auth)
+        rc, _, err = run(T6)
+        log = v.take()
+        p = [] if rc == 0 else ["exit %s: %s" % (rc, harness.tail(err))]
+        p += sorted({"%s %s: key %s ok=%s" % (r["method"], r["path"], r["key"], r["ok"])
+                     for r in log if r["key"] != k3 or not r["ok"]})
+        if not [r for r in log if r["method"] == "PUT"]:
+            p.append("no PUT: what the failed runs left was not delivered")
+        p += self.bucket_problems()
+        tap.check("the next run, with the keys of a newly rotated Secret, delivers what was "
+                  "missing (%d requests)" % len(log), p)
+
+        # a half-configured block: config error
+        for name, a, want in [
+                ("access_key_id_file without secret_access_key_file",
+                 {"type": "aws_sigv4", "access_key_id_file": id_file},
+                 "outputs.s3.auth.secret_access_key_file: missing"),
+                ("key files with credentials env", dict(auth, credentials="env"),
+                 'outputs.s3.auth: access_key_id_file, secret_access_key_file and '
+                 'session_token_file are credentials "files", not "env"')]:
+            self.write_config(v.url(), a)
+            rc, _, err = run(T6, "prices")
+            p = [] if rc == 3 else ["exit %s, not 3" % rc]
+            if want not in err:
+                p.append("stderr does not say %r: %s" % (want, harness.tail(err, 300)))
+            tap.check("%s: a config error (exit 3) naming the key" % name, p)
+        self.write_config(v.url(), auth)
+        leaks = sorted({"%s..." % s[:6] for s in seen for o in outputs if s in o})
+        tap.check("no secret of the key files in the stdout or stderr of the %d --verbose "
+                  "runs" % len(outputs), leaks)
 
 
 def main():

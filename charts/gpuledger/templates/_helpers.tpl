@@ -114,6 +114,11 @@ top-level settings with the cluster's merged over them. Each entry carries
 {{- $s := .clientCert.existingSecret }}
 {{- $_ := set $m $s (concat (get $m $s | default list) (list .clientCert.certKey .clientCert.keyKey) | uniq | sortAlpha) }}
 {{- end }}
+{{- if and (eq .auth "awsSigv4") (eq (include "gpuledger.awsSource" .awsSigv4) "files") }}
+{{- $k := .awsSigv4.accessKeys }}
+{{- $s := $k.existingSecret }}
+{{- $_ := set $m $s (concat (get $m $s | default list) (compact (list $k.accessKeyIdKey $k.secretAccessKeyKey ($k.sessionTokenKey | default ""))) | uniq | sortAlpha) }}
+{{- end }}
 {{- if and (eq .auth "awsSigv4") .awsSigv4.sharedCredentials.existingSecret }}
 {{- $s := .awsSigv4.sharedCredentials.existingSecret }}
 {{- $_ := set $m $s (append (get $m $s | default list) .awsSigv4.sharedCredentials.key | uniq | sortAlpha) }}
@@ -129,6 +134,11 @@ top-level settings with the cluster's merged over them. Each entry carries
 {{- end }}
 {{- if include "gpuledger.s3" . }}
 {{- with .Values.objectStorage }}
+{{- if and .accessKeys.existingSecret (eq (include "gpuledger.awsSource" .) "files") }}
+{{- $k := .accessKeys }}
+{{- $s := $k.existingSecret }}
+{{- $_ := set $m $s (concat (get $m $s | default list) (compact (list $k.accessKeyIdKey $k.secretAccessKeyKey ($k.sessionTokenKey | default ""))) | uniq | sortAlpha) }}
+{{- end }}
 {{- if .sharedCredentials.existingSecret }}
 {{- $s := .sharedCredentials.existingSecret }}
 {{- $_ := set $m $s (append (get $m $s | default list) .sharedCredentials.key | uniq | sortAlpha) }}
@@ -156,6 +166,21 @@ image's CAs for the managed services with public certificates). */}}
 {{- else }}system{{ end }}
 {{- end }}
 
+{{/* The credentials source of prometheus.awsSigv4 or objectStorage (VALUES)
+with "auto" resolved: roleArn -> webIdentity, accessKeys -> files (the
+Secret's keys mounted as files for this block only), sharedCredentials ->
+profile; else auto (the engine's choice). */}}
+{{- define "gpuledger.awsSource" -}}
+{{- $src := .credentials }}
+{{- if eq $src "auto" }}
+{{- if .roleArn }}{{ $src = "webIdentity" }}
+{{- else if .accessKeys.existingSecret }}{{ $src = "files" }}
+{{- else if .sharedCredentials.existingSecret }}{{ $src = "profile" }}
+{{- end }}
+{{- end }}
+{{- $src }}
+{{- end }}
+
 {{/*
 The aws_sigv4 credential keys of gpuledger.json from prometheus.awsSigv4 or
 objectStorage: dict "v" VALUES "where" PATH "secretsDir" DIR.
@@ -163,14 +188,8 @@ objectStorage: dict "v" VALUES "where" PATH "secretsDir" DIR.
 {{- define "gpuledger.awsCredentials" -}}
 {{- $v := .v }}
 {{- $a := dict }}
-{{- $src := $v.credentials }}
-{{- if eq $src "auto" }}
-{{- if $v.roleArn }}{{ $src = "webIdentity" }}
-{{- else if $v.accessKeys.existingSecret }}{{ $src = "env" }}
-{{- else if $v.sharedCredentials.existingSecret }}{{ $src = "profile" }}
-{{- end }}
-{{- end }}
-{{- $_ := set $a "credentials" (get (dict "auto" "auto" "webIdentity" "web_identity" "podIdentity" "pod_identity" "env" "env" "profile" "profile") $src) }}
+{{- $src := include "gpuledger.awsSource" $v }}
+{{- $_ := set $a "credentials" (get (dict "auto" "auto" "webIdentity" "web_identity" "podIdentity" "pod_identity" "env" "env" "profile" "profile" "files" "files") $src) }}
 {{- if eq $src "webIdentity" }}
 {{- if $v.roleArn }}
 {{- $_ := set $a "role_arn" $v.roleArn }}
@@ -180,6 +199,13 @@ objectStorage: dict "v" VALUES "where" PATH "secretsDir" DIR.
 {{- with $v.stsEndpoint }}{{ $_ := set $a "sts_endpoint" . }}{{ end }}
 {{- else if eq $src "env" }}
 {{- $_ := required (printf "%s.accessKeys.existingSecret: the Secret holding the access keys (credentials is env)" .where) $v.accessKeys.existingSecret }}
+{{- else if eq $src "files" }}
+{{- with $v.accessKeys }}
+{{- $dir := printf "%s/%s" $.secretsDir (required (printf "%s.accessKeys.existingSecret: the Secret holding the access keys (credentials is files)" $.where) .existingSecret) }}
+{{- $_ := set $a "access_key_id_file" (printf "%s/%s" $dir .accessKeyIdKey) }}
+{{- $_ := set $a "secret_access_key_file" (printf "%s/%s" $dir .secretAccessKeyKey) }}
+{{- with .sessionTokenKey }}{{ $_ := set $a "session_token_file" (printf "%s/%s" $dir .) }}{{ end }}
+{{- end }}
 {{- else if eq $src "profile" }}
 {{- with $v.sharedCredentials }}
 {{- $_ := set $a "credentials_file" (printf "%s/%s/%s" $.secretsDir (required (printf "%s.sharedCredentials.existingSecret: the Secret holding the shared credentials file (credentials is profile)" $.where) .existingSecret) .key) }}
@@ -190,17 +216,19 @@ objectStorage: dict "v" VALUES "where" PATH "secretsDir" DIR.
 {{- end }}
 
 {{/* [{"where", "secret", "idKey", "secretKey"}] of the access keys passed as
-AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (one pod environment: one pair). */}}
+AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (credentials env only: one pod
+environment, one pair, seen by every SigV4 block whose credentials are
+auto; "files", the default for accessKeys, keeps the keys to their block). */}}
 {{- define "gpuledger.awsAccessKeys" -}}
 {{- $out := list }}
 {{- range (include "gpuledger.promValues" . | fromJsonArray) }}
-{{- if and (eq .auth "awsSigv4") .awsSigv4.accessKeys.existingSecret (has .awsSigv4.credentials (list "auto" "env")) }}
+{{- if and (eq .auth "awsSigv4") .awsSigv4.accessKeys.existingSecret (eq .awsSigv4.credentials "env") }}
 {{- $out = append $out (dict "where" (printf "%s.awsSigv4" ._where) "secret" .awsSigv4.accessKeys.existingSecret "idKey" .awsSigv4.accessKeys.accessKeyIdKey "secretKey" .awsSigv4.accessKeys.secretAccessKeyKey) }}
 {{- end }}
 {{- end }}
 {{- if include "gpuledger.s3" . }}
 {{- with .Values.objectStorage }}
-{{- if and .accessKeys.existingSecret (has .credentials (list "auto" "env")) }}
+{{- if and .accessKeys.existingSecret (eq .credentials "env") }}
 {{- $out = append $out (dict "where" "objectStorage" "secret" .accessKeys.existingSecret "idKey" .accessKeys.accessKeyIdKey "secretKey" .accessKeys.secretAccessKeyKey) }}
 {{- end }}
 {{- end }}
