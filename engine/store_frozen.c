@@ -321,6 +321,20 @@ static enum gl_status finish(struct loader *x, sqlite3_stmt *st, int sr, enum gl
     return rc;
 }
 
+/* Calls fn for each row of sql (?1 = the period). */
+static enum gl_status each_row(struct loader *x, const char *sql,
+                               enum gl_status (*fn)(struct loader *, sqlite3_stmt *))
+{
+    sqlite3_stmt *st;
+    enum gl_status rc = query(x, sql, &st);
+    if (rc)
+        return rc;
+    int sr;
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW)
+        rc = fn(x, st);
+    return finish(x, st, sr, rc);
+}
+
 static enum gl_status load_config(struct loader *x, const struct gl_config *live, bool *have)
 {
     sqlite3_stmt *st;
@@ -359,220 +373,178 @@ static enum gl_status load_config(struct loader *x, const struct gl_config *live
     return finish(x, st, sr, rc);
 }
 
-static enum gl_status load_prices(struct loader *x)
+static const char load_prices_sql[] =
+    "SELECT seq, row, id, pattern, unit, price12, currency, "
+    "valid_from, valid_to, has_capacity, capacity_gb12 "
+    "FROM frozen_price WHERE period = ?1 ORDER BY seq";
+
+static enum gl_status row_prices(struct loader *x, sqlite3_stmt *st)
 {
-    sqlite3_stmt *st;
-    enum gl_status rc = query(x, "SELECT seq, row, id, pattern, unit, price12, currency, "
-                                 "valid_from, valid_to, has_capacity, capacity_gb12 "
-                                 "FROM frozen_price WHERE period = ?1 ORDER BY seq",
-                              &st);
-    if (rc)
-        return rc;
     struct gl_frozen_own *own = x->set->own;
-    int sr;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t seq, row, from, to = INT64_MAX, cap;
-        own->prices = gl_xrealloc(own->prices, (own->nprices + 1) * sizeof *own->prices);
-        struct gl_price_entry *e = &own->prices[own->nprices++];
-        memset(e, 0, sizeof *e);
-        e->id = gl_strdup(col_text(st, 2));
-        e->pattern = gl_strdup(col_text(st, 3));
-        e->currency = gl_strdup(col_text(st, 6));
-        const char *unit = col_text(st, 4);
-        bool ok = col_int(st, 0, &seq) && seq == (int64_t)own->nprices - 1 &&
-                  col_int(st, 1, &row) && row >= 0 && row <= INT32_MAX && unit &&
-                  (strcmp(unit, "GB-Hours") == 0 || strcmp(unit, "GPU-Hours") == 0) &&
-                  col_i128(st, 5, &e->price12) && col_int(st, 7, &from) &&
-                  (sqlite3_column_type(st, 8) == SQLITE_NULL || col_int(st, 8, &to)) &&
-                  col_int(st, 9, &cap) && col_i128(st, 10, &e->capacity_gb12) && e->id &&
-                  e->pattern && e->currency;
-        if (!ok) {
-            rc = bad(x, NULL, "a frozen price entry is incomplete");
-            break;
-        }
-        e->row = (int)row;
-        e->unit = strcmp(unit, "GPU-Hours") == 0 ? GL_PRICE_GPU_HOURS : GL_PRICE_GB_HOURS;
-        e->valid_from = from;
-        e->valid_to = to;
-        e->has_capacity = cap != 0;
-    }
-    return finish(x, st, sr, rc);
+    int64_t seq, row, from, to = INT64_MAX, cap;
+    own->prices = gl_xrealloc(own->prices, (own->nprices + 1) * sizeof *own->prices);
+    struct gl_price_entry *e = &own->prices[own->nprices++];
+    memset(e, 0, sizeof *e);
+    e->id = gl_strdup(col_text(st, 2));
+    e->pattern = gl_strdup(col_text(st, 3));
+    e->currency = gl_strdup(col_text(st, 6));
+    const char *unit = col_text(st, 4);
+    bool ok = col_int(st, 0, &seq) && seq == (int64_t)own->nprices - 1 &&
+              col_int(st, 1, &row) && row >= 0 && row <= INT32_MAX && unit &&
+              (strcmp(unit, "GB-Hours") == 0 || strcmp(unit, "GPU-Hours") == 0) &&
+              col_i128(st, 5, &e->price12) && col_int(st, 7, &from) &&
+              (sqlite3_column_type(st, 8) == SQLITE_NULL || col_int(st, 8, &to)) &&
+              col_int(st, 9, &cap) && col_i128(st, 10, &e->capacity_gb12) && e->id &&
+              e->pattern && e->currency;
+    if (!ok)
+        return bad(x, NULL, "a frozen price entry is incomplete");
+    e->row = (int)row;
+    e->unit = strcmp(unit, "GPU-Hours") == 0 ? GL_PRICE_GPU_HOURS : GL_PRICE_GB_HOURS;
+    e->valid_from = from;
+    e->valid_to = to;
+    e->has_capacity = cap != 0;
+    return GL_OK;
 }
 
-static enum gl_status load_heads(struct loader *x)
+static const char load_heads_sql[] =
+    "SELECT team, team_name, cost_center, invoice_id, total "
+    "FROM frozen_head WHERE period = ?1 ORDER BY team";
+
+static enum gl_status row_heads(struct loader *x, sqlite3_stmt *st)
 {
-    sqlite3_stmt *st;
-    enum gl_status rc = query(x, "SELECT team, team_name, cost_center, invoice_id, total "
-                                 "FROM frozen_head WHERE period = ?1 ORDER BY team",
-                              &st);
-    if (rc)
-        return rc;
     struct gl_invoice_set *set = x->set;
-    int sr;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        set->invoices = gl_xrealloc(set->invoices, (set->n + 1) * sizeof *set->invoices);
-        struct gl_invoice *inv = &set->invoices[set->n++];
-        memset(inv, 0, sizeof *inv);
-        inv->team = gl_strdup(col_text(st, 0));
-        inv->team_name = inv->own_name = gl_strdup(col_text(st, 1));
-        if (sqlite3_column_type(st, 2) != SQLITE_NULL)
-            inv->cost_center = inv->own_cost_center = gl_strdup(col_text(st, 2));
-        inv->invoice_id = gl_strdup(col_text(st, 3));
-        if (!inv->team || !inv->own_name || !inv->invoice_id || !col_i128(st, 4, &inv->total))
-            rc = bad(x, inv->team, "an invoice header is incomplete");
-    }
-    return finish(x, st, sr, rc);
+    set->invoices = gl_xrealloc(set->invoices, (set->n + 1) * sizeof *set->invoices);
+    struct gl_invoice *inv = &set->invoices[set->n++];
+    memset(inv, 0, sizeof *inv);
+    inv->team = gl_strdup(col_text(st, 0));
+    inv->team_name = inv->own_name = gl_strdup(col_text(st, 1));
+    if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+        inv->cost_center = inv->own_cost_center = gl_strdup(col_text(st, 2));
+    inv->invoice_id = gl_strdup(col_text(st, 3));
+    if (!inv->team || !inv->own_name || !inv->invoice_id || !col_i128(st, 4, &inv->total))
+        return bad(x, inv->team, "an invoice header is incomplete");
+    return GL_OK;
 }
 
-static enum gl_status load_lines(struct loader *x)
+static const char load_lines_sql[] =
+    "SELECT team, seq, cluster, model, kind, corrected_period, "
+    "price_seq, unit_price12, mib_seconds, amount, estimated, "
+    "qty_nano, capacity_gb12 FROM frozen_line WHERE period = ?1 "
+    "ORDER BY team, seq";
+
+static enum gl_status row_lines(struct loader *x, sqlite3_stmt *st)
 {
-    sqlite3_stmt *st;
-    enum gl_status rc = query(x, "SELECT team, seq, cluster, model, kind, corrected_period, "
-                                 "price_seq, unit_price12, mib_seconds, amount, estimated, "
-                                 "qty_nano, capacity_gb12 FROM frozen_line WHERE period = ?1 "
-                                 "ORDER BY team, seq",
-                              &st);
-    if (rc)
-        return rc;
-    int sr;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *team = col_text(st, 0);
-        struct gl_invoice *inv = team ? find_team(x->set, team) : NULL;
-        if (!inv) {
-            rc = bad(x, team, "a line has no invoice");
-            break;
-        }
-        int64_t seq, ps, est;
-        enum gl_line_kind kind;
-        const char *kname = col_text(st, 4), *cp = col_text(st, 5);
-        inv->lines = gl_xrealloc(inv->lines, (inv->nlines + 1) * sizeof *inv->lines);
-        struct gl_invoice_line *l = &inv->lines[inv->nlines++];
-        memset(l, 0, sizeof *l);
-        l->cluster = gl_strdup(col_text(st, 2));
-        l->model = gl_strdup(col_text(st, 3));
-        bool ok = col_int(st, 1, &seq) && seq == (int64_t)inv->nlines - 1 && l->cluster &&
-                  l->model && kname && gl_line_kind_parse(kname, &kind) && cp &&
-                  strlen(cp) < sizeof l->corrected_period && col_int(st, 6, &ps) && ps >= 0 &&
-                  (size_t)ps < x->set->own->nprices && col_i128(st, 7, &l->unit_price12) &&
-                  col_int(st, 8, &l->mib_s) && col_i128(st, 9, &l->amount) &&
-                  col_int(st, 10, &est) && col_i128(st, 11, &l->qty_nano) &&
-                  col_i128(st, 12, &l->capacity_gb12);
-        if (!ok) {
-            rc = bad(x, team, "an invoice line is incomplete");
-            break;
-        }
-        l->kind = kind;
-        l->price = &x->set->own->prices[ps];
-        l->estimated = est != 0;
-        snprintf(l->corrected_period, sizeof l->corrected_period, "%s", cp);
-    }
-    return finish(x, st, sr, rc);
+    const char *team = col_text(st, 0);
+    struct gl_invoice *inv = team ? find_team(x->set, team) : NULL;
+    if (!inv)
+        return bad(x, team, "a line has no invoice");
+    int64_t seq, ps, est;
+    enum gl_line_kind kind;
+    const char *kname = col_text(st, 4), *cp = col_text(st, 5);
+    inv->lines = gl_xrealloc(inv->lines, (inv->nlines + 1) * sizeof *inv->lines);
+    struct gl_invoice_line *l = &inv->lines[inv->nlines++];
+    memset(l, 0, sizeof *l);
+    l->cluster = gl_strdup(col_text(st, 2));
+    l->model = gl_strdup(col_text(st, 3));
+    bool ok = col_int(st, 1, &seq) && seq == (int64_t)inv->nlines - 1 && l->cluster &&
+              l->model && kname && gl_line_kind_parse(kname, &kind) && cp &&
+              strlen(cp) < sizeof l->corrected_period && col_int(st, 6, &ps) && ps >= 0 &&
+              (size_t)ps < x->set->own->nprices && col_i128(st, 7, &l->unit_price12) &&
+              col_int(st, 8, &l->mib_s) && col_i128(st, 9, &l->amount) &&
+              col_int(st, 10, &est) && col_i128(st, 11, &l->qty_nano) &&
+              col_i128(st, 12, &l->capacity_gb12);
+    if (!ok)
+        return bad(x, team, "an invoice line is incomplete");
+    l->kind = kind;
+    l->price = &x->set->own->prices[ps];
+    l->estimated = est != 0;
+    snprintf(l->corrected_period, sizeof l->corrected_period, "%s", cp);
+    return GL_OK;
 }
 
-static enum gl_status load_days(struct loader *x)
+static const char load_days_sql[] =
+    "SELECT team, line, day, mib_seconds, billed, busy_ppm, "
+    "busy_steps, qty_nano FROM frozen_line_day WHERE period = ?1 "
+    "ORDER BY team, line, day";
+
+static enum gl_status row_days(struct loader *x, sqlite3_stmt *st)
 {
-    sqlite3_stmt *st;
-    enum gl_status rc = query(x, "SELECT team, line, day, mib_seconds, billed, busy_ppm, "
-                                 "busy_steps, qty_nano FROM frozen_line_day WHERE period = ?1 "
-                                 "ORDER BY team, line, day",
-                              &st);
-    if (rc)
-        return rc;
-    int sr;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *team = col_text(st, 0);
-        struct gl_invoice *inv = team ? find_team(x->set, team) : NULL;
-        int64_t line;
-        if (!inv || !col_int(st, 1, &line) || line < 0 || (size_t)line >= inv->nlines) {
-            rc = bad(x, team, "a day has no invoice line");
-            break;
-        }
-        struct gl_invoice_line *l = &inv->lines[line];
-        l->days = gl_xrealloc(l->days, (l->ndays + 1) * sizeof *l->days);
-        struct gl_line_day *d = &l->days[l->ndays++];
-        memset(d, 0, sizeof *d);
-        if (!col_int(st, 2, &d->day) || !col_int(st, 3, &d->mib_s) ||
-            !col_i128(st, 4, &d->billed) || !col_int(st, 5, &d->busy_ppm) ||
-            !col_int(st, 6, &d->busy_steps) || !col_i128(st, 7, &d->qty_nano))
-            rc = bad(x, team, "a day of an invoice line is incomplete");
-    }
-    return finish(x, st, sr, rc);
+    const char *team = col_text(st, 0);
+    struct gl_invoice *inv = team ? find_team(x->set, team) : NULL;
+    int64_t line;
+    if (!inv || !col_int(st, 1, &line) || line < 0 || (size_t)line >= inv->nlines)
+        return bad(x, team, "a day has no invoice line");
+    struct gl_invoice_line *l = &inv->lines[line];
+    l->days = gl_xrealloc(l->days, (l->ndays + 1) * sizeof *l->days);
+    struct gl_line_day *d = &l->days[l->ndays++];
+    memset(d, 0, sizeof *d);
+    if (!col_int(st, 2, &d->day) || !col_int(st, 3, &d->mib_s) ||
+        !col_i128(st, 4, &d->billed) || !col_int(st, 5, &d->busy_ppm) ||
+        !col_int(st, 6, &d->busy_steps) || !col_i128(st, 7, &d->qty_nano))
+        return bad(x, team, "a day of an invoice line is incomplete");
+    return GL_OK;
 }
 
-static enum gl_status load_info(struct loader *x)
+static const char load_info_sql[] =
+    "SELECT team, what, seq, cluster, model, a, b FROM frozen_info "
+    "WHERE period = ?1 ORDER BY team, what, seq";
+
+static enum gl_status row_info(struct loader *x, sqlite3_stmt *st)
 {
-    sqlite3_stmt *st;
-    enum gl_status rc = query(x, "SELECT team, what, seq, cluster, model, a, b FROM frozen_info "
-                                 "WHERE period = ?1 ORDER BY team, what, seq",
-                              &st);
-    if (rc)
-        return rc;
-    int sr;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *team = col_text(st, 0), *what = col_text(st, 1);
-        struct gl_invoice *inv = team ? find_team(x->set, team) : NULL;
-        struct gl_info_row **rows = NULL;
-        size_t *n = NULL;
-        if (inv && what && strcmp(what, info_names[0]) == 0) {
-            rows = &inv->allocated;
-            n = &inv->nallocated;
-        } else if (inv && what && strcmp(what, info_names[1]) == 0) {
-            rows = &inv->compute;
-            n = &inv->ncompute;
-        } else if (inv && what && strcmp(what, info_names[2]) == 0) {
-            rows = &inv->waste;
-            n = &inv->nwaste;
-        }
-        int64_t seq, a, b;
-        const char *cluster = col_text(st, 3), *model = col_text(st, 4);
-        if (!rows || !col_int(st, 2, &seq) || seq != (int64_t)*n || !cluster || !model ||
-            !col_int(st, 5, &a) || !col_int(st, 6, &b)) {
-            rc = bad(x, team, "an information row is incomplete");
-            break;
-        }
-        *rows = gl_xrealloc(*rows, (*n + 1) * sizeof **rows);
-        (*rows)[(*n)++] = (struct gl_info_row){gl_strdup(cluster), gl_strdup(model), a, b};
+    const char *team = col_text(st, 0), *what = col_text(st, 1);
+    struct gl_invoice *inv = team ? find_team(x->set, team) : NULL;
+    struct gl_info_row **rows = NULL;
+    size_t *n = NULL;
+    if (inv && what && strcmp(what, info_names[0]) == 0) {
+        rows = &inv->allocated;
+        n = &inv->nallocated;
+    } else if (inv && what && strcmp(what, info_names[1]) == 0) {
+        rows = &inv->compute;
+        n = &inv->ncompute;
+    } else if (inv && what && strcmp(what, info_names[2]) == 0) {
+        rows = &inv->waste;
+        n = &inv->nwaste;
     }
-    return finish(x, st, sr, rc);
+    int64_t seq, a, b;
+    const char *cluster = col_text(st, 3), *model = col_text(st, 4);
+    if (!rows || !col_int(st, 2, &seq) || seq != (int64_t)*n || !cluster || !model ||
+        !col_int(st, 5, &a) || !col_int(st, 6, &b))
+        return bad(x, team, "an information row is incomplete");
+    *rows = gl_xrealloc(*rows, (*n + 1) * sizeof **rows);
+    (*rows)[(*n)++] = (struct gl_info_row){gl_strdup(cluster), gl_strdup(model), a, b};
+    return GL_OK;
 }
 
-static enum gl_status load_anomalies(struct loader *x)
+static const char load_anomalies_sql[] =
+    "SELECT team, seq, kind, cluster, namespace, pod, node, "
+    "device, model, first_seen, last_seen, mib_seconds "
+    "FROM frozen_anomaly WHERE period = ?1 ORDER BY team, seq";
+
+static enum gl_status row_anomalies(struct loader *x, sqlite3_stmt *st)
 {
-    sqlite3_stmt *st;
-    enum gl_status rc = query(x, "SELECT team, seq, kind, cluster, namespace, pod, node, "
-                                 "device, model, first_seen, last_seen, mib_seconds "
-                                 "FROM frozen_anomaly WHERE period = ?1 ORDER BY team, seq",
-                              &st);
-    if (rc)
-        return rc;
-    int sr;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *team = col_text(st, 0), *kind = col_text(st, 2);
-        struct gl_invoice *inv = team ? find_team(x->set, team) : NULL;
-        int64_t seq;
-        if (!inv || !col_int(st, 1, &seq) || seq != (int64_t)inv->anomalies.n || !kind ||
-            (strcmp(kind, gl_anomaly_kind_name(GL_ANOMALY_EXCESS_DEVICES)) != 0 &&
-             strcmp(kind, gl_anomaly_kind_name(GL_ANOMALY_UNALLOCATED_USE)) != 0)) {
-            rc = bad(x, team, "an anomaly row is incomplete");
-            break;
-        }
-        struct gl_anomaly_list *al = &inv->anomalies;
-        al->items = gl_xrealloc(al->items, (al->n + 1) * sizeof *al->items);
-        struct gl_anomaly *a = &al->items[al->n++];
-        memset(a, 0, sizeof *a);
-        a->kind = strcmp(kind, gl_anomaly_kind_name(GL_ANOMALY_UNALLOCATED_USE)) == 0
-                      ? GL_ANOMALY_UNALLOCATED_USE
-                      : GL_ANOMALY_EXCESS_DEVICES;
-        a->team = gl_strdup(inv->team);
-        char **f[] = {&a->cluster, &a->ns, &a->pod, &a->node, &a->device, &a->model};
-        bool ok = true;
-        for (int k = 0; k < 6; k++)
-            ok = (*f[k] = gl_strdup(col_text(st, 3 + k))) != NULL && ok;
-        if (!ok || !col_int(st, 9, &a->first_seen) || !col_int(st, 10, &a->last_seen) ||
-            !col_int(st, 11, &a->mib_s))
-            rc = bad(x, team, "an anomaly row is incomplete");
-    }
-    return finish(x, st, sr, rc);
+    const char *team = col_text(st, 0), *kind = col_text(st, 2);
+    struct gl_invoice *inv = team ? find_team(x->set, team) : NULL;
+    int64_t seq;
+    if (!inv || !col_int(st, 1, &seq) || seq != (int64_t)inv->anomalies.n || !kind ||
+        (strcmp(kind, gl_anomaly_kind_name(GL_ANOMALY_EXCESS_DEVICES)) != 0 &&
+         strcmp(kind, gl_anomaly_kind_name(GL_ANOMALY_UNALLOCATED_USE)) != 0))
+        return bad(x, team, "an anomaly row is incomplete");
+    struct gl_anomaly_list *al = &inv->anomalies;
+    al->items = gl_xrealloc(al->items, (al->n + 1) * sizeof *al->items);
+    struct gl_anomaly *a = &al->items[al->n++];
+    memset(a, 0, sizeof *a);
+    a->kind = strcmp(kind, gl_anomaly_kind_name(GL_ANOMALY_UNALLOCATED_USE)) == 0
+                  ? GL_ANOMALY_UNALLOCATED_USE
+                  : GL_ANOMALY_EXCESS_DEVICES;
+    a->team = gl_strdup(inv->team);
+    char **f[] = {&a->cluster, &a->ns, &a->pod, &a->node, &a->device, &a->model};
+    bool ok = true;
+    for (int k = 0; k < 6; k++)
+        ok = (*f[k] = gl_strdup(col_text(st, 3 + k))) != NULL && ok;
+    if (!ok || !col_int(st, 9, &a->first_seen) || !col_int(st, 10, &a->last_seen) ||
+        !col_int(st, 11, &a->mib_s))
+        return bad(x, team, "an anomaly row is incomplete");
+    return GL_OK;
 }
 
 /* The figures add up: each line's days give its MiB·s, amount and (a
@@ -617,9 +589,12 @@ enum gl_status gl_store_frozen_load(struct gl_store *s, const struct gl_config *
     struct loader x = {s, set, p->name, err};
     bool have = false;
     enum gl_status rc = load_config(&x, live, &have);
-    if (!rc && have && !(rc = load_prices(&x)) && !(rc = load_heads(&x)) &&
-        !(rc = load_lines(&x)) && !(rc = load_days(&x)) && !(rc = load_info(&x)) &&
-        !(rc = load_anomalies(&x)))
+    if (!rc && have && !(rc = each_row(&x, load_prices_sql, row_prices)) &&
+        !(rc = each_row(&x, load_heads_sql, row_heads)) &&
+        !(rc = each_row(&x, load_lines_sql, row_lines)) &&
+        !(rc = each_row(&x, load_days_sql, row_days)) &&
+        !(rc = each_row(&x, load_info_sql, row_info)) &&
+        !(rc = each_row(&x, load_anomalies_sql, row_anomalies)))
         rc = check_sums(&x);
     if (rc || !have) {
         gl_invoices_free(set);
