@@ -4,7 +4,11 @@
  * `close` freezes a month: its statement (statement.h) is built, its
  * invoices (JSON, Markdown) and FOCUS CSV rendered by the renderer table
  * (render.h) and stored with the exact figures of every FOCUS key
- * (gl_store_freeze); they are printed from there ever after. Data collected later that changes a closed month becomes
+ * (gl_store_freeze) together with the invoice set as figures (schema 007,
+ * store_frozen.h): a closed month's statement is loaded from those figures
+ * and rendered by the normal renderers, checked against the stored texts
+ * (gl_frozen_verify); a month closed before schema 007 prints its stored
+ * texts. Data collected later that changes a closed month becomes
  * correction lines of the next open month: per FOCUS key, recomputed −
  * frozen − corrections already frozen in later closed months.
  */
@@ -43,6 +47,20 @@ enum gl_status gl_period_invoices(const struct gl_config *c, struct gl_store *s,
 enum gl_status gl_period_close(const struct gl_config *c, struct gl_store *s,
                                const struct gl_price_table *prices, const struct gl_period *p,
                                int64_t now, struct gl_error *err);
+
+/* A closed period's statement loaded from its frozen figures (st->set;
+ * schema 007) against the texts stored at close (the audit copy): every
+ * stored invoice JSON and Markdown, and the FOCUS CSV, must be what the
+ * renderers print from the figures, byte for byte. An empty or missing text
+ * is not compared (nothing to compare with). A difference is GL_ERR_STATE
+ * (exit 7) naming the period, the format and the team: the database was
+ * altered after the close, and neither version is printed (SPEC §10: fail
+ * loudly rather than print a figure that may be wrong). */
+struct gl_statement;
+struct gl_frozen_invoice;
+enum gl_status gl_frozen_verify(const struct gl_statement *st,
+                                const struct gl_frozen_invoice *texts, size_t ntexts,
+                                const char *focus_csv, struct gl_error *err);
 
 /* The frozen FOCUS CSV of a closed period (malloc'd). */
 enum gl_status gl_frozen_focus(struct gl_store *s, const char *period, char **csv,

@@ -10,6 +10,8 @@
 #include "teams.h"
 #include "util.h"
 
+#define GL_GENERATOR "gpuledger " GL_VERSION
+
 /* Overflow checks (SPEC §10 "No wrapped arithmetic"): line and day MiB·s
  * are int64 sums of hourly SQL sums, checked on every addition; amounts
  * and totals are 128-bit and checked too. An overflow is an error naming
@@ -577,10 +579,27 @@ void gl_invoices_free(struct gl_invoice_set *set)
         info_free(inv->allocated, inv->nallocated);
         info_free(inv->compute, inv->ncompute);
         gl_anomalies_free(&inv->anomalies);
+        free(inv->own_name);
+        free(inv->own_cost_center);
     }
     free(set->invoices);
+    free(set->generator);
+    if (set->own) {
+        for (size_t i = 0; i < sizeof set->own->strs / sizeof *set->own->strs; i++)
+            free(set->own->strs[i]);
+        for (size_t i = 0; i < set->own->nprices; i++) {
+            struct gl_price_entry *e = &set->own->prices[i];
+            free(e->id);
+            free(e->pattern);
+            free(e->currency);
+        }
+        free(set->own->prices);
+        free(set->own);
+    }
     free(set);
 }
+
+const char gl_generator[] = GL_GENERATOR;
 
 const char gl_compute_caveat[] =
     "Device-level busy ratio (DCGM_FI_PROF_GR_ENGINE_ACTIVE, else DCGM_FI_DEV_GPU_UTIL/100) "
@@ -708,7 +727,7 @@ static cJSON *invoice_object(const struct gl_invoice_set *set, const struct gl_i
     cJSON *an = cJSON_AddArrayToObject(o, "anomalies");
     for (size_t i = 0; i < inv->anomalies.n; i++)
         cJSON_AddItemToArray(an, gl_anomaly_json(&inv->anomalies.items[i]));
-    cJSON_AddStringToObject(o, "generator", "gpuledger " GL_VERSION);
+    cJSON_AddStringToObject(o, "generator", set->generator ? set->generator : GL_GENERATOR);
     return o;
 }
 

@@ -95,6 +95,18 @@ struct gl_invoice {
     struct gl_info_row *waste, *allocated, *compute;
     size_t nwaste, nallocated, ncompute;
     struct gl_anomaly_list anomalies;
+    char *own_name, *own_cost_center; /* a frozen set's team_name and cost_center */
+};
+
+/* What a closed period's invoice set loaded from its figures (schema 007,
+ * store_frozen.h) owns: the config as it was at close (a copy of the
+ * current one with the fields the renderers read as frozen), the price
+ * entries its lines point to, the generator that closed it. */
+struct gl_frozen_own {
+    struct gl_config cfg;
+    char *strs[5]; /* the frozen config strings */
+    struct gl_price_entry *prices;
+    size_t nprices;
 };
 
 struct gl_invoice_set {
@@ -106,6 +118,10 @@ struct gl_invoice_set {
     int64_t closed_at;
     struct gl_invoice *invoices;
     size_t n;
+    /* the invoice JSON's "generator": NULL = this engine ("gpuledger
+     * <version>"); a closed period's frozen set: the one that closed it */
+    char *generator;
+    struct gl_frozen_own *own; /* NULL unless loaded from frozen figures */
 };
 
 /* Builds every team's invoice for period p. On success *out is owned by the
@@ -141,6 +157,9 @@ enum gl_status gl_invoices_finish(struct gl_invoice_set *set, struct gl_error *e
  * or for a correction the difference of printed figures (SPEC §9). */
 gl_i128 gl_day_gbh_nano(const struct gl_invoice_line *l, const struct gl_line_day *d);
 gl_i128 gl_line_gbh_nano(const struct gl_invoice_line *l);
+
+/* "gpuledger <version>": what this engine writes as an invoice's generator. */
+extern const char gl_generator[];
 
 /* The caveat printed with the compute indicator everywhere. */
 extern const char gl_compute_caveat[];

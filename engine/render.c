@@ -14,13 +14,14 @@
 #include "summary.h"
 #include "util.h"
 
-/* ---- invoices: live, or the texts frozen at close ---- */
+/* ---- invoices: the statement's (a closed period's as frozen), or the
+ * texts stored at close of a period closed before schema 007 ---- */
 
 static enum gl_status r_invoice_json(const struct gl_statement *st, size_t i, FILE *out,
                                      struct gl_error *err)
 {
     (void)err;
-    if (st->closed) {
+    if (st->from_texts) {
         fprintf(out, "%s\n", st->frozen[i].json);
         return GL_OK;
     }
@@ -34,7 +35,7 @@ static enum gl_status r_invoice_md(const struct gl_statement *st, size_t i, FILE
                                    struct gl_error *err)
 {
     (void)err;
-    if (st->closed)
+    if (st->from_texts)
         fputs(st->frozen[i].md, out);
     else
         gl_invoice_markdown(st->set, &st->set->invoices[i], out);
@@ -47,11 +48,11 @@ static enum gl_status r_focus_csv(const struct gl_statement *st, size_t i, FILE 
                                   struct gl_error *err)
 {
     (void)i;
-    if (st->closed) {
+    if (st->from_texts) {
         fputs(st->frozen_focus, out);
         return GL_OK;
     }
-    for (size_t k = 0; k < st->set->n; k++)
+    for (size_t k = 0; !st->closed && k < st->set->n; k++)
         if (!st->set->invoices[k].cost_center)
             gl_log(GL_LOG_WARN,
                    "team %s has no cost center: its FOCUS rows carry an empty x_CostCenter "
@@ -66,7 +67,7 @@ enum gl_status gl_render_focus_rows(const struct gl_statement *st, size_t *rows,
                                     struct gl_error *err)
 {
     *rows = 0;
-    if (st->closed) {
+    if (st->from_texts) {
         for (const char *c = st->frozen_focus; *c; c++)
             *rows += *c == '\n';
         if (*rows)
@@ -90,7 +91,7 @@ static enum gl_status r_focus_metadata(const struct gl_statement *st, size_t i, 
     if (rc)
         return rc;
     gl_export_metadata(st->cfg, st->period.name, st->closed,
-                       st->closed ? st->frozen_focus : NULL, rows, out);
+                       st->from_texts ? st->frozen_focus : NULL, rows, out);
     return GL_OK;
 }
 
@@ -208,7 +209,7 @@ size_t gl_render_count(const struct gl_statement *st, enum gl_render_scope scope
 {
     switch (scope) {
     case GL_SCOPE_PERIOD: return 1;
-    case GL_SCOPE_INVOICE: return st->closed ? st->nfrozen : st->set ? st->set->n : 0;
+    case GL_SCOPE_INVOICE: return st->from_texts ? st->nfrozen : st->set ? st->set->n : 0;
     case GL_SCOPE_TEAM: return st->set ? st->set->n : 0;
     }
     return 0;
@@ -218,7 +219,7 @@ const char *gl_render_team(const struct gl_statement *st, enum gl_render_scope s
 {
     if (scope == GL_SCOPE_PERIOD)
         return NULL;
-    if (scope == GL_SCOPE_INVOICE && st->closed)
+    if (scope == GL_SCOPE_INVOICE && st->from_texts)
         return st->frozen[i].team;
     return st->set->invoices[i].team;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "close.h"
+#include "store_frozen.h"
 #include "util.h"
 
 unsigned long gl_statement_builds;
@@ -27,29 +28,49 @@ static void frozen_one(void *ctx, const char *team, const char *json, const char
         (struct gl_frozen_invoice){gl_strdup(team), gl_strdup(json), gl_strdup(md)};
 }
 
-/* A closed period's pages are drawn from the stored rollups, so they are
- * written only while those still give every team the frozen total. */
-static enum gl_status check_frozen(const struct gl_statement *st, struct gl_error *err)
+static long set_team(const struct gl_invoice_set *set, const char *team)
 {
-    const struct gl_invoice_set *set = st->set;
+    for (size_t i = 0; i < set->n; i++)
+        if (strcmp(set->invoices[i].team, team) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* A closed period's pages are drawn from the stored rollups, so they are
+ * written only while those (live, the recomputation) still give every team
+ * the frozen total: from the frozen figures (st->set), or from the frozen
+ * texts of a period closed before schema 007. */
+static enum gl_status check_frozen(const struct gl_statement *st,
+                                   const struct gl_invoice_set *set, struct gl_error *err)
+{
     char bad[600] = "";
-    for (size_t f = 0; !bad[0] && f < st->nfrozen; f++) {
-        const char *team = st->frozen[f].team;
-        cJSON *o = cJSON_Parse(st->frozen[f].json);
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "total");
-        const char *frozen_total = cJSON_IsString(t) ? t->valuestring : "?";
+    size_t nfrozen = st->from_texts ? st->nfrozen : st->set->n;
+    for (size_t f = 0; !bad[0] && f < nfrozen; f++) {
+        const char *team;
+        char frozen_total[96] = "?";
+        if (st->from_texts) {
+            team = st->frozen[f].team;
+            cJSON *o = cJSON_Parse(st->frozen[f].json);
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "total");
+            if (cJSON_IsString(t))
+                snprintf(frozen_total, sizeof frozen_total, "%s", t->valuestring);
+            cJSON_Delete(o);
+        } else {
+            team = st->set->invoices[f].team;
+            gl_dec_format(st->set->invoices[f].total, st->cfg->minor_digits, frozen_total,
+                          sizeof frozen_total);
+        }
         char now[96] = "none";
-        long i = gl_statement_team(st, team);
+        long i = set_team(set, team);
         if (i >= 0)
             gl_dec_format(set->invoices[i].total, st->cfg->minor_digits, now, sizeof now);
         if (strcmp(now, frozen_total) != 0)
             snprintf(bad, sizeof bad, "team %.300s: frozen total %.40s, stored data now give %s",
                      team, frozen_total, now);
-        cJSON_Delete(o);
     }
-    if (!bad[0] && st->nfrozen != set->n)
+    if (!bad[0] && nfrozen != set->n)
         snprintf(bad, sizeof bad, "%zu frozen invoices, %zu teams in the stored data",
-                 st->nfrozen, set->n);
+                 nfrozen, set->n);
     if (bad[0])
         return gl_error_set(err, GL_ERR_STATE,
                             "period %s is closed and data collected since changed it (%s); the "
@@ -185,6 +206,58 @@ static void team_extra_free(struct gl_team_extra *x)
     memset(x, 0, sizeof *x);
 }
 
+static void texts_free(struct gl_statement *st)
+{
+    for (size_t i = 0; i < st->nfrozen; i++) {
+        free(st->frozen[i].team);
+        free(st->frozen[i].json);
+        free(st->frozen[i].md);
+    }
+    free(st->frozen);
+    free(st->frozen_focus);
+    st->frozen = NULL;
+    st->nfrozen = 0;
+    st->frozen_focus = NULL;
+}
+
+/* A closed period's invoices: from its frozen figures (checked against the
+ * texts stored at close), else (closed before schema 007) its texts; for
+ * the pages, the live recomputation checked against the frozen totals. */
+static enum gl_status closed_invoices(const struct gl_config *c, struct gl_store *s,
+                                      const struct gl_price_table *prices,
+                                      struct gl_statement *st, struct gl_error *err)
+{
+    const struct gl_period *p = &st->period;
+    enum gl_status rc = gl_store_frozen_load(s, c, p, st->closed_at, &st->set, err);
+    if (rc)
+        return rc;
+    st->from_texts = st->set == NULL;
+    if ((rc = gl_frozen_invoices(s, p->name, NULL, frozen_one, st, err)))
+        return rc;
+    if ((st->from_texts ? (st->parts & GL_ST_INVOICES) != 0 : true) &&
+        (rc = gl_frozen_focus(s, p->name, &st->frozen_focus, err)))
+        return rc;
+    if (!st->from_texts) {
+        st->cfg = st->set->cfg; /* the config as it was at close */
+        rc = gl_frozen_verify(st, st->frozen, st->nfrozen, st->frozen_focus, err);
+        texts_free(st); /* the figures are what is printed */
+        if (rc)
+            return rc;
+    }
+    if (!(st->parts & GL_ST_PAGES))
+        return GL_OK;
+    struct gl_invoice_set *live = NULL;
+    if ((rc = gl_invoices_build(c, s, prices, p, &live, err)))
+        return rc;
+    live->closed_at = st->closed_at;
+    rc = check_frozen(st, live, err);
+    if (st->from_texts && !rc)
+        st->set = live; /* pages of a period closed before schema 007 */
+    else
+        gl_invoices_free(live);
+    return rc;
+}
+
 static enum gl_status build(const struct gl_config *c, struct gl_store *s,
                             const struct gl_price_table *prices, struct gl_statement *st,
                             struct gl_error *err)
@@ -195,22 +268,12 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
         return rc;
     if (st->closed && (rc = gl_query_closed_at(s, p->name, &st->closed_at, err)))
         return rc;
-    if (st->closed && (st->parts & (GL_ST_INVOICES | GL_ST_PAGES))) {
-        if ((rc = gl_frozen_invoices(s, p->name, NULL, frozen_one, st, err)))
-            return rc;
-        if ((st->parts & GL_ST_INVOICES) && (rc = gl_frozen_focus(s, p->name, &st->frozen_focus,
-                                                                  err)))
-            return rc;
-    }
+    if (st->closed && (st->parts & (GL_ST_INVOICES | GL_ST_PAGES)) &&
+        (rc = closed_invoices(c, s, prices, st, err)))
+        return rc;
     if (!st->closed && (st->parts & (GL_ST_INVOICES | GL_ST_PAGES))) {
         bool frozen;
         if ((rc = gl_period_invoices(c, s, prices, p, &st->set, &frozen, err)))
-            return rc;
-    } else if (st->closed && (st->parts & GL_ST_PAGES)) {
-        if ((rc = gl_invoices_build(c, s, prices, p, &st->set, err)))
-            return rc;
-        st->set->closed_at = st->closed_at;
-        if ((rc = check_frozen(st, err)))
             return rc;
     }
     if ((st->parts & GL_ST_ANOMALIES) &&
@@ -268,13 +331,7 @@ void gl_statement_free(struct gl_statement *st)
         for (size_t i = 0; i < st->set->n; i++)
             team_extra_free(&st->extra[i]);
     free(st->extra);
-    for (size_t i = 0; i < st->nfrozen; i++) {
-        free(st->frozen[i].team);
-        free(st->frozen[i].json);
-        free(st->frozen[i].md);
-    }
-    free(st->frozen);
-    free(st->frozen_focus);
+    texts_free(st);
     gl_anomalies_free(&st->anomalies);
     gl_fleet_free(&st->fleet);
     gl_invoices_free(st->set);

@@ -5,8 +5,10 @@
  * concurrent collect commits): the invoices with their corrections
  * (invoice.c, close.c), the anomalies, the fleet per cluster and GPU model
  * and per device, the per-team daily figures and top pods (query.c). A
- * closed period carries its frozen invoices and FOCUS CSV as stored at
- * close (printed from there ever after). Writes nothing: renderers
+ * closed period's invoices are loaded from the figures frozen at close
+ * (store_frozen.h), checked against the texts stored then (close.h
+ * gl_frozen_verify); one closed before schema 007 carries its frozen texts
+ * (printed from there ever after). Writes nothing: renderers
  * (render.h) are functions of a statement.
  *
  * Adding something every output can show: a field here, filled in
@@ -77,9 +79,15 @@ struct gl_statement {
     bool closed;
     int64_t closed_at; /* when it was closed (invoice status "final"), 0 while open ("draft") */
     /* open: live invoices with corrections (GL_ST_INVOICES or GL_ST_PAGES);
-     * closed: the live recomputation (GL_ST_PAGES only), else NULL */
+     * closed: the invoices as frozen, loaded from the figures stored at close
+     * (schema 007; set->cfg and cfg are then the config as it was at close);
+     * closed before schema 007: the live recomputation (GL_ST_PAGES only),
+     * else NULL */
     struct gl_invoice_set *set;
-    /* closed, GL_ST_INVOICES: as frozen, by team id */
+    /* closed before schema 007: the invoices and FOCUS CSV print the texts
+     * stored at close (frozen, frozen_focus) */
+    bool from_texts;
+    /* closed before schema 007, GL_ST_INVOICES: as frozen, by team id */
     struct gl_frozen_invoice *frozen;
     size_t nfrozen;
     char *frozen_focus;

@@ -16,14 +16,17 @@
 #include "schema_004_sql.h"
 #include "schema_005_sql.h"
 #include "schema_006_sql.h"
+#include "schema_007_sql.h"
 #include "invoice.h" /* line kind names: the frozen rows' format */
+#include "store_frozen.h"
 #include "query.h"
 #include "util.h"
 
 /* schema/NNN_*.sql in order: migrations[i] takes version i to i + 1. A new
  * schema change is a new file, embedded in meson.build, appended here. */
 static const char *const migrations[] = {gl_schema_v1, gl_schema_v2, gl_schema_003,
-                                              gl_schema_004, gl_schema_005, gl_schema_006};
+                                              gl_schema_004, gl_schema_005, gl_schema_006,
+                                              gl_schema_007};
 #define GL_SCHEMA_VERSION ((int)(sizeof migrations / sizeof *migrations))
 
 struct gl_store {
@@ -822,6 +825,8 @@ enum gl_status gl_store_freeze(struct gl_store *s, const struct gl_freeze *f,
         if ((rc = step_reset(s, fr, err)))
             goto out;
     }
+    if (f->figures && (rc = gl_store_freeze_figures(s, f->figures, err)))
+        goto out;
     rc = gl_store_commit(s, err);
 out:
     sqlite3_finalize(cp);

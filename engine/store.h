@@ -111,6 +111,7 @@ struct gl_frozen_text {
     const char *team, *json, *md;
 };
 struct gl_frozen_row;
+struct gl_invoice_set;
 struct gl_freeze {
     const char *period;
     int64_t closed_at;
@@ -119,6 +120,7 @@ struct gl_freeze {
     size_t ninvoices;
     const struct gl_frozen_row *rows;
     size_t nrows;
+    const struct gl_invoice_set *figures; /* the invoice set as figures (store_frozen.h) */
 };
 enum gl_status gl_store_freeze(struct gl_store *s, const struct gl_freeze *f,
                                struct gl_error *err);

@@ -140,7 +140,8 @@ static void test_parts(void)
     teardown(&f);
 }
 
-/* A closed period: the frozen texts; its pages refused once later data
+/* A closed period: its invoices loaded from the frozen figures (schema 007,
+ * the texts checked and let go); its pages refused once later data
  * changed it (the page would disagree with the invoice finance holds). */
 static void test_closed(void)
 {
@@ -152,7 +153,8 @@ static void test_closed(void)
     CHECK(gl_period_close(f.cfg, f.s, f.prices, &f.oct, now, &err) == GL_OK);
     struct gl_statement *st = NULL;
     CHECK(gl_statement_build(f.cfg, f.s, f.prices, &f.oct, GL_ST_INVOICES, &st, &err) == GL_OK);
-    CHECK(st && st->closed && st->nfrozen == 3 && st->frozen_focus && !st->set);
+    CHECK(st && st->closed && !st->from_texts && st->set && st->set->n == 3 &&
+          st->set->closed_at == now && st->nfrozen == 0);
     CHECK(st && gl_render_count(st, GL_SCOPE_INVOICE) == 3);
     gl_statement_free(st);
     st = NULL;
@@ -163,6 +165,66 @@ static void test_closed(void)
     CHECK(gl_statement_build(f.cfg, f.s, f.prices, &f.oct, GL_ST_PAGES, &st, &err) ==
           GL_ERR_STATE);
     CHECK(!st && strstr(err.msg, "frozen total"));
+    teardown(&f);
+}
+
+/* A renderer added after the close (not in the table, nothing frozen for
+ * it): it reads only the statement, and a closed month's statement holds
+ * the frozen figures, so it renders the closed month. */
+static enum gl_status render_totals(const struct gl_statement *st, size_t i, FILE *out,
+                                    struct gl_error *err)
+{
+    (void)i;
+    (void)err;
+    if (!st->set)
+        return gl_error_set(err, GL_ERR_STATE, "no invoice set");
+    fprintf(out, "%s %s\n", st->period.name, st->closed_at ? "final" : "draft");
+    for (size_t k = 0; k < st->set->n; k++) {
+        const struct gl_invoice *inv = &st->set->invoices[k];
+        char total[64];
+        gl_dec_format(inv->total, st->cfg->minor_digits, total, sizeof total);
+        fprintf(out, "%s %s %s", inv->team, total, st->cfg->currency);
+        for (size_t j = 0; j < inv->nlines; j++) {
+            char a[64];
+            gl_dec_format(inv->lines[j].amount, st->cfg->minor_digits, a, sizeof a);
+            fprintf(out, " %s=%s", gl_line_kind_name(inv->lines[j].kind), a);
+        }
+        fputc('\n', out);
+    }
+    return GL_OK;
+}
+
+static void test_closed_new_renderer(void)
+{
+    struct fixture f;
+    CHECK(setup(&f));
+    struct gl_error err = {0};
+    int64_t now;
+    gl_time_parse("2026-11-05T00:00:00Z", &now);
+    CHECK(gl_period_close(f.cfg, f.s, f.prices, &f.oct, now, &err) == GL_OK);
+    /* the config changes after the close: the closed month keeps its own */
+    free(f.cfg->currency);
+    f.cfg->currency = strdup("EUR");
+    struct gl_statement *st = NULL;
+    CHECK(gl_statement_build(f.cfg, f.s, f.prices, &f.oct, GL_ST_INVOICES, &st, &err) == GL_OK);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    CHECK(st && out && render_totals(st, 0, out, &err) == GL_OK);
+    if (out)
+        fclose(out);
+    /* by hand: GB-h = MiB × 1,048,576 / 10^9 for one hour, at 1.00 per GB-h:
+     * a 4,000 MiB → 4.194304 → 4.19; b 1,000 → 1.048576 → 1.05; platform idle
+     * 4,500 → 4.718592 → 4.72 and driver-reserved overhead 500 → 0.524288 → 0.52 */
+    const char *want = "2026-10 final\n"
+                       "a 4.19 USD memory_used=4.19\n"
+                       "b 1.05 USD memory_used=1.05\n"
+                       "platform 5.24 USD idle_share=4.72 overhead_share=0.52\n";
+    CHECK(text && strcmp(text, want) == 0);
+    if (text && strcmp(text, want) != 0)
+        printf("# got:\n%s", text);
+    free(text);
+    gl_statement_free(st);
     teardown(&f);
 }
 
@@ -193,6 +255,7 @@ int main(void)
     RUN(test_build_all);
     RUN(test_parts);
     RUN(test_closed);
+    RUN(test_closed_new_renderer);
     RUN(test_table);
     return TAP_END();
 }

@@ -1,0 +1,36 @@
+/*
+ * store_frozen — a closed period's statement as figures (schema 007).
+ *
+ * Writes (in close's transaction, gl_store_freeze): every figure of the
+ * period's invoice set — the config fields the renderers read, the price
+ * entries its lines use, each invoice's header and total, its lines (charged
+ * and the corrections it carried) with their days, information rows and
+ * anomalies. Reads them back into the same in-memory invoice set an open
+ * period's build gives (invoice.h), so the normal renderers print a closed
+ * month and a format added later can render it. A period closed before
+ * schema 007 has no figures (*out NULL): its stored texts are printed.
+ */
+#ifndef GL_STORE_FROZEN_H
+#define GL_STORE_FROZEN_H
+
+#include "config.h"
+#include "error.h"
+#include "invoice.h"
+#include "store.h"
+#include "timeutil.h"
+
+/* Stores set's figures as period set->period.name's (call inside the
+ * transaction that writes closed_period). */
+enum gl_status gl_store_freeze_figures(struct gl_store *s, const struct gl_invoice_set *set,
+                                       struct gl_error *err);
+
+/* Loads closed period p's invoice set from its figures: *out NULL (GL_OK)
+ * when it has none. The set's config (set->cfg, owned by it) is a copy of
+ * live with the frozen fields; closed_at is set. Figures that do not add up
+ * (a line's days against its amount, MiB·s or GB-hours, the lines against
+ * the total) or do not fit together are GL_ERR_STATE naming period and team. */
+enum gl_status gl_store_frozen_load(struct gl_store *s, const struct gl_config *live,
+                                    const struct gl_period *p, int64_t closed_at,
+                                    struct gl_invoice_set **out, struct gl_error *err);
+
+#endif
