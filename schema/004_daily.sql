@@ -6,10 +6,15 @@
 -- `usage` rows, so their cost follows the number of keys, not of pods ×
 -- devices × hours. They are kept exact in the transaction that writes the
 -- usage rows: the triggers below add every inserted or updated usage row
--- and take out every deleted one (whoever writes), and the store
--- (engine/store.c) recomputes at commit what is no sum (anomalies' first
--- and last seen) for the days a chunk cleared, and usage_key_hour for the
--- days of a device whose GPU model changed. An hour re-collected therefore
+-- and take out every deleted one, for every writer but the store
+-- (engine/store.c), which drops them inside the transaction that stores a
+-- chunk (DDL is transactional: no other connection ever sees them
+-- missing), keeps the aggregates itself (the replaced hours' old rows
+-- taken out in grouped statements, the new rows' sums added at commit) and
+-- creates them again before it commits. The store recomputes at commit
+-- what is no sum (anomalies' first and last seen) for the days a chunk
+-- cleared, and usage_key_hour for the days of a device whose GPU model
+-- changed. An hour re-collected therefore
 -- gives the same aggregates as a fresh database.
 --
 -- Quantities are exact integers (the units of `usage`). SQLite's SUM()
