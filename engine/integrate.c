@@ -130,6 +130,11 @@ struct label_index {
     int32_t *head;
     int32_t *next;
     size_t nheads;
+    /* per series: its samples are exactly the steps [lo, hi] (lo > hi:
+     * none), or lo = -1 when they are not one run; label_at then need not
+     * read the series' values at every step (a cache miss per series per
+     * step on a large fleet) */
+    int32_t *lo, *hi;
 };
 
 struct vec {
@@ -908,6 +913,22 @@ static void index_labels(struct work *w, struct label_index *li, const struct gl
         li->head[keys[i]] = (int32_t)i;
     }
     free(keys);
+    li->lo = gl_xcalloc(m->nseries ? m->nseries : 1, sizeof *li->lo);
+    li->hi = gl_xcalloc(m->nseries ? m->nseries : 1, sizeof *li->hi);
+    for (size_t i = 0; i < m->nseries; i++) {
+        const double *v = m->series[i].values;
+        size_t a = 0, b, n = m->nsteps;
+        while (a < n && isnan(v[a]))
+            a++;
+        for (b = a; b < n && !isnan(v[b]); b++)
+            ;
+        size_t c = b;
+        while (c < n && isnan(v[c]))
+            c++;
+        bool run = c == n && n <= (size_t)INT32_MAX;
+        li->lo[i] = run ? (int32_t)a : -1;
+        li->hi[i] = run ? (int32_t)b - 1 : 0; /* a == b: none, lo > hi */
+    }
 }
 
 /* The label series of key valid at step t: present at t, the one that
@@ -920,7 +941,8 @@ static int32_t label_at(const struct label_index *li, int32_t key, size_t t)
     int64_t best_first = -1;
     for (int32_t i = li->head[key]; i >= 0; i = li->next[i]) {
         const struct gl_series *s = &li->m->series[i];
-        if (isnan(s->values[t]))
+        if (li->lo[i] >= 0 ? (int64_t)t < li->lo[i] || (int64_t)t > li->hi[i]
+                           : isnan(s->values[t]))
             continue;
         if (best < 0 || s->first_seen > best_first) {
             best = i;
@@ -2005,6 +2027,8 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     for (size_t i = 0; i < 3; i++) {
         free(lis[i]->head);
         free(lis[i]->next);
+        free(lis[i]->lo);
+        free(lis[i]->hi);
     }
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
         gl_intern_free(*tables[i]);
