@@ -240,7 +240,13 @@ def replicate(db, src_day, days_back):
     try:
         tables = [r[0] for r in c.execute(
             "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+        # triggers on usage (schema 004 on main) would add the copied rows
+        # to the aggregates that are copied as well: off while copying
+        trig = c.execute("SELECT name, sql FROM sqlite_master WHERE type='trigger' "
+                         "AND tbl_name = 'usage'").fetchall()
         c.execute("BEGIN")
+        for name, _ in trig:
+            c.execute("DROP TRIGGER %s" % name)
         for t in tables:
             cols = [r[1] for r in c.execute("PRAGMA table_info(%s)" % t)]
             key = "hour" if "hour" in cols else "day" if "day" in cols else None
@@ -261,11 +267,42 @@ def replicate(db, src_day, days_back):
                           (src_day, src_day + 86400))
             done.append(t)
         c.execute("UPDATE device SET first_seen = first_seen - ?", (days_back * 86400,))
+        for _, sql in trig:
+            c.execute(sql)
         c.execute("COMMIT")
         c.execute("VACUUM")
     finally:
         c.close()
     return done
+
+
+DUMP_TABLES = ("usage", "device", "usage_key_hour", "device_day", "pod_day", "anomaly_day",
+               "collected_hour", "collected_query", "label_series")
+
+
+def db_digest(db):
+    """{table: sha256 of its rows in key order} of the tables a collect
+    writes (collected_at, the wall clock of the write, left out), for the
+    base-vs-new dump check: equal digests = identical figures."""
+    c = sqlite3.connect(db)
+    out = {}
+    try:
+        have = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        for t in DUMP_TABLES:
+            if t not in have:
+                continue
+            cols = [r[1] for r in c.execute("PRAGMA table_info(%s)" % t)
+                    if r[1] != "collected_at"]
+            h = hashlib.sha256()
+            n = 0
+            for row in c.execute("SELECT %s FROM %s ORDER BY %s" % (
+                    ", ".join(cols), t, ", ".join(cols))):
+                h.update(repr(row).encode())
+                n += 1
+            out[t] = "%d:%s" % (n, h.hexdigest()[:16])
+    finally:
+        c.close()
+    return out
 
 
 def team_mib(path):
@@ -343,7 +380,18 @@ class Bench:
             rc, wall, cpu, rss = self.engine(b, cfg, db, "collect", "--from", w0, "--to", w1)
             row["engine"][name] = {"rc": rc, "wall": wall, "cpu": cpu, "rss": rss,
                                    "samples": db_samples(db) if rc == 0 else 0,
-                                   "rows": db_rows(db) if rc == 0 else 0}
+                                   "rows": db_rows(db) if rc == 0 else 0,
+                                   "digest": db_digest(db) if rc == 0 else {}}
+        dg = [e["digest"] for e in row["engine"].values() if e["rc"] == 0]
+        if len(dg) == 2:
+            common = set(dg[0]) & set(dg[1])
+            row["dump"] = ("equal (%s)" % ", ".join(sorted(common))
+                           if all(dg[0][t] == dg[1][t] for t in common) else
+                           "DIFFERENT: " + ", ".join(t for t in sorted(common)
+                                                      if dg[0][t] != dg[1][t]))
+            if not row["dump"].startswith("equal"):
+                self.failed.append("%d GPUs: the two binaries' databases differ: %s"
+                                   % (fleet.gpus, row["dump"]))
         lst = os.path.join(d, "curl.txt")
         with open(lst, "w") as f:
             for p in reqs:
@@ -509,6 +557,11 @@ class Bench:
             print("| %d | %d | %d | %.1f | %.2f | %.2f | %.0f | %.2f |" % (
                 r["gpus"], r["requests"], r["inflight"], r["bytes"] / 2 ** 20,
                 r["curl"]["wall"], r["curl"]["cpu"], r["curl"]["rss"], r["prom_exec"]))
+        dumps = [r for r in self.collect_rows if "dump" in r]
+        if dumps:
+            print()
+            for r in dumps:
+                print("dump check %d GPUs, base vs new: %s" % (r["gpus"], r["dump"]))
         if self.month_rows:
             print()
             print("## month (one collected day replicated to 29 days by SQL; run --now day 30)")

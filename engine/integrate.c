@@ -130,6 +130,11 @@ struct label_index {
     int32_t *head;
     int32_t *next;
     size_t nheads;
+    /* per series: its samples are exactly the steps [lo, hi] (lo > hi:
+     * none), or lo = -1 when they are not one run; label_at then need not
+     * read the series' values at every step (a cache miss per series per
+     * step on a large fleet) */
+    int32_t *lo, *hi;
 };
 
 struct vec {
@@ -224,37 +229,56 @@ static bool entry_sum(struct gl_rollup_entry *e, const struct gl_rollup_entry *x
     return true;
 }
 
-/* Adds x to its entry; false (nothing changed) when the sum would not fit. */
+static size_t entry_slot(const struct gl_rollup *r, const struct gl_rollup_entry *x)
+{
+    return (size_t)entry_hash(x->hour, x->device, x->ns, x->pod, x->team, x->kind) &
+           (r->nindex - 1);
+}
+
+/* Adds x to its entry; false (nothing changed) when the sum would not fit.
+ * The entries are a dense array (a chunk's table of 56-byte slots at half
+ * load, doubled while it grew, was the largest block at the peak); the
+ * hash index holds 4-byte positions. */
 static bool rollup_put(struct gl_rollup *r, const struct gl_rollup_entry *x)
 {
-    if ((r->nentries + 1) * 2 > r->nslots)
+    if ((r->nentries + 1) * 2 > r->nindex)
         rollup_grow(r);
-    size_t mask = r->nslots - 1;
-    size_t i = entry_hash(x->hour, x->device, x->ns, x->pod, x->team, x->kind) & mask;
-    for (;; i = (i + 1) & mask) {
-        struct gl_rollup_entry *e = &r->slots[i];
-        if (!e->used) {
+    size_t mask = r->nindex - 1;
+    for (size_t i = entry_slot(r, x);; i = (i + 1) & mask) {
+        uint32_t k = r->index[i];
+        if (!k) {
+            if (r->nentries == r->slots_cap) {
+                r->slots_cap = r->slots_cap ? 2 * r->slots_cap : 1024;
+                r->slots = gl_xrealloc(r->slots, r->slots_cap * sizeof *r->slots);
+            }
+            struct gl_rollup_entry *e = &r->slots[r->nentries];
             *e = *x;
             e->used = 1;
-            r->nentries++;
+            r->index[i] = (uint32_t)++r->nentries;
+            r->nslots = r->nentries;
             return true;
         }
+        struct gl_rollup_entry *e = &r->slots[k - 1];
         if (same_key(e, x))
             return entry_sum(e, x);
     }
 }
 
+/* The index doubled and rebuilt from the entries. */
 static void rollup_grow(struct gl_rollup *r)
 {
-    size_t old_n = r->nslots;
-    struct gl_rollup_entry *old = r->slots;
-    r->nslots = old_n ? old_n * 2 : 1024;
-    r->slots = gl_xcalloc(r->nslots, sizeof *r->slots);
-    r->nentries = 0;
-    for (size_t i = 0; i < old_n; i++)
-        if (old[i].used)
-            (void)rollup_put(r, &old[i]); /* distinct keys: nothing is added */
-    free(old);
+    r->nindex = r->nindex ? 2 * r->nindex : 2048;
+    if (r->nindex > (size_t)UINT32_MAX)
+        abort(); /* 2^31 entries of 56 bytes: memory ran out long before */
+    free(r->index);
+    r->index = gl_xcalloc(r->nindex, sizeof *r->index);
+    size_t mask = r->nindex - 1;
+    for (size_t k = 0; k < r->nentries; k++) {
+        size_t i = entry_slot(r, &r->slots[k]);
+        while (r->index[i])
+            i = (i + 1) & mask;
+        r->index[i] = (uint32_t)(k + 1);
+    }
 }
 
 static const char *S(const struct work *w, int32_t id);
@@ -424,6 +448,7 @@ void gl_rollup_free(struct gl_rollup *r)
     gl_intern_free(r->strings);
     free(r->devices);
     free(r->slots);
+    free(r->index);
     free(r->samples_per_hour);
     memset(r, 0, sizeof *r);
 }
@@ -888,6 +913,22 @@ static void index_labels(struct work *w, struct label_index *li, const struct gl
         li->head[keys[i]] = (int32_t)i;
     }
     free(keys);
+    li->lo = gl_xcalloc(m->nseries ? m->nseries : 1, sizeof *li->lo);
+    li->hi = gl_xcalloc(m->nseries ? m->nseries : 1, sizeof *li->hi);
+    for (size_t i = 0; i < m->nseries; i++) {
+        const double *v = m->series[i].values;
+        size_t a = 0, b, n = m->nsteps;
+        while (a < n && isnan(v[a]))
+            a++;
+        for (b = a; b < n && !isnan(v[b]); b++)
+            ;
+        size_t c = b;
+        while (c < n && isnan(v[c]))
+            c++;
+        bool run = c == n && n <= (size_t)INT32_MAX;
+        li->lo[i] = run ? (int32_t)a : -1;
+        li->hi[i] = run ? (int32_t)b - 1 : 0; /* a == b: none, lo > hi */
+    }
 }
 
 /* The label series of key valid at step t: present at t, the one that
@@ -900,7 +941,8 @@ static int32_t label_at(const struct label_index *li, int32_t key, size_t t)
     int64_t best_first = -1;
     for (int32_t i = li->head[key]; i >= 0; i = li->next[i]) {
         const struct gl_series *s = &li->m->series[i];
-        if (isnan(s->values[t]))
+        if (li->lo[i] >= 0 ? (int64_t)t < li->lo[i] || (int64_t)t > li->hi[i]
+                           : isnan(s->values[t]))
             continue;
         if (best < 0 || s->first_seen > best_first) {
             best = i;
@@ -1985,6 +2027,8 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     for (size_t i = 0; i < 3; i++) {
         free(lis[i]->head);
         free(lis[i]->next);
+        free(lis[i]->lo);
+        free(lis[i]->hi);
     }
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
         gl_intern_free(*tables[i]);

@@ -96,8 +96,12 @@ struct gl_rollup {
     struct gl_intern *strings;
     struct gl_chunk_device *devices;
     size_t ndevices;
-    struct gl_rollup_entry *slots; /* hash table; iterate and skip !used */
-    size_t nslots, nentries;
+    struct gl_rollup_entry *slots; /* entries in first-insertion order (every one
+                                    * used; loops may still skip !used) */
+    size_t nslots, nentries;       /* both the number of entries */
+    size_t slots_cap;
+    uint32_t *index;               /* open addressing: 1 + entry, 0 empty */
+    size_t nindex;
     int64_t *samples_per_hour;     /* memory samples seen per hour */
     size_t bad_samples;
     size_t copy_warnings;          /* process-mode devices that look like copies */

@@ -48,6 +48,38 @@ struct gl_store {
     sqlite3_stmt *agg_anom_del; /* anomaly_day of a day range, recomputed */
     sqlite3_stmt *agg_anom_ins;
     sqlite3_stmt *dev_days;     /* the days a device has rows in */
+    /* the store's own maintenance of a chunk: schema 004's triggers on
+     * usage, dropped inside the chunk's transaction and created again
+     * before it commits (their SQL as stored) */
+    char *triggers[3];
+    sqlite3_stmt *out_dev, *out_pod, *out_key; /* old rows of hours taken out */
+    sqlite3_stmt *in_dev, *in_pod, *in_key;    /* new rows of hours added */
+    sqlite3_stmt *ins_plain;                   /* a new usage row (no upsert) */
+    sqlite3_stmt *put_key, *put_dev, *put_pod; /* the sums of agg_acc written */
+    bool gated; /* the open transaction dropped the triggers */
+    /* The new rows' sums, kept in C as the rows are written (agg_add)
+     * and written at commit; by_sql when a row met a stored one (an
+     * upsert: the figures are then summed by SQL from usage at commit). */
+    struct agg_tab {
+        struct agg_ent {
+            int64_t k[6];
+            int64_t q, est, rows;
+            bool used;
+        } *e;
+        size_t n, cap;
+    } acc_key, acc_dev, acc_pod;
+    struct gl_intern *names; /* strings of the sums' keys */
+    struct agg_model {
+        int64_t id;
+        int32_t model; /* in names */
+    } *models;           /* device id -> model of the devices stored (sorted by id) */
+    size_t nmodels, cmodels;
+    bool by_sql;
+    struct agg_range {
+        char *cluster;
+        int64_t from, to;
+    } *dirty; /* the cluster hours whose rows the transaction replaces */
+    size_t ndirty, cdirty;
     /* what the open write transaction recomputes at commit: day for a UTC
      * day whose usage_key_hour is (a device's model changed), -1 - day for
      * one whose anomaly_day is (usage rows cleared); sorted, distinct */
@@ -147,6 +179,71 @@ static const char agg_key_sql[] =
     " FROM usage u JOIN device d ON d.id = u.device_id WHERE u.hour >= ?1 AND u.hour < ?2"
     " GROUP BY 1, 2, 3, 4, 5";
 
+/* The store's maintenance (schema 004's triggers dropped while a chunk is
+ * written): ?1 cluster, [?2, ?3) hours.
+ * Taken out before the rows of those hours are deleted or changed (sums
+ * and row counts; a key whose rows reach 0 goes, by the _empty triggers);
+ * usage_key_hour's rows of those hours go whole (its estimated is a MAX),
+ * except hours without usage rows (a pruned hour keeps its figures). */
+static const char out_dev_sql[] =
+    "UPDATE device_day SET quantity = device_day.quantity - o.q, rows = device_day.rows - o.n"
+    " FROM (SELECT hour - hour % 86400 AS day, device_id, kind, SUM(quantity) AS q,"
+    "  COUNT(*) AS n FROM usage WHERE hour >= ?2 AND hour < ?3 AND cluster = ?1"
+    "  GROUP BY 1, 2, 3) AS o"
+    " WHERE device_day.day = o.day AND device_day.device_id = o.device_id"
+    "  AND device_day.kind = o.kind";
+static const char out_pod_sql[] =
+    "UPDATE pod_day SET quantity = pod_day.quantity - o.q, estimated = pod_day.estimated - o.e,"
+    " rows = pod_day.rows - o.n"
+    " FROM (SELECT team, hour - hour % 86400 AS day, namespace, pod, kind, SUM(quantity) AS q,"
+    "  SUM(estimated <> 0) AS e, COUNT(*) AS n FROM usage"
+    "  WHERE hour >= ?2 AND hour < ?3 AND cluster = ?1 AND pod <> ''"
+    "   AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
+    "  GROUP BY 1, 2, 3, 4, 5) AS o"
+    " WHERE pod_day.team = o.team AND pod_day.day = o.day AND pod_day.cluster = ?1"
+    "  AND pod_day.namespace = o.namespace AND pod_day.pod = o.pod AND pod_day.kind = o.kind";
+static const char out_key_sql[] =
+    "DELETE FROM usage_key_hour WHERE hour >= ?2 AND hour < ?3 AND cluster = ?1"
+    " AND hour IN (SELECT hour FROM usage WHERE hour >= ?2 AND hour < ?3 AND cluster = ?1)";
+/* ... and the rows those hours hold at commit added */
+static const char in_dev_sql[] =
+    "INSERT INTO device_day (day, device_id, kind, quantity, rows)"
+    " SELECT hour - hour % 86400, device_id, kind, SUM(quantity), COUNT(*) FROM usage"
+    " WHERE hour >= ?2 AND hour < ?3 AND cluster = ?1 GROUP BY 1, 2, 3"
+    " ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity,"
+    "  rows = rows + excluded.rows";
+static const char in_pod_sql[] =
+    "INSERT INTO pod_day (team, day, cluster, namespace, pod, kind, quantity, estimated, rows)"
+    " SELECT team, hour - hour % 86400, ?1, namespace, pod, kind, SUM(quantity),"
+    "  SUM(estimated <> 0), COUNT(*) FROM usage"
+    " WHERE hour >= ?2 AND hour < ?3 AND cluster = ?1 AND pod <> ''"
+    "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
+    " GROUP BY 1, 2, 4, 5, 6"
+    " ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity,"
+    "  estimated = estimated + excluded.estimated, rows = rows + excluded.rows";
+/* (no conflict: the hours' keys were taken out; a conflict is a bug and
+ * fails the chunk) */
+static const char in_key_sql[] =
+    "INSERT INTO usage_key_hour (hour, cluster, model, team, kind, quantity, estimated, rows)"
+    " SELECT u.hour, ?1, d.model, u.team, u.kind, SUM(u.quantity), MAX(u.estimated), COUNT(*)"
+    " FROM usage u JOIN device d ON d.id = u.device_id"
+    " WHERE u.hour >= ?2 AND u.hour < ?3 AND u.cluster = ?1"
+    " GROUP BY u.hour, d.model, u.team, u.kind";
+
+/* ... or, when every new row was new (agg_acc), their sums from C */
+static const char put_key_sql[] =
+    "INSERT INTO usage_key_hour (hour, cluster, model, team, kind, quantity, estimated, rows)"
+    " VALUES (?,?,?,?,?,?,?,?)";
+static const char put_dev_sql[] =
+    "INSERT INTO device_day (day, device_id, kind, quantity, rows) VALUES (?,?,?,?,?)"
+    " ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity,"
+    "  rows = rows + excluded.rows";
+static const char put_pod_sql[] =
+    "INSERT INTO pod_day (team, day, cluster, namespace, pod, kind, quantity, estimated, rows)"
+    " VALUES (?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity,"
+    "  estimated = estimated + excluded.estimated, rows = rows + excluded.rows";
+
 /* a day's anomalies recomputed (first/last seen are no sums) */
 static const char agg_anom_del_sql[] =
     "DELETE FROM anomaly_day WHERE day >= ?1 AND day < ?2";
@@ -158,6 +255,33 @@ static const char agg_anom_sql[] =
     " FROM usage WHERE kind IN ('anomaly_unallocated', 'anomaly_excess_devices')"
     "  AND hour >= ?1 AND hour < ?2"
     " GROUP BY 1, 2, 3, 4, 5, 6, 7";
+
+/* schema 004's triggers on usage that the store drops while it writes a
+ * chunk (agg_take_out_run) */
+static const char *const trigger_names[3] = {"usage_agg_insert", "usage_agg_update",
+                                             "usage_agg_delete"};
+
+static enum gl_status read_triggers(struct gl_store *s, struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT sql FROM sqlite_master WHERE type = 'trigger'"
+                                  " AND tbl_name = 'usage' AND name = ?", -1, &st, NULL) !=
+        SQLITE_OK)
+        return gl_store_fail(s, "reading the schema", err);
+    enum gl_status rc = GL_OK;
+    for (size_t i = 0; !rc && i < 3; i++) {
+        sqlite3_bind_text(st, 1, trigger_names[i], -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            s->triggers[i] = gl_strdup((const char *)sqlite3_column_text(st, 0));
+        else
+            rc = gl_error_set(err, GL_ERR_RUNTIME,
+                              "%s: the schema lacks trigger %s (schema 004); the database was "
+                              "changed by hand?", s->path, trigger_names[i]);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
 
 enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_error *err)
 {
@@ -174,8 +298,12 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
     sqlite3_busy_timeout(s->db, 10000);
     int version = 0;
     if ((rc = schema_version(s, &version, err)) ||
+        /* temp_store: statement journals (a statement that fires triggers
+         * or upserts needs one) and GROUP BY sorters stay in memory instead
+         * of a temporary file written page by page; durability is the
+         * WAL's (the database's own writes are unchanged) */
         (rc = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                      "PRAGMA foreign_keys=ON;",
+                      "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;",
                    err)) ||
         (rc = migrate(s, version, err)) ||
         (rc = prepare(s,
@@ -210,6 +338,20 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
         (rc = prepare(s, agg_anom_sql, &s->agg_anom_ins, err)) ||
         (rc = prepare(s, "SELECT DISTINCT day FROM device_day WHERE device_id = ?",
                       &s->dev_days, err)) ||
+        (rc = read_triggers(s, err)) ||
+        (rc = prepare(s, out_dev_sql, &s->out_dev, err)) ||
+        (rc = prepare(s, out_pod_sql, &s->out_pod, err)) ||
+        (rc = prepare(s, out_key_sql, &s->out_key, err)) ||
+        (rc = prepare(s, in_dev_sql, &s->in_dev, err)) ||
+        (rc = prepare(s, in_pod_sql, &s->in_pod, err)) ||
+        (rc = prepare(s, in_key_sql, &s->in_key, err)) ||
+        (rc = prepare(s,
+                      "INSERT INTO usage (hour, cluster, namespace, pod, device_id, team, kind, "
+                      "quantity, estimated, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                      &s->ins_plain, err)) ||
+        (rc = prepare(s, put_key_sql, &s->put_key, err)) ||
+        (rc = prepare(s, put_dev_sql, &s->put_dev, err)) ||
+        (rc = prepare(s, put_pod_sql, &s->put_pod, err)) ||
         (rc = prepare(s, "DELETE FROM usage WHERE cluster = ? AND hour >= ? AND hour < ?",
                       &s->clear_hours, err)) ||
         (rc = prepare(s,
@@ -246,6 +388,8 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
     return GL_OK;
 }
 
+static void agg_reset(struct gl_store *s);
+
 void gl_store_close(struct gl_store *s)
 {
     if (!s)
@@ -261,10 +405,22 @@ void gl_store_close(struct gl_store *s)
     sqlite3_finalize(s->counts_get);
     sqlite3_finalize(s->counts_put);
     sqlite3_finalize(s->hour_get);
-    sqlite3_stmt *agg[] = {s->agg_key_del, s->agg_key_ins,
-                           s->agg_anom_del, s->agg_anom_ins, s->dev_days};
+    sqlite3_stmt *agg[] = {s->agg_key_del, s->agg_key_ins, s->agg_anom_del, s->agg_anom_ins,
+                           s->dev_days,    s->out_dev,
+                           s->out_pod,     s->out_key,     s->in_dev,       s->in_pod,
+                           s->in_key,      s->ins_plain,   s->put_key,      s->put_dev,
+                           s->put_pod};
     for (size_t i = 0; i < sizeof agg / sizeof *agg; i++)
         sqlite3_finalize(agg[i]);
+    agg_reset(s);
+    free(s->dirty);
+    free(s->acc_key.e);
+    free(s->acc_dev.e);
+    free(s->acc_pod.e);
+    free(s->models);
+    gl_intern_free(s->names);
+    for (size_t i = 0; i < sizeof s->triggers / sizeof *s->triggers; i++)
+        free(s->triggers[i]);
     free(s->rekey);
     sqlite3_close(s->db);
     free(s->path);
@@ -276,7 +432,6 @@ sqlite3 *gl_store_db(struct gl_store *s)
     return s->db;
 }
 
-static void agg_reset(struct gl_store *s);
 static enum gl_status agg_flush(struct gl_store *s, struct gl_error *err);
 
 enum gl_status gl_store_begin(struct gl_store *s, struct gl_error *err)
@@ -298,7 +453,7 @@ void gl_store_read_end(struct gl_store *s)
 
 enum gl_status gl_store_commit(struct gl_store *s, struct gl_error *err)
 {
-    if (s->nrekey) {
+    if (s->gated || s->nrekey) {
         enum gl_status rc = agg_flush(s, err);
         if (rc)
             return rc; /* the caller rolls back */
@@ -327,11 +482,18 @@ static enum gl_status step_done(struct gl_store *s, sqlite3_stmt *st, const char
 
 /* ---- the aggregates (schema/004_daily.sql) ----
  *
- * The schema's triggers add every usage row written and take out every
- * row deleted. What a trigger cannot do is here: anomaly_day of the days a
- * chunk cleared (first / last seen are no sums), and usage_key_hour of the
- * days of a device whose model changed, are recomputed from usage at
- * commit. */
+ * The store keeps them itself for its own writes (the schema's per-row
+ * triggers are dropped inside the chunk's transaction and created again
+ * before it commits; DDL is transactional, so no other connection ever
+ * sees them missing, and a rollback restores them): the hours a chunk
+ * replaces have their old rows' contribution taken out in grouped
+ * statements before the rows go (agg_take_out), the new rows' sums are kept
+ * in C as they are written (agg_add) and written at commit (agg_flush; by
+ * grouped statements over the hours instead when a row met a stored one),
+ * a cost of one hash update per row instead of four upserts in a trigger.
+ * Every other writer gets the triggers. What is no sum is recomputed from usage at commit:
+ * anomaly_day of the days a chunk cleared (first / last seen), and
+ * usage_key_hour of the days of a device whose model changed. */
 
 /* Inserts t into the sorted distinct set. */
 static void set_add(int64_t **v, size_t *n, size_t *cap, int64_t t)
@@ -355,9 +517,27 @@ static void set_add(int64_t **v, size_t *n, size_t *cap, int64_t t)
     (*n)++;
 }
 
+static void tab_clear(struct agg_tab *t)
+{
+    if (t->n)
+        memset(t->e, 0, t->cap * sizeof *t->e);
+    t->n = 0;
+}
+
 static void agg_reset(struct gl_store *s)
 {
     s->nrekey = 0;
+    s->gated = false;
+    s->by_sql = false;
+    tab_clear(&s->acc_key);
+    tab_clear(&s->acc_dev);
+    tab_clear(&s->acc_pod);
+    s->nmodels = 0;
+    gl_intern_free(s->names);
+    s->names = NULL;
+    for (size_t i = 0; i < s->ndirty; i++)
+        free(s->dirty[i].cluster);
+    s->ndirty = 0;
 }
 
 static bool is_overflow(struct gl_store *s)
@@ -390,18 +570,277 @@ static enum gl_status agg_step(struct gl_store *s, sqlite3_stmt *st, int64_t fro
     return step_done(s, st, "keeping the daily aggregates", err);
 }
 
-/* A cluster's hours [from, to) are cleared: their days' anomalies are
- * recomputed at commit. */
-static void agg_clear(struct gl_store *s, int64_t from, int64_t to)
+/* One of the store's statements over a cluster's hours [from, to). */
+static enum gl_status agg_hours(struct gl_store *s, sqlite3_stmt *st, const char *cluster,
+                                int64_t from, int64_t to, struct gl_error *err)
 {
-    for (int64_t d = gl_floor_to(from, 86400); d < to; d += 86400)
-        set_add(&s->rekey, &s->nrekey, &s->crekey, -1 - d);
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    if (step_done(s, st, "keeping the daily aggregates", err))
+        return agg_fail(s, gl_floor_to(from, 86400), to, err);
+    return GL_OK;
 }
 
-/* Before commit: the days to recompute. */
+/* A cluster's hours [from, to) are about to be replaced (their rows
+ * deleted, or changed): the store keeps the aggregates from here to the
+ * commit (the triggers dropped), their old rows' contribution is taken
+ * out now, their new rows are added at commit (agg_flush), and their
+ * days' anomalies are recomputed at commit. */
+static bool agg_covered(struct gl_store *s, const char *cluster, int64_t hour);
+
+static enum gl_status agg_take_out_run(struct gl_store *s, const char *cluster, int64_t from,
+                                       int64_t to, struct gl_error *err)
+{
+    enum gl_status rc;
+    if (!s->gated) {
+        char sql[128];
+        for (size_t i = 0; i < 3; i++) {
+            snprintf(sql, sizeof sql, "DROP TRIGGER %s", trigger_names[i]);
+            if ((rc = exec(s, sql, err)))
+                return rc;
+        }
+        s->gated = true;
+    }
+    if ((rc = agg_hours(s, s->out_dev, cluster, from, to, err)) ||
+        (rc = agg_hours(s, s->out_pod, cluster, from, to, err)) ||
+        (rc = agg_hours(s, s->out_key, cluster, from, to, err)))
+        return rc;
+    if (s->ndirty == s->cdirty) {
+        s->cdirty = s->cdirty ? s->cdirty * 2 : 4;
+        s->dirty = gl_xrealloc(s->dirty, s->cdirty * sizeof *s->dirty);
+    }
+    s->dirty[s->ndirty++] = (struct agg_range){gl_strdup(cluster), from, to};
+    for (int64_t d = gl_floor_to(from, 86400); d < to; d += 86400)
+        set_add(&s->rekey, &s->nrekey, &s->crekey, -1 - d);
+    return GL_OK;
+}
+
+/* ... for the hours of [from, to) not taken out yet in this transaction
+ * (a range cleared twice is taken out and added once). */
+static enum gl_status agg_take_out(struct gl_store *s, const char *cluster, int64_t from,
+                                   int64_t to, struct gl_error *err)
+{
+    int64_t run = -1;
+    for (int64_t h = from; h < to; h += 3600) {
+        bool done = agg_covered(s, cluster, h);
+        if (!done && run < 0)
+            run = h;
+        if (done && run >= 0) {
+            enum gl_status rc = agg_take_out_run(s, cluster, run, h, err);
+            if (rc)
+                return rc;
+            run = -1;
+        }
+    }
+    return run >= 0 ? agg_take_out_run(s, cluster, run, to, err) : GL_OK;
+}
+
+/* Whether the transaction replaces the cluster's hour (agg_take_out):
+ * the last range matched is tried first. */
+static bool agg_covered(struct gl_store *s, const char *cluster, int64_t hour)
+{
+    for (size_t k = s->ndirty; k-- > 0;) {
+        const struct agg_range *r = &s->dirty[k];
+        if (hour >= r->from && hour < r->to && strcmp(r->cluster, cluster) == 0) {
+            if (k + 1 != s->ndirty) { /* keep the hit last */
+                struct agg_range t = *r;
+                s->dirty[k] = s->dirty[s->ndirty - 1];
+                s->dirty[s->ndirty - 1] = t;
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The entry of key k (n of 6 used, the rest 0) in t, added when absent. */
+static struct agg_ent *tab_get(struct agg_tab *t, const int64_t k[6])
+{
+    if (2 * (t->n + 1) > t->cap) {
+        struct agg_tab g = {gl_xcalloc(t->cap ? 2 * t->cap : 1024, sizeof *g.e), 0,
+                            t->cap ? 2 * t->cap : 1024};
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->e[i].used)
+                *tab_get(&g, t->e[i].k) = t->e[i];
+        g.n = t->n;
+        free(t->e);
+        *t = g;
+    }
+    size_t i = (size_t)gl_hash_bytes(k, 6 * sizeof *k, GL_HASH_SEED) & (t->cap - 1);
+    while (t->e[i].used && memcmp(t->e[i].k, k, 6 * sizeof *k) != 0)
+        i = (i + 1) & (t->cap - 1);
+    if (!t->e[i].used) {
+        memcpy(t->e[i].k, k, 6 * sizeof *k);
+        t->e[i].used = true;
+        t->n++;
+    }
+    return &t->e[i];
+}
+
+/* -1 when out of memory (the sums are then SQL's). */
+static int32_t name_id(struct gl_store *s, const char *str)
+{
+    if (!s->names)
+        s->names = gl_intern_new();
+    int32_t id = s->names ? gl_intern_get(s->names, str) : -1;
+    if (id < 0)
+        s->by_sql = true;
+    return id;
+}
+
+/* Where device id is (or goes) in s->models. */
+static size_t model_pos(const struct gl_store *s, int64_t id)
+{
+    size_t lo = 0, hi = s->nmodels;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->models[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The device's model (in names), -1 when no device of that id was stored
+ * in this transaction. */
+static int32_t model_of(const struct gl_store *s, int64_t id)
+{
+    size_t lo = model_pos(s, id);
+    return lo < s->nmodels && s->models[lo].id == id ? s->models[lo].model : -1;
+}
+
+static void model_set(struct gl_store *s, int64_t id, const char *model)
+{
+    int32_t m = name_id(s, model);
+    if (m < 0)
+        return;
+    size_t lo = model_pos(s, id);
+    if (lo < s->nmodels && s->models[lo].id == id) {
+        s->models[lo].model = m;
+        return;
+    }
+    if (s->nmodels == s->cmodels) {
+        s->cmodels = s->cmodels ? 2 * s->cmodels : 256;
+        s->models = gl_xrealloc(s->models, s->cmodels * sizeof *s->models);
+    }
+    memmove(s->models + lo + 1, s->models + lo, (s->nmodels - lo) * sizeof *s->models);
+    s->models[lo] = (struct agg_model){id, m};
+    s->nmodels++;
+}
+
+static bool sum_into(struct agg_ent *e, int64_t q, int64_t est)
+{
+    e->rows++;
+    e->est = est;
+    return !__builtin_add_overflow(e->q, q, &e->q);
+}
+
+/* A new usage row (no stored row had its key): added to the sums. false
+ * on an integer overflow of one. */
+static bool agg_add(struct gl_store *s, int64_t hour, const char *cluster, const char *ns,
+                    const char *pod, int64_t device_id, const char *team, const char *kind,
+                    int64_t quantity, int estimated)
+{
+    int32_t model = model_of(s, device_id);
+    if (model < 0) /* a device of an earlier transaction: SQL sums */
+        s->by_sql = true;
+    int64_t day = hour - hour % 86400;
+    int64_t c = name_id(s, cluster), t = name_id(s, team), k = name_id(s, kind);
+    int64_t nsid = name_id(s, ns), podid = name_id(s, pod);
+    if (s->by_sql)
+        return true;
+    struct agg_ent *e = tab_get(&s->acc_key, (int64_t[6]){hour, c, model, t, k, 0});
+    int64_t est = e->rows && e->est > estimated ? e->est : estimated; /* MAX */
+    if (!sum_into(e, quantity, est))
+        return false;
+    e = tab_get(&s->acc_dev, (int64_t[6]){day, device_id, k, 0, 0, 0});
+    if (!sum_into(e, quantity, 0))
+        return false;
+    if (pod[0] && (strcmp(kind, "memory_used") == 0 || strcmp(kind, "allocated") == 0 ||
+                   strcmp(kind, "reserved_unused") == 0)) {
+        e = tab_get(&s->acc_pod, (int64_t[6]){t, day, c, nsid, podid, k});
+        if (!sum_into(e, quantity, e->est + (estimated != 0)))
+            return false;
+    }
+    return true;
+}
+
+static enum gl_status put_step(struct gl_store *s, sqlite3_stmt *st, int64_t day,
+                               struct gl_error *err)
+{
+    if (step_done(s, st, "keeping the daily aggregates", err))
+        return agg_fail(s, day, day + 86400, err);
+    return GL_OK;
+}
+
+/* The sums kept in C written. */
+static enum gl_status agg_put(struct gl_store *s, struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    const struct gl_intern *n = s->names;
+    for (size_t i = 0; !rc && i < s->acc_key.cap; i++) {
+        const struct agg_ent *e = &s->acc_key.e[i];
+        if (!e->used)
+            continue;
+        sqlite3_stmt *st = s->put_key;
+        sqlite3_bind_int64(st, 1, e->k[0]);
+        sqlite3_bind_text(st, 2, gl_intern_str(n, (int32_t)e->k[1]), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, gl_intern_str(n, (int32_t)e->k[2]), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, gl_intern_str(n, (int32_t)e->k[3]), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, gl_intern_str(n, (int32_t)e->k[4]), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 6, e->q);
+        sqlite3_bind_int64(st, 7, e->est);
+        sqlite3_bind_int64(st, 8, e->rows);
+        rc = put_step(s, st, e->k[0] - e->k[0] % 86400, err);
+    }
+    for (size_t i = 0; !rc && i < s->acc_dev.cap; i++) {
+        const struct agg_ent *e = &s->acc_dev.e[i];
+        if (!e->used)
+            continue;
+        sqlite3_stmt *st = s->put_dev;
+        sqlite3_bind_int64(st, 1, e->k[0]);
+        sqlite3_bind_int64(st, 2, e->k[1]);
+        sqlite3_bind_text(st, 3, gl_intern_str(n, (int32_t)e->k[2]), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, e->q);
+        sqlite3_bind_int64(st, 5, e->rows);
+        rc = put_step(s, st, e->k[0], err);
+    }
+    for (size_t i = 0; !rc && i < s->acc_pod.cap; i++) {
+        const struct agg_ent *e = &s->acc_pod.e[i];
+        if (!e->used)
+            continue;
+        sqlite3_stmt *st = s->put_pod;
+        sqlite3_bind_text(st, 1, gl_intern_str(n, (int32_t)e->k[0]), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, e->k[1]);
+        for (int j = 2; j < 6; j++)
+            sqlite3_bind_text(st, j + 1, gl_intern_str(n, (int32_t)e->k[j]), -1,
+                              SQLITE_STATIC);
+        sqlite3_bind_int64(st, 7, e->q);
+        sqlite3_bind_int64(st, 8, e->est);
+        sqlite3_bind_int64(st, 9, e->rows);
+        rc = put_step(s, st, e->k[1], err);
+    }
+    return rc;
+}
+
+/* Before commit: the replaced hours' rows added (from the sums kept in C,
+ * or by SQL when a row met a stored one), then the days to recompute
+ * (after: a day recomputed includes the rows just added). */
 static enum gl_status agg_flush(struct gl_store *s, struct gl_error *err)
 {
     enum gl_status rc = GL_OK;
+    if (!s->by_sql)
+        rc = agg_put(s, err);
+    for (size_t i = 0; !rc && s->by_sql && i < s->ndirty; i++) {
+        const struct agg_range *r = &s->dirty[i];
+        if (!(rc = agg_hours(s, s->in_key, r->cluster, r->from, r->to, err)) &&
+            !(rc = agg_hours(s, s->in_dev, r->cluster, r->from, r->to, err)))
+            rc = agg_hours(s, s->in_pod, r->cluster, r->from, r->to, err);
+    }
+    for (size_t i = 0; !rc && s->gated && i < 3; i++)
+        rc = exec(s, s->triggers[i], err);
     for (size_t i = 0; !rc && i < s->nrekey; i++) {
         int64_t v = s->rekey[i];
         bool anomalies = v < 0;
@@ -478,6 +917,8 @@ enum gl_status gl_store_device(struct gl_store *s, const struct gl_device_info *
     /* usage_key_hour holds the model of the rows' devices */
     if (!rc && known && strcmp(was, now) != 0)
         rc = agg_model_changed(s, *id, err);
+    if (!rc)
+        model_set(s, *id, now);
     free(was);
     free(now);
     return rc;
@@ -517,7 +958,8 @@ enum gl_status gl_store_clear_hours(struct gl_store *s, const char *cluster, int
     enum gl_status prc = refuse_pruned(s, cluster, from, to, err);
     if (prc)
         return prc;
-    agg_clear(s, from, to);
+    if ((prc = agg_take_out(s, cluster, from, to, err)))
+        return prc;
     sqlite3_stmt *st = s->clear_hours;
     sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, from);
@@ -532,7 +974,18 @@ enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *
                                   int estimated, int64_t first_seen, int64_t last_seen,
                                   struct gl_error *err)
 {
-    sqlite3_stmt *st = s->ins_usage;
+    /* a row of an hour not replaced (collect replaces every hour it
+     * writes): that hour's aggregates are taken out and added at commit */
+    if (!agg_covered(s, cluster, hour)) {
+        enum gl_status arc = refuse_pruned(s, cluster, hour, hour + 3600, err);
+        if (arc || (arc = agg_take_out(s, cluster, hour, hour + 3600, err)))
+            return arc;
+    }
+    /* a new row is added to the sums kept in C; a row meeting a stored
+     * one (SQLITE_CONSTRAINT: nothing written) is upserted, and the sums
+     * are then SQL's at commit */
+    sqlite3_stmt *st = s->by_sql ? s->ins_usage : s->ins_plain;
+again:
     sqlite3_bind_int64(st, 1, hour);
     sqlite3_bind_text(st, 2, cluster, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, ns, -1, SQLITE_STATIC);
@@ -544,6 +997,21 @@ enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *
     sqlite3_bind_int(st, 9, estimated);
     sqlite3_bind_int64(st, 10, first_seen);
     sqlite3_bind_int64(st, 11, last_seen);
+    if (st == s->ins_plain) {
+        int sr = sqlite3_step(st);
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+        if (sr == SQLITE_DONE) {
+            if (agg_add(s, hour, cluster, ns, pod, device_id, team, kind, quantity, estimated))
+                return GL_OK;
+            return agg_fail(s, hour - hour % 86400, hour + 3600, err);
+        }
+        if (sr != SQLITE_CONSTRAINT)
+            return gl_store_fail(s, "storing usage", err);
+        s->by_sql = true;
+        st = s->ins_usage;
+        goto again;
+    }
     enum gl_status rc = step_done(s, st, "storing usage", err);
     if (rc && is_overflow(s)) {
         char ts[32];

@@ -6,10 +6,15 @@
 -- `usage` rows, so their cost follows the number of keys, not of pods ×
 -- devices × hours. They are kept exact in the transaction that writes the
 -- usage rows: the triggers below add every inserted or updated usage row
--- and take out every deleted one (whoever writes), and the store
--- (engine/store.c) recomputes at commit what is no sum (anomalies' first
--- and last seen) for the days a chunk cleared, and usage_key_hour for the
--- days of a device whose GPU model changed. An hour re-collected therefore
+-- and take out every deleted one, for every writer but the store
+-- (engine/store.c), which drops them inside the transaction that stores a
+-- chunk (DDL is transactional: no other connection ever sees them
+-- missing), keeps the aggregates itself (the replaced hours' old rows
+-- taken out in grouped statements, the new rows' sums added at commit) and
+-- creates them again before it commits. The store recomputes at commit
+-- what is no sum (anomalies' first and last seen) for the days a chunk
+-- cleared, and usage_key_hour for the days of a device whose GPU model
+-- changed. An hour re-collected therefore
 -- gives the same aggregates as a fresh database.
 --
 -- Quantities are exact integers (the units of `usage`). SQLite's SUM()
@@ -113,6 +118,15 @@ CREATE TABLE anomaly_day (
     PRIMARY KEY (day, kind, cluster, namespace, pod, team, device_id)
 ) WITHOUT ROWID;
 
+-- No output reads usage by kind any more (they read the tables above):
+-- the index usage_team (schema 001: kind, hour, team and, this being a
+-- WITHOUT ROWID table, the whole primary key again) held 43 % of a month's
+-- database and doubled the B-tree work of every usage write. The
+-- anomalies' recompute (a few rows a day) keeps an index of its own.
+DROP INDEX usage_team;
+CREATE INDEX usage_anomaly ON usage (kind, hour)
+WHERE kind IN ('anomaly_unallocated', 'anomaly_excess_devices');
+
 -- A database collected before this schema: the aggregates of every stored
 -- hour (SUM fails loudly on an integer overflow; the migration then stops).
 INSERT INTO usage_key_hour (hour, cluster, model, team, kind, quantity, estimated, rows)
@@ -192,7 +206,7 @@ END;
 -- A deleted usage row is taken out (unless a prune is deleting: see
 -- usage_prune). What is no sum is recomputed from the rows left: the
 -- estimated flag of a key when an estimated row goes, the first and last
--- seen of an anomaly (both through the index usage_team).
+-- seen of an anomaly (through the primary key's hour).
 CREATE TRIGGER usage_agg_delete AFTER DELETE ON usage
 WHEN NOT EXISTS (SELECT 1 FROM usage_prune) BEGIN
     UPDATE usage_key_hour SET quantity = quantity - OLD.quantity, rows = rows - 1
