@@ -97,6 +97,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite golden python3 tests/integration/golden_test.py --bin "$root/build/gpuledger"
   run_suite statement python3 tests/integration/statement_test.py --bin "$root/build/gpuledger"
   run_suite alloc-join python3 tests/integration/alloc_join_test.py --bin "$root/build/gpuledger"
+  run_suite server-mode python3 tests/integration/server_mode_test.py --bin "$root/build/gpuledger"
   run_suite auth python3 tests/integration/auth_test.py --bin "$root/build/gpuledger"
   run_suite presets python3 tests/integration/presets_test.py --bin "$root/build/gpuledger"
   # The same scenarios with the engine built under AddressSanitizer/UBSan.
