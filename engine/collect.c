@@ -1229,6 +1229,9 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                    (long long)((ce - cs) / 3600), shards);
         }
     }
+    if (!rc)
+        gl_log(GL_LOG_INFO, "collect transfer cluster=%s mode=%s bytes=%lld", cluster->name,
+               c->server_mode ? "server" : "raw", (long long)stats->bytes);
     parts_free(parts, &nparts);
     free(parts);
     counts_free(&counts);
