@@ -526,14 +526,272 @@ struct fetch_job {
     struct gl_error err;
     thrd_t th;
     bool running;
+    bool server;              /* collection.mode "server" */
+    bool sv_rebuilt[Q_MAX];   /* out: query rebuilt from the hourly figures */
 };
+
+static enum gl_status server_fetch(struct fetch_job *j);
 
 static int fetch_main(void *arg)
 {
     struct fetch_job *j = arg;
+    if (j->server && j->plan.nshards <= 1) {
+        j->rc = server_fetch(j);
+        return 0;
+    }
     j->rc = gl_prom_query_range_batch(j->prom, (size_t)j->nq, j->qs, j->start, j->end, j->step,
                                       &j->err);
     return 0;
+}
+
+/* ---- collection.mode "server" (README "Server-side collection") ----
+ * Per query and hour the backend returns, for every series, the count, sum,
+ * min and max of its samples on the step grid of that hour (a subquery
+ * evaluated at the hour's last step instant). A series that has a sample at
+ * every step of an hour with min = max and a value the parse would keep is
+ * that constant for the hour; one with no sample is absent. When every
+ * series of a query is one or the other in every hour of the unit, the
+ * query's matrix is rebuilt from these figures, exactly the matrix the raw
+ * query_range returns; otherwise (or when a figure is missing, NaN or Inf)
+ * the query is fetched raw for the unit. Integration then runs on the same
+ * matrices either way, so server mode cannot change a figure. */
+enum { SV_COUNT, SV_SUM, SV_MIN, SV_MAX, SV_N };
+static const char *const sv_fn[SV_N] = {"count_over_time", "sum_over_time", "min_over_time",
+                                        "max_over_time"};
+#define SV_NAME "gl_srv_metric_name"
+
+/* The subquery of figure f over query q. Its range ends at the hour's last
+ * step instant T and starts half a step after the previous hour's last one,
+ * so it holds exactly the hour's steps whether the backend's range is
+ * closed at its start (Prometheus 2) or open (Prometheus 3); the metric name
+ * is kept in a label (the _over_time functions drop __name__). */
+static char *server_query(const char *q, int f, int64_t step)
+{
+    struct gl_buf b;
+    gl_buf_init(&b);
+    if (!gl_buf_printf(&b,
+                       "%s((label_replace((\n%s\n), \"" SV_NAME "\", \"$1\", \"__name__\", "
+                       "\"(.+)\"))[%lldms:%llds])",
+                       sv_fn[f], q, (long long)(3600000 - step * 500), (long long)step)) {
+        fputs("gpuledger: out of memory\n", stderr);
+        abort();
+    }
+    return b.data;
+}
+
+/* The value a parse of the raw response would keep (parse.c's bounds). */
+static bool sv_valid(const struct gl_parse_opts *po, const struct gl_series *s, double v)
+{
+    if (!isfinite(v))
+        return false;
+    if (po->any_finite)
+        return true;
+    double max = po->max > 0 ? po->max : 281474976710656.0;
+    const char *nm = gl_series_label(s, SV_NAME);
+    if (po->max_name && nm && strcmp(nm, po->max_name) == 0)
+        max = po->named_max;
+    return !(v < 0) && v <= max;
+}
+
+static void sv_key(struct gl_buf *b, const struct gl_series *s)
+{
+    gl_buf_reset(b);
+    for (size_t i = 0; i < s->nlabels; i++)
+        gl_buf_printf(b, "%zu:%s%zu:%s", strlen(s->labels[i].name), s->labels[i].name,
+                      strlen(s->labels[i].value), s->labels[i].value);
+}
+
+static int sv_series_cmp(const void *pa, const void *pb)
+{
+    const struct gl_series *a = pa, *b = pb;
+    for (size_t i = 0; i < a->nlabels && i < b->nlabels; i++) {
+        int d = strcmp(a->labels[i].name, b->labels[i].name);
+        if (!d)
+            d = strcmp(a->labels[i].value, b->labels[i].value);
+        if (d)
+            return d;
+    }
+    return (a->nlabels > b->nlabels) - (a->nlabels < b->nlabels);
+}
+
+static int sv_label_cmp(const void *pa, const void *pb)
+{
+    return strcmp(((const struct gl_label *)pa)->name, ((const struct gl_label *)pb)->name);
+}
+
+static char *sv_label(struct gl_label *l, const char *name, const char *value)
+{
+    size_t n = strlen(name), v = strlen(value);
+    char *p = gl_xcalloc(n + v + 2, 1);
+    memcpy(p, name, n);
+    memcpy(p + n + 1, value, v);
+    l->name = p;
+    l->value = p + n + 1;
+    return p;
+}
+
+/* Rebuilds the unit's matrix of one query from its hourly figures st (grid:
+ * the hours' last step instants) into out (grid cs + k*step); false when a
+ * series is neither constant nor absent in some hour. */
+static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts *po,
+                           int64_t cs, int64_t step, size_t nhours, struct gl_matrix *out)
+{
+    const size_t per = (size_t)(3600 / step);
+    memset(out, 0, sizeof *out);
+    out->start = cs;
+    out->step = step;
+    out->nsteps = nhours * per;
+    struct gl_intern *keys = gl_intern_new();
+    struct gl_buf key;
+    gl_buf_init(&key);
+    /* the figures' series of each count series, by label set */
+    size_t n = st[SV_COUNT].nseries;
+    int32_t *at[SV_N];
+    for (int f = 0; f < SV_N; f++) {
+        at[f] = gl_xcalloc(n + 1, sizeof *at[f]);
+        for (size_t i = 0; i < n; i++)
+            at[f][i] = -1;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        sv_key(&key, &st[SV_COUNT].series[i]);
+        if (gl_intern_get(keys, key.data ? key.data : "") != (int32_t)i)
+            ok = false; /* a repeated label set: not the raw matrix */
+        at[SV_COUNT][i] = (int32_t)i;
+    }
+    for (int f = SV_SUM; ok && f < SV_N; f++)
+        for (size_t i = 0; i < st[f].nseries; i++) {
+            sv_key(&key, &st[f].series[i]);
+            int32_t id = gl_intern_find(keys, key.data ? key.data : "");
+            if (id < 0 || at[f][id] >= 0) {
+                ok = false;
+                break;
+            }
+            at[f][id] = (int32_t)i;
+        }
+    out->series = gl_xcalloc(n + 1, sizeof *out->series);
+    for (size_t i = 0; ok && i < n; i++) {
+        const struct gl_series *cs_ = &st[SV_COUNT].series[i];
+        double *vals = NULL;
+        int64_t first = -1;
+        for (size_t h = 0; ok && h < nhours; h++) {
+            double c = cs_->values[h];
+            if (isnan(c) || c == 0)
+                continue;
+            double fig[SV_N];
+            for (int f = SV_SUM; f < SV_N; f++)
+                fig[f] = at[f][i] >= 0 ? st[f].series[at[f][i]].values[h] : (double)NAN;
+            if (c != (double)per || isnan(fig[SV_SUM]) || isnan(fig[SV_MIN]) ||
+                isnan(fig[SV_MAX]) || fig[SV_MIN] != fig[SV_MAX] ||
+                !sv_valid(po, cs_, fig[SV_MIN])) {
+                ok = false;
+                break;
+            }
+            if (!vals) {
+                vals = gl_xcalloc(out->nsteps, sizeof *vals);
+                for (size_t t = 0; t < out->nsteps; t++)
+                    vals[t] = (double)NAN;
+            }
+            for (size_t t = h * per; t < (h + 1) * per; t++)
+                vals[t] = fig[SV_MIN];
+            if (first < 0)
+                first = (int64_t)(h * per);
+            out->samples += per;
+        }
+        if (!ok || !vals) {
+            free(vals);
+            continue;
+        }
+        struct gl_series *o = &out->series[out->nseries++];
+        o->values = vals;
+        o->first_step = first;
+        o->first_seen = cs + first * step;
+        o->labels = gl_xcalloc(cs_->nlabels + 1, sizeof *o->labels);
+        for (size_t k = 0; k < cs_->nlabels; k++) {
+            const struct gl_label *l = &cs_->labels[k];
+            sv_label(&o->labels[o->nlabels++],
+                     strcmp(l->name, SV_NAME) == 0 ? "__name__" : l->name, l->value);
+        }
+        qsort(o->labels, o->nlabels, sizeof *o->labels, sv_label_cmp);
+    }
+    if (ok)
+        qsort(out->series, out->nseries, sizeof *out->series, sv_series_cmp);
+    else
+        gl_matrix_free(out);
+    for (int f = 0; f < SV_N; f++)
+        free(at[f]);
+    gl_intern_free(keys);
+    gl_buf_free(&key);
+    return ok;
+}
+
+/* Server mode for one unit: the hourly figures of every query, the rebuilt
+ * matrices, then the queries that could not be rebuilt, raw. */
+static enum gl_status server_fetch(struct fetch_job *j)
+{
+    const int64_t step = j->step;
+    const size_t nhours = (size_t)((j->ce - j->cs) / 3600);
+    const int nq = j->nq;
+    struct gl_range_query *sq = gl_xcalloc((size_t)(nq * SV_N), sizeof *sq);
+    char **text = gl_xcalloc((size_t)(nq * SV_N), sizeof *text);
+    static const struct gl_parse_opts any = {.any_finite = true};
+    struct gl_parse_opts fopts[Q_MAX];
+    for (int q = 0; q < nq; q++) {
+        fopts[q] = any;
+        fopts[q].accept_warnings = j->po[q].accept_warnings;
+        fopts[q].naccept_warnings = j->po[q].naccept_warnings;
+        for (int f = 0; f < SV_N; f++) {
+            text[q * SV_N + f] = server_query(j->queries[q], f, step);
+            sq[q * SV_N + f] = (struct gl_range_query){
+                .query = text[q * SV_N + f], .what = j->what[q], .opts = &fopts[q]};
+        }
+    }
+    enum gl_status rc = gl_prom_query_range_batch(j->prom, (size_t)(nq * SV_N), sq,
+                                                  j->cs + 3600 - step, j->ce - step, 3600,
+                                                  &j->err);
+    struct gl_range_query raw[Q_MAX];
+    int rawq[Q_MAX], nraw = 0;
+    for (int q = 0; !rc && q < nq; q++) {
+        struct gl_matrix st[SV_N];
+        bool parsed = true;
+        int64_t bytes = 0;
+        for (int f = 0; f < SV_N; f++) {
+            st[f] = sq[q * SV_N + f].m;
+            parsed &= sq[q * SV_N + f].rc == GL_OK;
+            bytes += sq[q * SV_N + f].bytes;
+        }
+        j->qs[q].bytes = bytes;
+        j->qs[q].rc = GL_OK;
+        if (parsed && server_rebuild(st, &j->po[q], j->cs, step, nhours, &j->qs[q].m)) {
+            j->sv_rebuilt[q] = true;
+        } else {
+            j->sv_rebuilt[q] = false;
+            rawq[nraw] = q;
+            raw[nraw++] = j->qs[q];
+            memset(&raw[nraw - 1].m, 0, sizeof raw[nraw - 1].m);
+        }
+    }
+    for (int k = 0; k < nq * SV_N; k++) {
+        gl_matrix_free(&sq[k].m);
+        free(text[k]);
+    }
+    free(sq);
+    free(text);
+    if (!rc && nraw > 0) {
+        rc = gl_prom_query_range_batch(j->prom, (size_t)nraw, raw, j->start, j->end, step,
+                                       &j->err);
+        for (int k = 0; k < nraw; k++) {
+            int64_t b = j->qs[rawq[k]].bytes;
+            j->qs[rawq[k]] = raw[k];
+            j->qs[rawq[k]].bytes += b;
+            if (rc)
+                gl_matrix_free(&j->qs[rawq[k]].m);
+        }
+    }
+    if (rc)
+        for (int q = 0; q < nq; q++)
+            gl_matrix_free(&j->qs[q].m);
+    return rc;
 }
 
 /* The parse options of query q: plausibility bounds (README "Wire
@@ -579,6 +837,8 @@ static void job_start(const struct collector *x, struct fetch_job *j)
     }
     j->rc = GL_OK;
     j->err.msg[0] = '\0';
+    j->server = x->c->server_mode;
+    memset(j->sv_rebuilt, 0, sizeof j->sv_rebuilt);
     j->running = thrd_create(&j->th, fetch_main, j) == thrd_success;
     if (!j->running)
         fetch_main(j); /* no thread: fetch now */
@@ -723,6 +983,51 @@ static enum gl_status split_unit(const struct collector *x, struct fetch_job *j,
     return GL_OK;
 }
 
+/* Series-hours with samples of a matrix. */
+static int64_t series_hours(const struct gl_matrix *m)
+{
+    const size_t per = m->step > 0 ? (size_t)(3600 / m->step) : 1;
+    int64_t n = 0;
+    for (size_t i = 0; i < m->nseries; i++)
+        for (size_t h = 0; h * per < m->nsteps; h++) {
+            size_t t = h * per;
+            while (t < (h + 1) * per && t < m->nsteps && isnan(m->series[i].values[t]))
+                t++;
+            n += t < (h + 1) * per && t < m->nsteps;
+        }
+    return n;
+}
+
+/* One line per unit in server mode: which queries came from the hourly
+ * figures, and how many series-hours (memory: device-hours) went each way. */
+static void log_server_unit(const struct gl_config *c, const struct fetch_job *j,
+                            const struct gl_matrix *m, int nq)
+{
+    char ts[32];
+    gl_time_format(j->cs, ts, sizeof ts);
+    int64_t sh[2] = {0, 0}, mh[2] = {0, 0};
+    int nserver = 0;
+    struct gl_buf rawl;
+    gl_buf_init(&rawl);
+    for (int q = 0; q < nq; q++) {
+        bool sv = j->server && j->plan.nshards <= 1 && j->sv_rebuilt[q];
+        int64_t h = series_hours(&m[q]);
+        sh[sv] += h;
+        if (q == Q_MEMORY)
+            mh[sv] += h;
+        nserver += sv;
+        if (!sv)
+            gl_buf_printf(&rawl, "%s%s", rawl.len ? "," : "", query_name(c, q));
+    }
+    gl_log(GL_LOG_INFO,
+           "server mode chunk=%s hours=%lld queries_server=%d queries_raw=%d "
+           "memory_series_hours_server=%lld memory_series_hours_raw=%lld "
+           "series_hours_server=%lld series_hours_raw=%lld raw=%s",
+           ts, (long long)((j->ce - j->cs) / 3600), nserver, nq - nserver, (long long)mh[1],
+           (long long)mh[0], (long long)sh[1], (long long)sh[0], rawl.len ? rawl.data : "-");
+    gl_buf_free(&rawl);
+}
+
 static void parts_free(struct gl_rollup *parts, size_t *nparts)
 {
     for (size_t i = 0; i < *nparts; i++)
@@ -804,6 +1109,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             m[q] = j->qs[q].m;
             memset(&j->qs[q].m, 0, sizeof j->qs[q].m);
         }
+        if (c->server_mode)
+            log_server_unit(c, j, m, nq);
         enum gl_status qrc[Q_MAX];
         struct gl_error qerr[Q_MAX];
         int64_t qbytes[Q_MAX];
@@ -929,6 +1236,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     }
     if (!rc)
         rc = gl_owner_collect(c, cluster, s, from, to, err); /* workloads (owner.h) */
+        gl_log(GL_LOG_INFO, "collect transfer cluster=%s mode=%s bytes=%lld", cluster->name,
+               c->server_mode ? "server" : "raw", (long long)stats->bytes);
     parts_free(parts, &nparts);
     free(parts);
     counts_free(&counts);
