@@ -1236,6 +1236,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     }
     if (!rc)
         rc = gl_owner_collect(c, cluster, s, from, to, err); /* workloads (owner.h) */
+    if (!rc)
         gl_log(GL_LOG_INFO, "collect transfer cluster=%s mode=%s bytes=%lld", cluster->name,
                c->server_mode ? "server" : "raw", (long long)stats->bytes);
     parts_free(parts, &nparts);
