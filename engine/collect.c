@@ -14,6 +14,7 @@
 #include "integrate.h"
 #include "owner.h"
 #include "parse.h"
+#include "server.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -528,6 +529,9 @@ struct fetch_job {
     bool running;
     bool server;              /* collection.mode "server" */
     bool sv_rebuilt[Q_MAX];   /* out: query rebuilt from the hourly figures */
+    const struct gl_config *c;
+    const struct gl_cluster *cluster;
+    struct gl_srv_unit sv;    /* out: the unit's plain hosts (server.h) */
 };
 
 static enum gl_status server_fetch(struct fetch_job *j);
@@ -725,69 +729,185 @@ static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts
     return ok;
 }
 
-/* Server mode for one unit: the hourly figures of every query, the rebuilt
- * matrices, then the queries that could not be rebuilt, raw. */
+static int alloc_max_units(void) { return ALLOC_MAX_UNITS; }
+
+/* The planning role of query q (server.h). */
+static enum gl_srv_role srv_role(const struct gl_config *c, int q)
+{
+    if (q == Q_MEMORY)
+        return GL_SRV_MEMORY;
+    if (q == Q_FREE)
+        return GL_SRV_FREE;
+    if (q == Q_RESERVED)
+        return GL_SRV_RESERVED;
+    if (q >= Q_FIXED && q < Q_FIXED + compute_count(c))
+        return GL_SRV_COMPUTE;
+    return GL_SRV_OTHER;
+}
+
+/* Server mode for one unit: per-series hourly figures of the label and
+ * allocation queries (rebuilt when constant, else fetched raw), the
+ * aggregate figures of the device queries (server.h), the plain hosts, then
+ * the device queries raw for the other hosts. */
 static enum gl_status server_fetch(struct fetch_job *j)
 {
+    const struct gl_config *c = j->c;
     const int64_t step = j->step;
     const size_t nhours = (size_t)((j->ce - j->cs) / 3600);
     const int nq = j->nq;
-    struct gl_range_query *sq = gl_xcalloc((size_t)(nq * SV_N), sizeof *sq);
-    char **text = gl_xcalloc((size_t)(nq * SV_N), sizeof *text);
+    struct gl_srv_unit *u = &j->sv;
+    gl_srv_unit_free(u);
+    memset(u, 0, sizeof *u);
+    u->c = c;
+    u->cluster = j->cluster;
+    u->nq = nq;
+    u->cs = j->cs;
+    u->ce = j->ce;
+    u->step = step;
+    u->nhours = nhours;
+    u->alloc_q = Q_ALLOCATION;
+    u->phase_q = opt_pos(c, Q_OPT_PHASE);
+    u->pod_labels_q = Q_POD_LABELS;
+    u->ns_labels_q = Q_NS_LABELS;
+    u->node_labels_q = Q_NODE_LABELS;
+    for (int q = 0; q < nq; q++) {
+        u->role[q] = srv_role(c, q);
+        u->queries[q] = j->queries[q];
+        u->query_names[q] = query_name(c, q);
+    }
+    gl_srv_figures(u);
+    const size_t nper = (size_t)(nq * SV_N);
+    struct gl_range_query *sq = gl_xcalloc(nper + u->nfig, sizeof *sq);
+    char **text = gl_xcalloc(nper, sizeof *text);
     static const struct gl_parse_opts any = {.any_finite = true};
     struct gl_parse_opts fopts[Q_MAX];
+    size_t nsq = 0;
     for (int q = 0; q < nq; q++) {
         fopts[q] = any;
         fopts[q].accept_warnings = j->po[q].accept_warnings;
         fopts[q].naccept_warnings = j->po[q].naccept_warnings;
+        if (u->role[q] != GL_SRV_OTHER)
+            continue;
         for (int f = 0; f < SV_N; f++) {
             text[q * SV_N + f] = server_query(j->queries[q], f, step);
-            sq[q * SV_N + f] = (struct gl_range_query){
+            sq[nsq++] = (struct gl_range_query){
                 .query = text[q * SV_N + f], .what = j->what[q], .opts = &fopts[q]};
         }
     }
-    enum gl_status rc = gl_prom_query_range_batch(j->prom, (size_t)(nq * SV_N), sq,
-                                                  j->cs + 3600 - step, j->ce - step, 3600,
-                                                  &j->err);
+    const size_t fig0 = nsq;
+    for (size_t k = 0; k < u->nfig; k++)
+        sq[nsq++] = (struct gl_range_query){
+            .query = u->fig_text[k], .what = j->what[u->fig_q[k] >= 0 ? u->fig_q[k] : 0],
+            .opts = &fopts[u->fig_q[k] >= 0 ? u->fig_q[k] : 0]};
+    enum gl_status rc = gl_prom_query_range_batch(j->prom, nsq, sq, j->cs + 3600 - step,
+                                                  j->ce - step, 3600, &j->err);
     struct gl_range_query raw[Q_MAX];
     int rawq[Q_MAX], nraw = 0;
+    size_t at = 0;
     for (int q = 0; !rc && q < nq; q++) {
+        if (u->role[q] != GL_SRV_OTHER)
+            continue;
         struct gl_matrix st[SV_N];
         bool parsed = true;
         int64_t bytes = 0;
         for (int f = 0; f < SV_N; f++) {
-            st[f] = sq[q * SV_N + f].m;
-            parsed &= sq[q * SV_N + f].rc == GL_OK;
-            bytes += sq[q * SV_N + f].bytes;
+            st[f] = sq[at + (size_t)f].m;
+            parsed &= sq[at + (size_t)f].rc == GL_OK;
+            bytes += sq[at + (size_t)f].bytes;
         }
+        at += SV_N;
         j->qs[q].bytes = bytes;
         j->qs[q].rc = GL_OK;
         if (parsed && server_rebuild(st, &j->po[q], j->cs, step, nhours, &j->qs[q].m)) {
             j->sv_rebuilt[q] = true;
         } else {
-            j->sv_rebuilt[q] = false;
             rawq[nraw] = q;
             raw[nraw++] = j->qs[q];
             memset(&raw[nraw - 1].m, 0, sizeof raw[nraw - 1].m);
         }
     }
-    for (int k = 0; k < nq * SV_N; k++) {
-        gl_matrix_free(&sq[k].m);
-        free(text[k]);
+    for (size_t k = fig0; k < nsq; k++) {
+        int q = u->fig_q[k - fig0];
+        j->qs[q >= 0 ? q : 0].bytes += sq[k].bytes;
     }
-    free(sq);
-    free(text);
-    if (!rc && nraw > 0) {
+    if (!rc && nraw > 0)
         rc = gl_prom_query_range_batch(j->prom, (size_t)nraw, raw, j->start, j->end, step,
                                        &j->err);
-        for (int k = 0; k < nraw; k++) {
-            int64_t b = j->qs[rawq[k]].bytes;
-            j->qs[rawq[k]] = raw[k];
-            j->qs[rawq[k]].bytes += b;
-            if (rc)
-                gl_matrix_free(&j->qs[rawq[k]].m);
+    for (int k = 0; k < nraw; k++) {
+        int64_t b = j->qs[rawq[k]].bytes;
+        j->qs[rawq[k]] = raw[k];
+        j->qs[rawq[k]].bytes += b;
+    }
+    /* the plain hosts: the allocation of Running pods as integrate sees it */
+    struct gl_matrix joined = {0};
+    const struct gl_matrix *alloc = &j->qs[Q_ALLOCATION].m;
+    if (!rc && u->phase_q >= 0) {
+        struct gl_error jerr = {0};
+        if (gl_allocation_join(c, &j->qs[Q_ALLOCATION].m, &j->qs[u->phase_q].m,
+                               alloc_max_units(), &joined, &jerr) == GL_OK)
+            alloc = &joined;
+        else
+            alloc = NULL; /* the main loop reports it */
+    }
+    struct gl_matrix mm[Q_MAX];
+    for (int q = 0; q < nq; q++)
+        mm[q] = j->qs[q].m;
+    if (!rc)
+        rc = gl_srv_decide(u, sq + fig0, mm, alloc, &j->err);
+    if (!rc && !alloc)
+        u->enabled = false;
+    gl_matrix_free(&joined);
+    for (size_t k = 0; k < nsq; k++)
+        gl_matrix_free(&sq[k].m);
+    for (size_t k = 0; k < nper; k++)
+        free(text[k]);
+    free(sq);
+    free(text);
+    /* the device queries raw: whole, or for the hosts that are not plain */
+    char *own[Q_MAX] = {0};
+    nraw = 0;
+    for (int q = 0; !rc && q < nq; q++) {
+        if (u->role[q] == GL_SRV_OTHER)
+            continue;
+        j->qs[q].rc = GL_OK;
+        if (!u->enabled || !gl_intern_count(u->plain)) {
+            gl_matrix_free(&u->synth[q]);
+        } else if (!u->raw_needed[q]) {
+            struct gl_matrix *e = &j->qs[q].m;
+            memset(e, 0, sizeof *e);
+            e->start = j->start;
+            e->step = step;
+            e->nsteps = (size_t)((j->end - j->start) / step + 1);
+            continue;
+        } else if ((rc = gl_srv_raw_query(u, q, &own[q], &j->err))) {
+            break;
+        }
+        rawq[nraw] = q;
+        raw[nraw] = j->qs[q];
+        raw[nraw].query = own[q] ? own[q] : j->queries[q];
+        memset(&raw[nraw].m, 0, sizeof raw[nraw].m);
+        nraw++;
+    }
+    if (!rc && nraw > 0)
+        rc = gl_prom_query_range_batch(j->prom, (size_t)nraw, raw, j->start, j->end, step,
+                                       &j->err);
+    for (int k = 0; k < nraw; k++) {
+        int q = rawq[k];
+        int64_t b = j->qs[q].bytes;
+        j->qs[q] = raw[k];
+        j->qs[q].query = j->queries[q];
+        j->qs[q].bytes += b;
+        if (!rc && u->enabled) {
+            /* a query without ${cluster_selector} got every host: keep the others */
+            struct gl_matrix drop;
+            gl_srv_split(u, &j->qs[q].m, c->hostname_label, &drop);
+            gl_matrix_free(&drop);
         }
     }
+    for (int q = 0; q < Q_MAX; q++)
+        free(own[q]);
+    if (!u->enabled || !u->plain || !gl_intern_count(u->plain))
+        u->enabled = false;
     if (rc)
         for (int q = 0; q < nq; q++)
             gl_matrix_free(&j->qs[q].m);
@@ -838,7 +958,11 @@ static void job_start(const struct collector *x, struct fetch_job *j)
     j->rc = GL_OK;
     j->err.msg[0] = '\0';
     j->server = x->c->server_mode;
+    j->c = x->c;
+    j->cluster = x->cluster;
     memset(j->sv_rebuilt, 0, sizeof j->sv_rebuilt);
+    gl_srv_unit_free(&j->sv);
+    memset(&j->sv, 0, sizeof j->sv);
     j->running = thrd_create(&j->th, fetch_main, j) == thrd_success;
     if (!j->running)
         fetch_main(j); /* no thread: fetch now */
@@ -854,6 +978,7 @@ static void job_wait(struct fetch_job *j)
 
 static void job_clear(struct fetch_job *j)
 {
+    gl_srv_unit_free(&j->sv);
     for (int q = 0; q < Q_MAX; q++) {
         free(j->own[q]);
         j->own[q] = NULL;
@@ -983,48 +1108,37 @@ static enum gl_status split_unit(const struct collector *x, struct fetch_job *j,
     return GL_OK;
 }
 
-/* Series-hours with samples of a matrix. */
-static int64_t series_hours(const struct gl_matrix *m)
-{
-    const size_t per = m->step > 0 ? (size_t)(3600 / m->step) : 1;
-    int64_t n = 0;
-    for (size_t i = 0; i < m->nseries; i++)
-        for (size_t h = 0; h * per < m->nsteps; h++) {
-            size_t t = h * per;
-            while (t < (h + 1) * per && t < m->nsteps && isnan(m->series[i].values[t]))
-                t++;
-            n += t < (h + 1) * per && t < m->nsteps;
-        }
-    return n;
-}
-
-/* One line per unit in server mode: which queries came from the hourly
- * figures, and how many series-hours (memory: device-hours) went each way. */
-static void log_server_unit(const struct gl_config *c, const struct fetch_job *j,
-                            const struct gl_matrix *m, int nq)
+/* One line per unit in server mode: the label and allocation queries
+ * rebuilt from their hourly figures, the hosts whose device queries came
+ * as hourly sums (plain) and the device-hours each way, and the first
+ * reason a host was fetched raw. */
+static void log_server_unit(const struct gl_config *c, const struct fetch_job *j, int nq)
 {
     char ts[32];
     gl_time_format(j->cs, ts, sizeof ts);
-    int64_t sh[2] = {0, 0}, mh[2] = {0, 0};
-    int nserver = 0;
+    int nrebuilt = 0, nother = 0;
     struct gl_buf rawl;
     gl_buf_init(&rawl);
     for (int q = 0; q < nq; q++) {
-        bool sv = j->server && j->plan.nshards <= 1 && j->sv_rebuilt[q];
-        int64_t h = series_hours(&m[q]);
-        sh[sv] += h;
-        if (q == Q_MEMORY)
-            mh[sv] += h;
-        nserver += sv;
-        if (!sv)
+        if (j->sv.role[q] != GL_SRV_OTHER)
+            continue;
+        nother++;
+        nrebuilt += j->sv_rebuilt[q];
+        if (!j->sv_rebuilt[q])
             gl_buf_printf(&rawl, "%s%s", rawl.len ? "," : "", query_name(c, q));
     }
+    const struct gl_srv_unit *u = &j->sv;
     gl_log(GL_LOG_INFO,
-           "server mode chunk=%s hours=%lld queries_server=%d queries_raw=%d "
-           "memory_series_hours_server=%lld memory_series_hours_raw=%lld "
-           "series_hours_server=%lld series_hours_raw=%lld raw=%s",
-           ts, (long long)((j->ce - j->cs) / 3600), nserver, nq - nserver, (long long)mh[1],
-           (long long)mh[0], (long long)sh[1], (long long)sh[0], rawl.len ? rawl.data : "-");
+           "server mode chunk=%s hours=%lld label_queries_server=%d label_queries_raw=%d "
+           "raw=%s hosts=%d hosts_server=%d device_hours_server=%lld device_hours_raw=%lld "
+           "why_raw=\"%s\"",
+           ts, (long long)((j->ce - j->cs) / 3600), nrebuilt, nother - nrebuilt,
+           rawl.len ? rawl.data : "-", u->hosts ? (int)gl_intern_count(u->hosts) : 0,
+           u->enabled ? (int)gl_intern_count(u->plain) : 0,
+           (long long)(u->enabled ? u->device_hours_server : 0),
+           (long long)(u->enabled ? u->device_hours_raw
+                                  : u->device_hours_raw + u->device_hours_server),
+           u->why[0] ? u->why : "-");
     gl_buf_free(&rawl);
 }
 
@@ -1109,8 +1223,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             m[q] = j->qs[q].m;
             memset(&j->qs[q].m, 0, sizeof j->qs[q].m);
         }
-        if (c->server_mode)
-            log_server_unit(c, j, m, nq);
+        if (c->server_mode && j->server && j->plan.nshards <= 1)
+            log_server_unit(c, j, nq);
         enum gl_status qrc[Q_MAX];
         struct gl_error qerr[Q_MAX];
         int64_t qbytes[Q_MAX];
@@ -1165,6 +1279,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
         size_t alloc_n = m[Q_ALLOCATION].nseries;
         if (!rc && shards > 1)
             alloc_n = keep_shard(&m[Q_ALLOCATION], &j->plan, shard);
+        const bool srv = !rc && j->server && shards <= 1 && j->sv.enabled;
         if (!rc && s) {
             if (shard == 0)
                 counts_reset(&counts, (size_t)((ce - cs) / 3600));
@@ -1173,6 +1288,18 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             for (int q = 0; q < nq; q++)
                 if (host_sharded(c, q) || q == Q_ALLOCATION || last_shard)
                     counts_add(&counts, q, &m[q], c->step);
+            /* the plain hosts' series of the device queries, from the figures */
+            for (size_t h = 0; srv && h < counts.nhours; h++)
+                for (int q = 0; q < nq; q++) {
+                    counts.series[h * Q_MAX + (size_t)q] += j->sv.pl_series[h * GL_SRV_QMAX + (size_t)q];
+                    counts.samples[h * Q_MAX + (size_t)q] += j->sv.pl_samples[h * GL_SRV_QMAX + (size_t)q];
+                }
+        }
+        /* the plain hosts' allocation goes to their hourly integration */
+        struct gl_matrix alloc_plain = {0};
+        if (srv) {
+            gl_srv_split(&j->sv, &m[Q_ALLOCATION], "node", &alloc_plain);
+            alloc_n = m[Q_ALLOCATION].nseries;
         }
         if (!rc) {
             const struct gl_matrix *compute[Q_MAX];
@@ -1191,9 +1318,18 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             struct gl_matrix *labels[] = {&m[Q_POD_LABELS], &m[Q_NS_LABELS], &m[Q_NODE_LABELS]};
             for (size_t i = 0; s && !rc && i < 3; i++)
                 rc = label_history(cluster, s, labels[i], false, err);
-            if (nparts == capparts) {
+            if (nparts + 2 > capparts) {
                 capparts = capparts ? 2 * capparts : 4;
                 parts = gl_xrealloc(parts, capparts * sizeof *parts);
+            }
+            if (srv) {
+                struct gl_rollup *sr = &parts[nparts++];
+                memset(sr, 0, sizeof *sr);
+                if (!rc)
+                    rc = gl_srv_integrate(&j->sv, &m[Q_POD_LABELS], &m[Q_NS_LABELS],
+                                          &m[Q_NODE_LABELS], &alloc_plain, sr, err);
+                for (size_t h = 0; !rc && h < sr->nhours; h++)
+                    stats->samples += sr->samples_per_hour[h];
             }
             struct gl_rollup *r = &parts[nparts++];
             memset(r, 0, sizeof *r);
@@ -1201,6 +1337,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 rc = gl_integrate(c, &in, r, err);
             if (!rc && stats->notes)
                 note_findings(c, r, stats->notes);
+            if (!rc && stats->notes && srv)
+                note_findings(c, &parts[nparts - 2], stats->notes);
             if (!rc && s && last_shard)
                 rc = store_range(c, cluster, s, parts, nparts, nq, &counts,
                                  stats->advance_watermark, allow_shrink, labels, 3, err);
@@ -1212,6 +1350,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 parts_free(parts, &nparts);
         }
         m[Q_ALLOCATION].nseries = alloc_n;
+        gl_matrix_free(&alloc_plain);
         for (int q = 0; q < nq; q++)
             gl_matrix_free(&m[q]);
         if (!rc && last_shard) {

@@ -181,11 +181,11 @@ class ServerMode(harness.Suite):
     def count_log(self, n, run, err):
         """Sums the server mode's per-chunk log lines."""
         sv = raw = 0
-        for m in re.finditer(r"series_hours_server=(\d+) series_hours_raw=(\d+)", err):
+        for m in re.finditer(r"device_hours_server=(\d+) device_hours_raw=(\d+)", err):
             sv += int(m.group(1))
             raw += int(m.group(2))
         share = sv / (sv + raw) if sv + raw else 0.0
-        self.tap.ok("%s/%s: server mode took %d series-hours from the hourly figures, %d raw"
+        self.tap.ok("%s/%s: server mode took %d device-hours from the hourly sums, %d raw"
                     % (n, run, sv, raw))
         if share > self.best[0]:
             self.best = (share, "%s/%s" % (n, run))
