@@ -97,9 +97,9 @@ res = {}
 for mode in ("raw", "server"):
     u, s_, wall, rss = open("%s/time-%s" % (run, mode)).read().split()
     err = open("%s/err-%s" % (run, mode)).read()
-    b = sum(int(x) for x in re.findall(r"collect transfer .* bytes=(\d+)", err))
-    sv = sum(int(x) for x in re.findall(r" series_hours_server=(\d+)", err))
-    rw = sum(int(x) for x in re.findall(r" series_hours_raw=(\d+)", err))
+    b = sum(int(x) for x in re.findall(r"collect transfer.* bytes=(\d+)", err))
+    sv = sum(int(x) for x in re.findall(r" device_hours_server=(\d+)", err))
+    rw = sum(int(x) for x in re.findall(r" device_hours_raw=(\d+)", err))
     pt = float(open("%s/promtime-%s" % (run, mode)).read())
     rows = sorted(sqlite3.connect("%s/%s.db" % (run, mode)).execute(
         "SELECT u.hour, u.cluster, u.namespace, u.pod, d.uuid, d.gpu_i_id, u.team, u.kind, "
@@ -112,7 +112,7 @@ for i, name in enumerate(["engine CPU s (user+sys)", "wall s", "peak RSS MiB",
                           "bytes transferred", "Prometheus query time s"]):
     ratio = r[i] / s[i] if s[i] else float("inf")
     print("%-34s %14s %14s %7.1fx" % (name, r[i], s[i], ratio))
-print("series-hours from hourly figures (server mode): %d, raw: %d" % (s[5], s[6]))
+print("device-hours from hourly sums (server mode): %d, raw: %d" % (s[5], s[6]))
 same = r[7] == s[7]
 print("usage rows: %d raw, %d server: %s" % (len(r[7]), len(s[7]), "equal" if same else "DIFFERENT"))
 sys.exit(0 if same else 1)

@@ -12,9 +12,10 @@ enum fig_kind {
     F_G,     /* packed check: Σ (1 + 1000·nonzero + 10^6·skipped) per aggregate series */
     F_R,     /* Σ llround(value) (compute: Σ llround(busy × 10^6)) */
     F_N,     /* samples of a lower-preference compute query's aggregate */
-    F_KC,    /* changes of USED + FREE, + 1000 × changes of RESERVED, per device */
+    F_KC,    /* changes of USED + FREE per device */
     F_HC,    /* per host: Σ over raw series (1 + 2^20 × samples) */
     F_PROBE, /* count_over_time(vector(1)[S]): the subquery alignment */
+    F_U,     /* per device: Σ 1000^(sign(device USED - Σ pods) + 1) */
 };
 
 #define SV_NAME "gl_srv_metric_name"
@@ -64,9 +65,16 @@ static void device_labels(const struct gl_config *c, struct gl_buf *b)
         add_label(b, c->dra_claim_name_label);
 }
 
+static void identity_labels(const struct gl_config *c, struct gl_buf *b);
+
 static void pair_labels(const struct gl_config *c, struct gl_buf *b)
 {
     device_labels(c, b);
+    identity_labels(c, b);
+}
+
+static void identity_labels(const struct gl_config *c, struct gl_buf *b)
+{
     add_label(b, c->namespace_label);
     add_label(b, c->pod_label);
     struct gl_buf e;
@@ -116,12 +124,10 @@ static double mem_bound(const struct gl_config *c, enum gl_mq mq)
 void gl_srv_figures(struct gl_srv_unit *u)
 {
     const struct gl_config *c = u->c;
-    struct gl_buf dl, pl, sub, a, t;
-    gl_buf_init(&dl);
-    gl_buf_init(&pl);
-    gl_buf_init(&sub);
-    gl_buf_init(&a);
-    gl_buf_init(&t);
+    struct gl_buf dl, pl, sub, a, f, t;
+    struct gl_buf *bufs[] = {&dl, &pl, &sub, &a, &f, &t};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        gl_buf_init(bufs[i]);
     device_labels(c, &dl);
     pair_labels(c, &pl);
     /* the hour's step instants: (T - 3600 + step/2, T] whether the range is
@@ -129,95 +135,101 @@ void gl_srv_figures(struct gl_srv_unit *u)
     gl_buf_printf(&sub, "[%lldms:%llds]", (long long)(3600000 - u->step * 500),
                   (long long)u->step);
     const int c0 = first_compute(u);
+    /* the compute series the parse bounds by 100 (GPU_UTIL, in %), else 1 */
     const char *U = "label_replace(vector(1), \"" SV_NAME "\", \"" UTIL_NAME "\", \"\", \"\")";
     for (int q = 0; q < u->nq; q++) {
         enum gl_srv_role r = u->role[q];
         if (r == GL_SRV_OTHER)
             continue;
         const char *Q = u->queries[q];
+        /* per host: the raw series with a valid sample and those samples */
+        if (r == GL_SRV_COMPUTE)
+            gl_buf_printf(&t,
+                          "sum by (%s) (1 + 1048576 * count_over_time(((((label_replace((\n%s\n), "
+                          "\"" SV_NAME "\", \"$1\", \"__name__\", \"(.+)\")) and on (" SV_NAME
+                          ") %s) >= 0 <= 100) or (((label_replace((\n%s\n), \"" SV_NAME
+                          "\", \"$1\", \"__name__\", \"(.+)\")) unless on (" SV_NAME
+                          ") %s) >= 0 <= 1))%s))",
+                          c->hostname_label, Q, U, Q, U, sub.data);
+        else
+            gl_buf_printf(&t, "sum by (%s) (1 + 1048576 * count_over_time(((\n%s\n) >= 0 <= %.17g)%s))",
+                          c->hostname_label, Q,
+                          mem_bound(c, r == GL_SRV_MEMORY ? GL_MQ_MEMORY
+                                       : r == GL_SRV_FREE ? GL_MQ_FREE
+                                                          : GL_MQ_RESERVED),
+                          sub.data);
+        push_fig(u, F_HC, q, &t);
         gl_buf_reset(&a);
+        gl_buf_reset(&f);
+        if (r == GL_SRV_COMPUTE && q != c0) {
+            gl_buf_printf(&t, "count_over_time((max by (%s) ((\n%s\n)))%s)", dl.data, Q,
+                          sub.data);
+            push_fig(u, F_N, q, &t);
+            continue;
+        }
         if (r == GL_SRV_MEMORY)
             gl_buf_printf(&a, "max by (%s) ((\n%s\n))", pl.data, Q);
-        else if (r == GL_SRV_COMPUTE && q == c0)
+        else if (r == GL_SRV_COMPUTE)
             gl_buf_printf(&a,
                           "max by (%s, " SV_NAME ") (label_replace((\n%s\n), \"" SV_NAME
                           "\", \"$1\", \"__name__\", \"(.+)\"))",
                           dl.data, Q);
         else
             gl_buf_printf(&a, "max by (%s) ((\n%s\n))", dl.data, Q);
-        /* per host: the raw series and their samples */
-        gl_buf_printf(&t, "sum by (%s) (1 + 1048576 * count_over_time((\n%s\n)%s))",
-                      c->hostname_label, Q, sub.data);
-        push_fig(u, F_HC, q, &t);
-        if (r == GL_SRV_COMPUTE && q != c0) {
-            gl_buf_printf(&t, "count_over_time((%s)%s)", a.data, sub.data);
-            push_fig(u, F_N, q, &t);
-            continue;
-        }
-        struct gl_buf x, valid;
-        gl_buf_init(&x);
-        gl_buf_init(&valid);
-        if (r == GL_SRV_COMPUTE) {
-            /* busy × 10^6 exactly as the engine computes it (GPU_UTIL in %) */
-            gl_buf_printf(&x,
-                          "((((%s) and on (" SV_NAME ") %s) * 0.01) * 1000000 or "
-                          "(((%s) unless on (" SV_NAME ") %s) * 1000000))",
-                          a.data, U, a.data, U);
-            gl_buf_printf(&valid,
-                          "(((%s) >= bool 0) * ((((%s) and on (" SV_NAME ") %s) <= bool 100) or "
-                          "(((%s) unless on (" SV_NAME ") %s) <= bool 1)))",
-                          a.data, a.data, U, a.data, U);
-        } else {
-            enum gl_mq mq = r == GL_SRV_MEMORY ? GL_MQ_MEMORY
-                            : r == GL_SRV_FREE ? GL_MQ_FREE
-                                               : GL_MQ_RESERVED;
-            gl_buf_printf(&x, "(%s)", a.data);
-            gl_buf_printf(&valid, "(((%s) >= bool 0) * ((%s) <= bool %.17g))", a.data, a.data,
-                          mem_bound(c, mq));
-        }
-        gl_buf_printf(&t,
-                      "sum_over_time((1 + 1000 * (%s >= bool 0.5) + 1000000 * (1 - %s))%s)",
-                      x.data, valid.data, sub.data);
-        push_fig(u, F_G, q, &t);
-        /* llround(v) = floor(v) + (v - floor(v) >= 0.5) for v >= 0, exactly */
-        gl_buf_printf(&t, "sum_over_time((floor(%s) + ((%s - floor(%s)) >= bool 0.5))%s)",
-                      x.data, x.data, x.data, sub.data);
-        push_fig(u, F_R, q, &t);
-        gl_buf_free(&x);
-        gl_buf_free(&valid);
-    }
-    int mq_ = role_q(u, GL_SRV_MEMORY), fq = role_q(u, GL_SRV_FREE),
-        rq = role_q(u, GL_SRV_RESERVED);
-    if (mq_ >= 0 && fq >= 0) {
-        /* USED + FREE per device as the engine sums it (process: the pods'
-         * sum; device: their max), each llround per sample */
-        struct gl_buf k;
-        gl_buf_init(&k);
-        const char *agg = c->attribution == GL_ATTR_DEVICE ? "max" : "sum";
-        gl_buf_printf(&k,
-                      "(%s by (%s) (floor(max by (%s) ((\n%s\n))) + ((max by (%s) ((\n%s\n)) - "
-                      "floor(max by (%s) ((\n%s\n)))) >= bool 0.5)) + (floor(max by (%s) ((\n%s\n))) "
-                      "+ ((max by (%s) ((\n%s\n)) - floor(max by (%s) ((\n%s\n)))) >= bool 0.5)))",
-                      agg, dl.data, pl.data, u->queries[mq_], pl.data, u->queries[mq_], pl.data,
-                      u->queries[mq_], dl.data, u->queries[fq], dl.data, u->queries[fq], dl.data,
-                      u->queries[fq]);
-        if (rq >= 0)
-            gl_buf_printf(&t,
-                          "(changes((%s)%s) + 1000 * changes((max by (%s) ((\n%s\n)))%s)) or "
-                          "changes((%s)%s)",
-                          k.data, sub.data, dl.data, u->queries[rq], sub.data, k.data, sub.data);
+        /* the samples the parse keeps (a GPU_UTIL aggregate is never plain);
+         * compute: busy × 10^6 as the engine computes it for a ratio */
+        if (r == GL_SRV_COMPUTE)
+            gl_buf_printf(&f, "((%s >= 0 <= 1) * 1000000)", a.data);
         else
-            gl_buf_printf(&t, "changes((%s)%s)", k.data, sub.data);
+            gl_buf_printf(&f, "(%s >= 0 <= %.17g)", a.data,
+                          mem_bound(c, r == GL_SRV_MEMORY ? GL_MQ_MEMORY
+                                       : r == GL_SRV_FREE ? GL_MQ_FREE
+                                                          : GL_MQ_RESERVED));
+        /* samples + 1000 × samples >= 0.5 (llround >= 1) */
+        gl_buf_printf(&t, "sum_over_time((1 + 1000 * (%s >= bool 0.5))%s)", f.data, sub.data);
+        if (r == GL_SRV_RESERVED) /* + 10^9 × changes inside the hour */
+            gl_buf_printf(&t, " + 1000000000 * changes((%s)%s)", a.data, sub.data);
+        push_fig(u, F_G, q, &t);
+        /* Σ floor(v + 0.5): llround(v) but for v = 0.5 - 2^-54 (gl_srv_decide) */
+        gl_buf_printf(&t, "sum_over_time(round(%s)%s)", f.data, sub.data);
+        push_fig(u, F_R, q, &t);
+    }
+    int mq_ = role_q(u, GL_SRV_MEMORY), fq = role_q(u, GL_SRV_FREE);
+    if (mq_ >= 0 && fq >= 0) {
+        /* the device's USED as the engine takes it: its device series, else
+         * the pods' sum (process) or max (device); + FREE */
+        struct gl_buf il, am, dt, pods;
+        gl_buf_init(&il);
+        gl_buf_init(&am);
+        gl_buf_init(&dt);
+        gl_buf_init(&pods);
+        identity_labels(c, &il);
+        gl_buf_printf(&am, "max by (%s) ((\n%s\n))", pl.data, u->queries[mq_]);
+        gl_buf_printf(&dt, "round(%s and on (%s) vector(1))", am.data, il.data);
+        gl_buf_printf(&pods, "round(%s unless on (%s) vector(1))", am.data, il.data);
+        const char *agg = c->attribution == GL_ATTR_DEVICE ? "max" : "sum";
+        gl_buf_printf(&t,
+                      "changes(((max by (%s) (%s) or %s by (%s) (%s)) + round(max by (%s) ((\n%s\n))))%s)",
+                      dl.data, dt.data, agg, dl.data, pods.data, dl.data, u->queries[fq],
+                      sub.data);
         push_fig(u, F_KC, -1, &t);
-        gl_buf_free(&k);
+        if (c->attribution == GL_ATTR_PROCESS) {
+            /* unattributed = device series - the pods' sum: its sign per step */
+            gl_buf_printf(&t,
+                          "sum_over_time((1000 ^ (clamp(max by (%s) (%s) - sum by (%s) (%s), -1, "
+                          "1) + 1))%s)",
+                          dl.data, dt.data, dl.data, pods.data, sub.data);
+            push_fig(u, F_U, -1, &t);
+        }
+        gl_buf_free(&il);
+        gl_buf_free(&am);
+        gl_buf_free(&dt);
+        gl_buf_free(&pods);
     }
     gl_buf_printf(&t, "count_over_time(vector(1)%s)", sub.data);
     push_fig(u, F_PROBE, -1, &t);
-    gl_buf_free(&dl);
-    gl_buf_free(&pl);
-    gl_buf_free(&sub);
-    gl_buf_free(&a);
-    gl_buf_free(&t);
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        gl_buf_free(bufs[i]);
 }
 
 /* ---- planning ---- */
@@ -227,7 +239,8 @@ struct sdev {
     bool mig;
     int32_t model;      /* in strings, -1 none */
     /* per hour */
-    unsigned char *mem, *devtot, *nz_pairs, *free_, *free_nz, *res, *kc_ok, *c0, *c0_ok, *ck;
+    unsigned char *mem, *devtot, *nz_pairs, *free_, *free_nz, *res, *kc_ok, *c0, *c0_ok, *ck,
+        *u_ok;
 };
 
 struct plan {
@@ -324,7 +337,7 @@ static int32_t sdev_of(struct plan *p, const struct gl_series *s, int32_t host)
         d->mig = gid != NULL;
         d->model = -1;
         unsigned char **a[] = {&d->mem, &d->devtot, &d->nz_pairs, &d->free_, &d->free_nz,
-                               &d->res, &d->kc_ok, &d->c0, &d->c0_ok, &d->ck};
+                               &d->res, &d->kc_ok, &d->c0, &d->c0_ok, &d->ck, &d->u_ok};
         for (size_t i = 0; i < sizeof a / sizeof *a; i++)
             *a[i] = hours_new(n);
         p->ndevs = (size_t)id + 1;
@@ -400,6 +413,22 @@ static int32_t pod_key(struct plan *p, const char *ns, const char *pod)
     int32_t id = gl_intern_get(p->podkeys, k.data);
     gl_buf_free(&k);
     return id;
+}
+
+/* A series that names part of a workload identity (integrate.c takes it
+ * for a device series; the figures' device-series selection would not). */
+static bool partial_identity(const struct gl_config *c, const struct gl_series *s)
+{
+    char en[256], ep[256];
+    snprintf(en, sizeof en, "exported_%s", c->namespace_label);
+    snprintf(ep, sizeof ep, "exported_%s", c->pod_label);
+    const char *names[] = {c->namespace_label, c->pod_label, en, ep};
+    for (size_t i = 0; i < 4; i++) {
+        const char *v = gl_series_label(s, names[i]);
+        if (v && v[0])
+            return true;
+    }
+    return false;
 }
 
 /* An exact non-negative integer below 2^53 held by a double. */
@@ -611,6 +640,8 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             struct sdev *dv = &p.devs[d];
             const char *ns = NULL, *pod = NULL;
             bool pair = r == GL_SRV_MEMORY && srv_identity(c, s, &ns, &pod);
+            if (r == GL_SRV_MEMORY && !pair && partial_identity(c, s))
+                host_bad(&p, host, "a memory series with part of a pod identity", NULL);
             int32_t pk = pair ? pod_key(&p, ns, pod) : -1;
             for (size_t h = 0; h < nh; h++) {
                 double gv = s->values[h];
@@ -622,7 +653,26 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                     host_bad(&p, host, "a figure that is not an exact integer", NULL);
                     continue;
                 }
+                if (r == GL_SRV_RESERVED) {
+                    if (G / 1000000000)
+                        host_bad(&p, host, "FB_RESERVED changing inside an hour", NULL);
+                    G %= 1000000000;
+                }
                 int64_t cnt = G % 1000, nz = G / 1000 % 1000, skipped = G / 1000000;
+                /* round() is floor(v + 0.5): llround but at v = 0.5 - 2^-54,
+                 * which only an hour with no sample >= 0.5 can hold */
+                if (nz == 0 && R != 0)
+                    skipped = 1;
+                if (r == GL_SRV_COMPUTE) {
+                    /* only the hours where a pod has memory on it need it */
+                    const char *nm = gl_series_label(s, SV_NAME);
+                    bool ok = cnt == (int64_t)per && !skipped && (nz == 0 || nz == cnt) &&
+                              !(nm && strcmp(nm, UTIL_NAME) == 0) &&
+                              llround(((double)R / 1e6) * 1e6) == R;
+                    dv->c0_ok[h] = !dv->c0[h] && ok;
+                    dv->c0[h] = 1;
+                    continue;
+                }
                 if (cnt != (int64_t)per || skipped || (nz != 0 && nz != cnt)) {
                     host_bad(&p, host,
                              cnt != (int64_t)per ? "a series with a gap inside an hour"
@@ -659,14 +709,6 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                         host_bad(&p, host, "two FB_RESERVED aggregates of a device", NULL);
                     dv->res[h] = 1;
                     break;
-                case GL_SRV_COMPUTE: {
-                    if (dv->c0[h])
-                        host_bad(&p, host, "two compute aggregates of a device", NULL);
-                    dv->c0[h] = 1;
-                    /* the engine's ppm sum comes back through (ΣP / 10^6) × 10^6 */
-                    dv->c0_ok[h] = llround(((double)R / 1e6) * 1e6) == R;
-                    break;
-                }
                 default:
                     break;
                 }
@@ -683,6 +725,20 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             if (s->values[h] == 0)
                 p.devs[d].kc_ok[h] = 1;
     }
+    const struct gl_matrix *uf = fig(u, figs, F_U, -1);
+    for (size_t i = 0; uf && i < uf->nseries; i++) {
+        const struct gl_series *s = &uf->series[i];
+        int32_t host = host_of(&p, s, c->hostname_label);
+        int32_t d = host >= 0 ? sdev_of(&p, s, host) : -1;
+        for (size_t h = 0; d >= 0 && h < nh; h++) {
+            int64_t v;
+            if (!exact_int(s->values[h], &v))
+                continue;
+            /* steps with USED below, equal to and above the pods' sum */
+            int64_t below = v % 1000, equal = v / 1000 % 1000, above = v / 1000000;
+            p.devs[d].u_ok[h] = below == 0 && (equal == (int64_t)per || above == (int64_t)per);
+        }
+    }
     /* per device-hour: linear in the sums (README "Server-side collection") */
     for (size_t d = 0; d < p.ndevs; d++) {
         struct sdev *dv = &p.devs[d];
@@ -698,8 +754,11 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             }
             if (!(dv->mem[h] || dv->devtot[h]) || !dv->free_[h])
                 host_bad(&p, dv->host, "a device without FB_USED or FB_FREE in an hour", NULL);
-            if (dv->devtot[h] && dv->mem[h])
-                host_bad(&p, dv->host, "pod series next to a device series", NULL);
+            if (dv->devtot[h] && dv->mem[h] && !dv->u_ok[h])
+                host_bad(&p, dv->host,
+                         "pod series next to a device series, not below it at every step or "
+                         "equal at every step",
+                         NULL);
             if (c->attribution == GL_ATTR_DEVICE && dv->mem[h] > 1)
                 host_bad(&p, dv->host, "device-copy pods sharing a device", NULL);
             if (!dv->kc_ok[h])
@@ -851,7 +910,7 @@ fail:;
     for (size_t d = 0; d < p.ndevs; d++) {
         struct sdev *dv = &p.devs[d];
         unsigned char *a[] = {dv->mem, dv->devtot, dv->nz_pairs, dv->free_, dv->free_nz,
-                              dv->res, dv->kc_ok, dv->c0, dv->c0_ok, dv->ck};
+                              dv->res, dv->kc_ok, dv->c0, dv->c0_ok, dv->ck, dv->u_ok};
         for (size_t i = 0; i < sizeof a / sizeof *a; i++)
             free(a[i]);
     }
