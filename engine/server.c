@@ -228,6 +228,8 @@ void gl_srv_figures(struct gl_srv_unit *u)
     }
     gl_buf_printf(&t, "count_over_time(vector(1)%s)", sub.data);
     push_fig(u, F_PROBE, -1, &t);
+    gl_buf_printf(&t, "sum_over_time(timestamp(vector(1))%s)", sub.data);
+    push_fig(u, F_PROBE, -2, &t);
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         gl_buf_free(bufs[i]);
 }
@@ -569,19 +571,24 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     for (int q = 0; q < u->nq; q++)
         u->raw_needed[q] = u->role[q] != GL_SRV_OTHER;
     /* the backend's subqueries hold exactly the hour's step instants */
-    const struct gl_matrix *probe = fig(u, figs, F_PROBE, -1);
+    const struct gl_matrix *probe = fig(u, figs, F_PROBE, -1), *tsum = fig(u, figs, F_PROBE, -2);
     for (size_t h = 0; h < nh; h++) {
         double v = probe && probe->nseries == 1 ? probe->series[0].values[h] : (double)NAN;
-        if (v != (double)per) {
-            char ts[32];
-            gl_time_format(u->cs + (int64_t)h * 3600, ts, sizeof ts);
+        /* and they are the step instants T, T - step, ..., T - 3600 + step */
+        double ts = tsum && tsum->nseries == 1 ? tsum->series[0].values[h] : (double)NAN;
+        int64_t T = u->cs + (int64_t)h * 3600 + 3600 - u->step;
+        double want = (double)((int64_t)per * T - u->step * (int64_t)per * ((int64_t)per - 1) / 2);
+        if (v != (double)per || ts != want) {
+            char tstr[32];
+            gl_time_format(u->cs + (int64_t)h * 3600, tstr, sizeof tstr);
             return gl_error_set(
                 err, GL_ERR_PROM,
                 "%s: collection.mode \"server\": the backend's subquery "
                 "count_over_time(vector(1)[3600s-step/2:step]) for the hour %s gave %g samples "
-                "where Prometheus gives %zu: its subquery alignment differs (VictoriaMetrics?); "
-                "server mode needs Prometheus-aligned subqueries: use collection.mode \"raw\"",
-                u->cluster->prom.url, ts, v, per);
+                "at instants summing to %.17g where Prometheus gives %zu at the hour's step "
+                "instants (%.17g): its subquery alignment differs (VictoriaMetrics?); server "
+                "mode needs Prometheus-aligned subqueries: use collection.mode \"raw\"",
+                u->cluster->prom.url, tstr, v, ts, per, want);
         }
     }
     const char *why = global_refusal(u);
