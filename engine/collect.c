@@ -1149,6 +1149,36 @@ static void parts_free(struct gl_rollup *parts, size_t *nparts)
     *nparts = 0;
 }
 
+/* Server mode needs the Prometheus engine's subquery semantics: a backend
+ * that reports a version at /api/v1/status/buildinfo (Prometheus, Thanos,
+ * Mimir); VictoriaMetrics answers with no version and is refused (its
+ * subquery and lookback rules are not verified). */
+static enum gl_status server_backend(const struct gl_cluster *cluster, struct gl_prom *p,
+                                     struct gl_error *err)
+{
+    struct gl_buf body;
+    gl_buf_init(&body);
+    enum gl_status rc = gl_prom_get(p, "/api/v1/status/buildinfo", &body, err);
+    cJSON *doc = rc ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "data"), "version");
+    if (!rc && !(cJSON_IsString(v) && v->valuestring[0]))
+        rc = gl_error_set(err, GL_ERR_PROM,
+                          "%s/api/v1/status/buildinfo reports no version: collection.mode "
+                          "\"server\" needs a backend with the Prometheus engine's subqueries "
+                          "(Prometheus, Thanos, Mimir; VictoriaMetrics is not verified): use "
+                          "collection.mode \"raw\"",
+                          cluster->prom.url);
+    else if (rc)
+        rc = gl_error_prefix(err, "collection.mode \"server\" asks the backend's version");
+    else
+        gl_log(GL_LOG_DEBUG, "server mode backend=%s version=%s", cluster->prom.url,
+               v->valuestring);
+    cJSON_Delete(doc);
+    gl_buf_free(&body);
+    return rc;
+}
+
 enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cluster,
                           struct gl_store *s, int64_t from, int64_t to,
                           struct gl_collect_stats *stats, struct gl_error *err)
@@ -1178,6 +1208,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
         rc = gl_config_query(c, cluster, query_name(c, q), &queries[q], err);
     if (!rc)
         rc = gl_prom_new(&cluster->prom, &x.prom, err);
+    if (!rc && c->server_mode)
+        rc = server_backend(cluster, x.prom, err);
     /* the unit of collection: `hours` hours in `nshards` shards; both
      * change when a response is too large, and stay for the window */
     int64_t hours = c->chunk_hours;
