@@ -863,49 +863,102 @@ static enum gl_status server_fetch(struct fetch_job *j)
         free(text[k]);
     free(sq);
     free(text);
-    /* the device queries raw: whole, or for the hosts that are not plain */
-    char *own[Q_MAX] = {0};
-    nraw = 0;
+    /* the device queries raw: whole, or per run of hours with the same
+     * plain hosts, for the hosts that are not plain then */
+    const bool split = !rc && u->enabled && gl_intern_count(u->plain) > 0;
+    struct gl_range_query *rq = gl_xcalloc((size_t)nq * nhours + 1, sizeof *rq);
+    char **own = gl_xcalloc((size_t)nq * nhours + 1, sizeof *own);
+    int *rq_q = gl_xcalloc((size_t)nq * nhours + 1, sizeof *rq_q);
+    int64_t *rq_from = gl_xcalloc((size_t)nq * nhours + 1, sizeof *rq_from);
+    size_t nrq = 0;
     for (int q = 0; !rc && q < nq; q++) {
         if (u->role[q] == GL_SRV_OTHER)
             continue;
+        struct gl_matrix *e = &j->qs[q].m;
+        memset(e, 0, sizeof *e);
+        e->start = j->start;
+        e->step = step;
+        e->nsteps = (size_t)((j->end - j->start) / step + 1);
         j->qs[q].rc = GL_OK;
-        if (!u->enabled || !gl_intern_count(u->plain)) {
+        if (!split) {
             gl_matrix_free(&u->synth[q]);
-        } else if (!u->raw_needed[q]) {
-            struct gl_matrix *e = &j->qs[q].m;
-            memset(e, 0, sizeof *e);
-            e->start = j->start;
-            e->step = step;
-            e->nsteps = (size_t)((j->end - j->start) / step + 1);
+            rq[nrq] = j->qs[q];
+            rq[nrq].query = j->queries[q];
+            memset(&rq[nrq].m, 0, sizeof rq[nrq].m);
+            rq_q[nrq] = q;
+            rq_from[nrq++] = -1;
             continue;
-        } else if ((rc = gl_srv_raw_query(u, q, &own[q], &j->err))) {
-            break;
         }
-        rawq[nraw] = q;
-        raw[nraw] = j->qs[q];
-        raw[nraw].query = own[q] ? own[q] : j->queries[q];
-        memset(&raw[nraw].m, 0, sizeof raw[nraw].m);
-        nraw++;
-    }
-    if (!rc && nraw > 0)
-        rc = gl_prom_query_range_batch(j->prom, (size_t)nraw, raw, j->start, j->end, step,
-                                       &j->err);
-    for (int k = 0; k < nraw; k++) {
-        int q = rawq[k];
-        int64_t b = j->qs[q].bytes;
-        j->qs[q] = raw[k];
-        j->qs[q].query = j->queries[q];
-        j->qs[q].bytes += b;
-        if (!rc && u->enabled) {
-            /* a query without ${cluster_selector} got every host: keep the others */
-            struct gl_matrix drop;
-            gl_srv_split(u, &j->qs[q].m, c->hostname_label, &drop);
-            gl_matrix_free(&drop);
+        for (size_t h = 0; !rc && h < nhours; h++) {
+            if (!u->raw_needed_h[(size_t)q * nhours + h])
+                continue;
+            size_t h1 = h + 1;
+            while (h1 < nhours && u->raw_needed_h[(size_t)q * nhours + h1] &&
+                   gl_srv_same_hours(u, h, h1))
+                h1++;
+            if ((rc = gl_srv_raw_query(u, q, h, &own[nrq], &j->err)))
+                break;
+            rq[nrq] = j->qs[q];
+            rq[nrq].query = own[nrq];
+            memset(&rq[nrq].m, 0, sizeof rq[nrq].m);
+            rq_q[nrq] = q;
+            rq_from[nrq++] = (int64_t)h;
+            /* the run's hours [h, h1) */
+            rq_from[nrq - 1] |= (int64_t)h1 << 32;
+            h = h1 - 1;
         }
     }
-    for (int q = 0; q < Q_MAX; q++)
-        free(own[q]);
+    /* runs of different lengths: one batch per distinct range */
+    for (size_t k = 0; !rc && k < nrq; k++) {
+        if (rq[k].m.series || rq[k].m.nsteps || rq_from[k] == -2)
+            continue;
+        int64_t s0 = j->start, s1 = j->end;
+        if (rq_from[k] >= 0) {
+            s0 = j->cs + (rq_from[k] & 0xffffffff) * 3600;
+            s1 = j->cs + (rq_from[k] >> 32) * 3600 - step;
+        }
+        struct gl_range_query batch[Q_MAX];
+        size_t idx[Q_MAX], nb = 0;
+        for (size_t i = k; i < nrq && nb < Q_MAX; i++)
+            if (rq_from[i] == rq_from[k] && !rq[i].m.nsteps) {
+                idx[nb] = i;
+                batch[nb++] = rq[i];
+            }
+        rc = gl_prom_query_range_batch(j->prom, nb, batch, s0, s1, step, &j->err);
+        for (size_t i = 0; i < nb; i++) {
+            rq[idx[i]] = batch[i];
+            if (!rq[idx[i]].m.nsteps)
+                rq[idx[i]].m.nsteps = 1; /* done, even if empty */
+        }
+    }
+    for (size_t k = 0; k < nrq; k++) {
+        int q = rq_q[k];
+        j->qs[q].bytes += rq[k].bytes;
+        if (!rc && rq_from[k] == -1) {
+            int64_t b = j->qs[q].bytes;
+            gl_matrix_free(&j->qs[q].m);
+            j->qs[q] = rq[k];
+            j->qs[q].query = j->queries[q];
+            j->qs[q].bytes = b;
+            memset(&rq[k].m, 0, sizeof rq[k].m);
+        } else if (!rc) {
+            gl_srv_merge(&j->qs[q].m, &rq[k].m);
+        }
+        gl_matrix_free(&rq[k].m);
+        free(own[k]);
+    }
+    for (int q = 0; split && !rc && q < nq; q++) {
+        if (u->role[q] == GL_SRV_OTHER)
+            continue;
+        /* a query without ${cluster_selector} got every host: keep the others */
+        struct gl_matrix drop;
+        gl_srv_split(u, &j->qs[q].m, c->hostname_label, &drop);
+        gl_matrix_free(&drop);
+    }
+    free(rq);
+    free(own);
+    free(rq_q);
+    free(rq_from);
     if (!u->enabled || !u->plain || !gl_intern_count(u->plain))
         u->enabled = false;
     if (rc)

@@ -250,41 +250,60 @@ struct plan {
     struct gl_intern *devkeys, *strings, *podkeys;
     struct sdev *devs;
     size_t ndevs;
-    bool *bad;          /* per host */
+    unsigned char **bad; /* per host: per hour, not plain */
     size_t nbad;
     /* (pod, host, hour) → devices with non-zero memory; alloc whole units */
     struct gl_intern *phkeys;
     int32_t *ph_ndev, *ph_units;
     bool *ph_alloc;
     size_t nph;
-    int32_t *ph_pod, *ph_host;
+    int32_t *ph_pod, *ph_host, *ph_hour;
 };
 
-static void host_bad(struct plan *p, int32_t h, const char *fmt, const char *what)
+static unsigned char *hours_new(size_t n)
+{
+    return gl_xcalloc(n + 1, 1);
+}
+
+/* Host h is not plain at hour `hour` (-1: any hour of the unit). */
+static void hour_bad(struct plan *p, int32_t h, long hour, const char *fmt, const char *what)
 {
     if (h < 0)
         return;
+    const size_t nh = p->u->nhours;
     if ((size_t)h >= p->nbad) {
         size_t n = (size_t)h + 64;
         p->bad = gl_xrealloc(p->bad, n * sizeof *p->bad);
-        memset(p->bad + p->nbad, 0, (n - p->nbad) * sizeof *p->bad);
+        for (size_t i = p->nbad; i < n; i++)
+            p->bad[i] = hours_new(nh);
         p->nbad = n;
     }
-    if (!p->bad[h]) {
-        char ts[32];
-        gl_time_format(p->u->cs, ts, sizeof ts);
-        gl_log(GL_LOG_DEBUG, "server mode chunk=%s host=%s raw: %s %s", ts,
-               gl_intern_str(p->u->hosts, h), fmt, what ? what : "");
-    }
-    if (!p->bad[h] && !p->u->why[0])
-        snprintf(p->u->why, sizeof p->u->why, "host %.80s: %s %.100s",
-                 gl_intern_str(p->u->hosts, h), fmt, what ? what : "");
-    p->bad[h] = true;
+    bool was = true;
+    for (size_t k = 0; k < nh; k++)
+        if (hour < 0 || (size_t)hour == k) {
+            was &= p->bad[h][k] != 0;
+            p->bad[h][k] = 1;
+        }
+    if (was)
+        return;
+    char ts[32];
+    gl_time_format(p->u->cs + (hour < 0 ? 0 : hour * 3600), ts, sizeof ts);
+    gl_log(GL_LOG_DEBUG, "server mode %s=%s host=%s raw: %s %s", hour < 0 ? "chunk" : "hour", ts,
+           gl_intern_str(p->u->hosts, h), fmt, what ? what : "");
+    if (!p->u->why[0])
+        snprintf(p->u->why, sizeof p->u->why, "host %.80s%s%s: %s %.100s",
+                 gl_intern_str(p->u->hosts, h), hour < 0 ? "" : " hour ", hour < 0 ? "" : ts, fmt,
+                 what ? what : "");
 }
 
-static bool is_bad(const struct plan *p, int32_t h)
+static void host_bad(struct plan *p, int32_t h, const char *fmt, const char *what)
 {
-    return h < 0 || ((size_t)h < p->nbad && p->bad[h]);
+    hour_bad(p, h, -1, fmt, what);
+}
+
+static bool is_bad(const struct plan *p, int32_t h, size_t hour)
+{
+    return h < 0 || ((size_t)h < p->nbad && p->bad[h][hour]);
 }
 
 static int32_t host_of(struct plan *p, const struct gl_series *s, const char *label)
@@ -308,11 +327,6 @@ static const char *uuid_of(const struct gl_config *c, const struct gl_series *s,
     if (!*gid && strcmp(qs->gpu_i_id_label, "GPU_I_ID") != 0)
         *gid = gl_series_label(s, "GPU_I_ID");
     return uuid;
-}
-
-static unsigned char *hours_new(size_t n)
-{
-    return gl_xcalloc(n + 1, 1);
 }
 
 /* The device of an aggregate series (created on first sight), -1 without
@@ -398,6 +412,8 @@ static int32_t ph_of(struct plan *p, int32_t pod, int32_t host, size_t h)
         p->ph_alloc = gl_xrealloc(p->ph_alloc, n * sizeof *p->ph_alloc);
         p->ph_pod = gl_xrealloc(p->ph_pod, n * sizeof *p->ph_pod);
         p->ph_host = gl_xrealloc(p->ph_host, n * sizeof *p->ph_host);
+        p->ph_hour = gl_xrealloc(p->ph_hour, n * sizeof *p->ph_hour);
+        p->ph_hour[id] = (int32_t)h;
         p->ph_ndev[id] = p->ph_units[id] = 0;
         p->ph_alloc[id] = false;
         p->ph_pod[id] = pod;
@@ -513,10 +529,12 @@ static struct gl_series *synth_add(struct gl_matrix *m, const struct gl_series *
     return o;
 }
 
-/* Presence of series s constant inside each hour of [h0, h1) (full grid). */
-static bool presence_constant(const struct gl_series *s, size_t per, size_t nhours)
+/* Presence of series s constant inside hour `only` (-1: each of the nhours). */
+static bool presence_constant(const struct gl_series *s, size_t per, size_t nhours, long only)
 {
     for (size_t h = 0; h < nhours; h++) {
+        if (only >= 0 && (size_t)only != h)
+            continue;
         bool first = !isnan(s->values[h * per]);
         for (size_t t = h * per + 1; t < (h + 1) * per; t++)
             if (!isnan(s->values[t]) != first)
@@ -525,14 +543,13 @@ static bool presence_constant(const struct gl_series *s, size_t per, size_t nhou
     return true;
 }
 
-static bool values_constant(const struct gl_series *s, size_t per, size_t nhours)
+/* s's value (or absence) the same at every step of hour h. */
+static bool values_constant(const struct gl_series *s, size_t per, size_t h)
 {
-    for (size_t h = 0; h < nhours; h++) {
-        double v = s->values[h * per];
-        for (size_t t = h * per + 1; t < (h + 1) * per; t++)
-            if (isnan(v) ? !isnan(s->values[t]) : s->values[t] != v)
-                return false;
-    }
+    double v = s->values[h * per];
+    for (size_t t = h * per + 1; t < (h + 1) * per; t++)
+        if (isnan(v) ? !isnan(s->values[t]) : s->values[t] != v)
+            return false;
     return true;
 }
 
@@ -568,8 +585,6 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     u->plain = gl_intern_new();
     u->pl_series = gl_xcalloc(nh * GL_SRV_QMAX + 1, sizeof *u->pl_series);
     u->pl_samples = gl_xcalloc(nh * GL_SRV_QMAX + 1, sizeof *u->pl_samples);
-    for (int q = 0; q < u->nq; q++)
-        u->raw_needed[q] = u->role[q] != GL_SRV_OTHER;
     /* the backend's subqueries hold exactly the hour's step instants */
     const struct gl_matrix *probe = fig(u, figs, F_PROBE, -1), *tsum = fig(u, figs, F_PROBE, -2);
     for (size_t h = 0; h < nh; h++) {
@@ -657,12 +672,12 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                 int64_t G, R;
                 double rv = idx[i] >= 0 ? rs->series[(size_t)idx[i]].values[h] : (double)NAN;
                 if (!exact_int(gv, &G) || !exact_int(rv, &R)) {
-                    host_bad(&p, host, "a figure that is not an exact integer", NULL);
+                    hour_bad(&p, host, (long)h, "a figure that is not an exact integer", NULL);
                     continue;
                 }
                 if (r == GL_SRV_RESERVED) {
                     if (G / 1000000000)
-                        host_bad(&p, host, "FB_RESERVED changing inside an hour", NULL);
+                        hour_bad(&p, host, (long)h, "FB_RESERVED changing inside an hour", NULL);
                     G %= 1000000000;
                 }
                 int64_t cnt = G % 1000, nz = G / 1000 % 1000, skipped = G / 1000000;
@@ -681,7 +696,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                     continue;
                 }
                 if (cnt != (int64_t)per || skipped || (nz != 0 && nz != cnt)) {
-                    host_bad(&p, host,
+                    hour_bad(&p, host, (long)h,
                              cnt != (int64_t)per ? "a series with a gap inside an hour"
                              : skipped           ? "samples the parse skips"
                                                  : "a value that is zero at some steps only",
@@ -692,7 +707,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                 case GL_SRV_MEMORY:
                     if (!pair) {
                         if (dv->devtot[h])
-                            host_bad(&p, host, "two device series", NULL);
+                            hour_bad(&p, host, (long)h, "two device series", NULL);
                         dv->devtot[h] = 1;
                     } else {
                         dv->mem[h]++;
@@ -707,13 +722,13 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                     break;
                 case GL_SRV_FREE:
                     if (dv->free_[h])
-                        host_bad(&p, host, "two FB_FREE aggregates of a device", NULL);
+                        hour_bad(&p, host, (long)h, "two FB_FREE aggregates of a device", NULL);
                     dv->free_[h] = 1;
                     dv->free_nz[h] = nz != 0;
                     break;
                 case GL_SRV_RESERVED:
                     if (dv->res[h])
-                        host_bad(&p, host, "two FB_RESERVED aggregates of a device", NULL);
+                        hour_bad(&p, host, (long)h, "two FB_RESERVED aggregates of a device", NULL);
                     dv->res[h] = 1;
                     break;
                 default:
@@ -756,23 +771,23 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             bool present = dv->mem[h] || dv->devtot[h] || dv->free_[h];
             if (!present) {
                 if (dv->c0[h] || dv->ck[h])
-                    host_bad(&p, dv->host, "a device with compute and no memory metrics", NULL);
+                    hour_bad(&p, dv->host, (long)h, "a device with compute and no memory metrics", NULL);
                 continue;
             }
             if (!(dv->mem[h] || dv->devtot[h]) || !dv->free_[h])
-                host_bad(&p, dv->host, "a device without FB_USED or FB_FREE in an hour", NULL);
+                hour_bad(&p, dv->host, (long)h, "a device without FB_USED or FB_FREE in an hour", NULL);
             if (dv->devtot[h] && dv->mem[h] && !dv->u_ok[h])
-                host_bad(&p, dv->host,
+                hour_bad(&p, dv->host, (long)h,
                          "pod series next to a device series, not below it at every step or "
                          "equal at every step",
                          NULL);
             if (c->attribution == GL_ATTR_DEVICE && dv->mem[h] > 1)
-                host_bad(&p, dv->host, "device-copy pods sharing a device", NULL);
+                hour_bad(&p, dv->host, (long)h, "device-copy pods sharing a device", NULL);
             if (!dv->kc_ok[h])
-                host_bad(&p, dv->host, "USED + FREE or RESERVED changing inside an hour", NULL);
+                hour_bad(&p, dv->host, (long)h, "USED + FREE or RESERVED changing inside an hour", NULL);
             if (dv->nz_pairs[h]) {
                 if (dv->c0[h] ? !dv->c0_ok[h] : dv->ck[h] != 0)
-                    host_bad(&p, dv->host, "a busy figure the engine cannot take whole", NULL);
+                    hour_bad(&p, dv->host, (long)h, "a busy figure the engine cannot take whole", NULL);
             }
         }
     }
@@ -790,12 +805,12 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             continue;
         if (strncmp(res, "nvidia_com_mig_", 15) == 0)
             host_bad(&p, host, "a MIG request", NULL);
-        if (!values_constant(s, per, nh)) {
-            host_bad(&p, host, "an allocation changing inside an hour", NULL);
-            continue;
-        }
         int32_t pk = pod_key(&p, ns, pod);
         for (size_t h = 0; h < nh; h++) {
+            if (!values_constant(s, per, h)) {
+                hour_bad(&p, host, (long)h, "an allocation changing inside an hour", NULL);
+                continue;
+            }
             double v = s->values[h * per];
             if (isnan(v) || v <= 0 || llround(v) <= 0)
                 continue;
@@ -806,13 +821,13 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     }
     for (size_t k = 0; k < p.nph; k++)
         if (p.ph_alloc[k] && p.ph_ndev[k] > p.ph_units[k])
-            host_bad(&p, p.ph_host[k], "a pod on more GPUs than it requested", NULL);
+            hour_bad(&p, p.ph_host[k], p.ph_hour[k], "a pod on more GPUs than it requested", NULL);
     /* reserved-unused > 0 at every step: the pod's devices keep free memory */
     for (size_t d = 0; d < p.ndevs; d++) {
         struct sdev *dv = &p.devs[d];
         for (size_t h = 0; h < nh; h++)
             if (dv->nz_pairs[h] && !dv->free_nz[h])
-                host_bad(&p, dv->host, "a pod's device with no free memory", NULL);
+                hour_bad(&p, dv->host, (long)h, "a pod's device with no free memory", NULL);
     }
     for (int32_t h = 0; h < gl_intern_count(u->hosts); h++) {
         const struct gl_kv *kv =
@@ -831,7 +846,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     for (int w = 0; w < 2; w++)
         for (size_t i = 0; lab[w] && i < lab[w]->nseries; i++) {
             const struct gl_series *s = &lab[w]->series[i];
-            if (presence_constant(s, per, nh))
+            if (presence_constant(s, per, nh, -1))
                 continue;
             const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
             for (size_t k = 0; ns && k < p.nph; k++) {
@@ -841,47 +856,55 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                     snprintf(pre, sizeof pre, "%zu:%s%zu:%s", strlen(ns), ns, strlen(pod), pod);
                 else
                     snprintf(pre, sizeof pre, "%zu:%s", strlen(ns), ns);
-                if (w == 0 ? strcmp(key, pre) == 0 : strncmp(key, pre, strlen(pre)) == 0)
-                    host_bad(&p, p.ph_host[k], "a team label changing inside an hour", NULL);
+                if ((w == 0 ? strcmp(key, pre) == 0 : strncmp(key, pre, strlen(pre)) == 0) &&
+                    !presence_constant(s, per, nh, p.ph_hour[k]))
+                    hour_bad(&p, p.ph_host[k], p.ph_hour[k], "a team label changing inside an hour",
+                             NULL);
             }
         }
-    /* the plain hosts, their counts and one-point-per-hour matrices */
-    for (int32_t h = 0; h < gl_intern_count(u->hosts); h++) {
+    /* the plain host-hours, their counts and one-point-per-hour matrices */
+    u->nhosts = (size_t)gl_intern_count(u->hosts);
+    u->ok = gl_xcalloc(u->nhosts * nh + 1, 1);
+    u->raw_needed_h = gl_xcalloc((size_t)GL_SRV_QMAX * nh + 1, 1);
+    for (int32_t h = 0; h < (int32_t)u->nhosts; h++) {
         const char *name = gl_intern_str(u->hosts, h);
         bool listable = true;
         for (const char *x = name; *x; x++)
             if (*x < 0x20 || *x > 0x7e || *x == '"' || *x == '\\')
                 listable = false;
-        if (!is_bad(&p, h) && listable)
-            gl_intern_get(u->plain, name);
+        for (size_t k = 0; k < nh; k++)
+            if (!is_bad(&p, h, k) && listable) {
+                u->ok[(size_t)h * nh + k] = 1;
+                gl_intern_get(u->plain, name);
+            }
     }
     for (size_t d = 0; d < p.ndevs; d++)
         for (size_t h = 0; h < nh; h++)
             if (p.devs[d].mem[h] || p.devs[d].devtot[h] || p.devs[d].free_[h]) {
-                if (is_bad(&p, p.devs[d].host))
+                if (p.devs[d].host < 0 || !u->ok[(size_t)p.devs[d].host * nh + h])
                     u->device_hours_raw++;
                 else
                     u->device_hours_server++;
             }
+    bool bad_count = false;
     for (int q = 0; q < u->nq; q++) {
         if (u->role[q] == GL_SRV_OTHER)
             continue;
         synth_init(&u->synth[q], u->cs, nh);
-        u->raw_needed[q] = false;
         const struct gl_matrix *hc = fig(u, figs, F_HC, q);
         for (size_t i = 0; hc && i < hc->nseries; i++) {
             const struct gl_series *s = &hc->series[i];
-            if (!gl_srv_on_plain(u, s, c->hostname_label)) {
-                u->raw_needed[q] = true;
-                continue;
-            }
             for (size_t h = 0; h < nh; h++) {
                 int64_t v;
                 if (isnan(s->values[h]))
                     continue;
+                if (!gl_srv_plain_at(u, s, c->hostname_label, h)) {
+                    u->raw_needed_h[(size_t)q * nh + h] = 1;
+                    continue;
+                }
                 if (!exact_int(s->values[h], &v)) {
-                    gl_error_set(err, GL_ERR_PROM, "server mode: a count figure is not exact");
-                    goto fail;
+                    bad_count = true;
+                    continue;
                 }
                 u->pl_series[h * GL_SRV_QMAX + (size_t)q] += v % 1048576;
                 u->pl_samples[h * GL_SRV_QMAX + (size_t)q] += v / 1048576;
@@ -895,13 +918,15 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
         double *idx = sums_for(g, rs);
         for (size_t i = 0; i < g->nseries; i++) {
             const struct gl_series *s = &g->series[i];
-            if (!gl_srv_on_plain(u, s, c->hostname_label) || idx[i] < 0)
+            if (idx[i] < 0)
                 continue;
             const struct gl_series *sr = &rs->series[(size_t)idx[i]];
-            struct gl_series *o = synth_add(&u->synth[q], s, true);
+            struct gl_series *o = NULL;
             for (size_t h = 0; h < nh; h++) {
-                if (isnan(s->values[h]))
+                if (isnan(s->values[h]) || !gl_srv_plain_at(u, s, c->hostname_label, h))
                     continue;
+                if (!o)
+                    o = synth_add(&u->synth[q], s, true);
                 o->values[h] = u->role[q] == GL_SRV_COMPUTE ? sr->values[h] / 1e6 : sr->values[h];
                 if (o->first_step < 0) {
                     o->first_step = (int64_t)h;
@@ -912,8 +937,9 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
         }
         free(idx);
     }
-fail:;
-    enum gl_status rc = err->msg[0] ? GL_ERR_PROM : GL_OK;
+    if (bad_count)
+        gl_error_set(err, GL_ERR_PROM, "server mode: a count figure is not an exact integer");
+    enum gl_status rc = bad_count ? GL_ERR_PROM : GL_OK;
     for (size_t d = 0; d < p.ndevs; d++) {
         struct sdev *dv = &p.devs[d];
         unsigned char *a[] = {dv->mem, dv->devtot, dv->nz_pairs, dv->free_, dv->free_nz,
@@ -922,12 +948,15 @@ fail:;
             free(a[i]);
     }
     free(p.devs);
-    free(p.bad);
     free(p.ph_ndev);
     free(p.ph_units);
     free(p.ph_alloc);
     free(p.ph_pod);
     free(p.ph_host);
+    free(p.ph_hour);
+    for (size_t i = 0; i < p.nbad; i++)
+        free(p.bad[i]);
+    free(p.bad);
     gl_intern_free(p.devkeys);
     gl_intern_free(p.strings);
     gl_intern_free(p.podkeys);
@@ -935,13 +964,15 @@ fail:;
     return rc;
 }
 
-bool gl_srv_on_plain(const struct gl_srv_unit *u, const struct gl_series *s, const char *label)
+bool gl_srv_plain_at(const struct gl_srv_unit *u, const struct gl_series *s, const char *label,
+                     size_t hour)
 {
     const char *h = gl_series_label(s, label);
-    return u->plain && h && h[0] && gl_intern_find(u->plain, h) >= 0;
+    int32_t id = u->hosts && h && h[0] ? gl_intern_find(u->hosts, h) : -1;
+    return id >= 0 && u->ok && hour < u->nhours && u->ok[(size_t)id * u->nhours + hour];
 }
 
-enum gl_status gl_srv_raw_query(const struct gl_srv_unit *u, int q, char **out,
+enum gl_status gl_srv_raw_query(const struct gl_srv_unit *u, int q, size_t hour, char **out,
                                 struct gl_error *err)
 {
     struct gl_buf sel;
@@ -949,10 +980,14 @@ enum gl_status gl_srv_raw_query(const struct gl_srv_unit *u, int q, char **out,
     if (u->cluster->selector[0])
         gl_buf_printf(&sel, "%s, ", u->cluster->selector);
     gl_buf_printf(&sel, "%s!~\"", u->c->hostname_label);
-    for (int32_t i = 0; i < gl_intern_count(u->plain); i++) {
-        if (i)
+    bool first = true;
+    for (size_t i = 0; i < u->nhosts; i++) {
+        if (!u->ok[i * u->nhours + hour])
+            continue;
+        if (!first)
             gl_buf_puts(&sel, "|");
-        for (const char *h = gl_intern_str(u->plain, i); *h; h++) {
+        first = false;
+        for (const char *h = gl_intern_str(u->hosts, (int32_t)i); *h; h++) {
             if (strchr(".+*?()|[]{}^$", *h))
                 gl_buf_puts(&sel, "\\\\"); /* one backslash in the regex */
             gl_buf_append(&sel, h, 1);
@@ -960,10 +995,44 @@ enum gl_status gl_srv_raw_query(const struct gl_srv_unit *u, int q, char **out,
     }
     gl_buf_puts(&sel, "\"");
     struct gl_cluster cl = *u->cluster;
-    cl.selector = sel.data;
+    cl.selector = first ? u->cluster->selector : sel.data;
     enum gl_status rc = gl_config_query(u->c, &cl, u->query_names[q], out, err);
     gl_buf_free(&sel);
     return rc;
+}
+
+bool gl_srv_same_hours(const struct gl_srv_unit *u, size_t a, size_t b)
+{
+    for (size_t i = 0; i < u->nhosts; i++)
+        if (u->ok[i * u->nhours + a] != u->ok[i * u->nhours + b])
+            return false;
+    return true;
+}
+
+static void copy_labels(struct gl_series *o, const struct gl_series *s)
+{
+    o->labels = gl_xcalloc(s->nlabels + 1, sizeof *o->labels);
+    o->nlabels = 0;
+    for (size_t i = 0; i < s->nlabels; i++) {
+        size_t n = strlen(s->labels[i].name), v = strlen(s->labels[i].value);
+        char *buf = gl_xcalloc(n + v + 2, 1);
+        memcpy(buf, s->labels[i].name, n);
+        memcpy(buf + n + 1, s->labels[i].value, v);
+        o->labels[o->nlabels].name = buf;
+        o->labels[o->nlabels++].value = buf + n + 1;
+    }
+}
+
+static void first_of(struct gl_series *o, int64_t start, int64_t step, size_t nsteps)
+{
+    o->first_step = -1;
+    for (size_t t = 0; t < nsteps; t++)
+        if (!isnan(o->values[t])) {
+            o->first_step = (int64_t)t;
+            if (o->first_seen < 0)
+                o->first_seen = start + (int64_t)t * step;
+            return;
+        }
 }
 
 void gl_srv_split(const struct gl_srv_unit *u, struct gl_matrix *m, const char *label,
@@ -974,14 +1043,81 @@ void gl_srv_split(const struct gl_srv_unit *u, struct gl_matrix *m, const char *
     out->step = m->step;
     out->nsteps = m->nsteps;
     out->series = gl_xcalloc(m->nseries + 1, sizeof *out->series);
+    const size_t per = (size_t)(3600 / m->step);
     size_t k = 0;
     for (size_t i = 0; i < m->nseries; i++) {
-        if (gl_srv_on_plain(u, &m->series[i], label))
-            out->series[out->nseries++] = m->series[i];
-        else
-            m->series[k++] = m->series[i];
+        struct gl_series *s = &m->series[i];
+        bool any_plain = false, any_raw = false;
+        for (size_t t = 0; t < m->nsteps; t++)
+            if (!isnan(s->values[t])) {
+                if (gl_srv_plain_at(u, s, label, t / per))
+                    any_plain = true;
+                else
+                    any_raw = true;
+            }
+        if (!any_plain) {
+            m->series[k++] = *s;
+            continue;
+        }
+        if (!any_raw) {
+            out->series[out->nseries++] = *s;
+            continue;
+        }
+        struct gl_series *o = &out->series[out->nseries++];
+        memset(o, 0, sizeof *o);
+        copy_labels(o, s);
+        o->first_seen = s->first_seen;
+        o->values = gl_xcalloc(m->nsteps + 1, sizeof *o->values);
+        for (size_t t = 0; t < m->nsteps; t++) {
+            bool pl = gl_srv_plain_at(u, s, label, t / per);
+            o->values[t] = pl ? s->values[t] : (double)NAN;
+            if (pl)
+                s->values[t] = (double)NAN;
+        }
+        first_of(o, m->start, m->step, m->nsteps);
+        first_of(s, m->start, m->step, m->nsteps);
+        m->series[k++] = *s;
     }
     m->nseries = k;
+}
+
+void gl_srv_merge(struct gl_matrix *m, const struct gl_matrix *part)
+{
+    struct gl_intern *keys = gl_intern_new();
+    struct gl_buf k;
+    gl_buf_init(&k);
+    for (size_t i = 0; i < m->nseries; i++) {
+        series_key(&k, &m->series[i]);
+        gl_intern_get(keys, k.data ? k.data : "");
+    }
+    const size_t off = (size_t)((part->start - m->start) / m->step);
+    m->series = gl_xrealloc(m->series, (m->nseries + part->nseries + 1) * sizeof *m->series);
+    for (size_t i = 0; i < part->nseries; i++) {
+        const struct gl_series *s = &part->series[i];
+        series_key(&k, s);
+        int32_t id = gl_intern_get(keys, k.data ? k.data : "");
+        if ((size_t)id == m->nseries) {
+            struct gl_series *o = &m->series[m->nseries++];
+            memset(o, 0, sizeof *o);
+            copy_labels(o, s);
+            o->first_seen = -1;
+            o->values = gl_xcalloc(m->nsteps + 1, sizeof *o->values);
+            for (size_t t = 0; t < m->nsteps; t++)
+                o->values[t] = (double)NAN;
+        }
+        struct gl_series *o = &m->series[id];
+        for (size_t t = 0; t < part->nsteps && off + t < m->nsteps; t++)
+            if (!isnan(s->values[t]))
+                o->values[off + t] = s->values[t];
+        o->first_seen = -1;
+        first_of(o, m->start, m->step, m->nsteps);
+    }
+    m->samples += part->samples;
+    m->bad_samples += part->bad_samples;
+    for (int w = 0; w < GL_SKIP_N; w++)
+        m->skipped[w] += part->skipped[w];
+    gl_buf_free(&k);
+    gl_intern_free(keys);
 }
 
 /* m sampled at each hour's first step (labels shared with m: free only
@@ -1107,6 +1243,9 @@ void gl_srv_unit_free(struct gl_srv_unit *u)
         gl_matrix_free(&u->synth[q]);
     gl_intern_free(u->plain);
     gl_intern_free(u->hosts);
+    free(u->ok);
+    free(u->raw_needed_h);
+    u->ok = u->raw_needed_h = NULL;
     free(u->pl_series);
     free(u->pl_samples);
     u->nfig = 0;

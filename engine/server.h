@@ -61,7 +61,9 @@ struct gl_srv_unit {
     bool enabled;              /* some host may be plain (the global rules hold) */
     struct gl_intern *plain;   /* the plain hosts of the unit */
     struct gl_intern *hosts;   /* every host the figures named */
-    bool raw_needed[GL_SRV_QMAX]; /* series off the plain hosts exist */
+    size_t nhosts;
+    unsigned char *ok;            /* [host * nhours + h]: host (in hosts) plain at hour h */
+    unsigned char *raw_needed_h;  /* [q * nhours + h]: q has series off the plain hosts */
     struct gl_matrix synth[GL_SRV_QMAX]; /* plain hosts, one point per hour */
     int64_t *pl_series, *pl_samples;    /* [h * GL_SRV_QMAX + q], plain hosts */
     int64_t device_hours_server, device_hours_raw;
@@ -81,18 +83,28 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                              const struct gl_matrix *m, const struct gl_matrix *joined,
                              struct gl_error *err);
 
-/* The text of query q for the hosts that are not plain (the collection's
- * host label excluded by a matcher in ${cluster_selector}). */
-enum gl_status gl_srv_raw_query(const struct gl_srv_unit *u, int q, char **out,
+/* The text of query q for the hosts that are not plain at hour h (the
+ * collection's host label excluded by a matcher in ${cluster_selector}). */
+enum gl_status gl_srv_raw_query(const struct gl_srv_unit *u, int q, size_t h, char **out,
                                 struct gl_error *err);
 
-/* True when series s is on a plain host by label (the collection's host
- * label, or "node" for the allocation). */
-bool gl_srv_on_plain(const struct gl_srv_unit *u, const struct gl_series *s, const char *label);
+/* True when hosts plain at hour a are those plain at hour b. */
+bool gl_srv_same_hours(const struct gl_srv_unit *u, size_t a, size_t b);
 
-/* Moves the series of m on plain hosts (by label) into out (same grid). */
+/* True when series s is on a host (by label: the collection's host label,
+ * or "node" for the allocation) that is plain at hour h. */
+bool gl_srv_plain_at(const struct gl_srv_unit *u, const struct gl_series *s, const char *label,
+                     size_t hour);
+
+/* Splits m (the unit's grid) by label: out gets the samples of the hours
+ * where the series' host is plain, m keeps the rest (a series in both is
+ * copied). */
 void gl_srv_split(const struct gl_srv_unit *u, struct gl_matrix *m, const char *label,
                   struct gl_matrix *out);
+
+/* Adds the series of part (a range of whole hours inside the unit, same
+ * step) into m (the unit's grid; series merged by label set). */
+void gl_srv_merge(struct gl_matrix *m, const struct gl_matrix *part);
 
 /* The rollup of the plain hosts: gl_integrate on u->synth with the label
  * matrices and the plain hosts' allocation sampled per hour, rescaled to
