@@ -240,9 +240,20 @@ struct sdev {
     int32_t host;       /* in u->hosts */
     bool mig;
     int32_t model;      /* in strings, -1 none */
+    int32_t profile;    /* GPU_I_PROFILE (strings), -1 none */
     /* per hour */
     unsigned char *mem, *devtot, *nz_pairs, *free_, *free_nz, *res, *kc_ok, *c0, *c0_ok, *ck,
         *u_ok;
+};
+
+/* A pod on a host in one hour: its devices with memory and its requests. */
+struct ph {
+    int32_t pod, host, hour;
+    int32_t ndev, ndev_mig;   /* whole GPUs / MIG instances with memory > 0 */
+    int32_t dev_prof;         /* their MIG profile (strings), -1 none, -2 several */
+    int64_t units, mig_units; /* requested whole GPUs / MIG instances */
+    int32_t mig_prof;         /* the requested MIG profile, -1 none, -2 several */
+    bool alloc;
 };
 
 struct plan {
@@ -254,10 +265,8 @@ struct plan {
     size_t nbad;
     /* (pod, host, hour) → devices with non-zero memory; alloc whole units */
     struct gl_intern *phkeys;
-    int32_t *ph_ndev, *ph_units;
-    bool *ph_alloc;
+    struct ph *ph;
     size_t nph;
-    int32_t *ph_pod, *ph_host, *ph_hour;
 };
 
 static unsigned char *hours_new(size_t n)
@@ -352,6 +361,10 @@ static int32_t sdev_of(struct plan *p, const struct gl_series *s, int32_t host)
         d->host = host;
         d->mig = gid != NULL;
         d->model = -1;
+        const char *prof = gl_series_label(s, "GPU_I_PROFILE");
+        d->profile = prof ? gl_intern_get(p->strings, prof) : -1;
+        if (d->mig && !prof)
+            host_bad(p, host, "a MIG instance without GPU_I_PROFILE", uuid);
         unsigned char **a[] = {&d->mem, &d->devtot, &d->nz_pairs, &d->free_, &d->free_nz,
                                &d->res, &d->kc_ok, &d->c0, &d->c0_ok, &d->ck, &d->u_ok};
         for (size_t i = 0; i < sizeof a / sizeof *a; i++)
@@ -370,8 +383,6 @@ static int32_t sdev_of(struct plan *p, const struct gl_series *s, int32_t host)
         d->model = gl_intern_get(p->strings, model);
     else if (strcmp(gl_intern_str(p->strings, d->model), model) != 0)
         host_bad(p, host, "two models on device", uuid);
-    if (d->mig)
-        host_bad(p, host, "a MIG instance", uuid);
     if (c->dra_enabled && gl_series_label(s, c->dra_claim_name_label))
         host_bad(p, host, "a DRA claim on device", uuid);
     return id;
@@ -406,21 +417,37 @@ static int32_t ph_of(struct plan *p, int32_t pod, int32_t host, size_t h)
     snprintf(k, sizeof k, "%d/%d/%zu", pod, host, h);
     int32_t id = gl_intern_get(p->phkeys, k);
     if ((size_t)id >= p->nph) {
-        size_t n = (size_t)id + 1;
-        p->ph_ndev = gl_xrealloc(p->ph_ndev, n * sizeof *p->ph_ndev);
-        p->ph_units = gl_xrealloc(p->ph_units, n * sizeof *p->ph_units);
-        p->ph_alloc = gl_xrealloc(p->ph_alloc, n * sizeof *p->ph_alloc);
-        p->ph_pod = gl_xrealloc(p->ph_pod, n * sizeof *p->ph_pod);
-        p->ph_host = gl_xrealloc(p->ph_host, n * sizeof *p->ph_host);
-        p->ph_hour = gl_xrealloc(p->ph_hour, n * sizeof *p->ph_hour);
-        p->ph_hour[id] = (int32_t)h;
-        p->ph_ndev[id] = p->ph_units[id] = 0;
-        p->ph_alloc[id] = false;
-        p->ph_pod[id] = pod;
-        p->ph_host[id] = host;
-        p->nph = n;
+        p->ph = gl_xrealloc(p->ph, ((size_t)id + 1) * sizeof *p->ph);
+        p->ph[id] = (struct ph){.pod = pod, .host = host, .hour = (int32_t)h, .dev_prof = -1,
+                                .mig_prof = -1};
+        p->nph = (size_t)id + 1;
     }
     return id;
+}
+
+/* integrate.c's reading of a MIG resource: "nvidia_com_mig_1g_10gb" → g = 1
+ * and the profile "1g.10gb" ('_' → '+' after it); false if not MIG. */
+static bool mig_resource(const char *res, long *g, struct gl_buf *profile)
+{
+    static const char prefix[] = "nvidia_com_mig_";
+    if (strncmp(res, prefix, sizeof prefix - 1) != 0)
+        return false;
+    const char *q = res + sizeof prefix - 1;
+    char *end;
+    long a = strtol(q, &end, 10);
+    if (end == q || strncmp(end, "g_", 2) != 0)
+        return false;
+    q = end + 2;
+    long b = strtol(q, &end, 10);
+    if (end == q || strncmp(end, "gb", 2) != 0)
+        return false;
+    *g = a;
+    gl_buf_reset(profile);
+    gl_buf_printf(profile, "%ldg.%ldgb%s", a, b, end[2] == '_' ? end + 2 : "");
+    for (char *x = profile->data; *x; x++)
+        if (*x == '_')
+            *x = '+';
+    return true;
 }
 
 static int32_t pod_key(struct plan *p, const char *ns, const char *pod)
@@ -713,8 +740,16 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                         dv->mem[h]++;
                         if (nz) {
                             dv->nz_pairs[h]++;
-                            int32_t ph = ph_of(&p, pk, host, h);
-                            p.ph_ndev[ph]++;
+                            int32_t xi = ph_of(&p, pk, host, h);
+                            struct ph *x = &p.ph[xi];
+                            if (dv->mig) {
+                                x->ndev_mig++;
+                                x->dev_prof = x->dev_prof == -1 || x->dev_prof == dv->profile
+                                                  ? dv->profile
+                                                  : -2;
+                            } else {
+                                x->ndev++;
+                            }
                         } else {
                             (void)ph_of(&p, pk, host, h);
                         }
@@ -761,6 +796,19 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             p.devs[d].u_ok[h] = below == 0 && (equal == (int64_t)per || above == (int64_t)per);
         }
     }
+    /* one GPU model per host: the pods' allocation cells are then one per node */
+    int32_t *hmodel = gl_xcalloc((size_t)gl_intern_count(u->hosts) + 1, sizeof *hmodel);
+    for (int32_t i = 0; i < gl_intern_count(u->hosts); i++)
+        hmodel[i] = -1;
+    for (size_t d = 0; d < p.ndevs; d++) {
+        const struct sdev *dv = &p.devs[d];
+        if (dv->host < 0 || dv->model < 0)
+            continue;
+        if (hmodel[dv->host] >= 0 && hmodel[dv->host] != dv->model)
+            host_bad(&p, dv->host, "GPUs of two models", NULL);
+        hmodel[dv->host] = dv->model;
+    }
+    free(hmodel);
     /* per device-hour: linear in the sums (README "Server-side collection") */
     for (size_t d = 0; d < p.ndevs; d++) {
         struct sdev *dv = &p.devs[d];
@@ -796,6 +844,8 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
         u->pod_labels_q >= 0 ? &m[u->pod_labels_q] : NULL,
         u->ns_labels_q >= 0 ? &m[u->ns_labels_q] : NULL,
         u->node_labels_q >= 0 ? &m[u->node_labels_q] : NULL};
+    struct gl_buf mp;
+    gl_buf_init(&mp);
     for (size_t i = 0; joined && i < joined->nseries; i++) {
         const struct gl_series *s = &joined->series[i];
         int32_t host = host_of(&p, s, "node");
@@ -803,8 +853,11 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
         const char *res = gl_series_label(s, "resource");
         if (host < 0 || !ns || !pod || !res)
             continue;
-        if (strncmp(res, "nvidia_com_mig_", 15) == 0)
-            host_bad(&p, host, "a MIG request", NULL);
+        long g = 0;
+        bool mig = mig_resource(res, &g, &mp);
+        if (!mig && strncmp(res, "nvidia_com_mig_", 15) == 0)
+            host_bad(&p, host, "a MIG resource the engine reads as a whole GPU:", res);
+        int32_t prof = mig ? gl_intern_get(p.strings, mp.data) : -1;
         int32_t pk = pod_key(&p, ns, pod);
         for (size_t h = 0; h < nh; h++) {
             if (!values_constant(s, per, h)) {
@@ -814,14 +867,41 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             double v = s->values[h * per];
             if (isnan(v) || v <= 0 || llround(v) <= 0)
                 continue;
-            int32_t ph = ph_of(&p, pk, host, h);
-            p.ph_alloc[ph] = true;
-            p.ph_units[ph] += (int32_t)llround(v);
+            int32_t xi = ph_of(&p, pk, host, h);
+            struct ph *x = &p.ph[xi];
+            x->alloc = true;
+            if (!mig) {
+                x->units += llround(v);
+                continue;
+            }
+            x->mig_units += llround(v);
+            x->mig_prof = x->mig_prof == -1 || x->mig_prof == prof ? prof : -2;
+            /* its size is a measured instance of the profile on the node */
+            bool measured = false;
+            for (size_t d = 0; d < p.ndevs; d++) {
+                const struct sdev *dv = &p.devs[d];
+                measured |= dv->host == host && dv->mig && dv->profile == prof &&
+                            (dv->mem[h] || dv->devtot[h]) && dv->free_nz[h];
+            }
+            if (!measured)
+                hour_bad(&p, host, (long)h, "a MIG request without a measured instance:", res);
         }
     }
-    for (size_t k = 0; k < p.nph; k++)
-        if (p.ph_alloc[k] && p.ph_ndev[k] > p.ph_units[k])
-            hour_bad(&p, p.ph_host[k], p.ph_hour[k], "a pod on more GPUs than it requested", NULL);
+    gl_buf_free(&mp);
+    /* reserved-unused > 0 at every step and no excess devices: a pod's
+     * devices with memory are at most its requests, of one kind, and keep
+     * free memory (so its memory stays below its allocation) */
+    for (size_t k = 0; k < p.nph; k++) {
+        const struct ph *x = &p.ph[k];
+        if (!x->alloc || (!x->ndev && !x->ndev_mig))
+            continue;
+        bool ok = x->ndev_mig ? !x->ndev && !x->units && x->mig_prof >= 0 &&
+                                    x->dev_prof == x->mig_prof && x->ndev_mig <= x->mig_units
+                              : !x->mig_units && x->ndev <= x->units;
+        if (!ok)
+            hour_bad(&p, x->host, x->hour,
+                     "a pod with memory on more or other GPUs than it requested", NULL);
+    }
     /* reserved-unused > 0 at every step: the pod's devices keep free memory */
     for (size_t d = 0; d < p.ndevs; d++) {
         struct sdev *dv = &p.devs[d];
@@ -850,15 +930,15 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                 continue;
             const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
             for (size_t k = 0; ns && k < p.nph; k++) {
-                const char *key = gl_intern_str(p.podkeys, p.ph_pod[k]);
+                const char *key = gl_intern_str(p.podkeys, p.ph[k].pod);
                 char pre[512];
                 if (w == 0 && pod)
                     snprintf(pre, sizeof pre, "%zu:%s%zu:%s", strlen(ns), ns, strlen(pod), pod);
                 else
                     snprintf(pre, sizeof pre, "%zu:%s", strlen(ns), ns);
                 if ((w == 0 ? strcmp(key, pre) == 0 : strncmp(key, pre, strlen(pre)) == 0) &&
-                    !presence_constant(s, per, nh, p.ph_hour[k]))
-                    hour_bad(&p, p.ph_host[k], p.ph_hour[k], "a team label changing inside an hour",
+                    !presence_constant(s, per, nh, p.ph[k].hour))
+                    hour_bad(&p, p.ph[k].host, p.ph[k].hour, "a team label changing inside an hour",
                              NULL);
             }
         }
@@ -948,12 +1028,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             free(a[i]);
     }
     free(p.devs);
-    free(p.ph_ndev);
-    free(p.ph_units);
-    free(p.ph_alloc);
-    free(p.ph_pod);
-    free(p.ph_host);
-    free(p.ph_hour);
+    free(p.ph);
     for (size_t i = 0; i < p.nbad; i++)
         free(p.bad[i]);
     free(p.bad);
@@ -1212,6 +1287,46 @@ enum gl_status gl_srv_integrate(struct gl_srv_unit *u, const struct gl_matrix *p
         }
         e->last_t = e->first_t + 3600 - u->step;
     }
+    /* a MIG request's GPU time is floored per step (units × step × 10^6 × g
+     * / 7): the hour's is n × that, not the floor of the hour's product */
+    struct gl_buf mp;
+    gl_buf_init(&mp);
+    for (size_t i = 0; alloc && i < alloc->nseries; i++) {
+        const struct gl_series *s = &alloc->series[i];
+        const char *res = gl_series_label(s, "resource"), *node = gl_series_label(s, "node");
+        const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
+        long g;
+        if (!res || !node || !ns || !pod || !mig_resource(res, &g, &mp))
+            continue;
+        for (size_t h = 0; h < nh; h++) {
+            double v = s->values[h * per];
+            if (isnan(v) || v <= 0 || llround(v) <= 0)
+                continue;
+            int64_t units = llround(v);
+            int64_t want = n * (units * u->step * 1000000 * g / 7),
+                    got = units * 3600 * 1000000 * g / 7;
+            if (want == got)
+                continue;
+            struct gl_rollup_entry *hit = NULL;
+            for (size_t k = 0; k < r->nslots && !hit; k++) {
+                struct gl_rollup_entry *e = &r->slots[k];
+                if (e->used && e->kind == GL_KIND_ALLOCATED_GPU && e->hour == (int32_t)h &&
+                    r->devices[e->device].pseudo &&
+                    strcmp(gl_intern_str(r->strings, r->devices[e->device].hostname), node) == 0 &&
+                    strcmp(gl_intern_str(r->strings, e->ns), ns) == 0 &&
+                    strcmp(gl_intern_str(r->strings, e->pod), pod) == 0)
+                    hit = e;
+            }
+            if (!hit) {
+                gl_buf_free(&mp);
+                return gl_error_set(err, GL_ERR_RUNTIME,
+                                    "server mode: no GPU time row for the MIG request of pod "
+                                    "%s/%s on %s (internal)", ns, pod, node);
+            }
+            hit->quantity += want - got;
+        }
+    }
+    gl_buf_free(&mp);
     for (size_t d = 0; d < r->ndevices; d++) {
         struct gl_chunk_device *cd = &r->devices[d];
         if (cd->last_seen >= 0)
