@@ -549,19 +549,18 @@ static int fetch_main(void *arg)
 }
 
 /* ---- collection.mode "server" (README "Server-side collection") ----
- * Per query and hour the backend returns, for every series, the count, sum,
- * min and max of its samples on the step grid of that hour (a subquery
- * evaluated at the hour's last step instant). A series that has a sample at
- * every step of an hour with min = max and a value the parse would keep is
- * that constant for the hour; one with no sample is absent. When every
+ * Per label or allocation query and hour the backend returns, for every
+ * series, its samples on the step grid of that hour + 1000 × the changes
+ * of its value between them, and its last value (subqueries evaluated at
+ * the hour's last step instant). A series that has a sample at every step
+ * of an hour, no change and a value the parse would keep is that constant
+ * for the hour; one with no sample is absent. When every
  * series of a query is one or the other in every hour of the unit, the
  * query's matrix is rebuilt from these figures, exactly the matrix the raw
  * query_range returns; otherwise (or when a figure is missing, NaN or Inf)
  * the query is fetched raw for the unit. Integration then runs on the same
  * matrices either way, so server mode cannot change a figure. */
-enum { SV_COUNT, SV_SUM, SV_MIN, SV_MAX, SV_N };
-static const char *const sv_fn[SV_N] = {"count_over_time", "sum_over_time", "min_over_time",
-                                        "max_over_time"};
+enum { SV_PACK, SV_LAST, SV_N };
 #define SV_NAME "gl_srv_metric_name"
 
 /* The subquery of figure f over query q. Its range ends at the hour's last
@@ -571,15 +570,27 @@ static const char *const sv_fn[SV_N] = {"count_over_time", "sum_over_time", "min
  * is kept in a label (the _over_time functions drop __name__). */
 static char *server_query(const char *q, int f, int64_t step)
 {
-    struct gl_buf b;
+    struct gl_buf b, x, r;
     gl_buf_init(&b);
-    if (!gl_buf_printf(&b,
-                       "%s((label_replace((\n%s\n), \"" SV_NAME "\", \"$1\", \"__name__\", "
-                       "\"(.+)\"))[%lldms:%llds])",
-                       sv_fn[f], q, (long long)(3600000 - step * 500), (long long)step)) {
+    gl_buf_init(&x);
+    gl_buf_init(&r);
+    bool ok = gl_buf_printf(&x,
+                            "(label_replace((\n%s\n), \"" SV_NAME "\", \"$1\", \"__name__\", "
+                            "\"(.+)\"))",
+                            q) &&
+              gl_buf_printf(&r, "[%lldms:%llds]", (long long)(3600000 - step * 500),
+                            (long long)step);
+    if (ok && f == SV_PACK)
+        ok = gl_buf_printf(&b, "count_over_time(%s%s) + 1000 * changes(%s%s)", x.data, r.data,
+                           x.data, r.data);
+    else if (ok)
+        ok = gl_buf_printf(&b, "last_over_time(%s%s)", x.data, r.data);
+    if (!ok) {
         fputs("gpuledger: out of memory\n", stderr);
         abort();
     }
+    gl_buf_free(&x);
+    gl_buf_free(&r);
     return b.data;
 }
 
@@ -597,11 +608,14 @@ static bool sv_valid(const struct gl_parse_opts *po, const struct gl_series *s, 
     return !(v < 0) && v <= max;
 }
 
+/* A figure series' label set (last_over_time keeps __name__, the others
+ * drop it; the name is in SV_NAME). */
 static void sv_key(struct gl_buf *b, const struct gl_series *s)
 {
     gl_buf_reset(b);
     for (size_t i = 0; i < s->nlabels; i++)
-        gl_buf_printf(b, "%zu:%s%zu:%s", strlen(s->labels[i].name), s->labels[i].name,
+        if (strcmp(s->labels[i].name, "__name__") != 0)
+            gl_buf_printf(b, "%zu:%s%zu:%s", strlen(s->labels[i].name), s->labels[i].name,
                       strlen(s->labels[i].value), s->labels[i].value);
 }
 
@@ -649,7 +663,7 @@ static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts
     struct gl_buf key;
     gl_buf_init(&key);
     /* the figures' series of each count series, by label set */
-    size_t n = st[SV_COUNT].nseries;
+    size_t n = st[SV_PACK].nseries;
     int32_t *at[SV_N];
     for (int f = 0; f < SV_N; f++) {
         at[f] = gl_xcalloc(n + 1, sizeof *at[f]);
@@ -658,12 +672,12 @@ static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts
     }
     bool ok = true;
     for (size_t i = 0; i < n; i++) {
-        sv_key(&key, &st[SV_COUNT].series[i]);
+        sv_key(&key, &st[SV_PACK].series[i]);
         if (gl_intern_get(keys, key.data ? key.data : "") != (int32_t)i)
             ok = false; /* a repeated label set: not the raw matrix */
-        at[SV_COUNT][i] = (int32_t)i;
+        at[SV_PACK][i] = (int32_t)i;
     }
-    for (int f = SV_SUM; ok && f < SV_N; f++)
+    for (int f = SV_LAST; ok && f < SV_N; f++)
         for (size_t i = 0; i < st[f].nseries; i++) {
             sv_key(&key, &st[f].series[i]);
             int32_t id = gl_intern_find(keys, key.data ? key.data : "");
@@ -675,19 +689,17 @@ static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts
         }
     out->series = gl_xcalloc(n + 1, sizeof *out->series);
     for (size_t i = 0; ok && i < n; i++) {
-        const struct gl_series *cs_ = &st[SV_COUNT].series[i];
+        const struct gl_series *cs_ = &st[SV_PACK].series[i];
         double *vals = NULL;
         int64_t first = -1;
         for (size_t h = 0; ok && h < nhours; h++) {
             double c = cs_->values[h];
             if (isnan(c) || c == 0)
                 continue;
-            double fig[SV_N];
-            for (int f = SV_SUM; f < SV_N; f++)
-                fig[f] = at[f][i] >= 0 ? st[f].series[at[f][i]].values[h] : (double)NAN;
-            if (c != (double)per || isnan(fig[SV_SUM]) || isnan(fig[SV_MIN]) ||
-                isnan(fig[SV_MAX]) || fig[SV_MIN] != fig[SV_MAX] ||
-                !sv_valid(po, cs_, fig[SV_MIN])) {
+            double last = at[SV_LAST][i] >= 0 ? st[SV_LAST].series[at[SV_LAST][i]].values[h]
+                                               : (double)NAN;
+            /* every step (count = n), no change (1000 × changes = 0) */
+            if (c != (double)per || isnan(last) || !sv_valid(po, cs_, last)) {
                 ok = false;
                 break;
             }
@@ -697,7 +709,7 @@ static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts
                     vals[t] = (double)NAN;
             }
             for (size_t t = h * per; t < (h + 1) * per; t++)
-                vals[t] = fig[SV_MIN];
+                vals[t] = last;
             if (first < 0)
                 first = (int64_t)(h * per);
             out->samples += per;
@@ -1308,8 +1320,12 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             m[q] = j->qs[q].m;
             memset(&j->qs[q].m, 0, sizeof j->qs[q].m);
         }
-        if (c->server_mode && j->server && j->plan.nshards <= 1)
+        if (c->server_mode && j->server && j->plan.nshards <= 1) {
             log_server_unit(c, j, nq);
+            for (int q = 0; q < nq; q++)
+                gl_log(GL_LOG_DEBUG, "server mode query=%s bytes=%lld", query_name(c, q),
+                       (long long)j->qs[q].bytes);
+        }
         enum gl_status qrc[Q_MAX];
         struct gl_error qerr[Q_MAX];
         int64_t qbytes[Q_MAX];
