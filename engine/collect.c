@@ -29,6 +29,8 @@ enum { Q_OPT_MEM_LIMIT, Q_OPT_PHASE, Q_OPT_N };
 #define Q_MAX (Q_FIXED + 8 + Q_OPT_N)
 /* Plausibility bound of a pod's allocation (GPU units per resource). */
 #define ALLOC_MAX_UNITS 1024
+/* The most hours of one unit (collection.chunk_hours <= 24 × 31). */
+#define GL_MAX_UNIT_HOURS (24 * 31)
 
 static int compute_count(const struct gl_config *c)
 {
@@ -652,7 +654,8 @@ static char *sv_label(struct gl_label *l, const char *name, const char *value)
  * the hours' last step instants) into out (grid cs + k*step); false when a
  * series is neither constant nor absent in some hour. */
 static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts *po,
-                           int64_t cs, int64_t step, size_t nhours, struct gl_matrix *out)
+                           int64_t cs, int64_t step, size_t nhours, struct gl_matrix *out,
+                           unsigned char *bad)
 {
     const size_t per = (size_t)(3600 / step);
     memset(out, 0, sizeof *out);
@@ -698,10 +701,11 @@ static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts
                 continue;
             double last = at[SV_LAST][i] >= 0 ? st[SV_LAST].series[at[SV_LAST][i]].values[h]
                                                : (double)NAN;
-            /* every step (count = n), no change (1000 × changes = 0) */
+            /* every step (count = n), no change (1000 × changes = 0); an
+             * hour that is not is fetched raw (server_fetch) */
             if (c != (double)per || isnan(last) || !sv_valid(po, cs_, last)) {
-                ok = false;
-                break;
+                bad[h] = 1;
+                continue;
             }
             if (!vals) {
                 vals = gl_xcalloc(out->nsteps, sizeof *vals);
@@ -739,6 +743,35 @@ static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts
     gl_intern_free(keys);
     gl_buf_free(&key);
     return ok;
+}
+
+/* After the raw hours of a rebuilt query were merged in (gl_srv_merge):
+ * the series in the backend's order, without empty ones. */
+static void server_finish(struct gl_matrix *m)
+{
+    size_t k = 0;
+    m->samples = 0;
+    for (size_t i = 0; i < m->nseries; i++) {
+        struct gl_series *s = &m->series[i];
+        s->first_step = -1;
+        for (size_t t = 0; t < m->nsteps; t++)
+            if (!isnan(s->values[t])) {
+                if (s->first_step < 0)
+                    s->first_step = (int64_t)t;
+                m->samples++;
+            }
+        if (s->first_step < 0) { /* rebuilt or merged: labels allocated one by one */
+            for (size_t j = 0; j < s->nlabels; j++)
+                free(s->labels[j].name);
+            free(s->labels);
+            free(s->values);
+            continue;
+        }
+        s->first_seen = m->start + s->first_step * m->step;
+        m->series[k++] = *s;
+    }
+    m->nseries = k;
+    qsort(m->series, m->nseries, sizeof *m->series, sv_series_cmp);
 }
 
 static int alloc_max_units(void) { return ALLOC_MAX_UNITS; }
@@ -816,6 +849,7 @@ static enum gl_status server_fetch(struct fetch_job *j)
     struct gl_range_query raw[Q_MAX];
     int rawq[Q_MAX], nraw = 0;
     size_t at = 0;
+    unsigned char badh[Q_MAX][GL_MAX_UNIT_HOURS];
     for (int q = 0; !rc && q < nq; q++) {
         if (u->role[q] != GL_SRV_OTHER)
             continue;
@@ -830,8 +864,15 @@ static enum gl_status server_fetch(struct fetch_job *j)
         at += SV_N;
         j->qs[q].bytes = bytes;
         j->qs[q].rc = GL_OK;
-        if (parsed && server_rebuild(st, &j->po[q], j->cs, step, nhours, &j->qs[q].m)) {
+        memset(badh[q], 0, nhours);
+        if (parsed && server_rebuild(st, &j->po[q], j->cs, step, nhours, &j->qs[q].m, badh[q])) {
             j->sv_rebuilt[q] = true;
+            /* the hours some series was not constant in come raw, whole */
+            struct gl_matrix *mq = &j->qs[q].m;
+            for (size_t i = 0; i < mq->nseries; i++)
+                for (size_t t = 0; t < mq->nsteps; t++)
+                    if (badh[q][t / (size_t)(3600 / step)])
+                        mq->series[i].values[t] = (double)NAN;
         } else {
             rawq[nraw] = q;
             raw[nraw++] = j->qs[q];
@@ -849,6 +890,32 @@ static enum gl_status server_fetch(struct fetch_job *j)
         int64_t b = j->qs[rawq[k]].bytes;
         j->qs[rawq[k]] = raw[k];
         j->qs[rawq[k]].bytes += b;
+    }
+    /* the rebuilt queries' raw hours, per run of hours */
+    for (int q = 0; !rc && q < nq; q++) {
+        if (u->role[q] != GL_SRV_OTHER || !j->sv_rebuilt[q])
+            continue;
+        bool merged = false;
+        for (size_t h = 0; h < nhours; h++) {
+            if (!badh[q][h])
+                continue;
+            size_t h1 = h + 1;
+            while (h1 < nhours && badh[q][h1])
+                h1++;
+            struct gl_range_query one = j->qs[q];
+            memset(&one.m, 0, sizeof one.m);
+            one.bytes = 0;
+            rc = gl_prom_query_range_batch(j->prom, 1, &one, j->cs + (int64_t)h * 3600,
+                                           j->cs + (int64_t)h1 * 3600 - step, step, &j->err);
+            j->qs[q].bytes += one.bytes;
+            if (!rc)
+                gl_srv_merge(&j->qs[q].m, &one.m);
+            gl_matrix_free(&one.m);
+            merged = true;
+            h = h1 - 1;
+        }
+        if (merged && !rc)
+            server_finish(&j->qs[q].m);
     }
     /* the plain hosts: the allocation of Running pods as integrate sees it */
     struct gl_matrix joined = {0};
