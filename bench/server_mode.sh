@@ -8,7 +8,10 @@
 # summed over the run's requests); then checks that the two databases hold
 # the same usage rows. Not part of tests/run.sh.
 #
-# Usage: bench/server_mode.sh [--days N] [--keep]
+# Usage: bench/server_mode.sh [--days N] [--server-chunk-hours H] [--keep]
+# (--server-chunk-hours: collection.chunk_hours of the server-mode collect,
+# default 24: its hourly figures carry each series' labels once per chunk;
+# the raw collect keeps the scenario's 6)
 # Environment: BENCH_DIR (default /tmp/gpuledger-bench) caches the generated
 # data and the backfilled TSDB (a 30-day backfill takes a long while once).
 set -euo pipefail
@@ -16,11 +19,13 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DIR=${BENCH_DIR:-/tmp/gpuledger-bench}
 DAYS=30
 KEEP=0
+SCH=24
 while [ $# -gt 0 ]; do
   case "$1" in
     --days) DAYS=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    *) echo "usage: $0 [--days N] [--keep]" >&2; exit 2 ;;
+    --server-chunk-hours) SCH=$2; shift 2 ;;
+    *) echo "usage: $0 [--days N] [--server-chunk-hours H] [--keep]" >&2; exit 2 ;;
   esac
 done
 log() { printf '# %s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -65,13 +70,15 @@ for _ in $(seq 1 300); do
 done
 read -r FROM TO <<<"$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["window"]; print(e["from"], e["to"])' "$GEN/expected.json")"
 for mode in raw server; do
-  python3 - "$GEN/config.json" "$RUN/config-$mode.json" "http://127.0.0.1:$PORT" "$GEN" "$mode" <<'PY'
+  python3 - "$GEN/config.json" "$RUN/config-$mode.json" "http://127.0.0.1:$PORT" "$GEN" "$mode" "$SCH" <<'PY'
 import json, os, sys
-src, dst, url, gen, mode = sys.argv[1:]
+src, dst, url, gen, mode, sch = sys.argv[1:]
 c = json.load(open(src))
 c["prometheus"]["url"] = url
 c["prices"]["file"] = os.path.join(gen, "prices.csv")
 c.setdefault("collection", {})["mode"] = mode
+if mode == "server":
+    c["collection"]["chunk_hours"] = int(sch)
 json.dump(c, open(dst, "w"))
 PY
   : >"$RUN/queries.log"
@@ -90,7 +97,7 @@ for line in open(sys.argv[1]):
 print("%.2f" % t)
 PY
 done
-python3 - "$RUN" <<'PY'
+python3 - "$RUN" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("collection", {}).get("chunk_hours", 6))' "$GEN/config.json")" "$SCH" <<'PY'
 import re, sqlite3, sys
 run = sys.argv[1]
 res = {}
@@ -105,9 +112,10 @@ for mode in ("raw", "server"):
         "SELECT u.hour, u.cluster, u.namespace, u.pod, d.uuid, d.gpu_i_id, u.team, u.kind, "
         "u.quantity, u.estimated, u.first_seen, u.last_seen FROM usage u "
         "JOIN device d ON d.id = u.device_id").fetchall())
-    res[mode] = (float(u) + float(s_), float(wall), int(rss) // 1024, b, pt, sv, rw, rows)
+    res[mode] = (round(float(u) + float(s_), 2), float(wall), int(rss) // 1024, b, pt, sv, rw, rows)
 r, s = res["raw"], res["server"]
 print("%-34s %14s %14s %8s" % ("", "raw", "server", "raw/srv"))
+print("(collection.chunk_hours: raw %s, server %s)" % (sys.argv[2], sys.argv[3]))
 for i, name in enumerate(["engine CPU s (user+sys)", "wall s", "peak RSS MiB",
                           "bytes transferred", "Prometheus query time s"]):
     ratio = r[i] / s[i] if s[i] else float("inf")
