@@ -14,6 +14,7 @@
 #include "integrate.h"
 #include "owner.h"
 #include "parse.h"
+#include "server.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -28,6 +29,8 @@ enum { Q_OPT_MEM_LIMIT, Q_OPT_PHASE, Q_OPT_N };
 #define Q_MAX (Q_FIXED + 8 + Q_OPT_N)
 /* Plausibility bound of a pod's allocation (GPU units per resource). */
 #define ALLOC_MAX_UNITS 1024
+/* The most hours of one unit (collection.chunk_hours <= 24 × 31). */
+#define GL_MAX_UNIT_HOURS (24 * 31)
 
 static int compute_count(const struct gl_config *c)
 {
@@ -526,14 +529,521 @@ struct fetch_job {
     struct gl_error err;
     thrd_t th;
     bool running;
+    bool server;              /* collection.mode "server" */
+    bool sv_rebuilt[Q_MAX];   /* out: query rebuilt from the hourly figures */
+    const struct gl_config *c;
+    const struct gl_cluster *cluster;
+    struct gl_srv_unit sv;    /* out: the unit's plain hosts (server.h) */
 };
+
+static enum gl_status server_fetch(struct fetch_job *j);
 
 static int fetch_main(void *arg)
 {
     struct fetch_job *j = arg;
+    if (j->server && j->plan.nshards <= 1) {
+        j->rc = server_fetch(j);
+        return 0;
+    }
     j->rc = gl_prom_query_range_batch(j->prom, (size_t)j->nq, j->qs, j->start, j->end, j->step,
                                       &j->err);
     return 0;
+}
+
+/* ---- collection.mode "server" (README "Server-side collection") ----
+ * Per label or allocation query and hour the backend returns, for every
+ * series, its samples on the step grid of that hour + 1000 × the changes
+ * of its value between them, and its last value (subqueries evaluated at
+ * the hour's last step instant). A series that has a sample at every step
+ * of an hour, no change and a value the parse would keep is that constant
+ * for the hour; one with no sample is absent. When every
+ * series of a query is one or the other in every hour of the unit, the
+ * query's matrix is rebuilt from these figures, exactly the matrix the raw
+ * query_range returns; otherwise (or when a figure is missing, NaN or Inf)
+ * the query is fetched raw for the unit. Integration then runs on the same
+ * matrices either way, so server mode cannot change a figure. */
+enum { SV_PACK, SV_LAST, SV_N };
+#define SV_NAME "gl_srv_metric_name"
+
+/* The subquery of figure f over query q. Its range ends at the hour's last
+ * step instant T and starts half a step after the previous hour's last one,
+ * so it holds exactly the hour's steps whether the backend's range is
+ * closed at its start (Prometheus 2) or open (Prometheus 3); the metric name
+ * is kept in a label (the _over_time functions drop __name__). */
+static char *server_query(const char *q, int f, int64_t step)
+{
+    struct gl_buf b, x, r;
+    gl_buf_init(&b);
+    gl_buf_init(&x);
+    gl_buf_init(&r);
+    bool ok = gl_buf_printf(&x,
+                            "(label_replace((\n%s\n), \"" SV_NAME "\", \"$1\", \"__name__\", "
+                            "\"(.+)\"))",
+                            q) &&
+              gl_buf_printf(&r, "[%lldms:%llds]", (long long)(3600000 - step * 500),
+                            (long long)step);
+    if (ok && f == SV_PACK)
+        ok = gl_buf_printf(&b, "count_over_time(%s%s) + 1000 * changes(%s%s)", x.data, r.data,
+                           x.data, r.data);
+    else if (ok)
+        ok = gl_buf_printf(&b, "last_over_time(%s%s)", x.data, r.data);
+    if (!ok) {
+        fputs("gpuledger: out of memory\n", stderr);
+        abort();
+    }
+    gl_buf_free(&x);
+    gl_buf_free(&r);
+    return b.data;
+}
+
+/* The value a parse of the raw response would keep (parse.c's bounds). */
+static bool sv_valid(const struct gl_parse_opts *po, const struct gl_series *s, double v)
+{
+    if (!isfinite(v))
+        return false;
+    if (po->any_finite)
+        return true;
+    double max = po->max > 0 ? po->max : 281474976710656.0;
+    const char *nm = gl_series_label(s, SV_NAME);
+    if (po->max_name && nm && strcmp(nm, po->max_name) == 0)
+        max = po->named_max;
+    return !(v < 0) && v <= max;
+}
+
+/* A figure series' label set (last_over_time keeps __name__, the others
+ * drop it; the name is in SV_NAME). */
+static void sv_key(struct gl_buf *b, const struct gl_series *s)
+{
+    gl_buf_reset(b);
+    for (size_t i = 0; i < s->nlabels; i++)
+        if (strcmp(s->labels[i].name, "__name__") != 0)
+            gl_buf_printf(b, "%zu:%s%zu:%s", strlen(s->labels[i].name), s->labels[i].name,
+                      strlen(s->labels[i].value), s->labels[i].value);
+}
+
+static int sv_series_cmp(const void *pa, const void *pb)
+{
+    const struct gl_series *a = pa, *b = pb;
+    for (size_t i = 0; i < a->nlabels && i < b->nlabels; i++) {
+        int d = strcmp(a->labels[i].name, b->labels[i].name);
+        if (!d)
+            d = strcmp(a->labels[i].value, b->labels[i].value);
+        if (d)
+            return d;
+    }
+    return (a->nlabels > b->nlabels) - (a->nlabels < b->nlabels);
+}
+
+static int sv_label_cmp(const void *pa, const void *pb)
+{
+    return strcmp(((const struct gl_label *)pa)->name, ((const struct gl_label *)pb)->name);
+}
+
+static char *sv_label(struct gl_label *l, const char *name, const char *value)
+{
+    size_t n = strlen(name), v = strlen(value);
+    char *p = gl_xcalloc(n + v + 2, 1);
+    memcpy(p, name, n);
+    memcpy(p + n + 1, value, v);
+    l->name = p;
+    l->value = p + n + 1;
+    return p;
+}
+
+/* Rebuilds the unit's matrix of one query from its hourly figures st (grid:
+ * the hours' last step instants) into out (grid cs + k*step); false when a
+ * series is neither constant nor absent in some hour. */
+static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts *po,
+                           int64_t cs, int64_t step, size_t nhours, struct gl_matrix *out,
+                           unsigned char *bad)
+{
+    const size_t per = (size_t)(3600 / step);
+    memset(out, 0, sizeof *out);
+    out->start = cs;
+    out->step = step;
+    out->nsteps = nhours * per;
+    struct gl_intern *keys = gl_intern_new();
+    struct gl_buf key;
+    gl_buf_init(&key);
+    /* the figures' series of each count series, by label set */
+    size_t n = st[SV_PACK].nseries;
+    int32_t *at[SV_N];
+    for (int f = 0; f < SV_N; f++) {
+        at[f] = gl_xcalloc(n + 1, sizeof *at[f]);
+        for (size_t i = 0; i < n; i++)
+            at[f][i] = -1;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        sv_key(&key, &st[SV_PACK].series[i]);
+        if (gl_intern_get(keys, key.data ? key.data : "") != (int32_t)i)
+            ok = false; /* a repeated label set: not the raw matrix */
+        at[SV_PACK][i] = (int32_t)i;
+    }
+    for (int f = SV_LAST; ok && f < SV_N; f++)
+        for (size_t i = 0; i < st[f].nseries; i++) {
+            sv_key(&key, &st[f].series[i]);
+            int32_t id = gl_intern_find(keys, key.data ? key.data : "");
+            if (id < 0 || at[f][id] >= 0) {
+                ok = false;
+                break;
+            }
+            at[f][id] = (int32_t)i;
+        }
+    out->series = gl_xcalloc(n + 1, sizeof *out->series);
+    for (size_t i = 0; ok && i < n; i++) {
+        const struct gl_series *cs_ = &st[SV_PACK].series[i];
+        double *vals = NULL;
+        int64_t first = -1;
+        for (size_t h = 0; ok && h < nhours; h++) {
+            double c = cs_->values[h];
+            if (isnan(c) || c == 0)
+                continue;
+            double last = at[SV_LAST][i] >= 0 ? st[SV_LAST].series[at[SV_LAST][i]].values[h]
+                                               : (double)NAN;
+            /* every step (count = n), no change (1000 × changes = 0); an
+             * hour that is not is fetched raw (server_fetch) */
+            if (c != (double)per || isnan(last) || !sv_valid(po, cs_, last)) {
+                bad[h] = 1;
+                continue;
+            }
+            if (!vals) {
+                vals = gl_xcalloc(out->nsteps, sizeof *vals);
+                for (size_t t = 0; t < out->nsteps; t++)
+                    vals[t] = (double)NAN;
+            }
+            for (size_t t = h * per; t < (h + 1) * per; t++)
+                vals[t] = last;
+            if (first < 0)
+                first = (int64_t)(h * per);
+            out->samples += per;
+        }
+        if (!ok || !vals) {
+            free(vals);
+            continue;
+        }
+        struct gl_series *o = &out->series[out->nseries++];
+        o->values = vals;
+        o->first_step = first;
+        o->first_seen = cs + first * step;
+        o->labels = gl_xcalloc(cs_->nlabels + 1, sizeof *o->labels);
+        for (size_t k = 0; k < cs_->nlabels; k++) {
+            const struct gl_label *l = &cs_->labels[k];
+            sv_label(&o->labels[o->nlabels++],
+                     strcmp(l->name, SV_NAME) == 0 ? "__name__" : l->name, l->value);
+        }
+        qsort(o->labels, o->nlabels, sizeof *o->labels, sv_label_cmp);
+    }
+    if (ok)
+        qsort(out->series, out->nseries, sizeof *out->series, sv_series_cmp);
+    else
+        gl_matrix_free(out);
+    for (int f = 0; f < SV_N; f++)
+        free(at[f]);
+    gl_intern_free(keys);
+    gl_buf_free(&key);
+    return ok;
+}
+
+/* After the raw hours of a rebuilt query were merged in (gl_srv_merge):
+ * the series in the backend's order, without empty ones. */
+static void server_finish(struct gl_matrix *m)
+{
+    size_t k = 0;
+    m->samples = 0;
+    for (size_t i = 0; i < m->nseries; i++) {
+        struct gl_series *s = &m->series[i];
+        s->first_step = -1;
+        for (size_t t = 0; t < m->nsteps; t++)
+            if (!isnan(s->values[t])) {
+                if (s->first_step < 0)
+                    s->first_step = (int64_t)t;
+                m->samples++;
+            }
+        if (s->first_step < 0) { /* rebuilt or merged: labels allocated one by one */
+            for (size_t j = 0; j < s->nlabels; j++)
+                free(s->labels[j].name);
+            free(s->labels);
+            free(s->values);
+            continue;
+        }
+        s->first_seen = m->start + s->first_step * m->step;
+        m->series[k++] = *s;
+    }
+    m->nseries = k;
+    qsort(m->series, m->nseries, sizeof *m->series, sv_series_cmp);
+}
+
+static int alloc_max_units(void) { return ALLOC_MAX_UNITS; }
+
+/* The planning role of query q (server.h). */
+static enum gl_srv_role srv_role(const struct gl_config *c, int q)
+{
+    if (q == Q_MEMORY)
+        return GL_SRV_MEMORY;
+    if (q == Q_FREE)
+        return GL_SRV_FREE;
+    if (q == Q_RESERVED)
+        return GL_SRV_RESERVED;
+    if (q >= Q_FIXED && q < Q_FIXED + compute_count(c))
+        return GL_SRV_COMPUTE;
+    return GL_SRV_OTHER;
+}
+
+/* Server mode for one unit: per-series hourly figures of the label and
+ * allocation queries (rebuilt when constant, else fetched raw), the
+ * aggregate figures of the device queries (server.h), the plain hosts, then
+ * the device queries raw for the other hosts. */
+static enum gl_status server_fetch(struct fetch_job *j)
+{
+    const struct gl_config *c = j->c;
+    const int64_t step = j->step;
+    const size_t nhours = (size_t)((j->ce - j->cs) / 3600);
+    const int nq = j->nq;
+    struct gl_srv_unit *u = &j->sv;
+    gl_srv_unit_free(u);
+    memset(u, 0, sizeof *u);
+    u->c = c;
+    u->cluster = j->cluster;
+    u->nq = nq;
+    u->cs = j->cs;
+    u->ce = j->ce;
+    u->step = step;
+    u->nhours = nhours;
+    u->alloc_q = Q_ALLOCATION;
+    u->phase_q = opt_pos(c, Q_OPT_PHASE);
+    u->pod_labels_q = Q_POD_LABELS;
+    u->ns_labels_q = Q_NS_LABELS;
+    u->node_labels_q = Q_NODE_LABELS;
+    for (int q = 0; q < nq; q++) {
+        u->role[q] = srv_role(c, q);
+        u->queries[q] = j->queries[q];
+        u->query_names[q] = query_name(c, q);
+    }
+    gl_srv_figures(u);
+    const size_t nper = (size_t)(nq * SV_N);
+    struct gl_range_query *sq = gl_xcalloc(nper + u->nfig, sizeof *sq);
+    char **text = gl_xcalloc(nper, sizeof *text);
+    static const struct gl_parse_opts any = {.any_finite = true};
+    struct gl_parse_opts fopts[Q_MAX];
+    size_t nsq = 0;
+    for (int q = 0; q < nq; q++) {
+        fopts[q] = any;
+        fopts[q].accept_warnings = j->po[q].accept_warnings;
+        fopts[q].naccept_warnings = j->po[q].naccept_warnings;
+        if (u->role[q] != GL_SRV_OTHER)
+            continue;
+        for (int f = 0; f < SV_N; f++) {
+            text[q * SV_N + f] = server_query(j->queries[q], f, step);
+            sq[nsq++] = (struct gl_range_query){
+                .query = text[q * SV_N + f], .what = j->what[q], .opts = &fopts[q]};
+        }
+    }
+    const size_t fig0 = nsq;
+    for (size_t k = 0; k < u->nfig; k++)
+        sq[nsq++] = (struct gl_range_query){
+            .query = u->fig_text[k], .what = j->what[u->fig_q[k] >= 0 ? u->fig_q[k] : 0],
+            .opts = &fopts[u->fig_q[k] >= 0 ? u->fig_q[k] : 0]};
+    enum gl_status rc = gl_prom_query_range_batch(j->prom, nsq, sq, j->cs + 3600 - step,
+                                                  j->ce - step, 3600, &j->err);
+    struct gl_range_query raw[Q_MAX];
+    int rawq[Q_MAX], nraw = 0;
+    size_t at = 0;
+    unsigned char badh[Q_MAX][GL_MAX_UNIT_HOURS];
+    for (int q = 0; !rc && q < nq; q++) {
+        if (u->role[q] != GL_SRV_OTHER)
+            continue;
+        struct gl_matrix st[SV_N];
+        bool parsed = true;
+        int64_t bytes = 0;
+        for (int f = 0; f < SV_N; f++) {
+            st[f] = sq[at + (size_t)f].m;
+            parsed &= sq[at + (size_t)f].rc == GL_OK;
+            bytes += sq[at + (size_t)f].bytes;
+        }
+        at += SV_N;
+        j->qs[q].bytes = bytes;
+        j->qs[q].rc = GL_OK;
+        memset(badh[q], 0, nhours);
+        if (parsed && server_rebuild(st, &j->po[q], j->cs, step, nhours, &j->qs[q].m, badh[q])) {
+            j->sv_rebuilt[q] = true;
+            /* the hours some series was not constant in come raw, whole */
+            struct gl_matrix *mq = &j->qs[q].m;
+            for (size_t i = 0; i < mq->nseries; i++)
+                for (size_t t = 0; t < mq->nsteps; t++)
+                    if (badh[q][t / (size_t)(3600 / step)])
+                        mq->series[i].values[t] = (double)NAN;
+        } else {
+            rawq[nraw] = q;
+            raw[nraw++] = j->qs[q];
+            memset(&raw[nraw - 1].m, 0, sizeof raw[nraw - 1].m);
+        }
+    }
+    for (size_t k = fig0; k < nsq; k++) {
+        int q = u->fig_q[k - fig0];
+        j->qs[q >= 0 ? q : 0].bytes += sq[k].bytes;
+    }
+    if (!rc && nraw > 0)
+        rc = gl_prom_query_range_batch(j->prom, (size_t)nraw, raw, j->start, j->end, step,
+                                       &j->err);
+    for (int k = 0; k < nraw; k++) {
+        int64_t b = j->qs[rawq[k]].bytes;
+        j->qs[rawq[k]] = raw[k];
+        j->qs[rawq[k]].bytes += b;
+    }
+    /* the rebuilt queries' raw hours, per run of hours */
+    for (int q = 0; !rc && q < nq; q++) {
+        if (u->role[q] != GL_SRV_OTHER || !j->sv_rebuilt[q])
+            continue;
+        bool merged = false;
+        for (size_t h = 0; h < nhours; h++) {
+            if (!badh[q][h])
+                continue;
+            size_t h1 = h + 1;
+            while (h1 < nhours && badh[q][h1])
+                h1++;
+            struct gl_range_query one = j->qs[q];
+            memset(&one.m, 0, sizeof one.m);
+            one.bytes = 0;
+            rc = gl_prom_query_range_batch(j->prom, 1, &one, j->cs + (int64_t)h * 3600,
+                                           j->cs + (int64_t)h1 * 3600 - step, step, &j->err);
+            j->qs[q].bytes += one.bytes;
+            if (!rc)
+                gl_srv_merge(&j->qs[q].m, &one.m);
+            gl_matrix_free(&one.m);
+            merged = true;
+            h = h1 - 1;
+        }
+        if (merged && !rc)
+            server_finish(&j->qs[q].m);
+    }
+    /* the plain hosts: the allocation of Running pods as integrate sees it */
+    struct gl_matrix joined = {0};
+    const struct gl_matrix *alloc = &j->qs[Q_ALLOCATION].m;
+    if (!rc && u->phase_q >= 0) {
+        struct gl_error jerr = {0};
+        if (gl_allocation_join(c, &j->qs[Q_ALLOCATION].m, &j->qs[u->phase_q].m,
+                               alloc_max_units(), &joined, &jerr) == GL_OK)
+            alloc = &joined;
+        else
+            alloc = NULL; /* the main loop reports it */
+    }
+    struct gl_matrix mm[Q_MAX];
+    for (int q = 0; q < nq; q++)
+        mm[q] = j->qs[q].m;
+    if (!rc)
+        rc = gl_srv_decide(u, sq + fig0, mm, alloc, &j->err);
+    if (!rc && !alloc)
+        u->enabled = false;
+    gl_matrix_free(&joined);
+    for (size_t k = 0; k < nsq; k++)
+        gl_matrix_free(&sq[k].m);
+    for (size_t k = 0; k < nper; k++)
+        free(text[k]);
+    free(sq);
+    free(text);
+    /* the device queries raw: whole, or per run of hours with the same
+     * plain hosts, for the hosts that are not plain then */
+    const bool split = !rc && u->enabled && gl_intern_count(u->plain) > 0;
+    struct gl_range_query *rq = gl_xcalloc((size_t)nq * nhours + 1, sizeof *rq);
+    char **own = gl_xcalloc((size_t)nq * nhours + 1, sizeof *own);
+    int *rq_q = gl_xcalloc((size_t)nq * nhours + 1, sizeof *rq_q);
+    int64_t *rq_from = gl_xcalloc((size_t)nq * nhours + 1, sizeof *rq_from);
+    size_t nrq = 0;
+    for (int q = 0; !rc && q < nq; q++) {
+        if (u->role[q] == GL_SRV_OTHER)
+            continue;
+        struct gl_matrix *e = &j->qs[q].m;
+        memset(e, 0, sizeof *e);
+        e->start = j->start;
+        e->step = step;
+        e->nsteps = (size_t)((j->end - j->start) / step + 1);
+        j->qs[q].rc = GL_OK;
+        if (!split) {
+            gl_matrix_free(&u->synth[q]);
+            rq[nrq] = j->qs[q];
+            rq[nrq].query = j->queries[q];
+            memset(&rq[nrq].m, 0, sizeof rq[nrq].m);
+            rq_q[nrq] = q;
+            rq_from[nrq++] = -1;
+            continue;
+        }
+        for (size_t h = 0; !rc && h < nhours; h++) {
+            if (!u->raw_needed_h[(size_t)q * nhours + h])
+                continue;
+            size_t h1 = h + 1;
+            while (h1 < nhours && u->raw_needed_h[(size_t)q * nhours + h1] &&
+                   gl_srv_same_hours(u, h, h1))
+                h1++;
+            if ((rc = gl_srv_raw_query(u, q, h, &own[nrq], &j->err)))
+                break;
+            rq[nrq] = j->qs[q];
+            rq[nrq].query = own[nrq];
+            memset(&rq[nrq].m, 0, sizeof rq[nrq].m);
+            rq_q[nrq] = q;
+            rq_from[nrq++] = (int64_t)h;
+            /* the run's hours [h, h1) */
+            rq_from[nrq - 1] |= (int64_t)h1 << 32;
+            h = h1 - 1;
+        }
+    }
+    /* runs of different lengths: one batch per distinct range */
+    for (size_t k = 0; !rc && k < nrq; k++) {
+        if (rq[k].m.series || rq[k].m.nsteps || rq_from[k] == -2)
+            continue;
+        int64_t s0 = j->start, s1 = j->end;
+        if (rq_from[k] >= 0) {
+            s0 = j->cs + (rq_from[k] & 0xffffffff) * 3600;
+            s1 = j->cs + (rq_from[k] >> 32) * 3600 - step;
+        }
+        struct gl_range_query batch[Q_MAX];
+        size_t idx[Q_MAX], nb = 0;
+        for (size_t i = k; i < nrq && nb < Q_MAX; i++)
+            if (rq_from[i] == rq_from[k] && !rq[i].m.nsteps) {
+                idx[nb] = i;
+                batch[nb++] = rq[i];
+            }
+        rc = gl_prom_query_range_batch(j->prom, nb, batch, s0, s1, step, &j->err);
+        for (size_t i = 0; i < nb; i++) {
+            rq[idx[i]] = batch[i];
+            if (!rq[idx[i]].m.nsteps)
+                rq[idx[i]].m.nsteps = 1; /* done, even if empty */
+        }
+    }
+    for (size_t k = 0; k < nrq; k++) {
+        int q = rq_q[k];
+        j->qs[q].bytes += rq[k].bytes;
+        if (!rc && rq_from[k] == -1) {
+            int64_t b = j->qs[q].bytes;
+            gl_matrix_free(&j->qs[q].m);
+            j->qs[q] = rq[k];
+            j->qs[q].query = j->queries[q];
+            j->qs[q].bytes = b;
+            memset(&rq[k].m, 0, sizeof rq[k].m);
+        } else if (!rc) {
+            gl_srv_merge(&j->qs[q].m, &rq[k].m);
+        }
+        gl_matrix_free(&rq[k].m);
+        free(own[k]);
+    }
+    for (int q = 0; split && !rc && q < nq; q++) {
+        if (u->role[q] == GL_SRV_OTHER)
+            continue;
+        /* a query without ${cluster_selector} got every host: keep the others */
+        struct gl_matrix drop;
+        gl_srv_split(u, &j->qs[q].m, c->hostname_label, &drop);
+        gl_matrix_free(&drop);
+    }
+    free(rq);
+    free(own);
+    free(rq_q);
+    free(rq_from);
+    if (!u->enabled || !u->plain || !gl_intern_count(u->plain))
+        u->enabled = false;
+    if (rc)
+        for (int q = 0; q < nq; q++)
+            gl_matrix_free(&j->qs[q].m);
+    return rc;
 }
 
 /* The parse options of query q: plausibility bounds (README "Wire
@@ -579,6 +1089,12 @@ static void job_start(const struct collector *x, struct fetch_job *j)
     }
     j->rc = GL_OK;
     j->err.msg[0] = '\0';
+    j->server = x->c->server_mode;
+    j->c = x->c;
+    j->cluster = x->cluster;
+    memset(j->sv_rebuilt, 0, sizeof j->sv_rebuilt);
+    gl_srv_unit_free(&j->sv);
+    memset(&j->sv, 0, sizeof j->sv);
     j->running = thrd_create(&j->th, fetch_main, j) == thrd_success;
     if (!j->running)
         fetch_main(j); /* no thread: fetch now */
@@ -594,6 +1110,7 @@ static void job_wait(struct fetch_job *j)
 
 static void job_clear(struct fetch_job *j)
 {
+    gl_srv_unit_free(&j->sv);
     for (int q = 0; q < Q_MAX; q++) {
         free(j->own[q]);
         j->own[q] = NULL;
@@ -723,11 +1240,75 @@ static enum gl_status split_unit(const struct collector *x, struct fetch_job *j,
     return GL_OK;
 }
 
+/* One line per unit in server mode: the label and allocation queries
+ * rebuilt from their hourly figures, the hosts whose device queries came
+ * as hourly sums (plain) and the device-hours each way, and the first
+ * reason a host was fetched raw. */
+static void log_server_unit(const struct gl_config *c, const struct fetch_job *j, int nq)
+{
+    char ts[32];
+    gl_time_format(j->cs, ts, sizeof ts);
+    int nrebuilt = 0, nother = 0;
+    struct gl_buf rawl;
+    gl_buf_init(&rawl);
+    for (int q = 0; q < nq; q++) {
+        if (j->sv.role[q] != GL_SRV_OTHER)
+            continue;
+        nother++;
+        nrebuilt += j->sv_rebuilt[q];
+        if (!j->sv_rebuilt[q])
+            gl_buf_printf(&rawl, "%s%s", rawl.len ? "," : "", query_name(c, q));
+    }
+    const struct gl_srv_unit *u = &j->sv;
+    gl_log(GL_LOG_INFO,
+           "server mode chunk=%s hours=%lld label_queries_server=%d label_queries_raw=%d "
+           "raw=%s hosts=%d hosts_server=%d device_hours_server=%lld device_hours_raw=%lld "
+           "why_raw=\"%s\"",
+           ts, (long long)((j->ce - j->cs) / 3600), nrebuilt, nother - nrebuilt,
+           rawl.len ? rawl.data : "-", u->hosts ? (int)gl_intern_count(u->hosts) : 0,
+           u->enabled ? (int)gl_intern_count(u->plain) : 0,
+           (long long)(u->enabled ? u->device_hours_server : 0),
+           (long long)(u->enabled ? u->device_hours_raw
+                                  : u->device_hours_raw + u->device_hours_server),
+           u->why[0] ? u->why : "-");
+    gl_buf_free(&rawl);
+}
+
 static void parts_free(struct gl_rollup *parts, size_t *nparts)
 {
     for (size_t i = 0; i < *nparts; i++)
         gl_rollup_free(&parts[i]);
     *nparts = 0;
+}
+
+/* Server mode needs the Prometheus engine's subquery semantics: a backend
+ * that reports a version at /api/v1/status/buildinfo (Prometheus, Thanos,
+ * Mimir); VictoriaMetrics answers with no version and is refused (its
+ * subquery and lookback rules are not verified). */
+static enum gl_status server_backend(const struct gl_cluster *cluster, struct gl_prom *p,
+                                     struct gl_error *err)
+{
+    struct gl_buf body;
+    gl_buf_init(&body);
+    enum gl_status rc = gl_prom_get(p, "/api/v1/status/buildinfo", &body, err);
+    cJSON *doc = rc ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "data"), "version");
+    if (!rc && !(cJSON_IsString(v) && v->valuestring[0]))
+        rc = gl_error_set(err, GL_ERR_PROM,
+                          "%s/api/v1/status/buildinfo reports no version: collection.mode "
+                          "\"server\" needs a backend with the Prometheus engine's subqueries "
+                          "(Prometheus, Thanos, Mimir; VictoriaMetrics is not verified): use "
+                          "collection.mode \"raw\"",
+                          cluster->prom.url);
+    else if (rc)
+        rc = gl_error_prefix(err, "collection.mode \"server\" asks the backend's version");
+    else
+        gl_log(GL_LOG_DEBUG, "server mode backend=%s version=%s", cluster->prom.url,
+               v->valuestring);
+    cJSON_Delete(doc);
+    gl_buf_free(&body);
+    return rc;
 }
 
 enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cluster,
@@ -759,6 +1340,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
         rc = gl_config_query(c, cluster, query_name(c, q), &queries[q], err);
     if (!rc)
         rc = gl_prom_new(&cluster->prom, &x.prom, err);
+    if (!rc && c->server_mode)
+        rc = server_backend(cluster, x.prom, err);
     /* the unit of collection: `hours` hours in `nshards` shards; both
      * change when a response is too large, and stay for the window */
     int64_t hours = c->chunk_hours;
@@ -803,6 +1386,12 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
         for (int q = 0; q < nq; q++) {
             m[q] = j->qs[q].m;
             memset(&j->qs[q].m, 0, sizeof j->qs[q].m);
+        }
+        if (c->server_mode && j->server && j->plan.nshards <= 1) {
+            log_server_unit(c, j, nq);
+            for (int q = 0; q < nq; q++)
+                gl_log(GL_LOG_DEBUG, "server mode query=%s bytes=%lld", query_name(c, q),
+                       (long long)j->qs[q].bytes);
         }
         enum gl_status qrc[Q_MAX];
         struct gl_error qerr[Q_MAX];
@@ -858,6 +1447,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
         size_t alloc_n = m[Q_ALLOCATION].nseries;
         if (!rc && shards > 1)
             alloc_n = keep_shard(&m[Q_ALLOCATION], &j->plan, shard);
+        const bool srv = !rc && j->server && shards <= 1 && j->sv.enabled;
         if (!rc && s) {
             if (shard == 0)
                 counts_reset(&counts, (size_t)((ce - cs) / 3600));
@@ -866,6 +1456,18 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             for (int q = 0; q < nq; q++)
                 if (host_sharded(c, q) || q == Q_ALLOCATION || last_shard)
                     counts_add(&counts, q, &m[q], c->step);
+            /* the plain hosts' series of the device queries, from the figures */
+            for (size_t h = 0; srv && h < counts.nhours; h++)
+                for (int q = 0; q < nq; q++) {
+                    counts.series[h * Q_MAX + (size_t)q] += j->sv.pl_series[h * GL_SRV_QMAX + (size_t)q];
+                    counts.samples[h * Q_MAX + (size_t)q] += j->sv.pl_samples[h * GL_SRV_QMAX + (size_t)q];
+                }
+        }
+        /* the plain hosts' allocation goes to their hourly integration */
+        struct gl_matrix alloc_plain = {0};
+        if (srv) {
+            gl_srv_split(&j->sv, &m[Q_ALLOCATION], "node", &alloc_plain);
+            alloc_n = m[Q_ALLOCATION].nseries;
         }
         if (!rc) {
             const struct gl_matrix *compute[Q_MAX];
@@ -884,9 +1486,18 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             struct gl_matrix *labels[] = {&m[Q_POD_LABELS], &m[Q_NS_LABELS], &m[Q_NODE_LABELS]};
             for (size_t i = 0; s && !rc && i < 3; i++)
                 rc = label_history(cluster, s, labels[i], false, err);
-            if (nparts == capparts) {
+            if (nparts + 2 > capparts) {
                 capparts = capparts ? 2 * capparts : 4;
                 parts = gl_xrealloc(parts, capparts * sizeof *parts);
+            }
+            if (srv) {
+                struct gl_rollup *sr = &parts[nparts++];
+                memset(sr, 0, sizeof *sr);
+                if (!rc)
+                    rc = gl_srv_integrate(&j->sv, &m[Q_POD_LABELS], &m[Q_NS_LABELS],
+                                          &m[Q_NODE_LABELS], &alloc_plain, sr, err);
+                for (size_t h = 0; !rc && h < sr->nhours; h++)
+                    stats->samples += sr->samples_per_hour[h];
             }
             struct gl_rollup *r = &parts[nparts++];
             memset(r, 0, sizeof *r);
@@ -894,6 +1505,8 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 rc = gl_integrate(c, &in, r, err);
             if (!rc && stats->notes)
                 note_findings(c, r, stats->notes);
+            if (!rc && stats->notes && srv)
+                note_findings(c, &parts[nparts - 2], stats->notes);
             if (!rc && s && last_shard)
                 rc = store_range(c, cluster, s, parts, nparts, nq, &counts,
                                  stats->advance_watermark, allow_shrink, labels, 3, err);
@@ -905,6 +1518,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 parts_free(parts, &nparts);
         }
         m[Q_ALLOCATION].nseries = alloc_n;
+        gl_matrix_free(&alloc_plain);
         for (int q = 0; q < nq; q++)
             gl_matrix_free(&m[q]);
         if (!rc && last_shard) {
@@ -929,6 +1543,9 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     }
     if (!rc)
         rc = gl_owner_collect(c, cluster, s, from, to, err); /* workloads (owner.h) */
+    if (!rc)
+        gl_log(GL_LOG_INFO, "collect transfer cluster=%s mode=%s bytes=%lld", cluster->name,
+               c->server_mode ? "server" : "raw", (long long)stats->bytes);
     parts_free(parts, &nparts);
     free(parts);
     counts_free(&counts);

@@ -655,8 +655,10 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
 {
     static const char *const keys[] = {"step_seconds", "chunk_hours", "identity_labels",
                                        "hostname_label", "queries_dir", "shrink_tolerance",
-                                       NULL};
+                                       "mode", NULL};
     static const char *const modes[] = {"auto", "exported", "plain", NULL};
+    static const char *const cmodes[] = {"raw", "server", NULL};
+    int cmode = c->server_mode ? 1 : 0;
     enum gl_status rc;
     if ((rc = check_keys(x, o, "collection", keys)))
         return rc;
@@ -665,8 +667,10 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
     if ((rc = get_int(x, o, "collection", "step_seconds", 1, 3600, &step)) ||
         (rc = get_int(x, o, "collection", "chunk_hours", 1, 24 * 31, &chunk)) ||
         (rc = get_enum(x, o, "collection", "identity_labels", modes, &mode)) ||
+        (rc = get_enum(x, o, "collection", "mode", cmodes, &cmode)) ||
         (rc = get_str(x, o, "collection", "hostname_label", false, &c->hostname_label)))
         return rc;
+    c->server_mode = cmode == 1;
     if (3600 % step != 0)
         return cfg_fail(x, "collection.step_seconds", "%ld does not divide 3600", step);
     if (chunk * 3600 / step > 11000)

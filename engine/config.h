@@ -149,6 +149,9 @@ struct gl_config {
     /* collection */
     int64_t step;
     int chunk_hours;
+    /* collection.mode "server": series the backend can summarise exactly
+     * per hour come as hourly subquery figures (collect.c) */
+    bool server_mode;
     /* no silent shrink (SPEC §10): the share of an hour's stored series, in
      * millionths, that a re-collect may lose; run.allow_shrink lifts it */
     int64_t shrink_tolerance_ppm;

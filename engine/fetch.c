@@ -450,6 +450,12 @@ static void range_params(struct gl_prom *p, const char *query, int64_t start, in
              (long long)step);
 }
 
+enum gl_status gl_prom_get(struct gl_prom *p, const char *path, struct gl_buf *body,
+                           struct gl_error *err)
+{
+    return prom_get(p, path, "", path, body, err);
+}
+
 enum gl_status gl_prom_query_range(struct gl_prom *p, const char *query, int64_t start,
                                    int64_t end, int64_t step, struct gl_buf *body,
                                    struct gl_error *err)

@@ -61,6 +61,10 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
                                          struct gl_range_query *qs, int64_t start, int64_t end,
                                          int64_t step, struct gl_error *err);
 
+/* GET path (e.g. "/api/v1/status/buildinfo") with the usual retries. */
+enum gl_status gl_prom_get(struct gl_prom *p, const char *path, struct gl_buf *body,
+                           struct gl_error *err);
+
 /* Instant query at time t. */
 enum gl_status gl_prom_query(struct gl_prom *p, const char *query, int64_t t,
                              struct gl_buf *body, struct gl_error *err);

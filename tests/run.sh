@@ -101,6 +101,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite alloc-join python3 tests/integration/alloc_join_test.py --bin "$root/build/gpuledger"
   run_suite agg python3 tests/integration/agg_test.py --bin "$root/build/gpuledger"
   run_suite focus python3 tests/integration/focus_test.py --bin "$root/build/gpuledger"
+  run_suite server-mode python3 tests/integration/server_mode_test.py --bin "$root/build/gpuledger"
   run_suite auth python3 tests/integration/auth_test.py --bin "$root/build/gpuledger"
   run_suite presets python3 tests/integration/presets_test.py --bin "$root/build/gpuledger"
   run_suite metrics python3 tests/integration/metrics_test.py --bin "$root/build/gpuledger"

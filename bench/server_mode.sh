@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# bench/server_mode.sh - collection.mode "raw" vs "server" (issue 13 item 4):
+# `gpuledger collect` of the generated 64-GPU benchmark cluster
+# (bench/make_scenario.py, default 30 days at 60 s) from a real Prometheus,
+# once per mode, printing next to each other: engine CPU (user+sys), wall,
+# peak RSS, bytes transferred (decompressed response bytes, the engine's own
+# count), and Prometheus's own query time (the query log's execTotalTime
+# summed over the run's requests); then checks that the two databases hold
+# the same usage rows. Not part of tests/run.sh.
+#
+# Usage: bench/server_mode.sh [--days N] [--server-chunk-hours H] [--keep]
+# (--server-chunk-hours: collection.chunk_hours of the server-mode collect,
+# default 24: its hourly figures carry each series' labels once per chunk;
+# the raw collect keeps the scenario's 6)
+# Environment: BENCH_DIR (default /tmp/gpuledger-bench) caches the generated
+# data and the backfilled TSDB (a 30-day backfill takes a long while once).
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_DIR=${BENCH_DIR:-/tmp/gpuledger-bench}
+DAYS=30
+KEEP=0
+SCH=24
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --days) DAYS=$2; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    --server-chunk-hours) SCH=$2; shift 2 ;;
+    *) echo "usage: $0 [--days N] [--server-chunk-hours H] [--keep]" >&2; exit 2 ;;
+  esac
+done
+log() { printf '# %s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
+for tool in prometheus promtool curl python3 /usr/bin/time; do
+  command -v "$tool" >/dev/null || die "$tool not found"
+done
+cd "$REPO"
+[ -f build/build.ninja ] || meson setup build >&2
+ninja -C build gpuledger >&2 || die "build failed"
+BIN=$REPO/build/gpuledger
+mkdir -p "$BENCH_DIR/gen" "$BENCH_DIR/tsdb"
+SCEN=$BENCH_DIR/scenario-${DAYS}d.json
+python3 bench/make_scenario.py "$SCEN" --days "$DAYS"
+KEY=$(cat "$SCEN" tests/gen/gencluster.py | sha256sum | cut -c1-16)
+GEN=$BENCH_DIR/gen/srv-$KEY
+TSDB=$BENCH_DIR/tsdb/srv-$KEY
+if [ ! -f "$TSDB/.complete" ]; then
+  rm -rf "$GEN" "$TSDB"
+  log "generating and backfilling $DAYS days (cached in $BENCH_DIR)"
+  python3 tests/gen/gencluster.py "$SCEN" "$GEN" >&2 || die "gencluster failed"
+  promtool tsdb create-blocks-from openmetrics --max-block-duration=24h "$GEN/data.om" "$TSDB" \
+    >/dev/null || die "backfill failed"
+  touch "$TSDB/.complete"
+fi
+RUN=$(mktemp -d "$BENCH_DIR/srvrun.XXXXXX")
+PROM_PID=""
+cleanup() {
+  [ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null && wait "$PROM_PID" 2>/dev/null
+  [ "$KEEP" = 1 ] || rm -rf "$RUN"
+}
+trap cleanup EXIT
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+printf 'global: {scrape_interval: 1h, query_log_file: %s}\n' "$RUN/queries.log" >"$RUN/prometheus.yml"
+prometheus --config.file="$RUN/prometheus.yml" --storage.tsdb.path="$TSDB" \
+  --storage.tsdb.retention.time=100y --web.listen-address="127.0.0.1:$PORT" \
+  --query.lookback-delta=59s </dev/null >"$RUN/prom.log" 2>&1 &
+PROM_PID=$!
+for _ in $(seq 1 300); do
+  curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/-/ready" 2>/dev/null | grep -q 200 && break
+  sleep 0.2
+done
+read -r FROM TO <<<"$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["window"]; print(e["from"], e["to"])' "$GEN/expected.json")"
+for mode in raw server; do
+  python3 - "$GEN/config.json" "$RUN/config-$mode.json" "http://127.0.0.1:$PORT" "$GEN" "$mode" "$SCH" <<'PY'
+import json, os, sys
+src, dst, url, gen, mode, sch = sys.argv[1:]
+c = json.load(open(src))
+c["prometheus"]["url"] = url
+c["prices"]["file"] = os.path.join(gen, "prices.csv")
+c.setdefault("collection", {})["mode"] = mode
+if mode == "server":
+    c["collection"]["chunk_hours"] = int(sch)
+json.dump(c, open(dst, "w"))
+PY
+  : >"$RUN/queries.log"
+  log "collect, mode $mode"
+  /usr/bin/time -f '%U %S %e %M' -o "$RUN/time-$mode" "$BIN" --config "$RUN/config-$mode.json" \
+    --db "$RUN/$mode.db" collect --from "$FROM" --to "$TO" 2>"$RUN/err-$mode" >/dev/null \
+    || { tail -5 "$RUN/err-$mode" >&2; die "collect ($mode) failed"; }
+  python3 - "$RUN/queries.log" >"$RUN/promtime-$mode" <<'PY'
+import json, sys
+t = 0.0
+for line in open(sys.argv[1]):
+    try:
+        t += json.loads(line)["stats"]["timings"]["execTotalTime"]
+    except (ValueError, KeyError):
+        pass
+print("%.2f" % t)
+PY
+done
+python3 - "$RUN" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("collection", {}).get("chunk_hours", 6))' "$GEN/config.json")" "$SCH" <<'PY'
+import re, sqlite3, sys
+run = sys.argv[1]
+res = {}
+for mode in ("raw", "server"):
+    u, s_, wall, rss = open("%s/time-%s" % (run, mode)).read().split()
+    err = open("%s/err-%s" % (run, mode)).read()
+    b = sum(int(x) for x in re.findall(r"collect transfer.* bytes=(\d+)", err))
+    sv = sum(int(x) for x in re.findall(r" device_hours_server=(\d+)", err))
+    rw = sum(int(x) for x in re.findall(r" device_hours_raw=(\d+)", err))
+    pt = float(open("%s/promtime-%s" % (run, mode)).read())
+    rows = sorted(sqlite3.connect("%s/%s.db" % (run, mode)).execute(
+        "SELECT u.hour, u.cluster, u.namespace, u.pod, d.uuid, d.gpu_i_id, u.team, u.kind, "
+        "u.quantity, u.estimated, u.first_seen, u.last_seen FROM usage u "
+        "JOIN device d ON d.id = u.device_id").fetchall())
+    res[mode] = (round(float(u) + float(s_), 2), float(wall), int(rss) // 1024, b, pt, sv, rw, rows)
+r, s = res["raw"], res["server"]
+print("%-34s %14s %14s %8s" % ("", "raw", "server", "raw/srv"))
+print("(collection.chunk_hours: raw %s, server %s)" % (sys.argv[2], sys.argv[3]))
+for i, name in enumerate(["engine CPU s (user+sys)", "wall s", "peak RSS MiB",
+                          "bytes transferred", "Prometheus query time s"]):
+    ratio = r[i] / s[i] if s[i] else float("inf")
+    print("%-34s %14s %14s %7.1fx" % (name, r[i], s[i], ratio))
+print("device-hours from hourly sums (server mode): %d, raw: %d" % (s[5], s[6]))
+same = r[7] == s[7]
+print("usage rows: %d raw, %d server: %s" % (len(r[7]), len(s[7]), "equal" if same else "DIFFERENT"))
+sys.exit(0 if same else 1)
+PY

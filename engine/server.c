@@ -1,0 +1,1371 @@
+/* server — plain node-hours from hourly backend figures (server.h). */
+#include "server.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeutil.h"
+
+enum fig_kind {
+    F_G,     /* packed check: Σ (1 + 1000·nonzero + 10^6·skipped) per aggregate series */
+    F_R,     /* Σ llround(value) (compute: Σ llround(busy × 10^6)) */
+    F_N,     /* samples of a lower-preference compute query's aggregate */
+    F_KC,    /* changes of USED + FREE per device */
+    F_HC,    /* per host: Σ over raw series (1 + 2^20 × samples) */
+    F_PROBE, /* count_over_time(vector(1)[S]): the subquery alignment */
+    F_U,     /* per device: Σ 1000^(sign(device USED - Σ pods) + 1) */
+};
+
+#define SV_NAME "gl_srv_metric_name"
+#define UTIL_NAME "DCGM_FI_DEV_GPU_UTIL"
+
+static void oom(void)
+{
+    fputs("gpuledger: out of memory\n", stderr);
+    abort();
+}
+
+static void add_label(struct gl_buf *b, const char *name)
+{
+    if (!name || !name[0])
+        return;
+    /* a name listed once: ", name," not yet in ", list," */
+    struct gl_buf probe;
+    gl_buf_init(&probe);
+    gl_buf_printf(&probe, ", %s,", name);
+    struct gl_buf hay;
+    gl_buf_init(&hay);
+    gl_buf_printf(&hay, ", %s,", b->data ? b->data : "");
+    bool have = strstr(hay.data, probe.data) != NULL;
+    gl_buf_free(&probe);
+    gl_buf_free(&hay);
+    if (!have && !gl_buf_printf(b, "%s%s", b->len ? ", " : "", name))
+        oom();
+}
+
+/* The device labels the engine reads (integrate.c device_of). */
+static void device_labels(const struct gl_config *c, struct gl_buf *b)
+{
+    add_label(b, c->cluster_label);
+    for (int k = 0; k < GL_MQ_COUNT; k++) {
+        add_label(b, c->mq[k].uuid_label);
+        add_label(b, c->mq[k].gpu_i_id_label);
+        add_label(b, c->mq[k].hostname_label);
+    }
+    add_label(b, "UUID");
+    add_label(b, "GPU_I_ID");
+    add_label(b, "hostname");
+    add_label(b, "Hostname");
+    add_label(b, c->hostname_label);
+    add_label(b, "modelName");
+    add_label(b, "GPU_I_PROFILE");
+    if (c->dra_enabled) /* kept to find the hosts with claims (never plain) */
+        add_label(b, c->dra_claim_name_label);
+}
+
+static void identity_labels(const struct gl_config *c, struct gl_buf *b);
+
+static void pair_labels(const struct gl_config *c, struct gl_buf *b)
+{
+    device_labels(c, b);
+    identity_labels(c, b);
+}
+
+static void identity_labels(const struct gl_config *c, struct gl_buf *b)
+{
+    add_label(b, c->namespace_label);
+    add_label(b, c->pod_label);
+    struct gl_buf e;
+    gl_buf_init(&e);
+    gl_buf_printf(&e, "exported_%s", c->namespace_label);
+    add_label(b, e.data);
+    gl_buf_reset(&e);
+    gl_buf_printf(&e, "exported_%s", c->pod_label);
+    add_label(b, e.data);
+    gl_buf_free(&e);
+}
+
+static void push_fig(struct gl_srv_unit *u, int kind, int q, struct gl_buf *text)
+{
+    u->fig_text = gl_xrealloc(u->fig_text, (u->nfig + 1) * sizeof *u->fig_text);
+    u->fig_kind = gl_xrealloc(u->fig_kind, (u->nfig + 1) * sizeof *u->fig_kind);
+    u->fig_q = gl_xrealloc(u->fig_q, (u->nfig + 1) * sizeof *u->fig_q);
+    u->fig_text[u->nfig] = text->data;
+    u->fig_kind[u->nfig] = kind;
+    u->fig_q[u->nfig] = q;
+    u->nfig++;
+    gl_buf_init(text);
+}
+
+static int first_compute(const struct gl_srv_unit *u)
+{
+    for (int q = 0; q < u->nq; q++)
+        if (u->role[q] == GL_SRV_COMPUTE)
+            return q;
+    return -1;
+}
+
+static int role_q(const struct gl_srv_unit *u, enum gl_srv_role r)
+{
+    for (int q = 0; q < u->nq; q++)
+        if (u->role[q] == r)
+            return q;
+    return -1;
+}
+
+/* The parse bound of a memory query (collect.c query_opts). */
+static double mem_bound(const struct gl_config *c, enum gl_mq mq)
+{
+    return c->mq[mq].unit == GL_UNIT_BYTES ? 1099511627776.0 : 1048576.0;
+}
+
+void gl_srv_figures(struct gl_srv_unit *u)
+{
+    const struct gl_config *c = u->c;
+    struct gl_buf dl, pl, sub, a, f, t;
+    struct gl_buf *bufs[] = {&dl, &pl, &sub, &a, &f, &t};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        gl_buf_init(bufs[i]);
+    device_labels(c, &dl);
+    pair_labels(c, &pl);
+    /* the hour's step instants: (T - 3600 + step/2, T] whether the range is
+     * closed at its start (Prometheus 2) or open (Prometheus 3) */
+    gl_buf_printf(&sub, "[%lldms:%llds]", (long long)(3600000 - u->step * 500),
+                  (long long)u->step);
+    const int c0 = first_compute(u);
+    /* the compute series the parse bounds by 100 (GPU_UTIL, in %), else 1 */
+    const char *U = "label_replace(vector(1), \"" SV_NAME "\", \"" UTIL_NAME "\", \"\", \"\")";
+    for (int q = 0; q < u->nq; q++) {
+        enum gl_srv_role r = u->role[q];
+        if (r == GL_SRV_OTHER)
+            continue;
+        const char *Q = u->queries[q];
+        /* per host: the raw series with a valid sample and those samples */
+        if (r == GL_SRV_COMPUTE)
+            gl_buf_printf(&t,
+                          "sum by (%s) (1 + 1048576 * count_over_time(((((label_replace((\n%s\n), "
+                          "\"" SV_NAME "\", \"$1\", \"__name__\", \"(.+)\")) and on (" SV_NAME
+                          ") %s) >= 0 <= 100) or (((label_replace((\n%s\n), \"" SV_NAME
+                          "\", \"$1\", \"__name__\", \"(.+)\")) unless on (" SV_NAME
+                          ") %s) >= 0 <= 1))%s))",
+                          c->hostname_label, Q, U, Q, U, sub.data);
+        else
+            gl_buf_printf(&t, "sum by (%s) (1 + 1048576 * count_over_time(((\n%s\n) >= 0 <= %.17g)%s))",
+                          c->hostname_label, Q,
+                          mem_bound(c, r == GL_SRV_MEMORY ? GL_MQ_MEMORY
+                                       : r == GL_SRV_FREE ? GL_MQ_FREE
+                                                          : GL_MQ_RESERVED),
+                          sub.data);
+        push_fig(u, F_HC, q, &t);
+        gl_buf_reset(&a);
+        gl_buf_reset(&f);
+        if (r == GL_SRV_COMPUTE && q != c0) {
+            gl_buf_printf(&t, "count_over_time((max by (%s) ((\n%s\n)))%s)", dl.data, Q,
+                          sub.data);
+            push_fig(u, F_N, q, &t);
+            continue;
+        }
+        if (r == GL_SRV_MEMORY)
+            gl_buf_printf(&a, "max by (%s) ((\n%s\n))", pl.data, Q);
+        else if (r == GL_SRV_COMPUTE)
+            gl_buf_printf(&a,
+                          "max by (%s, " SV_NAME ") (label_replace((\n%s\n), \"" SV_NAME
+                          "\", \"$1\", \"__name__\", \"(.+)\"))",
+                          dl.data, Q);
+        else
+            gl_buf_printf(&a, "max by (%s) ((\n%s\n))", dl.data, Q);
+        /* the samples the parse keeps (a GPU_UTIL aggregate is never plain);
+         * compute: busy × 10^6 as the engine computes it for a ratio */
+        if (r == GL_SRV_COMPUTE)
+            gl_buf_printf(&f, "((%s >= 0 <= 1) * 1000000)", a.data);
+        else
+            gl_buf_printf(&f, "(%s >= 0 <= %.17g)", a.data,
+                          mem_bound(c, r == GL_SRV_MEMORY ? GL_MQ_MEMORY
+                                       : r == GL_SRV_FREE ? GL_MQ_FREE
+                                                          : GL_MQ_RESERVED));
+        /* samples + 1000 × samples >= 0.5 (llround >= 1) */
+        gl_buf_printf(&t, "sum_over_time((1 + 1000 * (%s >= bool 0.5))%s)", f.data, sub.data);
+        if (r == GL_SRV_RESERVED) /* + 10^9 × changes inside the hour */
+            gl_buf_printf(&t, " + 1000000000 * changes((%s)%s)", a.data, sub.data);
+        push_fig(u, F_G, q, &t);
+        /* Σ floor(v + 0.5): llround(v) but for v = 0.5 - 2^-54 (gl_srv_decide) */
+        gl_buf_printf(&t, "sum_over_time(round(%s)%s)", f.data, sub.data);
+        push_fig(u, F_R, q, &t);
+    }
+    int mq_ = role_q(u, GL_SRV_MEMORY), fq = role_q(u, GL_SRV_FREE);
+    if (mq_ >= 0 && fq >= 0) {
+        /* the device's USED as the engine takes it: its device series, else
+         * the pods' sum (process) or max (device); + FREE */
+        struct gl_buf il, am, dt, pods;
+        gl_buf_init(&il);
+        gl_buf_init(&am);
+        gl_buf_init(&dt);
+        gl_buf_init(&pods);
+        identity_labels(c, &il);
+        gl_buf_printf(&am, "max by (%s) ((\n%s\n))", pl.data, u->queries[mq_]);
+        gl_buf_printf(&dt, "round(%s and on (%s) vector(1))", am.data, il.data);
+        gl_buf_printf(&pods, "round(%s unless on (%s) vector(1))", am.data, il.data);
+        const char *agg = c->attribution == GL_ATTR_DEVICE ? "max" : "sum";
+        gl_buf_printf(&t,
+                      "changes(((max by (%s) (%s) or %s by (%s) (%s)) + round(max by (%s) ((\n%s\n))))%s)",
+                      dl.data, dt.data, agg, dl.data, pods.data, dl.data, u->queries[fq],
+                      sub.data);
+        push_fig(u, F_KC, -1, &t);
+        if (c->attribution == GL_ATTR_PROCESS) {
+            /* unattributed = device series - the pods' sum: its sign per step */
+            gl_buf_printf(&t,
+                          "sum_over_time((1000 ^ (clamp(max by (%s) (%s) - sum by (%s) (%s), -1, "
+                          "1) + 1))%s)",
+                          dl.data, dt.data, dl.data, pods.data, sub.data);
+            push_fig(u, F_U, -1, &t);
+        }
+        gl_buf_free(&il);
+        gl_buf_free(&am);
+        gl_buf_free(&dt);
+        gl_buf_free(&pods);
+    }
+    gl_buf_printf(&t, "count_over_time(vector(1)%s)", sub.data);
+    push_fig(u, F_PROBE, -1, &t);
+    gl_buf_printf(&t, "sum_over_time(timestamp(vector(1))%s)", sub.data);
+    push_fig(u, F_PROBE, -2, &t);
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        gl_buf_free(bufs[i]);
+}
+
+/* ---- planning ---- */
+
+struct sdev {
+    int32_t host;       /* in u->hosts */
+    bool mig;
+    int32_t model;      /* in strings, -1 none */
+    int32_t profile;    /* GPU_I_PROFILE (strings), -1 none */
+    /* per hour */
+    unsigned char *mem, *devtot, *nz_pairs, *free_, *free_nz, *res, *kc_ok, *c0, *c0_ok, *ck,
+        *u_ok;
+};
+
+/* A pod on a host in one hour: its devices with memory and its requests. */
+struct ph {
+    int32_t pod, host, hour;
+    int32_t ndev, ndev_mig;   /* whole GPUs / MIG instances with memory > 0 */
+    int32_t dev_prof;         /* their MIG profile (strings), -1 none, -2 several */
+    int64_t units, mig_units; /* requested whole GPUs / MIG instances */
+    int32_t mig_prof;         /* the requested MIG profile, -1 none, -2 several */
+    bool alloc;
+};
+
+struct plan {
+    struct gl_srv_unit *u;
+    struct gl_intern *devkeys, *strings, *podkeys;
+    struct sdev *devs;
+    size_t ndevs;
+    unsigned char **bad; /* per host: per hour, not plain */
+    size_t nbad;
+    /* (pod, host, hour) → devices with non-zero memory; alloc whole units */
+    struct gl_intern *phkeys;
+    struct ph *ph;
+    size_t nph;
+};
+
+static unsigned char *hours_new(size_t n)
+{
+    return gl_xcalloc(n + 1, 1);
+}
+
+/* Host h is not plain at hour `hour` (-1: any hour of the unit). */
+static void hour_bad(struct plan *p, int32_t h, long hour, const char *fmt, const char *what)
+{
+    if (h < 0)
+        return;
+    const size_t nh = p->u->nhours;
+    if ((size_t)h >= p->nbad) {
+        size_t n = (size_t)h + 64;
+        p->bad = gl_xrealloc(p->bad, n * sizeof *p->bad);
+        for (size_t i = p->nbad; i < n; i++)
+            p->bad[i] = hours_new(nh);
+        p->nbad = n;
+    }
+    bool was = true;
+    for (size_t k = 0; k < nh; k++)
+        if (hour < 0 || (size_t)hour == k) {
+            was &= p->bad[h][k] != 0;
+            p->bad[h][k] = 1;
+        }
+    if (was)
+        return;
+    char ts[32];
+    gl_time_format(p->u->cs + (hour < 0 ? 0 : hour * 3600), ts, sizeof ts);
+    gl_log(GL_LOG_DEBUG, "server mode %s=%s host=%s raw: %s %s", hour < 0 ? "chunk" : "hour", ts,
+           gl_intern_str(p->u->hosts, h), fmt, what ? what : "");
+    if (!p->u->why[0])
+        snprintf(p->u->why, sizeof p->u->why, "host %.80s%s%s: %s %.100s",
+                 gl_intern_str(p->u->hosts, h), hour < 0 ? "" : " hour ", hour < 0 ? "" : ts, fmt,
+                 what ? what : "");
+}
+
+static void host_bad(struct plan *p, int32_t h, const char *fmt, const char *what)
+{
+    hour_bad(p, h, -1, fmt, what);
+}
+
+static bool is_bad(const struct plan *p, int32_t h, size_t hour)
+{
+    return h < 0 || ((size_t)h < p->nbad && p->bad[h][hour]);
+}
+
+static int32_t host_of(struct plan *p, const struct gl_series *s, const char *label)
+{
+    const char *h = gl_series_label(s, label);
+    if (!h || !h[0])
+        return -1;
+    return gl_intern_get(p->u->hosts, h);
+}
+
+static const char *uuid_of(const struct gl_config *c, const struct gl_series *s,
+                           const char **gid)
+{
+    /* the labels of every schema are the same in the supported setups
+     * (gl_srv_decide checks); the memory schema names them */
+    const struct gl_query_schema *qs = &c->mq[GL_MQ_MEMORY];
+    const char *uuid = gl_series_label(s, qs->uuid_label);
+    if (!uuid && strcmp(qs->uuid_label, "UUID") != 0)
+        uuid = gl_series_label(s, "UUID");
+    *gid = gl_series_label(s, qs->gpu_i_id_label);
+    if (!*gid && strcmp(qs->gpu_i_id_label, "GPU_I_ID") != 0)
+        *gid = gl_series_label(s, "GPU_I_ID");
+    return uuid;
+}
+
+/* The device of an aggregate series (created on first sight), -1 without
+ * a UUID; marks its host bad when it is on two hosts. */
+static int32_t sdev_of(struct plan *p, const struct gl_series *s, int32_t host)
+{
+    const struct gl_config *c = p->u->c;
+    const char *gid, *uuid = uuid_of(c, s, &gid);
+    if (!uuid)
+        return -1;
+    const char *cl = p->u->cluster->name_from_label ? gl_series_label(s, c->cluster_label) : NULL;
+    struct gl_buf k;
+    gl_buf_init(&k);
+    gl_buf_printf(&k, "%zu:%s%zu:%s%zu:%s", strlen(cl ? cl : ""), cl ? cl : "", strlen(uuid),
+                  uuid, strlen(gid ? gid : ""), gid ? gid : "");
+    int32_t id = gl_intern_get(p->devkeys, k.data);
+    gl_buf_free(&k);
+    if ((size_t)id >= p->ndevs) {
+        p->devs = gl_xrealloc(p->devs, ((size_t)id + 1) * sizeof *p->devs);
+        struct sdev *d = &p->devs[id];
+        memset(d, 0, sizeof *d);
+        size_t n = p->u->nhours;
+        d->host = host;
+        d->mig = gid != NULL;
+        d->model = -1;
+        const char *prof = gl_series_label(s, "GPU_I_PROFILE");
+        d->profile = prof ? gl_intern_get(p->strings, prof) : -1;
+        if (d->mig && !prof)
+            host_bad(p, host, "a MIG instance without GPU_I_PROFILE", uuid);
+        unsigned char **a[] = {&d->mem, &d->devtot, &d->nz_pairs, &d->free_, &d->free_nz,
+                               &d->res, &d->kc_ok, &d->c0, &d->c0_ok, &d->ck, &d->u_ok};
+        for (size_t i = 0; i < sizeof a / sizeof *a; i++)
+            *a[i] = hours_new(n);
+        p->ndevs = (size_t)id + 1;
+    }
+    struct sdev *d = &p->devs[id];
+    if (d->host != host) {
+        host_bad(p, d->host, "a device on two hosts:", uuid);
+        host_bad(p, host, "a device on two hosts:", uuid);
+    }
+    const char *model = gl_series_label(s, "modelName");
+    if (!model)
+        host_bad(p, host, "a series without modelName of", uuid);
+    else if (d->model < 0)
+        d->model = gl_intern_get(p->strings, model);
+    else if (strcmp(gl_intern_str(p->strings, d->model), model) != 0)
+        host_bad(p, host, "two models on device", uuid);
+    if (c->dra_enabled && gl_series_label(s, c->dra_claim_name_label))
+        host_bad(p, host, "a DRA claim on device", uuid);
+    return id;
+}
+
+/* The engine's workload identity of a series (integrate.c identity). */
+static bool srv_identity(const struct gl_config *c, const struct gl_series *s, const char **ns,
+                         const char **pod)
+{
+    char en[256], ep[256];
+    snprintf(en, sizeof en, "exported_%s", c->namespace_label);
+    snprintf(ep, sizeof ep, "exported_%s", c->pod_label);
+    const char *ens = gl_series_label(s, en), *epod = gl_series_label(s, ep);
+    const char *pns = gl_series_label(s, c->namespace_label), *ppod = gl_series_label(s, c->pod_label);
+    switch (c->identity) {
+    case GL_IDENTITY_EXPORTED:
+        *ns = ens, *pod = epod;
+        break;
+    case GL_IDENTITY_PLAIN:
+        *ns = pns, *pod = ppod;
+        break;
+    default:
+        *ns = epod ? ens : pns;
+        *pod = epod ? epod : ppod;
+    }
+    return *ns && *pod;
+}
+
+static int32_t ph_of(struct plan *p, int32_t pod, int32_t host, size_t h)
+{
+    char k[64];
+    snprintf(k, sizeof k, "%d/%d/%zu", pod, host, h);
+    int32_t id = gl_intern_get(p->phkeys, k);
+    if ((size_t)id >= p->nph) {
+        p->ph = gl_xrealloc(p->ph, ((size_t)id + 1) * sizeof *p->ph);
+        p->ph[id] = (struct ph){.pod = pod, .host = host, .hour = (int32_t)h, .dev_prof = -1,
+                                .mig_prof = -1};
+        p->nph = (size_t)id + 1;
+    }
+    return id;
+}
+
+/* integrate.c's reading of a MIG resource: "nvidia_com_mig_1g_10gb" → g = 1
+ * and the profile "1g.10gb" ('_' → '+' after it); false if not MIG. */
+static bool mig_resource(const char *res, long *g, struct gl_buf *profile)
+{
+    static const char prefix[] = "nvidia_com_mig_";
+    if (strncmp(res, prefix, sizeof prefix - 1) != 0)
+        return false;
+    const char *q = res + sizeof prefix - 1;
+    char *end;
+    long a = strtol(q, &end, 10);
+    if (end == q || strncmp(end, "g_", 2) != 0)
+        return false;
+    q = end + 2;
+    long b = strtol(q, &end, 10);
+    if (end == q || strncmp(end, "gb", 2) != 0)
+        return false;
+    *g = a;
+    gl_buf_reset(profile);
+    gl_buf_printf(profile, "%ldg.%ldgb%s", a, b, end[2] == '_' ? end + 2 : "");
+    for (char *x = profile->data; *x; x++)
+        if (*x == '_')
+            *x = '+';
+    return true;
+}
+
+static int32_t pod_key(struct plan *p, const char *ns, const char *pod)
+{
+    struct gl_buf k;
+    gl_buf_init(&k);
+    gl_buf_printf(&k, "%zu:%s%zu:%s", strlen(ns), ns, strlen(pod), pod);
+    int32_t id = gl_intern_get(p->podkeys, k.data);
+    gl_buf_free(&k);
+    return id;
+}
+
+/* A series that names part of a workload identity (integrate.c takes it
+ * for a device series; the figures' device-series selection would not). */
+static bool partial_identity(const struct gl_config *c, const struct gl_series *s)
+{
+    char en[256], ep[256];
+    snprintf(en, sizeof en, "exported_%s", c->namespace_label);
+    snprintf(ep, sizeof ep, "exported_%s", c->pod_label);
+    const char *names[] = {c->namespace_label, c->pod_label, en, ep};
+    for (size_t i = 0; i < 4; i++) {
+        const char *v = gl_series_label(s, names[i]);
+        if (v && v[0])
+            return true;
+    }
+    return false;
+}
+
+/* An exact non-negative integer below 2^53 held by a double. */
+static bool exact_int(double v, int64_t *out)
+{
+    if (!(v >= 0 && v < 9007199254740992.0) || v != floor(v))
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+/* The figure of kind k and query q, or NULL. */
+static const struct gl_matrix *fig(const struct gl_srv_unit *u, const struct gl_range_query *f,
+                                   int kind, int q)
+{
+    for (size_t i = 0; i < u->nfig; i++)
+        if (u->fig_kind[i] == kind && u->fig_q[i] == q)
+            return f[i].rc == GL_OK ? &f[i].m : NULL;
+    return NULL;
+}
+
+static void series_key(struct gl_buf *b, const struct gl_series *s)
+{
+    gl_buf_reset(b);
+    for (size_t i = 0; i < s->nlabels; i++)
+        gl_buf_printf(b, "%zu:%s%zu:%s", strlen(s->labels[i].name), s->labels[i].name,
+                      strlen(s->labels[i].value), s->labels[i].value);
+}
+
+/* Σ figures of g's series, by label set, from r (same labels): -1 absent. */
+static double *sums_for(const struct gl_matrix *g, const struct gl_matrix *r)
+{
+    struct gl_intern *keys = gl_intern_new();
+    struct gl_buf k;
+    gl_buf_init(&k);
+    for (size_t i = 0; r && i < r->nseries; i++) {
+        series_key(&k, &r->series[i]);
+        gl_intern_get(keys, k.data ? k.data : "");
+    }
+    double *idx = gl_xcalloc(g->nseries + 1, sizeof *idx);
+    for (size_t i = 0; i < g->nseries; i++) {
+        series_key(&k, &g->series[i]);
+        int32_t id = r ? gl_intern_find(keys, k.data ? k.data : "") : -1;
+        idx[i] = id;
+    }
+    gl_buf_free(&k);
+    gl_intern_free(keys);
+    return idx;
+}
+
+static void synth_init(struct gl_matrix *m, int64_t cs, size_t nhours)
+{
+    memset(m, 0, sizeof *m);
+    m->start = cs;
+    m->step = 3600;
+    m->nsteps = nhours;
+}
+
+static struct gl_series *synth_add(struct gl_matrix *m, const struct gl_series *s, bool drop_name)
+{
+    m->series = gl_xrealloc(m->series, (m->nseries + 1) * sizeof *m->series);
+    struct gl_series *o = &m->series[m->nseries++];
+    memset(o, 0, sizeof *o);
+    o->values = gl_xcalloc(m->nsteps + 1, sizeof *o->values);
+    for (size_t h = 0; h < m->nsteps; h++)
+        o->values[h] = (double)NAN;
+    o->first_step = -1;
+    o->first_seen = -1;
+    o->labels = gl_xcalloc(s->nlabels + 1, sizeof *o->labels);
+    for (size_t i = 0; i < s->nlabels; i++) {
+        if (drop_name && strcmp(s->labels[i].name, SV_NAME) == 0)
+            continue;
+        size_t n = strlen(s->labels[i].name), v = strlen(s->labels[i].value);
+        char *buf = gl_xcalloc(n + v + 2, 1);
+        memcpy(buf, s->labels[i].name, n);
+        memcpy(buf + n + 1, s->labels[i].value, v);
+        o->labels[o->nlabels].name = buf;
+        o->labels[o->nlabels++].value = buf + n + 1;
+    }
+    return o;
+}
+
+/* Presence of series s constant inside hour `only` (-1: each of the nhours). */
+static bool presence_constant(const struct gl_series *s, size_t per, size_t nhours, long only)
+{
+    for (size_t h = 0; h < nhours; h++) {
+        if (only >= 0 && (size_t)only != h)
+            continue;
+        bool first = !isnan(s->values[h * per]);
+        for (size_t t = h * per + 1; t < (h + 1) * per; t++)
+            if (!isnan(s->values[t]) != first)
+                return false;
+    }
+    return true;
+}
+
+/* s's value (or absence) the same at every step of hour h. */
+static bool values_constant(const struct gl_series *s, size_t per, size_t h)
+{
+    double v = s->values[h * per];
+    for (size_t t = h * per + 1; t < (h + 1) * per; t++)
+        if (isnan(v) ? !isnan(s->values[t]) : s->values[t] != v)
+            return false;
+    return true;
+}
+
+static const char *global_refusal(const struct gl_srv_unit *u)
+{
+    const struct gl_config *c = u->c;
+    if (c->basis != GL_BASIS_USED)
+        return "billing basis max";
+    if (c->mem_limit_query)
+        return "a memory limit query (HAMi)";
+    for (int k = 0; k < GL_MQ_COUNT; k++) {
+        if (k != GL_MQ_LIMIT && c->mq[k].unit == GL_UNIT_BYTES)
+            return "a bytes source";
+        if (strcmp(c->mq[k].uuid_label, c->mq[GL_MQ_MEMORY].uuid_label) != 0 ||
+            strcmp(c->mq[k].gpu_i_id_label, c->mq[GL_MQ_MEMORY].gpu_i_id_label) != 0 ||
+            strcmp(c->mq[k].hostname_label, c->hostname_label) != 0)
+            return "exporter schemas with other device labels";
+    }
+    if (3600 / u->step >= 1000)
+        return "a step under 4 s";
+    if (role_q(u, GL_SRV_MEMORY) < 0 || role_q(u, GL_SRV_FREE) < 0)
+        return "no FB_FREE query";
+    return NULL;
+}
+
+enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query *figs,
+                             const struct gl_matrix *m, const struct gl_matrix *joined,
+                             struct gl_error *err)
+{
+    const struct gl_config *c = u->c;
+    const size_t nh = u->nhours, per = (size_t)(3600 / u->step);
+    u->hosts = gl_intern_new();
+    u->plain = gl_intern_new();
+    u->pl_series = gl_xcalloc(nh * GL_SRV_QMAX + 1, sizeof *u->pl_series);
+    u->pl_samples = gl_xcalloc(nh * GL_SRV_QMAX + 1, sizeof *u->pl_samples);
+    /* the backend's subqueries hold exactly the hour's step instants */
+    const struct gl_matrix *probe = fig(u, figs, F_PROBE, -1), *tsum = fig(u, figs, F_PROBE, -2);
+    for (size_t h = 0; h < nh; h++) {
+        double v = probe && probe->nseries == 1 ? probe->series[0].values[h] : (double)NAN;
+        /* and they are the step instants T, T - step, ..., T - 3600 + step */
+        double ts = tsum && tsum->nseries == 1 ? tsum->series[0].values[h] : (double)NAN;
+        int64_t T = u->cs + (int64_t)h * 3600 + 3600 - u->step;
+        double want = (double)((int64_t)per * T - u->step * (int64_t)per * ((int64_t)per - 1) / 2);
+        if (v != (double)per || ts != want) {
+            char tstr[32];
+            gl_time_format(u->cs + (int64_t)h * 3600, tstr, sizeof tstr);
+            return gl_error_set(
+                err, GL_ERR_PROM,
+                "%s: collection.mode \"server\": the backend's subquery "
+                "count_over_time(vector(1)[3600s-step/2:step]) for the hour %s gave %g samples "
+                "at instants summing to %.17g where Prometheus gives %zu at the hour's step "
+                "instants (%.17g): its subquery alignment differs (VictoriaMetrics?); server "
+                "mode needs Prometheus-aligned subqueries: use collection.mode \"raw\"",
+                u->cluster->prom.url, tstr, v, ts, per, want);
+        }
+    }
+    const char *why = global_refusal(u);
+    for (size_t i = 0; !why && i < u->nfig; i++)
+        if (figs[i].rc != GL_OK)
+            why = "a figure query failed";
+    if (why) {
+        snprintf(u->why, sizeof u->why, "%s", why);
+        return GL_OK;
+    }
+    u->enabled = true;
+    struct plan p = {.u = u};
+    p.devkeys = gl_intern_new();
+    p.strings = gl_intern_new();
+    p.podkeys = gl_intern_new();
+    p.phkeys = gl_intern_new();
+    const int c0 = first_compute(u);
+    /* per host counts of the raw series (plain hosts' are stored) */
+    for (size_t i = 0; i < u->nfig; i++) {
+        if (u->fig_kind[i] != F_HC)
+            continue;
+        for (size_t k = 0; k < figs[i].m.nseries; k++)
+            (void)host_of(&p, &figs[i].m.series[k], c->hostname_label);
+    }
+    /* the aggregates of memory, FB_FREE, FB_RESERVED and compute */
+    for (int q = 0; q < u->nq; q++) {
+        enum gl_srv_role r = u->role[q];
+        if (r == GL_SRV_OTHER)
+            continue;
+        if (r == GL_SRV_COMPUTE && q != c0) {
+            const struct gl_matrix *n = fig(u, figs, F_N, q);
+            for (size_t i = 0; n && i < n->nseries; i++) {
+                const struct gl_series *s = &n->series[i];
+                int32_t host = host_of(&p, s, c->hostname_label);
+                int32_t d = sdev_of(&p, s, host);
+                for (size_t h = 0; d >= 0 && h < nh; h++)
+                    if (!isnan(s->values[h]))
+                        p.devs[d].ck[h] = 1;
+            }
+            continue;
+        }
+        const struct gl_matrix *g = fig(u, figs, F_G, q), *rs = fig(u, figs, F_R, q);
+        if (!g)
+            continue;
+        double *idx = sums_for(g, rs);
+        for (size_t i = 0; i < g->nseries; i++) {
+            const struct gl_series *s = &g->series[i];
+            int32_t host = host_of(&p, s, c->hostname_label);
+            if (host < 0)
+                continue; /* raw (no host label) */
+            int32_t d = sdev_of(&p, s, host);
+            if (d < 0) {
+                host_bad(&p, host, "a series without a device UUID", NULL);
+                continue;
+            }
+            struct sdev *dv = &p.devs[d];
+            const char *ns = NULL, *pod = NULL;
+            bool pair = r == GL_SRV_MEMORY && srv_identity(c, s, &ns, &pod);
+            if (r == GL_SRV_MEMORY && !pair && partial_identity(c, s))
+                host_bad(&p, host, "a memory series with part of a pod identity", NULL);
+            int32_t pk = pair ? pod_key(&p, ns, pod) : -1;
+            for (size_t h = 0; h < nh; h++) {
+                double gv = s->values[h];
+                if (isnan(gv))
+                    continue;
+                int64_t G, R;
+                double rv = idx[i] >= 0 ? rs->series[(size_t)idx[i]].values[h] : (double)NAN;
+                if (!exact_int(gv, &G) || !exact_int(rv, &R)) {
+                    hour_bad(&p, host, (long)h, "a figure that is not an exact integer", NULL);
+                    continue;
+                }
+                if (r == GL_SRV_RESERVED) {
+                    if (G / 1000000000)
+                        hour_bad(&p, host, (long)h, "FB_RESERVED changing inside an hour", NULL);
+                    G %= 1000000000;
+                }
+                int64_t cnt = G % 1000, nz = G / 1000 % 1000, skipped = G / 1000000;
+                /* round() is floor(v + 0.5): llround but at v = 0.5 - 2^-54,
+                 * which only an hour with no sample >= 0.5 can hold */
+                if (nz == 0 && R != 0)
+                    skipped = 1;
+                if (r == GL_SRV_COMPUTE) {
+                    /* only the hours where a pod has memory on it need it */
+                    const char *nm = gl_series_label(s, SV_NAME);
+                    bool ok = cnt == (int64_t)per && !skipped && (nz == 0 || nz == cnt) &&
+                              !(nm && strcmp(nm, UTIL_NAME) == 0) &&
+                              llround(((double)R / 1e6) * 1e6) == R;
+                    dv->c0_ok[h] = !dv->c0[h] && ok;
+                    dv->c0[h] = 1;
+                    continue;
+                }
+                if (cnt != (int64_t)per || skipped || (nz != 0 && nz != cnt)) {
+                    hour_bad(&p, host, (long)h,
+                             cnt != (int64_t)per ? "a series with a gap inside an hour"
+                             : skipped           ? "samples the parse skips"
+                                                 : "a value that is zero at some steps only",
+                             NULL);
+                    continue;
+                }
+                switch (r) {
+                case GL_SRV_MEMORY:
+                    if (!pair) {
+                        if (dv->devtot[h])
+                            hour_bad(&p, host, (long)h, "two device series", NULL);
+                        dv->devtot[h] = 1;
+                    } else {
+                        dv->mem[h]++;
+                        if (nz) {
+                            dv->nz_pairs[h]++;
+                            int32_t xi = ph_of(&p, pk, host, h);
+                            struct ph *x = &p.ph[xi];
+                            if (dv->mig) {
+                                x->ndev_mig++;
+                                x->dev_prof = x->dev_prof == -1 || x->dev_prof == dv->profile
+                                                  ? dv->profile
+                                                  : -2;
+                            } else {
+                                x->ndev++;
+                            }
+                        } else {
+                            (void)ph_of(&p, pk, host, h);
+                        }
+                    }
+                    break;
+                case GL_SRV_FREE:
+                    if (dv->free_[h])
+                        hour_bad(&p, host, (long)h, "two FB_FREE aggregates of a device", NULL);
+                    dv->free_[h] = 1;
+                    dv->free_nz[h] = nz != 0;
+                    break;
+                case GL_SRV_RESERVED:
+                    if (dv->res[h])
+                        hour_bad(&p, host, (long)h, "two FB_RESERVED aggregates of a device", NULL);
+                    dv->res[h] = 1;
+                    break;
+                default:
+                    break;
+                }
+            }
+        }
+        free(idx);
+    }
+    const struct gl_matrix *kc = fig(u, figs, F_KC, -1);
+    for (size_t i = 0; kc && i < kc->nseries; i++) {
+        const struct gl_series *s = &kc->series[i];
+        int32_t host = host_of(&p, s, c->hostname_label);
+        int32_t d = host >= 0 ? sdev_of(&p, s, host) : -1;
+        for (size_t h = 0; d >= 0 && h < nh; h++)
+            if (s->values[h] == 0)
+                p.devs[d].kc_ok[h] = 1;
+    }
+    const struct gl_matrix *uf = fig(u, figs, F_U, -1);
+    for (size_t i = 0; uf && i < uf->nseries; i++) {
+        const struct gl_series *s = &uf->series[i];
+        int32_t host = host_of(&p, s, c->hostname_label);
+        int32_t d = host >= 0 ? sdev_of(&p, s, host) : -1;
+        for (size_t h = 0; d >= 0 && h < nh; h++) {
+            int64_t v;
+            if (!exact_int(s->values[h], &v))
+                continue;
+            /* steps with USED below, equal to and above the pods' sum */
+            int64_t below = v % 1000, equal = v / 1000 % 1000, above = v / 1000000;
+            p.devs[d].u_ok[h] = below == 0 && (equal == (int64_t)per || above == (int64_t)per);
+        }
+    }
+    /* one GPU model per host: the pods' allocation cells are then one per node */
+    int32_t *hmodel = gl_xcalloc((size_t)gl_intern_count(u->hosts) + 1, sizeof *hmodel);
+    for (int32_t i = 0; i < gl_intern_count(u->hosts); i++)
+        hmodel[i] = -1;
+    for (size_t d = 0; d < p.ndevs; d++) {
+        const struct sdev *dv = &p.devs[d];
+        if (dv->host < 0 || dv->model < 0)
+            continue;
+        if (hmodel[dv->host] >= 0 && hmodel[dv->host] != dv->model)
+            host_bad(&p, dv->host, "GPUs of two models", NULL);
+        hmodel[dv->host] = dv->model;
+    }
+    free(hmodel);
+    /* per device-hour: linear in the sums (README "Server-side collection") */
+    for (size_t d = 0; d < p.ndevs; d++) {
+        struct sdev *dv = &p.devs[d];
+        const char *model = dv->model >= 0 ? gl_intern_str(p.strings, dv->model) : "";
+        if (!dv->mig && gl_kv_find(c->model_capacity, c->nmodel_capacity, model))
+            host_bad(&p, dv->host, "allocation.model_capacity_mib for", model);
+        for (size_t h = 0; h < nh; h++) {
+            bool present = dv->mem[h] || dv->devtot[h] || dv->free_[h];
+            if (!present) {
+                if (dv->c0[h] || dv->ck[h])
+                    hour_bad(&p, dv->host, (long)h, "a device with compute and no memory metrics", NULL);
+                continue;
+            }
+            if (!(dv->mem[h] || dv->devtot[h]) || !dv->free_[h])
+                hour_bad(&p, dv->host, (long)h, "a device without FB_USED or FB_FREE in an hour", NULL);
+            if (dv->devtot[h] && dv->mem[h] && !dv->u_ok[h])
+                hour_bad(&p, dv->host, (long)h,
+                         "pod series next to a device series, not below it at every step or "
+                         "equal at every step",
+                         NULL);
+            if (c->attribution == GL_ATTR_DEVICE && dv->mem[h] > 1)
+                hour_bad(&p, dv->host, (long)h, "device-copy pods sharing a device", NULL);
+            if (!dv->kc_ok[h])
+                hour_bad(&p, dv->host, (long)h, "USED + FREE or RESERVED changing inside an hour", NULL);
+            if (dv->nz_pairs[h]) {
+                if (dv->c0[h] ? !dv->c0_ok[h] : dv->ck[h] != 0)
+                    hour_bad(&p, dv->host, (long)h, "a busy figure the engine cannot take whole", NULL);
+            }
+        }
+    }
+    /* allocation on each node: constant per hour, whole GPUs, no time-slicing */
+    const struct gl_matrix *lab[3] = {
+        u->pod_labels_q >= 0 ? &m[u->pod_labels_q] : NULL,
+        u->ns_labels_q >= 0 ? &m[u->ns_labels_q] : NULL,
+        u->node_labels_q >= 0 ? &m[u->node_labels_q] : NULL};
+    struct gl_buf mp;
+    gl_buf_init(&mp);
+    for (size_t i = 0; joined && i < joined->nseries; i++) {
+        const struct gl_series *s = &joined->series[i];
+        int32_t host = host_of(&p, s, "node");
+        const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
+        const char *res = gl_series_label(s, "resource");
+        if (host < 0 || !ns || !pod || !res)
+            continue;
+        long g = 0;
+        bool mig = mig_resource(res, &g, &mp);
+        if (!mig && strncmp(res, "nvidia_com_mig_", 15) == 0)
+            host_bad(&p, host, "a MIG resource the engine reads as a whole GPU:", res);
+        int32_t prof = mig ? gl_intern_get(p.strings, mp.data) : -1;
+        int32_t pk = pod_key(&p, ns, pod);
+        for (size_t h = 0; h < nh; h++) {
+            if (!values_constant(s, per, h)) {
+                hour_bad(&p, host, (long)h, "an allocation changing inside an hour", NULL);
+                continue;
+            }
+            double v = s->values[h * per];
+            if (isnan(v) || v <= 0 || llround(v) <= 0)
+                continue;
+            int32_t xi = ph_of(&p, pk, host, h);
+            struct ph *x = &p.ph[xi];
+            x->alloc = true;
+            if (!mig) {
+                x->units += llround(v);
+                continue;
+            }
+            x->mig_units += llround(v);
+            x->mig_prof = x->mig_prof == -1 || x->mig_prof == prof ? prof : -2;
+            /* its size is a measured instance of the profile on the node */
+            bool measured = false;
+            for (size_t d = 0; d < p.ndevs; d++) {
+                const struct sdev *dv = &p.devs[d];
+                measured |= dv->host == host && dv->mig && dv->profile == prof &&
+                            (dv->mem[h] || dv->devtot[h]) && dv->free_nz[h];
+            }
+            if (!measured)
+                hour_bad(&p, host, (long)h, "a MIG request without a measured instance:", res);
+        }
+    }
+    gl_buf_free(&mp);
+    /* reserved-unused > 0 at every step and no excess devices: a pod's
+     * devices with memory are at most its requests, of one kind, and keep
+     * free memory (so its memory stays below its allocation) */
+    for (size_t k = 0; k < p.nph; k++) {
+        const struct ph *x = &p.ph[k];
+        if (!x->alloc || (!x->ndev && !x->ndev_mig))
+            continue;
+        bool ok = x->ndev_mig ? !x->ndev && !x->units && x->mig_prof >= 0 &&
+                                    x->dev_prof == x->mig_prof && x->ndev_mig <= x->mig_units
+                              : !x->mig_units && x->ndev <= x->units;
+        if (!ok)
+            hour_bad(&p, x->host, x->hour,
+                     "a pod with memory on more or other GPUs than it requested", NULL);
+    }
+    /* reserved-unused > 0 at every step: the pod's devices keep free memory */
+    for (size_t d = 0; d < p.ndevs; d++) {
+        struct sdev *dv = &p.devs[d];
+        for (size_t h = 0; h < nh; h++)
+            if (dv->nz_pairs[h] && !dv->free_nz[h])
+                hour_bad(&p, dv->host, (long)h, "a pod's device with no free memory", NULL);
+    }
+    for (int32_t h = 0; h < gl_intern_count(u->hosts); h++) {
+        const struct gl_kv *kv =
+            gl_kv_find(c->replicas, c->nreplicas, gl_intern_str(u->hosts, h));
+        if (kv && kv->num > 1)
+            host_bad(&p, h, "time-slicing replicas", NULL);
+    }
+    for (size_t i = 0; lab[2] && i < lab[2]->nseries; i++) {
+        const struct gl_series *s = &lab[2]->series[i];
+        const char *v = gl_series_label(s, "label_nvidia_com_gpu_replicas");
+        int32_t host = host_of(&p, s, "node");
+        if (v && strtoll(v, NULL, 10) > 1)
+            host_bad(&p, host, "time-slicing replicas", NULL);
+    }
+    /* the pods' team inputs: label series present all hour or not at all */
+    for (int w = 0; w < 2; w++)
+        for (size_t i = 0; lab[w] && i < lab[w]->nseries; i++) {
+            const struct gl_series *s = &lab[w]->series[i];
+            if (presence_constant(s, per, nh, -1))
+                continue;
+            const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
+            for (size_t k = 0; ns && k < p.nph; k++) {
+                const char *key = gl_intern_str(p.podkeys, p.ph[k].pod);
+                char pre[512];
+                if (w == 0 && pod)
+                    snprintf(pre, sizeof pre, "%zu:%s%zu:%s", strlen(ns), ns, strlen(pod), pod);
+                else
+                    snprintf(pre, sizeof pre, "%zu:%s", strlen(ns), ns);
+                if ((w == 0 ? strcmp(key, pre) == 0 : strncmp(key, pre, strlen(pre)) == 0) &&
+                    !presence_constant(s, per, nh, p.ph[k].hour))
+                    hour_bad(&p, p.ph[k].host, p.ph[k].hour, "a team label changing inside an hour",
+                             NULL);
+            }
+        }
+    /* the plain host-hours, their counts and one-point-per-hour matrices */
+    u->nhosts = (size_t)gl_intern_count(u->hosts);
+    u->ok = gl_xcalloc(u->nhosts * nh + 1, 1);
+    u->raw_needed_h = gl_xcalloc((size_t)GL_SRV_QMAX * nh + 1, 1);
+    for (int32_t h = 0; h < (int32_t)u->nhosts; h++) {
+        const char *name = gl_intern_str(u->hosts, h);
+        bool listable = true;
+        for (const char *x = name; *x; x++)
+            if (*x < 0x20 || *x > 0x7e || *x == '"' || *x == '\\')
+                listable = false;
+        for (size_t k = 0; k < nh; k++)
+            if (!is_bad(&p, h, k) && listable) {
+                u->ok[(size_t)h * nh + k] = 1;
+                gl_intern_get(u->plain, name);
+            }
+    }
+    for (size_t d = 0; d < p.ndevs; d++)
+        for (size_t h = 0; h < nh; h++)
+            if (p.devs[d].mem[h] || p.devs[d].devtot[h] || p.devs[d].free_[h]) {
+                if (p.devs[d].host < 0 || !u->ok[(size_t)p.devs[d].host * nh + h])
+                    u->device_hours_raw++;
+                else
+                    u->device_hours_server++;
+            }
+    bool bad_count = false;
+    for (int q = 0; q < u->nq; q++) {
+        if (u->role[q] == GL_SRV_OTHER)
+            continue;
+        synth_init(&u->synth[q], u->cs, nh);
+        const struct gl_matrix *hc = fig(u, figs, F_HC, q);
+        for (size_t i = 0; hc && i < hc->nseries; i++) {
+            const struct gl_series *s = &hc->series[i];
+            for (size_t h = 0; h < nh; h++) {
+                int64_t v;
+                if (isnan(s->values[h]))
+                    continue;
+                if (!gl_srv_plain_at(u, s, c->hostname_label, h)) {
+                    u->raw_needed_h[(size_t)q * nh + h] = 1;
+                    continue;
+                }
+                if (!exact_int(s->values[h], &v)) {
+                    bad_count = true;
+                    continue;
+                }
+                u->pl_series[h * GL_SRV_QMAX + (size_t)q] += v % 1048576;
+                u->pl_samples[h * GL_SRV_QMAX + (size_t)q] += v / 1048576;
+            }
+        }
+        if (u->role[q] == GL_SRV_COMPUTE && q != c0)
+            continue; /* plain devices take their busy ratio from the first query */
+        const struct gl_matrix *g = fig(u, figs, F_G, q), *rs = fig(u, figs, F_R, q);
+        if (!g)
+            continue;
+        double *idx = sums_for(g, rs);
+        for (size_t i = 0; i < g->nseries; i++) {
+            const struct gl_series *s = &g->series[i];
+            if (idx[i] < 0)
+                continue;
+            const struct gl_series *sr = &rs->series[(size_t)idx[i]];
+            struct gl_series *o = NULL;
+            for (size_t h = 0; h < nh; h++) {
+                if (isnan(s->values[h]) || !gl_srv_plain_at(u, s, c->hostname_label, h))
+                    continue;
+                if (!o)
+                    o = synth_add(&u->synth[q], s, true);
+                o->values[h] = u->role[q] == GL_SRV_COMPUTE ? sr->values[h] / 1e6 : sr->values[h];
+                if (o->first_step < 0) {
+                    o->first_step = (int64_t)h;
+                    o->first_seen = u->cs + (int64_t)h * 3600;
+                }
+                u->synth[q].samples++;
+            }
+        }
+        free(idx);
+    }
+    if (bad_count)
+        gl_error_set(err, GL_ERR_PROM, "server mode: a count figure is not an exact integer");
+    enum gl_status rc = bad_count ? GL_ERR_PROM : GL_OK;
+    for (size_t d = 0; d < p.ndevs; d++) {
+        struct sdev *dv = &p.devs[d];
+        unsigned char *a[] = {dv->mem, dv->devtot, dv->nz_pairs, dv->free_, dv->free_nz,
+                              dv->res, dv->kc_ok, dv->c0, dv->c0_ok, dv->ck, dv->u_ok};
+        for (size_t i = 0; i < sizeof a / sizeof *a; i++)
+            free(a[i]);
+    }
+    free(p.devs);
+    free(p.ph);
+    for (size_t i = 0; i < p.nbad; i++)
+        free(p.bad[i]);
+    free(p.bad);
+    gl_intern_free(p.devkeys);
+    gl_intern_free(p.strings);
+    gl_intern_free(p.podkeys);
+    gl_intern_free(p.phkeys);
+    return rc;
+}
+
+bool gl_srv_plain_at(const struct gl_srv_unit *u, const struct gl_series *s, const char *label,
+                     size_t hour)
+{
+    const char *h = gl_series_label(s, label);
+    int32_t id = u->hosts && h && h[0] ? gl_intern_find(u->hosts, h) : -1;
+    return id >= 0 && u->ok && hour < u->nhours && u->ok[(size_t)id * u->nhours + hour];
+}
+
+enum gl_status gl_srv_raw_query(const struct gl_srv_unit *u, int q, size_t hour, char **out,
+                                struct gl_error *err)
+{
+    struct gl_buf sel;
+    gl_buf_init(&sel);
+    if (u->cluster->selector[0])
+        gl_buf_printf(&sel, "%s, ", u->cluster->selector);
+    gl_buf_printf(&sel, "%s!~\"", u->c->hostname_label);
+    bool first = true;
+    for (size_t i = 0; i < u->nhosts; i++) {
+        if (!u->ok[i * u->nhours + hour])
+            continue;
+        if (!first)
+            gl_buf_puts(&sel, "|");
+        first = false;
+        for (const char *h = gl_intern_str(u->hosts, (int32_t)i); *h; h++) {
+            if (strchr(".+*?()|[]{}^$", *h))
+                gl_buf_puts(&sel, "\\\\"); /* one backslash in the regex */
+            gl_buf_append(&sel, h, 1);
+        }
+    }
+    gl_buf_puts(&sel, "\"");
+    struct gl_cluster cl = *u->cluster;
+    cl.selector = first ? u->cluster->selector : sel.data;
+    enum gl_status rc = gl_config_query(u->c, &cl, u->query_names[q], out, err);
+    gl_buf_free(&sel);
+    return rc;
+}
+
+bool gl_srv_same_hours(const struct gl_srv_unit *u, size_t a, size_t b)
+{
+    for (size_t i = 0; i < u->nhosts; i++)
+        if (u->ok[i * u->nhours + a] != u->ok[i * u->nhours + b])
+            return false;
+    return true;
+}
+
+static void copy_labels(struct gl_series *o, const struct gl_series *s)
+{
+    o->labels = gl_xcalloc(s->nlabels + 1, sizeof *o->labels);
+    o->nlabels = 0;
+    for (size_t i = 0; i < s->nlabels; i++) {
+        size_t n = strlen(s->labels[i].name), v = strlen(s->labels[i].value);
+        char *buf = gl_xcalloc(n + v + 2, 1);
+        memcpy(buf, s->labels[i].name, n);
+        memcpy(buf + n + 1, s->labels[i].value, v);
+        o->labels[o->nlabels].name = buf;
+        o->labels[o->nlabels++].value = buf + n + 1;
+    }
+}
+
+static void first_of(struct gl_series *o, int64_t start, int64_t step, size_t nsteps)
+{
+    o->first_step = -1;
+    for (size_t t = 0; t < nsteps; t++)
+        if (!isnan(o->values[t])) {
+            o->first_step = (int64_t)t;
+            if (o->first_seen < 0)
+                o->first_seen = start + (int64_t)t * step;
+            return;
+        }
+}
+
+void gl_srv_split(const struct gl_srv_unit *u, struct gl_matrix *m, const char *label,
+                  struct gl_matrix *out)
+{
+    memset(out, 0, sizeof *out);
+    out->start = m->start;
+    out->step = m->step;
+    out->nsteps = m->nsteps;
+    out->series = gl_xcalloc(m->nseries + 1, sizeof *out->series);
+    const size_t per = (size_t)(3600 / m->step);
+    size_t k = 0;
+    for (size_t i = 0; i < m->nseries; i++) {
+        struct gl_series *s = &m->series[i];
+        bool any_plain = false, any_raw = false;
+        for (size_t t = 0; t < m->nsteps; t++)
+            if (!isnan(s->values[t])) {
+                if (gl_srv_plain_at(u, s, label, t / per))
+                    any_plain = true;
+                else
+                    any_raw = true;
+            }
+        if (!any_plain) {
+            m->series[k++] = *s;
+            continue;
+        }
+        if (!any_raw) {
+            out->series[out->nseries++] = *s;
+            continue;
+        }
+        struct gl_series *o = &out->series[out->nseries++];
+        memset(o, 0, sizeof *o);
+        copy_labels(o, s);
+        o->first_seen = s->first_seen;
+        o->values = gl_xcalloc(m->nsteps + 1, sizeof *o->values);
+        for (size_t t = 0; t < m->nsteps; t++) {
+            bool pl = gl_srv_plain_at(u, s, label, t / per);
+            o->values[t] = pl ? s->values[t] : (double)NAN;
+            if (pl)
+                s->values[t] = (double)NAN;
+        }
+        first_of(o, m->start, m->step, m->nsteps);
+        first_of(s, m->start, m->step, m->nsteps);
+        m->series[k++] = *s;
+    }
+    m->nseries = k;
+}
+
+void gl_srv_merge(struct gl_matrix *m, const struct gl_matrix *part)
+{
+    struct gl_intern *keys = gl_intern_new();
+    struct gl_buf k;
+    gl_buf_init(&k);
+    for (size_t i = 0; i < m->nseries; i++) {
+        series_key(&k, &m->series[i]);
+        gl_intern_get(keys, k.data ? k.data : "");
+    }
+    const size_t off = (size_t)((part->start - m->start) / m->step);
+    m->series = gl_xrealloc(m->series, (m->nseries + part->nseries + 1) * sizeof *m->series);
+    for (size_t i = 0; i < part->nseries; i++) {
+        const struct gl_series *s = &part->series[i];
+        series_key(&k, s);
+        int32_t id = gl_intern_get(keys, k.data ? k.data : "");
+        if ((size_t)id == m->nseries) {
+            struct gl_series *o = &m->series[m->nseries++];
+            memset(o, 0, sizeof *o);
+            copy_labels(o, s);
+            o->first_seen = -1;
+            o->values = gl_xcalloc(m->nsteps + 1, sizeof *o->values);
+            for (size_t t = 0; t < m->nsteps; t++)
+                o->values[t] = (double)NAN;
+        }
+        struct gl_series *o = &m->series[id];
+        for (size_t t = 0; t < part->nsteps && off + t < m->nsteps; t++)
+            if (!isnan(s->values[t]))
+                o->values[off + t] = s->values[t];
+        o->first_seen = -1;
+        first_of(o, m->start, m->step, m->nsteps);
+    }
+    m->samples += part->samples;
+    m->bad_samples += part->bad_samples;
+    for (int w = 0; w < GL_SKIP_N; w++)
+        m->skipped[w] += part->skipped[w];
+    gl_buf_free(&k);
+    gl_intern_free(keys);
+}
+
+/* m sampled at each hour's first step (labels shared with m: free only
+ * the series array and the values). */
+static void sample_hours(const struct gl_matrix *m, size_t per, size_t nhours,
+                         struct gl_matrix *out)
+{
+    memset(out, 0, sizeof *out);
+    out->start = m->start;
+    out->step = 3600;
+    out->nsteps = nhours;
+    out->series = gl_xcalloc(m->nseries + 1, sizeof *out->series);
+    out->nseries = m->nseries;
+    for (size_t i = 0; i < m->nseries; i++) {
+        struct gl_series *o = &out->series[i];
+        *o = m->series[i];
+        o->values = gl_xcalloc(nhours + 1, sizeof *o->values);
+        for (size_t h = 0; h < nhours; h++)
+            o->values[h] = h * per < m->nsteps ? m->series[i].values[h * per] : (double)NAN;
+    }
+}
+
+static void sampled_free(struct gl_matrix *m)
+{
+    for (size_t i = 0; i < m->nseries; i++)
+        free(m->series[i].values);
+    free(m->series);
+    memset(m, 0, sizeof *m);
+}
+
+enum gl_status gl_srv_integrate(struct gl_srv_unit *u, const struct gl_matrix *pod_labels,
+                                const struct gl_matrix *ns_labels,
+                                const struct gl_matrix *node_labels,
+                                const struct gl_matrix *alloc, struct gl_rollup *r,
+                                struct gl_error *err)
+{
+    const size_t nh = u->nhours, per = (size_t)(3600 / u->step);
+    struct gl_matrix s_pl = {0}, s_nl = {0}, s_nodel = {0}, s_al = {0}, empty;
+    synth_init(&empty, u->cs, nh);
+    if (pod_labels)
+        sample_hours(pod_labels, per, nh, &s_pl);
+    if (ns_labels)
+        sample_hours(ns_labels, per, nh, &s_nl);
+    if (node_labels)
+        sample_hours(node_labels, per, nh, &s_nodel);
+    if (alloc)
+        sample_hours(alloc, per, nh, &s_al);
+    const struct gl_matrix *compute[GL_SRV_QMAX];
+    size_t ncompute = 0;
+    const struct gl_matrix *mem = &empty, *fr = &empty, *rs = &empty;
+    for (int q = 0; q < u->nq; q++) {
+        if (u->role[q] == GL_SRV_MEMORY)
+            mem = &u->synth[q];
+        else if (u->role[q] == GL_SRV_FREE)
+            fr = &u->synth[q];
+        else if (u->role[q] == GL_SRV_RESERVED)
+            rs = &u->synth[q];
+        else if (u->role[q] == GL_SRV_COMPUTE)
+            compute[ncompute++] = &u->synth[q];
+    }
+    struct gl_chunk_input in = {.cluster = u->cluster, .memory = mem, .fb_free = fr,
+                                .fb_reserved = rs, .pod_labels = pod_labels ? &s_pl : NULL,
+                                .ns_labels = ns_labels ? &s_nl : NULL,
+                                .allocation = alloc ? &s_al : NULL,
+                                .node_labels = node_labels ? &s_nodel : NULL,
+                                .compute = compute, .ncompute = ncompute};
+    enum gl_status rc = gl_integrate(u->c, &in, r, err);
+    sampled_free(&s_pl);
+    sampled_free(&s_nl);
+    sampled_free(&s_nodel);
+    sampled_free(&s_al);
+    if (rc)
+        return rc;
+    /* back on the step grid: a sum over the hour's steps × 3600 is n × the
+     * per-step integration; GPU time is per second already; busy steps
+     * count once per hour */
+    const int64_t n = (int64_t)per;
+    for (size_t i = 0; i < r->nslots; i++) {
+        struct gl_rollup_entry *e = &r->slots[i];
+        if (!e->used)
+            continue;
+        if (e->kind == GL_KIND_BUSY_STEPS) {
+            if (__builtin_mul_overflow(e->quantity, n, &e->quantity))
+                return gl_error_set(err, GL_ERR_RUNTIME, "server mode: busy steps overflow");
+        } else if (e->kind != GL_KIND_ALLOCATED_GPU && e->kind != GL_KIND_BUSY_PPM) {
+            if (e->quantity % n)
+                return gl_error_set(err, GL_ERR_RUNTIME,
+                                    "server mode: an hourly %s of %lld MiB·s is not a whole "
+                                    "number of steps (internal)",
+                                    gl_kind_names[e->kind], (long long)e->quantity);
+            e->quantity /= n;
+        }
+        e->last_t = e->first_t + 3600 - u->step;
+    }
+    /* a MIG request's GPU time is floored per step (units × step × 10^6 × g
+     * / 7): the hour's is n × that, not the floor of the hour's product */
+    struct gl_buf mp;
+    gl_buf_init(&mp);
+    for (size_t i = 0; alloc && i < alloc->nseries; i++) {
+        const struct gl_series *s = &alloc->series[i];
+        const char *res = gl_series_label(s, "resource"), *node = gl_series_label(s, "node");
+        const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
+        long g;
+        if (!res || !node || !ns || !pod || !mig_resource(res, &g, &mp))
+            continue;
+        for (size_t h = 0; h < nh; h++) {
+            double v = s->values[h * per];
+            if (isnan(v) || v <= 0 || llround(v) <= 0)
+                continue;
+            int64_t units = llround(v);
+            int64_t want = n * (units * u->step * 1000000 * g / 7),
+                    got = units * 3600 * 1000000 * g / 7;
+            if (want == got)
+                continue;
+            struct gl_rollup_entry *hit = NULL;
+            for (size_t k = 0; k < r->nslots && !hit; k++) {
+                struct gl_rollup_entry *e = &r->slots[k];
+                if (e->used && e->kind == GL_KIND_ALLOCATED_GPU && e->hour == (int32_t)h &&
+                    r->devices[e->device].pseudo &&
+                    strcmp(gl_intern_str(r->strings, r->devices[e->device].hostname), node) == 0 &&
+                    strcmp(gl_intern_str(r->strings, e->ns), ns) == 0 &&
+                    strcmp(gl_intern_str(r->strings, e->pod), pod) == 0)
+                    hit = e;
+            }
+            if (!hit) {
+                gl_buf_free(&mp);
+                return gl_error_set(err, GL_ERR_RUNTIME,
+                                    "server mode: no GPU time row for the MIG request of pod "
+                                    "%s/%s on %s (internal)", ns, pod, node);
+            }
+            hit->quantity += want - got;
+        }
+    }
+    gl_buf_free(&mp);
+    for (size_t d = 0; d < r->ndevices; d++) {
+        struct gl_chunk_device *cd = &r->devices[d];
+        if (cd->last_seen >= 0)
+            cd->last_seen += 3600 - u->step;
+        if (cd->max_capacity_mib % n)
+            return gl_error_set(err, GL_ERR_RUNTIME,
+                                "server mode: a device capacity that is not constant (internal)");
+        cd->max_capacity_mib /= n;
+    }
+    r->step = u->step;
+    r->nsteps = nh * per;
+    for (size_t h = 0; h < nh; h++) {
+        int q = role_q(u, GL_SRV_MEMORY);
+        r->samples_per_hour[h] = u->pl_samples[h * GL_SRV_QMAX + (size_t)q];
+    }
+    return GL_OK;
+}
+
+void gl_srv_unit_free(struct gl_srv_unit *u)
+{
+    if (!u)
+        return;
+    for (size_t i = 0; i < u->nfig; i++)
+        free(u->fig_text[i]);
+    free(u->fig_text);
+    free(u->fig_kind);
+    free(u->fig_q);
+    for (int q = 0; q < GL_SRV_QMAX; q++)
+        gl_matrix_free(&u->synth[q]);
+    gl_intern_free(u->plain);
+    gl_intern_free(u->hosts);
+    free(u->ok);
+    free(u->raw_needed_h);
+    u->ok = u->raw_needed_h = NULL;
+    free(u->pl_series);
+    free(u->pl_samples);
+    u->nfig = 0;
+    u->fig_text = NULL;
+    u->fig_kind = u->fig_q = NULL;
+    u->plain = u->hosts = NULL;
+    u->pl_series = u->pl_samples = NULL;
+}
