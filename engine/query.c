@@ -538,19 +538,35 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
 
 /* ---- closed periods ---- */
 
+/* One integer of the first row of sql, whose ?1 is key: *v (0 when there is
+ * no row) and *found (may be NULL). */
+static enum gl_status int64_by_key(struct gl_store *s, const char *sql, const char *key,
+                                   int64_t *v, bool *found, const char *what,
+                                   struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    *v = 0;
+    if (found)
+        *found = false;
+    if (gl_store_prepare(s, sql, &st, what, err))
+        return GL_ERR_RUNTIME;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *v = sqlite3_column_int64(st, 0);
+        if (found)
+            *found = true;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, what, err);
+}
+
 enum gl_status gl_query_is_closed(struct gl_store *s, const char *period, bool *closed,
                                   struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    if (gl_store_prepare(s, "SELECT 1 FROM closed_period WHERE period = ?", &st,
-                         "reading closed periods", err))
-        return GL_ERR_RUNTIME;
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    *closed = rc == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
-                                                 : gl_store_fail(s, "reading closed periods", err);
+    int64_t one;
+    return int64_by_key(s, "SELECT 1 FROM closed_period WHERE period = ?", period, &one, closed,
+                        "reading closed periods", err);
 }
 
 /* ---- metrics (loud when data is missing) ---- */
@@ -672,18 +688,8 @@ enum gl_status gl_query_frozen_invoices(struct gl_store *s, const char *period,
 enum gl_status gl_query_data_version(struct gl_store *s, const char *period, int64_t *v,
                                      struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    *v = 0;
-    if (gl_store_prepare(s, "SELECT version FROM data_version WHERE period = ?", &st,
-                         "reading the data version", err))
-        return GL_ERR_RUNTIME;
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
-                                                 : gl_store_fail(s, "reading the data version", err);
+    return int64_by_key(s, "SELECT version FROM data_version WHERE period = ?", period, v, NULL,
+                        "reading the data version", err);
 }
 
 enum gl_status gl_query_devices_seen(struct gl_store *s, const struct gl_period *p,
@@ -810,18 +816,8 @@ enum gl_status gl_query_known_periods(struct gl_store *s,
 enum gl_status gl_query_closed_at(struct gl_store *s, const char *period, int64_t *closed_at,
                                   struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    *closed_at = 0;
-    if (gl_store_prepare(s, "SELECT closed_at FROM closed_period WHERE period = ?", &st,
-                         "reading closed periods", err))
-        return GL_ERR_RUNTIME;
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *closed_at = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
-                                                 : gl_store_fail(s, "reading closed periods", err);
+    return int64_by_key(s, "SELECT closed_at FROM closed_period WHERE period = ?", period,
+                        closed_at, NULL, "reading closed periods", err);
 }
 
 /* usage kinds the workloads sum, in one place */
