@@ -621,19 +621,6 @@ static void sv_key(struct gl_buf *b, const struct gl_series *s)
                       strlen(s->labels[i].value), s->labels[i].value);
 }
 
-static int sv_series_cmp(const void *pa, const void *pb)
-{
-    const struct gl_series *a = pa, *b = pb;
-    for (size_t i = 0; i < a->nlabels && i < b->nlabels; i++) {
-        int d = strcmp(a->labels[i].name, b->labels[i].name);
-        if (!d)
-            d = strcmp(a->labels[i].value, b->labels[i].value);
-        if (d)
-            return d;
-    }
-    return (a->nlabels > b->nlabels) - (a->nlabels < b->nlabels);
-}
-
 static int sv_label_cmp(const void *pa, const void *pb)
 {
     return strcmp(((const struct gl_label *)pa)->name, ((const struct gl_label *)pb)->name);
@@ -735,7 +722,7 @@ static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts
         qsort(o->labels, o->nlabels, sizeof *o->labels, sv_label_cmp);
     }
     if (ok)
-        qsort(out->series, out->nseries, sizeof *out->series, sv_series_cmp);
+        qsort(out->series, out->nseries, sizeof *out->series, gl_series_cmp);
     else
         gl_matrix_free(out);
     for (int f = 0; f < SV_N; f++)
@@ -771,7 +758,7 @@ static void server_finish(struct gl_matrix *m)
         m->series[k++] = *s;
     }
     m->nseries = k;
-    qsort(m->series, m->nseries, sizeof *m->series, sv_series_cmp);
+    qsort(m->series, m->nseries, sizeof *m->series, gl_series_cmp);
 }
 
 static int alloc_max_units(void) { return ALLOC_MAX_UNITS; }

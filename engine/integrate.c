@@ -2067,22 +2067,6 @@ struct join_group {
     double *values;
 };
 
-static int label_cmp(const struct gl_series *a, const struct gl_series *b)
-{
-    for (size_t i = 0; i < a->nlabels && i < b->nlabels; i++) {
-        int d = strcmp(a->labels[i].name, b->labels[i].name);
-        if (!d)
-            d = strcmp(a->labels[i].value, b->labels[i].value);
-        if (d)
-            return d;
-    }
-    return (a->nlabels > b->nlabels) - (a->nlabels < b->nlabels);
-}
-
-static int series_cmp(const void *pa, const void *pb)
-{
-    return label_cmp(pa, pb);
-}
 
 static int name_cmp(const void *pa, const void *pb)
 {
@@ -2243,7 +2227,7 @@ enum gl_status gl_allocation_join(const struct gl_config *c, const struct gl_mat
         }
         out->nseries++;
     }
-    qsort(out->series, out->nseries, sizeof *out->series, series_cmp);
+    qsort(out->series, out->nseries, sizeof *out->series, gl_series_cmp);
     free(g);
     free(running);
     gl_intern_free(pods);

@@ -49,6 +49,19 @@ void gl_matrix_free(struct gl_matrix *m)
     memset(m, 0, sizeof *m);
 }
 
+int gl_series_cmp(const void *pa, const void *pb)
+{
+    const struct gl_series *a = pa, *b = pb;
+    for (size_t i = 0; i < a->nlabels && i < b->nlabels; i++) {
+        int d = strcmp(a->labels[i].name, b->labels[i].name);
+        if (!d)
+            d = strcmp(a->labels[i].value, b->labels[i].value);
+        if (d)
+            return d;
+    }
+    return (a->nlabels > b->nlabels) - (a->nlabels < b->nlabels);
+}
+
 const char *gl_series_label(const struct gl_series *s, const char *name)
 {
     for (size_t i = 0; i < s->nlabels; i++)

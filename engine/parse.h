@@ -106,5 +106,8 @@ void gl_matrix_free(struct gl_matrix *m);
 
 /* Value of a label, NULL when absent or empty (SPEC §9: empty = absent). */
 const char *gl_series_label(const struct gl_series *s, const char *name);
+/* qsort order of series by their labels (name, then value, pair by pair;
+ * fewer labels first on a tie), as a backend's matrix is sorted. */
+int gl_series_cmp(const void *pa, const void *pb);
 
 #endif
