@@ -48,7 +48,7 @@ struct dev {
     double *used;      /* device series (no workload identity), max */
     double *free_mib;  /* FB_FREE, max over the group */
     double *reserved;  /* FB_RESERVED, max over the group */
-    double *busy;      /* busy ratio 0..1 from the preferred compute query */
+    double *busy;      /* busy ratio 0..1 from the preferred compute query; NULL: none */
     int32_t first_pair;
     int32_t copy_run;
     bool copy_warned;
@@ -71,6 +71,8 @@ struct pair {
     double *limit;      /* per step: HAMi memory limit (MiB), Σ over containers;
                          * NULL when it has none */
     int32_t next;       /* next pair of the same device */
+    double cur;         /* scratch: values[t] (NaN without values), read once per
+                         * step by step_devices for step_pods */
     int64_t q;          /* scratch: MiB·s this step */
     int64_t dev_q;      /* scratch: its allocation of this device (MiB·s) */
     bool dev_alloc;     /* scratch: holds this very device (claim or limit) */
@@ -185,6 +187,8 @@ struct work {
     size_t stage_next;            /* the entry after the last one matched: a step adds
                                    * its keys in nearly the order of the step before */
     int32_t stage_hour;
+    size_t hour_t;                /* add(): the step whose hour is hour_of_t */
+    int32_t hour_of_t;
     /* mig_usable(): real devices per node (CSR), built at its first call */
     int32_t *node_dev_start, *node_dev_list;
     size_t node_dev_nodes;
@@ -402,8 +406,12 @@ static void add(struct work *w, size_t t, int32_t dev, int32_t ns, int32_t pod, 
         return;
     struct gl_rollup *r = w->r;
     int64_t ts = r->start + (int64_t)t * r->step;
+    if (t != w->hour_t) { /* one division per step, not per add */
+        w->hour_t = t;
+        w->hour_of_t = (int32_t)((int64_t)t * r->step / 3600);
+    }
     struct gl_rollup_entry e = {
-        .hour = (int32_t)((int64_t)t * r->step / 3600),
+        .hour = w->hour_of_t,
         .device = dev, .ns = ns, .pod = pod, .team = team, .kind = kind,
         .quantity = q, .first_t = ts, .last_t = ts, .estimated = estimated,
     };
@@ -647,7 +655,6 @@ static int32_t device_of(struct work *w, const struct gl_series *s)
         d->used = new_values(n);
         d->free_mib = new_values(n);
         d->reserved = new_values(n);
-        d->busy = new_values(n);
         d->mig = gid != NULL;
         cd->cluster = str(w, cluster);
         cd->uuid = str(w, uuid);
@@ -688,7 +695,10 @@ static int32_t pair_of(struct work *w, int32_t dev, const struct gl_series *s, c
  * it saturates, so the checked products and sums after it fail. */
 static int64_t to_mib(double v)
 {
-    return v < 9.0e18 ? (int64_t)llround(v) : INT64_MAX;
+    if (!(v < 9.0e18))
+        return INT64_MAX;
+    int64_t i = (int64_t)v; /* DCGM's whole MiB, the common case: no llround call */
+    return (double)i == v ? i : (int64_t)llround(v);
 }
 
 /* A bytes source's values rounded half-even to MiB per sample (SPEC §9)
@@ -852,6 +862,8 @@ static void add_compute(struct work *w)
                 continue;
             const char *name = gl_series_label(s, "__name__");
             double scale = (name && strcmp(name, "DCGM_FI_DEV_GPU_UTIL") == 0) ? 0.01 : 1.0;
+            if (!DEV(w, dev).busy) /* only devices with compute series: read at every step */
+                DEV(w, dev).busy = new_values(n);
             double *busy = DEV(w, dev).busy;
             for (size_t t = 0; t < n; t++) {
                 double v = s->values[t] * scale;
@@ -1105,14 +1117,23 @@ static void touch_pnode(struct work *w, int32_t pnode)
 }
 
 /* A. Device totals at t. */
+/* The series-major arrays are read one value per series per step, so every
+ * 8th step each one's next cache line is a miss (at 4,096 GPUs, from memory):
+ * each read asks for the line 8 steps ahead, which is then in cache. */
 static void step_devices(struct work *w, size_t t)
 {
     const struct gl_config *c = w->c;
+    const size_t nsteps = w->r->nsteps;
     for (size_t d = 0; d < w->devs.n; d++) {
         struct dev *dv = &DEV(w, d);
         const struct gl_chunk_device *cd = &w->r->devices[d];
         if (!dv->used)
             continue; /* pseudo-device */
+        if (t + 8 < nsteps) {
+            __builtin_prefetch(dv->used + t + 8);
+            __builtin_prefetch(dv->free_mib + t + 8);
+            __builtin_prefetch(dv->reserved + t + 8);
+        }
         int64_t sum = 0, v_max = -1;
         int npods = 0;
         bool all_equal = true, any_seen = false;
@@ -1120,9 +1141,12 @@ static void step_devices(struct work *w, size_t t)
             struct pair *pp = &PAIR(w, p);
             if (pp->seen && pp->seen[t])
                 any_seen = true;
-            if (!pp->values || isnan(pp->values[t]))
+            pp->cur = pp->values ? pp->values[t] : (double)NAN;
+            if (pp->values && t + 8 < nsteps)
+                __builtin_prefetch(pp->values + t + 8);
+            if (isnan(pp->cur))
                 continue;
-            int64_t v = to_mib(pp->values[t]);
+            int64_t v = to_mib(pp->cur);
             if (v_max >= 0 && v != v_max)
                 all_equal = false;
             if (v > v_max)
@@ -1306,6 +1330,8 @@ static void step_allocation(struct work *w, size_t t)
     const int64_t step = w->r->step;
     for (size_t i = 0; i < w->asers.n; i++) {
         struct aser *a = &ASER(w, i);
+        if (t + 8 < w->r->nsteps) /* as in step_devices */
+            __builtin_prefetch(a->values + t + 8);
         double v = a->values[t];
         if (isnan(v) || v <= 0)
             continue;
@@ -1554,8 +1580,7 @@ static void step_pods(struct work *w, size_t t)
         for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
             struct pair *pp = &PAIR(w, p);
             pp->q = 0;
-            bool present = dv->unknown ? (pp->seen && pp->seen[t])
-                                       : (pp->values && !isnan(pp->values[t]));
+            bool present = dv->unknown ? (pp->seen && pp->seen[t]) : !isnan(pp->cur);
             if (present)
                 members[nm++] = p;
         }
@@ -1585,7 +1610,7 @@ static void step_pods(struct work *w, size_t t)
                 }
             int64_t v = 0;
             for (int k = 0; k < nm; k++) {
-                int64_t x = to_mib(PAIR(w, members[k]).values[t]);
+                int64_t x = to_mib(PAIR(w, members[k]).cur);
                 if (x > v)
                     v = x;
             }
@@ -1612,7 +1637,7 @@ static void step_pods(struct work *w, size_t t)
             estimated = true;
         } else {
             for (int k = 0; k < nm; k++)
-                q_mul(w, t, to_mib(PAIR(w, members[k]).values[t]), step, &PAIR(w, members[k]).q,
+                q_mul(w, t, to_mib(PAIR(w, members[k]).cur), step, &PAIR(w, members[k]).q,
                       "a pod's memory (MiB·s)", (int32_t)d);
         }
         /* memory_used rows, anomalies, usage per (pod, node, model) */
@@ -1641,7 +1666,7 @@ static void step_pods(struct work *w, size_t t)
                 teams[nteams++] = team;
         }
         /* compute indicator: one (device, step) per team with memory on it */
-        if (!isnan(dv->busy[t])) {
+        if (dv->busy && !isnan(dv->busy[t])) {
             double b = dv->busy[t] < 0 ? 0 : dv->busy[t] * 1e6;
             if (!(b < 9.0e15)) {
                 overflow_at(w, t, "the busy ratio %g of %s is beyond any plausible value",
@@ -1914,7 +1939,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     r->strings = gl_intern_new();
     r->samples_per_hour = gl_xcalloc(r->nhours + 1, sizeof *r->samples_per_hour);
     r->bad_samples = m->bad_samples;
-    struct work w = {.c = c, .in = in, .r = r};
+    struct work w = {.c = c, .in = in, .r = r, .hour_t = SIZE_MAX};
     w.ens_label = prefixed("exported_", c->namespace_label);
     w.epod_label = prefixed("exported_", c->pod_label);
     gl_buf_init(&w.keybuf);

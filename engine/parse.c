@@ -283,6 +283,54 @@ static int unexpected(struct parser *p, const char *token)
 
 /* ---- values ---- */
 
+/* Eight ASCII bytes (the first digit in the lowest byte) as a number
+ * 0-99999999; false unless every byte is '0'-'9'. SWAR: a few
+ * instructions for the eight, not a loop per digit. */
+static inline bool eight_digits(uint64_t x, uint64_t *out)
+{
+    const uint64_t zeros = 0x3030303030303030ull, hi = 0xF0F0F0F0F0F0F0F0ull;
+    /* a digit's high nibble is 3, also after adding 6 (a byte that carries
+     * fails itself, so the carry hides nothing) */
+    if ((x & hi) != zeros || ((x + 0x0606060606060606ull) & hi) != zeros)
+        return false;
+    x = (x & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
+    x = (x & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
+    *out = (uint32_t)((x & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32);
+    return true;
+}
+
+/* The value of s[0, n) when it is 1 to 16 digits '0'-'9'; false otherwise
+ * (a sign, a point, an exponent, anything else: the callers' slow paths).
+ * 9 to 16 digits (a Unix time has 10) are read as two overlapping words. */
+static inline bool whole_digits(const char *s, size_t n, uint64_t *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n >= 9 && n <= 16) {
+        const size_t k = n - 8; /* the leading digits, then the last 8 */
+        uint64_t w, lo, hi;
+        memcpy(&w, s, 8);
+        memcpy(&lo, s + k, 8);
+        /* the first k bytes right-aligned behind '0's */
+        uint64_t x = k == 8 ? w : w << (8 * (8 - k)) | 0x3030303030303030ull >> (8 * k);
+        if (!eight_digits(x, &hi) || !eight_digits(lo, &lo))
+            return false;
+        *out = hi * 100000000u + lo;
+        return true;
+    }
+#endif
+    if (n == 0 || n > 16)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
 /* A Prometheus float: [+-]digits[.digits][(e|E)[+-]digits] (at least one
  * digit before the exponent), or NaN, Inf, +Inf, -Inf. No hex, no space,
  * no NUL, nothing after. Returns false when the text is malformed. */
@@ -300,15 +348,10 @@ static bool parse_value(const char *s, size_t n, double *out)
         *out = -INFINITY;
         return true;
     }
-    if (n > 0 && n <= 15) { /* the common case, a whole number: exact without strtod */
-        int64_t v = 0;
-        size_t k = 0;
-        while (k < n && s[k] >= '0' && s[k] <= '9')
-            v = v * 10 + (s[k++] - '0');
-        if (k == n) {
-            *out = (double)v; /* < 10^15 < 2^53: exact */
-            return true;
-        }
+    uint64_t v;
+    if (n <= 15 && whole_digits(s, n, &v)) { /* the common case: exact without strtod */
+        *out = (double)v; /* < 10^15 < 2^53: exact */
+        return true;
     }
     size_t i = 0, digits = 0;
     if (i < n && (s[i] == '+' || s[i] == '-'))
@@ -341,6 +384,34 @@ static bool parse_value(const char *s, size_t n, double *out)
     return true;
 }
 
+/* The slot of t, a whole timestamp of the text s[0, n), in the window;
+ * fails the response when it is outside the window or off the grid. */
+static int grid_slot(struct parser *p, const char *s, size_t n, int64_t t, size_t *slot)
+{
+    const struct gl_matrix *m = p->m;
+    char raw[80], when[40];
+    int64_t off = t - m->start;
+    if (off < 0 || off >= (int64_t)m->nsteps * m->step) {
+        char a[40], b[40];
+        escape_n(s, n, raw, sizeof raw);
+        gl_time_format(t, when, sizeof when);
+        gl_time_format(m->start, a, sizeof a);
+        gl_time_format(m->start + (int64_t)(m->nsteps - 1) * m->step, b, sizeof b);
+        return fail_series(p, "sample at %s (%s) is outside the requested window %s to %s: "
+                           "refusing the response", when, raw, a, b);
+    }
+    if (off % m->step) {
+        char a[40];
+        escape_n(s, n, raw, sizeof raw);
+        gl_time_format(t, when, sizeof when);
+        gl_time_format(m->start, a, sizeof a);
+        return fail_series(p, "sample at %s (%s) is off the step grid (every %llds from %s): "
+                           "refusing the response", when, raw, (long long)m->step, a);
+    }
+    *slot = (size_t)(off / m->step);
+    return 1;
+}
+
 /* A timestamp (a JSON number, seconds, possibly with a fraction) to its
  * grid slot; fails the response when it is off the grid, outside the
  * window or seen before in the series. */
@@ -349,15 +420,11 @@ static int take_ts(struct parser *p, const char *s, size_t n)
     const struct gl_matrix *m = p->m;
     /* the messages' copies of the text and the time are made only on failure */
     char raw[80], when[40];
+    uint64_t whole;
     int64_t t = 0;
-    bool whole = n > 0 && n <= 18;
-    for (size_t i = 0; whole && i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            whole = false;
-        else
-            t = t * 10 + (s[i] - '0');
-    }
-    if (!whole) {
+    if (n <= 16 && whole_digits(s, n, &whole)) {
+        t = (int64_t)whole; /* < 10^16 */
+    } else {
         char buf[64];
         escape_n(s, n, raw, sizeof raw);
         if (n >= sizeof buf)
@@ -377,26 +444,11 @@ static int take_ts(struct parser *p, const char *s, size_t n)
         }
         t = (int64_t)d;
     }
-    int64_t off = t - m->start;
-    if (off < 0 || off >= (int64_t)m->nsteps * m->step) {
-        char a[40], b[40];
-        escape_n(s, n, raw, sizeof raw);
-        gl_time_format(t, when, sizeof when);
-        gl_time_format(m->start, a, sizeof a);
-        gl_time_format(m->start + (int64_t)(m->nsteps - 1) * m->step, b, sizeof b);
-        return fail_series(p, "sample at %s (%s) is outside the requested window %s to %s: "
-                           "refusing the response", when, raw, a, b);
-    }
-    if (off % m->step)
-    {
-        char a[40];
-        escape_n(s, n, raw, sizeof raw);
-        gl_time_format(t, when, sizeof when);
-        gl_time_format(m->start, a, sizeof a);
-        return fail_series(p, "sample at %s (%s) is off the step grid (every %llds from %s): "
-                           "refusing the response", when, raw, (long long)m->step, a);
-    }
-    size_t slot = (size_t)(off / m->step);
+    size_t slot = 0;
+    if (p->npresent && t - p->ts == m->step && p->slot + 1 < m->nsteps)
+        slot = p->slot + 1; /* the series' next step, the common case: no division */
+    else if (!grid_slot(p, s, n, t, &slot))
+        return 0;
     if (p->present[slot]) {
         escape_n(s, n, raw, sizeof raw);
         gl_time_format(t, when, sizeof when);
@@ -542,15 +594,18 @@ static int labels_done(struct parser *p)
 
 static int add_label(struct parser *p, const char *v, size_t vn)
 {
-    char k[200];
-    escape_n(p->key.data ? p->key.data : "", p->key.len, k, sizeof k);
-    if (memchr(v, '\0', vn))
+    char k[200]; /* the name as messages show it: made only on failure */
+    if (memchr(v, '\0', vn)) {
+        escape_n(p->key.data ? p->key.data : "", p->key.len, k, sizeof k);
         return fail_series(p, "label \"%s\" has a NUL character in its value", k);
+    }
     /* U+D800..U+DFFF encoded (from a \u escape yajl passes through) is not UTF-8 */
     for (size_t i = 0; i + 1 < vn; i++)
-        if ((unsigned char)v[i] == 0xed && (unsigned char)v[i + 1] >= 0xa0)
+        if ((unsigned char)v[i] == 0xed && (unsigned char)v[i + 1] >= 0xa0) {
+            escape_n(p->key.data ? p->key.data : "", p->key.len, k, sizeof k);
             return fail_series(p, "label \"%s\": value is not valid UTF-8 (a UTF-16 surrogate)",
                                k);
+        }
     struct gl_series *s = p->cur;
     /* one slot is always spare: labels + nlabels is then inside the array,
      * never a label's own allocation (labels_packed) */

@@ -215,6 +215,59 @@ static void test_values(void)
     FAILS(HEAD SERIES(DEV, "[1e20,\"5\"]") TAIL, "not a plausible Unix time");
 }
 
+/* The eight-at-a-time digit path (whole_digits): every length 1..15, leading
+ * zeros, and a byte just outside '0'-'9' (or another non-digit) at every
+ * position, against the slow path's reading (strtod) and its refusal. */
+static void test_digits(void)
+{
+    static const char nondigit[] = {'/', ':', 'a', '_', ' ', '!', '\x7f'};
+    const struct gl_parse_opts any = {.any_finite = true}; /* no plausibility bound */
+    uint32_t seed = 12345;
+    for (size_t n = 1; n <= 15; n++) {
+        for (int round = 0; round < 20; round++) {
+            char v[16];
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 1103515245u + 12345u;
+                v[i] = (char)('0' + (round == 0 ? 0 : round == 1 ? 9 : (seed >> 16) % 10));
+            }
+            v[n] = '\0';
+            char body[512];
+            snprintf(body, sizeof body, HEAD SERIES(DEV, "[1790985600,\"%s\"]") TAIL, v);
+            struct gl_matrix m;
+            parses(body, &any, &m);
+            CHECK(m.nseries == 1 && m.series[0].values[0] == strtod(v, NULL));
+            gl_matrix_free(&m);
+        }
+        for (size_t at = 0; at < n; at++)
+            for (size_t k = 0; k < sizeof nondigit; k++) {
+                char v[16];
+                memset(v, '7', n);
+                v[n] = '\0';
+                v[at] = nondigit[k];
+                char body[512];
+                snprintf(body, sizeof body, HEAD SERIES(DEV, "[1790985600,\"%s\"]") TAIL, v);
+                FAILS(body, "is not a number", "2026-10-03T00:00:00Z");
+            }
+    }
+    /* the next step of a series is found without a division: a duplicate is
+     * still seen there, after a sample out of order */
+    FAILS(HEAD SERIES(DEV, "[1790985660,\"1\"],[1790985600,\"2\"],[1790985660,\"3\"]") TAIL,
+          "duplicate timestamp", "2026-10-03T00:01:00Z");
+    struct gl_matrix m;
+    parses(HEAD SERIES(DEV, "[1790985600,\"1\"],[1790985660,\"2\"],[1790985780,\"4\"]") "," SERIES(
+               "\"__name__\":\"y\"", "[1790985660,\"5\"],[1790985720,\"6\"]") TAIL,
+           NULL, &m);
+    CHECK(m.nseries == 2 && m.samples == 5);
+    CHECK(m.series[0].values[0] == 1 && m.series[0].values[1] == 2 &&
+          isnan(m.series[0].values[2]) && m.series[0].values[3] == 4);
+    CHECK(isnan(m.series[1].values[0]) && m.series[1].values[1] == 5 &&
+          m.series[1].values[2] == 6 && isnan(m.series[1].values[3]));
+    gl_matrix_free(&m);
+    /* the last step, then one past the window: not a "next step" */
+    FAILS(HEAD SERIES(DEV, "[1790985780,\"1\"],[1790985840,\"2\"]") TAIL,
+          "outside the requested window");
+}
+
 static void test_timestamps(void)
 {
     FAILS(HEAD SERIES(DEV, "[1790985600,\"1\"],[1790985600,\"2\"]") TAIL, "duplicate timestamp",
@@ -540,6 +593,7 @@ int main(void)
     RUN(test_config_keys);
     RUN(test_good);
     RUN(test_values);
+    RUN(test_digits);
     RUN(test_timestamps);
     RUN(test_shape);
     RUN(test_labels);
