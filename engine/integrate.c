@@ -88,6 +88,8 @@ struct pod {
     int32_t pl_key, nl_key;
     int32_t cache_pl, cache_nl, team;
     int64_t team_t;
+    int32_t pl_at, nl_at;       /* label_at's answers, good for [from, until) */
+    size_t pl_from, pl_until, nl_from, nl_until;
 };
 
 struct node {
@@ -96,6 +98,8 @@ struct node {
     int32_t labels_key;
     int64_t usable;         /* scratch: max usable MiB of a full GPU */
     int64_t replicas;       /* scratch */
+    int64_t rep_label;      /* its replicas label, good for steps [rep_from, rep_until) */
+    size_t rep_from, rep_until;
 };
 
 struct pn {                 /* (pod, node, model) */
@@ -945,16 +949,33 @@ static void index_labels(struct work *w, struct label_index *li, const struct gl
 
 /* The label series of key valid at step t: present at t, the one that
  * first appeared latest wins (SPEC §9). -1 when none. */
-static int32_t label_at(const struct label_index *li, int32_t key, size_t t)
+/* *until: the first step after t where the answer may differ (no series of
+ * key starts or ends before it), so callers reuse it for [t, *until). */
+static int32_t label_at(const struct label_index *li, int32_t key, size_t t, size_t *until)
 {
+    *until = SIZE_MAX;
     if (!li->m || key < 0 || (size_t)key >= li->nheads)
         return -1;
     int32_t best = -1;
     int64_t best_first = -1;
     for (int32_t i = li->head[key]; i >= 0; i = li->next[i]) {
         const struct gl_series *s = &li->m->series[i];
-        if (li->lo[i] >= 0 ? (int64_t)t < li->lo[i] || (int64_t)t > li->hi[i]
-                           : isnan(s->values[t]))
+        bool absent;
+        if (li->lo[i] < 0) { /* not one run of steps: this step only */
+            *until = t + 1;
+            absent = isnan(s->values[t]);
+        } else if ((int64_t)t < li->lo[i]) {
+            if ((size_t)li->lo[i] < *until)
+                *until = (size_t)li->lo[i];
+            absent = true;
+        } else if ((int64_t)t > li->hi[i]) {
+            absent = true;
+        } else {
+            if ((size_t)li->hi[i] + 1 < *until)
+                *until = (size_t)li->hi[i] + 1;
+            absent = false;
+        }
+        if (absent)
             continue;
         if (best < 0 || s->first_seen > best_first) {
             best = i;
@@ -969,8 +990,16 @@ static int32_t team_at(struct work *w, int32_t podi, size_t t)
     struct pod *p = &POD(w, podi);
     if (p->team_t == (int64_t)t)
         return p->team;
-    int32_t pl = label_at(&w->pl, p->pl_key, t);
-    int32_t nl = label_at(&w->nl, p->nl_key, t);
+    /* the label series in force change rarely: found again only after their run */
+    if (t < p->pl_from || t >= p->pl_until) {
+        p->pl_at = label_at(&w->pl, p->pl_key, t, &p->pl_until);
+        p->pl_from = t;
+    }
+    if (t < p->nl_from || t >= p->nl_until) {
+        p->nl_at = label_at(&w->nl, p->nl_key, t, &p->nl_until);
+        p->nl_from = t;
+    }
+    int32_t pl = p->pl_at, nl = p->nl_at;
     if (pl != p->cache_pl || nl != p->cache_nl) {
         const char *team = gl_team_resolve(w->c, pl >= 0 ? &w->pl.m->series[pl] : NULL,
                                            nl >= 0 ? &w->nl.m->series[nl] : NULL, S(w, p->ns),
@@ -1313,11 +1342,15 @@ static void step_allocation(struct work *w, size_t t)
         const struct gl_kv *kv = gl_kv_find(c->replicas, c->nreplicas, S(w, n->host));
         int64_t replicas = kv ? kv->num : 0;
         if (!replicas) {
-            int32_t li = label_at(&w->nodel, n->labels_key, t);
-            const char *v = li >= 0 ? gl_series_label(&w->nodel.m->series[li],
-                                                      "label_nvidia_com_gpu_replicas")
-                                    : NULL;
-            replicas = v ? strtoll(v, NULL, 10) : 0;
+            if (t < n->rep_from || t >= n->rep_until) { /* its label series' run */
+                int32_t li = label_at(&w->nodel, n->labels_key, t, &n->rep_until);
+                const char *v = li >= 0 ? gl_series_label(&w->nodel.m->series[li],
+                                                          "label_nvidia_com_gpu_replicas")
+                                        : NULL;
+                n->rep_label = v ? strtoll(v, NULL, 10) : 0;
+                n->rep_from = t;
+            }
+            replicas = n->rep_label;
         }
         n->replicas = replicas >= 1 ? replicas : 1;
     }
@@ -1330,8 +1363,12 @@ static void step_allocation(struct work *w, size_t t)
     const int64_t step = w->r->step;
     for (size_t i = 0; i < w->asers.n; i++) {
         struct aser *a = &ASER(w, i);
-        if (t + 8 < w->r->nsteps) /* as in step_devices */
-            __builtin_prefetch(a->values + t + 8);
+        if (i + 16 < w->asers.n) { /* misses a few series ahead: value, cells */
+            const struct aser *ahead = &ASER(w, i + 16);
+            __builtin_prefetch(ahead->values + t);
+            __builtin_prefetch(&PN(w, ahead->pn));
+            __builtin_prefetch(&PNODE(w, ahead->pnode));
+        }
         double v = a->values[t];
         if (isnan(v) || v <= 0)
             continue;
@@ -1809,6 +1846,8 @@ static void step_allocation_rows(struct work *w, size_t t)
     }
     for (size_t i = 0; i < w->ntouched_pn; i++) {
         struct pn *pn = &PN(w, w->touched_pn[i]);
+        if (i + 8 < w->ntouched_pn) /* cells in touch order: a miss each, asked ahead */
+            __builtin_prefetch(&PN(w, w->touched_pn[i + 8]));
         const struct pod *po = &POD(w, pn->pod);
         if (pn->alloc_q > 0) {
             int32_t team = team_at(w, pn->pod, t);
@@ -1829,6 +1868,8 @@ static void step_allocation_rows(struct work *w, size_t t)
     w->ntouched_pn = 0;
     for (size_t i = 0; i < w->ntouched_pnode; i++) {
         struct pnode *pnode = &PNODE(w, w->touched_pnode[i]);
+        if (i + 8 < w->ntouched_pnode)
+            __builtin_prefetch(&PNODE(w, w->touched_pnode[i + 8]));
         const struct pod *po = &POD(w, pnode->pod);
         int64_t r_whole = pnode->whole_units;
         /* devices with their own allocation record (a DRA claim, a HAMi
