@@ -52,7 +52,7 @@ static struct key_figures *key_get(struct key_table *t, const char *team, const 
     gl_buf_reset(&t->key);
     bool ok = true;
     for (size_t i = 0; ok && i < sizeof parts / sizeof *parts; i++)
-        ok = gl_buf_printf(&t->key, "%zu:%s", strlen(parts[i]), parts[i]);
+        ok = gl_buf_put_field(&t->key, parts[i]);
     ok = ok && gl_buf_printf(&t->key, "%lld", (long long)day);
     int32_t id = ok ? gl_intern_get(t->ids, t->key.data) : -1;
     if (id < 0) {

@@ -118,7 +118,9 @@ static enum gl_status label_history(const struct gl_cluster *cluster, struct gl_
         gl_buf_reset(&key);
         gl_buf_puts(&key, cluster->name);
         for (size_t k = 0; k < se->nlabels; k++)
-            gl_buf_printf(&key, "\x1f%s=%s", se->labels[k].name, se->labels[k].value);
+            if (!gl_buf_puts(&key, "\x1f") || !gl_buf_puts(&key, se->labels[k].name) ||
+                !gl_buf_puts(&key, "=") || !gl_buf_puts(&key, se->labels[k].value))
+                rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
         rc = gl_store_label_first_seen(s, key.data, &se->first_seen, record, err);
     }
     gl_buf_free(&key);

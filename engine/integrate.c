@@ -492,7 +492,7 @@ static int32_t key3(struct work *w, struct gl_intern *t, const char *a, const ch
     struct gl_buf *k = &w->keybuf;
     gl_buf_reset(k);
     for (int i = 0; i < 3; i++)
-        if (!gl_buf_printf(k, "%zu:", strlen(parts[i])) || !gl_buf_puts(k, parts[i])) {
+        if (!gl_buf_put_field(k, parts[i])) {
             fputs("gpuledger: out of memory\n", stderr);
             abort();
         }
@@ -2123,7 +2123,7 @@ static void join_key(struct gl_buf *b, const struct gl_series *s, const char *co
     gl_buf_reset(b);
     for (size_t i = 0; i < n; i++) {
         const char *v = names[i] ? gl_series_label(s, names[i]) : NULL;
-        gl_buf_printf(b, "%zu:%s", v ? strlen(v) : 0, v ? v : "");
+        gl_buf_put_field(b, v);
     }
 }
 

@@ -73,14 +73,42 @@ bool gl_buf_puts(struct gl_buf *b, const char *s)
     return gl_buf_append(b, s, strlen(s));
 }
 
+bool gl_buf_put_field(struct gl_buf *b, const char *s)
+{
+    size_t n = s ? strlen(s) : 0, k = 24, x = n;
+    char d[24];
+    do
+        d[--k] = (char)('0' + x % 10);
+    while ((x /= 10) > 0);
+    size_t len = b->len;
+    if (gl_buf_append(b, d + k, sizeof d - k) && gl_buf_append(b, ":", 1) &&
+        gl_buf_append(b, s ? s : "", n))
+        return true;
+    b->len = len; /* unchanged */
+    if (b->data)
+        b->data[len] = '\0';
+    return false;
+}
+
 bool gl_buf_vprintf(struct gl_buf *b, const char *fmt, va_list ap)
 {
+    /* one pass when it fits the room there is, a second after growing */
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
+    size_t room = b->data ? b->cap - b->len : 0;
+    int n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, ap2);
     va_end(ap2);
-    if (n < 0 || !buf_reserve(b, (size_t)n))
+    if (n < 0)
         return false;
+    if ((size_t)n < room) {
+        b->len += (size_t)n;
+        return true;
+    }
+    if (!buf_reserve(b, (size_t)n)) {
+        if (room)
+            b->data[b->len] = '\0'; /* the first pass's cut text: unchanged */
+        return false;
+    }
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     b->len += (size_t)n;
     return true;

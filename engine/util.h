@@ -28,6 +28,10 @@ void gl_buf_reset(struct gl_buf *b);
 bool gl_buf_reserve(struct gl_buf *b, size_t extra);
 bool gl_buf_append(struct gl_buf *b, const void *data, size_t n);
 bool gl_buf_puts(struct gl_buf *b, const char *s);
+/* s as "<decimal length>:<s>", one field of a length-prefixed key (no value
+ * can run into the next); a NULL s is the empty field. No printf: keys are
+ * built per series and per step. */
+bool gl_buf_put_field(struct gl_buf *b, const char *s);
 bool gl_buf_printf(struct gl_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 bool gl_buf_vprintf(struct gl_buf *b, const char *fmt, va_list ap)

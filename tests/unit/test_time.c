@@ -1,7 +1,11 @@
-/* Unit tests: RFC 3339 and billing periods (engine/timeutil.c). */
+/* Unit tests: RFC 3339 and billing periods (engine/timeutil.c), and the
+ * growable buffer's key and printf helpers (engine/util.c). */
 #include "tap.h"
 #include "timeutil.h"
 #include "util.h"
+
+#include <stdio.h>
+#include <string.h>
 
 static void test_parse(void)
 {
@@ -107,11 +111,53 @@ static void test_safe_name_bounds(void)
     CHECK(gl_safe_names_check(same, 3, &err) == GL_ERR_CONFIG && strstr(err.msg, "x|y"));
 }
 
+/* gl_buf_put_field: "<length>:<text>" (the keys of integrate, close and the
+ * allocation join), and gl_buf_vprintf in one pass or two, at every room
+ * left, equal to snprintf's text. */
+static void test_buf(void)
+{
+    struct gl_buf b;
+    gl_buf_init(&b);
+    CHECK(gl_buf_put_field(&b, "ab") && gl_buf_put_field(&b, NULL) &&
+          gl_buf_put_field(&b, "") && gl_buf_put_field(&b, "0123456789"));
+    CHECK_STR(b.data, "2:ab0:0:10:0123456789");
+    CHECK(b.len == strlen(b.data));
+    char big[1200];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    gl_buf_reset(&b);
+    CHECK(gl_buf_put_field(&b, big) && strncmp(b.data, "1199:xxx", 8) == 0 &&
+          b.len == 5 + 1199);
+    for (size_t pre = 0; pre < 600; pre += 7) {
+        struct gl_buf v;
+        gl_buf_init(&v);
+        for (size_t i = 0; i < pre; i++)
+            gl_buf_append(&v, "p", 1);
+        CHECK(gl_buf_printf(&v, "%s|%d|%.3s", big + 900, (int)pre, "abcdef"));
+        char want[1500];
+        snprintf(want, sizeof want, "%.*s%s|%d|abc", (int)pre,
+                 "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
+                 "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
+                 "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
+                 "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
+                 "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
+                 "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
+                 "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
+                 "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp",
+                 big + 900, (int)pre);
+        CHECK_STR(v.data, want);
+        CHECK(v.len == strlen(want));
+        gl_buf_free(&v);
+    }
+    gl_buf_free(&b);
+}
+
 int main(void)
 {
     RUN(test_safe_name);
     RUN(test_safe_name_bounds);
     RUN(test_parse);
     RUN(test_period);
+    RUN(test_buf);
     return TAP_END();
 }
