@@ -26,8 +26,18 @@ recompute") or not ("closed period not recomputed"), and a summary line
              late hours (the test's own figures), in this run and the next
   capacity   a larger H100 seen in October changes the GPU-Hours conversion
              of the closed months: refused (exit 7) after the checks too
+  trend      the team page's "Month over month" reads only the months it
+             shows (GL_STATEMENT_TREND_MONTHS = 5 before October): earlier
+             months of ml-research added by SQL (usage_key_hour and
+             frozen_row, what the trend reads) with a gap, a month with only
+             frozen rows, a month with only allocated rows, and, before the
+             five shown, months whose memory used and frozen totals overflow
+             64 bits; the report still prints (the old engine summed every
+             earlier month and failed), ml-research's trend is the test's
+             own figures, the other teams' pages are unchanged
 """
 
+import html
 import json
 import os
 import re
@@ -226,9 +236,105 @@ class ClosedRun(reprice_test.Reprice):
         self.tap.check("capacity: a larger H100 measured after the checks changes the GPU-Hours "
                        "conversion of the closed months: run refuses (exit 7)", p)
 
+    def trend_rows(self, md):
+        """[(month, status, used GB-h, invoice total), ...] of a Markdown team
+        page's "Month over month" table."""
+        sec = md.split("## Month over month", 1)[1].split("\n## ", 1)[0]
+        rows = [[c.strip() for c in line.strip().strip("|").split("|")]
+                for line in sec.splitlines() if line.startswith("| ")]
+        return [(r[0], r[1], r[2], r[4]) for r in rows[1:]]
+
+    def trend_rows_html(self, page):
+        """The same of an HTML team page (its table after "Month over month")."""
+        sec = page.split("Month over month</h2>", 1)[1].split("</table>", 1)[0]
+        rows = []
+        for tr in sec.split("<tr>")[2:]:  # after the header row
+            cells = [html.unescape(re.sub(r"<[^>]*>", "", c))
+                     for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)]
+            rows.append((cells[0], cells[1], cells[2], cells[4]))
+        return rows
+
+    def trend(self):
+        d, cfg, db, prices = self.setup_db("trend")
+        rep0, rep1 = os.path.join(d, "report-before"), os.path.join(d, "report-after")
+        rc, _, err = self.eng.run(cfg, db, "report", "--period", OPEN, "--out", rep0)
+        if rc:
+            raise RuntimeError("report before: exit %d %s" % (rc, harness.tail(err)))
+        team, mine = "ml-research", "report-%s-ml-research.md" % OPEN  # its other: .html
+        with open(os.path.join(rep0, mine)) as f:
+            before = self.trend_rows(f.read())
+        if [r[0] for r in before[:-1]] != list(CLOSED):
+            raise RuntimeError("the golden trend of %s is %s, want %s then October"
+                               % (team, before, CLOSED))
+        # MiB·s of exactly 128 GB-h: 439453125 x 2^20 B / 10^9 / 3600 s
+        unit = 439453125
+        big = 1 << 62  # three of them overflow a 64-bit sum
+        con = sqlite3.connect(db)
+
+        def used(ts, q, kind="memory_used", cluster="east"):
+            con.execute("INSERT INTO usage_key_hour (hour, cluster, model, team, kind, quantity,"
+                        " estimated, rows) VALUES (?, ?, ?, ?, ?, ?, 0, 1)",
+                        (make_db.hour(ts), cluster, A100, team, kind, q))
+
+        def frozen(period, cp, day, minor, who=team):
+            con.execute("INSERT INTO frozen_row (period, corrected_period, team, cluster, model,"
+                        " kind, price_id, price_key, day, unit_price, mib_seconds, gb_hours_nano,"
+                        " billed_minor) VALUES (?, ?, ?, 'east', ?, 'memory_used', 'p:1', 'k',"
+                        " ?, '0', 0, 0, ?)", (period, cp, who, A100, day, minor))
+
+        # shown: July (two rows, first and last hour, two clusters), May
+        # (frozen rows only: no closed period, so open and not totalled),
+        # April; not shown: June (allocated rows only: no memory used), March
+        used("2026-07-01T00", unit)
+        used("2026-07-31T23", 2 * unit, cluster="west")
+        used("2026-06-15T10", 5 * unit, kind="allocated")
+        frozen("2026-05", "", 1, 1000)
+        frozen("2026-05", "2026-03", 1, 234)
+        frozen("2026-05", "2026-04", 1, 99, who="gone")  # a team without an invoice now
+        used("2026-04-10T10", 2 * unit)
+        used("2026-03-10T10", 3 * unit)
+        # before March: sums that overflow 64 bits (usage and frozen)
+        for h in ("2026-02-01T00", "2026-02-01T01", "2026-02-01T02"):
+            used(h, big)
+        for day in (1, 2, 3):
+            frozen("2026-01", "", day, big)
+        con.commit()
+        con.close()
+        p = []
+        rc, _, err = self.eng.run(cfg, db, "report", "--period", OPEN, "--out", rep1)
+        if rc:
+            p.append("report after the earlier months were added: exit %d %s (a month before "
+                     "the five shown was read)" % (rc, harness.tail(err, 400)))
+        else:
+            with open(os.path.join(rep1, mine)) as f:
+                got = self.trend_rows(f.read())
+            with open(os.path.join(rep1, mine[:-2] + "html")) as f:
+                got_html = self.trend_rows_html(f.read())
+            def gb(q):
+                return format(Decimal(q) * 1048576 / Decimal(10) ** 9 / 3600, ",.2f")
+            opened = "open (not totalled here)"
+            want = [("2026-04", opened, gb(2 * unit), "—"), ("2026-05", opened, gb(0), "—"),
+                    ("2026-07", opened, gb(3 * unit), "—")] + before
+            if got != want:
+                p.append("the trend of %s is %s, want %s" % (team, got, want))
+            if got_html != want:
+                p.append("the HTML trend of %s is %s, want %s" % (team, got_html, want))
+            for name in sorted(os.listdir(rep0)):
+                if name.startswith(mine[:-2]):
+                    continue  # ml-research's pages (Markdown above)
+                with open(os.path.join(rep0, name), "rb") as a, \
+                        open(os.path.join(rep1, name), "rb") as b:
+                    if a.read() != b.read():
+                        p.append("%s changed after ml-research's earlier months were added"
+                                 % name)
+        self.tap.check("trend: the month-over-month table reads the five months it shows "
+                       "(months before them that overflow 64 bits are not read), skips months "
+                       "without memory used, keeps frozen-only months, other teams unchanged",
+                       p)
+
     def main(self):
         self.eng = harness.Engine(self.args.bin, self.work)
-        for case in (self.skip, self.prices, self.late_data, self.capacity):
+        for case in (self.trend, self.skip, self.prices, self.late_data, self.capacity):
             try:
                 case()
             except Exception as e:  # a broken case must not hide the others
