@@ -139,7 +139,8 @@ enum gl_status gl_store_closed_inputs(struct gl_store *s, const struct gl_period
     static const struct {
         const char *tag, *sql;
     } q[] = {
-        {"closed", "SELECT closed_at FROM closed_period WHERE period = :period"},
+        /* `+period`: a scan, not a search (CLOSED_SCAN in query.c) */
+        {"closed", "SELECT closed_at FROM closed_period WHERE +period = :period"},
         /* every stored chunk of one of its hours bumps it (schema/003) */
         {"data", "SELECT version FROM data_version WHERE period = :period"},
         {"accepted", "SELECT model, day, price_key, unit_price FROM reprice_accepted"
