@@ -898,12 +898,13 @@ void gl_team_workloads_free(struct gl_team_workloads *w)
 }
 
 /* The trend reads one month at a time, newest first, and stops at the
- * max-th: a month before those shown is never read, so the cost is that of
- * the months shown whatever the age of the database (issue 13 item 1).
- * Every read is a search of an index (EXPLAIN QUERY PLAN in
- * bench/RESULTS.md): usage_key_hour_team (team, hour) for the usage,
- * frozen_row's primary key (period, corrected_period, team, ...) for the
- * frozen totals, a skip over the few corrected periods of a period. */
+ * max-th: a month before those shown is never summed (at most one seek
+ * finds it), so the cost is that of the months shown whatever the age of
+ * the database (issue 13 item 1). The reads are searches of an index
+ * (EXPLAIN QUERY PLAN in bench/RESULTS.md): usage_key_hour_team (team,
+ * hour) for the usage, frozen_row's primary key (period, corrected_period,
+ * team, ...) for the frozen totals, a skip over the few corrected periods
+ * of a period; closed_period is scanned (CLOSED_SCAN). */
 enum trend_stmt {
     TR_USED_LAST, TR_USED, TR_FROZEN_LAST, TR_FROZEN_ANY, TR_FROZEN, TR_CLOSED, TR_N
 };
