@@ -248,10 +248,12 @@ enum gl_status gl_corrections_add(const struct gl_config *c, struct gl_store *s,
         bool closed;
         if ((rc = gl_period_is_closed(s, cp.name, &closed, err)) || !closed)
             break;
-        /* a pruned period (store_admin.h) is final: its hourly rows are gone */
-        bool pruned;
+        /* a pruned period (store_admin.h) is final: its hourly rows are gone;
+         * a settled one (reprice.h) has no correction lines */
+        bool pruned, settled = false;
         if ((rc = gl_admin_period_pruned(s, cp.name, &pruned, err)) ||
-            (!pruned && (rc = correct_one(c, s, prices, &cp, set, err))))
+            (!pruned && (rc = gl_closed_settled(c, s, prices, &cp, &settled, err))) ||
+            (!pruned && !settled && (rc = correct_one(c, s, prices, &cp, set, err))))
             break;
         struct gl_period prev;
         period_before(&cp, &prev);

@@ -538,6 +538,14 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
 
 /* ---- closed periods ---- */
 
+/* CLOSED_SCAN: a closed_period row holds the month's FOCUS CSV at close
+ * (megabytes) and the table is WITHOUT ROWID, so its rows are the keys of
+ * its b-tree: a search by period compares whole records and reads the CSVs
+ * of the rows it passes, overflow pages included (about 5 ms per search at
+ * 256 GPUs, bench/RESULTS.md). `+period` makes SQLite scan the few rows
+ * instead, reading only their first columns (about 0.05 ms for 12 months).
+ * gl_query_frozen_focus reads the CSV of the one row it scans to. */
+
 /* One integer of the first row of sql, whose ?1 is key: *v (0 when there is
  * no row) and *found (may be NULL). */
 static enum gl_status int64_by_key(struct gl_store *s, const char *sql, const char *key,
@@ -565,7 +573,8 @@ enum gl_status gl_query_is_closed(struct gl_store *s, const char *period, bool *
                                   struct gl_error *err)
 {
     int64_t one;
-    return int64_by_key(s, "SELECT 1 FROM closed_period WHERE period = ?", period, &one, closed,
+    /* `+period`: CLOSED_SCAN */
+    return int64_by_key(s, "SELECT 1 FROM closed_period WHERE +period = ?", period, &one, closed,
                         "reading closed periods", err);
 }
 
@@ -645,9 +654,10 @@ enum gl_status gl_query_frozen_rows(struct gl_store *s, const char *period,
 enum gl_status gl_query_frozen_focus(struct gl_store *s, const char *period, char **csv,
                                      struct gl_error *err)
 {
+    /* `+period`: CLOSED_SCAN */
     *csv = NULL;
     sqlite3_stmt *st;
-    if (gl_store_prepare(s, "SELECT focus_csv FROM closed_period WHERE period = ?", &st,
+    if (gl_store_prepare(s, "SELECT focus_csv FROM closed_period WHERE +period = ?", &st,
                          "reading the frozen export", err))
         return GL_ERR_RUNTIME;
     sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
@@ -816,7 +826,8 @@ enum gl_status gl_query_known_periods(struct gl_store *s,
 enum gl_status gl_query_closed_at(struct gl_store *s, const char *period, int64_t *closed_at,
                                   struct gl_error *err)
 {
-    return int64_by_key(s, "SELECT closed_at FROM closed_period WHERE period = ?", period,
+    /* `+period`: CLOSED_SCAN */
+    return int64_by_key(s, "SELECT closed_at FROM closed_period WHERE +period = ?", period,
                         closed_at, NULL, "reading closed periods", err);
 }
 
@@ -886,52 +897,195 @@ void gl_team_workloads_free(struct gl_team_workloads *w)
     memset(w, 0, sizeof *w);
 }
 
+/* The trend reads one month at a time, newest first, and stops at the
+ * max-th: a month before those shown is never summed (at most one seek
+ * finds it), so the cost is that of the months shown whatever the age of
+ * the database (issue 13 item 1). The reads are searches of an index
+ * (EXPLAIN QUERY PLAN in bench/RESULTS.md): usage_key_hour_team (team,
+ * hour) for the usage, frozen_row's primary key (period, corrected_period,
+ * team, ...) for the frozen totals, a skip over the few corrected periods
+ * of a period; closed_period is scanned (CLOSED_SCAN). */
+enum trend_stmt {
+    TR_USED_LAST, TR_USED, TR_FROZEN_LAST, TR_FROZEN_ANY, TR_FROZEN, TR_CLOSED, TR_N
+};
+
+/* The distinct corrected periods of frozen period ?1, one seek each. */
+#define TR_CORRECTED_PERIODS                                                                    \
+    "WITH RECURSIVE cp(v) AS ("                                                                 \
+    "  SELECT (SELECT corrected_period FROM frozen_row WHERE period = ?1"                       \
+    "          ORDER BY corrected_period LIMIT 1)"                                              \
+    "  UNION ALL"                                                                               \
+    "  SELECT (SELECT corrected_period FROM frozen_row"                                         \
+    "          WHERE period = ?1 AND corrected_period > cp.v"                                   \
+    "          ORDER BY corrected_period LIMIT 1)"                                              \
+    "  FROM cp WHERE cp.v IS NOT NULL)"
+
+static const char *const trend_sql[TR_N] = {
+    /* the latest hour before ?2 with memory used by team ?1 */
+    [TR_USED_LAST] = "SELECT hour FROM usage_key_hour"
+                     " WHERE team = ?1 AND hour < ?2 AND kind = 'memory_used'"
+                     " ORDER BY hour DESC LIMIT 1",
+    /* the team's memory used in [?2, ?3) */
+    [TR_USED] = "SELECT SUM(quantity) FROM usage_key_hour"
+                " WHERE team = ?1 AND hour >= ?2 AND hour < ?3 AND kind = 'memory_used'",
+    /* the latest period before ?1 with frozen rows (of any team) */
+    [TR_FROZEN_LAST] = "SELECT period FROM frozen_row WHERE period < ?1"
+                       " ORDER BY period DESC LIMIT 1",
+    /* whether period ?1 has a frozen row of team ?2, and their sum */
+    [TR_FROZEN_ANY] = TR_CORRECTED_PERIODS
+                      " SELECT 1 FROM cp CROSS JOIN frozen_row f"
+                      " WHERE f.period = ?1 AND f.corrected_period = cp.v AND f.team = ?2"
+                      " LIMIT 1",
+    [TR_FROZEN] = TR_CORRECTED_PERIODS
+                  " SELECT SUM(f.billed_minor) FROM cp CROSS JOIN frozen_row f"
+                  " WHERE f.period = ?1 AND f.corrected_period = cp.v AND f.team = ?2",
+    [TR_CLOSED] = "SELECT 1 FROM closed_period WHERE +period = ?1", /* CLOSED_SCAN */
+};
+
+struct trend_reader {
+    struct gl_store *s;
+    const struct gl_period *p;
+    sqlite3_stmt *st[TR_N];
+    /* The team's next usage month (an hour of memory used before
+     * used_before) and next frozen period (before frozen_before), newest
+     * first; looked up only when the next month is asked for (stale), and
+     * summed only when it is the next month: a month after the last one
+     * shown is never read. */
+    bool used_stale, frozen_stale, has_used, has_frozen;
+    struct gl_period used_month;
+    int64_t used_before;
+    char *frozen_before; /* after a lookup: the period found */
+};
+
+/* Steps st once: *row says whether it gave a row. */
+static enum gl_status trend_step(struct trend_reader *t, sqlite3_stmt *st, bool *row,
+                                 struct gl_error *err)
+{
+    int sr = sqlite3_step(st);
+    *row = sr == SQLITE_ROW;
+    if (sr != SQLITE_ROW && sr != SQLITE_DONE)
+        return gl_usage_fail(t->s, t->p, "report: reading the trend", err);
+    return GL_OK;
+}
+
+static enum gl_status trend_find_used(struct trend_reader *t, struct gl_error *err)
+{
+    sqlite3_stmt *st = t->st[TR_USED_LAST];
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 2, t->used_before);
+    enum gl_status rc = trend_step(t, st, &t->has_used, err);
+    if (!rc && t->has_used)
+        gl_period_of(sqlite3_column_int64(st, 0), &t->used_month);
+    sqlite3_reset(st);
+    t->used_stale = false;
+    return rc;
+}
+
+static enum gl_status trend_find_frozen(struct trend_reader *t, struct gl_error *err)
+{
+    sqlite3_stmt *last = t->st[TR_FROZEN_LAST], *any = t->st[TR_FROZEN_ANY];
+    enum gl_status rc = GL_OK;
+    t->has_frozen = false;
+    while (!rc && !t->has_frozen) { /* a period without the team: one seek each */
+        bool row;
+        sqlite3_reset(last);
+        sqlite3_bind_text(last, 1, t->frozen_before, -1, SQLITE_TRANSIENT);
+        if ((rc = trend_step(t, last, &row, err)) || !row)
+            break;
+        free(t->frozen_before);
+        t->frozen_before = gl_strdup((const char *)sqlite3_column_text(last, 0));
+        sqlite3_reset(last);
+        sqlite3_reset(any);
+        sqlite3_bind_text(any, 1, t->frozen_before, -1, SQLITE_TRANSIENT);
+        rc = trend_step(t, any, &t->has_frozen, err);
+    }
+    sqlite3_reset(last);
+    sqlite3_reset(any);
+    t->frozen_stale = false;
+    return rc;
+}
+
+/* The next month of the trend (newest first) into r; *row false at the end. */
+static enum gl_status trend_next(struct trend_reader *t, struct gl_trend_row *r, bool *row,
+                                 struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    if ((t->used_stale && (rc = trend_find_used(t, err))) ||
+        (t->frozen_stale && (rc = trend_find_frozen(t, err))))
+        return rc;
+    *row = t->has_used || t->has_frozen;
+    if (!*row)
+        return GL_OK;
+    /* the later of the two; both when they are the same month */
+    int c = !t->has_used ? -1 : !t->has_frozen ? 1 : strcmp(t->used_month.name, t->frozen_before);
+    const char *name = c >= 0 ? t->used_month.name : t->frozen_before;
+    bool one;
+    memset(r, 0, sizeof *r);
+    snprintf(r->period, sizeof r->period, "%.7s", name);
+    sqlite3_stmt *st = t->st[TR_CLOSED];
+    sqlite3_reset(st);
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+    rc = trend_step(t, st, &r->closed, err);
+    r->closed = r->closed && strcmp(name, t->p->name) < 0;
+    sqlite3_reset(st);
+    if (!rc && c >= 0) {
+        st = t->st[TR_USED];
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 2, t->used_month.start);
+        sqlite3_bind_int64(st, 3, t->used_month.end < t->p->start ? t->used_month.end
+                                                                  : t->p->start);
+        if (!(rc = trend_step(t, st, &one, err)) && one)
+            r->used = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        t->used_before = t->used_month.start;
+        t->used_stale = true;
+    }
+    if (!rc && c <= 0) {
+        st = t->st[TR_FROZEN];
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, t->frozen_before, -1, SQLITE_TRANSIENT);
+        if (!(rc = trend_step(t, st, &one, err)) && one)
+            r->total_minor = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        t->frozen_stale = true;
+    }
+    return rc;
+}
+
 enum gl_status gl_query_team_trend(struct gl_store *s, const struct gl_period *p,
                                    const char *team, size_t max, struct gl_trend_row *rows,
                                    size_t *n, struct gl_error *err)
 {
-    /* months before p with usage or frozen rows, newest first; the usage
-     * month from the hour (UTC), the frozen total from frozen_row */
-    static const char sql[] =
-        "WITH m(period, used) AS ("
-        "  SELECT strftime('%Y-%m', hour, 'unixepoch'), SUM(quantity) FROM usage_key_hour"
-        "  WHERE hour < ?1 AND team = ?2 AND kind = 'memory_used' GROUP BY 1),"
-        " f(period, total) AS ("
-        "  SELECT period, SUM(billed_minor) FROM frozen_row WHERE team = ?2 AND period < ?3"
-        "  GROUP BY 1),"
-        " c(period) AS (SELECT period FROM closed_period WHERE period < ?3),"
-        " k(period) AS (SELECT period FROM m UNION SELECT period FROM f)"
-        " SELECT k.period, COALESCE(m.used, 0), c.period IS NOT NULL, COALESCE(f.total, 0)"
-        " FROM k LEFT JOIN m USING (period) LEFT JOIN f USING (period)"
-        " LEFT JOIN c USING (period)"
-        " ORDER BY k.period DESC LIMIT ?4";
-    *n = 0;
-    sqlite3_stmt *st;
-    enum gl_status rc = gl_store_prepare(s, sql, &st, "report: reading the trend", err);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, p->start);
-    sqlite3_bind_text(st, 2, team, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, p->name, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)max);
-    int sr;
+    /* the months before p with usage (memory_used rows of the team; the
+     * month of the hour, UTC) or frozen rows of the team, newest first: of
+     * each, the memory used, whether it is closed and the frozen total */
+    struct trend_reader t = {.s = s, .p = p, .used_stale = true, .frozen_stale = true,
+                             .used_before = p->start, .frozen_before = gl_strdup(p->name)};
+    enum gl_status rc = GL_OK;
     size_t k = 0;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW && k < max) {
-        struct gl_trend_row *r = &rows[k++];
-        snprintf(r->period, sizeof r->period, "%.7s", (const char *)sqlite3_column_text(st, 0));
-        r->used = sqlite3_column_int64(st, 1);
-        r->closed = sqlite3_column_int(st, 2) != 0;
-        r->total_minor = sqlite3_column_int64(st, 3);
+    *n = 0;
+    for (int i = 0; i < TR_N && !rc; i++)
+        rc = gl_store_prepare(s, trend_sql[i], &t.st[i], "report: reading the trend", err);
+    if (!rc) {
+        sqlite3_bind_text(t.st[TR_USED_LAST], 1, team, -1, SQLITE_STATIC);
+        sqlite3_bind_text(t.st[TR_USED], 1, team, -1, SQLITE_STATIC);
+        sqlite3_bind_text(t.st[TR_FROZEN_ANY], 2, team, -1, SQLITE_STATIC);
+        sqlite3_bind_text(t.st[TR_FROZEN], 2, team, -1, SQLITE_STATIC);
     }
-    if (sr != SQLITE_DONE && sr != SQLITE_ROW)
-        rc = gl_usage_fail(s, p, "report: reading the trend", err);
-    sqlite3_finalize(st);
+    bool row = true;
+    while (!rc && k < max && row) {
+        rc = trend_next(&t, &rows[k], &row, err);
+        k += !rc && row;
+    }
+    for (int i = 0; i < TR_N; i++)
+        sqlite3_finalize(t.st[i]);
+    free(t.frozen_before);
     if (rc)
         return rc;
     for (size_t i = 0; i < k / 2; i++) { /* oldest first */
-        struct gl_trend_row t = rows[i];
+        struct gl_trend_row x = rows[i];
         rows[i] = rows[k - 1 - i];
-        rows[k - 1 - i] = t;
+        rows[k - 1 - i] = x;
     }
     *n = k;
     return GL_OK;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "close.h"
+#include "outstate.h"
 #include "query.h"
 #include "store_admin.h"
 #include "timeutil.h"
@@ -303,14 +304,129 @@ static void carrier(char (*closed)[8], size_t n, size_t i, struct gl_period *out
     }
 }
 
+/* ---- the check skipped when nothing it reads changed (reprice.h) ---- */
+
+enum gl_status gl_closed_fingerprint(const struct gl_config *c, struct gl_store *s,
+                                     const struct gl_price_table *prices,
+                                     const struct gl_period *p, char out[GL_CLOSED_FP],
+                                     struct gl_error *err)
+{
+    struct gl_outstate_fp in = {0}; /* its config hash: version and config bytes */
+    enum gl_status rc = gl_outstate_inputs(c, prices, &in, err);
+    if (rc)
+        return rc;
+    struct gl_buf b;
+    gl_buf_init(&b);
+    bool ok = gl_buf_printf(&b, "closed check 1\nperiod %s\nconfig %s\n[prices]\n", p->name,
+                            in.config);
+    for (size_t i = 0; ok && i < prices->n; i++) {
+        const struct gl_price_entry *e = &prices->entries[i];
+        if (e->valid_from >= p->end || e->valid_to <= p->start)
+            continue; /* prices no hour of p */
+        char price[96], cap[96];
+        gl_dec_format(e->price12, GL_PRICE_DECIMALS, price, sizeof price);
+        gl_dec_format(e->capacity_gb12, GL_PRICE_DECIMALS, cap, sizeof cap);
+        /* not its id (file:row): rows may move; the checks key entries by
+         * pattern@valid_from */
+        ok = gl_buf_printf(&b, "%zu:%s\t%d\t%s\t%zu:%s\t%lld\t%lld\t%d\t%s\n",
+                           strlen(e->pattern), e->pattern, (int)e->unit,
+                           price, strlen(e->currency), e->currency, (long long)e->valid_from,
+                           (long long)e->valid_to, (int)e->has_capacity, cap);
+    }
+    if (!ok)
+        rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
+    if (!rc)
+        rc = gl_store_closed_inputs(s, p, &b, err);
+    if (!rc)
+        snprintf(out, GL_CLOSED_FP, "%016llx",
+                 (unsigned long long)gl_hash_bytes(b.data, b.len, GL_HASH_SEED));
+    gl_buf_free(&b);
+    gl_outstate_fp_clear(&in);
+    return rc;
+}
+
+/* *same: p's last check was made at the fingerprint fp has now. */
+static enum gl_status last_check(const struct gl_config *c, struct gl_store *s,
+                                 const struct gl_price_table *prices, const struct gl_period *p,
+                                 char fp[GL_CLOSED_FP], bool *same, bool *corrections,
+                                 struct gl_error *err)
+{
+    char was[GL_CLOSED_FP];
+    bool found;
+    enum gl_status rc = gl_closed_fingerprint(c, s, prices, p, fp, err);
+    if (!rc)
+        rc = gl_store_closed_check_get(s, p->name, was, corrections, &found, err);
+    *same = !rc && found && strcmp(was, fp) == 0;
+    if (!rc && !*same)
+        gl_log(GL_LOG_DEBUG, "closed period to recompute period=%s fingerprint=%s checked=%s",
+               p->name, fp, found ? was : "never");
+    return rc;
+}
+
+enum gl_status gl_closed_settled(const struct gl_config *c, struct gl_store *s,
+                                 const struct gl_price_table *prices, const struct gl_period *p,
+                                 bool *settled, struct gl_error *err)
+{
+    char fp[GL_CLOSED_FP];
+    bool same, corrections;
+    enum gl_status rc = last_check(c, s, prices, p, fp, &same, &corrections, err);
+    *settled = !rc && same && !corrections;
+    if (*settled)
+        gl_log(GL_LOG_DEBUG,
+               "closed period not recomputed period=%s fingerprint=%s (checked at it: no "
+               "price change, no correction lines)",
+               p->name, fp);
+    return rc;
+}
+
+/* Records the check of each closed[i] with todo[i] (recomputed by
+ * gl_reprice_closed_months, prices unchanged or accepted): its fingerprint
+ * now and whether the open period after it carries correction lines of it
+ * (computed as that period's outputs do: gl_corrections_add). */
+static enum gl_status record_checks(const struct gl_config *c, struct gl_store *s,
+                                    const struct gl_price_table *prices, char (*closed)[8],
+                                    size_t n, const bool *todo, int64_t now,
+                                    struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    struct gl_invoice_set *lines = NULL; /* the corrections carried by lines->period */
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!todo[i])
+            continue;
+        struct gl_period p, open;
+        gl_period_parse(closed[i], &p);
+        carrier(closed, n, i, &open);
+        if (!lines || strcmp(lines->period.name, open.name) != 0) {
+            gl_invoices_free(lines);
+            lines = gl_xcalloc(1, sizeof *lines);
+            lines->cfg = c;
+            lines->period = open;
+            if ((rc = gl_corrections_add(c, s, prices, lines, err)))
+                break;
+        }
+        bool pending = false;
+        for (size_t t = 0; !pending && t < lines->n; t++)
+            for (size_t j = 0; !pending && j < lines->invoices[t].nlines; j++)
+                pending = strcmp(lines->invoices[t].lines[j].corrected_period, p.name) == 0;
+        char fp[GL_CLOSED_FP];
+        if (!(rc = gl_closed_fingerprint(c, s, prices, &p, fp, err)) &&
+            !(rc = gl_store_closed_check_put(s, p.name, fp, pending, now, err)))
+            gl_log(GL_LOG_DEBUG, "closed period checked period=%s fingerprint=%s corrections=%d",
+                   p.name, fp, (int)pending);
+    }
+    gl_invoices_free(lines);
+    return rc;
+}
+
 enum gl_status gl_reprice_closed_months(const struct gl_config *c, struct gl_store *s,
                                         const struct gl_price_table *prices, bool accept,
                                         int64_t now, size_t *n, struct gl_error *err)
 {
     *n = 0;
     char(*closed)[8] = NULL;
-    size_t nclosed = 0;
+    size_t nclosed = 0, nskipped = 0, nrecomputed = 0;
     enum gl_status rc = gl_store_closed_periods(s, &closed, &nclosed, err);
+    bool *todo = gl_xcalloc(nclosed ? nclosed : 1, sizeof *todo);
     for (size_t i = 0; !rc && i < nclosed; i++) {
         struct gl_period p;
         bool pruned;
@@ -321,6 +437,15 @@ enum gl_status gl_reprice_closed_months(const struct gl_config *c, struct gl_sto
         }
         if ((rc = gl_admin_period_pruned(s, p.name, &pruned, err)) || pruned)
             continue; /* final: it takes no more corrections */
+        char fp[GL_CLOSED_FP];
+        bool same, corrections;
+        if ((rc = last_check(c, s, prices, &p, fp, &same, &corrections, err)))
+            break;
+        if (same) { /* checked at what it depends on now: no price change */
+            nskipped++;
+            continue;
+        }
+        nrecomputed++;
         struct gl_invoice_set *rec = NULL;
         struct gl_reprice_list l = {0};
         if (!(rc = gl_invoices_build(c, s, prices, &p, &rec, err)))
@@ -342,9 +467,16 @@ enum gl_status gl_reprice_closed_months(const struct gl_config *c, struct gl_sto
                 (*n)++;
             }
         }
+        todo[i] = !rc;
         gl_reprice_list_free(&l);
         gl_invoices_free(rec);
     }
+    if (!rc)
+        rc = record_checks(c, s, prices, closed, nclosed, todo, now, err);
+    if (!rc)
+        gl_log(GL_LOG_DEBUG, "closed periods checked recomputed=%zu unchanged=%zu", nrecomputed,
+               nskipped);
+    free(todo);
     free(closed);
     return rc;
 }

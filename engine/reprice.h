@@ -34,6 +34,8 @@
 #include "money.h"
 #include "price.h"
 #include "store.h"
+#include "timeutil.h"
+#include "util.h"
 
 /* One (model, day) of a closed period whose prices changed: the frozen (or
  * accepted) entry and unit price, and the current ones. */
@@ -84,6 +86,37 @@ enum gl_status gl_reprice_open_periods(struct gl_store *s, struct gl_period **ou
  * line format (gl_invoice_md_lines); *nlines receives how many. */
 void gl_reprice_print_corrections(const struct gl_invoice_set *set, FILE *out, size_t *nlines);
 
+/* ---- the check skipped when nothing it reads changed (schema/008) ----
+ *
+ * Recomputing a closed month costs as much as building it: gl_reprice_
+ * closed_months (every run) and the corrections of every open month's
+ * outputs (close.c) would rebuild every closed month each time. A closed
+ * period's fingerprint hashes everything its recomputed figures depend on:
+ * the gpuledger version and the config file's bytes, the price entries in
+ * force on some hour of the month (every field but the file:row id, in
+ * table order), and from the store its closed_at and data version (every
+ * stored chunk of one of its hours bumps it), its accepted repricings, the
+ * correction rows of it frozen in later closed periods, the GPU model of
+ * each device seen in it and the measured capacity per GPU model. gl_reprice_closed_months
+ * records, per period it recomputed and found without a price change (or
+ * accepted), that fingerprint and whether correction lines are to be
+ * carried; while the fingerprint is unchanged the period is not recomputed
+ * (the check passes again, the corrections are none or are recomputed). */
+#define GL_CLOSED_FP 17 /* 16 hex digits + NUL */
+
+/* Closed period p's fingerprint now (above). */
+enum gl_status gl_closed_fingerprint(const struct gl_config *c, struct gl_store *s,
+                                     const struct gl_price_table *prices,
+                                     const struct gl_period *p, char out[GL_CLOSED_FP],
+                                     struct gl_error *err);
+
+/* *settled: p's last check found no price change and no correction lines,
+ * at the fingerprint p has now: its corrections are none and p need not be
+ * recomputed (logged at debug level either way). */
+enum gl_status gl_closed_settled(const struct gl_config *c, struct gl_store *s,
+                                 const struct gl_price_table *prices, const struct gl_period *p,
+                                 bool *settled, struct gl_error *err);
+
 /* ---- store layer (store_reprice.c) ---- */
 
 /* The closed periods (YYYY-MM), ordered; free *out. */
@@ -101,5 +134,19 @@ enum gl_status gl_store_reprice_accept(struct gl_store *s, const char *period, c
                                        int64_t day, size_t n, const char *const *keys,
                                        const char *const *units, int64_t now,
                                        struct gl_error *err);
+
+/* Appends to b what closed period p's figures depend on in the store
+ * (the store's part of gl_closed_fingerprint), as text. */
+enum gl_status gl_store_closed_inputs(struct gl_store *s, const struct gl_period *p,
+                                      struct gl_buf *b, struct gl_error *err);
+/* p's last check (schema/008): its fingerprint and whether correction lines
+ * were to be carried; *found false when it was never checked. */
+enum gl_status gl_store_closed_check_get(struct gl_store *s, const char *period,
+                                         char fp[GL_CLOSED_FP], bool *corrections, bool *found,
+                                         struct gl_error *err);
+/* Records p's check (replacing the last one). */
+enum gl_status gl_store_closed_check_put(struct gl_store *s, const char *period,
+                                         const char *fp, bool corrections, int64_t now,
+                                         struct gl_error *err);
 
 #endif

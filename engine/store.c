@@ -17,6 +17,7 @@
 #include "schema_005_sql.h"
 #include "schema_006_sql.h"
 #include "schema_007_sql.h"
+#include "schema_008_sql.h"
 #include "invoice.h" /* line kind names: the frozen rows' format */
 #include "store_frozen.h"
 #include "query.h"
@@ -26,7 +27,7 @@
  * schema change is a new file, embedded in meson.build, appended here. */
 static const char *const migrations[] = {gl_schema_v1, gl_schema_v2, gl_schema_003,
                                               gl_schema_004, gl_schema_005, gl_schema_006,
-                                              gl_schema_007};
+                                              gl_schema_007, gl_schema_008};
 #define GL_SCHEMA_VERSION ((int)(sizeof migrations / sizeof *migrations))
 
 struct gl_store {

@@ -108,6 +108,7 @@ if [ -f tests/integration/run.py ]; then
   run_suite s3 python3 tests/integration/s3_test.py --bin "$root/build/gpuledger"
   run_suite maintain python3 tests/integration/maintain_test.py --bin "$root/build/gpuledger"
   run_suite frozen python3 tests/integration/frozen_test.py --bin "$root/build/gpuledger"
+  run_suite closed-run python3 tests/integration/closed_run_test.py --bin "$root/build/gpuledger"
   # The same scenarios with the engine built under AddressSanitizer/UBSan.
   if [ -x build-asan/gpuledger ]; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
