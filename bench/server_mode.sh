@@ -8,10 +8,13 @@
 # summed over the run's requests); then checks that the two databases hold
 # the same usage rows. Not part of tests/run.sh.
 #
-# Usage: bench/server_mode.sh [--days N] [--server-chunk-hours H] [--keep]
+# Usage: bench/server_mode.sh [--days N] [--server-chunk-hours H]
+#        [--gpus-per-node G] [--keep]
 # (--server-chunk-hours: collection.chunk_hours of the server-mode collect,
 # default 24: its hourly figures carry each series' labels once per chunk;
-# the raw collect keeps the scenario's 6)
+# the raw collect keeps the scenario's 6; --gpus-per-node: make_scenario.py's
+# smaller fleet of 8 x G GPUs with the same features, G of 2, 4 or 6, for a
+# 30-day window whose generation and backfill would take an hour at 64)
 # Environment: BENCH_DIR (default /tmp/gpuledger-bench) caches the generated
 # data and the backfilled TSDB (a 30-day backfill takes a long while once).
 set -euo pipefail
@@ -20,12 +23,15 @@ BENCH_DIR=${BENCH_DIR:-/tmp/gpuledger-bench}
 DAYS=30
 KEEP=0
 SCH=24
+PER=8
 while [ $# -gt 0 ]; do
   case "$1" in
     --days) DAYS=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --server-chunk-hours) SCH=$2; shift 2 ;;
-    *) echo "usage: $0 [--days N] [--server-chunk-hours H] [--keep]" >&2; exit 2 ;;
+    --gpus-per-node) PER=$2; shift 2 ;;
+    *) echo "usage: $0 [--days N] [--server-chunk-hours H] [--gpus-per-node G] [--keep]" >&2
+       exit 2 ;;
   esac
 done
 log() { printf '# %s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -38,8 +44,12 @@ cd "$REPO"
 ninja -C build gpuledger >&2 || die "build failed"
 BIN=$REPO/build/gpuledger
 mkdir -p "$BENCH_DIR/gen" "$BENCH_DIR/tsdb"
-SCEN=$BENCH_DIR/scenario-${DAYS}d.json
-python3 bench/make_scenario.py "$SCEN" --days "$DAYS"
+SCEN=$BENCH_DIR/scenario-${DAYS}d-$((8 * PER))gpu.json
+# (the expected figures are one billing period's: a window of more than
+# 26 days starts on the 1st instead of make_scenario's default 5th)
+START=2026-10-05T00:00:00Z
+[ "$DAYS" -gt 26 ] && START=2026-10-01T00:00:00Z
+python3 bench/make_scenario.py "$SCEN" --days "$DAYS" --start "$START" --gpus-per-node "$PER"
 KEY=$(cat "$SCEN" tests/gen/gencluster.py | sha256sum | cut -c1-16)
 GEN=$BENCH_DIR/gen/srv-$KEY
 TSDB=$BENCH_DIR/tsdb/srv-$KEY
