@@ -24,7 +24,9 @@ Scale options (bench/scale.py; without them the file is the 64-GPU week):
                  fleet with the same features, for long windows,
                  bench/server_mode.sh): nodes 1-7 keep their first G
                  devices (churn on device 1 of each exclusive node), node 8
-                 has G/2 per-process GPUs and G/2 MIG instances.
+                 has G/2 per-process GPUs and G/2 MIG instances; the
+                 mid-window relabel moves namespace team-nlp (whose pods
+                 run across it) as well.
   --hours H      a window of H hours instead of --days (the mid-window events
                  and the pod churn scale with it; the scrape gap of day 2 is
                  left out when the window is shorter).
@@ -79,6 +81,12 @@ def main(argv):
         {"name": "sandbox"},                           # default team
         {"name": "gpu-operator"},
     ]
+    if per < 8:
+        # the smaller fleet's team-a pods all start after the relabel: the
+        # pods of team-nlp (node 1's first GPU among them, all window long)
+        # change team at the same instant instead
+        namespaces[1]["changes"] = [{"at": t(mid + 6 * 3600 + 17 * 60),
+                                     "labels": {"team": "recsys"}}]
     ns_cycle = ["team-a", "team-nlp", "team-vision", "team-recsys", "serving", "sandbox"]
     pods = []
     counter = [0]

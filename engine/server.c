@@ -29,6 +29,20 @@ static void oom(void)
     abort();
 }
 
+/* Appends "<length>:<str>" (the keys' unambiguous parts) without printf:
+ * the keys are built per series and per series-hour. */
+static void key_part(struct gl_buf *b, const char *str)
+{
+    char digits[24];
+    size_t n = strlen(str), i = sizeof digits;
+    digits[--i] = ':';
+    do
+        digits[--i] = (char)('0' + n % 10);
+    while ((n /= 10) > 0);
+    if (!gl_buf_append(b, digits + i, sizeof digits - i) || !gl_buf_puts(b, str))
+        oom();
+}
+
 static void add_label(struct gl_buf *b, const char *name)
 {
     if (!name || !name[0])
@@ -351,8 +365,9 @@ static int32_t sdev_of(struct plan *p, const struct gl_series *s, int32_t host)
     const char *cl = p->u->cluster->name_from_label ? gl_series_label(s, c->cluster_label) : NULL;
     struct gl_buf k;
     gl_buf_init(&k);
-    gl_buf_printf(&k, "%zu:%s%zu:%s%zu:%s", strlen(cl ? cl : ""), cl ? cl : "", strlen(uuid),
-                  uuid, strlen(gid ? gid : ""), gid ? gid : "");
+    key_part(&k, cl ? cl : "");
+    key_part(&k, uuid);
+    key_part(&k, gid ? gid : "");
     int32_t id = gl_intern_get(p->devkeys, k.data);
     gl_buf_free(&k);
     if ((size_t)id >= p->ndevs) {
@@ -468,7 +483,8 @@ static int32_t pod_key(struct plan *p, const char *ns, const char *pod)
 {
     struct gl_buf k;
     gl_buf_init(&k);
-    gl_buf_printf(&k, "%zu:%s%zu:%s", strlen(ns), ns, strlen(pod), pod);
+    key_part(&k, ns);
+    key_part(&k, pod);
     int32_t id = gl_intern_get(p->podkeys, k.data);
     gl_buf_free(&k);
     return id;
@@ -512,9 +528,10 @@ static const struct gl_matrix *fig(const struct gl_srv_unit *u, const struct gl_
 static void series_key(struct gl_buf *b, const struct gl_series *s)
 {
     gl_buf_reset(b);
-    for (size_t i = 0; i < s->nlabels; i++)
-        gl_buf_printf(b, "%zu:%s%zu:%s", strlen(s->labels[i].name), s->labels[i].name,
-                      strlen(s->labels[i].value), s->labels[i].value);
+    for (size_t i = 0; i < s->nlabels; i++) {
+        key_part(b, s->labels[i].name);
+        key_part(b, s->labels[i].value);
+    }
 }
 
 /* Σ figures of g's series, by label set, from r (same labels): -1 absent. */

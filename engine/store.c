@@ -1167,16 +1167,20 @@ enum gl_status gl_store_label_first_seen(struct gl_store *s, const char *labels,
     sqlite3_stmt *st = s->label_get;
     sqlite3_bind_text(st, 1, labels, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
+    bool same = false; /* the stored first_seen is the answer already */
     if (rc == SQLITE_ROW) {
         int64_t stored = sqlite3_column_int64(st, 0);
         if (*first < 0 || stored < *first)
             *first = stored;
+        same = stored == *first;
     }
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return gl_store_fail(s, "reading label series", err);
-    if (!record || *first < 0)
+    /* (the upsert would write the row unchanged: a page and WAL frame per
+     * chunk for every label series) */
+    if (!record || *first < 0 || same)
         return GL_OK;
     st = s->label_put;
     sqlite3_bind_text(st, 1, labels, -1, SQLITE_STATIC);
