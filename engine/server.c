@@ -259,7 +259,8 @@ struct sdev {
     int32_t profile;    /* GPU_I_PROFILE (strings), -1 none */
     /* per hour */
     unsigned char *mem, *devtot, *nz_pairs, *free_, *free_nz, *res, *kc_ok, *c0, *c0_ok, *ck,
-        *u_ok;
+        *u_ok,
+        *seen; /* memory or FB_FREE figures in the hour (the log's device-hours) */
 };
 
 /* A pod on a host in one hour: its devices with memory and its requests. */
@@ -383,7 +384,8 @@ static int32_t sdev_of(struct plan *p, const struct gl_series *s, int32_t host)
         if (d->mig && !prof)
             host_bad(p, host, "a MIG instance without GPU_I_PROFILE", uuid);
         unsigned char **a[] = {&d->mem, &d->devtot, &d->nz_pairs, &d->free_, &d->free_nz,
-                               &d->res, &d->kc_ok, &d->c0, &d->c0_ok, &d->ck, &d->u_ok};
+                               &d->res, &d->kc_ok, &d->c0, &d->c0_ok, &d->ck, &d->u_ok,
+                               &d->seen};
         for (size_t i = 0; i < sizeof a / sizeof *a; i++)
             *a[i] = hours_new(n);
         p->ndevs = (size_t)id + 1;
@@ -740,6 +742,8 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                 double gv = s->values[h];
                 if (isnan(gv))
                     continue;
+                if (r == GL_SRV_MEMORY || r == GL_SRV_FREE)
+                    dv->seen[h] = 1; /* (a raw hour too when a check below fails) */
                 int64_t G, R;
                 double rv = idx[i] >= 0 ? rs->series[(size_t)idx[i]].values[h] : (double)NAN;
                 if (!exact_int(gv, &G) || !exact_int(rv, &R)) {
@@ -1014,7 +1018,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     }
     for (size_t d = 0; d < p.ndevs; d++)
         for (size_t h = 0; h < nh; h++)
-            if (p.devs[d].mem[h] || p.devs[d].devtot[h] || p.devs[d].free_[h]) {
+            if (p.devs[d].seen[h]) {
                 if (p.devs[d].host < 0 || !u->ok[(size_t)p.devs[d].host * nh + h])
                     u->device_hours_raw++;
                 else
@@ -1094,7 +1098,8 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     for (size_t d = 0; d < p.ndevs; d++) {
         struct sdev *dv = &p.devs[d];
         unsigned char *a[] = {dv->mem, dv->devtot, dv->nz_pairs, dv->free_, dv->free_nz,
-                              dv->res, dv->kc_ok, dv->c0, dv->c0_ok, dv->ck, dv->u_ok};
+                              dv->res, dv->kc_ok, dv->c0, dv->c0_ok, dv->ck, dv->u_ok,
+                              dv->seen};
         for (size_t i = 0; i < sizeof a / sizeof *a; i++)
             free(a[i]);
     }
