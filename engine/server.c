@@ -2,10 +2,12 @@
 #include "server.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "money.h"
 #include "timeutil.h"
 
 enum fig_kind {
@@ -25,6 +27,13 @@ static void oom(void)
 {
     fputs("gpuledger: out of memory\n", stderr);
     abort();
+}
+
+/* "<length>:<str>", the keys' unambiguous parts (util.h, no printf) */
+static void key_part(struct gl_buf *b, const char *str)
+{
+    if (!gl_buf_put_field(b, str))
+        oom();
 }
 
 static void add_label(struct gl_buf *b, const char *name)
@@ -243,7 +252,8 @@ struct sdev {
     int32_t profile;    /* GPU_I_PROFILE (strings), -1 none */
     /* per hour */
     unsigned char *mem, *devtot, *nz_pairs, *free_, *free_nz, *res, *kc_ok, *c0, *c0_ok, *ck,
-        *u_ok;
+        *u_ok,
+        *seen; /* memory or FB_FREE figures in the hour (the log's device-hours) */
 };
 
 /* A pod on a host in one hour: its devices with memory and its requests. */
@@ -349,8 +359,9 @@ static int32_t sdev_of(struct plan *p, const struct gl_series *s, int32_t host)
     const char *cl = p->u->cluster->name_from_label ? gl_series_label(s, c->cluster_label) : NULL;
     struct gl_buf k;
     gl_buf_init(&k);
-    gl_buf_printf(&k, "%zu:%s%zu:%s%zu:%s", strlen(cl ? cl : ""), cl ? cl : "", strlen(uuid),
-                  uuid, strlen(gid ? gid : ""), gid ? gid : "");
+    key_part(&k, cl ? cl : "");
+    key_part(&k, uuid);
+    key_part(&k, gid ? gid : "");
     int32_t id = gl_intern_get(p->devkeys, k.data);
     gl_buf_free(&k);
     if ((size_t)id >= p->ndevs) {
@@ -366,7 +377,8 @@ static int32_t sdev_of(struct plan *p, const struct gl_series *s, int32_t host)
         if (d->mig && !prof)
             host_bad(p, host, "a MIG instance without GPU_I_PROFILE", uuid);
         unsigned char **a[] = {&d->mem, &d->devtot, &d->nz_pairs, &d->free_, &d->free_nz,
-                               &d->res, &d->kc_ok, &d->c0, &d->c0_ok, &d->ck, &d->u_ok};
+                               &d->res, &d->kc_ok, &d->c0, &d->c0_ok, &d->ck, &d->u_ok,
+                               &d->seen};
         for (size_t i = 0; i < sizeof a / sizeof *a; i++)
             *a[i] = hours_new(n);
         p->ndevs = (size_t)id + 1;
@@ -425,6 +437,18 @@ static int32_t ph_of(struct plan *p, int32_t pod, int32_t host, size_t h)
     return id;
 }
 
+/* The key of a MIG instance profile on a host at an hour. */
+struct mig_key_text {
+    char k[48];
+};
+
+static struct mig_key_text mig_key(int32_t host, int32_t profile, size_t hour)
+{
+    struct mig_key_text t;
+    snprintf(t.k, sizeof t.k, "%d/%d/%zu", host, profile, hour);
+    return t;
+}
+
 /* integrate.c's reading of a MIG resource: "nvidia_com_mig_1g_10gb" → g = 1
  * and the profile "1g.10gb" ('_' → '+' after it); false if not MIG. */
 static bool mig_resource(const char *res, long *g, struct gl_buf *profile)
@@ -454,7 +478,8 @@ static int32_t pod_key(struct plan *p, const char *ns, const char *pod)
 {
     struct gl_buf k;
     gl_buf_init(&k);
-    gl_buf_printf(&k, "%zu:%s%zu:%s", strlen(ns), ns, strlen(pod), pod);
+    key_part(&k, ns);
+    key_part(&k, pod);
     int32_t id = gl_intern_get(p->podkeys, k.data);
     gl_buf_free(&k);
     return id;
@@ -498,9 +523,10 @@ static const struct gl_matrix *fig(const struct gl_srv_unit *u, const struct gl_
 static void series_key(struct gl_buf *b, const struct gl_series *s)
 {
     gl_buf_reset(b);
-    for (size_t i = 0; i < s->nlabels; i++)
-        gl_buf_printf(b, "%zu:%s%zu:%s", strlen(s->labels[i].name), s->labels[i].name,
-                      strlen(s->labels[i].value), s->labels[i].value);
+    for (size_t i = 0; i < s->nlabels; i++) {
+        key_part(b, s->labels[i].name);
+        key_part(b, s->labels[i].value);
+    }
 }
 
 /* Σ figures of g's series, by label set, from r (same labels): -1 absent. */
@@ -578,6 +604,19 @@ static bool values_constant(const struct gl_series *s, size_t per, size_t h)
         if (isnan(v) ? !isnan(s->values[t]) : s->values[t] != v)
             return false;
     return true;
+}
+
+/* The series' host in u->hosts, -1 none (looked up once per series: the
+ * per-hour and per-step tests below are then an index). */
+static int32_t srv_host(const struct gl_srv_unit *u, const struct gl_series *s, const char *label)
+{
+    const char *h = gl_series_label(s, label);
+    return u->hosts && h && h[0] ? gl_intern_find(u->hosts, h) : -1;
+}
+
+static bool plain_host_at(const struct gl_srv_unit *u, int32_t id, size_t hour)
+{
+    return id >= 0 && u->ok && hour < u->nhours && u->ok[(size_t)id * u->nhours + hour];
 }
 
 static const char *global_refusal(const struct gl_srv_unit *u)
@@ -696,6 +735,8 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                 double gv = s->values[h];
                 if (isnan(gv))
                     continue;
+                if (r == GL_SRV_MEMORY || r == GL_SRV_FREE)
+                    dv->seen[h] = 1; /* (a raw hour too when a check below fails) */
                 int64_t G, R;
                 double rv = idx[i] >= 0 ? rs->series[(size_t)idx[i]].values[h] : (double)NAN;
                 if (!exact_int(gv, &G) || !exact_int(rv, &R)) {
@@ -844,6 +885,16 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
         u->pod_labels_q >= 0 ? &m[u->pod_labels_q] : NULL,
         u->ns_labels_q >= 0 ? &m[u->ns_labels_q] : NULL,
         u->node_labels_q >= 0 ? &m[u->node_labels_q] : NULL};
+    /* the measured MIG instances: (host, profile, hour) of an instance with
+     * memory and free memory (one lookup per request instead of a scan of
+     * the devices) */
+    struct gl_intern *measured = gl_intern_new();
+    for (size_t d = 0; d < p.ndevs; d++) {
+        const struct sdev *dv = &p.devs[d];
+        for (size_t h = 0; dv->mig && h < nh; h++)
+            if ((dv->mem[h] || dv->devtot[h]) && dv->free_nz[h])
+                (void)gl_intern_get(measured, mig_key(dv->host, dv->profile, h).k);
+    }
     struct gl_buf mp;
     gl_buf_init(&mp);
     for (size_t i = 0; joined && i < joined->nseries; i++) {
@@ -870,24 +921,24 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             int32_t xi = ph_of(&p, pk, host, h);
             struct ph *x = &p.ph[xi];
             x->alloc = true;
-            if (!mig) {
-                x->units += llround(v);
+            /* the pod's requests summed (integrate.c takes a request from
+             * 9·10^18 as beyond the 64-bit range and fails the chunk: the
+             * hour is raw's to refuse) */
+            int64_t *units = mig ? &x->mig_units : &x->units;
+            if (!(v < 9.0e18) || __builtin_add_overflow(*units, (int64_t)llround(v), units)) {
+                hour_bad(&p, host, (long)h, "GPU requests beyond the 64-bit range:", res);
                 continue;
             }
-            x->mig_units += llround(v);
+            if (!mig)
+                continue;
             x->mig_prof = x->mig_prof == -1 || x->mig_prof == prof ? prof : -2;
             /* its size is a measured instance of the profile on the node */
-            bool measured = false;
-            for (size_t d = 0; d < p.ndevs; d++) {
-                const struct sdev *dv = &p.devs[d];
-                measured |= dv->host == host && dv->mig && dv->profile == prof &&
-                            (dv->mem[h] || dv->devtot[h]) && dv->free_nz[h];
-            }
-            if (!measured)
+            if (gl_intern_find(measured, mig_key(host, prof, h).k) < 0)
                 hour_bad(&p, host, (long)h, "a MIG request without a measured instance:", res);
         }
     }
     gl_buf_free(&mp);
+    gl_intern_free(measured);
     /* reserved-unused > 0 at every step and no excess devices: a pod's
      * devices with memory are at most its requests, of one kind, and keep
      * free memory (so its memory stays below its allocation) */
@@ -960,13 +1011,14 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     }
     for (size_t d = 0; d < p.ndevs; d++)
         for (size_t h = 0; h < nh; h++)
-            if (p.devs[d].mem[h] || p.devs[d].devtot[h] || p.devs[d].free_[h]) {
+            if (p.devs[d].seen[h]) {
                 if (p.devs[d].host < 0 || !u->ok[(size_t)p.devs[d].host * nh + h])
                     u->device_hours_raw++;
                 else
                     u->device_hours_server++;
             }
     bool bad_count = false;
+    int count_overflow = 0; /* 1 + the hour whose series counts overflow */
     for (int q = 0; q < u->nq; q++) {
         if (u->role[q] == GL_SRV_OTHER)
             continue;
@@ -974,11 +1026,12 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
         const struct gl_matrix *hc = fig(u, figs, F_HC, q);
         for (size_t i = 0; hc && i < hc->nseries; i++) {
             const struct gl_series *s = &hc->series[i];
+            const int32_t host = srv_host(u, s, c->hostname_label);
             for (size_t h = 0; h < nh; h++) {
                 int64_t v;
                 if (isnan(s->values[h]))
                     continue;
-                if (!gl_srv_plain_at(u, s, c->hostname_label, h)) {
+                if (!plain_host_at(u, host, h)) {
                     u->raw_needed_h[(size_t)q * nh + h] = 1;
                     continue;
                 }
@@ -986,8 +1039,14 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                     bad_count = true;
                     continue;
                 }
-                u->pl_series[h * GL_SRV_QMAX + (size_t)q] += v % 1048576;
-                u->pl_samples[h * GL_SRV_QMAX + (size_t)q] += v / 1048576;
+                /* (each below 2^53; their sum over the hosts checked) */
+                if (__builtin_add_overflow(u->pl_series[h * GL_SRV_QMAX + (size_t)q],
+                                           v % 1048576,
+                                           &u->pl_series[h * GL_SRV_QMAX + (size_t)q]) ||
+                    __builtin_add_overflow(u->pl_samples[h * GL_SRV_QMAX + (size_t)q],
+                                           v / 1048576,
+                                           &u->pl_samples[h * GL_SRV_QMAX + (size_t)q]))
+                    count_overflow = (int)h + 1;
             }
         }
         if (u->role[q] == GL_SRV_COMPUTE && q != c0)
@@ -1001,9 +1060,10 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             if (idx[i] < 0)
                 continue;
             const struct gl_series *sr = &rs->series[(size_t)idx[i]];
+            const int32_t host = srv_host(u, s, c->hostname_label);
             struct gl_series *o = NULL;
             for (size_t h = 0; h < nh; h++) {
-                if (isnan(s->values[h]) || !gl_srv_plain_at(u, s, c->hostname_label, h))
+                if (isnan(s->values[h]) || !plain_host_at(u, host, h))
                     continue;
                 if (!o)
                     o = synth_add(&u->synth[q], s, true);
@@ -1019,11 +1079,20 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     }
     if (bad_count)
         gl_error_set(err, GL_ERR_PROM, "server mode: a count figure is not an exact integer");
-    enum gl_status rc = bad_count ? GL_ERR_PROM : GL_OK;
+    if (count_overflow && !bad_count) {
+        char ts[32];
+        gl_time_format(u->cs + (int64_t)(count_overflow - 1) * 3600, ts, sizeof ts);
+        gl_error_set(err, GL_ERR_PROM,
+                     "%s: server mode: the plain hosts' series or sample counts of the hour %s "
+                     "exceed the 64-bit range (the backend's count figures are implausible)",
+                     u->cluster->prom.url, ts);
+    }
+    enum gl_status rc = bad_count || count_overflow ? GL_ERR_PROM : GL_OK;
     for (size_t d = 0; d < p.ndevs; d++) {
         struct sdev *dv = &p.devs[d];
         unsigned char *a[] = {dv->mem, dv->devtot, dv->nz_pairs, dv->free_, dv->free_nz,
-                              dv->res, dv->kc_ok, dv->c0, dv->c0_ok, dv->ck, dv->u_ok};
+                              dv->res, dv->kc_ok, dv->c0, dv->c0_ok, dv->ck, dv->u_ok,
+                              dv->seen};
         for (size_t i = 0; i < sizeof a / sizeof *a; i++)
             free(a[i]);
     }
@@ -1042,9 +1111,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
 bool gl_srv_plain_at(const struct gl_srv_unit *u, const struct gl_series *s, const char *label,
                      size_t hour)
 {
-    const char *h = gl_series_label(s, label);
-    int32_t id = u->hosts && h && h[0] ? gl_intern_find(u->hosts, h) : -1;
-    return id >= 0 && u->ok && hour < u->nhours && u->ok[(size_t)id * u->nhours + hour];
+    return plain_host_at(u, srv_host(u, s, label), hour);
 }
 
 enum gl_status gl_srv_raw_query(const struct gl_srv_unit *u, int q, size_t hour, char **out,
@@ -1122,10 +1189,11 @@ void gl_srv_split(const struct gl_srv_unit *u, struct gl_matrix *m, const char *
     size_t k = 0;
     for (size_t i = 0; i < m->nseries; i++) {
         struct gl_series *s = &m->series[i];
+        const int32_t host = srv_host(u, s, label);
         bool any_plain = false, any_raw = false;
         for (size_t t = 0; t < m->nsteps; t++)
             if (!isnan(s->values[t])) {
-                if (gl_srv_plain_at(u, s, label, t / per))
+                if (plain_host_at(u, host, t / per))
                     any_plain = true;
                 else
                     any_raw = true;
@@ -1144,7 +1212,7 @@ void gl_srv_split(const struct gl_srv_unit *u, struct gl_matrix *m, const char *
         o->first_seen = s->first_seen;
         o->values = gl_xcalloc(m->nsteps + 1, sizeof *o->values);
         for (size_t t = 0; t < m->nsteps; t++) {
-            bool pl = gl_srv_plain_at(u, s, label, t / per);
+            bool pl = plain_host_at(u, host, t / per);
             o->values[t] = pl ? s->values[t] : (double)NAN;
             if (pl)
                 s->values[t] = (double)NAN;
@@ -1213,6 +1281,16 @@ static void sample_hours(const struct gl_matrix *m, size_t per, size_t nhours,
         for (size_t h = 0; h < nhours; h++)
             o->values[h] = h * per < m->nsteps ? m->series[i].values[h * per] : (double)NAN;
     }
+}
+
+/* The key of a pod's GPU time row on a node at an hour. */
+static void gpu_row_key(struct gl_buf *k, int32_t hour, const char *node, const char *ns,
+                        const char *pod)
+{
+    gl_buf_reset(k);
+    if (!gl_buf_printf(k, "%d/%zu:%s%zu:%s%zu:%s", hour, strlen(node), node, strlen(ns), ns,
+                       strlen(pod), pod))
+        oom();
 }
 
 static void sampled_free(struct gl_matrix *m)
@@ -1289,8 +1367,11 @@ enum gl_status gl_srv_integrate(struct gl_srv_unit *u, const struct gl_matrix *p
     }
     /* a MIG request's GPU time is floored per step (units × step × 10^6 × g
      * / 7): the hour's is n × that, not the floor of the hour's product */
-    struct gl_buf mp;
+    struct gl_buf mp, key;
     gl_buf_init(&mp);
+    gl_buf_init(&key);
+    struct gl_intern *gpu_rows = NULL; /* (hour, node, ns, pod) → GPU time row */
+    size_t *gpu_row = NULL;
     for (size_t i = 0; alloc && i < alloc->nseries; i++) {
         const struct gl_series *s = &alloc->series[i];
         const char *res = gl_series_label(s, "resource"), *node = gl_series_label(s, "node");
@@ -1298,39 +1379,77 @@ enum gl_status gl_srv_integrate(struct gl_srv_unit *u, const struct gl_matrix *p
         long g;
         if (!res || !node || !ns || !pod || !mig_resource(res, &g, &mp))
             continue;
-        for (size_t h = 0; h < nh; h++) {
+        for (size_t h = 0; !rc && h < nh; h++) {
             double v = s->values[h * per];
             if (isnan(v) || v <= 0 || llround(v) <= 0)
                 continue;
-            int64_t units = llround(v);
-            int64_t want = n * (units * u->step * 1000000 * g / 7),
-                    got = units * 3600 * 1000000 * g / 7;
-            if (want == got)
+            char ts[32];
+            gl_time_format(u->cs + (int64_t)h * 3600, ts, sizeof ts);
+            /* (gl_integrate took the hour: units below 9·10^18, and in 128
+             * bits neither product can overflow) */
+            if (!(v < 9.0e18)) {
+                rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                  "server mode: the MIG request %g of pod %s/%s on %s at %s "
+                                  "is beyond the 64-bit range (internal)", v, ns, pod, node, ts);
+                break;
+            }
+            gl_i128 units = llround(v);
+            gl_i128 delta = n * (units * u->step * 1000000 * g / 7) -
+                            units * 3600 * 1000000 * g / 7;
+            if (delta == 0)
                 continue;
-            struct gl_rollup_entry *hit = NULL;
-            for (size_t k = 0; k < r->nslots && !hit; k++) {
-                struct gl_rollup_entry *e = &r->slots[k];
-                if (e->used && e->kind == GL_KIND_ALLOCATED_GPU && e->hour == (int32_t)h &&
-                    r->devices[e->device].pseudo &&
-                    strcmp(gl_intern_str(r->strings, r->devices[e->device].hostname), node) == 0 &&
-                    strcmp(gl_intern_str(r->strings, e->ns), ns) == 0 &&
-                    strcmp(gl_intern_str(r->strings, e->pod), pod) == 0)
-                    hit = e;
+            if (!gpu_rows) {
+                gpu_rows = gl_intern_new();
+                gpu_row = gl_xcalloc(r->nslots + 1, sizeof *gpu_row);
+                for (size_t k = 0; k < r->nslots; k++) {
+                    const struct gl_rollup_entry *e = &r->slots[k];
+                    if (!e->used || e->kind != GL_KIND_ALLOCATED_GPU ||
+                        !r->devices[e->device].pseudo)
+                        continue;
+                    gpu_row_key(&key, e->hour,
+                                gl_intern_str(r->strings, r->devices[e->device].hostname),
+                                gl_intern_str(r->strings, e->ns),
+                                gl_intern_str(r->strings, e->pod));
+                    int32_t was = gl_intern_count(gpu_rows);
+                    int32_t id = gl_intern_get(gpu_rows, key.data);
+                    if (id == was) /* the first row of the key, as a scan finds it */
+                        gpu_row[id] = k;
+                }
             }
-            if (!hit) {
-                gl_buf_free(&mp);
-                return gl_error_set(err, GL_ERR_RUNTIME,
-                                    "server mode: no GPU time row for the MIG request of pod "
-                                    "%s/%s on %s (internal)", ns, pod, node);
+            gpu_row_key(&key, (int32_t)h, node, ns, pod);
+            int32_t id = gl_intern_find(gpu_rows, key.data);
+            if (id < 0) {
+                rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                  "server mode: no GPU time row for the MIG request of pod "
+                                  "%s/%s on %s at %s (internal)", ns, pod, node, ts);
+                break;
             }
-            hit->quantity += want - got;
+            struct gl_rollup_entry *hit = &r->slots[gpu_row[id]];
+            gl_i128 q = (gl_i128)hit->quantity + delta;
+            if (q < INT64_MIN || q > INT64_MAX) {
+                rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                  "integer overflow: the GPU time of the MIG request of pod "
+                                  "%s/%s on %s at %s exceeds the 64-bit range (%lld units); "
+                                  "the samples are beyond any plausible GPU fleet",
+                                  ns, pod, node, ts, (long long)units);
+                break;
+            }
+            hit->quantity = (int64_t)q;
         }
     }
     gl_buf_free(&mp);
+    gl_buf_free(&key);
+    gl_intern_free(gpu_rows);
+    free(gpu_row);
+    if (rc)
+        return rc;
     for (size_t d = 0; d < r->ndevices; d++) {
         struct gl_chunk_device *cd = &r->devices[d];
-        if (cd->last_seen >= 0)
-            cd->last_seen += 3600 - u->step;
+        if (cd->last_seen >= 0 &&
+            __builtin_add_overflow(cd->last_seen, 3600 - u->step, &cd->last_seen))
+            return gl_error_set(err, GL_ERR_RUNTIME,
+                                "server mode: the last sample instant of device %s overflows "
+                                "(internal)", gl_intern_str(r->strings, cd->uuid));
         if (cd->max_capacity_mib % n)
             return gl_error_set(err, GL_ERR_RUNTIME,
                                 "server mode: a device capacity that is not constant (internal)");

@@ -70,6 +70,12 @@ struct gl_store {
         size_t n, cap;
     } acc_key, acc_dev, acc_pod;
     struct gl_intern *names; /* strings of the sums' keys */
+    /* names' ids by the caller's string address (the callers pass the same
+     * interned strings row after row); a hit is checked by strcmp */
+    struct {
+        const char *p;
+        int32_t id;
+    } name_cache[512];
     struct agg_model {
         int64_t id;
         int32_t model; /* in names */
@@ -290,7 +296,12 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
     struct gl_store *s = gl_xcalloc(1, sizeof *s);
     s->path = gl_strdup(path);
     enum gl_status rc;
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+    /* NOMUTEX: the connection is used by one thread at a time (collect's
+     * fetch thread, collect.c fetch_main, touches no store; no other
+     * engine code starts threads), so SQLite's per-call connection mutex
+     * is only cost */
+    if (sqlite3_open_v2(path, &s->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         rc = gl_store_fail(s, "cannot open database", err);
         gl_store_close(s);
@@ -536,6 +547,7 @@ static void agg_reset(struct gl_store *s)
     s->nmodels = 0;
     gl_intern_free(s->names);
     s->names = NULL;
+    memset(s->name_cache, 0, sizeof s->name_cache);
     for (size_t i = 0; i < s->ndirty; i++)
         free(s->dirty[i].cluster);
     s->ndirty = 0;
@@ -684,7 +696,16 @@ static int32_t name_id(struct gl_store *s, const char *str)
 {
     if (!s->names)
         s->names = gl_intern_new();
+    const size_t nc = sizeof s->name_cache / sizeof *s->name_cache;
+    size_t slot = (size_t)(((uintptr_t)str >> 3) ^ ((uintptr_t)str >> 12)) & (nc - 1);
+    if (s->name_cache[slot].p == str && s->names &&
+        strcmp(gl_intern_str(s->names, s->name_cache[slot].id), str) == 0)
+        return s->name_cache[slot].id;
     int32_t id = s->names ? gl_intern_get(s->names, str) : -1;
+    if (id >= 0) {
+        s->name_cache[slot].p = str;
+        s->name_cache[slot].id = id;
+    }
     if (id < 0)
         s->by_sql = true;
     return id;
@@ -1147,16 +1168,20 @@ enum gl_status gl_store_label_first_seen(struct gl_store *s, const char *labels,
     sqlite3_stmt *st = s->label_get;
     sqlite3_bind_text(st, 1, labels, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
+    bool same = false; /* the stored first_seen is the answer already */
     if (rc == SQLITE_ROW) {
         int64_t stored = sqlite3_column_int64(st, 0);
         if (*first < 0 || stored < *first)
             *first = stored;
+        same = stored == *first;
     }
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return gl_store_fail(s, "reading label series", err);
-    if (!record || *first < 0)
+    /* (the upsert would write the row unchanged: a page and WAL frame per
+     * chunk for every label series) */
+    if (!record || *first < 0 || same)
         return GL_OK;
     st = s->label_put;
     sqlite3_bind_text(st, 1, labels, -1, SQLITE_STATIC);
