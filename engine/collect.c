@@ -116,12 +116,12 @@ static enum gl_status label_history(const struct gl_cluster *cluster, struct gl_
         if (se->first_seen < 0)
             continue;
         gl_buf_reset(&key);
-        gl_buf_puts(&key, cluster->name);
-        for (size_t k = 0; k < se->nlabels; k++)
-            if (!gl_buf_puts(&key, "\x1f") || !gl_buf_puts(&key, se->labels[k].name) ||
-                !gl_buf_puts(&key, "=") || !gl_buf_puts(&key, se->labels[k].value))
-                rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-        rc = gl_store_label_first_seen(s, key.data, &se->first_seen, record, err);
+        bool ok = gl_buf_puts(&key, cluster->name);
+        for (size_t k = 0; ok && k < se->nlabels; k++)
+            ok = gl_buf_puts(&key, "\x1f") && gl_buf_puts(&key, se->labels[k].name) &&
+                 gl_buf_puts(&key, "=") && gl_buf_puts(&key, se->labels[k].value);
+        rc = ok ? gl_store_label_first_seen(s, key.data, &se->first_seen, record, err)
+                : gl_error_set(err, GL_ERR_RUNTIME, "out of memory (a label series' key)");
     }
     gl_buf_free(&key);
     return rc;

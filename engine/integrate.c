@@ -701,6 +701,8 @@ static int64_t to_mib(double v)
 {
     if (!(v < 9.0e18))
         return INT64_MAX;
+    if (!(v >= 0))
+        return (int64_t)llround(v); /* never a sample (parse refuses them); as before */
     int64_t i = (int64_t)v; /* DCGM's whole MiB, the common case: no llround call */
     return (double)i == v ? i : (int64_t)llround(v);
 }

@@ -48,6 +48,7 @@ static const char usage_main[] =
 
 int main(int argc, char **argv)
 {
+    gl_build_commit = GL_COMMIT;
     struct gl_cli g = {"gpuledger.json", "gpuledger.db"};
     int i = 1;
     bool log_format_given = false;

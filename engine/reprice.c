@@ -317,7 +317,10 @@ enum gl_status gl_closed_fingerprint(const struct gl_config *c, struct gl_store 
         return rc;
     struct gl_buf b;
     gl_buf_init(&b);
-    bool ok = gl_buf_printf(&b, "closed check 1\nperiod %s\nconfig %s\n[prices]\n", p->name,
+    /* the build (its figure code) and the schema too: GL_VERSION alone stays
+     * the same across commits that change how figures are computed */
+    bool ok = gl_buf_printf(&b, "closed check 1\nbuild %s\nschema %d\nperiod %s\nconfig %s\n"
+                            "[prices]\n", gl_build_commit, gl_store_schema_version(), p->name,
                             in.config);
     for (size_t i = 0; ok && i < prices->n; i++) {
         const struct gl_price_entry *e = &prices->entries[i];
@@ -356,10 +359,13 @@ static enum gl_status last_check(const struct gl_config *c, struct gl_store *s,
     enum gl_status rc = gl_closed_fingerprint(c, s, prices, p, fp, err);
     if (!rc)
         rc = gl_store_closed_check_get(s, p->name, was, corrections, &found, err);
-    *same = !rc && found && strcmp(was, fp) == 0;
+    /* a build that does not know its commit cannot tell its figure code
+     * from another's: it always recomputes (meson -Dcommit=... names it) */
+    bool known = strcmp(gl_build_commit, "unknown") != 0;
+    *same = !rc && found && known && strcmp(was, fp) == 0;
     if (!rc && !*same)
-        gl_log(GL_LOG_DEBUG, "closed period to recompute period=%s fingerprint=%s checked=%s",
-               p->name, fp, found ? was : "never");
+        gl_log(GL_LOG_DEBUG, "closed period to recompute period=%s fingerprint=%s checked=%s%s",
+               p->name, fp, found ? was : "never", known ? "" : " (build commit unknown)");
     return rc;
 }
 

@@ -916,7 +916,8 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                 continue;
             }
             double v = s->values[h * per];
-            if (isnan(v) || v <= 0 || llround(v) <= 0)
+            /* llround of v >= 2^63 is unspecified: the range check below first */
+            if (isnan(v) || v <= 0 || (v < 9.0e18 && llround(v) <= 0))
                 continue;
             int32_t xi = ph_of(&p, pk, host, h);
             struct ph *x = &p.ph[xi];
@@ -1381,7 +1382,8 @@ enum gl_status gl_srv_integrate(struct gl_srv_unit *u, const struct gl_matrix *p
             continue;
         for (size_t h = 0; !rc && h < nh; h++) {
             double v = s->values[h * per];
-            if (isnan(v) || v <= 0 || llround(v) <= 0)
+            /* llround of v >= 2^63 is unspecified: the range check below first */
+            if (isnan(v) || v <= 0 || (v < 9.0e18 && llround(v) <= 0))
                 continue;
             char ts[32];
             gl_time_format(u->cs + (int64_t)h * 3600, ts, sizeof ts);

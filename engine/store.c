@@ -123,6 +123,11 @@ static enum gl_status prepare(struct gl_store *s, const char *sql, sqlite3_stmt 
 /* The schema version, checked before anything else touches the file: a
  * version this build does not know (newer, or negative: not written by
  * gpuledger) is refused, never migrated from or indexed with. */
+int gl_store_schema_version(void)
+{
+    return GL_SCHEMA_VERSION;
+}
+
 static enum gl_status schema_version(struct gl_store *s, int *version, struct gl_error *err)
 {
     sqlite3_stmt *st;

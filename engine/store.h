@@ -23,6 +23,8 @@ struct gl_store;
 
 /* Opens (creating when needed) and migrates the database at path. */
 enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_error *err);
+/* The schema version this build writes (the number of migrations). */
+int gl_store_schema_version(void);
 void gl_store_close(struct gl_store *s);
 
 enum gl_status gl_store_begin(struct gl_store *s, struct gl_error *err);

@@ -98,8 +98,11 @@ bool gl_buf_vprintf(struct gl_buf *b, const char *fmt, va_list ap)
     size_t room = b->data ? b->cap - b->len : 0;
     int n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, ap2);
     va_end(ap2);
-    if (n < 0)
+    if (n < 0) {
+        if (room)
+            b->data[b->len] = '\0'; /* what the pass wrote: unchanged */
         return false;
+    }
     if ((size_t)n < room) {
         b->len += (size_t)n;
         return true;
@@ -423,6 +426,7 @@ char *gl_path_dir(const char *path)
     return p;
 }
 
+const char *gl_build_commit = "unknown";
 enum gl_log_level gl_log_threshold = GL_LOG_INFO;
 enum gl_log_format gl_log_format = GL_LOG_LOGFMT;
 

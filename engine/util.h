@@ -114,6 +114,10 @@ void *gl_xrealloc(void *p, size_t size);
 enum gl_log_level { GL_LOG_ERROR, GL_LOG_WARN, GL_LOG_INFO, GL_LOG_DEBUG };
 enum gl_log_format { GL_LOG_LOGFMT, GL_LOG_JSON, GL_LOG_TEXT };
 extern enum gl_log_level gl_log_threshold;
+/* The commit this binary was built from (main sets it from gl_vcs.h);
+ * "unknown" when the build could not tell: fingerprints of stored figures
+ * that depend on the engine's code are then never trusted (reprice.c). */
+extern const char *gl_build_commit;
 extern enum gl_log_format gl_log_format;
 /* "logfmt", "json" or "text" into *out; false for another word. */
 bool gl_log_format_parse(const char *s, enum gl_log_format *out);

@@ -26,6 +26,11 @@ recompute") or not ("closed period not recomputed"), and a summary line
              late hours (the test's own figures), in this run and the next
   capacity   a larger H100 seen in October changes the GPU-Hours conversion
              of the closed months: refused (exit 7) after the checks too
+  build      the fingerprint names the build: a copy of the binary whose
+             commit string is patched (another build, whose figure code may
+             differ though its version is the same) recomputes both closed
+             months, and a build whose commit is "unknown" recomputes them on
+             every run
   trend      the team page's "Month over month" reads only the months it
              shows (GL_STATEMENT_TREND_MONTHS = 5 before October): earlier
              months of ml-research added by SQL (usage_key_hour and
@@ -332,9 +337,47 @@ class ClosedRun(reprice_test.Reprice):
                        "without memory used, keeps frozen-only months, other teams unchanged",
                        p)
 
+    def build(self):
+        d, cfg, db, prices = self.setup_db("build")
+        p = self.checked_runs(d, cfg, db)
+        rc, out, err = self.eng.run(cfg, db, "--version")
+        m = re.search(r"\(commit ([0-9a-f]{7,40})\)", out)
+        if rc or not m:
+            self.tap.fail("build: the fingerprint names the build",
+                          "--version names no commit (exit %d: %r): not a git build" % (rc, out))
+            return
+        commit = m.group(1).encode()
+        with open(self.args.bin, "rb") as f:
+            image = f.read()
+        for name, repl in (("another", b"f" * len(commit) if commit != b"f" * len(commit)
+                            else b"e" * len(commit)),
+                           ("unknown", b"unknown\0" + b"\0" * (len(commit) - 8))):
+            if len(repl) != len(commit) or image.count(commit) < 1:
+                p.append("%s: cannot patch the commit %s into the binary" % (name, commit))
+                continue
+            path = os.path.join(d, "gpuledger-" + name)
+            with open(path, "wb") as f:
+                f.write(image.replace(commit, repl))
+            os.chmod(path, 0o755)
+            other = harness.Engine(path, self.work)
+            for k in range(2):
+                rc, _, err = other.run(cfg, db, *VERBOSE, "run", "--out", os.path.join(d, "out"),
+                                       "--now", RUN_NOW)
+                want = (2, 0) if name == "unknown" or k == 0 else (0, 2)
+                if rc or checked(err) != want:
+                    p.append("%s build, run %d: exit %d, closed periods checked %s, want %s %s"
+                             % (name, k + 1, rc, checked(err), want, harness.tail(err, 300)))
+                if name == "unknown" and "build commit unknown" not in err:
+                    p.append("unknown build, run %d: the debug line does not say why it "
+                             "recomputes" % (k + 1))
+        self.tap.check("build: a build with another commit recomputes the closed months once "
+                       "(the fingerprint names the build, not only its version); a build that "
+                       "does not know its commit recomputes them every run", p)
+
     def main(self):
         self.eng = harness.Engine(self.args.bin, self.work)
-        for case in (self.trend, self.skip, self.prices, self.late_data, self.capacity):
+        for case in (self.trend, self.skip, self.prices, self.late_data, self.capacity,
+                     self.build):
             try:
                 case()
             except Exception as e:  # a broken case must not hide the others
