@@ -70,7 +70,9 @@ enum gl_status gl_outstate_inputs(const struct gl_config *c, const struct gl_pri
     enum gl_status rc = gl_read_file_max(c->path, GL_OUTSTATE_CONFIG_MAX, &text, &len, err);
     if (rc)
         return gl_error_prefix(err, "hashing the config for the output state");
-    h = hash_str(GL_HASH_SEED, "gpuledger " GL_VERSION);
+    /* the build too: outputs of another build are rewritten once after an
+     * upgrade, even when its version is the same */
+    h = hash_str(hash_str(GL_HASH_SEED, "gpuledger " GL_VERSION), gl_build_commit);
     hash_hex(hash_field(h, text, len), fp->config);
     free(text);
     return GL_OK;
