@@ -74,7 +74,7 @@ static int accept_repricing(struct gl_cmd_env *e)
     size_t n = 0;
     if (gl_store_begin(e->store, &err))
         return FAIL(&err);
-    if (gl_reprice_closed_months(e->cfg, e->store, e->prices, accept, e->now, &n, &err) ||
+    if (gl_reprice_closed_months(e->cfg, e->store, e->prices, accept, true, e->now, &n, &err) ||
         gl_store_commit(e->store, &err)) {
         gl_store_rollback(e->store);
         return FAIL(&err);
@@ -670,7 +670,7 @@ static enum gl_status prices_against_closed(struct gl_cmd_env *e, const struct g
     if (!rc) /* only accepting writes */
         rc = accept ? gl_store_begin(s, err) : gl_store_read_begin(s, err);
     if (!rc)
-        rc = gl_reprice_closed_months(e->cfg, s, t, accept, e->now, &accepted, err);
+        rc = gl_reprice_closed_months(e->cfg, s, t, accept, accept, e->now, &accepted, err);
     if (!rc && accept) {
         printf("repricing of closed months accepted: %zu GPU model-day(s)\n", accepted);
         rc = gl_reprice_open_periods(s, &open, &nopen, err);

@@ -426,7 +426,8 @@ static enum gl_status record_checks(const struct gl_config *c, struct gl_store *
 
 enum gl_status gl_reprice_closed_months(const struct gl_config *c, struct gl_store *s,
                                         const struct gl_price_table *prices, bool accept,
-                                        int64_t now, size_t *n, struct gl_error *err)
+                                        bool record, int64_t now, size_t *n,
+                                        struct gl_error *err)
 {
     *n = 0;
     char(*closed)[8] = NULL;
@@ -477,7 +478,7 @@ enum gl_status gl_reprice_closed_months(const struct gl_config *c, struct gl_sto
         gl_reprice_list_free(&l);
         gl_invoices_free(rec);
     }
-    if (!rc)
+    if (!rc && (record || accept))
         rc = record_checks(c, s, prices, closed, nclosed, todo, now, err);
     if (!rc)
         gl_log(GL_LOG_DEBUG, "closed periods checked recomputed=%zu unchanged=%zu", nrecomputed,

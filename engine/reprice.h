@@ -71,11 +71,13 @@ enum gl_status gl_reprice_refuse(const struct gl_reprice_list *l, const char *op
 
 /* Checks every closed, unpruned period against prices: a change is
  * refused (gl_reprice_refuse) unless accept, which stores the changed
- * model-days (call inside a write transaction); *n receives how many were
- * accepted, each logged. */
+ * model-days; record stores the checks' fingerprints (below). Both need a
+ * write transaction; with neither the check only reads (prices without
+ * --reprice-closed). *n receives how many were accepted, each logged. */
 enum gl_status gl_reprice_closed_months(const struct gl_config *c, struct gl_store *s,
                                         const struct gl_price_table *prices, bool accept,
-                                        int64_t now, size_t *n, struct gl_error *err);
+                                        bool record, int64_t now, size_t *n,
+                                        struct gl_error *err);
 
 /* The open periods that carry corrections of closed periods (the month
  * after each closed month that is not closed itself), ordered; free *out. */
@@ -92,7 +94,8 @@ void gl_reprice_print_corrections(const struct gl_invoice_set *set, FILE *out, s
  * closed_months (every run) and the corrections of every open month's
  * outputs (close.c) would rebuild every closed month each time. A closed
  * period's fingerprint hashes everything its recomputed figures depend on:
- * the gpuledger version and the config file's bytes, the price entries in
+ * the build (its commit: none known, never trusted) and schema version, the
+ * gpuledger version and the config file's bytes, the price entries in
  * force on some hour of the month (every field but the file:row id, in
  * table order), and from the store its closed_at and data version (every
  * stored chunk of one of its hours bumps it), its accepted repricings, the

@@ -26,6 +26,8 @@ recompute") or not ("closed period not recomputed"), and a summary line
              late hours (the test's own figures), in this run and the next
   capacity   a larger H100 seen in October changes the GPU-Hours conversion
              of the closed months: refused (exit 7) after the checks too
+  read-only  `prices` (the check without --reprice-closed) writes nothing:
+             no check is recorded by it, the database file is unchanged
   build      the fingerprint names the build: a copy of the binary whose
              commit string is patched (another build, whose figure code may
              differ though its version is the same) recomputes both closed
@@ -337,6 +339,29 @@ class ClosedRun(reprice_test.Reprice):
                        "without memory used, keeps frozen-only months, other teams unchanged",
                        p)
 
+    def read_only(self):
+        d, cfg, db, prices = self.setup_db("read-only")
+        with open(db, "rb") as f:
+            before = f.read()
+        rc, out, err = self.eng.run(cfg, db, *VERBOSE, "prices")
+        p = []
+        if rc:
+            p.append("prices: exit %d %s" % (rc, harness.tail(err)))
+        con = sqlite3.connect(db)
+        n = con.execute("SELECT count(*) FROM closed_check").fetchone()[0]
+        con.close()
+        if n:
+            p.append("prices recorded %d closed check(s): the check without "
+                     "--reprice-closed must only read" % n)
+        if checked(err) != (2, 0):
+            p.append("prices: closed periods checked %s, want recomputed=2 unchanged=0"
+                     % (checked(err),))
+        with open(db, "rb") as f:
+            if f.read() != before and not n:
+                p.append("prices changed the database file")
+        self.tap.check("read-only: prices checks the closed months without writing (no "
+                       "recorded check, the database unchanged)", p)
+
     def build(self):
         d, cfg, db, prices = self.setup_db("build")
         p = self.checked_runs(d, cfg, db)
@@ -377,7 +402,7 @@ class ClosedRun(reprice_test.Reprice):
     def main(self):
         self.eng = harness.Engine(self.args.bin, self.work)
         for case in (self.trend, self.skip, self.prices, self.late_data, self.capacity,
-                     self.build):
+                     self.read_only, self.build):
             try:
                 case()
             except Exception as e:  # a broken case must not hide the others
