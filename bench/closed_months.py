@@ -45,6 +45,9 @@ import tempfile
 import time
 from datetime import datetime, timezone
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scale  # noqa: E402  (measure)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 OPEN = (2027, 1)
@@ -65,19 +68,9 @@ def month_back(y, m, k):
 
 
 def measure(cmd, stdout=subprocess.DEVNULL, stderr=None):
-    """(rc, wall s, cpu s = user+sys) of one child, from GNU time."""
-    fd, tf = tempfile.mkstemp(prefix="gpuledger-time-")
-    os.close(fd)
-    t0 = time.perf_counter()
-    try:
-        p = subprocess.run(["/usr/bin/time", "-q", "-f", "%x %U %S", "-o", tf] + cmd,
-                           stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
-        wall = time.perf_counter() - t0
-        f = open(tf).read().split()
-    finally:
-        os.unlink(tf)
-    rc = int(f[-3]) if len(f) >= 3 else p.returncode
-    return rc, wall, float(f[-2]) + float(f[-1])
+    """(rc, wall s, cpu s = user+sys) of one child: scale.py's measure (CPU from
+    the kernel's rusage in microseconds)."""
+    return scale.measure(cmd, stdout=stdout, stderr=stderr)[:3]
 
 
 def add_month(db, start, hours, gpus, teams):

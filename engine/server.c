@@ -558,17 +558,12 @@ static void synth_init(struct gl_matrix *m, int64_t cs, size_t nhours)
     m->nsteps = nhours;
 }
 
-static struct gl_series *synth_add(struct gl_matrix *m, const struct gl_series *s, bool drop_name)
+/* o's labels: copies of s's (each name and value one allocation), without
+ * __name__ when drop_name. */
+static void copy_labels(struct gl_series *o, const struct gl_series *s, bool drop_name)
 {
-    m->series = gl_xrealloc(m->series, (m->nseries + 1) * sizeof *m->series);
-    struct gl_series *o = &m->series[m->nseries++];
-    memset(o, 0, sizeof *o);
-    o->values = gl_xcalloc(m->nsteps + 1, sizeof *o->values);
-    for (size_t h = 0; h < m->nsteps; h++)
-        o->values[h] = (double)NAN;
-    o->first_step = -1;
-    o->first_seen = -1;
     o->labels = gl_xcalloc(s->nlabels + 1, sizeof *o->labels);
+    o->nlabels = 0;
     for (size_t i = 0; i < s->nlabels; i++) {
         if (drop_name && strcmp(s->labels[i].name, SV_NAME) == 0)
             continue;
@@ -579,6 +574,19 @@ static struct gl_series *synth_add(struct gl_matrix *m, const struct gl_series *
         o->labels[o->nlabels].name = buf;
         o->labels[o->nlabels++].value = buf + n + 1;
     }
+}
+
+static struct gl_series *synth_add(struct gl_matrix *m, const struct gl_series *s, bool drop_name)
+{
+    m->series = gl_xrealloc(m->series, (m->nseries + 1) * sizeof *m->series);
+    struct gl_series *o = &m->series[m->nseries++];
+    memset(o, 0, sizeof *o);
+    o->values = gl_xcalloc(m->nsteps + 1, sizeof *o->values);
+    for (size_t h = 0; h < m->nsteps; h++)
+        o->values[h] = (double)NAN;
+    o->first_step = -1;
+    o->first_seen = -1;
+    copy_labels(o, s, drop_name);
     return o;
 }
 
@@ -1152,20 +1160,6 @@ bool gl_srv_same_hours(const struct gl_srv_unit *u, size_t a, size_t b)
     return true;
 }
 
-static void copy_labels(struct gl_series *o, const struct gl_series *s)
-{
-    o->labels = gl_xcalloc(s->nlabels + 1, sizeof *o->labels);
-    o->nlabels = 0;
-    for (size_t i = 0; i < s->nlabels; i++) {
-        size_t n = strlen(s->labels[i].name), v = strlen(s->labels[i].value);
-        char *buf = gl_xcalloc(n + v + 2, 1);
-        memcpy(buf, s->labels[i].name, n);
-        memcpy(buf + n + 1, s->labels[i].value, v);
-        o->labels[o->nlabels].name = buf;
-        o->labels[o->nlabels++].value = buf + n + 1;
-    }
-}
-
 static void first_of(struct gl_series *o, int64_t start, int64_t step, size_t nsteps)
 {
     o->first_step = -1;
@@ -1209,7 +1203,7 @@ void gl_srv_split(const struct gl_srv_unit *u, struct gl_matrix *m, const char *
         }
         struct gl_series *o = &out->series[out->nseries++];
         memset(o, 0, sizeof *o);
-        copy_labels(o, s);
+        copy_labels(o, s, false);
         o->first_seen = s->first_seen;
         o->values = gl_xcalloc(m->nsteps + 1, sizeof *o->values);
         for (size_t t = 0; t < m->nsteps; t++) {
@@ -1243,7 +1237,7 @@ void gl_srv_merge(struct gl_matrix *m, const struct gl_matrix *part)
         if ((size_t)id == m->nseries) {
             struct gl_series *o = &m->series[m->nseries++];
             memset(o, 0, sizeof *o);
-            copy_labels(o, s);
+            copy_labels(o, s, false);
             o->first_seen = -1;
             o->values = gl_xcalloc(m->nsteps + 1, sizeof *o->values);
             for (size_t t = 0; t < m->nsteps; t++)

@@ -399,14 +399,9 @@ class ClosedRun(reprice_test.Reprice):
                        "(the fingerprint names the build, not only its version); a build that "
                        "does not know its commit recomputes them every run", p)
 
-    def main(self):
-        self.eng = harness.Engine(self.args.bin, self.work)
-        for case in (self.trend, self.skip, self.prices, self.late_data, self.capacity,
-                     self.read_only, self.build):
-            try:
-                case()
-            except Exception as e:  # a broken case must not hide the others
-                self.tap.fail(case.__name__, "%s: %s" % (type(e).__name__, e))
+    def cases(self):  # run by reprice_test.Reprice.main
+        return (self.trend, self.skip, self.prices, self.late_data, self.capacity,
+                self.read_only, self.build)
 
 
 def main():

@@ -341,9 +341,12 @@ class Reprice(harness.Suite):
         self.tap.check("upgrade: export --reprice-closed accepts the conversion change as H100 "
                        "correction rows; later commands agree", p)
 
+    def cases(self):
+        return (self.refused, self.preview, self.late_data, self.upgrade)
+
     def main(self):
         self.eng = harness.Engine(self.args.bin, self.work)
-        for case in (self.refused, self.preview, self.late_data, self.upgrade):
+        for case in self.cases():
             try:
                 case()
             except Exception as e:  # a broken case must not hide the others
