@@ -508,6 +508,7 @@ struct collector {
     struct gl_prom *prom;
     char *queries[Q_MAX]; /* unsharded */
     int nq;
+    bool metricsql; /* server mode on VictoriaMetrics (server_backend) */
 };
 
 /* One unit's requests (a range of hours, or one shard of an hour),
@@ -532,6 +533,7 @@ struct fetch_job {
     thrd_t th;
     bool running;
     bool server;              /* collection.mode "server" */
+    bool metricsql;           /* the backend is VictoriaMetrics: changes_prometheus */
     bool sv_rebuilt[Q_MAX];   /* out: query rebuilt from the hourly figures */
     const struct gl_config *c;
     const struct gl_cluster *cluster;
@@ -572,7 +574,7 @@ enum { SV_PACK, SV_LAST, SV_N };
  * so it holds exactly the hour's steps whether the backend's range is
  * closed at its start (Prometheus 2) or open (Prometheus 3); the metric name
  * is kept in a label (the _over_time functions drop __name__). */
-static char *server_query(const char *q, int f, int64_t step)
+static char *server_query(const char *q, int f, int64_t step, const char *changes)
 {
     struct gl_buf b, x, r;
     gl_buf_init(&b);
@@ -585,8 +587,8 @@ static char *server_query(const char *q, int f, int64_t step)
               gl_buf_printf(&r, "[%lldms:%llds]", (long long)(3600000 - step * 500),
                             (long long)step);
     if (ok && f == SV_PACK)
-        ok = gl_buf_printf(&b, "count_over_time(%s%s) + 1000 * changes(%s%s)", x.data, r.data,
-                           x.data, r.data);
+        ok = gl_buf_printf(&b, "count_over_time(%s%s) + 1000 * %s(%s%s)", x.data, r.data,
+                           changes, x.data, r.data);
     else if (ok)
         ok = gl_buf_printf(&b, "last_over_time(%s%s)", x.data, r.data);
     if (!ok) {
@@ -799,6 +801,7 @@ static enum gl_status server_fetch(struct fetch_job *j)
     u->ce = j->ce;
     u->step = step;
     u->nhours = nhours;
+    u->metricsql = j->metricsql;
     u->alloc_q = Q_ALLOCATION;
     u->phase_q = opt_pos(c, Q_OPT_PHASE);
     u->pod_labels_q = Q_POD_LABELS;
@@ -823,7 +826,7 @@ static enum gl_status server_fetch(struct fetch_job *j)
         if (u->role[q] != GL_SRV_OTHER)
             continue;
         for (int f = 0; f < SV_N; f++) {
-            text[q * SV_N + f] = server_query(j->queries[q], f, step);
+            text[q * SV_N + f] = server_query(j->queries[q], f, step, gl_srv_changes(u));
             sq[nsq++] = (struct gl_range_query){
                 .query = text[q * SV_N + f], .what = j->what[q], .opts = &fopts[q]};
         }
@@ -1270,31 +1273,66 @@ static void parts_free(struct gl_rollup *parts, size_t *nparts)
     *nparts = 0;
 }
 
+/* VictoriaMetrics (MetricsQL) evaluates server mode's subqueries as
+ * Prometheus does (the per-hour probe checks their instants) but for
+ * changes(), which also counts the step before the window, or the window's
+ * first point when the subquery has none before it (a constant series
+ * gives 1, not 0). Its changes_prometheus() is Prometheus's changes(): the
+ * backend must answer it with 0 on a constant; Prometheus refuses it as an
+ * unknown function. */
+static enum gl_status metricsql_probe(const struct gl_cluster *cluster, struct gl_prom *p,
+                                      int64_t t, struct gl_error *err)
+{
+    static const char probe[] = "changes_prometheus(vector(1)[10m:1m])";
+    struct gl_buf body;
+    gl_buf_init(&body);
+    struct gl_error why = {0};
+    enum gl_status rc = gl_prom_query(p, probe, t, &body, &why);
+    cJSON *doc = rc ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "data"), "result");
+    const cJSON *val = cJSON_GetArrayItem(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res, 0), "value"), 1);
+    if (rc || cJSON_GetArraySize(res) != 1 || !cJSON_IsString(val) ||
+        strcmp(val->valuestring, "0") != 0)
+        rc = gl_error_set(
+            err, GL_ERR_PROM,
+            "%s/api/v1/status/buildinfo reports no version and the backend does not answer %s "
+            "with 0 (%s): collection.mode \"server\" needs Prometheus's engine (Prometheus, "
+            "Thanos, Mimir) or VictoriaMetrics' (MetricsQL, for changes_prometheus in place of "
+            "its changes, which counts the step before each hour): use collection.mode \"raw\"",
+            cluster->prom.url, probe, rc ? why.msg : "another answer");
+    cJSON_Delete(doc);
+    gl_buf_free(&body);
+    return rc;
+}
+
 /* Server mode needs the Prometheus engine's subquery semantics: a backend
  * that reports a version at /api/v1/status/buildinfo (Prometheus, Thanos,
- * Mimir); VictoriaMetrics answers with no version and is refused (its
- * subquery and lookback rules are not verified). */
+ * Mimir), or VictoriaMetrics, which reports none (its buildinfo's data is
+ * empty) and is taken when it answers metricsql_probe (*metricsql). */
 static enum gl_status server_backend(const struct gl_cluster *cluster, struct gl_prom *p,
-                                     struct gl_error *err)
+                                     int64_t t, bool *metricsql, struct gl_error *err)
 {
     struct gl_buf body;
     gl_buf_init(&body);
+    *metricsql = false;
     enum gl_status rc = gl_prom_get(p, "/api/v1/status/buildinfo", &body, err);
     cJSON *doc = rc ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(doc, "data"), "version");
-    if (!rc && !(cJSON_IsString(v) && v->valuestring[0]))
-        rc = gl_error_set(err, GL_ERR_PROM,
-                          "%s/api/v1/status/buildinfo reports no version: collection.mode "
-                          "\"server\" needs a backend with the Prometheus engine's subqueries "
-                          "(Prometheus, Thanos, Mimir; VictoriaMetrics is not verified): use "
-                          "collection.mode \"raw\"",
-                          cluster->prom.url);
-    else if (rc)
+    if (rc)
         rc = gl_error_prefix(err, "collection.mode \"server\" asks the backend's version");
-    else
+    else if (cJSON_IsString(v) && v->valuestring[0])
         gl_log(GL_LOG_DEBUG, "server mode backend=%s version=%s", cluster->prom.url,
                v->valuestring);
+    else if (!(rc = metricsql_probe(cluster, p, t, err))) {
+        *metricsql = true;
+        gl_log(GL_LOG_INFO,
+               "server mode backend=%s engine=metricsql (no version at buildinfo; "
+               "changes_prometheus answered): changes_prometheus in place of changes",
+               cluster->prom.url);
+    }
     cJSON_Delete(doc);
     gl_buf_free(&body);
     return rc;
@@ -1330,7 +1368,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     if (!rc)
         rc = gl_prom_new(&cluster->prom, &x.prom, err);
     if (!rc && c->server_mode)
-        rc = server_backend(cluster, x.prom, err);
+        rc = server_backend(cluster, x.prom, from, &x.metricsql, err);
     /* the unit of collection: `hours` hours in `nshards` shards; both
      * change when a response is too large, and stay for the window */
     int64_t hours = c->chunk_hours;
@@ -1341,6 +1379,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int k = 0; k < 2; k++) {
         jobs[k].prom = x.prom;
+        jobs[k].metricsql = x.metricsql;
         jobs[k].nq = nq;
         jobs[k].step = c->step;
         jobs[k].cs = to; /* idle */

@@ -130,6 +130,11 @@ static double mem_bound(const struct gl_config *c, enum gl_mq mq)
     return c->mq[mq].unit == GL_UNIT_BYTES ? 1099511627776.0 : 1048576.0;
 }
 
+const char *gl_srv_changes(const struct gl_srv_unit *u)
+{
+    return u->metricsql ? "changes_prometheus" : "changes";
+}
+
 void gl_srv_figures(struct gl_srv_unit *u)
 {
     const struct gl_config *c = u->c;
@@ -197,7 +202,7 @@ void gl_srv_figures(struct gl_srv_unit *u)
         /* samples + 1000 × samples >= 0.5 (llround >= 1) */
         gl_buf_printf(&t, "sum_over_time((1 + 1000 * (%s >= bool 0.5))%s)", f.data, sub.data);
         if (r == GL_SRV_RESERVED) /* + 10^9 × changes inside the hour */
-            gl_buf_printf(&t, " + 1000000000 * changes((%s)%s)", a.data, sub.data);
+            gl_buf_printf(&t, " + 1000000000 * %s((%s)%s)", gl_srv_changes(u), a.data, sub.data);
         push_fig(u, F_G, q, &t);
         /* Σ floor(v + 0.5): llround(v) but for v = 0.5 - 2^-54 (gl_srv_decide) */
         gl_buf_printf(&t, "sum_over_time(round(%s)%s)", f.data, sub.data);
@@ -218,8 +223,8 @@ void gl_srv_figures(struct gl_srv_unit *u)
         gl_buf_printf(&pods, "round(%s unless on (%s) vector(1))", am.data, il.data);
         const char *agg = c->attribution == GL_ATTR_DEVICE ? "max" : "sum";
         gl_buf_printf(&t,
-                      "changes(((max by (%s) (%s) or %s by (%s) (%s)) + round(max by (%s) ((\n%s\n))))%s)",
-                      dl.data, dt.data, agg, dl.data, pods.data, dl.data, u->queries[fq],
+                      "%s(((max by (%s) (%s) or %s by (%s) (%s)) + round(max by (%s) ((\n%s\n))))%s)",
+                      gl_srv_changes(u), dl.data, dt.data, agg, dl.data, pods.data, dl.data, u->queries[fq],
                       sub.data);
         push_fig(u, F_KC, -1, &t);
         if (c->attribution == GL_ATTR_PROCESS) {

@@ -53,6 +53,7 @@ struct gl_srv_unit {
     int alloc_q, phase_q, pod_labels_q, ns_labels_q, node_labels_q; /* -1 when absent */
     int64_t cs, ce, step;
     size_t nhours;
+    bool metricsql; /* VictoriaMetrics: changes_prometheus for changes (collect.c) */
     /* figure queries (gl_srv_figures) */
     size_t nfig;
     char **fig_text;
@@ -69,6 +70,11 @@ struct gl_srv_unit {
     int64_t device_hours_server, device_hours_raw;
     char why[256];             /* the first reason a host was not plain */
 };
+
+/* The backend's name of Prometheus's changes(): "changes", or
+ * "changes_prometheus" on VictoriaMetrics (whose changes() also counts the
+ * step before the window). */
+const char *gl_srv_changes(const struct gl_srv_unit *u);
 
 /* Sets u's figure queries up (u's in fields filled). */
 void gl_srv_figures(struct gl_srv_unit *u);

@@ -12,8 +12,18 @@ backend's hourly figures, and the suite fails unless the server path carried
 most series-hours of at least one scenario (so the comparison proves
 something). On an engine without collection.mode every collect in server
 mode fails as a config error.
+
+VictoriaMetrics (issue 13 item 4): each TSDB's samples are also imported
+into a VictoriaMetrics 1.79 (VM_FLAGS, the flags raw mode needs there) and
+every scenario/config collected from it in both modes: server equals raw
+on VictoriaMetrics and raw on Prometheus row by row, and takes the same
+device-hours from the sums as on Prometheus (which fails when the engine
+sends VM `changes`: its changes() counts from before each hour's window).
+Plus the reproduction of that difference (instant queries, no data), and a
+Prometheus behind a front that hides its version: refused in server mode.
 """
 
+import http.client
 import json
 import re
 import os
@@ -22,6 +32,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -40,11 +53,89 @@ LONG = {"shared", "run-month"}
 DEFAULT = {"fleet", "dra", "hami", "cluster-eu"}
 # bench/make_scenario.py's fleet (its own TSDB), where most hosts are plain
 PLAIN = "bench-6h"
+# VictoriaMetrics as the backend: what makes its raw query_range serve the
+# samples as Prometheus does (backends_test.py's VM_FLAGS)
+VM_FLAGS = ["-retentionPeriod=100y", "-search.latencyOffset=0s",
+            "-search.maxStalenessInterval=59s"]
+OPENER = harness.NO_PROXY_OPENER
 
 
 def tsdb_of(n):
     return "c" if n == PLAIN else "b" if n in SECOND else "a"
 
+
+
+def om_to_vm(om, out):
+    """OpenMetrics (seconds) -> Prometheus text with millisecond timestamps
+    (what /api/v1/import/prometheus reads); returns (samples, first, last)."""
+    n, lo, hi = 0, None, None
+    with open(om, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as g:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            head, value, ts = line.rsplit(" ", 2)
+            t = int(ts)
+            lo = t if lo is None or t < lo else lo
+            hi = t if hi is None or t > hi else hi
+            g.write("%s %s %d\n" % (head, value, t * 1000))
+            n += 1
+    return n, lo, hi
+
+
+def vm_import(url, path, piece=8 << 20):
+    """POSTs path to url's /api/v1/import/prometheus in pieces of whole lines."""
+    with open(path, "rb") as f:
+        while True:
+            body = f.read(piece)
+            if not body:
+                break
+            body += f.readline()
+            req = urllib.request.Request(url + "/api/v1/import/prometheus", data=body,
+                                         method="POST")
+            with OPENER.open(req, timeout=120) as r:
+                if r.status not in (200, 204):
+                    raise RuntimeError("import answered %s" % r.status)
+    with OPENER.open(url + "/internal/force_flush", timeout=60) as r:
+        r.read()
+
+
+def vm_samples(url, lo, hi):
+    """The samples VM serves between lo and hi (seconds, both included)."""
+    doc = harness.http_get_json(url + "/api/v1/query?" + urllib.parse.urlencode({
+        "query": 'sum(count_over_time({__name__=~".+"}[%ds]))' % (hi - lo + 1),
+        "time": str(hi), "nocache": "1"}))
+    r = doc["data"]["result"]
+    return int(float(r[0]["value"][1])) if r else 0
+
+
+class Versionless(harness.LoopbackServer):
+    """A front on 127.0.0.1 for the Prometheus on upstream port: buildinfo
+    answered with no version (as VictoriaMetrics does), the rest passed on.
+    Records the paths asked."""
+
+    def __init__(self, upstream):
+        self.upstream = upstream
+        self.paths = []
+        super().__init__(post=True)
+
+    def handle(self, h, body):
+        self.paths.append(h.path)
+        if h.path.startswith("/api/v1/status/buildinfo"):
+            self.reply(h, 200, b'{"status":"success","data":{}}')
+            return
+        conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=60)
+        try:
+            hdr = {"Accept-Encoding": "identity"}
+            if h.command == "POST":
+                hdr["Content-Type"] = h.headers.get("Content-Type", "")
+            conn.request(h.command, h.path, body=body if h.command == "POST" else None,
+                         headers=hdr)
+            r = conn.getresponse()
+            status, data = r.status, r.read()
+            ctype = r.getheader("Content-Type", "application/json")
+        finally:
+            conn.close()
+        self.reply(h, status, data, ctype)
 
 
 def usage_rows(db):
@@ -76,6 +167,8 @@ class ServerMode(harness.Suite):
     def __init__(self, args, tap):
         super().__init__(args, tap)
         self.proms = {}
+        self.vms = {}
+        self.hours = {}
 
     def main(self):
         tap = self.tap
@@ -124,125 +217,266 @@ class ServerMode(harness.Suite):
                     os.rename(os.path.join(src, b), os.path.join(dst, b))
         tap.ok("%d scenarios generated and backfilled (%.1fs)" % (len(gens), time.time() - t0))
         for which in ("a", "b", "c"):
-            if not any(tsdb_of(n) == which for n in gens):
+            if not any(tsdb_of(n) == which for n in gens) or self.args.backend == "victoria":
                 continue
             prom = harness.Prometheus(self.path("prom-" + which), self.path("tsdb-" + which))
             os.makedirs(prom.work, exist_ok=True)
             prom.start()
             self.proms[which] = prom
+        self.vms = {}
+        self.vm_flags = VM_FLAGS if self.args.vm_flags is None else self.args.vm_flags.split()
+        if self.args.backend in ("victoria", "both"):
+            self.start_victoria(gens)
         self.shares = {}
         for n in gens:
-            prom = self.proms[tsdb_of(n)]
-            self.scenario(n, prom)
-        share = self.shares.get(PLAIN + "/base", 0.0)
-        tap.check("%s: the hourly sums carried most device-hours (%.0f %%)" % (PLAIN, 100 * share),
-                  [] if share > 0.5 else ["most device-hours were fetched raw"])
-        self.victoria()
+            self.scenario(n)
+        if self.args.backend != "victoria":
+            share = self.shares.get("prometheus:" + PLAIN + "/base", 0.0)
+            tap.check("%s: the hourly sums carried most device-hours (%.0f %%)"
+                      % (PLAIN, 100 * share),
+                      [] if share > 0.5 else ["most device-hours were fetched raw"])
+        if self.vms:
+            share = self.shares.get("victoria:" + PLAIN + "/base", 0.0)
+            tap.check("%s: VictoriaMetrics: the hourly sums carried most device-hours (%.0f %%)"
+                      % (PLAIN, 100 * share),
+                      [] if share > 0.5 else ["most device-hours were fetched raw"])
+        self.changes_semantics()
+        self.versionless()
 
-    def scenario(self, n, prom):
+    def start_victoria(self, gens):
+        """One VictoriaMetrics per TSDB, each scenario's samples imported."""
+        tap = self.tap
+        vm = shutil.which("victoria-metrics") or shutil.which("victoria-metrics-prod")
+        if not vm:
+            tap.skip("VictoriaMetrics backend", "victoria-metrics not on PATH")
+            return
+        for which in ("a", "b", "c"):
+            mine = [n for n in gens if tsdb_of(n) == which]
+            if not mine:
+                continue
+            srv = harness.Server("victoria-metrics-" + which, self.work)
+            data = self.path("vm-data-" + which)
+            errors = harness.start_all([(srv, lambda port: [
+                vm, "-storageDataPath=" + data, "-httpListenAddr=127.0.0.1:%d" % port] +
+                self.vm_flags, "/health")])
+            if errors:
+                tap.fail("victoria-metrics %s starts" % which, sorted(errors.values()))
+                continue
+            self.vms[which] = srv
+            t0 = time.time()
+            total, lo, hi, p = 0, None, None, []
+            try:
+                for n in mine:
+                    txt = self.path("vm-%s.txt" % n)
+                    k, a, b = om_to_vm(os.path.join(self.path("gen-" + n), "data.om"), txt)
+                    total += k
+                    lo = a if lo is None or a < lo else lo
+                    hi = b if hi is None or b > hi else hi
+                    vm_import(srv.url(), txt)
+                    os.remove(txt)
+                # the import is asynchronous: wait until every sample is served
+                deadline, got = time.time() + 60, -1
+                while time.time() < deadline:
+                    got = vm_samples(srv.url(), lo, hi)
+                    if got >= total:
+                        break
+                    time.sleep(0.5)
+                if got != total:
+                    p.append("VM serves %d samples of the %d imported" % (got, total))
+            except Exception as e:
+                p.append("import: %s" % e)
+            if not tap.check("victoria-metrics %s (%s): imported %d samples of %s (%.1fs)" % (
+                    which, " ".join(self.vm_flags), total, ", ".join(mine), time.time() - t0), p):
+                srv.stop()
+                del self.vms[which]
+
+    def collect(self, n, run, gen, cf, exp, backend, url, mode):
+        """(usage, devices, counts, invoice) of one collect, or why not."""
+        wf, wt = exp["window"]["from"], exp["window"]["to"]
+        with open(os.path.join(gen, cf)) as f:
+            cfg = json.load(f)
+        cfg["prometheus"]["url"] = url
+        cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
+        cfg.setdefault("collection", {})["mode"] = mode
+        tag = "%s-%s-%s-%s" % (n, run, backend, mode)
+        path = self.path("cfg", tag + ".json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(cfg, f, indent=1)
+        db = self.path("db", tag + ".db")
+        os.makedirs(os.path.dirname(db), exist_ok=True)
+        rc, out, err = self.engine.run(path, db, "collect", "--from", wf, "--to", wt,
+                                       timeout=300)
+        if rc != 0:
+            return "collect exit %s: %s" % (rc, tail(err))
+        if mode == "server":
+            self.count_log(backend, n, run, err)
+        rc, out, err = self.engine.run(path, db, "invoice", "--period", exp["period"],
+                                       "--format", "json")
+        if rc != 0:
+            return "invoice exit %s: %s" % (rc, tail(err))
+        return usage_rows(db) + (out,)
+
+    def compare(self, a, b, na, nb):
+        bad = ["%s: %s" % (k, r) for k, r in ((na, a), (nb, b)) if isinstance(r, str)]
+        if bad:
+            return bad
+        (ua, da, ca, ia), (ub, dbv, cb, ib) = a, b
+        bad = diff(ua, ub) + ["devices: " + p for p in diff(da, dbv)] + \
+            ["query counts: " + p for p in diff(ca, cb)]
+        if ia != ib:
+            bad.append("the invoices differ")
+        if not ua:
+            bad.append("no usage rows at all")
+        return bad
+
+    def scenario(self, n):
         tap = self.tap
         gen = self.path("gen-" + n)
         configs = sorted(f for f in os.listdir(gen) if f.startswith("config") and
                          f.endswith(".json"))
+        prom, vm = self.proms.get(tsdb_of(n)), self.vms.get(tsdb_of(n))
         for cf in configs:
             run = cf[len("config"):-len(".json")].lstrip("-") or "base"
             exp_file = os.path.join(gen, "expected%s.json" % ("" if run == "base" else "-" + run))
             with open(exp_file) as f:
                 exp = json.load(f)
-            wf, wt = exp["window"]["from"], exp["window"]["to"]
-            results = {}
-            for mode in ("raw", "server"):
-                with open(os.path.join(gen, cf)) as f:
-                    cfg = json.load(f)
-                cfg["prometheus"]["url"] = prom.url()
-                cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
-                col = cfg.setdefault("collection", {})
-                col["mode"] = mode
-                path = self.path("cfg", "%s-%s-%s.json" % (n, run, mode))
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path, "w") as f:
-                    json.dump(cfg, f, indent=1)
-                db = self.path("db", "%s-%s-%s.db" % (n, run, mode))
-                os.makedirs(os.path.dirname(db), exist_ok=True)
-                rc, out, err = self.engine.run(path, db, "collect", "--from", wf, "--to", wt,
-                                               timeout=300)
-                if rc != 0:
-                    results[mode] = "collect exit %s: %s" % (rc, tail(err))
+            res = {}
+            for backend, srv in (("prometheus", prom), ("victoria", vm)):
+                if srv is None:
                     continue
-                if mode == "server":
-                    self.count_log(n, run, err)
-                rc, out, err = self.engine.run(path, db, "invoice", "--period", exp["period"],
-                                               "--format", "json")
-                if rc != 0:
-                    results[mode] = "invoice exit %s: %s" % (rc, tail(err))
-                    continue
-                results[mode] = usage_rows(db) + (out,)
-            bad = [m + ": " + r for m, r in results.items() if isinstance(r, str)]
-            if not bad:
-                (ua, da, ca, ia), (ub, dbv, cb, ib) = results["raw"], results["server"]
-                bad = diff(ua, ub) + ["devices: " + p for p in diff(da, dbv)] + \
-                    ["query counts: " + p for p in diff(ca, cb)]
-                if ia != ib:
-                    bad.append("the invoices differ")
-                if not ua:
-                    bad.append("no usage rows at all")
-            tap.check("%s/%s: usage, device rows, query counts and invoices collected in "
-                      "server mode equal raw mode's, to the MiB·s (%s rows)" % (
-                          n, run, len(results["raw"][0])
-                          if not isinstance(results.get("raw"), str) else "?"), bad)
+                for mode in ("raw", "server"):
+                    res[backend, mode] = self.collect(n, run, gen, cf, exp, backend, srv.url(),
+                                                      mode)
+            def rows(k):
+                r = res.get(k)
+                return len(r[0]) if r is not None and not isinstance(r, str) else "?"
+            if prom is not None:
+                tap.check("%s/%s: usage, device rows, query counts and invoices collected in "
+                          "server mode equal raw mode's, to the MiB·s (%s rows)" % (
+                              n, run, rows(("prometheus", "raw"))),
+                          self.compare(res["prometheus", "raw"], res["prometheus", "server"],
+                                       "raw", "server"))
+            if vm is not None:
+                tap.check("%s/%s: VictoriaMetrics: server mode's tables and invoices equal raw "
+                          "mode's on VictoriaMetrics, to the MiB·s (%s rows)" % (
+                              n, run, rows(("victoria", "raw"))),
+                          self.compare(res["victoria", "raw"], res["victoria", "server"],
+                                       "raw", "server"))
+            hp, hv = (self.hours.get("%s:%s/%s" % (b, n, run)) for b in ("prometheus",
+                                                                           "victoria"))
+            if hp is not None and hv is not None:
+                # the same plain host-hours: VM's changes() would leave hours raw
+                tap.check("%s/%s: VictoriaMetrics: server mode takes the same device-hours from "
+                          "the hourly sums as on Prometheus (%d, %d raw)" % (n, run, hp[0], hp[1]),
+                          [] if hp == hv else ["VictoriaMetrics: %d from the sums, %d raw" % hv])
+            if vm is not None and prom is not None:
+                tap.check("%s/%s: VictoriaMetrics: server mode's tables and invoices equal raw "
+                          "mode's on Prometheus, to the MiB·s" % (n, run),
+                          self.compare(res["prometheus", "raw"], res["victoria", "server"],
+                                       "Prometheus raw", "VictoriaMetrics server"))
 
-    def count_log(self, n, run, err):
+    def count_log(self, backend, n, run, err):
         """Sums the server mode's per-chunk log lines."""
         sv = raw = 0
         for m in re.finditer(r"device_hours_server=(\d+) device_hours_raw=(\d+)", err):
             sv += int(m.group(1))
             raw += int(m.group(2))
-        self.shares["%s/%s" % (n, run)] = sv / (sv + raw) if sv + raw else 0.0
-        self.tap.ok("%s/%s: server mode took %d device-hours from the hourly sums, %d raw"
-                    % (n, run, sv, raw))
+        self.shares["%s:%s/%s" % (backend, n, run)] = sv / (sv + raw) if sv + raw else 0.0
+        self.hours["%s:%s/%s" % (backend, n, run)] = (sv, raw)
+        self.tap.ok("%s/%s: %s: server mode took %d device-hours from the hourly sums, %d raw"
+                    % (n, run, backend, sv, raw))
 
-    def victoria(self):
-        """VictoriaMetrics reports no version: server mode refuses it."""
+    def changes_semantics(self):
+        """Why server mode sends changes_prometheus to VictoriaMetrics: its
+        changes() over an hour's subquery of a constant is 1, not 0 (it
+        counts from before the window's first step); changes_prometheus is
+        Prometheus's changes(). A VM that answers 0 is noticed here."""
         tap = self.tap
-        vm = shutil.which("victoria-metrics") or shutil.which("victoria-metrics-prod")
-        if not vm:
-            tap.skip("server mode refuses VictoriaMetrics", "victoria-metrics not on PATH")
+        vm = next(iter(self.vms.values()), None)
+        prom = next(iter(self.proms.values()), None)
+        if vm is None:
             return
-        srv = harness.Server("victoria-metrics", self.work)
-        data = self.path("vm-data")
-        errors = harness.start_all([(srv, lambda port: [
-            vm, "-storageDataPath=" + data, "-httpListenAddr=127.0.0.1:%d" % port],
-            "/health")])
-        if errors:
-            tap.fail("victoria-metrics starts", sorted(errors.values()))
+        t = 1790002740
+        def ask(srv, q):
+            try:
+                doc = harness.http_get_json(srv.url() + "/api/v1/query?" + urllib.parse.urlencode(
+                    {"query": q, "time": str(t)}))
+                r = doc["data"]["result"]
+                return r[0]["value"][1] if r else "empty"
+            except urllib.error.HTTPError as e:
+                return "HTTP %d" % e.code
+            except Exception as e:
+                return str(e)
+        q = "changes(vector(1)[3450s:300s])"
+        cp = "changes_prometheus(vector(1)[3450s:300s])"
+        got = {"victoria " + q: ask(vm, q), "victoria " + cp: ask(vm, cp)}
+        want = {"victoria " + cp: "0"}
+        # with -search.maxStalenessInterval=59s (VM_FLAGS) the step before the
+        # window is out of VM's reach and its changes() counts the first point
+        if self.vm_flags == VM_FLAGS:
+            want["victoria " + q] = "1"
+        if prom is not None:
+            got["prometheus " + q] = ask(prom, q)
+            want["prometheus " + q] = "0"
+            got["prometheus " + cp] = ask(prom, cp)
+            want["prometheus " + cp] = "HTTP 400"
+        tap.note("VictoriaMetrics (%s): %s = %s" % (" ".join(self.vm_flags), q,
+                                                    got["victoria " + q]))
+        tap.check("%s: VictoriaMetrics' changes_prometheus() is 0 as Prometheus's changes() "
+                  "(Prometheus refuses the name)%s: server mode sends changes_prometheus to it"
+                  % (q, ", its changes() 1" if "victoria " + q in want else ""), [
+                      "%s gave %s, expected %s%s" % (k, got[k], want[k],
+                                                     " (VM's changes() now matches Prometheus's)"
+                                                     if k == "victoria " + q else "")
+                      for k in sorted(want) if got[k] != want[k]])
+
+    def versionless(self):
+        """A backend without a version at buildinfo and without MetricsQL
+        (Prometheus behind a front that hides its version) is refused in
+        server mode before any range query."""
+        tap = self.tap
+        prom = self.proms.get("c")
+        if prom is None:
             return
+        front = Versionless(prom.port)
         try:
             gen = self.path("gen-" + PLAIN)
             with open(os.path.join(gen, "config.json")) as f:
                 cfg = json.load(f)
-            cfg["prometheus"]["url"] = srv.url()
+            cfg["prometheus"]["url"] = front.url()
             cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
             cfg.setdefault("collection", {})["mode"] = "server"
-            path = self.path("cfg", "vm-server.json")
+            path = self.path("cfg", "versionless-server.json")
             with open(path, "w") as f:
                 json.dump(cfg, f)
-            rc, out, err = self.engine.run(path, self.path("db", "vm.db"), "collect", "--from",
-                                           "2026-10-05T00:00:00Z", "--to",
-                                           "2026-10-05T01:00:00Z")
-            tap.check("server mode refuses VictoriaMetrics (no version in buildinfo): exit 4 "
-                      "naming collection.mode", [] if rc == 4 and "buildinfo" in err and
-                      "collection.mode" in err else ["exit %s: %s" % (rc, tail(err))])
+            db = self.path("db", "versionless.db")
+            rc, out, err = self.engine.run(path, db, "collect", "--from",
+                                           "2026-10-05T00:00:00Z", "--to", "2026-10-05T01:00:00Z")
+            ranged = [p for p in front.paths if p.startswith("/api/v1/query_range")]
+            p = [] if rc == 4 and all(w in err for w in (
+                "buildinfo", "changes_prometheus", "collection.mode")) else [
+                    "exit %s: %s" % (rc, tail(err))]
+            if ranged:
+                p.append("%d range queries sent first" % len(ranged))
+            tap.check("server mode refuses a backend with no version at buildinfo that does not "
+                      "answer changes_prometheus (Prometheus behind a front): exit 4 naming "
+                      "both, before any range query", p)
         finally:
-            srv.stop()
+            front.close()
 
     def cleanup(self):
-        for p in self.proms.values():
+        for p in list(self.proms.values()) + list(self.vms.values()):
             p.stop()
 
 
 def main():
     ap = harness.arguments(__doc__)
     ap.add_argument("--only", help="scenario names, comma-separated")
+    ap.add_argument("--backend", choices=("prometheus", "victoria", "both"), default="both",
+                    help="the backends each scenario is collected from (default both)")
+    ap.add_argument("--vm-flags", help="VictoriaMetrics' flags, space-separated (default: %s)"
+                    % " ".join(VM_FLAGS))
     ap.add_argument("--all", action="store_true",
                     help="every scenario, not only %s" % ", ".join(sorted(DEFAULT)))
     args = ap.parse_args()
