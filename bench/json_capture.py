@@ -14,6 +14,9 @@ proxy for the exact request list, then every request fetched again with curl:
                        in the manifest
   DIR/<gpus>/manifest.tsv  NN, start, step, nsteps, encoding, json bytes,
                        compressed bytes, the request path
+With --callgrind, the request-list collect runs under valgrind's callgrind
+(through the proxy: its CPU is not the engine's) and the engine's total
+instructions are printed, the denominator of json_eval's projection.
 Prometheus is stopped (by its PID) before the next fleet.
 """
 import argparse
@@ -33,7 +36,7 @@ import scale  # noqa: E402
 ACCEPT = "deflate, gzip, br, zstd"
 
 
-def capture(fleet, binary, out, work):
+def capture(fleet, binary, out, work, callgrind=False):
     d = os.path.join(out, str(fleet.gpus))
     os.makedirs(d, exist_ok=True)
     tsdb = os.path.join(work, "tsdb-%d" % fleet.gpus)
@@ -46,9 +49,15 @@ def capture(fleet, binary, out, work):
         proxy = collect_bench.RecordingProxy(prom.url)
         try:
             cfg = fleet.config(os.path.join(work, "cfg-%d.json" % fleet.gpus), proxy.url)
-            subprocess.run([binary, "--config", cfg, "--db", os.path.join(work, "c-%d.db" % fleet.gpus),
+            vg = (["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+                  if callgrind else [])
+            r = subprocess.run(vg + [binary, "--config", cfg, "--db", os.path.join(work, "c-%d.db" % fleet.gpus),
                             "--quiet", "collect", "--from", w0, "--to", w1],
-                           check=True, stdin=subprocess.DEVNULL)
+                           check=True, stdin=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE if callgrind else None, text=True)
+            if callgrind:
+                ir = [l.split(":")[1].strip() for l in r.stderr.splitlines() if "Collected :" in l]
+                scale.log("%d GPUs: collect under callgrind: %s instructions" % (fleet.gpus, ir[-1]))
         finally:
             proxy.close()
         rows = []
@@ -87,12 +96,14 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--sizes", default="64,1024,4096")
+    ap.add_argument("--callgrind", action="store_true")
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "gpuledger-scale-cache"))
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="gpuledger-jsoncap-")
     try:
         for g in (int(x) for x in a.sizes.split(",")):
-            capture(scale.Fleet(a.cache, g, 6), os.path.abspath(a.bin), os.path.abspath(a.out), work)
+            capture(scale.Fleet(a.cache, g, 6), os.path.abspath(a.bin), os.path.abspath(a.out), work,
+                    a.callgrind)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
