@@ -113,6 +113,7 @@ class RecordingProxy:
         u = urllib.parse.urlsplit(upstream)
         self.host, self.port = u.hostname, u.port or 80
         self.requests = []
+        self.encodings = set()  # the Accept-Encoding headers seen ("" when absent)
         self.in_flight = self.max_in_flight = 0
         lock = threading.Lock()
         outer = self
@@ -128,6 +129,7 @@ class RecordingProxy:
                 body = self.rfile.read(n) if n else None
                 with lock:
                     outer.requests.append((self.command, self.path))
+                    outer.encodings.add(self.headers.get("Accept-Encoding", ""))
                     outer.in_flight += 1
                     outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
                 hdrs = {k: v for k, v in self.headers.items()

@@ -35,7 +35,10 @@ Then, all in the same run:
      CPU (user+sys of the child, os.wait4), wall, peak RSS (ru_maxrss);
      samples = sum of collected_query.samples of the database;
   3. baseline: curl --parallel --parallel-max K fetching the very same
-     requests to /dev/null (CPU, wall, RSS of curl);
+     requests to /dev/null (CPU, wall, RSS of curl), once compressed (curl
+     --compressed: Prometheus deflates) and once asking identity; each
+     binary's wall / curl is against the curl that asks what it asks (its
+     Accept-Encoding, recorded through a proxy: prometheus.compression);
   4. Prometheus's own time: the same requests again with stats=all, the sum
      of data.stats.timings.execTotalTime (server-side evaluation, no transfer).
 
@@ -410,7 +413,20 @@ class Bench:
                 r0 = self.engine(b, cfg, edb, "collect", "--from", e0, "--to", e1)
                 if r0[0] == 0:
                     fixed = r0[2] if fixed is None else min(fixed, r0[2])
+            # the Accept-Encoding this binary sends (prometheus.compression),
+            # from one more empty collect through the recording proxy: its
+            # curl baseline asks the same
+            ep = collect_bench.RecordingProxy(prom.url)
+            try:
+                pcfg = fleet.config(os.path.join(d, "encoding.json"), ep.url)
+                edb = os.path.join(d, "encoding-%s.db" % name)
+                self.engine(b, pcfg, edb, "collect", "--from", e0, "--to", e1)
+            finally:
+                ep.close()
+            enc = sorted(ep.encodings)
+            compressed = bool(enc) and enc != ["identity"] and enc != [""]
             row["engine"][name] = {"rc": rc, "wall": wall, "cpu": cpu, "rss": rss, "fixed": fixed,
+                                   "compressed": compressed,
                                    "samples": db_samples(db) if rc == 0 else 0,
                                    "rows": db_rows(db) if rc == 0 else 0,
                                    "digest": db_digest(db) if rc == 0 else {}}
@@ -428,14 +444,23 @@ class Bench:
         with open(lst, "w") as f:
             for p in reqs:
                 f.write('url = "%s%s"\noutput = "/dev/null"\n' % (prom.url, p))
-        log("%d GPUs: curl --parallel-max %d" % (fleet.gpus, k))
-        crc, cwall, ccpu, crss = measure(
-            ["curl", "-s", "-S", "--noproxy", "*", "--compressed", "-H",
-             "Accept: application/json", "--parallel", "--parallel-max", str(k), "-K", lst],
-            stderr=subprocess.DEVNULL)
-        if crc:
-            self.failed.append("curl of %d GPUs: exit %d" % (fleet.gpus, crc))
-        row["curl"] = {"wall": cwall, "cpu": ccpu, "rss": crss}
+        # the same requests with curl, compressed (what libcurl's default
+        # Accept-Encoding gets: deflate from Prometheus) and not
+        row["curls"] = {}
+        for compressed in (True, False):
+            log("%d GPUs: curl --parallel-max %d (%s)" % (fleet.gpus, k, "compressed"
+                                                          if compressed else "identity"))
+            enc = ["--compressed"] if compressed else ["-H", "Accept-Encoding: identity"]
+            crc, cwall, ccpu, crss = measure(
+                ["curl", "-s", "-S", "--noproxy", "*"] + enc + ["-H",
+                 "Accept: application/json", "--parallel", "--parallel-max", str(k), "-K", lst],
+                stderr=subprocess.DEVNULL)
+            if crc:
+                self.failed.append("curl of %d GPUs: exit %d" % (fleet.gpus, crc))
+            row["curls"][compressed] = {"wall": cwall, "cpu": ccpu, "rss": crss}
+        # the curl that asks what the binary under test asks
+        new = row["engine"].get(self.bins[-1][0], {})
+        row["curl"] = row["curls"][new.get("compressed", True)]
         log("%d GPUs: Prometheus stats=all" % fleet.gpus)
         exec_s = 0.0
         nbytes = 0
@@ -581,18 +606,22 @@ class Bench:
                 fx = e.get("fixed")
                 marg = ((e["cpu"] - fx) / e["samples"] * 1e6
                         if fx is not None and e["samples"] else float("nan"))
-                print("| %d | %s | %d | %.2f | %.3f | %s | %.3f | %.2f | %.0f | %.2f | %d |" % (
-                    r["gpus"], n, e["samples"], e["cpu"], us,
+                curl = r["curls"][e.get("compressed", True)]
+                print("| %d | %s%s | %d | %.2f | %.3f | %s | %.3f | %.2f | %.0f | %.2f | %d |" % (
+                    r["gpus"], n, "" if e.get("compressed", True) else " (identity)",
+                    e["samples"], e["cpu"], us,
                     "%.3f" % fx if fx is not None else "-", marg, e["wall"], e["rss"],
-                    e["wall"] / r["curl"]["wall"], e["rows"]))
+                    e["wall"] / curl["wall"], e["rows"]))
         print()
-        print("| GPUs | requests | in flight | bytes MiB | curl wall s | curl CPU s | "
+        print("| GPUs | requests | in flight | bytes MiB | curl | curl wall s | curl CPU s | "
               "curl RSS MiB | Prometheus execTotalTime s |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|")
         for r in self.collect_rows:
-            print("| %d | %d | %d | %.1f | %.2f | %.2f | %.0f | %.2f |" % (
-                r["gpus"], r["requests"], r["inflight"], r["bytes"] / 2 ** 20,
-                r["curl"]["wall"], r["curl"]["cpu"], r["curl"]["rss"], r["prom_exec"]))
+            for compressed, c in sorted(r["curls"].items(), reverse=True):
+                print("| %d | %d | %d | %.1f | %s | %.2f | %.2f | %.0f | %.2f |" % (
+                    r["gpus"], r["requests"], r["inflight"], r["bytes"] / 2 ** 20,
+                    "compressed" if compressed else "identity",
+                    c["wall"], c["cpu"], c["rss"], r["prom_exec"]))
         dumps = [r for r in self.collect_rows if "dump" in r]
         if dumps:
             print()

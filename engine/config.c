@@ -146,6 +146,12 @@ static enum gl_status get_enum(struct cfg_ctx *x, const cJSON *obj, const char *
     return rc;
 }
 
+bool gl_prom_compressed(const struct gl_prom_cfg *c)
+{
+    return c->compression == GL_COMPRESS_ON ||
+           (c->compression == GL_COMPRESS_AUTO && c->url && strncmp(c->url, "https://", 8) == 0);
+}
+
 static char *resolve(const struct gl_config *c, char *p)
 {
     if (!p)
@@ -232,6 +238,9 @@ static enum gl_status prom_wire_load(struct cfg_ctx *x, const cJSON *o, const ch
         (rc = get_int(x, o, base, "request_deadline_seconds", 1, 86400, &deadline)))
         return rc;
     p->max_response_bytes = max;
+    static const char *const compression[] = {"auto", "on", "off", NULL};
+    if ((rc = get_enum(x, o, base, "compression", compression, &p->compression)))
+        return rc;
     /* default: 300 s, or what the retries may take by their timeouts */
     long attempts = (long)p->retries + 1;
     p->request_deadline_s = deadline ? deadline
@@ -541,7 +550,7 @@ static enum gl_status load_prometheus(struct cfg_ctx *x, struct gl_config *c, co
                                        "ca_file", "client_cert_file", "client_key_file",
                                        "timeout_seconds", "retries", "max_in_flight",
                                        "max_response_bytes", "request_deadline_seconds",
-                                       "accept_warnings", "auth", NULL};
+                                       "accept_warnings", "compression", "auth", NULL};
     enum gl_status rc;
     char path[256];
     if ((rc = check_keys(x, o, base, keys)))

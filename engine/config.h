@@ -104,8 +104,18 @@ struct gl_prom_cfg {
     long request_deadline_s;     /* all attempts and waits of one request */
     struct gl_pattern *accept_warnings; /* backend warnings accepted (logged) */
     size_t naccept_warnings;
+    int compression;             /* enum gl_compression (README "Wire integrity") */
     struct gl_auth_cfg auth;
 };
+
+/* prometheus.compression: whether responses are asked compressed
+ * (Accept-Encoding). auto: not over http:// (an in-cluster or loopback
+ * backend, where compressing costs the backend more CPU than it saves
+ * anything), compressed over https:// (a managed or remote service). */
+enum gl_compression { GL_COMPRESS_AUTO, GL_COMPRESS_ON, GL_COMPRESS_OFF };
+
+/* Whether c's requests ask for compressed responses. */
+bool gl_prom_compressed(const struct gl_prom_cfg *c);
 
 /* outputs.s3: the object store the period trees (and backups) go to. The
  * connection is a gl_prom_cfg so that auth.c reads its credentials:

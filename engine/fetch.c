@@ -165,7 +165,10 @@ enum gl_status gl_prom_new(const struct gl_prom_cfg *c, struct gl_prom **out, st
     curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, c->timeout_s < 10 ? c->timeout_s : 10L);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    /* every encoding libcurl decodes, or "identity": either way libcurl
+     * decodes what a server sends regardless, so the response cap counts
+     * decompressed bytes in both */
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, gl_prom_compressed(c) ? "" : "identity");
     /* Content-Length beyond the cap fails at once (CURLE_FILESIZE_EXCEEDED);
      * the write callback counts decompressed bytes for the rest */
     curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response_bytes);

@@ -26,6 +26,7 @@ import os
 import pty
 import subprocess
 import sys
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -71,9 +72,9 @@ class LabelSuite(harness.Suite):
         super().__init__(args, tap)
         self.prom = None
 
-    def config(self, name, chunk_hours, run=False):
+    def config(self, name, chunk_hours, run=False, **prom):
         cfg = {
-            "prometheus": {"url": self.prom.url()},
+            "prometheus": dict({"url": self.prom.url()}, **prom),
             "collection": {"step_seconds": STEP, "chunk_hours": chunk_hours},
             "teams": {"rules": [{"pod_label": "team"}]},
             "prices": {"entries": [{"model_pattern": "^NVIDIA A100", "unit": "GB-Hours",
@@ -128,6 +129,22 @@ class LabelSuite(harness.Suite):
         self.tap.check("collect in one 3-hour chunk", [] if rc == 0 else [harness.tail(err)])
         self.compare("one chunk: the label series that appeared later (beta, 00:50) wins from "
                      "its first step", cfg, self.path("one.db"))
+
+        # prometheus.compression "on": Prometheus compresses (it answers the
+        # engine's Accept-Encoding with a Content-Encoding), the figures stay
+        req = urllib.request.Request(
+            self.prom.url() + "/api/v1/query_range?query=DCGM_FI_DEV_FB_USED&start=%d&end=%d&step=60"
+            % (T0, T0 + 3 * 3600), headers={"Accept-Encoding": "deflate, gzip, br, zstd"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            encoding = r.headers.get("Content-Encoding")
+        cfg = self.config("compressed", 3, compression="on")
+        rc, _, err = self.engine.run(cfg, self.path("compressed.db"), "collect", "--from",
+                                     "2026-10-07T00:00:00Z", "--to", "2026-10-07T03:00:00Z")
+        self.tap.check("collect with prometheus.compression on (Prometheus answers %s)" % encoding,
+                       ([] if rc == 0 else [harness.tail(err)]) +
+                       ([] if encoding in ("deflate", "gzip") else
+                        ["Prometheus answered Content-Encoding %r" % encoding]))
+        self.compare("compressed responses: the same figures", cfg, self.path("compressed.db"))
 
         cfg = self.config("hourly", 1)
         rc, _, err = self.engine.run(cfg, self.path("hourly.db"), "collect", "--from",

@@ -181,6 +181,7 @@ class WireSuite(harness.Suite):
                        % len(reqs), ["%d without it, e.g. %s" % (len(bad), bad[:2])] if bad or not reqs
                        else [])
 
+        self.compression(reqs)
         for mode, needles in GARBLED.items():
             self.garbled(mode, needles, good_cfg)
         self.accepted_warnings()
@@ -189,6 +190,28 @@ class WireSuite(harness.Suite):
         self.retry_after()
         self.scrubbed()
         self.dev_zero()
+
+    def compression(self, reqs):
+        """prometheus.compression: over http:// auto asks identity; "on" asks
+        what libcurl decodes; the figures are the same."""
+        enc = sorted({r[2].get("Accept-Encoding", "(none)") for r in reqs})
+        self.tap.check("prometheus.compression auto over http:// asks Accept-Encoding: identity",
+                       [] if enc == ["identity"] else ["sent %s" % enc])
+        for value, want in (("on", lambda e: "deflate" in e and "gzip" in e),
+                            ("off", lambda e: e == "identity")):
+            n = len(self.srv.requests)
+            cfg = self.config("compression-" + value, compression=value)
+            db = self.path("compression-%s.db" % value)
+            rc, _, err, _ = self.collect(cfg, db)
+            p = [] if rc == 0 else ["exit %s: %s" % (rc, harness.tail(err))]
+            sent = sorted({r[2].get("Accept-Encoding", "(none)") for r in self.srv.requests[n:]
+                           if r[0] == "/api/v1/query_range"})
+            if not sent or not all(want(e) for e in sent):
+                p.append("sent Accept-Encoding %s" % sent)
+            if not p:
+                p += self.unchanged(db)
+            self.tap.check("prometheus.compression %s: Accept-Encoding %s, the same rows"
+                           % (value, "deflate, gzip, ..." if value == "on" else "identity"), p)
 
     def garbled(self, mode, needles, cfg, db_name=None):
         self.srv.set_mode(mode)

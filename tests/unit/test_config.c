@@ -96,6 +96,53 @@ static void test_bad_values(void)
     CHECK(strstr(err.msg, "exactly one") != NULL);
 }
 
+/* prometheus.compression: auto asks compressed responses over https only */
+static void test_compression(void)
+{
+    static const struct {
+        const char *url, *value;
+        bool compressed;
+    } cases[] = {
+        {"http://127.0.0.1:9090", NULL, false},  {"https://prom.example", NULL, true},
+        {"http://prom:9090", "\"auto\"", false}, {"https://prom.example", "\"auto\"", true},
+        {"http://prom:9090", "\"on\"", true},    {"https://prom.example", "\"off\"", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"prometheus\": {\"url\": \"%s\"%s%s},"
+                 " \"prices\": {\"file\": \"p\"}, \"billing\": {\"currency\": \"USD\"}}",
+                 cases[i].url, cases[i].value ? ", \"compression\": " : "",
+                 cases[i].value ? cases[i].value : "");
+        struct gl_config *c = NULL;
+        struct gl_error err = {0};
+        CHECK(load(text, &c, &err) == GL_OK);
+        CHECK(c && gl_prom_compressed(&c->clusters[0].prom) == cases[i].compressed);
+        gl_config_free(c);
+    }
+    /* a cluster's own prometheus block keeps the top level's setting unless it sets one */
+    struct gl_config *c = NULL;
+    struct gl_error err = {0};
+    CHECK(load("{\"prometheus\": {\"url\": \"http://a\", \"compression\": \"on\"},"
+               " \"clusters\": [{\"name\": \"x\"},"
+               " {\"name\": \"y\", \"prometheus\": {\"url\": \"http://b\", \"compression\": \"off\"}}],"
+               " \"prices\": {\"file\": \"p\"}, \"billing\": {\"currency\": \"USD\"}}",
+               &c, &err) == GL_OK);
+    CHECK(c && c->nclusters == 2 && gl_prom_compressed(&c->clusters[0].prom) &&
+          !gl_prom_compressed(&c->clusters[1].prom));
+    gl_config_free(c);
+    c = NULL;
+    CHECK(load("{\"prometheus\": {\"url\": \"http://x\", \"compression\": \"gzip\"},"
+               " \"prices\": {\"file\": \"p\"}, \"billing\": {\"currency\": \"USD\"}}",
+               &c, &err) == GL_ERR_CONFIG);
+    CHECK(strstr(err.msg, "prometheus.compression") && strstr(err.msg, "\"gzip\"") &&
+          strstr(err.msg, "auto, on, off"));
+    CHECK(load("{\"prometheus\": {\"url\": \"http://x\", \"compression\": true},"
+               " \"prices\": {\"file\": \"p\"}, \"billing\": {\"currency\": \"USD\"}}",
+               &c, &err) == GL_ERR_CONFIG);
+    CHECK(strstr(err.msg, "prometheus.compression") != NULL);
+}
+
 static void test_ksm_label_names(void)
 {
     char *a = gl_ksm_label_name("costCenter");
@@ -117,5 +164,6 @@ int main(void)
     RUN(test_syntax_error_line);
     RUN(test_bad_values);
     RUN(test_ksm_label_names);
+    RUN(test_compression);
     return TAP_END();
 }
