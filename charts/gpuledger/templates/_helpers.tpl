@@ -357,6 +357,9 @@ gpuledger.promValues.
 {{- if .acceptWarnings }}
 {{- $_ := set $p "accept_warnings" .acceptWarnings }}
 {{- end }}
+{{- if .compression }}
+{{- $_ := set $p "compression" .compression }}
+{{- end }}
 {{- toJson $p }}
 {{- end }}
 
