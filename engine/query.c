@@ -2,7 +2,6 @@
 #include "query.h"
 #include "store_sql.h"
 
-#include <cjson/cJSON.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -911,14 +910,15 @@ void gl_team_workloads_free(struct gl_team_workloads *w)
  * before those shown is found by at most one seek and never summed.
  *
  * Then each month shown by any team is read once for all the teams that
- * show it: one grouped SUM of memory used over the month's hours (the
- * primary key's hour range: covering, read in order), one grouped SUM of
- * its frozen rows, one lookup of closed_period (CLOSED_SCAN). The teams are
- * passed as a JSON array (json_each): a month is summed only for the teams
- * that show it, so a team's earlier month whose sum overflows is not read
- * because another team shows that month. SUM() fails on integer overflow
- * (gl_usage_fail) as each team's sum did. EXPLAIN QUERY PLAN in
- * bench/RESULTS.md. */
+ * show it: its memory-used rows (the primary key's hour range: covering,
+ * read in order; no row lookup per hour as a sum per team in
+ * usage_key_hour_team has), its frozen rows (the primary key's period), one
+ * lookup of closed_period (CLOSED_SCAN). The rows are summed here, checked,
+ * into the slots of the teams that show the month, and the rows of other
+ * teams skipped: a team's month before those it shows is never summed for
+ * it because another team shows that month (a month whose sum overflows
+ * stays unread), and a SQL GROUP BY team would sort every row (about twice
+ * the instructions: bench/RESULTS.md, with the EXPLAIN QUERY PLAN). */
 enum trend_stmt {
     TR_USED_LAST, TR_FROZEN_LAST, TR_FROZEN_ANY, TR_USED, TR_FROZEN, TR_CLOSED, TR_N
 };
@@ -947,19 +947,13 @@ static const char *const trend_sql[TR_N] = {
                       " SELECT 1 FROM cp CROSS JOIN frozen_row f"
                       " WHERE f.period = ?1 AND f.corrected_period = cp.v AND f.team = ?2"
                       " LIMIT 1",
-    /* the memory used in [?1, ?2) of each team of the JSON array ?3; `+team`:
-     * the primary key's hour range, not a seek per team in
-     * usage_key_hour_team and a row lookup per hour */
-    [TR_USED] = "SELECT team, SUM(quantity) FROM usage_key_hour"
-                " WHERE hour >= ?1 AND hour < ?2 AND kind = 'memory_used'"
-                "  AND +team IN (SELECT value FROM json_each(?3))"
-                " GROUP BY team ORDER BY team",
-    /* the frozen total of period ?1 of each team of the JSON array ?2 */
-    [TR_FROZEN] = TR_CORRECTED_PERIODS
-                  " SELECT f.team, SUM(f.billed_minor) FROM cp CROSS JOIN frozen_row f"
-                  " WHERE f.period = ?1 AND f.corrected_period = cp.v"
-                  "  AND f.team IN (SELECT value FROM json_each(?2))"
-                  " GROUP BY f.team ORDER BY f.team",
+    /* the memory used in [?1, ?2), every team's (the primary key's hour
+     * range: covering, read in order; summed in C for the teams that show
+     * the month: a GROUP BY team would sort every row) */
+    [TR_USED] = "SELECT team, quantity FROM usage_key_hour"
+                " WHERE hour >= ?1 AND hour < ?2 AND kind = 'memory_used'",
+    /* the frozen rows of period ?1, every team's */
+    [TR_FROZEN] = "SELECT team, billed_minor FROM frozen_row WHERE period = ?1",
     [TR_CLOSED] = "SELECT 1 FROM closed_period WHERE +period = ?1", /* CLOSED_SCAN */
 };
 
@@ -1109,50 +1103,68 @@ static enum gl_status trend_team_months(struct trend_reader *t, size_t i, struct
     return rc;
 }
 
-/* Runs st (its other parameters bound) with the JSON array of the teams
- * ix[0..n) of month mi at parameter arg, and gives each team's sum to its
- * slot of mi. A listed team without a result row, or a row of another
- * team, is an error (each listed team had a row when its months were
- * found): a figure is never silently 0. */
-static enum gl_status trend_sums(struct trend_reader *t, sqlite3_stmt *st, int arg, size_t mi,
+/* The first of ix[0..n) (team indexes in the order of their names)
+ * whose team is name, n when none; hint: where the last one was (the rows
+ * of an hour come in the order of the teams too). */
+static size_t trend_find(const struct trend_reader *t, const size_t *ix, size_t n,
+                         const char *name, size_t hint)
+{
+    size_t lo = 0, hi = n;
+    if (hint < n && strcmp(t->teams[ix[hint]], name) == 0 &&
+        (hint == 0 || strcmp(t->teams[ix[hint - 1]], name) != 0))
+        return hint;
+    while (lo < hi) { /* the first not before name */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(t->teams[ix[mid]], name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && strcmp(t->teams[ix[lo]], name) == 0 ? lo : n;
+}
+
+/* Steps st (bound; rows of team, quantity) and adds each quantity of a
+ * team of ix[0..n) (those that show month mi) to its slot of mi, checked;
+ * the rows of other teams are skipped, never summed (a team's month
+ * before those it shows is not read for it). A listed team without a row
+ * is an error (each had one when its months were found): a figure is
+ * never silently 0. */
+static enum gl_status trend_sums(struct trend_reader *t, sqlite3_stmt *st, size_t mi,
                                  const size_t *ix, size_t n, bool used, struct gl_error *err)
 {
-    cJSON *list = cJSON_CreateArray();
-    for (size_t k = 0; list && k < n; k++)
-        if (!cJSON_AddItemToArray(list, cJSON_CreateStringReference(t->teams[ix[k]]))) {
-            cJSON_Delete(list);
-            list = NULL;
-        }
-    char *json = list ? cJSON_PrintUnformatted(list) : NULL;
-    cJSON_Delete(list);
-    if (!json)
-        return gl_error_set(err, GL_ERR_RUNTIME, "report: reading the trend: out of memory");
-    sqlite3_bind_text(st, arg, json, -1, SQLITE_STATIC);
+    const char *what = used ? "memory used (MiB·s)" : "frozen total (minor units)";
+    bool *seen = gl_xcalloc(n + 1, sizeof *seen);
     enum gl_status rc = GL_OK;
-    size_t k = 0; /* ix and the result rows are both in the order of the names */
-    const char *team = NULL;
+    size_t hint = 0;
     bool row;
-    while (!(rc = trend_step(t, st, &row, err)) && row) {
-        team = (const char *)sqlite3_column_text(st, 0);
-        int64_t sum = sqlite3_column_int64(st, 1);
-        if (k == n || strcmp(t->teams[ix[k]], team) != 0)
-            break;
-        for (; k < n && strcmp(t->teams[ix[k]], team) == 0; k++) {
+    while (!rc && !(rc = trend_step(t, st, &row, err)) && row) {
+        const char *team = (const char *)sqlite3_column_text(st, 0);
+        int64_t q = sqlite3_column_int64(st, 1);
+        size_t k = trend_find(t, ix, n, team, hint);
+        if (k < n)
+            hint = k + 1;
+        for (; !rc && k < n && strcmp(t->teams[ix[k]], team) == 0; k++) {
             struct trend_slot *sl = &t->slots[ix[k] * t->max];
             while (sl->month != mi)
                 sl++;
-            *(used ? &sl->used_sum : &sl->frozen_sum) = sum;
+            int64_t *sum = used ? &sl->used_sum : &sl->frozen_sum;
+            seen[k] = true;
+            if (__builtin_add_overflow(*sum, q, sum))
+                rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                  "report: reading the trend of period %s: integer overflow: "
+                                  "the %s of team \"%.300s\" in %s exceeds the 64-bit range "
+                                  "(the stored figures hold implausible values)",
+                                  t->p->name, what, team, t->months[mi].name);
         }
     }
-    if (!rc && (row || k < n))
-        rc = gl_error_set(err, GL_ERR_RUNTIME,
-                          "report: reading the trend of period %s: the grouped sum of %s in %s "
-                          "%s team \"%.300s\"", t->p->name, used ? "memory used" : "frozen rows",
-                          t->months[mi].name, row ? "gave a row of the unasked" : "lacks",
-                          row ? team : t->teams[ix[k]]);
+    for (size_t k = 0; !rc && k < n; k++)
+        if (!seen[k])
+            rc = gl_error_set(err, GL_ERR_RUNTIME,
+                              "report: reading the trend of period %s: no %s of team \"%.300s\" "
+                              "in %s, which its months were found by", t->p->name, what,
+                              t->teams[ix[k]], t->months[mi].name);
     sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    cJSON_free(json);
+    free(seen);
     return rc;
 }
 
@@ -1169,12 +1181,12 @@ static enum gl_status trend_month_read(struct trend_reader *t, size_t mi, struct
         st = t->st[TR_USED];
         sqlite3_bind_int64(st, 1, m->month.start);
         sqlite3_bind_int64(st, 2, m->month.end < t->p->start ? m->month.end : t->p->start);
-        rc = trend_sums(t, st, 3, mi, m->used, m->nused, true, err);
+        rc = trend_sums(t, st, mi, m->used, m->nused, true, err);
     }
     if (!rc && m->nfrozen) {
         st = t->st[TR_FROZEN];
         sqlite3_bind_text(st, 1, m->name, -1, SQLITE_STATIC);
-        rc = trend_sums(t, st, 2, mi, m->frozen, m->nfrozen, false, err);
+        rc = trend_sums(t, st, mi, m->frozen, m->nfrozen, false, err);
     }
     return rc;
 }

@@ -51,7 +51,8 @@ recompute") or not ("closed period not recomputed"), and a summary line
              April: summed only for the teams that show it; the hostile team
              with a frozen-only month and a month of the year before, four
              months in all; a new team named with a quote, a backslash and a
-             control character, one month), Markdown and HTML pages
+             control character, one month; a correction row added to
+             September's frozen rows), Markdown and HTML pages
 """
 
 import html
@@ -402,6 +403,10 @@ class ClosedRun(reprice_test.Reprice):
             used(ml, ts, q)
         used(ml, "2026-07-15T12", 2 * unit, cluster="west")
         frozen(ml, "2026-04", 1, 123)
+        # a correction row of a closed month (of a price entry it has)
+        con.execute("INSERT INTO frozen_row SELECT '2026-09', '2026-08', team, cluster, model,"
+                    " kind, price_id, price_key, day + 86400, unit_price, 0, 0, 77"
+                    " FROM frozen_row WHERE period = '2026-08' AND team = ? LIMIT 1", (ml,))
         for ts, q in (("2026-07-09T00", 13 * unit), ("2026-06-09T00", 17 * unit),
                       ("2026-05-09T00", 19 * unit)):
             used(vis, ts, q)
@@ -450,7 +455,7 @@ class ClosedRun(reprice_test.Reprice):
         self.tap.check("trend-teams: every team page's month-over-month equals the test's own "
                        "sums (months differing per team, gaps, frozen-only months, a month "
                        "another team shows overflowing before a team's five is not summed for "
-                       "it, a team name JSON has to escape)", p)
+                       "it, a correction row of a closed month, a team name with a quote, a backslash and a control character)", p)
 
     def read_only(self):
         d, cfg, db, prices = self.setup_db("read-only")
