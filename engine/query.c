@@ -957,11 +957,10 @@ static const char *const trend_sql[TR_N] = {
     [TR_CLOSED] = "SELECT 1 FROM closed_period WHERE +period = ?1", /* CLOSED_SCAN */
 };
 
-/* One month of a team's trend before its figures: the month (an index
- * into the reader's months) and which figures it shows; then the sums. */
+/* One month of a team's trend: the month (an index into the reader's
+ * months) and, once read, its sums (0 of a figure it does not show). */
 struct trend_slot {
     size_t month;
-    bool used, frozen;
     int64_t used_sum, frozen_sum;
 };
 
@@ -1087,8 +1086,7 @@ static enum gl_status trend_team_months(struct trend_reader *t, size_t i, struct
                                  : strcmp(t->used_month.name, t->frozen_before);
         size_t mi = trend_month_of(t, c >= 0 ? t->used_month.name : t->frozen_before);
         struct trend_month *m = &t->months[mi];
-        t->slots[i * t->max + t->n[i]++] =
-            (struct trend_slot){.month = mi, .used = c >= 0, .frozen = c <= 0};
+        t->slots[i * t->max + t->n[i]++] = (struct trend_slot){.month = mi};
         if (c >= 0) {
             m->month = t->used_month;
             m->used[m->nused++] = i;
