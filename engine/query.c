@@ -897,16 +897,30 @@ void gl_team_workloads_free(struct gl_team_workloads *w)
     memset(w, 0, sizeof *w);
 }
 
-/* The trend reads one month at a time, newest first, and stops at the
- * max-th: a month before those shown is never summed (at most one seek
- * finds it), so the cost is that of the months shown whatever the age of
- * the database (issue 13 item 1). The reads are searches of an index
- * (EXPLAIN QUERY PLAN in bench/RESULTS.md): usage_key_hour_team (team,
- * hour) for the usage, frozen_row's primary key (period, corrected_period,
- * team, ...) for the frozen totals, a skip over the few corrected periods
- * of a period; closed_period is scanned (CLOSED_SCAN). */
+/* The trend of every team of a statement at once (issue 13 item 1): the
+ * cost is that of the months shown, whatever the age of the database and
+ * without a pass per team and month.
+ *
+ * First each team's months (before p, newest first, at most max) are found
+ * by seeks alone, no sum: of usage_key_hour_team (team, hour) for its
+ * latest memory-used hour before a bound (kind is in the index: no row is
+ * read), of frozen_row's primary key (period, corrected_period, team, ...)
+ * for the latest frozen period before a bound and whether it has a row of
+ * the team (a skip over the few corrected periods of a period); so a month
+ * before those shown is found by at most one seek and never summed.
+ *
+ * Then each month shown by any team is read once for all the teams that
+ * show it: its memory-used rows (the primary key's hour range: covering,
+ * read in order; no row lookup per hour as a sum per team in
+ * usage_key_hour_team has), its frozen rows (the primary key's period), one
+ * lookup of closed_period (CLOSED_SCAN). The rows are summed here, checked,
+ * into the slots of the teams that show the month, and the rows of other
+ * teams skipped: a team's month before those it shows is never summed for
+ * it because another team shows that month (a month whose sum overflows
+ * stays unread), and a SQL GROUP BY team would sort every row (about twice
+ * the instructions: bench/RESULTS.md, with the EXPLAIN QUERY PLAN). */
 enum trend_stmt {
-    TR_USED_LAST, TR_USED, TR_FROZEN_LAST, TR_FROZEN_ANY, TR_FROZEN, TR_CLOSED, TR_N
+    TR_USED_LAST, TR_FROZEN_LAST, TR_FROZEN_ANY, TR_USED, TR_FROZEN, TR_CLOSED, TR_N
 };
 
 /* The distinct corrected periods of frozen period ?1, one seek each. */
@@ -925,32 +939,62 @@ static const char *const trend_sql[TR_N] = {
     [TR_USED_LAST] = "SELECT hour FROM usage_key_hour"
                      " WHERE team = ?1 AND hour < ?2 AND kind = 'memory_used'"
                      " ORDER BY hour DESC LIMIT 1",
-    /* the team's memory used in [?2, ?3) */
-    [TR_USED] = "SELECT SUM(quantity) FROM usage_key_hour"
-                " WHERE team = ?1 AND hour >= ?2 AND hour < ?3 AND kind = 'memory_used'",
     /* the latest period before ?1 with frozen rows (of any team) */
     [TR_FROZEN_LAST] = "SELECT period FROM frozen_row WHERE period < ?1"
                        " ORDER BY period DESC LIMIT 1",
-    /* whether period ?1 has a frozen row of team ?2, and their sum */
+    /* whether period ?1 has a frozen row of team ?2 */
     [TR_FROZEN_ANY] = TR_CORRECTED_PERIODS
                       " SELECT 1 FROM cp CROSS JOIN frozen_row f"
                       " WHERE f.period = ?1 AND f.corrected_period = cp.v AND f.team = ?2"
                       " LIMIT 1",
-    [TR_FROZEN] = TR_CORRECTED_PERIODS
-                  " SELECT SUM(f.billed_minor) FROM cp CROSS JOIN frozen_row f"
-                  " WHERE f.period = ?1 AND f.corrected_period = cp.v AND f.team = ?2",
+    /* the memory used in [?1, ?2), every team's (the primary key's hour
+     * range: covering, read in order; summed in C for the teams that show
+     * the month: a GROUP BY team would sort every row) */
+    [TR_USED] = "SELECT team, quantity FROM usage_key_hour"
+                " WHERE hour >= ?1 AND hour < ?2 AND kind = 'memory_used'",
+    /* the frozen rows of period ?1, every team's */
+    [TR_FROZEN] = "SELECT team, billed_minor FROM frozen_row WHERE period = ?1",
     [TR_CLOSED] = "SELECT 1 FROM closed_period WHERE +period = ?1", /* CLOSED_SCAN */
+};
+
+/* One month of a team's trend: the month (an index into the reader's
+ * months) and, once read, its sums (0 of a figure it does not show). */
+struct trend_slot {
+    size_t month;
+    int64_t used_sum, frozen_sum;
+};
+
+/* One month shown by some teams: its name (frozen_row's period, else the
+ * usage month's name), the usage month (when a team shows its memory
+ * used), whether it is closed, and the teams (indexes into the caller's
+ * teams, in the order of their names) that show its memory used and its
+ * frozen total. */
+struct trend_month {
+    char *name;
+    struct gl_period month;
+    bool closed;
+    size_t *used, nused, *frozen, nfrozen;
+};
+
+/* A team of the caller's, for sorting by name. */
+struct trend_team {
+    const char *name;
+    size_t i;
 };
 
 struct trend_reader {
     struct gl_store *s;
     const struct gl_period *p;
     sqlite3_stmt *st[TR_N];
-    /* The team's next usage month (an hour of memory used before
+    const char *const *teams;
+    size_t nteams, max;
+    struct trend_slot *slots; /* max per team, newest first */
+    size_t *n;                /* months per team */
+    struct trend_month *months;
+    size_t nmonths;
+    /* the current team's next usage month (an hour of memory used before
      * used_before) and next frozen period (before frozen_before), newest
-     * first; looked up only when the next month is asked for (stale), and
-     * summed only when it is the next month: a month after the last one
-     * shown is never read. */
+     * first; looked up only when the next month is asked for (stale) */
     bool used_stale, frozen_stale, has_used, has_frozen;
     struct gl_period used_month;
     int64_t used_before;
@@ -1005,50 +1049,195 @@ static enum gl_status trend_find_frozen(struct trend_reader *t, struct gl_error 
     return rc;
 }
 
-/* The next month of the trend (newest first) into r; *row false at the end. */
-static enum gl_status trend_next(struct trend_reader *t, struct gl_trend_row *r, bool *row,
-                                 struct gl_error *err)
+/* The index of the month named name (added when new). */
+static size_t trend_month_of(struct trend_reader *t, const char *name)
+{
+    for (size_t i = 0; i < t->nmonths; i++)
+        if (strcmp(t->months[i].name, name) == 0)
+            return i;
+    t->months = gl_xrealloc(t->months, (t->nmonths + 1) * sizeof *t->months);
+    struct trend_month *m = &t->months[t->nmonths];
+    *m = (struct trend_month){.name = gl_strdup(name)};
+    m->used = gl_xcalloc(t->nteams, sizeof *m->used);
+    m->frozen = gl_xcalloc(t->nteams, sizeof *m->frozen);
+    return t->nmonths++;
+}
+
+/* Team i's months (newest first, at most max) into its slots, without
+ * their figures; each month notes that team i shows it. Called for the
+ * teams in the order of their names, so the months' lists are too. */
+static enum gl_status trend_team_months(struct trend_reader *t, size_t i, struct gl_error *err)
 {
     enum gl_status rc = GL_OK;
-    if ((t->used_stale && (rc = trend_find_used(t, err))) ||
-        (t->frozen_stale && (rc = trend_find_frozen(t, err))))
-        return rc;
-    *row = t->has_used || t->has_frozen;
-    if (!*row)
-        return GL_OK;
-    /* the later of the two; both when they are the same month */
-    int c = !t->has_used ? -1 : !t->has_frozen ? 1 : strcmp(t->used_month.name, t->frozen_before);
-    const char *name = c >= 0 ? t->used_month.name : t->frozen_before;
-    bool one;
-    memset(r, 0, sizeof *r);
-    snprintf(r->period, sizeof r->period, "%.7s", name);
+    t->used_stale = t->frozen_stale = true;
+    t->used_before = t->p->start;
+    free(t->frozen_before);
+    t->frozen_before = gl_strdup(t->p->name);
+    sqlite3_bind_text(t->st[TR_USED_LAST], 1, t->teams[i], -1, SQLITE_STATIC);
+    sqlite3_bind_text(t->st[TR_FROZEN_ANY], 2, t->teams[i], -1, SQLITE_STATIC);
+    while (!rc && t->n[i] < t->max) {
+        if ((t->used_stale && (rc = trend_find_used(t, err))) ||
+            (t->frozen_stale && (rc = trend_find_frozen(t, err))) ||
+            (!t->has_used && !t->has_frozen))
+            break;
+        /* the later of the two; both when they are the same month */
+        int c = !t->has_used     ? -1
+                : !t->has_frozen ? 1
+                                 : strcmp(t->used_month.name, t->frozen_before);
+        size_t mi = trend_month_of(t, c >= 0 ? t->used_month.name : t->frozen_before);
+        struct trend_month *m = &t->months[mi];
+        t->slots[i * t->max + t->n[i]++] = (struct trend_slot){.month = mi};
+        if (c >= 0) {
+            m->month = t->used_month;
+            m->used[m->nused++] = i;
+            t->used_before = t->used_month.start;
+            t->used_stale = true;
+        }
+        if (c <= 0) {
+            m->frozen[m->nfrozen++] = i;
+            t->frozen_stale = true;
+        }
+    }
+    return rc;
+}
+
+/* The first of ix[0..n) (team indexes in the order of their names)
+ * whose team is name, n when none; hint: where the last one was (the rows
+ * of an hour come in the order of the teams too). */
+static size_t trend_find(const struct trend_reader *t, const size_t *ix, size_t n,
+                         const char *name, size_t hint)
+{
+    size_t lo = 0, hi = n;
+    if (hint < n && strcmp(t->teams[ix[hint]], name) == 0 &&
+        (hint == 0 || strcmp(t->teams[ix[hint - 1]], name) != 0))
+        return hint;
+    while (lo < hi) { /* the first not before name */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(t->teams[ix[mid]], name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && strcmp(t->teams[ix[lo]], name) == 0 ? lo : n;
+}
+
+/* Steps st (bound; rows of team, quantity) and adds each quantity of a
+ * team of ix[0..n) (those that show month mi) to its slot of mi, checked;
+ * the rows of other teams are skipped, never summed (a team's month
+ * before those it shows is not read for it). A listed team without a row
+ * is an error (each had one when its months were found): a figure is
+ * never silently 0. */
+static enum gl_status trend_sums(struct trend_reader *t, sqlite3_stmt *st, size_t mi,
+                                 const size_t *ix, size_t n, bool used, struct gl_error *err)
+{
+    const char *what = used ? "memory used (MiB·s)" : "frozen total (minor units)";
+    bool *seen = gl_xcalloc(n + 1, sizeof *seen);
+    enum gl_status rc = GL_OK;
+    size_t hint = 0;
+    bool row;
+    while (!rc && !(rc = trend_step(t, st, &row, err)) && row) {
+        const char *team = (const char *)sqlite3_column_text(st, 0);
+        int64_t q = sqlite3_column_int64(st, 1);
+        size_t k = trend_find(t, ix, n, team, hint);
+        if (k < n)
+            hint = k + 1;
+        for (; !rc && k < n && strcmp(t->teams[ix[k]], team) == 0; k++) {
+            struct trend_slot *sl = &t->slots[ix[k] * t->max];
+            while (sl->month != mi)
+                sl++;
+            int64_t *sum = used ? &sl->used_sum : &sl->frozen_sum;
+            seen[k] = true;
+            if (__builtin_add_overflow(*sum, q, sum))
+                rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                  "report: reading the trend of period %s: integer overflow: "
+                                  "the %s of team \"%.300s\" in %s exceeds the 64-bit range "
+                                  "(the stored figures hold implausible values)",
+                                  t->p->name, what, team, t->months[mi].name);
+        }
+    }
+    for (size_t k = 0; !rc && k < n; k++)
+        if (!seen[k])
+            rc = gl_error_set(err, GL_ERR_RUNTIME,
+                              "report: reading the trend of period %s: no %s of team \"%.300s\" "
+                              "in %s, which its months were found by", t->p->name, what,
+                              t->teams[ix[k]], t->months[mi].name);
+    sqlite3_reset(st);
+    free(seen);
+    return rc;
+}
+
+/* Month mi's figures into the slots of the teams that show it. */
+static enum gl_status trend_month_read(struct trend_reader *t, size_t mi, struct gl_error *err)
+{
+    struct trend_month *m = &t->months[mi];
     sqlite3_stmt *st = t->st[TR_CLOSED];
+    sqlite3_bind_text(st, 1, m->name, -1, SQLITE_STATIC);
+    enum gl_status rc = trend_step(t, st, &m->closed, err);
     sqlite3_reset(st);
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
-    rc = trend_step(t, st, &r->closed, err);
-    r->closed = r->closed && strcmp(name, t->p->name) < 0;
-    sqlite3_reset(st);
-    if (!rc && c >= 0) {
+    m->closed = m->closed && strcmp(m->name, t->p->name) < 0;
+    if (!rc && m->nused) {
         st = t->st[TR_USED];
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 2, t->used_month.start);
-        sqlite3_bind_int64(st, 3, t->used_month.end < t->p->start ? t->used_month.end
-                                                                  : t->p->start);
-        if (!(rc = trend_step(t, st, &one, err)) && one)
-            r->used = sqlite3_column_int64(st, 0);
-        sqlite3_reset(st);
-        t->used_before = t->used_month.start;
-        t->used_stale = true;
+        sqlite3_bind_int64(st, 1, m->month.start);
+        sqlite3_bind_int64(st, 2, m->month.end < t->p->start ? m->month.end : t->p->start);
+        rc = trend_sums(t, st, mi, m->used, m->nused, true, err);
     }
-    if (!rc && c <= 0) {
+    if (!rc && m->nfrozen) {
         st = t->st[TR_FROZEN];
-        sqlite3_reset(st);
-        sqlite3_bind_text(st, 1, t->frozen_before, -1, SQLITE_TRANSIENT);
-        if (!(rc = trend_step(t, st, &one, err)) && one)
-            r->total_minor = sqlite3_column_int64(st, 0);
-        sqlite3_reset(st);
-        t->frozen_stale = true;
+        sqlite3_bind_text(st, 1, m->name, -1, SQLITE_STATIC);
+        rc = trend_sums(t, st, mi, m->frozen, m->nfrozen, false, err);
     }
+    return rc;
+}
+
+static int trend_team_cmp(const void *a, const void *b)
+{
+    const struct trend_team *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+enum gl_status gl_query_trends(struct gl_store *s, const struct gl_period *p,
+                               const char *const *teams, size_t nteams, size_t max,
+                               struct gl_trend_row *rows, size_t *n, struct gl_error *err)
+{
+    struct trend_reader t = {.s = s, .p = p, .teams = teams, .nteams = nteams, .max = max,
+                             .slots = gl_xcalloc(nteams * max + 1, sizeof *t.slots), .n = n};
+    struct trend_team *order = gl_xcalloc(nteams + 1, sizeof *order);
+    enum gl_status rc = GL_OK;
+    memset(n, 0, nteams * sizeof *n);
+    for (size_t i = 0; i < nteams; i++)
+        order[i] = (struct trend_team){teams[i], i};
+    qsort(order, nteams, sizeof *order, trend_team_cmp);
+    for (int i = 0; i < TR_N && !rc; i++)
+        rc = gl_store_prepare(s, trend_sql[i], &t.st[i], "report: reading the trend", err);
+    for (size_t i = 0; !rc && i < nteams; i++)
+        rc = trend_team_months(&t, order[i].i, err);
+    for (size_t mi = 0; !rc && mi < t.nmonths; mi++)
+        rc = trend_month_read(&t, mi, err);
+    for (size_t i = 0; !rc && i < nteams; i++)
+        for (size_t k = 0; k < n[i]; k++) { /* oldest first */
+            const struct trend_slot *sl = &t.slots[i * max + n[i] - 1 - k];
+            const struct trend_month *m = &t.months[sl->month];
+            struct gl_trend_row *r = &rows[i * max + k];
+            memset(r, 0, sizeof *r);
+            snprintf(r->period, sizeof r->period, "%.7s", m->name);
+            r->closed = m->closed;
+            r->used = sl->used_sum;
+            r->total_minor = sl->frozen_sum;
+        }
+    for (int i = 0; i < TR_N; i++)
+        sqlite3_finalize(t.st[i]);
+    for (size_t mi = 0; mi < t.nmonths; mi++) {
+        free(t.months[mi].name);
+        free(t.months[mi].used);
+        free(t.months[mi].frozen);
+    }
+    free(t.months);
+    free(t.frozen_before);
+    free(t.slots);
+    free(order);
+    if (rc)
+        memset(n, 0, nteams * sizeof *n);
     return rc;
 }
 
@@ -1056,39 +1245,7 @@ enum gl_status gl_query_team_trend(struct gl_store *s, const struct gl_period *p
                                    const char *team, size_t max, struct gl_trend_row *rows,
                                    size_t *n, struct gl_error *err)
 {
-    /* the months before p with usage (memory_used rows of the team; the
-     * month of the hour, UTC) or frozen rows of the team, newest first: of
-     * each, the memory used, whether it is closed and the frozen total */
-    struct trend_reader t = {.s = s, .p = p, .used_stale = true, .frozen_stale = true,
-                             .used_before = p->start, .frozen_before = gl_strdup(p->name)};
-    enum gl_status rc = GL_OK;
-    size_t k = 0;
-    *n = 0;
-    for (int i = 0; i < TR_N && !rc; i++)
-        rc = gl_store_prepare(s, trend_sql[i], &t.st[i], "report: reading the trend", err);
-    if (!rc) {
-        sqlite3_bind_text(t.st[TR_USED_LAST], 1, team, -1, SQLITE_STATIC);
-        sqlite3_bind_text(t.st[TR_USED], 1, team, -1, SQLITE_STATIC);
-        sqlite3_bind_text(t.st[TR_FROZEN_ANY], 2, team, -1, SQLITE_STATIC);
-        sqlite3_bind_text(t.st[TR_FROZEN], 2, team, -1, SQLITE_STATIC);
-    }
-    bool row = true;
-    while (!rc && k < max && row) {
-        rc = trend_next(&t, &rows[k], &row, err);
-        k += !rc && row;
-    }
-    for (int i = 0; i < TR_N; i++)
-        sqlite3_finalize(t.st[i]);
-    free(t.frozen_before);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < k / 2; i++) { /* oldest first */
-        struct gl_trend_row x = rows[i];
-        rows[i] = rows[k - 1 - i];
-        rows[k - 1 - i] = x;
-    }
-    *n = k;
-    return GL_OK;
+    return gl_query_trends(s, p, &team, 1, max, rows, n, err);
 }
 
 enum gl_status gl_query_team_waste_hours(struct gl_store *s, const struct gl_period *p,

@@ -209,6 +209,14 @@ enum gl_status gl_query_team_trend(struct gl_store *s, const struct gl_period *p
                                    const char *team, size_t max, struct gl_trend_row *rows,
                                    size_t *n, struct gl_error *err);
 
+/* The same of each of teams[0..nteams) at once (a statement's pages): team
+ * i's rows into rows[i * max ...] (nteams * max entries), their number into
+ * n[i]. Each month shown is read once for all the teams that show it, and
+ * only for them (query.c). On failure every n[i] is 0. */
+enum gl_status gl_query_trends(struct gl_store *s, const struct gl_period *p,
+                               const char *const *teams, size_t nteams, size_t max,
+                               struct gl_trend_row *rows, size_t *n, struct gl_error *err);
+
 /* The team's reserved-unused MiB·s of period p per (cluster, model, hour),
  * ordered so; fn gets team, cluster, model, hour and a = MiB·s. */
 enum gl_status gl_query_team_waste_hours(struct gl_store *s, const struct gl_period *p,

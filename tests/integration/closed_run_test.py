@@ -42,6 +42,17 @@ recompute") or not ("closed period not recomputed"), and a summary line
              64 bits; the report still prints (the old engine summed every
              earlier month and failed), ml-research's trend is the test's
              own figures, the other teams' pages are unchanged
+  trend-teams every team page's "Month over month" (all teams read at once)
+             against the test's own reading of the database (plain SQL rows
+             summed in Python): teams whose months differ (ml-research six
+             months with June missing, a month with usage but not closed;
+             vision and platform five months each, then an April whose memory
+             used / frozen total overflows 64 bits while ml-research shows
+             April: summed only for the teams that show it; the hostile team
+             with a frozen-only month and a month of the year before, four
+             months in all; a new team named with a quote, a backslash and a
+             control character, one month; a correction row added to
+             September's frozen rows), Markdown and HTML pages
 """
 
 import html
@@ -51,6 +62,7 @@ import re
 import shutil
 import sqlite3
 import sys
+import time
 from decimal import Decimal, ROUND_HALF_EVEN
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -339,6 +351,112 @@ class ClosedRun(reprice_test.Reprice):
                        "without memory used, keeps frozen-only months, other teams unchanged",
                        p)
 
+    def trend_model(self, db, team):
+        """The trend rows of team a page should show before October, from the
+        database by plain SQL and Python sums: [(month, status, used GB-h,
+        total)]. Months: those with memory-used hours or frozen rows of the
+        team before October, the newest five, oldest first."""
+        con = sqlite3.connect(db)
+        start = make_db.hour("2026-10-01T00")
+        used, frozen = {}, {}
+        for h, q in con.execute("SELECT hour, quantity FROM usage_key_hour WHERE team = ? AND "
+                                "kind = 'memory_used' AND hour < ?", (team, start)):
+            m = time.strftime("%Y-%m", time.gmtime(h))
+            used[m] = used.get(m, 0) + q
+        for period, minor in con.execute("SELECT period, billed_minor FROM frozen_row "
+                                         "WHERE team = ? AND period < ?", (team, OPEN)):
+            frozen[period] = frozen.get(period, 0) + minor
+        closed = {r[0] for r in con.execute("SELECT period FROM closed_period")}
+        con.close()
+        rows = []
+        for m in sorted(set(used) | set(frozen))[-5:]:
+            nano = (Decimal(used.get(m, 0)) * 1048576 / 3600).quantize(1, ROUND_HALF_EVEN)
+            gb = (nano / Decimal(10) ** 9).quantize(Decimal("0.01"), ROUND_HALF_EVEN)
+            total = frozen.get(m, 0)
+            rows.append((m, "final" if m in closed else "open (not totalled here)",
+                         format(gb, ",.2f"),
+                         "%d.%02d" % divmod(total, 100) if m in closed else "—"))
+        return rows
+
+    def trend_teams(self):
+        d, cfg, db, prices = self.setup_db("trend-teams")
+        unit = 439453125  # MiB·s of exactly 128 GB-h
+        big = 1 << 62  # three of them overflow a 64-bit sum
+        odd = 'q"\\\x01z'  # a quote, a backslash, a control character
+        con = sqlite3.connect(db)
+
+        def used(team, ts, q, cluster="east"):
+            con.execute("INSERT INTO usage_key_hour (hour, cluster, model, team, kind, quantity,"
+                        " estimated, rows) VALUES (?, ?, ?, ?, 'memory_used', ?, 0, 1)",
+                        (make_db.hour(ts), cluster, A100, team, q))
+
+        def frozen(team, period, day, minor, cp=""):
+            con.execute("INSERT INTO frozen_row (period, corrected_period, team, cluster, model,"
+                        " kind, price_id, price_key, day, unit_price, mib_seconds, gb_hours_nano,"
+                        " billed_minor) VALUES (?, ?, ?, 'east', ?, 'memory_used', 'p:1', 'k',"
+                        " ?, '0', 0, 0, ?)", (period, cp, team, A100, day, minor))
+
+        ml, vis, plat, host = "ml-research", "vision", "platform", make_db.HOSTILE_TEAM
+        for ts, q in (("2026-07-01T00", unit), ("2026-07-31T23", 3 * unit),
+                      ("2026-05-02T00", 5 * unit), ("2026-04-30T23", 7 * unit),
+                      ("2026-03-03T03", 11 * unit)):
+            used(ml, ts, q)
+        used(ml, "2026-07-15T12", 2 * unit, cluster="west")
+        frozen(ml, "2026-04", 1, 123)
+        # a correction row of a closed month (of a price entry it has)
+        con.execute("INSERT INTO frozen_row SELECT '2026-09', '2026-08', team, cluster, model,"
+                    " kind, price_id, price_key, day + 86400, unit_price, 0, 0, 77"
+                    " FROM frozen_row WHERE period = '2026-08' AND team = ? LIMIT 1", (ml,))
+        for ts, q in (("2026-07-09T00", 13 * unit), ("2026-06-09T00", 17 * unit),
+                      ("2026-05-09T00", 19 * unit)):
+            used(vis, ts, q)
+        for h in ("2026-04-01T00", "2026-04-01T01", "2026-04-01T02"):
+            used(vis, h, big)  # before vision's five: never summed
+        for period, minor in (("2026-07", 700), ("2026-06", 600), ("2026-05", 500)):
+            frozen(plat, period, 1, minor)
+        for day in (1, 2, 3):
+            frozen(plat, "2026-04", day, big)  # before platform's five
+        frozen(host, "2026-02", 3, 250)
+        frozen(host, "2026-02", 4, 5, cp="2026-01")
+        used(host, "2025-12-31T23", 23 * unit)
+        used(odd, "2026-06-20T00", 29 * unit)
+        used(odd, "2026-10-01T05", 31 * unit)  # this month: the team has a page
+        con.commit()
+        con.close()
+        out = os.path.join(d, "report")
+        rc, _, err = self.eng.run(cfg, db, "report", "--period", OPEN, "--out", out)
+        if rc:
+            self.tap.fail("trend-teams: the teams' trends", "report: exit %d %s"
+                          % (rc, harness.tail(err, 400)))
+            return
+        p, seen = [], set()
+        # a page's title shows a control character as a space
+        shown_as = {re.sub(r"[\x00-\x1f]", " ", t): t for t in (ml, vis, plat, host, odd)}
+        for name in sorted(os.listdir(out)):
+            if not (name.startswith("report-") and name.endswith(".md")):
+                continue
+            with open(os.path.join(out, name)) as f:
+                md = f.read()
+            with open(os.path.join(out, name[:-2] + "html")) as f:
+                page = f.read()
+            title = re.sub(r"\\(.)", r"\1", md.split("\n", 1)[0])
+            shown = title.rsplit(" (`", 1)[1].rsplit("`), ", 1)[0]
+            team = shown_as.get(shown, shown)
+            seen.add(team)
+            want = self.trend_model(db, team)
+            got, got_html = self.trend_rows(md)[:-1], self.trend_rows_html(page)[:-1]
+            if got != want:
+                p.append("the trend of %r is %s, want %s" % (team, got, want))
+            if got_html != want:
+                p.append("the HTML trend of %r is %s, want %s" % (team, got_html, want))
+        if seen != {ml, vis, plat, host, odd}:
+            p.append("the team pages are of %s, want %s" % (sorted(seen),
+                                                             sorted({ml, vis, plat, host, odd})))
+        self.tap.check("trend-teams: every team page's month-over-month equals the test's own "
+                       "sums (months differing per team, gaps, frozen-only months, a month "
+                       "another team shows overflowing before a team's five is not summed for "
+                       "it, a correction row of a closed month, a team name with a quote, a backslash and a control character)", p)
+
     def read_only(self):
         d, cfg, db, prices = self.setup_db("read-only")
         with open(db, "rb") as f:
@@ -400,7 +518,7 @@ class ClosedRun(reprice_test.Reprice):
                        "does not know its commit recomputes them every run", p)
 
     def cases(self):  # run by reprice_test.Reprice.main
-        return (self.trend, self.skip, self.prices, self.late_data, self.capacity,
+        return (self.trend, self.trend_teams, self.skip, self.prices, self.late_data, self.capacity,
                 self.read_only, self.build)
 
 
