@@ -650,6 +650,12 @@ static bool server_rebuild(struct gl_matrix st[SV_N], const struct gl_parse_opts
 {
     const size_t per = (size_t)(3600 / step);
     memset(out, 0, sizeof *out);
+    /* SV_PACK's count + 1000 × changes reads uniquely only while an hour has
+     * fewer than 1000 steps: at a 1 s step, 2600 steps with one change would
+     * read as all 3600 steps and none (the hour rebuilt constant). Below a
+     * 4 s step the query comes raw, as the device figures do (global_refusal) */
+    if (per >= 1000)
+        return false;
     out->start = cs;
     out->step = step;
     out->nsteps = nhours * per;
@@ -1321,17 +1327,26 @@ static enum gl_status server_backend(const struct gl_cluster *cluster, struct gl
     cJSON *doc = rc ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(doc, "data"), "version");
+    /* VictoriaMetrics from 1.96 reports a Prometheus version ("2.24.0") at
+     * buildinfo: the probe asks every backend; Prometheus, Thanos and Mimir
+     * refuse changes_prometheus as an unknown function */
+    const bool versioned = !rc && cJSON_IsString(v) && v->valuestring[0];
+    struct gl_error perr = {0};
+    enum gl_status prc = rc ? GL_OK : metricsql_probe(cluster, p, t, &perr);
     if (rc)
         rc = gl_error_prefix(err, "collection.mode \"server\" asks the backend's version");
-    else if (cJSON_IsString(v) && v->valuestring[0])
-        gl_log(GL_LOG_DEBUG, "server mode backend=%s version=%s", cluster->prom.url,
-               v->valuestring);
-    else if (!(rc = metricsql_probe(cluster, p, t, err))) {
+    else if (!prc) {
         *metricsql = true;
         gl_log(GL_LOG_INFO,
-               "server mode backend=%s engine=metricsql (no version at buildinfo; "
+               "server mode backend=%s engine=metricsql (buildinfo version \"%s\"; "
                "changes_prometheus answered): changes_prometheus in place of changes",
-               cluster->prom.url);
+               cluster->prom.url, versioned ? v->valuestring : "");
+    } else if (versioned)
+        gl_log(GL_LOG_DEBUG, "server mode backend=%s version=%s", cluster->prom.url,
+               v->valuestring);
+    else {
+        *err = perr;
+        rc = prc;
     }
     cJSON_Delete(doc);
     gl_buf_free(&body);

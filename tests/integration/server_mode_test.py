@@ -23,6 +23,7 @@ Plus the reproduction of that difference (instant queries, no data), and a
 Prometheus behind a front that hides its version: refused in server mode.
 """
 
+import calendar
 import http.client
 import json
 import re
@@ -109,19 +110,22 @@ def vm_samples(url, lo, hi):
 
 
 class Versionless(harness.LoopbackServer):
-    """A front on 127.0.0.1 for the Prometheus on upstream port: buildinfo
-    answered with no version (as VictoriaMetrics does), the rest passed on.
-    Records the paths asked."""
+    """A front on 127.0.0.1 for the backend on upstream port: buildinfo
+    answered with no version (as VictoriaMetrics before 1.96 does), or with
+    `version` (VictoriaMetrics from 1.96 answers "2.24.0"), the rest passed
+    on. Records the paths asked."""
 
-    def __init__(self, upstream):
+    def __init__(self, upstream, version=None):
         self.upstream = upstream
+        self.version = version
         self.paths = []
         super().__init__(post=True)
 
     def handle(self, h, body):
         self.paths.append(h.path)
         if h.path.startswith("/api/v1/status/buildinfo"):
-            self.reply(h, 200, b'{"status":"success","data":{}}')
+            data = {"version": self.version} if self.version else {}
+            self.reply(h, 200, json.dumps({"status": "success", "data": data}).encode())
             return
         conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=60)
         try:
@@ -240,8 +244,40 @@ class ServerMode(harness.Suite):
             tap.check("%s: VictoriaMetrics: the hourly sums carried most device-hours (%.0f %%)"
                       % (PLAIN, 100 * share),
                       [] if share > 0.5 else ["most device-hours were fetched raw"])
+        if "fleet" in gens and self.proms.get(tsdb_of("fleet")):
+            self.short_step()
         self.changes_semantics()
         self.versionless()
+        self.versioned_vm()
+
+    def short_step(self):
+        """Below a 4 s step an hour has 1000 steps or more, and the hourly
+        figure count + 1000 x changes is ambiguous (1 s: 2600 steps with one
+        change reads as 3600 and none): server mode then takes nothing from
+        the hourly figures, label queries included, and equals raw."""
+        gen = self.path("gen-fleet")
+        with open(os.path.join(gen, "expected.json")) as f:
+            exp = json.load(f)
+        wf = exp["window"]["from"]
+        t0 = calendar.timegm(time.strptime(wf, "%Y-%m-%dT%H:%M:%SZ"))
+        exp = dict(exp, window={"from": wf, "to": time.strftime(
+            "%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0 + 3600))})
+        with open(os.path.join(gen, "config.json")) as f:
+            cfg = json.load(f)
+        cfg.setdefault("collection", {}).update(step_seconds=2, chunk_hours=1)
+        with open(os.path.join(gen, "config-step2.json"), "w") as f:
+            json.dump(cfg, f)
+        url = self.proms[tsdb_of("fleet")].url()
+        res = {m: self.collect("fleet", "step2", gen, "config-step2.json", exp, "prometheus",
+                               url, m) for m in ("raw", "server")}
+        p = self.compare(res["raw"], res["server"], "raw", "server")
+        log = self.last_server_log
+        m = re.search(r"label_queries_server=(\d+)", log)
+        if not m or int(m.group(1)) != 0:
+            p.append("label queries rebuilt from the hourly figures at a 2 s step: %s"
+                     % (m.group(0) if m else "no server mode log line"))
+        self.tap.check("fleet at a 2 s step (1800 steps an hour): server mode takes no label "
+                       "query from the hourly figures and equals raw", p)
 
     def start_victoria(self, gens):
         """One VictoriaMetrics per TSDB, each scenario's samples imported."""
@@ -310,6 +346,7 @@ class ServerMode(harness.Suite):
         if rc != 0:
             return "collect exit %s: %s" % (rc, tail(err))
         if mode == "server":
+            self.last_server_log = err
             self.count_log(backend, n, run, err)
         rc, out, err = self.engine.run(path, db, "invoice", "--period", exp["period"],
                                        "--format", "json")
@@ -462,6 +499,33 @@ class ServerMode(harness.Suite):
             tap.check("server mode refuses a backend with no version at buildinfo that does not "
                       "answer changes_prometheus (Prometheus behind a front): exit 4 naming "
                       "both, before any range query", p)
+        finally:
+            front.close()
+
+    def versioned_vm(self):
+        """VictoriaMetrics from 1.96 reports Prometheus's version 2.24.0 at
+        buildinfo: server mode still finds MetricsQL by the probe, sends it
+        changes_prometheus and takes as many device-hours from the hourly
+        sums as on Prometheus (with changes, VM's extra count sends hours raw)."""
+        vm, want = self.vms.get(tsdb_of(PLAIN)), self.hours.get("prometheus:%s/base" % PLAIN)
+        if vm is None or want is None:
+            return
+        front = Versionless(vm.port, version="2.24.0")
+        try:
+            gen = self.path("gen-" + PLAIN)
+            with open(os.path.join(gen, "expected.json")) as f:
+                exp = json.load(f)
+            got = self.collect(PLAIN, "versioned", gen, "config.json", exp, "victoria-2.24",
+                               front.url(), "server")
+            p = [got] if isinstance(got, str) else []
+            if "engine=metricsql" not in self.last_server_log:
+                p.append("not taken for MetricsQL: %s" % tail(self.last_server_log, 300))
+            hv = self.hours.get("victoria-2.24:%s/versioned" % PLAIN)
+            if hv != want:
+                p.append("%s device-hours from the sums and raw, Prometheus %s" % (hv, want))
+            self.tap.check("VictoriaMetrics reporting version 2.24.0 (as from 1.96): server mode "
+                           "finds MetricsQL by the probe and takes the same device-hours from the "
+                           "sums as on Prometheus (%s)" % (want,), p)
         finally:
             front.close()
 
