@@ -20,8 +20,9 @@ expected.json); Prometheus at --url already serves its data.
    all answers of all requests.
 3. N rounds, each: `gpuledger collect --from --to` into a fresh database and
    one curl process fetching the same requests sequentially to /dev/null
-   (same Accept and Accept-Encoding headers as the engine: the connection is
-   reused and the body gzip-decoded, like libcurl in the engine), both under
+   (same Accept and Accept-Encoding headers as the engine, the latter as
+   recorded in discovery: prometheus.compression; the connection is reused
+   and a compressed body decoded, like libcurl in the engine), both under
    /usr/bin/time -v; when the engine had K > 1 requests in flight during the
    discovery run, also one curl --parallel --parallel-max K pass (the
    parallel floor); the order rotates between rounds.
@@ -259,6 +260,11 @@ class Bench:
                 extra[self.label(pth)] = extra.get(self.label(pth), 0) + 1
         self.extra = extra
         self.max_in_flight = proxy.max_in_flight
+        # the engine's Accept-Encoding (prometheus.compression): curl asks the same
+        enc = sorted(proxy.encodings)
+        if len(enc) != 1:
+            raise RuntimeError("discovery: the engine sent Accept-Encoding %s, expected one" % enc)
+        self.compressed = enc[0] not in ("", "identity")
         self.engine_queries = list(dict.fromkeys(lbl for lbl, _ in self.requests))
         log("discovery run through a recording proxy %.2fs: %d requests, at most %d in flight "
             "(%d expected from the issue; extra %s)" % (wall, len(paths), self.max_in_flight,
@@ -278,7 +284,8 @@ class Bench:
 
     def curl_cmd(self, listfile, parallel=1):
         par = ["--parallel", "--parallel-max", str(parallel)] if parallel > 1 else []
-        return ["curl", "-s", "-S", "--compressed", "-H", "Accept: application/json"] + par + [
+        enc = ["--compressed"] if self.compressed else ["-H", "Accept-Encoding: identity"]
+        return ["curl", "-s", "-S"] + enc + ["-H", "Accept: application/json"] + par + [
                 "-w", "%{http_code} %{size_download} %{time_total}\\n", "-K", listfile]
 
     def check_curl(self, rc, outfile, errfile, what):

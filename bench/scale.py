@@ -424,7 +424,10 @@ class Bench:
             finally:
                 ep.close()
             enc = sorted(ep.encodings)
-            compressed = bool(enc) and enc != ["identity"] and enc != [""]
+            if len(enc) != 1:
+                raise RuntimeError("%s: the empty collect through the proxy sent Accept-Encoding "
+                                   "%s, expected one" % (name, enc))
+            compressed = enc[0] not in ("", "identity")
             row["engine"][name] = {"rc": rc, "wall": wall, "cpu": cpu, "rss": rss, "fixed": fixed,
                                    "compressed": compressed,
                                    "samples": db_samples(db) if rc == 0 else 0,
@@ -458,9 +461,6 @@ class Bench:
             if crc:
                 self.failed.append("curl of %d GPUs: exit %d" % (fleet.gpus, crc))
             row["curls"][compressed] = {"wall": cwall, "cpu": ccpu, "rss": crss}
-        # the curl that asks what the binary under test asks
-        new = row["engine"].get(self.bins[-1][0], {})
-        row["curl"] = row["curls"][new.get("compressed", True)]
         log("%d GPUs: Prometheus stats=all" % fleet.gpus)
         exec_s = 0.0
         nbytes = 0

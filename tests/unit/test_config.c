@@ -120,16 +120,21 @@ static void test_compression(void)
         CHECK(c && gl_prom_compressed(&c->clusters[0].prom) == cases[i].compressed);
         gl_config_free(c);
     }
-    /* a cluster's own prometheus block keeps the top level's setting unless it sets one */
+    /* a cluster without a prometheus block shares the top level's (its
+     * setting); a cluster's own block starts from the defaults, as for
+     * every key (auto: by its own URL's scheme) */
     struct gl_config *c = NULL;
     struct gl_error err = {0};
     CHECK(load("{\"prometheus\": {\"url\": \"http://a\", \"compression\": \"on\"},"
                " \"clusters\": [{\"name\": \"x\"},"
-               " {\"name\": \"y\", \"prometheus\": {\"url\": \"http://b\", \"compression\": \"off\"}}],"
+               " {\"name\": \"y\", \"prometheus\": {\"url\": \"http://b\", \"compression\": \"off\"}},"
+               " {\"name\": \"z\", \"prometheus\": {\"url\": \"http://c\"}},"
+               " {\"name\": \"s\", \"prometheus\": {\"url\": \"https://d\"}}],"
                " \"prices\": {\"file\": \"p\"}, \"billing\": {\"currency\": \"USD\"}}",
                &c, &err) == GL_OK);
-    CHECK(c && c->nclusters == 2 && gl_prom_compressed(&c->clusters[0].prom) &&
-          !gl_prom_compressed(&c->clusters[1].prom));
+    CHECK(c && c->nclusters == 4 && gl_prom_compressed(&c->clusters[0].prom) &&
+          !gl_prom_compressed(&c->clusters[1].prom) && !gl_prom_compressed(&c->clusters[2].prom) &&
+          gl_prom_compressed(&c->clusters[3].prom));
     gl_config_free(c);
     c = NULL;
     CHECK(load("{\"prometheus\": {\"url\": \"http://x\", \"compression\": \"gzip\"},"
