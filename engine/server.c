@@ -244,6 +244,11 @@ void gl_srv_figures(struct gl_srv_unit *u)
     push_fig(u, F_PROBE, -1, &t);
     gl_buf_printf(&t, "sum_over_time(timestamp(vector(1))%s)", sub.data);
     push_fig(u, F_PROBE, -2, &t);
+    /* the changes function counts exactly the changes between the hour's
+     * steps: one between each two (not one more from before the window, as
+     * MetricsQL's changes does) */
+    gl_buf_printf(&t, "%s(timestamp(vector(1))%s)", gl_srv_changes(u), sub.data);
+    push_fig(u, F_PROBE, -3, &t);
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         gl_buf_free(bufs[i]);
 }
@@ -665,7 +670,8 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     u->pl_series = gl_xcalloc(nh * GL_SRV_QMAX + 1, sizeof *u->pl_series);
     u->pl_samples = gl_xcalloc(nh * GL_SRV_QMAX + 1, sizeof *u->pl_samples);
     /* the backend's subqueries hold exactly the hour's step instants */
-    const struct gl_matrix *probe = fig(u, figs, F_PROBE, -1), *tsum = fig(u, figs, F_PROBE, -2);
+    const struct gl_matrix *probe = fig(u, figs, F_PROBE, -1), *tsum = fig(u, figs, F_PROBE, -2),
+                           *chg = fig(u, figs, F_PROBE, -3);
     for (size_t h = 0; h < nh; h++) {
         double v = probe && probe->nseries == 1 ? probe->series[0].values[h] : (double)NAN;
         /* and they are the step instants T, T - step, ..., T - 3600 + step */
@@ -683,6 +689,18 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                 "instants (%.17g): its subquery alignment differs (VictoriaMetrics?); server "
                 "mode needs Prometheus-aligned subqueries: use collection.mode \"raw\"",
                 u->cluster->prom.url, tstr, v, ts, per, want);
+        }
+        double ch = chg && chg->nseries == 1 ? chg->series[0].values[h] : (double)NAN;
+        if (ch != (double)(per - 1)) {
+            char tstr[32];
+            gl_time_format(u->cs + (int64_t)h * 3600, tstr, sizeof tstr);
+            return gl_error_set(
+                err, GL_ERR_PROM,
+                "%s: collection.mode \"server\": the backend's %s(timestamp(vector(1))"
+                "[3600s-step/2:step]) for the hour %s gave %g where Prometheus's changes gives "
+                "%zu (one between each two of the hour's steps): server mode finds what is "
+                "constant in an hour by it: use collection.mode \"raw\"",
+                u->cluster->prom.url, gl_srv_changes(u), tstr, ch, per - 1);
         }
     }
     const char *why = global_refusal(u);

@@ -115,9 +115,10 @@ class Versionless(harness.LoopbackServer):
     `version` (VictoriaMetrics from 1.96 answers "2.24.0"), the rest passed
     on. Records the paths asked."""
 
-    def __init__(self, upstream, version=None):
+    def __init__(self, upstream, version=None, refuse=None):
         self.upstream = upstream
         self.version = version
+        self.refuse = refuse  # a query text answered 400 (as Prometheus would)
         self.paths = []
         super().__init__(post=True)
 
@@ -126,6 +127,11 @@ class Versionless(harness.LoopbackServer):
         if h.path.startswith("/api/v1/status/buildinfo"):
             data = {"version": self.version} if self.version else {}
             self.reply(h, 200, json.dumps({"status": "success", "data": data}).encode())
+            return
+        asked = urllib.parse.unquote_plus(h.path + "&" + (body or b"").decode(errors="replace"))
+        if self.refuse and self.refuse in asked:
+            self.reply(h, 400, json.dumps({"status": "error", "errorType": "bad_data",
+                                           "error": "unknown function"}).encode())
             return
         conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=60)
         try:
@@ -249,6 +255,7 @@ class ServerMode(harness.Suite):
         self.changes_semantics()
         self.versionless()
         self.versioned_vm()
+        self.disguised_vm()
 
     def short_step(self):
         """Below a 4 s step an hour has 1000 steps or more, and the hourly
@@ -526,6 +533,32 @@ class ServerMode(harness.Suite):
             self.tap.check("VictoriaMetrics reporting version 2.24.0 (as from 1.96): server mode "
                            "finds MetricsQL by the probe and takes the same device-hours from the "
                            "sums as on Prometheus (%s)" % (want,), p)
+        finally:
+            front.close()
+
+    def disguised_vm(self):
+        """VictoriaMetrics disguised as Prometheus (a version, changes_prometheus
+        refused): server mode sends it changes, whose count over an hour's
+        steps is one too many, and the per-hour probe refuses server mode
+        (exit 4) instead of going on with another function's semantics."""
+        vm = self.vms.get(tsdb_of(PLAIN))
+        if vm is None:
+            return
+        front = Versionless(vm.port, version="2.42.0", refuse="changes_prometheus(")
+        try:
+            gen = self.path("gen-" + PLAIN)
+            with open(os.path.join(gen, "expected.json")) as f:
+                exp = json.load(f)
+            got = self.collect(PLAIN, "disguised", gen, "config.json", exp, "victoria-disguised",
+                               front.url(), "server")
+            p = []
+            if not isinstance(got, str) or "exit 4" not in got or \
+                    "changes(timestamp(vector(1))" not in got:
+                p.append("expected exit 4 naming the changes probe, got %s" % (
+                    got if isinstance(got, str) else "exit 0"))
+            self.tap.check("a backend whose changes() counts one change too many over an hour's "
+                           "steps (VictoriaMetrics passed off as Prometheus) is refused in server "
+                           "mode by the per-hour probe (exit 4)", p)
         finally:
             front.close()
 
