@@ -676,11 +676,12 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
         double v = probe && probe->nseries == 1 ? probe->series[0].values[h] : (double)NAN;
         /* and they are the step instants T, T - step, ..., T - 3600 + step */
         double ts = tsum && tsum->nseries == 1 ? tsum->series[0].values[h] : (double)NAN;
+        double ch = chg && chg->nseries == 1 ? chg->series[0].values[h] : (double)NAN;
         int64_t T = u->cs + (int64_t)h * 3600 + 3600 - u->step;
         double want = (double)((int64_t)per * T - u->step * (int64_t)per * ((int64_t)per - 1) / 2);
-        if (v != (double)per || ts != want) {
-            char tstr[32];
-            gl_time_format(u->cs + (int64_t)h * 3600, tstr, sizeof tstr);
+        char tstr[32];
+        gl_time_format(u->cs + (int64_t)h * 3600, tstr, sizeof tstr);
+        if (v != (double)per || ts != want)
             return gl_error_set(
                 err, GL_ERR_PROM,
                 "%s: collection.mode \"server\": the backend's subquery "
@@ -689,11 +690,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                 "instants (%.17g): its subquery alignment differs (VictoriaMetrics?); server "
                 "mode needs Prometheus-aligned subqueries: use collection.mode \"raw\"",
                 u->cluster->prom.url, tstr, v, ts, per, want);
-        }
-        double ch = chg && chg->nseries == 1 ? chg->series[0].values[h] : (double)NAN;
-        if (ch != (double)(per - 1)) {
-            char tstr[32];
-            gl_time_format(u->cs + (int64_t)h * 3600, tstr, sizeof tstr);
+        if (ch != (double)(per - 1))
             return gl_error_set(
                 err, GL_ERR_PROM,
                 "%s: collection.mode \"server\": the backend's %s(timestamp(vector(1))"
@@ -701,7 +698,6 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                 "%zu (one between each two of the hour's steps): server mode finds what is "
                 "constant in an hour by it: use collection.mode \"raw\"",
                 u->cluster->prom.url, gl_srv_changes(u), tstr, ch, per - 1);
-        }
     }
     const char *why = global_refusal(u);
     for (size_t i = 0; !why && i < u->nfig; i++)

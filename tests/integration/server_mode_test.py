@@ -509,6 +509,13 @@ class ServerMode(harness.Suite):
         finally:
             front.close()
 
+    def plain_server(self, front, run, backend):
+        """A server-mode collect of the plain fleet through front."""
+        gen = self.path("gen-" + PLAIN)
+        with open(os.path.join(gen, "expected.json")) as f:
+            exp = json.load(f)
+        return self.collect(PLAIN, run, gen, "config.json", exp, backend, front.url(), "server")
+
     def versioned_vm(self):
         """VictoriaMetrics from 1.96 reports Prometheus's version 2.24.0 at
         buildinfo: server mode still finds MetricsQL by the probe, sends it
@@ -519,11 +526,7 @@ class ServerMode(harness.Suite):
             return
         front = Versionless(vm.port, version="2.24.0")
         try:
-            gen = self.path("gen-" + PLAIN)
-            with open(os.path.join(gen, "expected.json")) as f:
-                exp = json.load(f)
-            got = self.collect(PLAIN, "versioned", gen, "config.json", exp, "victoria-2.24",
-                               front.url(), "server")
+            got = self.plain_server(front, "versioned", "victoria-2.24")
             p = [got] if isinstance(got, str) else []
             if "engine=metricsql" not in self.last_server_log:
                 p.append("not taken for MetricsQL: %s" % tail(self.last_server_log, 300))
@@ -546,11 +549,7 @@ class ServerMode(harness.Suite):
             return
         front = Versionless(vm.port, version="2.42.0", refuse="changes_prometheus(")
         try:
-            gen = self.path("gen-" + PLAIN)
-            with open(os.path.join(gen, "expected.json")) as f:
-                exp = json.load(f)
-            got = self.collect(PLAIN, "disguised", gen, "config.json", exp, "victoria-disguised",
-                               front.url(), "server")
+            got = self.plain_server(front, "disguised", "victoria-disguised")
             p = []
             if not isinstance(got, str) or "exit 4" not in got or \
                     "changes(timestamp(vector(1))" not in got:
