@@ -287,6 +287,7 @@ struct plan {
     struct gl_intern *phkeys;
     struct ph *ph;
     size_t nph;
+    struct gl_intern *pairkeys; /* (device, pod, hour) of a pod's memory aggregate */
 };
 
 static unsigned char *hours_new(size_t n)
@@ -703,6 +704,19 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     for (size_t i = 0; !why && i < u->nfig; i++)
         if (figs[i].rc != GL_OK)
             why = "a figure query failed";
+    /* a device series without collection.hostname_label (dcgm-exporter's
+     * hostname beside Hostname): the engine takes its host from the other
+     * label (integrate.c device_of), the plan could not, so nothing of the
+     * unit comes from the figures */
+    for (size_t i = 0; !why && i < u->nfig; i++) {
+        if (u->fig_kind[i] != F_HC)
+            continue;
+        for (size_t k = 0; !why && k < figs[i].m.nseries; k++) {
+            const char *h = gl_series_label(&figs[i].m.series[k], c->hostname_label);
+            if (!h || !h[0])
+                why = "device series without collection.hostname_label";
+        }
+    }
     if (why) {
         snprintf(u->why, sizeof u->why, "%s", why);
         return GL_OK;
@@ -713,6 +727,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     p.strings = gl_intern_new();
     p.podkeys = gl_intern_new();
     p.phkeys = gl_intern_new();
+    p.pairkeys = gl_intern_new();
     const int c0 = first_compute(u);
     /* per host counts of the raw series (plain hosts' are stored) */
     for (size_t i = 0; i < u->nfig; i++) {
@@ -806,6 +821,14 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                         dv->devtot[h] = 1;
                     } else {
                         dv->mem[h]++;
+                        /* two series of one pod on a device: raw takes the
+                         * max of the two per step, the sums cannot */
+                        char k[64];
+                        snprintf(k, sizeof k, "%d:%d:%zu", (int)d, (int)pk, h);
+                        int32_t before = gl_intern_count(p.pairkeys);
+                        if (gl_intern_get(p.pairkeys, k) < before)
+                            hour_bad(&p, host, (long)h, "two memory series of one pod on a device",
+                                     NULL);
                         if (nz) {
                             dv->nz_pairs[h]++;
                             int32_t xi = ph_of(&p, pk, host, h);
@@ -1133,6 +1156,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
     gl_intern_free(p.strings);
     gl_intern_free(p.podkeys);
     gl_intern_free(p.phkeys);
+    gl_intern_free(p.pairkeys);
     return rc;
 }
 
