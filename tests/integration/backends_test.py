@@ -59,7 +59,6 @@ CI=true and is skipped otherwise.
 
 import copy
 import csv
-import http.client
 import io
 import json
 import os
@@ -108,15 +107,8 @@ class TenantRouter(harness.LoopbackServer):
         if len(tenants) != 1 or tenants[0] not in self.upstreams:
             self.reply(h, 401, b"no org id\n", "text/plain")
             return
-        conn = http.client.HTTPConnection("127.0.0.1", self.upstreams[tenants[0]], timeout=60)
-        try:
-            conn.request("GET", h.path, headers={"Accept-Encoding": "identity"})
-            r = conn.getresponse()
-            status, data = r.status, r.read()
-            ctype = r.getheader("Content-Type", "application/json")
-        finally:
-            conn.close()
-        self.reply(h, status, data, ctype)
+        self.reply(h, *self.relay(h, self.upstreams[tenants[0]],
+                                  headers={"Accept-Encoding": "identity"}))
 
 
 # ---------------------------------------------------------------- data

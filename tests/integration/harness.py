@@ -21,6 +21,7 @@ their names and their expected figures.
 """
 
 import argparse
+import http.client
 import http.server
 import json
 import os
@@ -373,6 +374,19 @@ class LoopbackServer:
             h.send_header(k, v)
         h.end_headers()
         h.wfile.write(body)
+
+    @staticmethod
+    def relay(h, port, body=None, headers=None):
+        """h's request passed on to 127.0.0.1:port (a POST with its body):
+        (status, body, Content-Type) of the answer."""
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        try:
+            conn.request(h.command, h.path, body=body if h.command == "POST" else None,
+                         headers=headers or {})
+            r = conn.getresponse()
+            return r.status, r.read(), r.getheader("Content-Type", "application/json")
+        finally:
+            conn.close()
 
 
 # ---------------------------------------------------------------- main()

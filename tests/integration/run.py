@@ -48,7 +48,6 @@ Prometheus and the proxy are stopped at exit, also on failure.
 
 import copy
 import csv
-import http.client
 import io
 import json
 import os
@@ -654,15 +653,7 @@ class FaultProxy(harness.LoopbackServer):
         headers = {}
         if h.headers.get("Content-Type"):
             headers["Content-Type"] = h.headers["Content-Type"]
-        conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=60)
-        try:
-            conn.request(h.command, h.path, body=body if h.command == "POST" else None,
-                         headers=headers)
-            r = conn.getresponse()
-            status, data = r.status, r.read()
-            ctype = r.getheader("Content-Type", "application/json")
-        finally:
-            conn.close()
+        status, data, ctype = self.relay(h, self.upstream, body, headers)
         if self.mode == "badvalues" and path.endswith("/query_range") and status == 200:
             params = urllib.parse.parse_qs(urllib.parse.urlsplit(h.path).query)
             if body:

@@ -24,7 +24,6 @@ Prometheus behind a front that hides its version: refused in server mode.
 """
 
 import calendar
-import http.client
 import json
 import re
 import os
@@ -137,19 +136,10 @@ class Versionless(harness.LoopbackServer):
             self.reply(h, 400, json.dumps({"status": "error", "errorType": "bad_data",
                                            "error": "unknown function"}).encode())
             return
-        conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=60)
-        try:
-            hdr = {"Accept-Encoding": "identity"}
-            if h.command == "POST":
-                hdr["Content-Type"] = h.headers.get("Content-Type", "")
-            conn.request(h.command, h.path, body=body if h.command == "POST" else None,
-                         headers=hdr)
-            r = conn.getresponse()
-            status, data = r.status, r.read()
-            ctype = r.getheader("Content-Type", "application/json")
-        finally:
-            conn.close()
-        self.reply(h, status, data, ctype)
+        hdr = {"Accept-Encoding": "identity"}
+        if h.command == "POST":
+            hdr["Content-Type"] = h.headers.get("Content-Type", "")
+        self.reply(h, *self.relay(h, self.upstream, body, hdr))
 
 
 def usage_rows(db):
