@@ -74,12 +74,9 @@ sys.path.insert(0, GOLDEN)
 import harness  # noqa: E402
 import make_db  # noqa: E402
 import reprice_test  # noqa: E402  (its golden database with two closed months)
-from reprice_test import cents, gbh  # noqa: E402
+from reprice_test import A100, H100, OPEN, RUN_NOW, cents, gbh  # noqa: E402
 
-A100, H100 = make_db.A100, make_db.H100
-OPEN = "2026-10"
 CLOSED = ("2026-08", "2026-09")
-RUN_NOW = "2026-10-03T00:10:00Z"
 VERBOSE = ("--verbose", "--log-format", "logfmt")  # the debug lines, as key=value
 
 
