@@ -26,6 +26,7 @@
  * DIR holds NN.json, NN.z and manifest.tsv (NN start step nsteps encoding
  * json-bytes z-bytes path).
  */
+#include <boost/json/basic_parser_impl.hpp>
 #include <cjson/cJSON.h>
 #include <libdeflate.h>
 #include <isa-l/igzip_lib.h>
@@ -466,6 +467,88 @@ void run_rapidjson_chunked(const Body &b, Acc *acc)
     rj_parse<rapidjson::kParseNoFlags>(s, acc);
 }
 
+/* ---- (e) Boost.JSON basic_parser: push-fed, like yajl (16 KiB pieces) ---- */
+
+/* Strings and keys split across pieces arrive as parts; the last part comes
+ * with the final call (n = the whole length). */
+struct BjHandler {
+    constexpr static std::size_t max_object_size = std::size_t(-1);
+    constexpr static std::size_t max_array_size = std::size_t(-1);
+    constexpr static std::size_t max_key_size = std::size_t(-1);
+    constexpr static std::size_t max_string_size = std::size_t(-1);
+    Sax sax;
+    std::string part;
+    using sv = boost::json::string_view;
+    using ec_t = boost::json::error_code;
+    bool whole(sv s, std::size_t n, const char **p, size_t *len)
+    {
+        if (part.empty() && s.size() == n) {
+            *p = s.data();
+            *len = n;
+            return true;
+        }
+        part.append(s.data(), s.size());
+        *p = part.data();
+        *len = part.size();
+        return true;
+    }
+    bool on_document_begin(ec_t &) { return true; }
+    bool on_document_end(ec_t &) { return true; }
+    bool on_object_begin(ec_t &) { return sax.start_map(); }
+    bool on_object_end(std::size_t, ec_t &) { return sax.end_map(); }
+    bool on_array_begin(ec_t &) { return sax.start_array(); }
+    bool on_array_end(std::size_t, ec_t &) { return sax.end_array(); }
+    bool on_key_part(sv s, std::size_t, ec_t &) { part.append(s.data(), s.size()); return true; }
+    bool on_key(sv s, std::size_t n, ec_t &)
+    {
+        const char *p;
+        size_t len;
+        whole(s, n, &p, &len);
+        bool ok = sax.map_key(p, len);
+        part.clear();
+        return ok;
+    }
+    bool on_string_part(sv s, std::size_t, ec_t &) { part.append(s.data(), s.size()); return true; }
+    bool on_string(sv s, std::size_t n, ec_t &)
+    {
+        const char *p;
+        size_t len;
+        whole(s, n, &p, &len);
+        bool ok = sax.string(p, len);
+        part.clear();
+        return ok;
+    }
+    bool on_number_part(sv, ec_t &) { return true; }
+    bool on_int64(int64_t i, sv, ec_t &) { return sax.timestamp(i); }
+    bool on_uint64(uint64_t u, sv, ec_t &) { return u > INT64_MAX ? false : sax.timestamp((int64_t)u); }
+    bool on_double(double d, sv, ec_t &)
+    {
+        return sax.st == S_TS ? sax.timestamp(ts_double(d)) : sax.skip_scalar();
+    }
+    bool on_bool(bool, ec_t &) { return sax.skip_scalar(); }
+    bool on_null(ec_t &) { return sax.skip_scalar(); }
+    bool on_comment_part(sv, ec_t &) { return false; }
+    bool on_comment(sv, ec_t &) { return false; }
+};
+
+void run_boostjson(const Body &b, Acc *acc)
+{
+    boost::json::basic_parser<BjHandler> p{boost::json::parse_options{}};
+    p.handler().sax.w.acc = acc;
+    boost::json::error_code ec;
+    char buf[PIECE]; /* each piece copied, as libcurl's write callback hands it */
+    for (size_t off = 0; off < b.json.size(); off += PIECE) {
+        size_t n = std::min(PIECE, b.json.size() - off);
+        memcpy(buf, b.json.data() + off, n);
+        bool more = off + n < b.json.size();
+        size_t used = p.write_some(more, buf, n, ec);
+        if (ec || used != n)
+            die("boost.json: parse error " + ec.message());
+    }
+    if (!p.done() || p.handler().sax.st != S_DONE)
+        die("boost.json: incomplete document");
+}
+
 /* ---- (c) simdjson On Demand ---- */
 
 simdjson::ondemand::parser &sj_parser()
@@ -710,6 +793,7 @@ const Parser parsers[] = {
     {"rapidjson-chunked", run_rapidjson_chunked},
     {"rapidjson-iter", run_rapidjson_iter},
     {"cjson", run_cjson},
+    {"boostjson", run_boostjson},
 };
 const Inflater inflaters[] = {
     {"zlib", inflate_zlib}, {"libdeflate", inflate_libdeflate}, {"isal", inflate_isal}};

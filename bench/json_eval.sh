@@ -32,7 +32,7 @@ if [ -n "$missing" ]; then
   apt-get install -y $missing >/dev/null
 fi
 ninja -C build >/dev/null
-libs="build/libgpuledger_engine.a $(pkg-config --libs simdjson RapidJSON yajl libcjson libpcre2-8 zlib libdeflate libisal) -lm"
+libs="build/libgpuledger_engine.a $(pkg-config --libs simdjson RapidJSON yajl libcjson libpcre2-8 zlib libdeflate libisal) -lboost_json -lm"
 cflags="-O2 -Ibench -Ibuild -Iengine $(pkg-config --cflags simdjson RapidJSON yajl libcjson)"
 cc -O2 -std=c11 -D_DEFAULT_SOURCE -Ibench -Ibuild -Iengine -c bench/json_eval_engine.c \
   -o build/json_eval_engine.o

@@ -1,9 +1,9 @@
 /*
- * parse_bench — the matrix parser: yajl (engine/parse.c, streaming, what
+ * parse_bench — the matrix parser: the engine's (engine/parse.c, streaming, what
  * the engine runs) against the cJSON tree walk it replaced (kept below,
  * as it was at commit ec4e86a, for the comparison only).
  *
- * Usage: parse_bench yajl|cjson [SERIES [STEPS]]   (default 10000 x 720)
+ * Usage: parse_bench engine|cjson [SERIES [STEPS]]   (default 10000 x 720)
  *
  * Generates one query_range body of SERIES dcgm-exporter-like series
  * (17 labels) with STEPS samples each, parses it once with the chosen
@@ -157,8 +157,8 @@ static double rss_mib(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (strcmp(argv[1], "yajl") != 0 && strcmp(argv[1], "cjson") != 0)) {
-        fprintf(stderr, "usage: parse_bench yajl|cjson [SERIES [STEPS]]\n");
+    if (argc < 2 || (strcmp(argv[1], "engine") != 0 && strcmp(argv[1], "cjson") != 0)) {
+        fprintf(stderr, "usage: parse_bench engine|cjson [SERIES [STEPS]]\n");
         return 2;
     }
     size_t nseries = argc > 2 ? strtoul(argv[2], NULL, 10) : 10000;
@@ -172,8 +172,8 @@ int main(int argc, char **argv)
     struct gl_matrix m;
     int rc;
     struct gl_error err = {0};
-    bool yajl = strcmp(argv[1], "yajl") == 0;
-    if (yajl)
+    bool stream = strcmp(argv[1], "engine") == 0;
+    if (stream)
         rc = gl_matrix_parse(body.data, body.len, T0, STEP, nsteps, "bench", &m, &err) ? -1 : 0;
     else
         rc = legacy_parse(body.data, body.len, T0, STEP, nsteps, &m);
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "expected %zu samples\n", nseries * nsteps);
         return 1;
     }
-    if (yajl)
+    if (stream)
         gl_matrix_free(&m);
     else
         legacy_free(&m);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The matrix parser's cost, yajl (the engine's) against the cJSON tree it
+# The matrix parser's cost, the engine's (streaming) against the cJSON tree it
 # replaced: µs per sample and peak RSS on one generated query_range body.
 #   bench/parse_bench.sh [SERIES [STEPS]]      (default 10000 x 720: ~150 MiB)
 # Needs the release build (meson setup build && ninja -C build); compiles
@@ -7,9 +7,9 @@
 set -eu
 cd "$(dirname "$0")/.."
 ninja -C build >/dev/null
-cc -O2 -std=c11 -D_DEFAULT_SOURCE -Ibuild -Iengine bench/parse_bench.c \
-  build/libgpuledger_engine.a $(pkg-config --cflags --libs libcjson yajl libpcre2-8) \
-  -lm -o build/parse_bench
-for path in cjson yajl; do
+cc -O2 -std=c11 -D_DEFAULT_SOURCE -Ibuild -Iengine -c bench/parse_bench.c -o build/parse_bench.o
+c++ build/parse_bench.o build/libgpuledger_engine.a \
+  $(pkg-config --libs libcjson libpcre2-8) -lboost_json -lm -o build/parse_bench
+for path in cjson engine; do
   build/parse_bench "$path" "$@"
 done

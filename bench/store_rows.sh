@@ -15,8 +15,9 @@ cd "$(dirname "$0")/.."
 ninja -C build >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cc -O2 -g -std=c11 -Ibuild -Iengine bench/store_rows.c build/libgpuledger_engine.a \
-  $(pkg-config --libs sqlite3 libcurl libcjson yajl libpcre2-8 libcrypto) -lcsv -lm \
+cc -O2 -g -std=c11 -Ibuild -Iengine -c bench/store_rows.c -o "$tmp/store_rows.o"
+c++ "$tmp/store_rows.o" build/libgpuledger_engine.a \
+  $(pkg-config --libs sqlite3 libcurl libcjson libpcre2-8 libcrypto) -lboost_json -lcsv -lm \
   -o "$tmp/store_rows"
 printf '| mode | rows | CPU us/row (least of %s) | instructions/row |\n|---|---|---|---|\n' "$runs"
 for mode in engine text text-fk int rowid; do

@@ -1,10 +1,11 @@
-/* parse — Prometheus matrix JSON to series on the step grid, with yajl.
+/* parse — Prometheus matrix JSON to series on the step grid, streaming.
  *
- * yajl calls back for each token; a small state machine (the response's
- * shape is fixed, so one state and a few counters suffice, no stack) checks
- * the shape and writes labels and values straight into the gl_matrix.
- * yajl itself refuses invalid JSON, invalid UTF-8 in strings, trailing text
- * and a second document (its defaults, kept). */
+ * The tokenizer (jsax.h: Boost.JSON's basic_parser) calls back for each
+ * token; a small state machine (the response's shape is fixed, so one state
+ * and a few counters suffice, no stack) checks the shape and writes labels
+ * and values straight into the gl_matrix. The tokenizer itself refuses
+ * invalid JSON, invalid UTF-8 in strings, trailing text and a second
+ * document. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "parse.h"
 
@@ -15,8 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_parse.h>
-
+#include "jsax.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -131,8 +131,6 @@ struct parser {
     size_t nbad_warnings;
     char bad_warning[512];
     struct gl_buf key;      /* the pending label name */
-    yajl_handle h;          /* the parse in progress (for offsets) */
-    size_t doc_end;         /* byte just after the document's closing brace */
 };
 
 /* Bounded, printable copy of n bytes (other bytes as \xNN). */
@@ -189,7 +187,7 @@ static void series_desc(const struct parser *p, char *out, size_t n)
 
 static int fail(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Records the first failure; returns 0 (yajl: stop). */
+/* Records the first failure; returns 0 (the tokenizer: stop). */
 static int fail(struct parser *p, const char *fmt, ...)
 {
     if (!p->failed) {
@@ -599,7 +597,8 @@ static int add_label(struct parser *p, const char *v, size_t vn)
         escape_n(p->key.data ? p->key.data : "", p->key.len, k, sizeof k);
         return fail_series(p, "label \"%s\" has a NUL character in its value", k);
     }
-    /* U+D800..U+DFFF encoded (from a \u escape yajl passes through) is not UTF-8 */
+    /* U+D800..U+DFFF encoded (a lone surrogate's \u escape, which the tokenizer
+     * refuses itself; kept for any other path) is not UTF-8 */
     for (size_t i = 0; i + 1 < vn; i++)
         if ((unsigned char)v[i] == 0xed && (unsigned char)v[i + 1] >= 0xa0) {
             escape_n(p->key.data ? p->key.data : "", p->key.len, k, sizeof k);
@@ -627,7 +626,7 @@ static int add_label(struct parser *p, const char *v, size_t vn)
     return 1;
 }
 
-/* ---- yajl callbacks ---- */
+/* ---- the tokenizer's callbacks (jsax.h) ---- */
 
 static int on_null(void *ctx)
 {
@@ -842,8 +841,8 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t n)
     case ST_IN_METRIC:
         if (memchr(s, '\0', n))
             return fail_series(p, "a label name holds a NUL character");
-        /* U+D800..U+DFFF encoded (a lone low surrogate's \u escape, which yajl
-         * passes through) is not UTF-8, in a name as in a value */
+        /* U+D800..U+DFFF encoded (a lone low surrogate's \u escape, which the
+         * tokenizer refuses itself) is not UTF-8, in a name as in a value */
         for (size_t i = 0; i + 1 < n; i++)
             if (s[i] == 0xed && s[i + 1] >= 0xa0)
                 return fail_series(p, "a label name is not valid UTF-8 (a UTF-16 surrogate)");
@@ -917,7 +916,6 @@ static int on_end_map(void *ctx)
     switch (p->st) {
     case ST_ROOT:
         p->st = ST_DONE;
-        p->doc_end = yajl_get_bytes_consumed(p->h);
         return 1;
     case ST_IN_DATA:
         p->st = ST_ROOT;
@@ -989,30 +987,25 @@ static int on_end_array(void *ctx)
     }
 }
 
-static const yajl_callbacks callbacks = {
-    .yajl_null = on_null,
-    .yajl_boolean = on_boolean,
-    .yajl_number = on_number,
-    .yajl_string = on_string,
-    .yajl_start_map = on_start_map,
-    .yajl_map_key = on_map_key,
-    .yajl_end_map = on_end_map,
-    .yajl_start_array = on_start_array,
-    .yajl_end_array = on_end_array,
+static const struct gl_jsax_callbacks callbacks = {
+    .on_null = on_null,
+    .on_boolean = on_boolean,
+    .on_number = on_number,
+    .on_string = on_string,
+    .on_start_map = on_start_map,
+    .on_map_key = on_map_key,
+    .on_end_map = on_end_map,
+    .on_start_array = on_start_array,
+    .on_end_array = on_end_array,
 };
 
-/* yajl's own error (invalid JSON, UTF-8, trailing text), with the byte
- * offset `at`, a printable excerpt from 24 bytes before it (near_bytes) and, inside a series, the series. */
-static void json_error(struct parser *p, yajl_handle h, size_t at, const char *near_bytes,
-                       size_t nnear)
+/* The tokenizer's own error (invalid JSON, UTF-8, trailing text), with the
+ * byte offset `at`, a printable excerpt from 24 bytes before it
+ * (near_bytes) and, inside a series, the series. */
+static void json_error(struct parser *p, const struct gl_jsax *h, size_t at,
+                       const char *near_bytes, size_t nnear)
 {
-    unsigned char *e = yajl_get_error(h, 0, (const unsigned char *)near_bytes, nnear);
-    char msg[200];
-    snprintf(msg, sizeof msg, "%s", e ? (const char *)e : "parse error");
-    yajl_free_error(h, e);
-    size_t k = strlen(msg);
-    while (k > 0 && (msg[k - 1] == '\n' || msg[k - 1] == ' '))
-        msg[--k] = '\0';
+    const char *msg = gl_jsax_error(h);
     char near[200];
     escape_n(near_bytes, nnear, near, sizeof near);
     char where[300] = "";
@@ -1035,15 +1028,17 @@ static void json_error(struct parser *p, yajl_handle h, size_t at, const char *n
         fail(p, "response is not valid JSON at byte %zu: %s, near \"%s\"", at, msg, near);
 }
 
-/* Lone UTF-16 high surrogates: a \\u escape of D800-DBFF that is not
- * followed by the escape of a low surrogate (DC00-DFFF). yajl decodes such
- * a lone high surrogate to "?" (so two different label values could become
- * one) and combines one followed by any other \\u escape into a wrong
- * character; neither is text, so the response is refused. Only escapes are
- * looked at: a backslash outside a string is invalid JSON that yajl rejects
- * anyway. The scan runs byte by byte over the stream (any split of the body
- * gives the same answer): after a backslash, a 'u' and four hex digits form
- * an escape; anything else ends it (the byte is looked at again). */
+/* Lone UTF-16 surrogates: a \\u escape of D800-DBFF that is not followed
+ * by the escape of a low surrogate (DC00-DFFF), or one of DC00-DFFF without
+ * a high one before it. Such an escape is
+ * not text (a decoder that makes it "?" lets two label values become one),
+ * so the response is refused, and found here, before the tokenizer, so the
+ * message names it and its offset the same for any split of the body. Only
+ * escapes are looked at: a backslash outside a string is invalid JSON that
+ * the tokenizer rejects anyway. The scan runs byte by byte over the stream
+ * (any split of the body gives the same answer): after a backslash, a 'u'
+ * and four hex digits form an escape; anything else ends it (the byte is
+ * looked at again). */
 static int hexval(unsigned char c)
 {
     return c >= '0' && c <= '9'   ? c - '0'
@@ -1121,7 +1116,7 @@ static void sur_feed(struct sur_scan *s, const char *data, size_t n, size_t at)
             if (d < 0) {
                 if (s->st == SUR_LO_HEX)
                     goto lone;
-                s->st = SUR_TEXT; /* malformed (yajl reports it): look again */
+                s->st = SUR_TEXT; /* malformed (the tokenizer reports it): look again */
                 continue;
             }
             s->v = s->v << 4 | (unsigned)d;
@@ -1135,6 +1130,8 @@ static void sur_feed(struct sur_scan *s, const char *data, size_t n, size_t at)
                 s->st = SUR_TEXT;
             } else if (s->v >= 0xD800 && s->v <= 0xDBFF) {
                 s->st = SUR_LO_BACK;
+            } else if (s->v >= 0xDC00 && s->v <= 0xDFFF) {
+                goto lone; /* a low surrogate with no high one before it */
             } else {
                 s->st = SUR_TEXT;
             }
@@ -1203,13 +1200,13 @@ static void check_document(struct parser *p)
         fail(p, "expected data.resultType \"matrix\" with a result array");
 }
 
-/* An incremental parse: the body arrives in pieces of any size. yajl
- * takes them as they come; the lone-surrogate scan runs alongside. Every
- * check of the whole-buffer parse is made with the same outcome and
- * message: a failure found early stops the parse, but the rest of the body
- * is still scanned (a lone surrogate anywhere wins, as when the whole body
- * was looked at first) and the excerpt of a JSON error is completed from
- * the bytes that follow. */
+/* An incremental parse: the body arrives in pieces of any size. The
+ * tokenizer takes them as they come; the lone-surrogate scan runs
+ * alongside. Every check of the whole-buffer parse is made with the same
+ * outcome and message: a failure found early stops the parse, but the rest
+ * of the body is still scanned (a lone surrogate anywhere wins, as when the
+ * whole body was looked at first) and the excerpt of a JSON error is
+ * completed from the bytes that follow. */
 struct gl_matrix_parser {
     struct parser p;
     struct gl_matrix m;
@@ -1217,29 +1214,20 @@ struct gl_matrix_parser {
     struct gl_parse_opts opts;
     bool has_opts;
     char *what;
-    yajl_handle h;
+    struct gl_jsax *h;
     struct sur_scan sur;
     size_t len;                 /* bytes fed */
     bool bad_step;
-    bool oom;                   /* yajl could not be set up */
-    bool stopped;               /* yajl or a callback failed: only scanning */
+    bool oom;                   /* the tokenizer could not be set up */
+    bool stopped;               /* the tokenizer or a callback failed: only scanning */
     char head[64];              /* the first bytes */
     size_t nhead;
     char hist[64];              /* the last bytes before the current piece */
     size_t nhist;
-    bool json_failed;           /* yajl refused the text at json_at */
+    bool json_failed;           /* the tokenizer refused the text at json_at */
     size_t json_at;
     char near[64];              /* the bytes from json_at - 24 on */
     size_t nnear;
-    /* yajl reports text after the document as trailing garbage, except text
-     * that starts a token it cannot finish (an unterminated string:
-     * `}"junk`), which it waits for and then drops: so the first byte after
-     * the closing brace that is not white space is remembered here and, if
-     * yajl itself found nothing wrong, refused at finish (the same answer
-     * for any split of the body) */
-    size_t trail_at;            /* SIZE_MAX when none */
-    char trail[48];
-    size_t ntrail;
 };
 
 struct gl_matrix_parser *gl_matrix_parser_new(int64_t start, int64_t step, size_t nsteps,
@@ -1263,11 +1251,9 @@ struct gl_matrix_parser *gl_matrix_parser_new(int64_t start, int64_t step, size_
     gl_buf_init(&p->key);
     if (!mp->bad_step) {
         p->present = gl_xcalloc(nsteps ? nsteps : 1, 1);
-        mp->h = yajl_alloc(&callbacks, NULL, p);
+        mp->h = gl_jsax_new(&callbacks, p);
         mp->oom = !mp->h;
-        p->h = mp->h;
     }
-    mp->trail_at = SIZE_MAX;
     return mp;
 }
 
@@ -1275,8 +1261,7 @@ void gl_matrix_parser_free(struct gl_matrix_parser *mp)
 {
     if (!mp)
         return;
-    if (mp->h)
-        yajl_free(mp->h);
+    gl_jsax_free(mp->h);
     free(mp->p.present);
     gl_buf_free(&mp->p.key);
     gl_matrix_free(&mp->m);
@@ -1301,33 +1286,19 @@ void gl_matrix_parser_feed(struct gl_matrix_parser *mp, const char *data, size_t
     sur_feed(&mp->sur, data, n, base);
     if (mp->json_failed)
         keep_bytes(mp->near, sizeof mp->near, &mp->nnear, data, n);
-    if (mp->trail_at != SIZE_MAX)
-        keep_bytes(mp->trail, sizeof mp->trail, &mp->ntrail, data, n);
     if (!mp->stopped && !mp->bad_step && !mp->oom && mp->sur.bad == SIZE_MAX) {
-        const bool was_done = mp->p.st == ST_DONE;
-        yajl_status st = yajl_parse(mp->h, (const unsigned char *)data, n);
-        if (mp->p.st == ST_DONE && mp->trail_at == SIZE_MAX) {
-            size_t i = was_done ? 0 : mp->p.doc_end;
-            while (i < n && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' ||
-                             data[i] == '\r'))
-                i++;
-            if (i < n) {
-                mp->trail_at = base + i;
-                keep_bytes(mp->trail, sizeof mp->trail, &mp->ntrail, data + i, n - i);
-            }
-        }
-        if (st != yajl_status_ok)
+        enum gl_jsax_status st = gl_jsax_feed(mp->h, data, n);
+        if (st != GL_JSAX_OK)
             mp->stopped = true;
-        if (st == yajl_status_error && !mp->p.failed) {
-            size_t at = yajl_get_bytes_consumed(mp->h);
-            if (at > n)
-                at = n;
-            at += base;
+        if (st == GL_JSAX_ERROR && !mp->p.failed) {
+            size_t at = gl_jsax_offset(mp->h); /* in [base - 3, base + n] */
+            if (at > base + n)
+                at = base + n;
             size_t from = at > 24 ? at - 24 : 0;
             mp->json_failed = true;
             mp->json_at = at;
             if (from < base) { /* from the bytes before this piece */
-                size_t back = base - from; /* <= 24 <= nhist */
+                size_t back = base - from; /* <= 27 <= nhist (or all bytes so far) */
                 keep_bytes(mp->near, sizeof mp->near, &mp->nnear,
                            mp->hist + mp->nhist - back, back);
             }
@@ -1375,23 +1346,16 @@ enum gl_status gl_matrix_parser_finish(struct gl_matrix_parser *mp, struct gl_ma
         if (mp->json_failed) {
             json_error(p, mp->h, mp->json_at, mp->near, mp->nnear);
         } else if (!p->failed) {
-            yajl_status st = yajl_complete_parse(mp->h);
-            if (st == yajl_status_error && !p->failed) {
-                /* the offset yajl gives is in its own final read */
-                size_t at = yajl_get_bytes_consumed(mp->h);
-                if (at > mp->len)
-                    at = mp->len;
+            enum gl_jsax_status st = gl_jsax_finish(mp->h);
+            if (st == GL_JSAX_ERROR && !p->failed) {
+                /* the body ended inside the document: the excerpt is its end */
+                size_t at = mp->len;
                 size_t from = at > 24 ? at - 24 : 0;
                 size_t k = mp->len - from < 64 ? mp->len - from : 64;
                 const char *src = from + k <= mp->nhead ? mp->head + from
                                   : mp->hist + mp->nhist - (mp->len - from);
                 json_error(p, mp->h, at, src, k);
-            } else if (st == yajl_status_ok && !p->failed && mp->trail_at != SIZE_MAX) {
-                char near[200];
-                escape_n(mp->trail, mp->ntrail, near, sizeof near);
-                fail(p, "response has data after the JSON document at byte %zu: near \"%s\"",
-                     mp->trail_at, near);
-            } else if (st == yajl_status_ok && !p->failed) {
+            } else if (st == GL_JSAX_OK && !p->failed) {
                 check_document(p);
             }
         }

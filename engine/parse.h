@@ -1,5 +1,5 @@
 /*
- * parse — a Prometheus "matrix" response (yajl, streaming) laid on the step
+ * parse — a Prometheus "matrix" response (streaming: jsax.h) laid on the step
  * grid.
  *
  * Reads: the JSON body of one query_range chunk. Writes: series with their

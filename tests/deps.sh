@@ -2,7 +2,7 @@
 # packages gpuledger needs to build and test, when they are missing.
 gl_install_deps() {
   local packages=(build-essential meson ninja-build pkg-config python3 libsqlite3-dev
-                  libcurl4-openssl-dev libcjson-dev libcsv-dev libpcre2-dev libyajl-dev prometheus
+                  libcurl4-openssl-dev libcjson-dev libcsv-dev libpcre2-dev libboost-json1.81-dev prometheus
                   sqlite3 curl "$@")
   local missing=() p sudo=""
   for p in "${packages[@]}"; do

@@ -51,7 +51,7 @@ rm -rf "$probe"
 # build (a configured build-fuzz is reused)
 t0=$(date +%s)
 if [ ! -f "$dir/build.ninja" ]; then
-  if ! CC=clang meson setup "$dir" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+  if ! CC=clang CXX=clang++ meson setup "$dir" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
       >"$dir.log" 2>&1; then
     echo "not ok - fuzz build: meson setup failed: $(tail -n 5 "$dir.log" | tr '\n' ' ')"
     exit 1

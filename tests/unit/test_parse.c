@@ -342,11 +342,11 @@ static void test_shape(void)
     FAILS(HEAD "1" TAIL, "unexpected number 1 at data.result[]");
     FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]", "not valid JSON",
           "premature EOF");
-    /* text after the document that begins a token yajl cannot finish (an
-     * HTML error page behind a stray quote) is refused too; white space is
-     * not text */
-    FAILS(GOOD "\"ody><h1>502 Bad Gateway</h1>", "data after the JSON document", "502 Bad");
-    FAILS(GOOD " \"", "data after the JSON document");
+    /* text after the document that begins a token (an HTML error page
+     * behind a stray quote) is refused too, at its first byte; white space
+     * is not text */
+    FAILS(GOOD "\"ody><h1>502 Bad Gateway</h1>", "trailing garbage", "byte 183", "502 Bad");
+    FAILS(GOOD " \"", "trailing garbage", "byte 184");
     FAILS(GOOD "\n1", "not valid JSON");
     {
         struct gl_matrix m;
@@ -370,18 +370,18 @@ static void test_labels(void)
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"a\\u0000b\":\"x\"", "") TAIL, "NUL");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"\\udc00\"", "") TAIL, "surrogate");
     /* a lone low surrogate in a label name (found by fuzz_matrix) */
-    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"\\uDDCe\":\"nvidia0\"", "") TAIL, "label name",
-          "surrogate");
-    /* a lone high surrogate: yajl would decode it to "?", so "p\ud800" and
+    FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"\\uDDCe\":\"nvidia0\"", "") TAIL,
+          "lone UTF-16 surrogate", "byte 87");
+    /* a lone high surrogate: a decoder could make it "?", so "p\ud800" and
      * "p\udbff" would become the same pod; followed by another \u escape it
-     * would be combined into a wrong character */
+     * could be combined into a wrong character */
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\\ud800\"", "") TAIL, "lone UTF-16 surrogate",
           "byte");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\\uD83Dx\"", "") TAIL, "lone UTF-16 surrogate");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\\ud83d\\u0041\"", "") TAIL,
           "lone UTF-16 surrogate");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"p\\udbff\":\"x\"", "") TAIL, "lone UTF-16 surrogate");
-    /* found anywhere in the body, even after an error yajl stopped at (the
+    /* found anywhere in the body, even after an error the tokenizer stopped at (the
      * incremental parse scans on), and at its very end */
     FAILS(GOOD " x \"\\ud800\"", "lone UTF-16 surrogate", "byte 187");
     FAILS(HEAD SERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\\ud800", "") , "lone UTF-16 surrogate");
