@@ -531,22 +531,34 @@ struct BjHandler {
     bool on_comment(sv, ec_t &) { return false; }
 };
 
+struct BoostFeed {
+    boost::json::basic_parser<BjHandler> p{boost::json::parse_options{}};
+    explicit BoostFeed(Acc *acc) { p.handler().sax.w.acc = acc; }
+    void feed(const char *d, size_t n, bool more)
+    {
+        boost::json::error_code ec;
+        size_t used = p.write_some(more, d, n, ec);
+        if (ec || used != n)
+            die("boost.json: parse error " + ec.message());
+    }
+    void finish()
+    {
+        feed("", 0, false);
+        if (!p.done() || p.handler().sax.st != S_DONE)
+            die("boost.json: incomplete document");
+    }
+};
+
 void run_boostjson(const Body &b, Acc *acc)
 {
-    boost::json::basic_parser<BjHandler> p{boost::json::parse_options{}};
-    p.handler().sax.w.acc = acc;
-    boost::json::error_code ec;
+    BoostFeed bf(acc);
     char buf[PIECE]; /* each piece copied, as libcurl's write callback hands it */
     for (size_t off = 0; off < b.json.size(); off += PIECE) {
         size_t n = std::min(PIECE, b.json.size() - off);
         memcpy(buf, b.json.data() + off, n);
-        bool more = off + n < b.json.size();
-        size_t used = p.write_some(more, buf, n, ec);
-        if (ec || used != n)
-            die("boost.json: parse error " + ec.message());
+        bf.feed(buf, n, true);
     }
-    if (!p.done() || p.handler().sax.st != S_DONE)
-        die("boost.json: incomplete document");
+    bf.finish();
 }
 
 /* ---- (c) simdjson On Demand ---- */
@@ -994,6 +1006,11 @@ int rss(const std::string &what, const std::string &dir)
     if (what == "engine") {
         if (json_eval_engine_file(f, big->start, big->step, big->nsteps, &acc.a))
             die("engine: parse error");
+    } else if (what == "boostjson") {
+        BoostFeed bf(&acc);
+        while ((n = fread(piece, 1, sizeof piece, f)) > 0)
+            bf.feed(piece, n, true);
+        bf.finish();
     } else if (what == "yajl") {
         Yajl y(&acc);
         while ((n = fread(piece, 1, sizeof piece, f)) > 0)

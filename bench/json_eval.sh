@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# JSON parsers for the matrix path (issue 13 item 2): the engine's yajl
-# parser against yajl alone, simdjson, RapidJSON and cJSON, and zlib against
+# JSON parsers for the matrix path (issue 13 item 2): the engine's
+# parser against yajl alone, Boost.JSON, simdjson, RapidJSON and cJSON, and zlib against
 # libdeflate and ISA-L, on the engine's own query_range bodies of a 6 h
 # collect of bench/scale.py's fleets (see bench/json_eval.cpp).
 #   bench/json_eval.sh [--bodies DIR] [--sizes 64,1024,4096] [--reps N] [--no-callgrind]
@@ -49,7 +49,7 @@ if [ -z "$bodies" ]; then
   bodies="$tmp"
   python3 bench/json_capture.py --bin build/gpuledger --out "$bodies" --sizes "$sizes"
 fi
-parsers="engine yajl simdjson simdjson-dom rapidjson rapidjson-insitu rapidjson-chunked rapidjson-iter cjson"
+parsers="engine yajl boostjson simdjson simdjson-dom rapidjson rapidjson-insitu rapidjson-chunked rapidjson-iter cjson"
 inflaters="zlib libdeflate isal"
 res=$(mktemp /tmp/gpuledger-jsoneval-res-XXXXXX)
 for g in ${sizes//,/ }; do
