@@ -356,6 +356,30 @@ static void test_shape(void)
     }
     FAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[],}}",
           "not valid JSON");
+    {
+        /* nesting is bounded (64 levels; a matrix response is 6 deep), even
+         * inside a key whose value is skipped; 60 levels still parse */
+        char deep[512], ok[512];
+        int k = snprintf(deep, sizeof deep, "{\"stats\":");
+        int j = snprintf(ok, sizeof ok, "{\"stats\":");
+        for (int i = 0; i < 70; i++)
+            deep[k++] = '[';
+        for (int i = 0; i < 70; i++)
+            deep[k++] = ']';
+        for (int i = 0; i < 60; i++)
+            ok[j++] = '[';
+        for (int i = 0; i < 60; i++)
+            ok[j++] = ']';
+        const char *rest = ",\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
+                           "\"result\":[]}}";
+        snprintf(deep + k, sizeof deep - (size_t)k, "%s", rest);
+        snprintf(ok + j, sizeof ok - (size_t)j, "%s", rest);
+        FAILS(deep, "not valid JSON at byte 72", "nested too deeply"); /* the 65th level */
+        struct gl_matrix m;
+        parses(ok, NULL, &m);
+        CHECK(m.nseries == 0);
+        gl_matrix_free(&m);
+    }
 }
 
 static void test_labels(void)
