@@ -499,24 +499,23 @@ struct BjHandler {
     bool on_array_begin(ec_t &) { return sax.start_array(); }
     bool on_array_end(std::size_t, ec_t &) { return sax.end_array(); }
     bool on_key_part(sv s, std::size_t, ec_t &) { part.append(s.data(), s.size()); return true; }
-    bool on_key(sv s, std::size_t n, ec_t &)
+    template <class F> bool token(sv s, std::size_t n, F f)
     {
         const char *p;
         size_t len;
         whole(s, n, &p, &len);
-        bool ok = sax.map_key(p, len);
+        bool ok = f(p, len);
         part.clear();
         return ok;
+    }
+    bool on_key(sv s, std::size_t n, ec_t &)
+    {
+        return token(s, n, [this](const char *p, size_t len) { return sax.map_key(p, len); });
     }
     bool on_string_part(sv s, std::size_t, ec_t &) { part.append(s.data(), s.size()); return true; }
     bool on_string(sv s, std::size_t n, ec_t &)
     {
-        const char *p;
-        size_t len;
-        whole(s, n, &p, &len);
-        bool ok = sax.string(p, len);
-        part.clear();
-        return ok;
+        return token(s, n, [this](const char *p, size_t len) { return sax.string(p, len); });
     }
     bool on_number_part(sv, ec_t &) { return true; }
     bool on_int64(int64_t i, sv, ec_t &) { return sax.timestamp(i); }
