@@ -117,9 +117,9 @@ struct gl_jsax {
     gl_jsax_status st = GL_JSAX_OK;
     std::size_t fed = 0;     // bytes fed before the current piece
     std::size_t at = 0;      // where it stopped (offset in the body)
-    unsigned char tail[3];   // the last bytes fed before the current piece
+    unsigned char tail[32];  // the last bytes fed before the current piece
     std::size_t ntail = 0;
-    std::string why;
+    const char *why = "";    // what was wrong (a static text)
 
     gl_jsax(const gl_jsax_callbacks *cb, void *ctx) : p(strict(), cb, ctx) {}
 };
@@ -133,41 +133,96 @@ unsigned char byte_at(const gl_jsax *j, const char *data, std::size_t k)
                        : j->tail[j->ntail - (j->fed - k)];
 }
 
+// a byte >= 0x80 is legal JSON only inside a string, where it is then an
+// invalid UTF-8 sequence
+const char *const bad_utf8 = "invalid bytes in UTF8 string (or a non-ASCII byte outside a string)";
+
+bool is_hex(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+bool is_word(unsigned char c) // a byte that can run on from a literal or number
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           c == '.' || c == '+' || c == '-' || c == '_';
+}
+
+// Where the bad token starts, and what it is. basic_parser stops at a byte
+// that depends on how much of the token it had at once (it checks a whole
+// literal, \u escape or UTF-8 sequence in one go when the bytes are there,
+// byte by byte across a piece's end), so the error is reported at the
+// token's first byte, found from the bytes before the stop: the same answer
+// for any split of the body into pieces.
+const char *bad_token(gl_jsax *j, const char *data, std::size_t n, std::size_t *at)
+{
+    const std::size_t lo = j->fed - j->ntail, hi = j->fed + n;
+    auto b = [&](std::size_t k) { return byte_at(j, data, k); };
+    // 1. the start of a UTF-8 sequence that reaches the stop: the earliest
+    //    lead byte (at most 3 before) whose sequence would cover it
+    std::size_t e = *at;
+    for (std::size_t back = 3 + 1; --back > 0;) {
+        if (e < lo + back)
+            continue;
+        unsigned char c = b(e - back);
+        std::size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+        if (len > back) {
+            e -= back;
+            break;
+        }
+    }
+    *at = e;
+    // 2. an escape that reaches it: the earliest backslash (\u and up to 4
+    //    hex digits, or any one byte after it)
+    for (std::size_t k = 5 + 1; k-- > 0;) {
+        if (e < lo + k || b(e - k) != '\\')
+            continue;
+        bool in = k <= 1 || b(e - k + 1) == 'u';
+        for (std::size_t i = e - k + 2; in && i < e; i++)
+            in = is_hex(b(i));
+        if (in) {
+            *at = e - k;
+            return "invalid escape in a string";
+        }
+    }
+    // 3. a literal or a number it ends or is: the run of word bytes
+    std::size_t s = e;
+    while (s > lo && e - s < 24 && is_word(b(s - 1)))
+        s--;
+    if (s < hi) {
+        unsigned char c = b(s);
+        if (c == 't' || c == 'f' || c == 'n') {
+            *at = s;
+            return "invalid literal (true, false or null expected)";
+        }
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            *at = s;
+            return "invalid number";
+        }
+    }
+    // 4. a byte >= 0x80 (UTF-8 that is not valid, or one outside a string)
+    return e < hi && b(e) >= 0x80 ? bad_utf8 : "invalid char in json text";
+}
+
 // The status of a stopped parse, and the message of an error; j->at is the
-// offset the parser stopped at in the piece data[0, n).
+// offset the parser stopped at in the piece data[0, n). Allocates nothing.
 gl_jsax_status stopped(gl_jsax *j, const bj::error_code &ec, const char *data, std::size_t n)
 {
     if (j->p.handler().cancelled)
         return j->st = GL_JSAX_CANCELLED;
-    if (ec == bj::error::syntax) {
-        // Inside a UTF-8 sequence begun in an earlier piece, basic_parser
-        // stops at the byte that breaks it, but at the sequence's first
-        // byte when it had the whole sequence at once: the sequence's start
-        // is the answer for any split of the body.
-        std::size_t e = j->at, lo = j->fed - j->ntail;
-        for (std::size_t back = 1; back <= 3 && e >= lo + back; back++) {
-            unsigned char c = byte_at(j, data, e - back);
-            if (c >= 0x80 && c < 0xc0)
-                continue; // a continuation byte: look further back
-            int len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
-            if (len > static_cast<int>(back))
-                j->at = e - back; // the sequence reaches the error
-            break;
-        }
-        // a byte >= 0x80 is legal JSON only inside a string: there it is an
-        // invalid UTF-8 sequence
-        j->why = j->at < j->fed + n && byte_at(j, data, j->at) >= 0x80
-                     ? "invalid bytes in UTF8 string"
-                     : "invalid char in json text";
-    } else if (ec == bj::error::incomplete)
+    if (ec == bj::error::incomplete)
         j->why = "premature EOF";
     else if (ec == bj::error::too_deep)
         j->why = "nested too deeply (more than 64 levels)";
     else if (ec == bj::error::illegal_leading_surrogate || ec == bj::error::illegal_trailing_surrogate ||
              ec == bj::error::expected_utf16_escape)
         j->why = "a \\u escape of a lone UTF-16 surrogate (not a character)";
-    else
-        j->why = ec.message();
+    else {
+        const char *what = bad_token(j, data, n, &j->at);
+        if (ec == bj::error::exponent_overflow)
+            what = "a number's exponent is too large";
+        j->why = what;
+    }
     return j->st = GL_JSAX_ERROR;
 }
 
@@ -199,8 +254,7 @@ enum gl_jsax_status gl_jsax_feed(struct gl_jsax *j, const char *data, size_t n)
         used = j->p.write_some(true, data, n, ec);
     } catch (const std::bad_alloc &) {
         j->at = j->fed;
-        j->why = "out of memory";
-        return j->st = GL_JSAX_ERROR;
+        return j->st = GL_JSAX_NOMEM;
     }
     j->at = j->fed + used;
     if (ec)
@@ -209,11 +263,16 @@ enum gl_jsax_status gl_jsax_feed(struct gl_jsax *j, const char *data, size_t n)
         j->why = "trailing garbage";
         return j->st = GL_JSAX_ERROR;
     }
-    // the last bytes, for an error in a sequence that began here
-    for (std::size_t i = n > 3 ? n - 3 : 0; i < n; i++) {
-        if (j->ntail == 3)
-            std::memmove(j->tail, j->tail + 1, --j->ntail);
-        j->tail[j->ntail++] = static_cast<unsigned char>(data[i]);
+    // the last bytes, for an error in a token that began here
+    const std::size_t cap = sizeof j->tail;
+    if (n >= cap) {
+        std::memcpy(j->tail, data + n - cap, cap);
+        j->ntail = cap;
+    } else {
+        std::size_t keep = j->ntail + n <= cap ? j->ntail : cap - n;
+        std::memmove(j->tail, j->tail + j->ntail - keep, keep);
+        std::memcpy(j->tail + keep, data, n);
+        j->ntail = keep + n;
     }
     j->fed += n;
     return GL_JSAX_OK;
@@ -228,8 +287,7 @@ enum gl_jsax_status gl_jsax_finish(struct gl_jsax *j)
     try {
         j->p.write_some(false, "", 0, ec);
     } catch (const std::bad_alloc &) {
-        j->why = "out of memory";
-        return j->st = GL_JSAX_ERROR;
+        return j->st = GL_JSAX_NOMEM;
     }
     if (ec)
         return stopped(j, ec, "", 0);
@@ -247,7 +305,7 @@ size_t gl_jsax_offset(const struct gl_jsax *j)
 
 const char *gl_jsax_error(const struct gl_jsax *j)
 {
-    return j->st == GL_JSAX_ERROR ? j->why.c_str() : "";
+    return j->st == GL_JSAX_ERROR ? j->why : "";
 }
 
 } // extern "C"

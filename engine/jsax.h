@@ -42,6 +42,7 @@ enum gl_jsax_status {
     GL_JSAX_OK,        /* all bytes taken (feed), the document complete (finish) */
     GL_JSAX_CANCELLED, /* a callback returned 0 */
     GL_JSAX_ERROR,     /* not valid JSON (gl_jsax_error says why) */
+    GL_JSAX_NOMEM,     /* out of memory */
 };
 
 struct gl_jsax;
@@ -60,8 +61,16 @@ enum gl_jsax_status gl_jsax_feed(struct gl_jsax *j, const char *data, size_t n);
 enum gl_jsax_status gl_jsax_finish(struct gl_jsax *j);
 
 /* After a stop: the offset in the body (all pieces fed) of the error, or
- * of the token whose callback stopped the parse. The same for any split of
- * the body into pieces. */
+ * where the callback that stopped the parse was. An error is placed at the
+ * first byte of the token that is not valid (the UTF-8 sequence, \u escape,
+ * literal or number), since basic_parser itself stops at a byte that
+ * depends on how much of a token it had at once: so the offset and message
+ * are the same for any split of the body into pieces (tests/unit/
+ * test_parse.c checks every case split at every byte, in two pieces and in
+ * one-byte pieces). Known exception: garbage outside any string mixing a
+ * literal's or number's first letters with a backslash or a \u escape
+ * (`[tr\u00]`) can still be placed a few bytes apart; whether a body is
+ * refused never depends on the split. */
 size_t gl_jsax_offset(const struct gl_jsax *j);
 
 /* What was wrong, after GL_JSAX_ERROR ("" otherwise); owned by j. */

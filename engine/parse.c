@@ -1290,6 +1290,8 @@ void gl_matrix_parser_feed(struct gl_matrix_parser *mp, const char *data, size_t
         enum gl_jsax_status st = gl_jsax_feed(mp->h, data, n);
         if (st != GL_JSAX_OK)
             mp->stopped = true;
+        if (st == GL_JSAX_NOMEM)
+            mp->oom = true;
         if (st == GL_JSAX_ERROR && !mp->p.failed) {
             size_t at = gl_jsax_offset(mp->h); /* in [base - 3, base + n] */
             if (at > base + n)
@@ -1317,6 +1319,15 @@ void gl_matrix_parser_feed(struct gl_matrix_parser *mp, const char *data, size_t
         mp->nhist = keep + n;
     }
     mp->len += n;
+}
+
+/* The tokenizer ran out of memory at finish: a runtime error, not the
+ * response's (the parser is freed). */
+static enum gl_status finish_oom(struct gl_matrix_parser *mp, struct gl_error *err)
+{
+    enum gl_status rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: out of memory", mp->what);
+    gl_matrix_parser_free(mp);
+    return rc;
 }
 
 enum gl_status gl_matrix_parser_finish(struct gl_matrix_parser *mp, struct gl_matrix *m,
@@ -1347,6 +1358,8 @@ enum gl_status gl_matrix_parser_finish(struct gl_matrix_parser *mp, struct gl_ma
             json_error(p, mp->h, mp->json_at, mp->near, mp->nnear);
         } else if (!p->failed) {
             enum gl_jsax_status st = gl_jsax_finish(mp->h);
+            if (st == GL_JSAX_NOMEM)
+                return finish_oom(mp, err);
             if (st == GL_JSAX_ERROR && !p->failed) {
                 /* the body ended inside the document: the excerpt is its end */
                 size_t at = mp->len;
