@@ -3,8 +3,9 @@
 // The handler forwards each event to the C callbacks. Parts of a string,
 // key or number that arrive in separate pieces are collected in `part` and
 // handed over whole; a token inside one piece is passed straight from the
-// piece (no copy). No exception crosses the C API: basic_parser throws only
-// std::bad_alloc (its stack), caught here as "out of memory".
+// piece (no copy). No exception crosses the C API: the only one thrown,
+// std::bad_alloc (basic_parser's stack, the handler's `part`), is caught
+// and returned as GL_JSAX_NOMEM; the error path allocates nothing.
 #include "jsax.h"
 
 #include <boost/json/basic_parser_impl.hpp>

@@ -1218,7 +1218,7 @@ struct gl_matrix_parser {
     struct sur_scan sur;
     size_t len;                 /* bytes fed */
     bool bad_step;
-    bool oom;                   /* the tokenizer could not be set up */
+    bool oom;                   /* the tokenizer could not be set up, or ran out of memory */
     bool stopped;               /* the tokenizer or a callback failed: only scanning */
     char head[64];              /* the first bytes */
     size_t nhead;
