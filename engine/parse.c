@@ -1293,14 +1293,16 @@ void gl_matrix_parser_feed(struct gl_matrix_parser *mp, const char *data, size_t
         if (st == GL_JSAX_NOMEM)
             mp->oom = true;
         if (st == GL_JSAX_ERROR && !mp->p.failed) {
-            size_t at = gl_jsax_offset(mp->h); /* in [base - 3, base + n] */
+            /* in [base - 32, base + n]: the bad token may begin in the
+             * tokenizer's 32-byte tail of the pieces before */
+            size_t at = gl_jsax_offset(mp->h);
             if (at > base + n)
                 at = base + n;
             size_t from = at > 24 ? at - 24 : 0;
             mp->json_failed = true;
             mp->json_at = at;
             if (from < base) { /* from the bytes before this piece */
-                size_t back = base - from; /* <= 27 <= nhist (or all bytes so far) */
+                size_t back = base - from; /* <= 56 <= nhist (or all bytes so far) */
                 keep_bytes(mp->near, sizeof mp->near, &mp->nnear,
                            mp->hist + mp->nhist - back, back);
             }
