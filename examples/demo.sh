@@ -19,7 +19,7 @@ rm -rf "$out"
 mkdir -p "$out/data"
 echo "== generating the example cluster"
 python3 tests/gen/gencluster.py examples/cluster/scenario.json "$out/data" >/dev/null
-promtool tsdb create-blocks-from openmetrics "$out/data/data.om" "$out/tsdb" >/dev/null
+promtool tsdb create-blocks-from openmetrics --max-block-duration=768h "$out/data/data.om" "$out/tsdb" >/dev/null
 
 port=$(gl_free_port)
 echo 'global: {scrape_interval: 1h}' > "$out/prometheus.yml"

@@ -3,9 +3,11 @@
 # each for a bounded time. TAP: one line per target, "ok" when the run ended
 # without a finding, "not ok" with the reason and the reproducer's path.
 # Without clang/libFuzzer every target is "ok ... # SKIP" (a failure when
-# CI=true, see tests/run.sh).
+# CI=true). Not part of ./tests/run.sh, which replays the corpora and the
+# regressions (the replay-* suites); run it for a longer search:
 #
-# usage: tests/fuzz/run.sh [-t SECONDS] [-c CORPUS_DIR] [TARGET ...]
+# usage: tests/fuzz/run.sh [--minutes N | -t SECONDS] [-c CORPUS_DIR] [TARGET ...]
+#   --minutes N  minutes per target
 #   -t  seconds per target (default $GL_FUZZ_SECONDS or 60)
 #   -c  keep the corpus the fuzzer grows in CORPUS_DIR/TARGET (default: a
 #       fresh folder per run, removed afterwards)
@@ -17,6 +19,12 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 secs=${GL_FUZZ_SECONDS:-60}
 keep=""
+if [ "${1:-}" = "--minutes" ]; then
+  case "${2:-}" in
+    ''|*[!0-9]*) echo "usage: $0 --minutes N [TARGET ...]" >&2; exit 2 ;;
+  esac
+  secs=$(( $2 * 60 )); shift 2
+fi
 while getopts "t:c:" opt; do
   case $opt in
     t) secs=$OPTARG ;;

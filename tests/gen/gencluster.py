@@ -285,10 +285,13 @@ import calendar
 import copy
 import csv
 import io
+import hashlib
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 from fractions import Fraction
 
@@ -1877,12 +1880,62 @@ def generate(scenario_path, outdir):
     return cl, out[None], out
 
 
+# The test runner's cache of generated scenarios (GL_TEST_CACHE, a folder of
+# the build tree): the files generate() writes, kept under a digest of this
+# generator's source and the scenario, so an unchanged scenario is generated
+# once per build tree and a change to either makes it again.
+GENERATED = re.compile(r"^(data\.om|prices\.csv|(config|expected)(-.+)?\.json)$")
+
+
+def _cache_path(scenario_path):
+    root = os.environ.get("GL_TEST_CACHE")
+    if not root:
+        return None
+    h = hashlib.sha256()
+    for p in (os.path.abspath(__file__), scenario_path):
+        with open(p, "rb") as f:
+            h.update(f.read())
+        h.update(b"\0")
+    return os.path.join(root, "gen", h.hexdigest())
+
+
+def cache_fetch(scenario_path, outdir):
+    d = _cache_path(scenario_path)
+    if d is None or not os.path.isdir(d):
+        return False
+    os.makedirs(outdir, exist_ok=True)
+    for name in os.listdir(d):
+        shutil.copyfile(os.path.join(d, name), os.path.join(outdir, name))
+    return True
+
+
+def cache_store(scenario_path, outdir):
+    d = _cache_path(scenario_path)
+    if d is None or os.path.isdir(d):
+        return
+    os.makedirs(os.path.dirname(d), exist_ok=True)
+    tmp = tempfile.mkdtemp(dir=os.path.dirname(d))
+    try:
+        for name in os.listdir(outdir):
+            if GENERATED.match(name):
+                shutil.copyfile(os.path.join(outdir, name), os.path.join(tmp, name))
+        os.rename(tmp, d)
+    except OSError:
+        pass
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main(argv):
     if len(argv) != 3 or argv[1] in ("-h", "--help"):
         sys.stderr.write("usage: gencluster.py SCENARIO.json OUTDIR\n")
         return 2
+    if cache_fetch(argv[1], argv[2]):
+        sys.stderr.write("gencluster: %s: from the test cache\n" % argv[2])
+        return 0
     try:
         _, exp, runs = generate(argv[1], argv[2])
+        cache_store(argv[1], argv[2])
     except (ScenarioError, KeyError, ValueError, OSError) as e:
         sys.stderr.write("gencluster: %s: %s%s\n" % (argv[1], type(e).__name__ + ": "
                                                        if isinstance(e, KeyError) else "", e))

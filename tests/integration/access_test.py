@@ -320,7 +320,7 @@ class Test(harness.Suite):
         except Exception as e:
             tap.fail("openssl test CA, server and client certificates; htpasswd bcrypt hash", e)
             return
-        tap.ok("openssl test CA, server (SAN IP:127.0.0.1) and client certificates; bcrypt "
+        tap.setup("openssl test CA, server (SAN IP:127.0.0.1) and client certificates; bcrypt "
                "hash (%.1fs)" % (time.time() - t0))
         web = self.path("web.yml")
         with open(web, "w") as f:
@@ -597,7 +597,7 @@ class Test(harness.Suite):
             return
         purl = "http://127.0.0.1:%d" % self.proxy.port
         rec = self.recorder.url()
-        tap.ok("tinyproxy listening on %s (foreground, log %s)" % (purl, self.proxy.log))
+        tap.setup("tinyproxy listening on %s (foreground, log %s)" % (purl, self.proxy.log))
 
         def requests_since(mark):
             text = self.proxy.read_log()[mark:]

@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
 """focus_check.py - FOCUS conformance of a CSV, from the FinOps Foundation's
-own rule data (issue 11).
+own rule data.
 
 Library: check(csv_text, metadata=None, version="1.2") -> Result (failures:
 MUST rules a row or the dataset breaks; warnings: SHOULD/RECOMMENDED
 rules). CLI:
 
     python3 tests/integration/focus_check.py FILE.csv [--metadata FILE.json]
-        [--version 1.2|1.3] [--model /work/shared/focus/model-1.2.json]
+        [--version 1.2|1.3] [--model tests/fixtures/focus/model-1.2.json]
 
 prints one line per failed rule and exits 1 when a MUST rule fails.
 
-The rules are ../shared/focus/model-1.2.json (the FOCUS validator's rule
-data) and the column table ../shared/focus/columns-1.2.csv. The walk starts
+The rules are tests/fixtures/focus/model-1.2.json (the FOCUS validator's
+rule data) and the column table tests/fixtures/focus/columns-1.2.csv
+(their source and licenses: tests/fixtures/focus/README.md). The walk starts
 at CostAndUsage-D-000-M; a rule applies when every ApplicabilityCriteria
 entry is one of gpuledger's declared capabilities (CAPABILITIES, written
 down in docs/focus.md), its conditions are inherited by the rules it
@@ -42,10 +43,11 @@ import re
 import sys
 from decimal import Decimal, InvalidOperation
 
-SHARED = os.environ.get("GPULEDGER_FOCUS_DIR", "/work/shared/focus")
-MODEL = os.path.join(SHARED, "model-1.2.json")
-COLUMNS = os.path.join(SHARED, "columns-1.2.csv")
-CURRENCIES = os.path.join(SHARED, "currency_codes.csv")
+RULES = os.environ.get("GPULEDGER_FOCUS_DIR") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "focus")
+MODEL = os.path.join(RULES, "model-1.2.json")
+COLUMNS = os.path.join(RULES, "columns-1.2.csv")
+CURRENCIES = os.path.join(RULES, "currency_codes.csv")
 
 # gpuledger's capabilities as a FOCUS data generator (docs/focus.md).
 CAPABILITIES = {

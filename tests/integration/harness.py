@@ -21,6 +21,7 @@ their names and their expected figures.
 """
 
 import argparse
+import hashlib
 import http.client
 import http.server
 import json
@@ -75,6 +76,11 @@ class Tap:
             return False
         self.ok(name)
         return True
+
+    def setup(self, text):
+        """A set-up step that went as it should (generation, backfill, a
+        server started): a comment, never counted as a check."""
+        self.note("setup: " + text)
 
     def skip(self, name, why):
         """A check that cannot run: a failure under CI=true, else "ok - # SKIP"."""
@@ -176,13 +182,99 @@ class Engine:
 
 # ---------------------------------------------------------------- promtool
 
+# One block per scenario: promtool's default block duration (2 h) writes a
+# block per 2 hours of data and takes about 6x longer on the main scenario.
+ONE_BLOCK = "--max-block-duration=768h"
+
+
+def _cache_dir(kind):
+    """GL_TEST_CACHE/KIND (tests/runner.py sets GL_TEST_CACHE to a folder of
+    the build tree), or None: no cache."""
+    root = os.environ.get("GL_TEST_CACHE")
+    if not root:
+        return None
+    d = os.path.join(root, kind)
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def file_key(paths, extra=()):
+    """A hex digest of the files' bytes and the extra strings."""
+    h = hashlib.sha256()
+    for x in list(extra):
+        h.update(b"s" + str(x).encode() + b"\0")
+    for p in paths:
+        h.update(b"f")
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def cache_store(src, kind, key):
+    """Copies the folder src into the cache as KIND/KEY (atomically: a
+    concurrent suite storing the same key keeps one copy)."""
+    d = _cache_dir(kind)
+    if d is None or os.path.isdir(os.path.join(d, key)):
+        return
+    tmp = tempfile.mkdtemp(prefix=key + ".", dir=d)
+    try:
+        shutil.copytree(src, os.path.join(tmp, "x"), ignore=shutil.ignore_patterns("lock", "wal"))
+        os.rename(os.path.join(tmp, "x"), os.path.join(d, key))
+    except OSError:
+        pass
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cache_fetch(kind, key, dst):
+    """Copies KIND/KEY to dst (which must not exist); False on a miss."""
+    d = _cache_dir(kind)
+    if d is None or not os.path.isdir(os.path.join(d, key)):
+        return False
+    shutil.copytree(os.path.join(d, key), dst)
+    return True
+
+
+class _Cached:
+    """backfill_start's answer when the blocks came from the cache."""
+    returncode = 0
+
+    def communicate(self, timeout=None):
+        return b"blocks from the test cache\n", None
+
+
 def backfill_start(om, tsdb, cwd=None, args=()):
     """promtool tsdb create-blocks-from openmetrics OM TSDB in the
-    background (TSDB removed first); finish with backfill_wait."""
+    background (TSDB removed first), one block per scenario unless args
+    set the duration; finish with backfill_wait. The blocks are kept in the
+    test cache by the digest of OM, the arguments and promtool's version,
+    so the same data is backfilled once per build tree."""
     shutil.rmtree(tsdb, ignore_errors=True)
-    return subprocess.Popen(["promtool", "tsdb", "create-blocks-from", "openmetrics"]
-                            + list(args) + [om, tsdb], cwd=cwd, stdin=subprocess.DEVNULL,
+    args = list(args)
+    if not any(a.startswith("--max-block-duration") for a in args):
+        args.append(ONE_BLOCK)
+    key = None
+    if _cache_dir("tsdb") is not None:
+        key = file_key([om], args + [shutil.which("promtool") or "promtool", _promtool_version()])
+        if cache_fetch("tsdb", key, tsdb):
+            return _Cached()
+    proc = subprocess.Popen(["promtool", "tsdb", "create-blocks-from", "openmetrics"]
+                            + args + [om, tsdb], cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc.gl_cache = (key, tsdb)
+    return proc
+
+
+_PROMTOOL_VERSION = []
+
+
+def _promtool_version():
+    if not _PROMTOOL_VERSION:
+        rc, out, err = run_cmd(["promtool", "--version"], timeout=30)
+        _PROMTOOL_VERSION.append((out + err).split("\n")[0])
+    return _PROMTOOL_VERSION[0]
 
 
 def backfill_wait(proc, timeout=None):
@@ -193,6 +285,9 @@ def backfill_wait(proc, timeout=None):
         proc.kill()
         out = proc.communicate()[0] + b"\ntimed out after %ds" % timeout
         return -1, out.decode(errors="replace")
+    key, tsdb = getattr(proc, "gl_cache", (None, None))
+    if proc.returncode == 0 and key:
+        cache_store(tsdb, "tsdb", key)
     return proc.returncode, out.decode(errors="replace")
 
 

@@ -175,7 +175,7 @@ class Suite(harness.Suite):
         if rc != 0:
             tap.fail("promtool backfill", tail(out))
             return
-        tap.ok("promtool backfill of the bytes scenario (%.1fs)" % (time.time() - t0))
+        tap.setup("promtool backfill of the bytes scenario (%.1fs)" % (time.time() - t0))
         self.prom = harness.Prometheus(self.work, tsdb)
         try:
             self.prom.start(timeout=30)

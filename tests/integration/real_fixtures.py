@@ -515,7 +515,7 @@ class Suite(harness.Suite):
         if rc != 0:
             tap.fail("promtool backfill", tail(out))
             return
-        tap.ok("promtool backfill of %d series x %d steps (%d lines, %.1fs)"
+        tap.setup("promtool backfill of %d series x %d steps (%d lines, %.1fs)"
                % (nseries, NSTEPS, nlines, time.time() - t0))
         self.prom = harness.Prometheus(self.work, tsdb)
         try:
@@ -523,7 +523,7 @@ class Suite(harness.Suite):
         except RuntimeError as e:
             tap.fail("prometheus ready", e)
             return
-        tap.ok("prometheus ready on %s" % self.prom.url())
+        tap.setup("prometheus ready on %s" % self.prom.url())
         p = []
         for t in (T0, T0 + NSTEPS // 2 * STEP, T1 - STEP):
             try:

@@ -579,8 +579,8 @@ class ReportTest(harness.Suite):
         shutil.copy(db, closed_db)
         rc, out, err = eng.run(config, closed_db, "close", "--period", period)
         if rc != 0:
-            tap.ok("# SKIP report of a closed period: close exit %s: %s" % (
-                rc, err.strip()[-200:]))
+            tap.fail("close --period %s before the report of a closed period" % period,
+                     "exit %s: %s" % (rc, err.strip()[-200:]))
         else:
             rep4 = os.path.join(work, "reports-closed")
             rc, out, err = eng.run(config, closed_db, "report", "--period", period, "--out", rep4)

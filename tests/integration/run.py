@@ -863,7 +863,7 @@ class Run(harness.Suite):
         if files:
             tap.fail("generator writes the scenario", "missing %s" % files)
             return
-        tap.ok("generator writes data.om, config.json, prices.csv, expected.json (%.1fs)"
+        tap.setup("generator writes data.om, config.json, prices.csv, expected.json (%.1fs)"
                % (time.time() - t0))
         with open(os.path.join(self.gen, "expected.json")) as f:
             self.exp = json.load(f)
@@ -880,7 +880,7 @@ class Run(harness.Suite):
         if not have_bin:
             tap.fail("engine binary present", "%s is missing or not executable" % a.bin)
         else:
-            tap.ok("engine binary present (%s)" % a.bin)
+            tap.setup("engine binary present (%s)" % a.bin)
             self.engine = harness.Engine(os.path.abspath(a.bin), self.work,
                                          log=self.path("out", "engine.log"),
                                          timeout=ENGINE_TIMEOUT)
@@ -953,7 +953,7 @@ class Run(harness.Suite):
                 tap.fail("sharing: promtool backfill", tail(out))
             else:
                 self.sharing_ok = True
-                tap.ok("sharing: promtool backfill of %d lines (%.1fs)" % (
+                tap.setup("sharing: promtool backfill of %d lines (%.1fs)" % (
                     self.sharing.exps[None].get("data_lines", 0), time.time() - t1))
         for x in self.extras:
             x.backfilled = False
@@ -966,13 +966,13 @@ class Run(harness.Suite):
                 tap.fail("%s: promtool backfill" % x.prefix, tail(out))
                 continue
             x.backfilled = True
-            tap.ok("%s: promtool backfill of %d lines (%.1fs)" % (
+            tap.setup("%s: promtool backfill of %d lines (%.1fs)" % (
                 x.prefix, x.exps[None].get("data_lines", 0), time.time() - t1))
         rc, out = harness.backfill_wait(main_p)
         if rc != 0:
             tap.fail("promtool backfill", tail(out))
             return False
-        tap.ok("promtool backfill of %d lines (%.1fs)" % (self.exp.get("data_lines", 0),
+        tap.setup("promtool backfill of %d lines (%.1fs)" % (self.exp.get("data_lines", 0),
                                                          time.time() - t0))
         srcs = ["tsdb-sharing"] if self.sharing_ok else []
         srcs += ["tsdb-%s" % x.prefix for x in self.extras if x.backfilled]
@@ -987,7 +987,7 @@ class Run(harness.Suite):
         except RuntimeError as e:
             tap.fail("prometheus ready", e)
             return False
-        tap.ok("prometheus ready on %s (%.1fs)" % (self.prom.url(), time.time() - t0))
+        tap.setup("prometheus ready on %s (%.1fs)" % (self.prom.url(), time.time() - t0))
         return True
 
     def check_served(self):
@@ -1044,7 +1044,7 @@ class Run(harness.Suite):
         r = self.engine_step("collect full window", cfg, db, "collect", "--from", wf, "--to", wt)
         if r is None:
             return
-        tap.ok("collect %s .. %s (%.1fs)" % (wf, wt, time.time() - t0))
+        tap.setup("collect %s .. %s (%.1fs)" % (wf, wt, time.time() - t0))
         doc1 = self.invoice(cfg, db, "invoice")
         if doc1 is not None:
             compare_invoices(tap, "full", doc1, exp)

@@ -633,6 +633,9 @@ static void test_config_keys(void)
 
 int main(void)
 {
+    /* the parser warns through the global logger for every odd sample of
+     * every split of every case: quiet, the checks read the counters */
+    gl_log_threshold = GL_LOG_ERROR;
     RUN(test_config_keys);
     RUN(test_good);
     RUN(test_values);
