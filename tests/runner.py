@@ -79,6 +79,7 @@ SUITES = [
     _it("frozen", "frozen_test.py", ("close",), cost=5),
     _it("closed-run", "closed_run_test.py", ("close", "run"), cost=7),
     ("demo", ("demo",), ["tests/demo_check.sh"], False, 12),
+    ("standalone", ("repo",), ["python3", "tests/standalone_test.py"], False, 1),
 ]
 
 

@@ -4,8 +4,8 @@
 Usage:  python3 tests/gen/gencluster.py SCENARIO.json OUTDIR
 
 Writes into OUTDIR:
-  data.om        OpenMetrics text (dcgm-exporter + kube-state-metrics shapes of
-                 ../../../shared/METRICS.md), one sample per series per step,
+  data.om        OpenMetrics text (the dcgm-exporter and kube-state-metrics
+                 metric shapes), one sample per series per step,
                  families grouped, each series in time order, final "# EOF".
                  Load it with `promtool tsdb create-blocks-from openmetrics`.
   config.json    gpuledger config (docs/interfaces.md); prometheus.url is the

@@ -4,7 +4,7 @@
 Usage: python3 tests/integration/manifests_test.py [--bin build/gpuledger]
                                                    [--no-image-build] [--keep]
 
-kubectl cannot validate without an API server (../shared/NOTES.md), so this
+kubectl cannot validate without an API server, even with --dry-run=client, so this
 parses every YAML document under examples/kubernetes/ with PyYAML and asserts
 what matters: known apiVersion/kind, valid names and namespaces, a valid
 hourly cron schedule, concurrencyPolicy Forbid and the Job limits, volumes

@@ -4,7 +4,7 @@
 Usage: python3 tests/integration/real_fixtures.py --bin build/gpuledger
                  [--fixtures DIR] [--work DIR] [--keep]
 
-Each capture in DIR (default tests/fixtures/real, a copy of ../shared/fixtures/real)
+Each capture in DIR (default tests/fixtures/real, see its README for the sources)
 is turned into OpenMetrics: its verbatim sample lines (label sets and values
 unchanged, plus a `cluster` label named after the file) repeated every 60 s
 for 3 hours, with minimal kube-state-metrics series for the pods the capture
