@@ -4,6 +4,8 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,8 @@ struct gl_prom {
     bool post;                  /* queries as a POST form body (SigV4) */
     struct curl_slist *base;    /* configured headers, Accept, Content-Type */
     struct curl_slist *headers; /* base and the credentials' (gl_auth_apply) */
-    long retry_after_s; /* from the last response, -1 when absent */
+    long long retry_after_s; /* from the last response, -1 when absent; saturated */
+    char retry_after_shown[48]; /* the wait as messages show it ("300s") */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -53,6 +56,9 @@ struct sink {
     const struct parse_spec *spec;  /* NULL: keep the body */
     int mode;                       /* 0: status unknown yet, 1: parsing, 2: keeping */
     struct gl_matrix_parser *mp;
+    bool refused;                   /* on_body took less than it was given */
+    bool trailing;                  /* the decoder found bytes after the compressed body */
+    char encoding[40];              /* the Content-Encoding then */
 };
 
 /* Ready for a new attempt: nothing of the last one is kept. */
@@ -64,13 +70,14 @@ static void sink_reset(struct sink *k)
     k->mode = 0;
     k->total = 0;
     k->too_large = false;
+    k->refused = false;
+    k->trailing = false;
+    k->encoding[0] = '\0';
 }
 
-static size_t on_body(char *data, size_t size, size_t n, void *user)
+static size_t take_body(struct sink *k, char *data, size_t len)
 {
-    struct sink *k = user;
-    size_t len = size * n;
-    if (n && len > k->max - k->total) {
+    if (len && len > k->max - k->total) {
         k->too_large = true;
         if (k->stop)
             *k->stop = true;
@@ -80,7 +87,9 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
     if (k->spec && k->mode == 0) {
         long status = 0;
         curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &status);
-        k->mode = status >= 200 && status < 300 ? 1 : 2;
+        /* only a 200 is a whole answer: any other body (206 included) is
+         * kept for the error message */
+        k->mode = status == 200 ? 1 : 2;
         if (k->mode == 1)
             k->mp = gl_matrix_parser_new(k->spec->start, k->spec->step, k->spec->nsteps,
                                          k->spec->what, k->spec->opts);
@@ -100,6 +109,58 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
     return len;
 }
 
+static size_t on_body(char *data, size_t size, size_t n, void *user)
+{
+    struct sink *k = user;
+    size_t len = size * n;
+    size_t took = take_body(k, data, len);
+    /* a refusal here, and only here, is this program's write error */
+    if (took != len)
+        k->refused = true;
+    return took;
+}
+
+/* libcurl's decoders (gzip, deflate, br) report bytes after the end of the
+ * compressed stream (a second gzip member, garbage) as CURLE_WRITE_ERROR,
+ * the code of a body callback that refused data: noted while the handle's
+ * headers can still be read, to be named as what it is (transfer_error). */
+static void note_result(struct sink *k, CURL *h, CURLcode cr)
+{
+    k->trailing = cr == CURLE_WRITE_ERROR && !k->refused;
+    if (!k->trailing)
+        return;
+    struct curl_header *enc = NULL;
+    if (curl_easy_header(h, "Content-Encoding", 0, CURLH_HEADER, -1, &enc) == CURLHE_OK)
+        snprintf(k->encoding, sizeof k->encoding, "%s", enc->value);
+    else
+        snprintf(k->encoding, sizeof k->encoding, "unknown");
+}
+
+/* Retry-After's delay-seconds, checked: a value too large for a long long
+ * saturates (it is beyond any deadline either way) instead of wrapping. The
+ * digits are shown as sent, so the message never states a clamped figure. */
+static void retry_after_seconds(struct gl_prom *p, const char *s)
+{
+    char *end = NULL;
+    errno = 0;
+    long long secs = strtoll(s, &end, 10);
+    if (*end != '\0')
+        return;
+    p->retry_after_s = errno == ERANGE ? LLONG_MAX : secs;
+    snprintf(p->retry_after_shown, sizeof p->retry_after_shown, "%.40ss", s);
+}
+
+/* Retry-After's HTTP-date, as the seconds from now (0 when past). */
+static void retry_after_date(struct gl_prom *p, const char *s)
+{
+    time_t when = curl_getdate(s, NULL);
+    if (when == -1)
+        return;
+    time_t now = time(NULL);
+    p->retry_after_s = when > now ? (long long)(when - now) : 0;
+    snprintf(p->retry_after_shown, sizeof p->retry_after_shown, "%llds", p->retry_after_s);
+}
+
 /* Retry-After: delay-seconds or an HTTP-date (RFC 9110 10.2.3). */
 static size_t on_header(char *data, size_t size, size_t n, void *user)
 {
@@ -115,18 +176,10 @@ static size_t on_header(char *data, size_t size, size_t n, void *user)
         const char *s = v;
         while (*s == ' ' || *s == '\t')
             s++;
-        if (isdigit((unsigned char)*s)) {
-            char *end = NULL;
-            long secs = strtol(s, &end, 10);
-            if (*end == '\0' && secs >= 0)
-                p->retry_after_s = secs;
-        } else if (*s) {
-            time_t when = curl_getdate(s, NULL);
-            if (when != -1) {
-                time_t now = time(NULL);
-                p->retry_after_s = when > now ? (long)(when - now) : 0;
-            }
-        }
+        if (isdigit((unsigned char)*s))
+            retry_after_seconds(p, s);
+        else if (*s)
+            retry_after_date(p, s);
     }
     return len;
 }
@@ -281,6 +334,29 @@ static void describe_status(const struct gl_prom *p, long status, const struct g
     snprintf(why, n, "HTTP %ld: %s%s%s", status, desc, hint[0] ? "; " : "", hint);
 }
 
+/* Why a transfer failed: libcurl's words (and a TLS hint), or what a
+ * decoder's write error really was (note_result). */
+static void transfer_error(const struct gl_prom_cfg *c, const struct sink *k, CURLcode cr,
+                           const char *errbuf, char *why, size_t n)
+{
+    if (k->trailing)
+        snprintf(why, n,
+                 "trailing data after the compressed body (Content-Encoding: %s): a second "
+                 "compressed member or garbage follows the end of the stream",
+                 k->encoding);
+    else
+        snprintf(why, n, "%s%s", errbuf && errbuf[0] ? errbuf : curl_easy_strerror(cr),
+                 tls_hint(c, cr));
+}
+
+/* A 2xx other than 200 (206 Partial Content, 204 No Content, ...): no
+ * Prometheus API answers so, and what came may be a part of an answer. */
+static void unexpected_success(long status, char *why, size_t n)
+{
+    snprintf(why, n, "HTTP %ld: an unexpected status (only 200 is accepted as a whole answer)",
+             status);
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -306,7 +382,8 @@ static long attempt_timeout_ms(const struct gl_prom_cfg *c, int64_t deadline)
 }
 
 /* The wait before the next attempt, or -1 (why set) when it would pass
- * the deadline: a Retry-After beyond it fails at once. */
+ * the deadline: a Retry-After beyond it fails at once. Compared in whole
+ * seconds, so that no Retry-After can overflow a product. */
 static long retry_delay(const struct gl_prom *p, int attempt, int64_t deadline, char *why,
                         size_t nwhy)
 {
@@ -314,15 +391,17 @@ static long retry_delay(const struct gl_prom *p, int attempt, int64_t deadline, 
     int64_t left = deadline - now_ms();
     long delay = gl_prom_backoff_ms << (attempt < 6 ? attempt : 6);
     if (p->retry_after_s >= 0) {
-        if ((int64_t)p->retry_after_s * 1000 >= left) {
+        /* retry_after_s * 1000 >= left, for whole seconds against ms */
+        if (left <= 0 || p->retry_after_s >= (left + 999) / 1000) {
             snprintf(why, nwhy,
-                     "the server asks to retry after %lds (Retry-After), beyond the request "
+                     "the server asks to retry after %s (Retry-After), beyond the request "
                      "deadline (prometheus.request_deadline_seconds = %lds, %.1fs left): not "
                      "waiting",
-                     p->retry_after_s, c->request_deadline_s, left > 0 ? (double)left / 1000 : 0.0);
+                     p->retry_after_shown, c->request_deadline_s,
+                     left > 0 ? (double)left / 1000 : 0.0);
             return -1;
         }
-        delay = p->retry_after_s * 1000;
+        delay = (long)p->retry_after_s * 1000;
     }
     if (delay >= left) {
         snprintf(why, nwhy, "request deadline reached (prometheus.request_deadline_seconds = %lds)",
@@ -381,6 +460,7 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
         curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, k);
         curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, attempt_timeout_ms(c, deadline));
         CURLcode cr = curl_easy_perform(p->curl);
+        note_result(k, p->curl, cr);
         curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, NULL);
         long status = 0;
         curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
@@ -391,12 +471,14 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
         bool retry = false;
         char why[1400];
         if (cr != CURLE_OK) {
-            snprintf(why, sizeof why, "%s%s", p->errbuf[0] ? p->errbuf : curl_easy_strerror(cr),
-                     tls_hint(c, cr));
+            transfer_error(c, k, cr, p->errbuf, why, sizeof why);
             retry = transient_curl_error(cr);
             rc = GL_ERR_PROM;
-        } else if (status >= 200 && status < 300) {
+        } else if (status == 200) {
             rc = GL_OK;
+        } else if (status >= 200 && status < 300) {
+            unexpected_success(status, why, sizeof why);
+            rc = GL_ERR_PROM;
         } else {
             describe_status(p, status, k->buf, why, sizeof why);
             retry = status >= 500 || status == 429;
@@ -555,7 +637,8 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
                     continue;
                 curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &status[i]);
                 result[i] = msg->data.result;
-                if (result[i] == CURLE_OK && status[i] >= 200 && status[i] < 300)
+                note_result(&sinks[i], msg->easy_handle, result[i]);
+                if (result[i] == CURLE_OK && status[i] == 200)
                     ok[i] = true;
                 if (result[i] == CURLE_FILESIZE_EXCEEDED)
                     stop = true;
@@ -600,8 +683,9 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
                                                  result[i] == CURLE_FAILED_INIT;
         char why[1400];
         if (result[i] != CURLE_OK)
-            snprintf(why, sizeof why, "%s%s", curl_easy_strerror(result[i]),
-                     tls_hint(c, result[i]));
+            transfer_error(c, &sinks[i], result[i], NULL, why, sizeof why);
+        else if (status[i] >= 200 && status[i] < 300)
+            unexpected_success(status[i], why, sizeof why);
         else
             describe_status(p, status[i], &bodies[i], why, sizeof why);
         if (retry && (c->retries > 0 || result[i] == CURLE_FAILED_INIT)) {

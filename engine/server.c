@@ -18,6 +18,7 @@ enum fig_kind {
     F_HC,    /* per host: Σ over raw series (1 + 2^20 × samples) */
     F_PROBE, /* count_over_time(vector(1)[S]): the subquery alignment */
     F_U,     /* per device: Σ 1000^(sign(device USED - Σ pods) + 1) */
+    F_SK,    /* per host: raw samples the parse would skip (NaN, negative, out of bounds) */
 };
 
 #define SV_NAME "gl_srv_metric_name"
@@ -135,6 +136,59 @@ const char *gl_srv_changes(const struct gl_srv_unit *u)
     return u->metricsql ? "changes_prometheus" : "changes";
 }
 
+/* Query q's raw series as one selection (all: every sample; the compute
+ * series keep their metric name in SV_NAME, as the _over_time functions
+ * drop __name__) and the samples of it the parse keeps (valid: parse.c's
+ * bounds, GPU_UTIL's 100 by that name). */
+static void raw_selections(const struct gl_srv_unit *u, int q, struct gl_buf *all,
+                           struct gl_buf *valid)
+{
+    const struct gl_config *c = u->c;
+    const enum gl_srv_role r = u->role[q];
+    /* the compute series the parse bounds by 100 (GPU_UTIL, in %), else 1 */
+    const char *U = "label_replace(vector(1), \"" SV_NAME "\", \"" UTIL_NAME "\", \"\", \"\")";
+    if (r == GL_SRV_COMPUTE) {
+        gl_buf_printf(all,
+                      "label_replace((\n%s\n), \"" SV_NAME "\", \"$1\", \"__name__\", \"(.+)\")",
+                      u->queries[q]);
+        gl_buf_printf(valid,
+                      "((((%s) and on (" SV_NAME ") %s) >= 0 <= 100) or (((%s) unless on (" SV_NAME
+                      ") %s) >= 0 <= 1))",
+                      all->data, U, all->data, U);
+        return;
+    }
+    gl_buf_printf(all, "(\n%s\n)", u->queries[q]);
+    gl_buf_printf(valid, "(%s >= 0 <= %.17g)", all->data,
+                  mem_bound(c, r == GL_SRV_MEMORY ? GL_MQ_MEMORY
+                               : r == GL_SRV_FREE ? GL_MQ_FREE
+                                                  : GL_MQ_RESERVED));
+}
+
+/* Per host, the raw series and their valid samples (F_HC), and the samples
+ * the parse would skip (F_SK): a host with any in an hour is raw for it, so
+ * that server mode counts and logs them by reason as raw mode does. */
+static void raw_counts(struct gl_srv_unit *u, int q, const char *sub)
+{
+    const char *H = u->c->hostname_label;
+    struct gl_buf all, valid, t;
+    gl_buf_init(&all);
+    gl_buf_init(&valid);
+    gl_buf_init(&t);
+    raw_selections(u, q, &all, &valid);
+    gl_buf_printf(&t, "sum by (%s) (1 + 1048576 * count_over_time(%s%s))", H, valid.data, sub);
+    push_fig(u, F_HC, q, &t);
+    /* all - valid, or all where no sample is valid (the difference has no
+     * series for such a host) */
+    gl_buf_printf(&t,
+                  "(sum by (%s) (count_over_time((%s)%s)) - sum by (%s) (count_over_time(%s%s))) "
+                  "or sum by (%s) (count_over_time((%s)%s))",
+                  H, all.data, sub, H, valid.data, sub, H, all.data, sub);
+    push_fig(u, F_SK, q, &t);
+    gl_buf_free(&all);
+    gl_buf_free(&valid);
+    gl_buf_free(&t);
+}
+
 void gl_srv_figures(struct gl_srv_unit *u)
 {
     const struct gl_config *c = u->c;
@@ -149,30 +203,12 @@ void gl_srv_figures(struct gl_srv_unit *u)
     gl_buf_printf(&sub, "[%lldms:%llds]", (long long)(3600000 - u->step * 500),
                   (long long)u->step);
     const int c0 = first_compute(u);
-    /* the compute series the parse bounds by 100 (GPU_UTIL, in %), else 1 */
-    const char *U = "label_replace(vector(1), \"" SV_NAME "\", \"" UTIL_NAME "\", \"\", \"\")";
     for (int q = 0; q < u->nq; q++) {
         enum gl_srv_role r = u->role[q];
         if (r == GL_SRV_OTHER)
             continue;
         const char *Q = u->queries[q];
-        /* per host: the raw series with a valid sample and those samples */
-        if (r == GL_SRV_COMPUTE)
-            gl_buf_printf(&t,
-                          "sum by (%s) (1 + 1048576 * count_over_time(((((label_replace((\n%s\n), "
-                          "\"" SV_NAME "\", \"$1\", \"__name__\", \"(.+)\")) and on (" SV_NAME
-                          ") %s) >= 0 <= 100) or (((label_replace((\n%s\n), \"" SV_NAME
-                          "\", \"$1\", \"__name__\", \"(.+)\")) unless on (" SV_NAME
-                          ") %s) >= 0 <= 1))%s))",
-                          c->hostname_label, Q, U, Q, U, sub.data);
-        else
-            gl_buf_printf(&t, "sum by (%s) (1 + 1048576 * count_over_time(((\n%s\n) >= 0 <= %.17g)%s))",
-                          c->hostname_label, Q,
-                          mem_bound(c, r == GL_SRV_MEMORY ? GL_MQ_MEMORY
-                                       : r == GL_SRV_FREE ? GL_MQ_FREE
-                                                          : GL_MQ_RESERVED),
-                          sub.data);
-        push_fig(u, F_HC, q, &t);
+        raw_counts(u, q, sub.data);
         gl_buf_reset(&a);
         gl_buf_reset(&f);
         if (r == GL_SRV_COMPUTE && q != c0) {
@@ -638,6 +674,36 @@ static bool plain_host_at(const struct gl_srv_unit *u, int32_t id, size_t hour)
     return id >= 0 && u->ok && hour < u->nhours && u->ok[(size_t)id * u->nhours + hour];
 }
 
+/* A host-hour with raw samples the parse skips is raw: its skips are then
+ * counted and logged by reason from the raw response, as in raw mode (the
+ * sums would integrate the hour and say nothing of them). */
+static void skipped_hours_raw(struct plan *p, const struct gl_range_query *figs)
+{
+    const struct gl_srv_unit *u = p->u;
+    for (int q = 0; q < u->nq; q++) {
+        const struct gl_matrix *sk = fig(u, figs, F_SK, q);
+        for (size_t i = 0; sk && i < sk->nseries; i++) {
+            const struct gl_series *s = &sk->series[i];
+            int32_t host = host_of(p, s, u->c->hostname_label);
+            for (size_t h = 0; host >= 0 && h < u->nhours; h++)
+                if (!isnan(s->values[h]) && s->values[h] != 0)
+                    hour_bad(p, host, (long)h, "samples the parse skips in",
+                             u->query_names[q]);
+        }
+    }
+}
+
+/* The hours where query q has skipped samples are fetched raw: F_HC counts
+ * only valid samples, so a host whose samples were all skipped is not in it. */
+static void skipped_raw_needed(struct gl_srv_unit *u, const struct gl_range_query *figs, int q)
+{
+    const struct gl_matrix *sk = fig(u, figs, F_SK, q);
+    for (size_t i = 0; sk && i < sk->nseries; i++)
+        for (size_t h = 0; h < u->nhours; h++)
+            if (!isnan(sk->series[i].values[h]) && sk->series[i].values[h] != 0)
+                u->raw_needed_h[(size_t)q * u->nhours + h] = 1;
+}
+
 static const char *global_refusal(const struct gl_srv_unit *u)
 {
     const struct gl_config *c = u->c;
@@ -736,6 +802,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
         for (size_t k = 0; k < figs[i].m.nseries; k++)
             (void)host_of(&p, &figs[i].m.series[k], c->hostname_label);
     }
+    skipped_hours_raw(&p, figs);
     /* the aggregates of memory, FB_FREE, FB_RESERVED and compute */
     for (int q = 0; q < u->nq; q++) {
         enum gl_srv_role r = u->role[q];
@@ -1074,6 +1141,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
         if (u->role[q] == GL_SRV_OTHER)
             continue;
         synth_init(&u->synth[q], u->cs, nh);
+        skipped_raw_needed(u, figs, q);
         const struct gl_matrix *hc = fig(u, figs, F_HC, q);
         for (size_t i = 0; hc && i < hc->nseries; i++) {
             const struct gl_series *s = &hc->series[i];
@@ -1293,6 +1361,11 @@ void gl_srv_merge(struct gl_matrix *m, const struct gl_matrix *part)
         o->first_seen = -1;
         first_of(o, m->start, m->step, m->nsteps);
     }
+    /* the first skipped samples described, as one response's parse keeps them */
+    const size_t shown = sizeof m->bad / sizeof *m->bad;
+    for (size_t i = 0, have = m->bad_samples < shown ? m->bad_samples : shown;
+         i < part->bad_samples && i < shown && have < shown; i++, have++)
+        memcpy(m->bad[have], part->bad[i], sizeof m->bad[have]);
     m->samples += part->samples;
     m->bad_samples += part->bad_samples;
     for (int w = 0; w < GL_SKIP_N; w++)

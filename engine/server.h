@@ -10,8 +10,11 @@
  * engine would use (llround per sample, as integers) and a packed check
  * figure (samples, samples with a non-zero value, samples the parse would
  * skip), plus whether the device's USED + FREE and RESERVED changed inside
- * the hour. A host is plain for the unit when every one of its hours is
- * linear in these sums (gl_srv_decide's rules); its rows then come from
+ * the hour; per host and device query, the raw samples the parse would
+ * skip (a host-hour with any is fetched raw, so its skips are counted and
+ * logged by reason as in raw mode). A host is plain for the unit when
+ * every one of its hours is linear in these sums (gl_srv_decide's rules);
+ * its rows then come from
  * gl_integrate run on a one-point-per-hour input made of the sums (step
  * 3600) and rescaled, which is exactly the rows the per-step integration
  * writes. Every other host is fetched raw (its series only) and integrated

@@ -63,7 +63,8 @@ void gl_uploader_free(struct gl_uploader *u)
 
 struct answer {
     struct gl_buf body;
-    char sha256[65]; /* x-amz-meta-sha256 of a HEAD, "" when absent */
+    char sha256[65];   /* x-amz-meta-sha256 of a HEAD, "" when absent */
+    curl_off_t length; /* Content-Length of a HEAD: the object's size, -1 when absent */
 };
 
 static size_t on_body(char *data, size_t size, size_t n, void *user)
@@ -246,8 +247,11 @@ static enum gl_status request(struct gl_uploader *u, const char *method, const c
             break;
         CURLcode cc = curl_easy_perform(h);
         *status = 0;
-        if (cc == CURLE_OK)
+        a->length = -1;
+        if (cc == CURLE_OK) {
             curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+            curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &a->length);
+        }
         bool transient = cc != CURLE_OK || *status == 429 || *status >= 500;
         if (!transient || attempt >= s3->conn.retries) {
             if (cc != CURLE_OK)
@@ -281,6 +285,57 @@ static void describe(struct gl_uploader *u, long status, const struct answer *a,
     snprintf(out, n, "HTTP %ld%s%s%s", status, text[0] ? ": " : "", text, fix);
 }
 
+/* Whether a HEAD shows the object holding the file's bytes: its size and
+ * the SHA-256 stored with it. The hash alone is metadata, which a store can
+ * keep while it keeps the body short; the size is the store's own. */
+static bool stored_whole(long status, const struct answer *a, size_t len, const char *sha)
+{
+    return status == 200 && a->length == (curl_off_t)len && strcmp(a->sha256, sha) == 0;
+}
+
+/* After a PUT the store's HEAD must show what was sent: a store that
+ * answers 200 but keeps less fails the file (the next run sends it again). */
+static enum gl_status verify_put(struct gl_uploader *u, const char *url, const char *key,
+                                 size_t len, const char *sha, struct answer *a,
+                                 struct gl_error *err)
+{
+    long status = 0;
+    enum gl_status rc = request(u, "HEAD", url, key, NULL, 0, sha, &status, a, err);
+    if (rc || stored_whole(status, a, len, sha))
+        return rc;
+    if (status != 200) {
+        char why[1024];
+        describe(u, status, a, why, sizeof why);
+        return gl_error_set(err, GL_ERR_PARTIAL, "outputs.s3: HEAD %s after the upload: %s",
+                            url, why);
+    }
+    return gl_error_set(err, GL_ERR_PARTIAL,
+                        "outputs.s3: PUT %s: the store answered 200 but holds %lld bytes "
+                        "with x-amz-meta-sha256 \"%s\", not the %zu bytes sent (sha256 %s)",
+                        url, (long long)a->length, a->sha256, len, sha);
+}
+
+/* The PUT of data (its sha256 given), verified by a HEAD; *sent on success. */
+static enum gl_status put_object(struct gl_uploader *u, const char *url, const char *key,
+                                 const char *data, size_t len, const char *sha,
+                                 struct answer *a, bool *sent, struct gl_error *err)
+{
+    long status = 0;
+    enum gl_status rc = request(u, "PUT", url, key, data, len, sha, &status, a, err);
+    if (rc)
+        return rc;
+    if (status / 100 != 2) {
+        char why[1024];
+        describe(u, status, a, why, sizeof why);
+        return gl_error_set(err, GL_ERR_PARTIAL, "outputs.s3: PUT %s: %s", url, why);
+    }
+    if ((rc = verify_put(u, url, key, len, sha, a, err)))
+        return rc;
+    *sent = true;
+    gl_log(GL_LOG_DEBUG, "object uploaded key=%s bytes=%zu sha256=%s", key, len, sha);
+    return GL_OK;
+}
+
 enum gl_status gl_upload_file(struct gl_uploader *u, const char *path, const char *key,
                               bool *sent, struct gl_error *err)
 {
@@ -302,21 +357,18 @@ enum gl_status gl_upload_file(struct gl_uploader *u, const char *path, const cha
     if (!object_url(u->s3, u->h, key, &url)) {
         rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
     } else if (!(rc = request(u, "HEAD", url.data, key, NULL, 0, sha, &status, &a, err))) {
-        if (status == 200 && strcmp(a.sha256, sha) == 0) {
+        if (stored_whole(status, &a, len, sha)) {
             gl_log(GL_LOG_DEBUG, "object unchanged key=%s sha256=%s", key, sha);
         } else if (status != 200 && status != 404) {
             describe(u, status, &a, why, sizeof why);
             rc = gl_error_set(err, GL_ERR_PARTIAL, "outputs.s3: HEAD %s: %s", url.data, why);
-        } else if (!(rc = request(u, "PUT", url.data, key, data ? data : "", len, sha, &status,
-                                  &a, err))) {
-            if (status / 100 != 2) {
-                describe(u, status, &a, why, sizeof why);
-                rc = gl_error_set(err, GL_ERR_PARTIAL, "outputs.s3: PUT %s: %s", url.data, why);
-            } else {
-                *sent = true;
-                gl_log(GL_LOG_DEBUG, "object uploaded key=%s bytes=%zu sha256=%s", key, len,
-                       sha);
-            }
+        } else {
+            /* the file's hash on an object of another size: the store lost bytes */
+            if (status == 200 && strcmp(a.sha256, sha) == 0)
+                gl_log(GL_LOG_WARN, "object size differs from the file, uploading it again "
+                                    "key=%s stored_bytes=%lld bytes=%zu",
+                       key, (long long)a.length, len);
+            rc = put_object(u, url.data, key, data ? data : "", len, sha, &a, sent, err);
         }
     }
     gl_buf_free(&a.body);

@@ -7,9 +7,11 @@
  * credentials auth.c discovers (environment, shared credentials file, IRSA
  * web identity, EKS Pod Identity), never here. Every PUT carries the body's
  * SHA-256 as x-amz-content-sha256 (a signed payload) and as the object's
- * metadata x-amz-meta-sha256; an object whose HEAD shows the same hash is
- * not sent again, so an upload is idempotent (same key, same bytes) and a
- * run after a failed one sends what is still missing or different.
+ * metadata x-amz-meta-sha256; an object whose HEAD shows the same hash and
+ * the file's size (Content-Length) is not sent again, so an upload is
+ * idempotent (same key, same bytes) and a run after a failed one sends what
+ * is still missing or different. Every PUT is checked by a HEAD the same
+ * way: a store that answers 200 but keeps other bytes fails the file.
  */
 #ifndef GL_UPLOAD_H
 #define GL_UPLOAD_H
@@ -29,7 +31,8 @@ enum gl_status gl_uploader_new(const struct gl_s3_cfg *s3, struct gl_uploader **
 void gl_uploader_free(struct gl_uploader *u);
 
 /* The file at path as object <prefix>/<key> unless the object holds the
- * same bytes already; *sent says whether it was sent. */
+ * same bytes already (size and stored hash); *sent says whether it was
+ * sent. */
 enum gl_status gl_upload_file(struct gl_uploader *u, const char *path, const char *key,
                               bool *sent, struct gl_error *err);
 

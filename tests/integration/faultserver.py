@@ -18,8 +18,13 @@ Modes (MODES lists them; each names the query it garbles, "*" = every query):
   vm_partial, implausible (1e13 MiB and a busy ratio of 1e9 at some steps),
   big_content_length (BIG_BYTES of valid JSON with Content-Length),
   big_chunked (BIG_CHUNKED_BYTES, chunked), gzip_bomb
-  (BOMB_BYTES decompressed, Content-Encoding: gzip), retry_after_300,
-  retry_after_date (600 s ahead), retry_after_once (429 with Retry-After: 1, then good),
+  (BOMB_BYTES decompressed, Content-Encoding: gzip), gzip_second_member (the
+  gzip answer followed by a second gzip member with 5000 MiB), gzip_garbage
+  (the gzip answer followed by bytes that are not gzip), partial_content (the
+  whole answer as HTTP 206 with a Content-Range), retry_after_300,
+  retry_after_date (600 s ahead), retry_after_huge (Retry-After:
+  99999999999999999999, beyond any integer type), retry_after_once (429 with
+  Retry-After: 1, then good),
   echo_headers / echo_headers_json (HTTP 400 whose body echoes the request
   headers).
 
@@ -64,7 +69,9 @@ MODES = {
     "off_grid": "fb_used", "out_of_window": "fb_used", "warnings": "fb_used",
     "vm_partial": "fb_used", "implausible": "fb_used+busy",
     "big_content_length": "fb_used", "big_chunked": "fb_used", "gzip_bomb": "fb_used",
-    "retry_after_300": "*", "retry_after_date": "*", "retry_after_once": "*",
+    "gzip_second_member": "fb_used", "gzip_garbage": "fb_used", "partial_content": "fb_used",
+    "retry_after_300": "*", "retry_after_date": "*", "retry_after_huge": "*",
+    "retry_after_once": "*",
     "echo_headers": "*", "echo_headers_json": "*",
 }
 
@@ -304,6 +311,26 @@ class FaultServer(harness.LoopbackServer):
         except OSError:
             pass
 
+    @staticmethod
+    def gzip(body):
+        c = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: gzip container
+        return c.compress(body) + c.flush()
+
+    def m_gzip_second_member(self, h, which, grid, *w):
+        # gunzip would concatenate the members: a lenient client parses two
+        # documents or, keeping the first, ignores what the server said last
+        z = self.gzip(self.good(which, grid)) + self.gzip(self.good(which, grid, "5000"))
+        self.reply(h, 200, z, extra=(("Content-Encoding", "gzip"),))
+
+    def m_gzip_garbage(self, h, which, grid, *w):
+        z = self.gzip(self.good(which, grid)) + b"\n<html>502 Bad Gateway</html>\n"
+        self.reply(h, 200, z, extra=(("Content-Encoding", "gzip"),))
+
+    def m_partial_content(self, h, which, grid, *w):
+        body = self.good(which, grid)
+        self.reply(h, 206, body, extra=(("Content-Range", "bytes 0-%d/%d" % (
+            len(body) - 1, 2 * len(body))),))
+
     def too_many(self, h, retry_after):
         self.reply(h, 429, b'{"status":"error","errorType":"too_many_requests",'
                            b'"error":"slow down"}', extra=(("Retry-After", retry_after),))
@@ -313,6 +340,9 @@ class FaultServer(harness.LoopbackServer):
 
     def m_retry_after_date(self, h, *a):
         self.too_many(h, email.utils.formatdate(time.time() + 600, usegmt=True))
+
+    def m_retry_after_huge(self, h, *a):
+        self.too_many(h, "99999999999999999999")
 
     def m_retry_after_once(self, h, which, grid, *w):
         key = (which, grid[0])

@@ -27,7 +27,12 @@ Data: tests/integration/scenarios/run-month.json in a real Prometheus.
    verifier refuses the signature, run --now T4): each exits 5 naming
    outputs.s3 and the cause, and the next run with the store back uploads
    exactly what was missing or stale, after which the bucket equals the
-   tree again.
+   tree again. The same for a faulty store that answers 200 but keeps half
+   of each object (run --now T4B): the run checks each PUT with a HEAD
+   (size and x-amz-meta-sha256) and exits 5 saying what the store holds.
+   An object cut short behind the engine's back (its x-amz-meta-sha256
+   still the file's) is sent again by the next run: a HEAD must show the
+   file's size as well as its hash for a file to be skipped.
 4. Per-block key files (outputs.s3.auth access_key_id_file /
    secret_access_key_file): with wrong pod-wide AWS_* variables set, the
    upload is signed with the keys of the files (the verifier knows only
@@ -71,6 +76,7 @@ T1 = "2026-12-01T06:00:00Z"
 T2 = "2026-12-01T09:00:00Z"
 T3 = "2026-12-01T12:00:00Z"
 T4 = "2026-12-01T15:00:00Z"
+T4B = "2026-12-01T16:30:00Z"
 T5 = "2026-12-01T18:00:00Z"
 T6 = "2026-12-01T21:00:00Z"
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
@@ -103,7 +109,9 @@ def s3rver_script(cache):
 
 class Verifier:
     """The SigV4 check S3 does, then the request forwarded to s3rver.
-    mode: "ok", or "500" (PUTs answered 500 without forwarding)."""
+    mode: "ok", "500" (PUTs answered 500 without forwarding), or "short" (a
+    faulty store: PUTs forwarded with the second half of the body cut off,
+    their headers, x-amz-meta-sha256 included, kept; s3rver answers 200)."""
 
     def __init__(self, upstream_port):
         self.upstream = upstream_port
@@ -209,6 +217,10 @@ class Verifier:
         conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=30)
         try:
             hdrs = {k: v for k, v in h.headers.items() if k.lower() not in ("host", "expect")}
+            if self.mode == "short" and h.command == "PUT":
+                body = body[:len(body) // 2]
+                hdrs = {k: v for k, v in hdrs.items() if k.lower() != "content-length"}
+                hdrs["Content-Length"] = str(len(body))
             if rec["key"] != KEY:   # s3rver knows its own account only (it checks no V4)
                 hdrs["Authorization"] = h.headers["Authorization"].replace(
                     "Credential=%s/" % rec["key"], "Credential=%s/" % KEY, 1)
@@ -483,7 +495,9 @@ class S3Test(harness.Suite):
                  ("the endpoint is down", T3, "ok", "http://127.0.0.1:%d" % harness.free_port(),
                   None, "outputs.s3"),
                  ("a wrong secret (signature refused)", T4, "ok", None, "not-the-secret",
-                  "HTTP 403")]
+                  "HTTP 403"),
+                 ("a store that keeps half of each object", T4B, "short", None, None,
+                  "the store answered 200 but holds")]
         for name, now, mode, endpoint, secret, want in cases:
             v.mode = mode
             if endpoint:
@@ -523,7 +537,40 @@ class S3Test(harness.Suite):
                 p.append("not re-sent: %s" % missing[:3])
             tap.check("%s: the next run uploads what was missing (%d PUTs)" % (name, len(sent)),
                       p)
+        self.short_object(T4B)
         self.key_file_checks()
+
+    def short_object(self, now):
+        """An object cut short in the store, its x-amz-meta-sha256 still the
+        file's: the next run sends it again."""
+        local = tree_files(self.out)
+        rel = max(local, key=lambda k: len(local[k]))
+        data = local[rel]
+        conn = http.client.HTTPConnection("127.0.0.1", self.s3port, timeout=30)
+        try:
+            # straight to s3rver, as a store that lost the end of the body
+            conn.request("PUT", "/%s/%s/%s" % (BUCKET, PREFIX, urllib.parse.quote(rel)),
+                         body=data[:len(data) // 2],
+                         headers={"x-amz-meta-sha256": hashlib.sha256(data).hexdigest()})
+            status = conn.getresponse().status
+        finally:
+            conn.close()
+        got = self.object("%s/%s" % (PREFIX, rel))
+        if status != 200 or len(got[1]) != len(data) // 2:
+            self.tap.fail("an object cut short in the store is sent again",
+                          "set-up: the short object was not stored (PUT %s, %d bytes back)"
+                          % (status, len(got[1])))
+            return
+        self.tap.note("%s cut to %d of %d bytes in the store" % (rel, len(data) // 2, len(data)))
+        rc, _, err = self.run(now)
+        log = self.verifier.take()
+        sent = [urllib.parse.unquote(r["path"]) for r in log if r["method"] == "PUT" and r["ok"]]
+        p = [] if rc == 0 else ["exit %s: %s" % (rc, harness.tail(err))]
+        if sent != ["/%s/%s/%s" % (BUCKET, PREFIX, rel)]:
+            p.append("PUTs %s, expected the short object's only" % sent[:3])
+        p += self.bucket_problems()
+        self.tap.check("an object cut short in the store (its x-amz-meta-sha256 still the "
+                       "file's) is sent again by the next run", p)
 
     # ------------------------------------------------------------ key files
     def key_file_checks(self):

@@ -6,7 +6,11 @@ Every chosen scenario of tests/integration/scenarios (the long ones with
 with collection.mode "raw" and "server". Checks per (scenario, config): the
 usage tables are equal row by row (hour, cluster, namespace, pod, device
 identity, team, kind, MiB·s, estimated, first/last seen), the device tables
-and the stored per-query counts too, and the invoices (JSON) are equal; the
+and the stored per-query counts too, the skipped samples are reported alike
+(the "skipped samples query= chunk= reason= count=" lines, the summary's
+bad_samples, collected_hour.bad_samples, some of them described), and the
+invoices (JSON) are equal; busy-bound's skips (busy-bound.post.py) must be
+those it wrote, in both modes; the
 server mode's log lines say how many queries and series-hours came from the
 backend's hourly figures, and the suite fails unless the server path carried
 most series-hours of at least one scenario (so the comparison proves
@@ -49,12 +53,18 @@ SCENARIOS = os.path.join(HERE, "scenarios")
 # generated data.om before the backfill
 OWN = os.path.join(HERE, "scenarios-server")
 # scenarios whose time range overlaps another's go to a second TSDB
-SECOND = {"cluster-us", "hostname-mixed", "pod-twice"}
+SECOND = {"cluster-us", "hostname-mixed", "pod-twice", "busy-bound"}
 # the largest data sets (days to a month of samples), left to --all so that
 # ./tests/run.sh stays fast; sharing, with its eight configs, stays in
 LONG = {"shared", "run-month"}
 # what ./tests/run.sh collects (under a minute); --all takes every scenario
-DEFAULT = {"fleet", "dra", "hami", "cluster-eu", "hostname-mixed", "pod-twice"}
+DEFAULT = {"fleet", "dra", "hami", "cluster-eu", "hostname-mixed", "pod-twice", "busy-bound"}
+# busy-bound.post.py's skipped samples, as raw mode must report them:
+# (query, chunk, reason) -> count
+BUSY_BOUND_SKIPS = {("gr_engine_active", "2026-11-05T00:00:00Z", "out_of_bounds"): 60,
+                    ("gr_engine_active", "2026-11-05T00:00:00Z", "negative"): 1,
+                    ("gpu_util", "2026-11-05T00:00:00Z", "out_of_bounds"): 60}
+SKIP_LINE = re.compile(r"skipped samples query=(\S+) chunk=(\S+) reason=(\S+) count=(\d+)")
 # bench/make_scenario.py's fleet (its own TSDB), where most hosts are plain
 PLAIN = "bench-6h"
 # VictoriaMetrics as the backend: what makes its raw query_range serve the
@@ -157,6 +167,27 @@ def usage_rows(db):
     finally:
         con.close()
     return sorted(rows), sorted(devs), sorted(counts)
+
+
+def skip_counters(err, db):
+    """What a collect said of the samples it skipped: the per-reason lines
+    {(query, chunk, reason): count}, the summary's bad_samples, the stored
+    collected_hour.bad_samples by hour, and the number of described
+    samples (lines "skipped sample ... <description>")."""
+    lines = {}
+    for m in SKIP_LINE.finditer(err):
+        k = m.group(1, 2, 3)
+        lines[k] = lines.get(k, 0) + int(m.group(4))
+    summary = [int(x) for x in re.findall(r"collected cluster=\S+ .* bad_samples=(\d+)", err)]
+    described = len([ln for ln in err.splitlines()
+                     if re.search(r"skipped sample query=\S+ chunk=\S+ \S", ln)])
+    con = sqlite3.connect(db)
+    try:
+        hours = sorted(con.execute("SELECT cluster, hour, bad_samples FROM collected_hour "
+                                   "WHERE bad_samples != 0").fetchall())
+    finally:
+        con.close()
+    return {"lines": lines, "summary": summary, "hours": hours, "described": described}
 
 
 def diff(a, b, n=3):
@@ -359,23 +390,34 @@ class ServerMode(harness.Suite):
         if mode == "server":
             self.last_server_log = err
             self.count_log(backend, n, run, err)
+        skips = skip_counters(err, db)
         rc, out, err = self.engine.run(path, db, "invoice", "--period", exp["period"],
                                        "--format", "json")
         if rc != 0:
             return "invoice exit %s: %s" % (rc, tail(err))
-        return usage_rows(db) + (out,)
+        return usage_rows(db) + (out, skips)
 
     def compare(self, a, b, na, nb):
         bad = ["%s: %s" % (k, r) for k, r in ((na, a), (nb, b)) if isinstance(r, str)]
         if bad:
             return bad
-        (ua, da, ca, ia), (ub, dbv, cb, ib) = a, b
+        (ua, da, ca, ia, sa), (ub, dbv, cb, ib, sb) = a, b
         bad = diff(ua, ub) + ["devices: " + p for p in diff(da, dbv)] + \
             ["query counts: " + p for p in diff(ca, cb)]
         if ia != ib:
             bad.append("the invoices differ")
         if not ua:
             bad.append("no usage rows at all")
+        # the skipped samples: the same counts by query, chunk and reason,
+        # the same bad_samples, each count followed by described samples
+        for k, what in (("lines", "skipped samples by query, chunk and reason"),
+                        ("summary", "the collect summary's bad_samples"),
+                        ("hours", "collected_hour.bad_samples")):
+            if sa[k] != sb[k]:
+                bad.append("%s: %s %s, %s %s" % (what, na, sa[k], nb, sb[k]))
+        for name, sk in ((na, sa), (nb, sb)):
+            if sk["lines"] and not sk["described"]:
+                bad.append("%s: skipped samples counted but none described" % name)
         return bad
 
     def scenario(self, n):
@@ -400,11 +442,13 @@ class ServerMode(harness.Suite):
                 r = res.get(k)
                 return len(r[0]) if r is not None and not isinstance(r, str) else "?"
             if prom is not None:
-                tap.check("%s/%s: usage, device rows, query counts and invoices collected in "
-                          "server mode equal raw mode's, to the MiB·s (%s rows)" % (
-                              n, run, rows(("prometheus", "raw"))),
+                tap.check("%s/%s: usage, device rows, query counts, skipped-sample counters and "
+                          "invoices collected in server mode equal raw mode's, to the MiB·s "
+                          "(%s rows)" % (n, run, rows(("prometheus", "raw"))),
                           self.compare(res["prometheus", "raw"], res["prometheus", "server"],
                                        "raw", "server"))
+            if n == "busy-bound" and run == "base":
+                self.busy_bound(res)
             if vm is not None:
                 tap.check("%s/%s: VictoriaMetrics: server mode's tables and invoices equal raw "
                           "mode's on VictoriaMetrics, to the MiB·s (%s rows)" % (
@@ -423,6 +467,30 @@ class ServerMode(harness.Suite):
                           "mode's on Prometheus, to the MiB·s" % (n, run),
                           self.compare(res["prometheus", "raw"], res["victoria", "server"],
                                        "Prometheus raw", "VictoriaMetrics server"))
+
+    def busy_bound(self, res):
+        """busy-bound's skips as busy-bound.post.py wrote them, reported by
+        both modes on every backend, on a fleet whose other hours the
+        server mode took from the sums (so its figures were in play)."""
+        for (backend, mode), r in sorted(res.items()):
+            if isinstance(r, str):
+                continue
+            lines = r[4]["lines"]
+            p = ["%s %s: %s" % (k, lines.get(k), want)
+                 for k, want in sorted(BUSY_BOUND_SKIPS.items()) if lines.get(k) != want]
+            p += ["unexpected %s: %d" % (k, v) for k, v in sorted(lines.items())
+                  if k not in BUSY_BOUND_SKIPS]
+            want_total = sum(BUSY_BOUND_SKIPS.values())
+            if r[4]["summary"] != [want_total]:
+                p.append("bad_samples %s, expected [%d]" % (r[4]["summary"], want_total))
+            if mode == "server":
+                sv = self.hours.get("%s:busy-bound/base" % backend, (0, 0))[0]
+                if not sv:
+                    p.append("no device-hour from the hourly sums: the case tests nothing")
+            self.tap.check("busy-bound: %s %s mode skips and logs GR_ENGINE_ACTIVE 1.0000001 "
+                           "(60, out_of_bounds) and -0.25 (1, negative) of an idle GPU and "
+                           "GPU_UTIL 150 (60, out_of_bounds): bad_samples=%d" % (
+                               backend, mode, sum(BUSY_BOUND_SKIPS.values())), p)
 
     def count_log(self, backend, n, run, err):
         """Sums the server mode's per-chunk log lines."""

@@ -31,10 +31,16 @@ ns-x/p (team alpha) using 1000 MiB at every 60 s step.
     decompressed, 100 KB on the wire) against the 64 MiB default, 2 MiB
     chunked against max_response_bytes 1048576: collect fails naming the
     limit and the key, the database unchanged.
-  * Retry-After: 300 s and an HTTP-date 600 s ahead against the default
-    deadline (300 s), Retry-After: 300 with request_deadline_seconds 3: each
-    fails in seconds, saying so; Retry-After: 1 once is waited for and the
-    collect succeeds.
+  * Answers that are not whole: a gzip body followed by a second gzip
+    member or by garbage fails naming "trailing data after the compressed
+    body" (not libcurl's "Failed writing received data"); an HTTP 206 with a
+    complete-looking body fails naming the status and the URL; each leaves
+    the stored rows unchanged.
+  * Retry-After: 300 s, an HTTP-date 600 s ahead and 99999999999999999999 s
+    (beyond any integer type; no UBSan report) against the default deadline
+    (300 s), Retry-After: 300 with request_deadline_seconds 3: each fails in
+    seconds, saying so; Retry-After: 1 once is waited for and the collect
+    succeeds.
   * An HTTP 400 body that echoes the request headers (bearer token; basic
     auth as JSON with access_token= and password=) is logged without the
     token, the password or the base64 credentials, with [redacted] and the
@@ -187,6 +193,7 @@ class WireSuite(harness.Suite):
         self.accepted_warnings()
         self.implausible(good_cfg)
         self.cap()
+        self.refused_responses()
         self.retry_after()
         self.scrubbed()
         self.dev_zero()
@@ -299,12 +306,34 @@ class WireSuite(harness.Suite):
             self.tap.check("%s%s: collect stops at the response cap (%d bytes) naming it" % (
                 mode, " (compression on)" if cfg == compressed else "", limit), p)
 
+    def refused_responses(self):
+        """Answers that are not whole: refused, naming what is wrong."""
+        url = self.srv.url() + "/api/v1/query_range"
+        trailing = ["trailing data after the compressed body", "Content-Encoding: gzip"]
+        for mode, needles in (("gzip_second_member", trailing), ("gzip_garbage", trailing),
+                              ("partial_content", ["HTTP 206", url])):
+            self.srv.set_mode(mode)
+            db = self.copy_good(mode)
+            rc, _, err, _ = self.collect(self.config(mode), db)
+            p = [] if rc == 4 else ["exit %s (expected 4)" % rc]
+            for n in needles + ["query=DCGM_FI_DEV_FB_USED"]:
+                if n not in err:
+                    p.append("stderr lacks %r" % n)
+            if "Failed writing" in err:
+                p.append("stderr blames the writing of the data")
+            p += self.unchanged(db)
+            if p:
+                p.append("stderr: %s" % harness.tail(err, 400))
+            self.tap.check("%s: collect refuses the answer naming %s, stored rows unchanged"
+                           % (mode, " and ".join(repr(n) for n in needles)), p)
+
     def retry_after(self):
         # the default deadline (300 s) and one of 3 s
         default = self.config("deadline-default")
         short = self.config("deadline", request_deadline_seconds=3, retries=3)
         for mode, cfg, deadline in (("retry_after_300", default, 300),
                                     ("retry_after_date", default, 300),
+                                    ("retry_after_huge", default, 300),
                                     ("retry_after_300", short, 3)):
             self.srv.set_mode(mode)
             db = self.copy_good("%s-%d" % (mode, deadline))
@@ -316,6 +345,11 @@ class WireSuite(harness.Suite):
                       "HTTP 429"):
                 if n not in err:
                     p.append("stderr lacks %r" % n)
+            if mode == "retry_after_huge" and "retry after 99999999999999999999s" not in err:
+                p.append("stderr does not show the Retry-After as sent")
+            if "runtime error" in err:
+                p.append("undefined behaviour (UBSan): %s" % harness.tail(
+                    err[err.index("runtime error"):], 200))
             p += self.unchanged(db)
             if p:
                 p.append("stderr: %s" % harness.tail(err, 400))
