@@ -12,6 +12,7 @@
 
 #include "fetch.h"
 #include "integrate.h"
+#include "money.h"
 #include "owner.h"
 #include "parse.h"
 #include "server.h"
@@ -169,9 +170,19 @@ static void counts_add(struct range_counts *n, int q, const struct gl_matrix *m,
     }
 }
 
-/* True when replacing what was stored by (series, samples) loses clearly
- * more than collection.shrink_tolerance allows: no samples where samples
- * were stored, or fewer than (1 - tolerance) of the stored series. */
+/* The share a stored figure may lose: true when now is below was by more
+ * than collection.shrink_tolerance (in millionths) of was. Exact: the
+ * products are 128-bit. */
+static bool lost(const struct gl_config *c, int64_t was, int64_t now)
+{
+    if (was <= 0 || now >= was)
+        return false;
+    return ((gl_i128)was - now) * 1000000 > (gl_i128)was * c->shrink_tolerance_ppm;
+}
+
+/* True when replacing what was stored by (series, samples) loses more than
+ * collection.shrink_tolerance allows: no samples where samples were
+ * stored, or fewer series or fewer samples than the tolerance allows. */
 static bool falls_short(const struct gl_config *c, const struct gl_query_counts *was,
                         int64_t series, int64_t samples)
 {
@@ -179,66 +190,293 @@ static bool falls_short(const struct gl_config *c, const struct gl_query_counts 
         return true;
     if (!was->found)
         return false;
-    return (double)series <
-           (double)was->series * (1.0 - (double)c->shrink_tolerance_ppm / 1e6);
+    return lost(c, was->series, series) || lost(c, was->samples, samples);
 }
 
-/* Compares the range's counts with the stored ones (inside the range's
- * transaction): GL_ERR_PARTIAL naming cluster, hours, query and counts when
- * an hour would shrink, unless allowed (then a warning). */
-static enum gl_status check_shrink(const struct gl_config *c, const struct gl_cluster *cluster,
-                                   struct gl_store *s, int64_t start, int nq,
-                                   const struct range_counts *n, bool allow,
-                                   struct gl_error *err)
+/* ---- the figures an hour bills ----
+ * Per hour of the range: each device's memory attributed to pods (the
+ * memory_used rows on it), its unattributed memory and its unknown steps,
+ * and each team's memory (MiB·s), as stored (the usage rows the range
+ * replaces) and as the new rollup has them. */
+enum { FIG_DEVICE, FIG_TEAM };
+enum { FIG_USED, FIG_UNATT, FIG_UNKNOWN, FIG_N };
+struct fig {
+    int64_t hour;
+    int kind;
+    int32_t cluster, a, b; /* in names: device uuid and gpu_i_id, or team and "" */
+    int64_t was[FIG_N], now[FIG_N];
+};
+
+struct figs {
+    struct gl_intern *keys, *names;
+    struct fig *f;
+    size_t n, cap;
+    struct gl_buf key;
+    const char *cluster; /* of the stored rows being read */
+};
+
+static void figs_free(struct figs *x)
+{
+    gl_intern_free(x->keys);
+    gl_intern_free(x->names);
+    free(x->f);
+    gl_buf_free(&x->key);
+    memset(x, 0, sizeof *x);
+}
+
+/* Adds v to slot `slot` (was or now) of the figure (hour, kind, cluster,
+ * a, b), created at 0; a sum past 64 bits is an error naming it. */
+static enum gl_status fig_add(struct figs *x, int64_t hour, int kind, const char *cluster,
+                              const char *a, const char *b, int slot, bool now, int64_t v,
+                              struct gl_error *err)
+{
+    gl_buf_reset(&x->key);
+    if (!gl_buf_printf(&x->key, "%lld\x1f%d\x1f%s\x1f%s\x1f%s", (long long)hour, kind, cluster,
+                       a, b))
+        return gl_error_set(err, GL_ERR_RUNTIME, "out of memory (the shrink check's figures)");
+    int32_t id = gl_intern_get(x->keys, x->key.data);
+    if ((size_t)id >= x->n) {
+        if ((size_t)id >= x->cap) {
+            x->cap = x->cap ? 2 * x->cap : 64;
+            x->f = gl_xrealloc(x->f, x->cap * sizeof *x->f);
+        }
+        x->f[id] = (struct fig){.hour = hour,
+                                .kind = kind,
+                                .cluster = gl_intern_get(x->names, cluster),
+                                .a = gl_intern_get(x->names, a),
+                                .b = gl_intern_get(x->names, b)};
+        x->n = (size_t)id + 1;
+    }
+    int64_t *sum = now ? &x->f[id].now[slot] : &x->f[id].was[slot];
+    if (__builtin_add_overflow(*sum, v, sum)) {
+        char ts[32];
+        gl_time_format(hour, ts, sizeof ts);
+        return gl_error_set(err, GL_ERR_RUNTIME,
+                            "cluster %s, hour %s: the %s MiB·s of %s %s%s%s exceed 64 bits "
+                            "(the no-silent-shrink check)",
+                            cluster, ts, now ? "collected" : "stored",
+                            kind == FIG_DEVICE ? "device" : "team", a, b[0] ? "/" : "", b);
+    }
+    return GL_OK;
+}
+
+static int fig_slot(const char *kind)
+{
+    return strcmp(kind, "memory_used") == 0    ? FIG_USED
+           : strcmp(kind, "unattributed") == 0 ? FIG_UNATT
+           : strcmp(kind, "unknown_steps") == 0 ? FIG_UNKNOWN
+                                                : -1;
+}
+
+/* A stored row's sum (gl_store_hour_figures). */
+static enum gl_status fig_stored(void *ctx, int64_t hour, const char *uuid, const char *gid,
+                                 const char *team, const char *kind, int64_t sum,
+                                 struct gl_error *err)
+{
+    struct figs *x = ctx;
+    int slot = fig_slot(kind);
+    enum gl_status rc = GL_OK;
+    if (slot < 0)
+        return GL_OK;
+    rc = fig_add(x, hour, FIG_DEVICE, x->cluster, uuid, gid, slot, false, sum, err);
+    if (!rc && slot == FIG_USED)
+        rc = fig_add(x, hour, FIG_TEAM, x->cluster, team, "", FIG_USED, false, sum, err);
+    return rc;
+}
+
+/* The figures of the range: the new rollup's, then the stored rows' of
+ * every cluster the range replaces (the collected one and those its
+ * devices report). */
+static enum gl_status figs_fill(const struct gl_cluster *cluster, struct gl_store *s,
+                                int64_t start, int64_t end, const struct gl_rollup *parts,
+                                size_t nparts, struct figs *x, struct gl_error *err)
 {
     enum gl_status rc = GL_OK;
-    size_t nshort = 0;
-    int64_t first = 0, last = 0;
-    int fq = -1;
-    struct gl_query_counts fwas = {0};
-    int64_t fser = 0, fsmp = 0;
-    for (size_t h = 0; h < n->nhours; h++) {
-        int64_t hour = start + (int64_t)h * 3600;
+    struct gl_intern *clusters = gl_intern_new();
+    gl_intern_get(clusters, cluster->name);
+    for (size_t p = 0; !rc && p < nparts; p++) {
+        const struct gl_rollup *r = &parts[p];
+        for (size_t d = 0; d < r->ndevices; d++)
+            gl_intern_get(clusters, gl_intern_str(r->strings, r->devices[d].cluster));
+        for (size_t i = 0; !rc && i < r->nslots; i++) {
+            const struct gl_rollup_entry *e = &r->slots[i];
+            int slot = !e->used ? -1 : fig_slot(gl_kind_names[e->kind]);
+            const struct gl_chunk_device *cd = slot < 0 ? NULL : &r->devices[e->device];
+            if (!cd || cd->pseudo)
+                continue;
+            const int64_t hour = r->start + (int64_t)e->hour * 3600;
+            const char *cl = gl_intern_str(r->strings, cd->cluster);
+            rc = fig_add(x, hour, FIG_DEVICE, cl, gl_intern_str(r->strings, cd->uuid),
+                         gl_intern_str(r->strings, cd->gpu_i_id), slot, true, e->quantity, err);
+            if (!rc && slot == FIG_USED)
+                rc = fig_add(x, hour, FIG_TEAM, cl, gl_intern_str(r->strings, e->team), "",
+                             FIG_USED, true, e->quantity, err);
+        }
+    }
+    for (int32_t i = 0; !rc && i < gl_intern_count(clusters); i++) {
+        x->cluster = gl_intern_str(clusters, i);
+        rc = gl_store_hour_figures(s, x->cluster, start, end, fig_stored, x, err);
+    }
+    gl_intern_free(clusters);
+    return rc;
+}
+
+/* One way the range would replace a stored hour with less. */
+struct shortfall {
+    int64_t hour;
+    int order; /* counts by query, then teams, then devices */
+    char text[400];
+};
+
+static int shortfall_cmp(const void *pa, const void *pb)
+{
+    const struct shortfall *a = pa, *b = pb;
+    if (a->hour != b->hour)
+        return a->hour < b->hour ? -1 : 1;
+    if (a->order != b->order)
+        return a->order < b->order ? -1 : 1;
+    return strcmp(a->text, b->text);
+}
+
+struct shortfalls {
+    struct shortfall *v;
+    size_t n, cap;
+};
+
+static struct shortfall *shortfall_new(struct shortfalls *l, int64_t hour, int order)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->v = gl_xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    struct shortfall *s = &l->v[l->n++];
+    s->hour = hour;
+    s->order = order;
+    s->text[0] = '\0';
+    return s;
+}
+
+/* Compares the range with what is stored (inside the range's transaction),
+ * hour by hour: per query its series and samples; per device the memory
+ * attributed to pods (a drop that is not an unknown step becoming known:
+ * the memory metrics arrived and replace an estimate); per team its memory
+ * when some query of the hour returned fewer samples or series than stored
+ * (a team's memory also moves when labels arrive late or the team rules
+ * change: then nothing was lost). GL_ERR_PARTIAL naming cluster, hours,
+ * queries and figures when any of them loses more than
+ * collection.shrink_tolerance, unless allowed (then a warning). */
+static enum gl_status check_shrink(const struct gl_config *c, const struct gl_cluster *cluster,
+                                   struct gl_store *s, int64_t start, int nq,
+                                   const struct range_counts *n, const struct gl_rollup *parts,
+                                   size_t nparts, bool allow, struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    struct shortfalls l = {0};
+    struct figs x = {.keys = gl_intern_new(), .names = gl_intern_new()};
+    gl_buf_init(&x.key);
+    /* per hour: the first query that returned less than stored (a label
+     * query preferred), -1 when none did */
+    int *less = gl_xcalloc(n->nhours + 1, sizeof *less);
+    bool stored = false;
+    char t1[32], t2[32];
+    for (size_t h = 0; !rc && h < n->nhours; h++) {
+        const int64_t hour = start + (int64_t)h * 3600;
+        gl_time_format(hour, t1, sizeof t1);
+        gl_time_format(hour + 3600, t2, sizeof t2);
+        less[h] = -1;
         for (int q = 0; q < nq; q++) {
             struct gl_query_counts was;
             if ((rc = gl_store_query_counts(s, cluster->name, hour, counts_name(c, q), &was,
                                             err)))
-                return rc;
+                break;
+            stored |= was.found || was.legacy;
             if (was.legacy && q != Q_MEMORY)
                 continue; /* before schema 2 only the memory samples were kept */
             int64_t ser = n->series[h * Q_MAX + (size_t)q], smp = n->samples[h * Q_MAX + (size_t)q];
+            const bool label = q == Q_POD_LABELS || q == Q_NS_LABELS || q == Q_NODE_LABELS;
+            if ((was.found && (ser < was.series || smp < was.samples)) ||
+                (was.legacy && smp < was.samples))
+                if (less[h] < 0 || (label && !(less[h] == Q_POD_LABELS ||
+                                                less[h] == Q_NS_LABELS ||
+                                                less[h] == Q_NODE_LABELS)))
+                    less[h] = q;
             if (!falls_short(c, &was, ser, smp))
                 continue;
-            if (nshort++ == 0) {
-                first = hour;
-                fq = q;
-                fwas = was;
-                fser = ser;
-                fsmp = smp;
-            }
-            last = hour;
+            struct shortfall *f = shortfall_new(&l, hour, q);
+            if (was.found)
+                snprintf(f->text, sizeof f->text,
+                         "query %s returned %lld series, %lld samples for the hour %s to %s "
+                         "where %lld series, %lld samples are stored",
+                         counts_name(c, q), (long long)ser, (long long)smp, t1, t2,
+                         (long long)was.series, (long long)was.samples);
+            else
+                snprintf(f->text, sizeof f->text,
+                         "query %s returned %lld series, %lld samples for the hour %s to %s "
+                         "where %lld memory samples (collected before schema 2) are stored",
+                         counts_name(c, q), (long long)ser, (long long)smp, t1, t2,
+                         (long long)was.samples);
         }
     }
-    if (!nshort)
-        return GL_OK;
-    char t1[32], t2[32], t3[32];
-    gl_time_format(first, t1, sizeof t1);
-    gl_time_format(first + 3600, t3, sizeof t3);
-    gl_time_format(last + 3600, t2, sizeof t2);
-    char stored[96];
-    if (fwas.found)
-        snprintf(stored, sizeof stored, "%lld series, %lld samples", (long long)fwas.series,
-                 (long long)fwas.samples);
-    else
-        snprintf(stored, sizeof stored, "%lld memory samples (collected before schema 2)",
-                 (long long)fwas.samples);
-    char msg[1024];
-    snprintf(msg, sizeof msg,
-             "cluster %s, hours %s to %s: query %s returned %lld series, %lld samples for the "
-             "hour %s to %s where %s are stored (collection.shrink_tolerance %.6g)%s",
-             cluster->name, t1, t2, counts_name(c, fq), (long long)fser, (long long)fsmp, t1,
-             t3, stored, (double)c->shrink_tolerance_ppm / 1e6,
-             nshort > 1 ? "; more hours or queries of the chunk fall short too" : "");
+    if (!rc && stored)
+        rc = figs_fill(cluster, s, start, start + (int64_t)n->nhours * 3600, parts, nparts, &x,
+                       err);
+    for (size_t i = 0; !rc && i < x.n; i++) {
+        const struct fig *g = &x.f[i];
+        const size_t h = (size_t)((g->hour - start) / 3600);
+        if (g->hour < start || h >= n->nhours || !lost(c, g->was[FIG_USED], g->now[FIG_USED]))
+            continue;
+        const char *cl = gl_intern_str(x.names, g->cluster);
+        const char *a = gl_intern_str(x.names, g->a), *b = gl_intern_str(x.names, g->b);
+        char on[160] = "";
+        if (strcmp(cl, cluster->name) != 0)
+            snprintf(on, sizeof on, " (cluster label %s)", cl);
+        gl_time_format(g->hour, t1, sizeof t1);
+        gl_time_format(g->hour + 3600, t2, sizeof t2);
+        if (g->kind == FIG_DEVICE) {
+            if (g->now[FIG_UNKNOWN] < g->was[FIG_UNKNOWN])
+                continue; /* an estimate replaced by the memory metrics */
+            snprintf(shortfall_new(&l, g->hour, Q_MAX + 1)->text, sizeof l.v->text,
+                     "query %s gives device %s%s%s%s %lld MiB·s attributed to pods and %lld "
+                     "unattributed for the hour %s to %s where %lld attributed and %lld "
+                     "unattributed are stored",
+                     counts_name(c, Q_MEMORY), a, b[0] ? "/" : "", b, on,
+                     (long long)g->now[FIG_USED], (long long)g->now[FIG_UNATT], t1, t2,
+                     (long long)g->was[FIG_USED], (long long)g->was[FIG_UNATT]);
+        } else if (less[h] >= 0) {
+            snprintf(shortfall_new(&l, g->hour, Q_MAX)->text, sizeof l.v->text,
+                     "query %s returned less than stored and team %s%s gets %lld MiB·s of "
+                     "memory for the hour %s to %s where %lld are stored",
+                     counts_name(c, less[h]), a, on, (long long)g->now[FIG_USED], t1, t2,
+                     (long long)g->was[FIG_USED]);
+        }
+    }
+    free(less);
+    figs_free(&x);
+    if (rc || !l.n) {
+        free(l.v);
+        return rc;
+    }
+    qsort(l.v, l.n, sizeof *l.v, shortfall_cmp);
+    gl_time_format(l.v[0].hour, t1, sizeof t1);
+    gl_time_format(l.v[l.n - 1].hour + 3600, t2, sizeof t2);
+    /* as many as the message holds, in order; the rest counted */
+    char msg[1600];
+    int len = snprintf(msg, sizeof msg, "cluster %s, hours %s to %s: ", cluster->name, t1, t2);
+    size_t shown = 0;
+    for (; shown < l.n; shown++) {
+        size_t need = strlen(l.v[shown].text) + 2;
+        if (shown > 0 && (size_t)len + need + 160 >= sizeof msg)
+            break;
+        len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%s", shown ? "; " : "",
+                        l.v[shown].text);
+    }
+    snprintf(msg + len, sizeof msg - (size_t)len, " (collection.shrink_tolerance %.6g)",
+             (double)c->shrink_tolerance_ppm / 1e6);
+    len = (int)strlen(msg);
+    if (shown < l.n)
+        snprintf(msg + len, sizeof msg - (size_t)len, "; %zu more shortfall%s in these hours",
+                 l.n - shown, l.n - shown > 1 ? "s" : "");
+    free(l.v);
     if (allow) {
         gl_log(GL_LOG_WARN, "replacing stored data with less, as allowed: %s", msg);
         return GL_OK;
@@ -265,7 +503,8 @@ static enum gl_status store_range(const struct gl_config *c, const struct gl_clu
     const size_t nhours = parts[0].nhours;
     const int64_t end = start + (int64_t)nhours * 3600;
     int64_t *dev_ids = NULL;
-    if ((rc = check_shrink(c, cluster, s, start, nq, counts, allow_shrink, err)))
+    if ((rc = check_shrink(c, cluster, s, start, nq, counts, parts, nparts, allow_shrink,
+                           err)))
         goto fail;
     for (size_t i = 0; i < nlabels; i++)
         if ((rc = label_history(cluster, s, labels[i], true, err)))

@@ -701,8 +701,8 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
     const cJSON *tol = cJSON_GetObjectItemCaseSensitive(o, "shrink_tolerance");
     if (tol && !(cJSON_IsNumber(tol) && tol->valuedouble >= 0 && tol->valuedouble <= 1))
         return cfg_fail(x, "collection.shrink_tolerance",
-                        "expected a number from 0 to 1 (the share of an hour's stored series "
-                        "that may disappear on a re-collect)");
+                        "expected a number from 0 to 1 (the share of an hour's stored series, "
+                        "samples or MiB·s that a re-collect may lose)");
     if (tol)
         c->shrink_tolerance_ppm = (int64_t)(tol->valuedouble * 1e6 + 0.5);
     return GL_OK;
@@ -1424,7 +1424,7 @@ static void set_defaults(struct gl_config *c)
 {
     c->step = 60;
     c->chunk_hours = 6;
-    c->shrink_tolerance_ppm = 500000;
+    c->shrink_tolerance_ppm = 10000; /* 1 % (README "No silent shrink") */
     c->identity = GL_IDENTITY_AUTO;
     c->mem_unit = GL_UNIT_MIB;
     c->attribution = GL_ATTR_PROCESS;

@@ -162,8 +162,10 @@ struct gl_config {
     /* collection.mode "server": series the backend can summarise exactly
      * per hour come as hourly subquery figures (collect.c) */
     bool server_mode;
-    /* no silent shrink (SPEC §10): the share of an hour's stored series, in
-     * millionths, that a re-collect may lose; run.allow_shrink lifts it */
+    /* no silent shrink (SPEC §10): the share, in millionths, of what an
+     * hour stored that a re-collect may lose: each query's series and
+     * samples, a device's attributed MiB·s, a team's MiB·s (collect.c);
+     * run.allow_shrink lifts it */
     int64_t shrink_tolerance_ppm;
     bool run_allow_shrink;
     enum gl_identity_mode identity;

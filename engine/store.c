@@ -1264,6 +1264,36 @@ enum gl_status gl_store_put_counts(struct gl_store *s, const char *cluster, int6
     return step_done(s, st, "recording what was collected", err);
 }
 
+enum gl_status gl_store_hour_figures(struct gl_store *s, const char *cluster, int64_t from,
+                                     int64_t to, gl_hour_figure_fn fn, void *ctx,
+                                     struct gl_error *err)
+{
+    /* sum() of integers fails on overflow ("integer overflow"), never wraps */
+    sqlite3_stmt *st;
+    enum gl_status rc = gl_store_prepare(
+        s,
+        "SELECT u.hour, d.uuid, d.gpu_i_id, u.team, u.kind, sum(u.quantity) "
+        "FROM usage u JOIN device d ON d.id = u.device_id "
+        "WHERE u.cluster = ?1 AND u.hour >= ?2 AND u.hour < ?3 "
+        "AND u.kind IN ('memory_used', 'unattributed', 'unknown_steps') "
+        "GROUP BY u.hour, u.device_id, u.team, u.kind",
+        &st, "reading the stored hours' figures", err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    int r = SQLITE_DONE;
+    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
+        rc = fn(ctx, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+                (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+                (const char *)sqlite3_column_text(st, 4), sqlite3_column_int64(st, 5), err);
+    if (!rc && r != SQLITE_DONE)
+        rc = gl_store_fail(s, "reading the stored hours' figures", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* ---- closing a period ---- */
 
 static enum gl_status step_reset(struct gl_store *s, sqlite3_stmt *st, struct gl_error *err)

@@ -79,6 +79,20 @@ enum gl_status gl_store_put_counts(struct gl_store *s, const char *cluster, int6
                                    const char *query, int64_t series, int64_t samples,
                                    struct gl_error *err);
 
+/* What the stored usage rows of one cluster bill in the hours [from, to),
+ * for the no-silent-shrink check (collect.c): per hour, device (uuid,
+ * gpu_i_id) and team, the sums of the memory_used, unattributed and
+ * unknown_steps rows, given to fn one at a time (kind is one of those three
+ * names). A sum past 64 bits is an error naming the database. fn's error
+ * ends the walk. */
+typedef enum gl_status (*gl_hour_figure_fn)(void *ctx, int64_t hour, const char *uuid,
+                                             const char *gpu_i_id, const char *team,
+                                             const char *kind, int64_t sum,
+                                             struct gl_error *err);
+enum gl_status gl_store_hour_figures(struct gl_store *s, const char *cluster, int64_t from,
+                                     int64_t to, gl_hour_figure_fn fn, void *ctx,
+                                     struct gl_error *err);
+
 /* Takes the exclusive lock that keeps two writers (run, collect, close)
  * off one database: flock(2) on <db>.lock (as before, for `flock DB.lock`
  * and older versions) and on the database file itself (created when
