@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "util.h"
+
 int gl_cli_fail(const struct gl_error *err)
 {
     /* one line, whatever the message quotes (label values, server text) */
@@ -37,10 +39,119 @@ const struct gl_command *gl_command_find(const char *name)
     return NULL;
 }
 
+size_t gl_cli_distance(const char *a, size_t n, const char *b)
+{
+    /* optimal string alignment: insertions, deletions, substitutions and
+     * transpositions of neighbours each cost 1 */
+    size_t m = strlen(b);
+    if (n > 64 || m > 64)
+        return SIZE_MAX;
+    size_t d[65][65];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t cost = a[i - 1] != b[j - 1];
+            size_t v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < v)
+                v = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+/* Whether a name at distance d from a word of length n is a likely typo. */
+static bool close_enough(size_t d, size_t n)
+{
+    return d > 0 && d <= (n <= 4 ? 1 : 2);
+}
+
+const char *gl_cli_suggest(const char *word, size_t n, const char *const *names, size_t count)
+{
+    const char *best = NULL;
+    size_t bd = SIZE_MAX;
+    for (size_t i = 0; i < count; i++) {
+        size_t d = names[i] ? gl_cli_distance(word, n, names[i]) : SIZE_MAX;
+        if (d < bd) {
+            bd = d;
+            best = names[i];
+        }
+    }
+    return best && close_enough(bd, n) ? best : NULL;
+}
+
+/* The global options (main.c), also accepted after the command. */
+static const char *const global_names[] = {"config", "db", "quiet", "verbose", "log-format"};
+#define NGLOBAL (sizeof global_names / sizeof *global_names)
+
+int gl_cli_global(struct gl_cli *g, int argc, char **argv, int *i, bool *matched,
+                  bool *log_format_given, const char *usage)
+{
+    const char *a = argv[*i];
+    *matched = true;
+    if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+        gl_log_threshold = GL_LOG_ERROR;
+    } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+        gl_log_threshold = GL_LOG_DEBUG;
+    } else if (strcmp(a, "--log-format") == 0 || strncmp(a, "--log-format=", 13) == 0) {
+        const char *v = a[12] == '=' ? a + 13 : *i + 1 < argc ? argv[++*i] : "";
+        if (!gl_log_format_parse(v, &gl_log_format))
+            return gl_cli_usage(usage, "--log-format \"%s\" is not logfmt, json or text", v);
+        if (log_format_given)
+            *log_format_given = true;
+    } else if (strcmp(a, "--config") == 0 || strcmp(a, "--db") == 0) {
+        if (*i + 1 >= argc)
+            return gl_cli_usage(usage, "option \"%s\" needs a value", a);
+        *(a[2] == 'c' ? &g->config : &g->db) = argv[++*i];
+    } else if (strncmp(a, "--config=", 9) == 0) {
+        g->config = a + 9;
+    } else if (strncmp(a, "--db=", 5) == 0) {
+        g->db = a + 5;
+    } else {
+        *matched = false;
+    }
+    return 0;
+}
+
+/* "unknown option" for --name (n bytes) of cmd: with the nearest option
+ * name when it looks like a typo, or the command it belongs to. */
+static int unknown_option(const struct gl_command *cmd, const char *arg, const char *name,
+                          size_t n)
+{
+    const char *names[GL_MAX_OPTS + NGLOBAL];
+    size_t count = 0;
+    for (size_t k = 0; k < GL_MAX_OPTS && cmd->opts[k].name; k++)
+        names[count++] = cmd->opts[k].name;
+    for (size_t k = 0; k < NGLOBAL; k++)
+        names[count++] = global_names[k];
+    const char *near = gl_cli_suggest(name, n, names, count);
+    if (near)
+        return gl_cli_usage(cmd->usage, "unknown option \"%s\" for %s (did you mean --%s?)", arg,
+                            cmd->name, near);
+    for (size_t c = 0; c < gl_ncommands; c++)
+        for (size_t k = 0; k < GL_MAX_OPTS && gl_commands[c].opts[k].name; k++)
+            if (strlen(gl_commands[c].opts[k].name) == n &&
+                strncmp(gl_commands[c].opts[k].name, name, n) == 0)
+                return gl_cli_usage(cmd->usage,
+                                    "unknown option \"%s\" for %s (--%.*s is an option of "
+                                    "'gpuledger %s')",
+                                    arg, cmd->name, (int)n, name, gl_commands[c].name);
+    return gl_cli_usage(cmd->usage, "unknown option \"%s\" for %s (see 'gpuledger %s --help')",
+                        arg, cmd->name, cmd->name);
+}
+
 /* Fills e->o from argv[1..]; returns 0, or the usage status after printing
- * why; *help is set for --help/-h. */
+ * why; *help is set for --help/-h. Global options (--config, --db, --quiet,
+ * --verbose, --log-format) are accepted here too, into g. */
 static int parse(const struct gl_command *cmd, int argc, char **argv, struct gl_cmd_env *e,
-                 bool *help)
+                 struct gl_cli *g, bool *help)
 {
     *help = false;
     int i = 1;
@@ -63,6 +174,13 @@ static int parse(const struct gl_command *cmd, int argc, char **argv, struct gl_
             *help = true;
             return 0;
         }
+        bool global;
+        int grc = gl_cli_global(g, argc, argv, &i, &global, NULL, cmd->usage);
+        if (grc || global) {
+            if (grc)
+                return grc;
+            continue;
+        }
         if (strncmp(a, "--", 2) != 0)
             return gl_cli_usage(cmd->usage, "unexpected argument \"%s\"", a);
         const char *name = a + 2;
@@ -73,7 +191,7 @@ static int parse(const struct gl_command *cmd, int argc, char **argv, struct gl_
             if (strlen(cmd->opts[k].name) == nlen && strncmp(cmd->opts[k].name, name, nlen) == 0)
                 spec = &cmd->opts[k];
         if (!spec)
-            return gl_cli_usage(cmd->usage, "unknown option \"%s\"", a);
+            return unknown_option(cmd, a, name, nlen);
         const char **field = (const char **)(void *)((char *)&e->o + spec->offset);
         if (!spec->has_arg) {
             *field = "1";
@@ -128,11 +246,12 @@ static int setup(struct gl_cmd_env *e)
     return 0;
 }
 
-int gl_cli_run(const struct gl_command *cmd, const struct gl_cli *g, int argc, char **argv)
+int gl_cli_run(const struct gl_command *cmd, const struct gl_cli *g0, int argc, char **argv)
 {
+    struct gl_cli gl = *g0, *g = &gl; /* global options after the command change it */
     struct gl_cmd_env e = {.g = g, .cmd = cmd};
     bool help;
-    int rc = parse(cmd, argc, argv, &e, &help);
+    int rc = parse(cmd, argc, argv, &e, g, &help);
     if (rc)
         return rc;
     if (help) {

@@ -42,6 +42,7 @@ struct gl_cmd_opts {
     const char *allow_shrink;
     const char *before, *dry_run, *upload; /* prune, backup */
     const char *focus_version, *reprice_closed; /* export, prices import (issue 11) */
+    const char *force;                          /* close */
     const char *word; /* the subcommand word given (e.g. "import"), or NULL */
 };
 
@@ -103,6 +104,22 @@ int gl_cli_run(const struct gl_command *cmd, const struct gl_cli *g, int argc, c
 /* The bash completion script, from gl_commands (--completion bash). */
 #include <stdio.h>
 void gl_cli_completion_bash(FILE *f);
+
+/* A global option at argv[*i] (--config, --db, --quiet/-q, --verbose/-v,
+ * --log-format): applied to g (or the log settings), *i advanced past its
+ * value, *matched set; accepted before the command (main.c) and after it.
+ * Returns 0, or the usage status after printing why (a missing or bad
+ * value). log_format_given (may be NULL) is set by --log-format. */
+int gl_cli_global(struct gl_cli *g, int argc, char **argv, int *i, bool *matched,
+                  bool *log_format_given, const char *usage);
+
+/* Edit distance (optimal string alignment) between word[0..n) and name;
+ * SIZE_MAX for words over 64 bytes. */
+size_t gl_cli_distance(const char *word, size_t n, const char *name);
+
+/* The name of names nearest to word[0..n) when it looks like a typo of it
+ * (distance 1, or 2 for words over 4 bytes), else NULL. */
+const char *gl_cli_suggest(const char *word, size_t n, const char *const *names, size_t count);
 
 /* Prints "gpuledger: <message>" and returns err's exit status. */
 int gl_cli_fail(const struct gl_error *err);

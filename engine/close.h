@@ -43,10 +43,44 @@ enum gl_status gl_period_invoices(const struct gl_config *c, struct gl_store *s,
                                   struct gl_invoice_set **out, bool *frozen,
                                   struct gl_error *err);
 
-/* Closes p. Errors (GL_ERR_STATE): already closed, still in progress at now. */
+/* GL_OK when period p is closed or any cluster has a collected hour in it;
+ * else GL_ERR_STATE (exit 7) naming p and the periods the database holds:
+ * the commands that print a period refuse one never collected rather than
+ * print an empty answer. */
+enum gl_status gl_period_held(struct gl_store *s, const struct gl_period *p,
+                              struct gl_error *err);
+
+/* Whether p may be closed at now: for every configured cluster, every hour
+ * of p stored (collected_hour; an hour the backend had no data for counts,
+ * listed in no_data), none with a refused collection outstanding (schema
+ * 009 refused_hour), and the collection reaching settles = p's end +
+ * close.settle_hours (run's watermark, or hours stored without a gap after
+ * the end; never beyond now). gaps: what is lacking, per cluster in
+ * order: missing, refused, then unsettled (from the point reached). */
+struct gl_close_check {
+    struct gl_gap *gaps;
+    size_t ngaps;
+    struct gl_gap *no_data; /* GL_GAP_NO_DATA ranges: collected, listed only */
+    size_t nno_data;
+    int64_t settles;
+};
+enum gl_status gl_period_check(const struct gl_config *c, struct gl_store *s,
+                               const struct gl_period *p, int64_t now,
+                               struct gl_close_check *out, struct gl_error *err);
+void gl_close_check_free(struct gl_close_check *k);
+
+/* Closes p. Errors (GL_ERR_STATE, exit 7): already closed, still in
+ * progress at now, or incomplete (gl_period_check: the message names each
+ * cluster's ranges). With force an incomplete period is closed anyway and
+ * its gaps are frozen with it (schema 009 closed_gap): every output of the
+ * month states them. */
 enum gl_status gl_period_close(const struct gl_config *c, struct gl_store *s,
                                const struct gl_price_table *prices, const struct gl_period *p,
                                int64_t now, struct gl_error *err);
+enum gl_status gl_period_close_force(const struct gl_config *c, struct gl_store *s,
+                                     const struct gl_price_table *prices,
+                                     const struct gl_period *p, int64_t now, bool force,
+                                     struct gl_error *err);
 
 /* A closed period's statement loaded from its frozen figures (st->set;
  * schema 007) against the texts stored at close (the audit copy): every

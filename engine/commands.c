@@ -54,7 +54,8 @@ static struct gl_statement *statement(struct gl_cmd_env *e, unsigned parts, int 
     struct gl_error err = {0};
     struct gl_statement *st = NULL;
     *rc = 0;
-    if (gl_statement_build(e->cfg, e->store, e->prices, &e->period, parts, &st, &err))
+    if (gl_period_held(e->store, &e->period, &err) ||
+        gl_statement_build(e->cfg, e->store, e->prices, &e->period, parts, &st, &err))
         *rc = FAIL(&err);
     return st;
 }
@@ -111,6 +112,29 @@ static int check_collect(struct gl_cmd_env *e)
     return 0;
 }
 
+/* A chunk the shrink guard refused (exit 5) or the backend failed (exit 4,
+ * e.g. a partial response refused): its hours are recorded as refused until
+ * stored again, and `close` names them. Collection stops at the failed
+ * chunk, which starts after the hours stored (st->hours) and spans at most
+ * collection.chunk_hours. */
+static void note_refused(const struct gl_cmd_env *e, const struct gl_cluster *cl, int64_t from,
+                         int64_t to, const struct gl_collect_stats *st,
+                         const struct gl_error *why)
+{
+    if (why->code != GL_ERR_PARTIAL && why->code != GL_ERR_PROM)
+        return;
+    int64_t start = gl_floor_to(from, 3600) + st->hours * 3600;
+    int64_t end = gl_floor_to(to + 3599, 3600);
+    if (end > start + (int64_t)e->cfg->chunk_hours * 3600)
+        end = start + (int64_t)e->cfg->chunk_hours * 3600;
+    struct gl_error err = {0};
+    if (start < end && gl_store_note_refused(e->store, cl->name, start, end,
+                                             why->code == GL_ERR_PARTIAL ? "shrink" : "backend",
+                                             e->now, &err))
+        gl_log(GL_LOG_WARN, "the refused hours were not recorded cluster=%s: %s", cl->name,
+               err.msg);
+}
+
 static int cmd_collect(struct gl_cmd_env *e)
 {
     const struct gl_config *cfg = e->cfg;
@@ -128,6 +152,7 @@ static int cmd_collect(struct gl_cmd_env *e)
         struct gl_error err = {0};
         struct gl_collect_stats st = {.allow_shrink = e->o.allow_shrink != NULL};
         if (gl_collect(cfg, cl, e->store, from, to, &st, &err)) {
+            note_refused(e, cl, from, to, &st, &err);
             int code = FAIL(&err);
             if (!first_rc)
                 first_rc = code;
@@ -192,6 +217,19 @@ static int check_export(struct gl_cmd_env *e)
     return 0;
 }
 
+/* The FOCUS version a closed period's rows were frozen in (12 or 13): its
+ * frozen config's, or for a period closed before schema 007 its stored
+ * CSV's header (1.3 has ServiceProviderName). */
+static int frozen_focus_version(const struct gl_statement *st)
+{
+    if (!st->from_texts)
+        return st->cfg->focus_version;
+    const char *csv = st->frozen_focus ? st->frozen_focus : "";
+    size_t n = strcspn(csv, "\r\n");
+    const char *hit = strstr(csv, "ServiceProviderName");
+    return hit && (size_t)(hit - csv) < n ? 13 : 12;
+}
+
 static int cmd_export(struct gl_cmd_env *e)
 {
     int rc = accept_repricing(e);
@@ -202,7 +240,15 @@ static int cmd_export(struct gl_cmd_env *e)
     struct gl_statement *st = statement(e, GL_ST_INVOICES, &rc);
     struct gl_error err = {0};
     size_t rows = 0;
-    if (st && gl_output_focus(st, e->o.out, &rows, &err))
+    if (st && e->o.focus_version && st->closed && frozen_focus_version(st) != e->cfg->focus_version) {
+        int v = frozen_focus_version(st);
+        gl_error_set(&err, GL_ERR_STATE,
+                     "period %s is closed and its FOCUS rows were frozen as FOCUS %d.%d: "
+                     "--focus-version %s is not printed for it (a closed month is exported in "
+                     "the version it was closed with; leave out --focus-version, or ask for %d.%d)",
+                     e->period.name, v / 10, v % 10, e->o.focus_version, v / 10, v % 10);
+        rc = FAIL(&err);
+    } else if (st && gl_output_focus(st, e->o.out, &rows, &err))
         rc = FAIL(&err);
     else if (st && e->o.out)
         gl_log(GL_LOG_INFO, "wrote FOCUS CSV period=%s file=%s rows=%zu", e->period.name,
@@ -274,15 +320,23 @@ static int cmd_report(struct gl_cmd_env *e)
 /* ---- close, run ---- */
 
 static const char usage_close[] =
-    "usage: gpuledger close --period YYYY-MM [--now TIME]\n"
+    "usage: gpuledger close --period YYYY-MM [--now TIME] [--force]\n"
     "  Freezes a finished month: its invoices and FOCUS rows never change again.\n"
     "  Data collected later that changes it becomes correction rows of the\n"
-    "  next open month. Closing twice, or a month not yet over, is an error.\n";
+    "  next open month. Closing twice, or a month not yet over, is an error.\n"
+    "  A month closes only when complete: every hour collected for every\n"
+    "  configured cluster (hours the backend had no data for count, and are\n"
+    "  listed), no refused collection outstanding, and the collection reaching\n"
+    "  close.settle_hours (default 48) past its end. Otherwise it exits 7\n"
+    "  naming each cluster's missing, refused or unsettled hour ranges.\n"
+    "  --force closes an incomplete month anyway and records what was missing:\n"
+    "  every output of the month states it.\n";
 
 static int cmd_close(struct gl_cmd_env *e)
 {
     struct gl_error err = {0};
-    if (gl_period_close(e->cfg, e->store, e->prices, &e->period, e->now, &err))
+    if (gl_period_close_force(e->cfg, e->store, e->prices, &e->period, e->now,
+                              e->o.force != NULL, &err))
         return FAIL(&err);
     gl_log(GL_LOG_INFO, "closed period=%s", e->period.name);
     return 0;
@@ -889,7 +943,8 @@ const struct gl_command gl_commands[] = {
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true), GL_OPT(out, "out", true)},
      NULL, check_report, cmd_report},
     {"close", usage_close, GL_NEED_LOCK_FIRST | PERIOD_READ,
-     {GL_OPT(period, "period", true), GL_OPT(now, "now", true)}, NULL, NULL, cmd_close},
+     {GL_OPT(period, "period", true), GL_OPT(now, "now", true), GL_OPT(force, "force", false)},
+     NULL, NULL, cmd_close},
     {"run", usage_run, GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE | GL_NEED_PRICES,
      {GL_OPT(out, "out", true), GL_OPT(now, "now", true),
       GL_OPT(reprice_closed, "reprice-closed", false)},

@@ -1420,11 +1420,26 @@ static enum gl_status load_retention(struct cfg_ctx *x, struct gl_config *c, con
     return GL_OK;
 }
 
+/* close.settle_hours: how long after a period's end its collection must
+ * reach before `close` accepts it (late scrapes, remote-write lag). */
+static enum gl_status load_close(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"settle_hours", NULL};
+    long hours = c->close_settle_s / 3600;
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "close", keys)) ||
+        (rc = get_int(x, o, "close", "settle_hours", 0, 31 * 24, &hours)))
+        return rc;
+    c->close_settle_s = (int64_t)hours * 3600;
+    return GL_OK;
+}
+
 static void set_defaults(struct gl_config *c)
 {
     c->step = 60;
     c->chunk_hours = 6;
     c->shrink_tolerance_ppm = 10000; /* 1 % (README "No silent shrink") */
+    c->close_settle_s = 48 * 3600;
     c->identity = GL_IDENTITY_AUTO;
     c->mem_unit = GL_UNIT_MIB;
     c->attribution = GL_ATTR_PROCESS;
@@ -1475,7 +1490,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     static const char *const keys[] = {"prometheus", "cluster", "clusters", "collection",
                                        "memory_source", "teams", "idle_overhead", "allocation",
                                        "compute", "run", "prices", "billing", "dra", "exporter",
-                                       "metrics", "outputs", "retention", NULL};
+                                       "metrics", "outputs", "retention", "close", NULL};
     static const char *const compute_keys[] = {"queries", NULL};
     static const char *const idle_keys[] = {"policy", "platform_team", NULL};
     static const char *const policies[] = {"platform", "proportional", "unbilled", NULL};
@@ -1650,6 +1665,8 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
         goto done;
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "retention")) &&
         (rc = load_retention(&x, c, o)))
+        goto done;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "close")) && (rc = load_close(&x, c, o)))
         goto done;
 done:
     cJSON_Delete(root);

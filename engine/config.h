@@ -237,6 +237,9 @@ struct gl_config {
     /* delivery and retention (README "Delivery, retention and conventions") */
     struct gl_s3_cfg *s3;   /* outputs.s3, NULL when not configured */
     int retention_months;   /* retention.months: run prunes closed periods older; 0 = never */
+    /* close.settle_hours (default 48): a period closes only once every
+     * cluster's collection reaches this far past its end */
+    int64_t close_settle_s;
 
     /* prices: a CSV file, or entries in the config (7 strings each, in the
      * CSV's column order; NULL for an empty optional field) */

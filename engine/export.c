@@ -487,7 +487,8 @@ static const char *column_type(const char *name)
 }
 
 void gl_export_metadata(const struct gl_config *c, const char *period, bool closed,
-                        const char *csv, size_t rows, FILE *out)
+                        const char *csv, size_t rows, const struct gl_gap *gaps, size_t ngaps,
+                        FILE *out)
 {
     /* the columns as written: the CSV's own header (a closed period's frozen
      * CSV keeps the version it was closed with), else this engine's */
@@ -538,6 +539,20 @@ void gl_export_metadata(const struct gl_config *c, const char *period, bool clos
     cJSON_AddStringToObject(o, "BillingPeriod", period);
     cJSON_AddStringToObject(o, "BillingCurrency", c->currency);
     cJSON_AddBoolToObject(o, "Closed", closed);
+    if (ngaps) { /* closed with --force: the hours its rows lack */
+        cJSON *arr = cJSON_AddArrayToObject(o, "x_IncompleteAtClose");
+        for (size_t i = 0; i < ngaps; i++) {
+            char t[32];
+            cJSON *g = cJSON_CreateObject();
+            cJSON_AddStringToObject(g, "Cluster", gaps[i].cluster);
+            cJSON_AddStringToObject(g, "Kind", gl_gap_kind_name(gaps[i].kind));
+            gl_time_format(gaps[i].from, t, sizeof t);
+            cJSON_AddStringToObject(g, "From", t);
+            gl_time_format(gaps[i].to, t, sizeof t);
+            cJSON_AddStringToObject(g, "To", t);
+            cJSON_AddItemToArray(arr, g);
+        }
+    }
     cJSON_AddNumberToObject(o, "Rows", (double)rows);
     cJSON *schema = cJSON_AddObjectToObject(o, "Schema");
     cJSON_AddStringToObject(schema, "SchemaId", schema_id);

@@ -23,8 +23,11 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
  * DataGenerator, the SchemaId the data references, the Schema (SchemaId,
  * CreationDate, ColumnDefinition with ColumnName/DataType, ProviderTagPrefixes
  * on Tags) and the period. csv: the CSV written (its header gives the
- * columns), or NULL for this engine's columns of c->focus_version. */
+ * columns), or NULL for this engine's columns of c->focus_version. gaps: a
+ * period closed with `close --force` although incomplete (invoice.h), listed
+ * as x_IncompleteAtClose; none otherwise (the key is then absent). */
 void gl_export_metadata(const struct gl_config *c, const char *period, bool closed,
-                        const char *csv, size_t rows, FILE *out);
+                        const char *csv, size_t rows, const struct gl_gap *gaps, size_t ngaps,
+                        FILE *out);
 
 #endif

@@ -584,6 +584,7 @@ void gl_invoices_free(struct gl_invoice_set *set)
     }
     free(set->invoices);
     free(set->generator);
+    gl_gaps_free(set->gaps, set->ngaps);
     if (set->own) {
         for (size_t i = 0; i < sizeof set->own->strs / sizeof *set->own->strs; i++)
             free(set->own->strs[i]);
@@ -600,6 +601,70 @@ void gl_invoices_free(struct gl_invoice_set *set)
 }
 
 const char gl_generator[] = GL_GENERATOR;
+
+const char *gl_gap_kind_name(enum gl_gap_kind k)
+{
+    switch (k) {
+    case GL_GAP_MISSING: return "missing";
+    case GL_GAP_REFUSED: return "refused";
+    case GL_GAP_UNSETTLED: return "unsettled";
+    case GL_GAP_NO_DATA: return "no_data";
+    }
+    return "?";
+}
+
+bool gl_gaps_describe(const struct gl_gap *g, size_t n, struct gl_buf *out)
+{
+    static const char *const what[] = {"hours not collected",
+                                       "hours whose last collection was refused or failed",
+                                       "collection short of the settle delay",
+                                       "hours stored with no data from the backend"};
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; i++) {
+        char a[32], b[32];
+        gl_time_format(g[i].from, a, sizeof a);
+        gl_time_format(g[i].to, b, sizeof b);
+        bool cluster = i > 0 && strcmp(g[i - 1].cluster, g[i].cluster) == 0;
+        bool kind = cluster && g[i - 1].kind == g[i].kind;
+        if (!cluster)
+            ok = gl_buf_printf(out, "%scluster %s: ", i ? "; " : "", g[i].cluster);
+        if (ok && !kind)
+            ok = gl_buf_printf(out, "%s%s ", cluster ? "; " : "",
+                               (unsigned)g[i].kind < 4 ? what[g[i].kind] : "?");
+        else if (ok)
+            ok = gl_buf_puts(out, ", ");
+        ok = ok && gl_buf_printf(out, "%s to %s (%lld h)", a, b,
+                                 (long long)((g[i].to - g[i].from) / 3600));
+    }
+    return ok;
+}
+
+void gl_gaps_free(struct gl_gap *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(g[i].cluster);
+    free(g);
+}
+
+/* The gaps as JSON: [{"cluster", "kind", "from", "to", "hours"}]. */
+static cJSON *gaps_json(const struct gl_invoice_set *set)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < set->ngaps; i++) {
+        const struct gl_gap *g = &set->gaps[i];
+        char buf[32];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "cluster", g->cluster);
+        cJSON_AddStringToObject(o, "kind", gl_gap_kind_name(g->kind));
+        gl_time_format(g->from, buf, sizeof buf);
+        cJSON_AddStringToObject(o, "from", buf);
+        gl_time_format(g->to, buf, sizeof buf);
+        cJSON_AddStringToObject(o, "to", buf);
+        cJSON_AddNumberToObject(o, "hours", (double)((g->to - g->from) / 3600));
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
 
 const char gl_compute_caveat[] =
     "Device-level busy ratio (DCGM_FI_PROF_GR_ENGINE_ACTIVE, else DCGM_FI_DEV_GPU_UTIL/100) "
@@ -631,6 +696,9 @@ static cJSON *invoice_object(const struct gl_invoice_set *set, const struct gl_i
     } else {
         cJSON_AddNullToObject(o, "closed_at");
     }
+    /* closed with `close --force` although incomplete (only then present) */
+    if (set->ngaps)
+        cJSON_AddItemToObject(o, "incomplete_at_close", gaps_json(set));
     cJSON_AddStringToObject(o, "team", inv->team);
     cJSON_AddStringToObject(o, "team_name", inv->team_name);
     if (inv->cost_center)
@@ -817,6 +885,16 @@ void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoi
     if (set->closed_at) {
         gl_time_format(set->closed_at, a, sizeof a);
         fprintf(out, "- Status: **FINAL** (period closed %s)\n", a);
+        if (set->ngaps) {
+            struct gl_buf g;
+            gl_buf_init(&g);
+            gl_gaps_describe(set->gaps, set->ngaps, &g);
+            fputs("- **Incomplete at close** (closed with --force): ", out);
+            gl_md_cell(out, g.data ? g.data : "");
+            fputs(" (usage of these hours collected later is billed as corrections of a later "
+                  "month)\n", out);
+            gl_buf_free(&g);
+        }
     } else {
         fputs("- Status: **DRAFT** (the period is open: figures may change until it is "
               "closed)\n", out);

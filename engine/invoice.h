@@ -109,6 +109,31 @@ struct gl_frozen_own {
     size_t nprices;
 };
 
+/* A range of hours [from, to) of a cluster that a period's collection
+ * lacked when it was closed with `close --force` (close.h): not collected,
+ * its collection refused, or short of the settle delay. Every output of
+ * the period states them (gl_gaps_describe). */
+enum gl_gap_kind {
+    GL_GAP_MISSING,   /* no stored chunk */
+    GL_GAP_REFUSED,   /* its last collection was refused or failed (schema 009) */
+    GL_GAP_UNSETTLED, /* after the period: the settle delay the collection had not reached */
+    GL_GAP_NO_DATA,   /* stored, the backend had no data: collected (only listed, never frozen) */
+};
+struct gl_gap {
+    char *cluster;
+    enum gl_gap_kind kind;
+    int64_t from, to;
+};
+
+/* "missing", "refused", "unsettled", "no_data" (the frozen rows and the JSON). */
+const char *gl_gap_kind_name(enum gl_gap_kind k);
+/* One line of text for every output: "cluster east: hours not collected
+ * 2026-09-15T00:00:00Z to 2026-10-01T00:00:00Z (384 h); ..." into out
+ * (appended; gl_buf). */
+struct gl_buf;
+bool gl_gaps_describe(const struct gl_gap *g, size_t n, struct gl_buf *out);
+void gl_gaps_free(struct gl_gap *g, size_t n);
+
 struct gl_invoice_set {
     const struct gl_config *cfg;
     struct gl_period period;
@@ -122,6 +147,10 @@ struct gl_invoice_set {
      * <version>"); a closed period's frozen set: the one that closed it */
     char *generator;
     struct gl_frozen_own *own; /* NULL unless loaded from frozen figures */
+    /* a period closed with `close --force` although incomplete: what its
+     * collection lacked (set by close, loaded with the frozen figures) */
+    struct gl_gap *gaps;
+    size_t ngaps;
 };
 
 /* Builds every team's invoice for period p. On success *out is owned by the

@@ -28,7 +28,7 @@ static const char usage_main[] =
     "  summary --period YYYY-MM        fleet summary per cluster, GPU model and device\n"
     "  anomalies --period YYYY-MM      GPU memory used without a matching allocation\n"
     "  report  --period YYYY-MM --out DIR   monthly team reports (HTML, Markdown)\n"
-    "  close   --period YYYY-MM        freeze a finished month (later data: corrections)\n"
+    "  close   --period YYYY-MM [--force]   freeze a complete month (later data: corrections)\n"
     "  check   [--at TIME]             validate config and prices, probe Prometheus\n"
     "  prices  [import] [--file CSV]   validate (against stored usage), print or install\n"
     "  prune   --before YYYY-MM [--dry-run]   delete hourly rows of older closed periods\n"
@@ -42,9 +42,34 @@ static const char usage_main[] =
     "  --completion bash   print the bash completion script\n"
     "  --version, --help\n"
     "\n"
+    "Global options go before or after the command.\n"
     "TIME is RFC 3339 UTC, e.g. 2026-10-01T00:00:00Z. Run 'gpuledger COMMAND --help'.\n"
     "exit status: 0 ok, 1 runtime error, 2 usage, 3 config/prices, 4 Prometheus, 5 partial,\n"
-    "  6 locked by another run, 7 period state (closed twice, not finished)\n";
+    "  6 locked by another run, 7 period state (closed twice, not finished, not complete,\n"
+    "  never collected)\n";
+
+/* An unknown option before the command: the nearest global option, or
+ * where a command's option goes. */
+static int unknown_global(const char *a)
+{
+    static const char *const globals[] = {"config", "db", "quiet", "verbose", "log-format",
+                                          "completion", "version", "help"};
+    const char *name = a + (a[0] == '-') + (a[0] == '-' && a[1] == '-');
+    size_t n = strcspn(name, "=");
+    const char *near = gl_cli_suggest(name, n, globals, sizeof globals / sizeof *globals);
+    if (near)
+        return gl_cli_usage(usage_main, "unknown or incomplete option \"%s\" (did you mean "
+                                        "--%s?)", a, near);
+    for (size_t c = 0; c < gl_ncommands; c++)
+        for (size_t k = 0; k < GL_MAX_OPTS && gl_commands[c].opts[k].name; k++)
+            if (strlen(gl_commands[c].opts[k].name) == n &&
+                strncmp(gl_commands[c].opts[k].name, name, n) == 0)
+                return gl_cli_usage(usage_main,
+                                    "option \"%s\" goes after the command (e.g. 'gpuledger %s "
+                                    "--%.*s ...'); only global options come before it",
+                                    a, gl_commands[c].name, (int)n, name);
+    return gl_cli_usage(usage_main, "unknown or incomplete option \"%s\"", a);
+}
 
 int main(int argc, char **argv)
 {
@@ -65,26 +90,13 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--version") == 0) {
             puts("gpuledger " GL_VERSION " (commit " GL_COMMIT ")");
             return 0;
-        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            gl_log_threshold = GL_LOG_ERROR;
-        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
-            gl_log_threshold = GL_LOG_DEBUG;
-        } else if (strcmp(a, "--log-format") == 0 || strncmp(a, "--log-format=", 13) == 0) {
-            const char *v = a[12] == '=' ? a + 13 : i + 1 < argc ? argv[++i] : "";
-            if (!gl_log_format_parse(v, &gl_log_format))
-                return gl_cli_usage(usage_main, "--log-format \"%s\" is not logfmt, json or text",
-                                    v);
-            log_format_given = true;
-        } else if (strcmp(a, "--config") == 0 && i + 1 < argc) {
-            g.config = argv[++i];
-        } else if (strncmp(a, "--config=", 9) == 0) {
-            g.config = a + 9;
-        } else if (strcmp(a, "--db") == 0 && i + 1 < argc) {
-            g.db = argv[++i];
-        } else if (strncmp(a, "--db=", 5) == 0) {
-            g.db = a + 5;
         } else {
-            return gl_cli_usage(usage_main, "unknown or incomplete option \"%s\"", a);
+            bool matched;
+            int rc = gl_cli_global(&g, argc, argv, &i, &matched, &log_format_given, usage_main);
+            if (rc)
+                return rc;
+            if (!matched)
+                return unknown_global(a);
         }
     }
     /* the flag wins over GPULEDGER_LOG_FORMAT */
@@ -98,7 +110,16 @@ int main(int argc, char **argv)
     int sub_argc = argc - i;
     char **sub_argv = argv + i;
     const struct gl_command *c = gl_command_find(cmd);
-    if (!c)
+    if (!c) {
+        const char *names[64];
+        size_t n = 0;
+        for (size_t k = 0; k < gl_ncommands && n < 64; k++)
+            names[n++] = gl_commands[k].name;
+        const char *near = gl_cli_suggest(cmd, strlen(cmd), names, n);
+        if (near)
+            return gl_cli_usage(usage_main, "unknown command \"%s\" (did you mean %s?)", cmd,
+                                near);
         return gl_cli_usage(usage_main, "unknown command \"%s\"", cmd);
+    }
     return gl_cli_run(c, &g, sub_argc, sub_argv);
 }

@@ -569,6 +569,77 @@ static enum gl_status int64_by_key(struct gl_store *s, const char *sql, const ch
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, what, err);
 }
 
+enum gl_status gl_query_cluster_hours(struct gl_store *s, const char *cluster, int64_t from,
+                                      int64_t to, gl_hour_fn fn, void *ctx,
+                                      struct gl_error *err)
+{
+    static const char *const sql[] = {
+        "SELECT hour, samples, '' FROM collected_hour WHERE cluster = ?3 AND hour >= ?1 "
+        "AND hour < ?2 ORDER BY hour",
+        "SELECT hour, 0, reason FROM refused_hour WHERE cluster = ?3 AND hour >= ?1 "
+        "AND hour < ?2 ORDER BY hour"};
+    const char *what = "reading the collected hours";
+    enum gl_status rc = GL_OK;
+    for (int k = 0; !rc && k < 2; k++) {
+        sqlite3_stmt *st;
+        if ((rc = gl_store_query_period(s, sql[k], from, to, &st, what, err)))
+            break;
+        sqlite3_bind_text(st, 3, cluster, -1, SQLITE_STATIC);
+        int sr;
+        while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW)
+            rc = fn(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), k == 1,
+                    (const char *)sqlite3_column_text(st, 2), err);
+        if (!rc && sr != SQLITE_DONE)
+            rc = gl_store_fail(s, what, err);
+        sqlite3_finalize(st);
+    }
+    return rc;
+}
+
+enum gl_status gl_query_period_collected(struct gl_store *s, const struct gl_period *p,
+                                         bool *any, struct gl_error *err)
+{
+    const char *what = "reading the collected hours";
+    sqlite3_stmt *st;
+    *any = false;
+    if (gl_store_query_period(s,
+                              "SELECT 1 FROM collected_hour WHERE hour >= ?1 AND hour < ?2 "
+                              "LIMIT 1",
+                              p->start, p->end, &st, what, err))
+        return GL_ERR_RUNTIME;
+    int sr = sqlite3_step(st);
+    *any = sr == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return sr == SQLITE_ROW || sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, what, err);
+}
+
+enum gl_status gl_query_data_span(struct gl_store *s, struct gl_data_span *out,
+                                  struct gl_error *err)
+{
+    const char *what = "reading the collected hours";
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st;
+    if (gl_store_prepare(s,
+                         "SELECT (SELECT MIN(hour) FROM collected_hour), "
+                         "(SELECT MAX(hour) FROM collected_hour), "
+                         "(SELECT MIN(period) FROM closed_period), "
+                         "(SELECT MAX(period) FROM closed_period)",
+                         &st, what, err))
+        return GL_ERR_RUNTIME;
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW) {
+        out->any_hour = sqlite3_column_type(st, 0) != SQLITE_NULL;
+        out->first_hour = sqlite3_column_int64(st, 0);
+        out->last_hour = sqlite3_column_int64(st, 1);
+        const char *a = (const char *)sqlite3_column_text(st, 2);
+        const char *b = (const char *)sqlite3_column_text(st, 3);
+        snprintf(out->first_closed, sizeof out->first_closed, "%s", a ? a : "");
+        snprintf(out->last_closed, sizeof out->last_closed, "%s", b ? b : "");
+    }
+    sqlite3_finalize(st);
+    return sr == SQLITE_ROW ? GL_OK : gl_store_fail(s, what, err);
+}
+
 enum gl_status gl_query_is_closed(struct gl_store *s, const char *period, bool *closed,
                                   struct gl_error *err)
 {

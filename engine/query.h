@@ -223,6 +223,34 @@ enum gl_status gl_query_team_waste_hours(struct gl_store *s, const struct gl_per
                                          const char *team, gl_usage_fn fn, void *ctx,
                                          struct gl_error *err);
 
+/* ---- what a period's collection holds (close.c, the commands) ---- */
+
+/* An hour of cluster in [from, to) as stored: samples (0: the backend had
+ * no data; -1: pruned), or refused (schema 009 refused_hour: its last
+ * collection was refused or failed, reason "shrink" or "backend"). Calls
+ * fn in hour order, for the collected hours and then for the refused ones
+ * (refused = true; samples 0). */
+typedef enum gl_status (*gl_hour_fn)(void *ctx, int64_t hour, int64_t samples, bool refused,
+                                     const char *reason, struct gl_error *err);
+enum gl_status gl_query_cluster_hours(struct gl_store *s, const char *cluster, int64_t from,
+                                      int64_t to, gl_hour_fn fn, void *ctx,
+                                      struct gl_error *err);
+
+/* Whether any cluster has a collected hour in period p. */
+enum gl_status gl_query_period_collected(struct gl_store *s, const struct gl_period *p,
+                                         bool *any, struct gl_error *err);
+
+/* The first and last hour collected by any cluster, and the first and last
+ * closed period (YYYY-MM, "" when none): what a period that holds nothing
+ * is told about. */
+struct gl_data_span {
+    bool any_hour;
+    int64_t first_hour, last_hour;
+    char first_closed[8], last_closed[8];
+};
+enum gl_status gl_query_data_span(struct gl_store *s, struct gl_data_span *out,
+                                  struct gl_error *err);
+
 /* ---- closed periods (close.c) ---- */
 
 /* When period (YYYY-MM) was closed (unix seconds), 0 when it is open. */

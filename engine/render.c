@@ -91,7 +91,8 @@ static enum gl_status r_focus_metadata(const struct gl_statement *st, size_t i, 
     if (rc)
         return rc;
     gl_export_metadata(st->cfg, st->period.name, st->closed,
-                       st->from_texts ? st->frozen_focus : NULL, rows, out);
+                       st->from_texts ? st->frozen_focus : NULL, rows,
+                       st->set ? st->set->gaps : NULL, st->set ? st->set->ngaps : 0, out);
     return GL_OK;
 }
 

@@ -603,6 +603,30 @@ static void status_text(const struct gl_statement *st, bool html_fmt, char *buf,
     }
 }
 
+/* A month closed with `close --force` although incomplete: what its
+ * collection lacked, under the status line (nothing otherwise). */
+static void incomplete_note(FILE *f, const struct gl_statement *st, bool html_fmt)
+{
+    if (!st->closed || !st->set || !st->set->ngaps)
+        return;
+    struct gl_buf b;
+    gl_buf_init(&b);
+    gl_gaps_describe(st->set->gaps, st->set->ngaps, &b);
+    if (html_fmt) {
+        fputs("<p class=\"meta\" id=\"incomplete-at-close\"><strong>Incomplete at "
+              "close</strong> (closed with --force): ", f);
+        html(f, b.data ? b.data : "");
+        fputs(" (usage of these hours collected later is billed as corrections of a later "
+              "month)</p>\n", f);
+    } else {
+        fputs("- **Incomplete at close** (closed with --force): ", f);
+        md(f, b.data ? b.data : "");
+        fputs(" (usage of these hours collected later is billed as corrections of a later "
+              "month)\n", f);
+    }
+    gl_buf_free(&b);
+}
+
 /* Price entries of the invoice's lines, one row per (entry, model): a
  * GPU-Hours entry's per-GB-hour price depends on the model's capacity. */
 static bool first_price_use(const struct gl_invoice *inv, size_t j)
@@ -1418,6 +1442,7 @@ static void team_html(FILE *f, const void *vctx)
     char stt[200];
     status_text(x->st, true, stt, sizeof stt);
     fprintf(f, "<p class=\"meta\" id=\"invoice-status\">Status: %s</p>\n", stt);
+    incomplete_note(f, x->st, true);
 
     fputs("<div class=\"cards\">\n", f);
     gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
@@ -1453,6 +1478,7 @@ static void team_md(FILE *f, const void *vctx)
     char stt[200];
     status_text(x->st, false, stt, sizeof stt);
     fprintf(f, "- Status: %s\n", stt);
+    incomplete_note(f, x->st, false);
     gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
     fprintf(f, "- Fleet page: fleet-%s.md\n\n**Total: %s %s**\n\n", p->name, a, c->currency);
     struct keyfig kf[6];
@@ -1695,8 +1721,10 @@ static void fleet_html(FILE *f, const void *vctx)
     char stt[200];
     status_text(x->st, true, stt, sizeof stt);
     fprintf(f, " · billing basis <code>%s</code></p>\n<p class=\"meta\" id=\"invoice-status\">"
-               "Status: %s</p>\n<div class=\"cards\">\n",
+               "Status: %s</p>\n",
             c->basis == GL_BASIS_MAX ? "max" : "used", stt);
+    incomplete_note(f, x->st, true);
+    fputs("<div class=\"cards\">\n", f);
     gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
     html_card(f, "total", "All invoices", "fleet-total", a, c->currency);
     fmt_gbh(cap, q, sizeof q);
@@ -1765,8 +1793,10 @@ static void fleet_md(FILE *f, const void *vctx)
     gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
     char stt[200];
     status_text(x->st, false, stt, sizeof stt);
-    fprintf(f, "\n- Billing basis: `%s`\n- Status: %s\n\n**All invoices: %s %s**\n\n",
-            c->basis == GL_BASIS_MAX ? "max" : "used", stt, a, c->currency);
+    fprintf(f, "\n- Billing basis: `%s`\n- Status: %s\n",
+            c->basis == GL_BASIS_MAX ? "max" : "used", stt);
+    incomplete_note(f, x->st, false);
+    fprintf(f, "\n**All invoices: %s %s**\n\n", a, c->currency);
     {
         gl_i128 cap = 0, billed = 0, idle = 0, overhead = 0; /* cannot overflow */
         for (size_t i = 0; i < fl->n; i++) {

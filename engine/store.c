@@ -18,6 +18,7 @@
 #include "schema_006_sql.h"
 #include "schema_007_sql.h"
 #include "schema_008_sql.h"
+#include "schema_009_sql.h"
 #include "invoice.h" /* line kind names: the frozen rows' format */
 #include "store_frozen.h"
 #include "query.h"
@@ -27,7 +28,7 @@
  * schema change is a new file, embedded in meson.build, appended here. */
 static const char *const migrations[] = {gl_schema_v1, gl_schema_v2, gl_schema_003,
                                               gl_schema_004, gl_schema_005, gl_schema_006,
-                                              gl_schema_007, gl_schema_008};
+                                              gl_schema_007, gl_schema_008, gl_schema_009};
 #define GL_SCHEMA_VERSION ((int)(sizeof migrations / sizeof *migrations))
 
 struct gl_store {
@@ -1301,6 +1302,37 @@ static enum gl_status step_reset(struct gl_store *s, sqlite3_stmt *st, struct gl
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "closing the period", err);
+}
+
+enum gl_status gl_store_note_refused(struct gl_store *s, const char *cluster, int64_t from,
+                                     int64_t to, const char *reason, int64_t now,
+                                     struct gl_error *err)
+{
+    const char *what = "recording the refused hours";
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_begin(s, err);
+    if (rc)
+        return rc;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT OR REPLACE INTO refused_hour (cluster, hour, refused_at, "
+                           "reason) VALUES (?, ?, ?, ?)",
+                           -1, &st, NULL) != SQLITE_OK)
+        rc = gl_store_fail(s, what, err);
+    for (int64_t h = from - from % 3600; !rc && h < to; h += 3600) {
+        sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, h);
+        sqlite3_bind_int64(st, 3, now);
+        sqlite3_bind_text(st, 4, reason, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = gl_store_fail(s, what, err);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (!rc)
+        rc = gl_store_commit(s, err);
+    if (rc)
+        gl_store_rollback(s);
+    return rc;
 }
 
 enum gl_status gl_store_freeze(struct gl_store *s, const struct gl_freeze *f,

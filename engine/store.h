@@ -141,6 +141,14 @@ struct gl_freeze {
 enum gl_status gl_store_freeze(struct gl_store *s, const struct gl_freeze *f,
                                struct gl_error *err);
 
+/* Records the hours [from, to) of cluster as refused (schema 009
+ * refused_hour; reason "shrink" or "backend"), in its own transaction: a
+ * collect whose chunk was refused or failed. They count against closing
+ * their period until stored again. */
+enum gl_status gl_store_note_refused(struct gl_store *s, const char *cluster, int64_t from,
+                                     int64_t to, const char *reason, int64_t now,
+                                     struct gl_error *err);
+
 /* Formats "<what>: <sqlite message>" into err and returns GL_ERR_RUNTIME. */
 enum gl_status gl_store_fail(struct gl_store *s, const char *what, struct gl_error *err);
 

@@ -216,6 +216,29 @@ static enum gl_status write_invoice(struct gl_store *s, sqlite3_stmt **w, const 
     return rc;
 }
 
+/* What a forced close found missing (schema 009 closed_gap). */
+static enum gl_status write_gaps(struct gl_store *s, const struct gl_invoice_set *set,
+                                 struct gl_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_prepare(s,
+                                         "INSERT INTO closed_gap (period, seq, cluster, kind, "
+                                         "start_hour, end_hour) VALUES (?,?,?,?,?,?)",
+                                         &st, "closing the period: its gaps", err);
+    for (size_t i = 0; !rc && i < set->ngaps; i++) {
+        const struct gl_gap *g = &set->gaps[i];
+        sqlite3_bind_text(st, 1, set->period.name, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_text(st, 3, g->cluster, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, gl_gap_kind_name(g->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, g->from);
+        sqlite3_bind_int64(st, 6, g->to);
+        rc = step_done(s, st, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 enum gl_status gl_store_freeze_figures(struct gl_store *s, const struct gl_invoice_set *set,
                                        struct gl_error *err)
 {
@@ -249,6 +272,8 @@ enum gl_status gl_store_freeze_figures(struct gl_store *s, const struct gl_invoi
     free(seen);
     for (int i = 0; i < W_N; i++)
         sqlite3_finalize(w[i]);
+    if (!rc && set->ngaps)
+        rc = write_gaps(s, set, err);
     return rc;
 }
 
@@ -577,6 +602,29 @@ static enum gl_status check_sums(struct loader *x)
     return GL_OK;
 }
 
+static const char load_gaps_sql[] =
+    "SELECT seq, cluster, kind, start_hour, end_hour FROM closed_gap WHERE period = ?1 "
+    "ORDER BY seq";
+
+static enum gl_status row_gaps(struct loader *x, sqlite3_stmt *st)
+{
+    struct gl_invoice_set *set = x->set;
+    const char *cluster = col_text(st, 1), *kind = col_text(st, 2);
+    int64_t seq, from, to;
+    int k = -1;
+    for (int i = GL_GAP_MISSING; kind && i <= GL_GAP_UNSETTLED; i++)
+        if (strcmp(kind, gl_gap_kind_name((enum gl_gap_kind)i)) == 0)
+            k = i;
+    if (!cluster || k < 0 || !col_int(st, 0, &seq) || seq != (int64_t)set->ngaps ||
+        !col_int(st, 3, &from) || !col_int(st, 4, &to) || to <= from || from % 3600 ||
+        to % 3600)
+        return bad(x, NULL, "a closed_gap row is incomplete");
+    set->gaps = gl_xrealloc(set->gaps, (set->ngaps + 1) * sizeof *set->gaps);
+    set->gaps[set->ngaps++] =
+        (struct gl_gap){gl_strdup(cluster), (enum gl_gap_kind)k, from, to};
+    return GL_OK;
+}
+
 enum gl_status gl_store_frozen_load(struct gl_store *s, const struct gl_config *live,
                                     const struct gl_period *p, int64_t closed_at,
                                     struct gl_invoice_set **out, struct gl_error *err)
@@ -594,7 +642,8 @@ enum gl_status gl_store_frozen_load(struct gl_store *s, const struct gl_config *
         !(rc = each_row(&x, load_lines_sql, row_lines)) &&
         !(rc = each_row(&x, load_days_sql, row_days)) &&
         !(rc = each_row(&x, load_info_sql, row_info)) &&
-        !(rc = each_row(&x, load_anomalies_sql, row_anomalies)))
+        !(rc = each_row(&x, load_anomalies_sql, row_anomalies)) &&
+        !(rc = each_row(&x, load_gaps_sql, row_gaps)))
         rc = check_sums(&x);
     if (rc || !have) {
         gl_invoices_free(set);

@@ -28,7 +28,7 @@ _gpuledger() {
         summary) opts="--period --format --help" ;;
         anomalies) opts="--period --team --format --help" ;;
         report) opts="--period --team --out --help" ;;
-        close) opts="--period --now --help" ;;
+        close) opts="--period --now --force --help" ;;
         run) opts="--out --now --reprice-closed --help" ;;
         check) opts="--at --help" ;;
         prices) opts="import --file --reprice-closed --help" ;;

@@ -7,7 +7,9 @@ Writes rows straight into SQLite (the engine's own schema files, applied in
 order, PRAGMA user_version set as engine/store.c does), so the outputs do
 not depend on Prometheus, the collector or the clock. Stages:
 
-  base   devices; 2026-08-30, 2026-09-29 and 2026-10-01/02 (3 + 2 + 3 hours)
+  base   devices; 2026-08-30, 2026-09-29 and 2026-10-01/02 (3 + 2 + 3 hours);
+         every other hour of August and September collected with no data
+         (the backend had none), so that both months are complete and close
   late   one more hour of 2026-09 (2026-09-30T12), collected after the close
          of 2026-09: it becomes correction lines of 2026-10
 
@@ -142,7 +144,15 @@ def add_hours(db, hours, late):
         for ns, pod, dev, team, kind, q, est in rows_of_hour(h, late):
             db.execute("INSERT INTO usage VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                        (h, CLUSTER, ns, pod, dev, team, kind, q, est, h, h + S - 60))
-        db.execute("INSERT INTO collected_hour VALUES (?,?,?,?,?)", (CLUSTER, h, h + S, 60, 0))
+        db.execute("INSERT OR REPLACE INTO collected_hour VALUES (?,?,?,?,?)",
+                   (CLUSTER, h, h + S, 60, 0))
+
+
+def add_empty_hours(db, first, end):
+    """Hours [first, end) not collected yet, collected with no data."""
+    for h in range(hour(first), hour(end), S):
+        db.execute("INSERT OR IGNORE INTO collected_hour VALUES (?,?,?,?,?)",
+                   (CLUSTER, h, h + S, 0, 0))
 
 
 def main():
@@ -152,6 +162,7 @@ def main():
     for stage in sys.argv[2:]:
         if stage == "base":
             add_hours(db, BASE_HOURS, False)
+            add_empty_hours(db, "2026-08-01T00", "2026-10-01T00")
         elif stage == "late":
             add_hours(db, LATE_HOURS, True)
         else:

@@ -9,8 +9,9 @@ Usage: python3 tests/integration/focus_test.py --bin build/gpuledger
    closed, a late September hour -> correction rows in October) exported
    under every idle policy, open and closed months, FOCUS 1.2 and 1.3, each
    with its metadata sidecar, checked by focus_check.py: zero failures of
-   applicable MUST rules. 1.3 split rows carry AllocatedRatios that add up
-   to exactly 1 per origin charge.
+   applicable MUST rules (a closed month, frozen as 1.2, asked for 1.3 is
+   refused with exit 7, never answered in 1.2). 1.3 split rows carry
+   AllocatedRatios that add up to exactly 1 per origin charge.
 2. Mutated copies of a passing CSV must fail: a renamed column, a bad
    decimal, a broken ListCost (off by 0.01), a tag key without prefix, a
    metadata file without the schema's ColumnDefinition.
@@ -80,6 +81,18 @@ class Focus(harness.Suite):
                     rc, _, err = eng.run(cfgs[policy], db, "export", "--period", period,
                                          "--out", out, "--focus-version", version)
                     name = "FOCUS %s of %s (%s)" % (version, period, policy)
+                    # a closed month keeps the CSV (and version) it was closed
+                    # with: asked for another version it is refused (exit 7),
+                    # never answered in the frozen version
+                    closed = period != "2026-10"
+                    if closed and version != "1.2":
+                        tap.check(name + ": refused (exit 7: frozen as FOCUS 1.2), nothing "
+                                  "written", ([] if rc == 7 else ["exit %d" % rc]) +
+                                  ([] if "2026-" in err and "FOCUS 1.2" in err else
+                                   ["stderr names no period or frozen version: %s"
+                                    % harness.tail(err)]) +
+                                  (["%s written" % out] if os.path.exists(out) else []))
+                        continue
                     if rc:
                         tap.fail(name, "exit %d: %s" % (rc, harness.tail(err)))
                         continue
@@ -87,10 +100,7 @@ class Focus(harness.Suite):
                         text = f.read()
                     with open(out + ".metadata.json") as f:
                         meta = json.load(f)
-                    # a closed month keeps the CSV (and version) it was closed with
-                    closed = period != "2026-10"
-                    v = "1.2" if closed else version
-                    res = focus_check.check(text, meta, v)
+                    res = focus_check.check(text, meta, version)
                     probs = problems_of(res)
                     if res.applied < 150:
                         probs.append("only %d rules applied" % res.applied)

@@ -40,10 +40,14 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 from golden_test import config  # noqa: E402
 
-# closed before the late hour of 2026-09 arrives, then 2026-10 (it carries
-# the correction lines of 2026-09 into its frozen figures)
+# closed before the late hour of 2026-09 arrives (both complete: make_db
+# collects every hour of them), then 2026-10 (it carries the correction
+# lines of 2026-09 into its frozen figures): three hours of it collected,
+# closed with --force, so its frozen figures and texts also carry what was
+# missing (closed_gap) and must render byte-identical with it
 CLOSED = (("2026-08", "2026-09-05T00:00:00Z"), ("2026-09", "2026-10-05T00:00:00Z"))
 CLOSED_LATE = (("2026-10", "2026-11-05T00:00:00Z"),)
+FORCED = ("2026-10",)
 FIGURE_TABLES = ("frozen_period", "frozen_price", "frozen_head", "frozen_line",
                  "frozen_line_day", "frozen_info", "frozen_anomaly")
 
@@ -89,7 +93,8 @@ class Frozen(harness.Suite):
                 raise RuntimeError("close %s: exit %d: %s" % (period, rc, err))
         self.make(db, "late")
         for period, now in CLOSED_LATE:
-            rc, _, err = self.eng.run(cfg, db, "close", "--period", period, "--now", now)
+            rc, _, err = self.eng.run(cfg, db, "close", "--period", period, "--now", now,
+                                      *(("--force",) if period in FORCED else ()))
             if rc != 0:
                 raise RuntimeError("close %s: exit %d: %s" % (period, rc, err))
         return cfg, db

@@ -125,7 +125,10 @@ class MaintainTest(harness.Suite):
             return False
         self.prom = harness.Prometheus(self.work, tsdb, lookback="299s")
         self.prom.start(attempts=4)
-        cfg = gen.run_config({"run": {"repull_hours": 2, "start": "2026-11-01T00:00:00Z"}})
+        # November, collected whole by the run at T0, closes at T0 (6 hours
+        # after its end): no settle delay
+        cfg = gen.run_config({"run": {"repull_hours": 2, "start": "2026-11-01T00:00:00Z"},
+                              "close": {"settle_hours": 0}})
         cfg["prometheus"]["url"] = self.prom.url()
         cfg["prices"]["file"] = self.path("prices.csv")
         cfg.setdefault("collection", {})["queries_dir"] = os.path.join(REPO, "queries")

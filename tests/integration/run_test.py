@@ -388,7 +388,9 @@ class RunTest(harness.Suite):
                               % (time.time() - t0), p)
 
     def write_config(self):
-        cfg = self.full.run_config()
+        # November is closed at 2026-12-01T03:00Z, before its late samples
+        # arrive (every hour collected): no settle delay
+        cfg = self.full.run_config({"close": {"settle_hours": 0}})
         cfg["prometheus"]["url"] = self.prom.url()
         cfg["prices"]["file"] = self.path("prices.csv")
         cfg.setdefault("collection", {})["queries_dir"] = os.path.join(REPO, "queries")
@@ -736,15 +738,20 @@ class RunTest(harness.Suite):
 
     def focus_conformance(self):
         """The FinOps Foundation's FOCUS rules (focus_check.py) on the closed
-        November (the CSV it was closed with: 1.2 whatever is asked) and on
-        December with its correction rows, FOCUS 1.2 and 1.3, each with its
-        metadata; and on the files `run` wrote (DIR/<period>/focus-*.csv)."""
+        November (the CSV it was closed with, 1.2; asked for 1.3 it is
+        refused, exit 7) and on December with its correction rows, FOCUS 1.2
+        and 1.3, each with its metadata; and on the files `run` wrote
+        (DIR/<period>/focus-*.csv)."""
         tap = self.tap
         d = self.path("out-focus")
         os.makedirs(d, exist_ok=True)
         focus_check.export_and_check(tap, self.engine, self.cfg, self.db, NOV,
                                      os.path.join(d, NOV), "run-month closed " + NOV,
-                                     closed_version="1.2")
+                                     versions=("1.2",), closed_version="1.2")
+        rc, out, err = self.eng("export", "--period", NOV, "--focus-version", "1.3")
+        tap.check("FOCUS 1.3 of the closed %s (frozen as 1.2): refused, exit 7, nothing "
+                  "printed" % NOV, [] if rc == 7 and not out and NOV in err and "1.2" in err
+                  else ["exit %s, %d bytes on stdout: %s" % (rc, len(out), tail(err))])
         texts = focus_check.export_and_check(tap, self.engine, self.cfg, self.db, DEC,
                                              os.path.join(d, DEC),
                                              "run-month %s (corrections)" % DEC)

@@ -150,7 +150,8 @@ static void test_closed(void)
     struct gl_error err = {0};
     int64_t now;
     gl_time_parse("2026-11-05T00:00:00Z", &now);
-    CHECK(gl_period_close(f.cfg, f.s, f.prices, &f.oct, now, &err) == GL_OK);
+    /* one hour collected: closed as it is (--force), the statement is the point */
+    CHECK(gl_period_close_force(f.cfg, f.s, f.prices, &f.oct, now, true, &err) == GL_OK);
     struct gl_statement *st = NULL;
     CHECK(gl_statement_build(f.cfg, f.s, f.prices, &f.oct, GL_ST_INVOICES, &st, &err) == GL_OK);
     CHECK(st && st->closed && !st->from_texts && st->set && st->set->n == 3 &&
@@ -201,7 +202,8 @@ static void test_closed_new_renderer(void)
     struct gl_error err = {0};
     int64_t now;
     gl_time_parse("2026-11-05T00:00:00Z", &now);
-    CHECK(gl_period_close(f.cfg, f.s, f.prices, &f.oct, now, &err) == GL_OK);
+    /* one hour collected: closed as it is (--force), the statement is the point */
+    CHECK(gl_period_close_force(f.cfg, f.s, f.prices, &f.oct, now, true, &err) == GL_OK);
     /* the config changes after the close: the closed month keeps its own */
     free(f.cfg->currency);
     f.cfg->currency = strdup("EUR");
