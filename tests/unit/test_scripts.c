@@ -871,6 +871,18 @@ static void run_file(const char *path)
             }
             eval_free(&x);
             i = b1 - 1;
+        } else if (strcmp(cmd, "unload") == 0) {
+            char *name = token(&p);
+            struct load *ld = name ? find_load(&x, name) : NULL;
+            if (!ld || token(&p)) {
+                script_fail(&x, lineno, "unload QUERY (a loaded query)");
+                failed = true;
+                break;
+            }
+            free(ld->name);
+            gl_buf_free(&ld->body);
+            *ld = x.loads[--x.nloads];
+            eval_free(&x);
         } else if (strcmp(cmd, "clear") == 0) {
             loads_clear(&x);
             eval_free(&x);
@@ -895,7 +907,7 @@ static void run_file(const char *path)
             x.nexpect++;
             run_expect(&x, lineno, p, shown);
         } else {
-            script_fail(&x, lineno, "unknown command \"%s\" (config, grid, load, clear, expect)",
+            script_fail(&x, lineno, "unknown command \"%s\" (config, grid, load, unload, clear, expect)",
                         cmd);
             failed = true;
         }
