@@ -635,6 +635,11 @@ static void run_expect(struct script *x, int lineno, char *rest, const char *sho
             syntax = true;
             snprintf(why, sizeof why, "the figure \"%s\" is not an integer expression", rhs);
         }
+        for (int k = 0; !syntax && what && strcmp(what, "teams") == 0 && k < F_N; k++)
+            if (f.v[k]) {
+                syntax = true;
+                snprintf(why, sizeof why, "teams takes no filter");
+            }
         if (!syntax && strcmp(what, "teams") == 0) {
             /* the invoice set's team ids, in order */
             if (!evaluate(x) || !store_and_state(x)) {
