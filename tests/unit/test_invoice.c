@@ -6,6 +6,7 @@
  * 2^20 × 34.332275390625 = 36,000,000, so cents = MiB·s × 36e6 × 100 / 3.6e12
  * = MiB·s / 1000. Ties (x.5 cents) are then easy to place. */
 #include <cjson/cJSON.h>
+#include <glob.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -90,12 +91,6 @@ static void inv_close(struct inv_fx *f)
     gl_prices_free(f->prices);
     gl_store_close(f->s);
     gl_config_free(f->cfg);
-    char aux[600];
-    for (const char *sfx = "-wal\0-shm\0"; *sfx; sfx += strlen(sfx) + 1) {
-        snprintf(aux, sizeof aux, "%s%s", f->db, sfx);
-        unlink(aux);
-    }
-    unlink(f->db);
 }
 
 static const struct gl_invoice *inv_team(const struct gl_invoice_set *set, const char *team)
@@ -592,13 +587,31 @@ static void test_kind_names(void)
     CHECK_STR(gl_anomaly_kind_name(GL_ANOMALY_EXCESS_DEVICES), "excess_devices");
 }
 
+/* Temporary files (tap_tmpfile's gl-unit-<pid>-*) on tmpfs when the caller
+ * named no folder (the databases: a third of the time on disk), all
+ * removed at the end. */
+static void tmp_begin(void)
+{
+    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
+        setenv("TMPDIR", "/dev/shm", 1);
+}
+
+static void tmp_end(void)
+{
+    char pat[600];
+    snprintf(pat, sizeof pat, "%s/gl-unit-%d-*", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            unlink(g.gl_pathv[i]);
+    globfree(&g);
+}
+
 int main(void)
 {
     gl_log_threshold = GL_LOG_ERROR;
-    /* the databases on tmpfs when the caller named no folder: a third of
-     * the time on disk */
-    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
-        setenv("TMPDIR", "/dev/shm", 1);
+    tmp_begin();
     RUN(test_rounding_once);
     RUN(test_minor_units);
     RUN(test_gpu_hours);
@@ -611,5 +624,6 @@ int main(void)
     RUN(test_corrections);
     RUN(test_anomalies);
     RUN(test_kind_names);
+    tmp_end();
     return TAP_END();
 }

@@ -2,6 +2,7 @@
  * (engine/outstate.c): the fingerprint's parts, each reason to rewrite,
  * the files' check, the known periods. */
 #include <sys/stat.h>
+#include <glob.h>
 #include <unistd.h>
 
 #include "close.h"
@@ -108,12 +109,6 @@ static void teardown(void)
     gl_prices_free(prices);
     gl_config_free(cfg);
     unlink(cfg_path);
-    for (const char *sfx = "-wal\0-shm\0"; *sfx; sfx += strlen(sfx) + 1) {
-        char aux[600];
-        snprintf(aux, sizeof aux, "%s%s", db, sfx);
-        unlink(aux);
-    }
-    unlink(db);
 }
 
 /* October's whole fingerprint now. */
@@ -307,11 +302,31 @@ static void test_known_periods(void)
     free(names);
 }
 
+/* Temporary files (tap_tmpfile's gl-unit-<pid>-*) on tmpfs when the caller
+ * named no folder (the databases: a third of the time on disk), all
+ * removed at the end. */
+static void tmp_begin(void)
+{
+    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
+        setenv("TMPDIR", "/dev/shm", 1);
+}
+
+static void tmp_end(void)
+{
+    char pat[600];
+    snprintf(pat, sizeof pat, "%s/gl-unit-%d-*", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            unlink(g.gl_pathv[i]);
+    globfree(&g);
+}
+
 int main(void)
 {
     gl_log_threshold = GL_LOG_ERROR;
-    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
-        setenv("TMPDIR", "/dev/shm", 1); /* the database on tmpfs */
+    tmp_begin();
     if (!setup()) {
         printf("not ok - setup\n");
         return 1;
@@ -321,5 +336,6 @@ int main(void)
     RUN(test_check);
     RUN(test_known_periods);
     teardown();
+    tmp_end();
     return TAP_END();
 }

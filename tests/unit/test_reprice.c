@@ -2,6 +2,7 @@
  * database with team a's 1,000 MiB-h on GPU model M on 2026-09-10 and on
  * 2026-09-20 (12:00 each), September closed at 1.00 per GB-hour; then price
  * tables that change September's prices, or do not. */
+#include <glob.h>
 #include <unistd.h>
 
 #include "close.h"
@@ -85,12 +86,6 @@ static void teardown(void)
     gl_store_close(st);
     gl_prices_free(p_one);
     gl_config_free(cfg);
-    char aux[600];
-    for (const char *sfx = "-wal\0-shm\0"; *sfx; sfx += strlen(sfx) + 1) {
-        snprintf(aux, sizeof aux, "%s%s", db, sfx);
-        unlink(aux);
-    }
-    unlink(db);
 }
 
 /* September's price changes under prices (its invoices rebuilt with them). */
@@ -297,11 +292,31 @@ static void test_print_corrections(void)
     gl_invoices_free(set);
 }
 
+/* Temporary files (tap_tmpfile's gl-unit-<pid>-*) on tmpfs when the caller
+ * named no folder (the databases: a third of the time on disk), all
+ * removed at the end. */
+static void tmp_begin(void)
+{
+    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
+        setenv("TMPDIR", "/dev/shm", 1);
+}
+
+static void tmp_end(void)
+{
+    char pat[600];
+    snprintf(pat, sizeof pat, "%s/gl-unit-%d-*", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            unlink(g.gl_pathv[i]);
+    globfree(&g);
+}
+
 int main(void)
 {
     gl_log_threshold = GL_LOG_ERROR;
-    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
-        setenv("TMPDIR", "/dev/shm", 1); /* the database on tmpfs */
+    tmp_begin();
     if (!setup()) {
         printf("not ok - setup\n");
         return 1;
@@ -314,5 +329,6 @@ int main(void)
     RUN(test_closed_months);
     RUN(test_print_corrections);
     teardown();
+    tmp_end();
     return TAP_END();
 }
