@@ -154,17 +154,17 @@ def checks_dra(x):
                 p.append("%s allocated %s GPU-hours, expected %s" % (team, gh, float(want_gpu)))
         tap.check(title, p)
 
-    # 3. shared claim: largest remainder
-    title = ("dra: three pods on one claim split its allocation by floor shares plus the "
-             "largest remainder, ties by namespace/pod (usable x step = %d MiB.s a step: "
-             "parts add up to it exactly)" % (usable[id(g1)] * step))
+    # 3. shared claim: largest remainder in MiB, then x step
+    title = ("dra: three pods on one claim split its allocation in MiB by floor shares plus "
+             "the largest remainder, ties by namespace/pod, each share x step (usable = %d "
+             "MiB a step: parts add up to it exactly)" % usable[id(g1)])
     if need(x, title, None, "max"):
         p = []
         alloc, ru, gpu = {}, {}, {}
         for t in S.steps:
             act, whole = S.active(g1, t)
             act.sort(key=lambda a: a[0])
-            shares = even_split(usable[id(g1)] * step, len(act))
+            shares = [m * step for m in even_split(usable[id(g1)], len(act))]
             gparts = even_split(step * 10 ** 6, len(act))
             used = even_split(whole * step, len(act))   # device copies: W split evenly
             for (k, _, _), q, gq, u in zip(act, shares, gparts, used):
