@@ -152,6 +152,7 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
               value at step index k (k = 0 at "start"):
               B + (S * |2x - P|) // P  with  x = (k + F) mod P   (integers)
            "vgpu": ["5", "19"],       vgpu / process mode: one series per slot
+           "dra_driver": "nic.example.com",   DRA driver of the claim (default gpu.nvidia.com)
            "dra_claim": "single-gpu", DRA: the occupant's series carry
                                       dra_claim_name (+ dra_claim_namespace,
                                       default the pod's; dra_driver_name,
@@ -786,6 +787,7 @@ class Cluster:
                 "pod_uid": o.get("pod_uid", gpu.get("mode") in ("process", "process_podfree")),
                 "dra_claim": o.get("dra_claim"),
                 "dra_claim_namespace": o.get("dra_claim_namespace", p["namespace"]),
+                "dra_driver": o.get("dra_driver", DRA_DRIVER),
                 "hami_limit_bytes": o.get("hami_limit_bytes"),
                 "hami_extra_bytes": int(o.get("hami_extra_bytes", 0)),
             })
@@ -837,7 +839,8 @@ class Cluster:
             if slot is not None:
                 lab += (("vgpu", str(slot)),)
             if o.get("dra_claim") and g_cur["dra"] is not None:
-                lab += g_cur["dra"] + (("dra_claim_name", o["dra_claim"]),
+                lab += g_cur["dra"] + (("dra_driver_name", o["dra_driver"]),
+                                       ("dra_claim_name", o["dra_claim"]),
                                        ("dra_claim_namespace", o["dra_claim_namespace"]))
             return lab
 
@@ -853,7 +856,7 @@ class Cluster:
             # DRA labels of a claimed device (dcgm-exporter with DRA enabled)
             dra = (("dra_device_name", "gpu-%d" % g["gpu"] if not g.get("mig") else
                     "gpu-%d-mig-%s" % (g["gpu"], g["mig"]["id"])),
-                   ("dra_driver_name", DRA_DRIVER), ("dra_pool_name", n["name"]))
+                   ("dra_pool_name", n["name"]))
             if g.get("mig"):
                 dra += (("dra_mig_profile", g["mig"]["profile"]),
                         ("dra_mig_device_uuid", "MIG-%s-%s" % (g["uuid"][4:], g["mig"]["id"])))
