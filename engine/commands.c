@@ -16,6 +16,7 @@
 #include "fetch.h"
 #include "metrics.h"
 #include "output.h"
+#include "owner.h"
 #include "preset.h"
 #include "query.h"
 #include "render.h"
@@ -646,6 +647,8 @@ static int cmd_check(struct gl_cmd_env *e)
             struct gl_buf notes;
             gl_buf_init(&notes);
             enum gl_status src = gl_schema_check(cfg, cl, prom, at, &notes, &err);
+            if (!src) /* DRA claims, the device query beside a HAMi source (owner.h) */
+                src = gl_claims_check(cfg, cl, prom, at, &notes, &err);
             if (notes.data)
                 printf("%s", notes.data);
             rc = src ? FAIL(&err) : 0;

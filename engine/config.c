@@ -711,7 +711,7 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
 static enum gl_status load_memory(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
     static const char *const keys[] = {"query", "unit", "attribution", "split", "labels",
-                                       "limit_query", NULL};
+                                       "limit_query", "device_query", "preset", NULL};
     static const char *const label_keys[] = {"uuid", "gpu_i_id", "namespace", "pod", NULL};
     static const char *const units[] = {"MiB", "bytes", NULL};
     static const char *const attrs[] = {"process", "device", NULL};
@@ -719,14 +719,18 @@ static enum gl_status load_memory(struct cfg_ctx *x, struct gl_config *c, const 
     enum gl_status rc;
     int unit = (int)c->mem_unit, attr = (int)c->attribution, split = (int)c->split;
     if ((rc = check_keys(x, o, "memory_source", keys)) ||
+        (rc = get_str(x, o, "memory_source", "preset", false, &c->mem_preset)) ||
         (rc = get_str(x, o, "memory_source", "query", false, &c->mem_query)) ||
         (rc = get_enum(x, o, "memory_source", "unit", units, &unit)) ||
         (rc = get_enum(x, o, "memory_source", "attribution", attrs, &attr)) ||
         (rc = get_enum(x, o, "memory_source", "split", splits, &split)) ||
-        (rc = get_str(x, o, "memory_source", "limit_query", false, &c->mem_limit_query)))
+        (rc = get_str(x, o, "memory_source", "limit_query", false, &c->mem_limit_query)) ||
+        (rc = get_str(x, o, "memory_source", "device_query", false, &c->mem_device_query)))
         return rc;
     if (c->mem_limit_query && !c->mem_limit_query[0])
         return cfg_fail(x, "memory_source.limit_query", "must not be empty (or leave it out)");
+    if (c->mem_device_query && !c->mem_device_query[0])
+        return cfg_fail(x, "memory_source.device_query", "must not be empty (or leave it out)");
     c->mem_unit = (enum gl_mem_unit)unit;
     c->attribution = (enum gl_attribution)attr;
     c->split = (enum gl_split)split;
@@ -737,6 +741,28 @@ static enum gl_status load_memory(struct cfg_ctx *x, struct gl_config *c, const 
               (rc = get_str(x, l, "memory_source.labels", "namespace", false, &c->namespace_label)) ||
               (rc = get_str(x, l, "memory_source.labels", "pod", false, &c->pod_label))))
         return rc;
+    if (c->mem_preset) {
+        /* the preset fills what the keys above leave out */
+        const struct gl_memory_preset *mp = gl_memory_preset_find(c->mem_preset);
+        if (!mp)
+            return cfg_fail(x, "memory_source.preset", "unknown preset \"%s\" (known: %s)",
+                            c->mem_preset, gl_memory_preset_names());
+        if (!cJSON_GetObjectItemCaseSensitive(o, "unit"))
+            c->mem_unit = mp->unit;
+        if (!cJSON_GetObjectItemCaseSensitive(o, "attribution"))
+            c->attribution = mp->attribution;
+        char **f[] = {&c->mem_query, &c->mem_limit_query, &c->mem_device_query, &c->uuid_label};
+        const char *v[] = {mp->query, mp->limit_query, mp->device_query, mp->uuid_label};
+        for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+            if (!*f[i] && v[i])
+                *f[i] = gl_strdup(v[i]);
+    }
+    if (c->mem_device_query && strcmp(c->mem_device_query, c->mem_query ? c->mem_query
+                                                                         : "fb_used") == 0)
+        return cfg_fail(x, "memory_source.device_query",
+                        "\"%s\" is the memory source itself: name the exporter's device "
+                        "memory query (fb_used) beside another source, or leave it out",
+                        c->mem_device_query);
     return GL_OK;
 }
 
@@ -800,7 +826,7 @@ static enum gl_status load_exporter(struct cfg_ctx *x, struct gl_config *c, cons
     if (rc)
         return rc;
     const cJSON *ms = cJSON_GetObjectItemCaseSensitive(root, "memory_source");
-    bool mem_explicit = cJSON_GetObjectItemCaseSensitive(ms, "unit") != NULL;
+    bool mem_explicit = cJSON_GetObjectItemCaseSensitive(ms, "unit") != NULL || c->mem_preset;
     enum gl_mem_unit fb = pr ? pr->fb_unit : GL_UNIT_MIB;
     for (int q = 0; q < GL_MQ_COUNT; q++)
         c->mq[q].unit = GL_UNIT_MIB;
@@ -941,13 +967,15 @@ static enum gl_status load_allocation(struct cfg_ctx *x, struct gl_config *c, co
     return GL_OK;
 }
 
-/* dra: {"enabled": bool, "labels": {"claim_name", "claim_namespace",
- * "mig_profile"}} (README "DRA and HAMi allocation"). */
+/* dra: {"enabled": bool, "driver": name, "labels": {"claim_name",
+ * "claim_namespace", "mig_profile", "driver", "pool", "device",
+ * "mig_device_uuid"}} (README "DRA and HAMi allocation"). */
 static enum gl_status load_dra(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
-    static const char *const keys[] = {"enabled", "labels", NULL};
+    static const char *const keys[] = {"enabled", "driver", "labels", NULL};
     static const char *const label_keys[] = {"claim_name", "claim_namespace", "mig_profile",
-                                             NULL};
+                                             "driver",     "pool",            "device",
+                                             "mig_device_uuid", NULL};
     enum gl_status rc = check_keys(x, o, "dra", keys);
     if (rc)
         return rc;
@@ -956,12 +984,19 @@ static enum gl_status load_dra(struct cfg_ctx *x, struct gl_config *c, const cJS
         return cfg_fail(x, "dra.enabled", "expected true or false");
     if (en)
         c->dra_enabled = cJSON_IsTrue(en);
+    const cJSON *drv = cJSON_GetObjectItemCaseSensitive(o, "driver");
+    if (drv && (!cJSON_IsString(drv) || !drv->valuestring[0]))
+        return cfg_fail(x, "dra.driver", "expected a non-empty DRA driver name (gpu.nvidia.com)");
+    if ((rc = get_str(x, o, "dra", "driver", false, &c->dra_driver)))
+        return rc;
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "labels");
     char **labels[] = {&c->dra_claim_name_label, &c->dra_claim_namespace_label,
-                       &c->dra_mig_profile_label};
+                       &c->dra_mig_profile_label, &c->dra_driver_label,
+                       &c->dra_pool_label,        &c->dra_device_label,
+                       &c->dra_mig_device_uuid_label};
     if (l && (rc = check_keys(x, l, "dra.labels", label_keys)))
         return rc;
-    for (size_t i = 0; l && i < 3; i++) {
+    for (size_t i = 0; l && i < sizeof labels / sizeof *labels; i++) {
         char path[64];
         snprintf(path, sizeof path, "dra.labels.%s", label_keys[i]);
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(l, label_keys[i]);
@@ -1567,11 +1602,15 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     c->dra_enabled = true;
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "dra")) && (rc = load_dra(&x, c, o)))
         goto done;
-    const char *const dra_defaults[] = {"dra_claim_name", "dra_claim_namespace",
-                                        "dra_mig_profile"};
+    const char *const dra_defaults[] = {"dra_claim_name",  "dra_claim_namespace",
+                                        "dra_mig_profile", "dra_driver_name",
+                                        "dra_pool_name",   "dra_device_name",
+                                        "dra_mig_device_uuid", "gpu.nvidia.com"};
     char **dra_labels[] = {&c->dra_claim_name_label, &c->dra_claim_namespace_label,
-                           &c->dra_mig_profile_label};
-    for (size_t i = 0; i < 3; i++)
+                           &c->dra_mig_profile_label, &c->dra_driver_label,
+                           &c->dra_pool_label,        &c->dra_device_label,
+                           &c->dra_mig_device_uuid_label, &c->dra_driver};
+    for (size_t i = 0; i < sizeof dra_labels / sizeof *dra_labels; i++)
         if (!*dra_labels[i])
             *dra_labels[i] = gl_strdup(dra_defaults[i]);
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "compute")) &&
@@ -1710,6 +1749,13 @@ void gl_config_free(struct gl_config *c)
     free(c->dra_claim_name_label);
     free(c->dra_claim_namespace_label);
     free(c->dra_mig_profile_label);
+    free(c->dra_driver_label);
+    free(c->dra_pool_label);
+    free(c->dra_device_label);
+    free(c->dra_mig_device_uuid_label);
+    free(c->dra_driver);
+    free(c->mem_device_query);
+    free(c->mem_preset);
     struct {
         struct gl_kv *kv;
         size_t n;
@@ -1777,8 +1823,8 @@ const struct gl_cluster *gl_config_cluster(const struct gl_config *c, const char
     return NULL;
 }
 
-enum gl_status gl_config_query(const struct gl_config *c, const struct gl_cluster *cluster,
-                               const char *name, char **out, struct gl_error *err)
+static enum gl_status query_text(const struct gl_config *c, const struct gl_cluster *cluster,
+                                 const char *name, char **out, struct gl_error *err)
 {
     *out = NULL;
     for (const char *p = name; *p; p++)
@@ -1838,6 +1884,38 @@ enum gl_status gl_config_query(const struct gl_config *c, const struct gl_cluste
     if (!b.data || b.len == 0) {
         gl_buf_free(&b);
         return gl_error_set(err, GL_ERR_CONFIG, "%s: no query in file", file);
+    }
+    *out = b.data;
+    return GL_OK;
+}
+
+enum gl_status gl_config_query(const struct gl_config *c, const struct gl_cluster *cluster,
+                               const char *name, char **out, struct gl_error *err)
+{
+    enum gl_status rc = query_text(c, cluster, name, out, err);
+    if (rc || !c->mem_device_query || strcmp(name, c->mem_query) != 0)
+        return rc;
+    /* the memory source with the exporter's device series beside it, marked
+     * so the engine reads them as device totals (pod labels ignored), in
+     * the memory source's unit */
+    char *dev = NULL;
+    if ((rc = query_text(c, cluster, c->mem_device_query, &dev, err))) {
+        free(*out);
+        *out = NULL;
+        return rc;
+    }
+    enum gl_mem_unit du = c->mq[GL_MQ_FREE].unit, mu = c->mq[GL_MQ_MEMORY].unit;
+    struct gl_buf b;
+    gl_buf_init(&b);
+    bool ok = gl_buf_printf(&b, "(%s) or label_replace((%s)%s, \"%s\", \"%s\", \"\", \"\")", *out,
+                            dev, du == mu ? "" : mu == GL_UNIT_BYTES ? " * 1048576" : " / 1048576",
+                            GL_DEVICE_SERIES_LABEL, GL_DEVICE_SERIES_VALUE);
+    free(dev);
+    free(*out);
+    *out = NULL;
+    if (!ok) {
+        gl_buf_free(&b);
+        return gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
     }
     *out = b.data;
     return GL_OK;

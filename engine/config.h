@@ -19,6 +19,10 @@ enum gl_attribution { GL_ATTR_PROCESS, GL_ATTR_DEVICE };
 enum gl_mem_unit { GL_UNIT_MIB, GL_UNIT_BYTES };
 /* The memory queries whose unit and labels the exporter schema declares
  * (README "Exporter schema"); GL_MQ_OTHER: every other dcgm query (compute). */
+/* memory_source.device_query: the device series ride in the memory source's
+ * answer with this label (gl_config_query), read as device totals. */
+#define GL_DEVICE_SERIES_LABEL "gpuledger_series"
+#define GL_DEVICE_SERIES_VALUE "device"
 enum gl_mq { GL_MQ_MEMORY, GL_MQ_FREE, GL_MQ_RESERVED, GL_MQ_LIMIT, GL_MQ_OTHER, GL_MQ_COUNT };
 struct gl_query_schema {
     enum gl_mem_unit unit;
@@ -187,6 +191,11 @@ struct gl_config {
     char *pod_label;        /* "pod" */
     char *mem_limit_query;  /* HAMi: per-container memory limit, the pod's allocation on
                              * that device (same unit and labels), NULL: none */
+    char *mem_device_query; /* the exporter's device memory series read beside a
+                             * per-pod source (HAMi: "fb_used"): device used, and with
+                             * FREE and RESERVED the capacity; NULL: none (device used
+                             * = the source's own device series, else its pods' sum) */
+    char *mem_preset;       /* memory_source.preset ("hami"), NULL: none */
 
     /* exporter schema (engine/preset.c): exporter.preset, then per query its
      * unit and labels (mem_unit == mq[GL_MQ_MEMORY].unit) */
@@ -211,6 +220,11 @@ struct gl_config {
     char *dra_claim_name_label;      /* "dra_claim_name" */
     char *dra_claim_namespace_label; /* "dra_claim_namespace" */
     char *dra_mig_profile_label;     /* "dra_mig_profile" */
+    char *dra_driver_label;          /* "dra_driver_name" */
+    char *dra_pool_label;            /* "dra_pool_name" */
+    char *dra_device_label;          /* "dra_device_name" */
+    char *dra_mig_device_uuid_label; /* "dra_mig_device_uuid" */
+    char *dra_driver;                /* the GPU driver whose claims count: "gpu.nvidia.com" */
 
     /* compute indicator: query names, in order of preference */
     char **compute_queries;
@@ -272,7 +286,10 @@ const struct gl_team_info *gl_config_team(const struct gl_config *c, const char 
 
 /* Reads <queries_dir>/<name>.promql with ${cluster_selector} (of cluster),
  * ${cluster_label} and ${gpu_resources} substituted. Returns a malloc'd
- * string. */
+ * string. The memory source with memory_source.device_query set is
+ * "(<source>) or label_replace((<device query>)[ * or / 1048576],
+ * GL_DEVICE_SERIES_LABEL, GL_DEVICE_SERIES_VALUE, "", "")": one answer, the
+ * device series converted to the source's unit and marked. */
 enum gl_status gl_config_query(const struct gl_config *c, const struct gl_cluster *cluster,
                                const char *name, char **out, struct gl_error *err);
 

@@ -8,10 +8,11 @@
  *   C. pod memory per device (process value, device-copy split, or the
  *      allocation of a device with no memory metrics), anomalies, busy;
  *   D. reserved-unused per (pod, node, model), excess devices;
- *   B'. per-device allocation records: HAMi limits, DRA claims (shared
- *      claims split by largest remainder);
- *   E. idle (reduced by billed reserved-unused under basis max, taken on
- *      the pod's own devices first), excess, both per device.
+ *   B'. per-device allocation records: HAMi limits, DRA claims (a shared
+ *      claim's MiB split by largest remainder);
+ *   E. idle (reduced by billed reserved-unused under basis max: a DRA
+ *      claim's on the device it names, a request's over the node's devices),
+ *      excess, both per device.
  * All quantities of a step are integers in MiB·s (MiB × step seconds).
  * Every product and sum of quantities is checked (__builtin_*_overflow):
  * the first overflow is kept with the device, pod and hour it happened at
@@ -55,6 +56,7 @@ struct dev {
     /* per-step scratch */
     bool fb;           /* memory metrics present at this step */
     bool unknown;      /* pods present, no memory metrics */
+    bool dev_estimated;/* device used = its pods' sum for want of the device query's series */
     int64_t used_dev, free_v, reserved_v, capacity, usable;
     int64_t sum_q;     /* Σ pod MiB·s this step */
     int64_t idle_q;
@@ -75,7 +77,10 @@ struct pair {
                          * step by step_devices for step_pods */
     int64_t q;          /* scratch: MiB·s this step */
     int64_t dev_q;      /* scratch: its allocation of this device (MiB·s) */
+    int64_t dev_gpu;    /* scratch: a DRA claim's GPU time of this device (micro-GPU-s) */
     bool dev_alloc;     /* scratch: holds this very device (claim or limit) */
+    bool claimed;       /* scratch: by a DRA claim: allocation, reserved-unused and
+                         * excess stay on this device (SPEC §9) */
 };
 
 struct ctr_limit {      /* HAMi limit of one container on one device */
@@ -106,6 +111,7 @@ struct pn {                 /* (pod, node, model) */
     int32_t pod, node, model;
     int32_t pseudo_dev;
     int64_t alloc_q, used_q, gpu_u;
+    int64_t claim_q;        /* its DRA claims' shares (split weights only) */
     bool touched;
     int32_t ndev, capdev;   /* devices it holds memory or a device allocation on, this step */
     int32_t *devs;
@@ -178,6 +184,8 @@ struct work {
     struct gl_buf why;
     /* scratch per step */
     int32_t *touched_pn, *touched_pnode;
+    int32_t *claimed;             /* pairs holding their device by a DRA claim this step */
+    size_t nclaimed;
     int32_t *scratch_members, *scratch_teams;
     gl_i128 *scratch_weights, *scratch_parts, *scratch_parts2;
     size_t ntouched_pn, ntouched_pnode;
@@ -718,7 +726,9 @@ static void bytes_to_mib(const double *in, double *mib, size_t n)
 }
 
 /* The DRA claim a pod's series names, as its w->claimkeys id: (cluster,
- * claim namespace (else the pod's), claim name); -1 when it names none. */
+ * claim namespace (else the pod's), claim name); -1 when it names none or
+ * names another driver's claim (dra.driver; a series without the driver
+ * label counts). */
 static int32_t series_claim(struct work *w, const struct gl_series *s, const char *ns)
 {
     const struct gl_config *c = w->c;
@@ -726,6 +736,10 @@ static int32_t series_claim(struct work *w, const struct gl_series *s, const cha
         return -1;
     const char *name = gl_series_label(s, c->dra_claim_name_label);
     if (!name)
+        return -1;
+    /* another driver's claim (a NIC, an FPGA) allocates no GPU memory */
+    const char *driver = gl_series_label(s, c->dra_driver_label);
+    if (driver && strcmp(driver, c->dra_driver) != 0)
         return -1;
     const char *cns = gl_series_label(s, c->dra_claim_namespace_label);
     return key3(w, w->claimkeys, series_cluster(c, s), cns ? cns : ns, name);
@@ -748,6 +762,16 @@ static void pair_claim(struct work *w, int32_t p, int32_t claim, const double *v
             pp->claim[t] = claim;
 }
 
+/* A series of memory_source.device_query in the memory source's answer
+ * (gl_config_query marks them): a device total whatever pod labels it
+ * carries (dcgm-exporter puts a busy GPU's pod on its only series). */
+static bool device_series(const struct gl_config *c, const struct gl_series *s)
+{
+    const char *v;
+    return c->mem_device_query && (v = gl_series_label(s, GL_DEVICE_SERIES_LABEL)) &&
+           strcmp(v, GL_DEVICE_SERIES_VALUE) == 0;
+}
+
 static void add_memory(struct work *w, const struct gl_matrix *m)
 {
     const struct gl_config *c = w->c;
@@ -757,6 +781,8 @@ static void add_memory(struct work *w, const struct gl_matrix *m)
     for (size_t i = 0; i < m->nseries; i++) {
         struct gl_series conv = m->series[i];
         const struct gl_series *s = &conv;
+        /* the device query's series name their device with the exporter's labels */
+        w->qs = &c->mq[device_series(c, s) ? GL_MQ_FREE : GL_MQ_MEMORY];
         int32_t dev = device_of(w, s);
         if (dev < 0)
             continue; /* no UUID: not a GPU series */
@@ -765,7 +791,7 @@ static void add_memory(struct work *w, const struct gl_matrix *m)
             conv.values = mib;
         }
         const char *ns, *pod;
-        if (!identity(w, s, &ns, &pod)) {
+        if (device_series(c, s) || !identity(w, s, &ns, &pod)) {
             merge_max(DEV(w, dev).used, s->values, n);
             continue;
         }
@@ -1201,6 +1227,9 @@ static void step_devices(struct work *w, size_t t)
             dv->used_dev = has_dev ? to_mib(dv->used[t]) : (v_max > 0 ? v_max : 0);
         else
             dv->used_dev = has_dev ? to_mib(dv->used[t]) : sum;
+        /* a device query configured and silent here: the pods' sum stands in
+         * (memory no pod holds is missed), so its pods' figures are estimated */
+        dv->dev_estimated = c->mem_device_query && !has_dev && npods > 0;
         /* Process-mode sources that look like per-pod copies of the device. */
         if (c->attribution == GL_ATTR_PROCESS) {
             if (npods >= 2 && all_equal && v_max > 0 && (!has_dev || v_max == dv->used_dev))
@@ -1518,9 +1547,10 @@ static int64_t claim_mib(struct work *w, int32_t d)
 
 /* B'. Per-device allocation records at t: a HAMi limit is the pod's
  * allocation of that device; a DRA claim on a pod's series allocates the
- * device (its usable memory, a MIG instance its slice), split among the
- * pods on that claim by floor shares plus the largest remainder, ties by
- * namespace/pod (SPEC §9), GPU time likewise (a MIG slice: g/7). */
+ * device (its usable memory, a MIG instance its slice), the MiB split among
+ * the pods on that claim by floor shares plus the largest remainder, ties
+ * by namespace/pod, each share × step (SPEC §9), GPU time likewise (a MIG
+ * slice: g/7). A claim's rows stay on its device (step_claim_rows). */
 static void step_device_alloc(struct work *w, size_t t)
 {
     const int64_t step = w->r->step;
@@ -1533,8 +1563,8 @@ static void step_device_alloc(struct work *w, size_t t)
         int nm = 0;
         for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
             struct pair *pp = &PAIR(w, p);
-            pp->dev_alloc = false;
-            pp->dev_q = 0;
+            pp->dev_alloc = pp->claimed = false;
+            pp->dev_q = pp->dev_gpu = 0;
             if (pp->limit && !isnan(pp->limit[t])) {
                 struct pn *pn = &PN(w, pp->pn);
                 int64_t q;
@@ -1576,12 +1606,13 @@ static void step_device_alloc(struct work *w, size_t t)
                 j++;
             int k = j - i;
             int64_t q;
-            if (!q_mul(w, t, claim_mib(w, (int32_t)d), step, &q, "a DRA claim's allocation (MiB·s)",
-                       (int32_t)d))
+            /* the claim's MiB split among its pods, then × step (SPEC §9) */
+            int64_t mib = claim_mib(w, (int32_t)d);
+            if (!q_mul(w, t, mib, step, &q, "a DRA claim's allocation (MiB·s)", (int32_t)d))
                 break;
             for (int m = 0; m < k; m++)
                 weights[m] = 1;
-            if (!gl_split_largest_remainder(q, weights, (size_t)k, parts))
+            if (!gl_split_largest_remainder(mib, weights, (size_t)k, parts))
                 overflow_at(w, t, "splitting a DRA claim on %s among %d pods exceeds 128 bits",
                             device_name(w, (int32_t)d), k);
             gl_i128 gq = (gl_i128)step * 1000000 * (dv->mig ? g : 7) / 7;
@@ -1592,15 +1623,17 @@ static void step_device_alloc(struct work *w, size_t t)
             for (int m = 0; m < k && !w->overflow; m++) {
                 struct pair *pp = &PAIR(w, members[i + m]);
                 struct pn *pn = &PN(w, pp->pn);
-                pp->dev_q = (int64_t)parts[m];
-                pp->dev_alloc = true;
-                q_add(w, t, pn->alloc_q, pp->dev_q, &pn->alloc_q, "a pod's allocation (MiB·s)",
+                /* each part is at most the claim's MiB: × step fits */
+                pp->dev_q = (int64_t)parts[m] * step;
+                pp->dev_gpu = (int64_t)gparts[m];
+                pp->dev_alloc = pp->claimed = true;
+                w->claimed[w->nclaimed++] = members[i + m];
+                /* its rows are the device's (step_claim_rows); the (pod, node,
+                 * model) keeps the share only as a split weight */
+                q_add(w, t, pn->claim_q, pp->dev_q, &pn->claim_q, "a pod's allocation (MiB·s)",
                       (int32_t)d);
-                q_add(w, t, pn->gpu_u, (int64_t)gparts[m], &pn->gpu_u,
-                      "a pod's allocated GPU time (micro-GPU-seconds)", (int32_t)d);
                 touch_pn(w, pp->pn);
                 touch_pnode(w, pp->pnode);
-                pn_add_dev(pn, (int32_t)d, 0);
             }
             i = j;
         }
@@ -1621,7 +1654,7 @@ static void step_pods(struct work *w, size_t t)
         struct dev *dv = &DEV(w, d);
         if (!dv->used)
             continue;
-        bool estimated = false;
+        bool estimated = dv->dev_estimated;
         /* the pods present on the device at t, ordered by namespace/pod */
         int nm = 0;
         for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
@@ -1665,7 +1698,8 @@ static void step_pods(struct work *w, size_t t)
             for (int k = 0; k < nm; k++) {
                 weights[k] = 1;
                 if (c->split == GL_SPLIT_ALLOCATION) {
-                    weights[k] = PN(w, PAIR(w, members[k]).pn).alloc_q;
+                    const struct pn *wpn = &PN(w, PAIR(w, members[k]).pn);
+                    weights[k] = (gl_i128)wpn->alloc_q + wpn->claim_q;
                     any_w |= weights[k] > 0;
                 }
             }
@@ -1698,10 +1732,12 @@ static void step_pods(struct work *w, size_t t)
             add(w, t, (int32_t)d, po->ns, po->name, team, GL_KIND_MEMORY_USED, pp->q, estimated);
             q_add(w, t, dv->sum_q, pp->q, &dv->sum_q, "the pods' memory (MiB·s)", (int32_t)d);
             struct pn *pn = &PN(w, pp->pn);
-            q_add(w, t, pn->used_q, pp->q, &pn->used_q, "a pod's memory on its node (MiB·s)",
-                  (int32_t)d);
-            touch_pn(w, pp->pn);
-            pn_add_dev(pn, (int32_t)d, pp->q);
+            if (!pp->claimed) { /* a claimed device's memory is set against its claim */
+                q_add(w, t, pn->used_q, pp->q, &pn->used_q, "a pod's memory on its node (MiB·s)",
+                      (int32_t)d);
+                touch_pn(w, pp->pn);
+                pn_add_dev(pn, (int32_t)d, pp->q);
+            }
             struct pnode *pnode = &PNODE(w, pp->pnode);
             touch_pnode(w, pp->pnode);
             if (!dv->mig)
@@ -1845,10 +1881,53 @@ static int dev_cmp(const void *pa, const void *pb)
     return cmp ? cmp : strcmp(S(w, a->gpu_i_id), S(w, b->gpu_i_id));
 }
 
+/* A pod's allocation rows at t on dev: allocated, its GPU time,
+ * reserved-unused = allocated − used when positive, and under basis max the
+ * same billed; returns the billed reserved-unused (0 under basis used). */
+static int64_t alloc_rows(struct work *w, size_t t, int32_t dev, int32_t podi, int64_t alloc,
+                          int64_t gpu, int64_t used)
+{
+    const struct pod *po = &POD(w, podi);
+    int32_t team = team_at(w, podi, t);
+    int64_t ru = alloc > used ? alloc - used : 0;
+    add(w, t, dev, po->ns, po->name, team, GL_KIND_ALLOCATED, alloc, false);
+    add(w, t, dev, po->ns, po->name, team, GL_KIND_ALLOCATED_GPU, gpu, false);
+    add(w, t, dev, po->ns, po->name, team, GL_KIND_RESERVED_UNUSED, ru, false);
+    if (w->c->basis != GL_BASIS_MAX || ru == 0)
+        return 0;
+    add(w, t, dev, po->ns, po->name, team, GL_KIND_RESERVED_UNUSED_BILLED, ru, false);
+    return ru;
+}
+
+/* A DRA claim's rows at t, on the device it names (SPEC §9): the pod's
+ * allocated share, its GPU time, reserved-unused = share − its memory
+ * there; under basis max the billed reserved-unused comes out of that
+ * device's idle and what idle does not cover is that device's excess,
+ * never another device's. */
+static void step_claim_rows(struct work *w, size_t t)
+{
+    const int32_t e = w->empty;
+    for (size_t i = 0; i < w->nclaimed; i++) {
+        struct pair *pp = &PAIR(w, w->claimed[i]);
+        int32_t d = pp->dev;
+        struct dev *dv = &DEV(w, d);
+        int64_t ru = alloc_rows(w, t, d, pp->pod, pp->dev_q, pp->dev_gpu, pp->q);
+        if (ru > 0) {
+            int64_t take = dv->idle_q < ru ? dv->idle_q : ru;
+            dv->idle_q -= take;
+            add(w, t, d, e, e, e, GL_KIND_DEVICE_RU_BILLED, ru, false);
+            if (ru > take)
+                add(w, t, d, e, e, e, GL_KIND_EXCESS, ru - take, false);
+        }
+    }
+    w->nclaimed = 0;
+}
+
 static void step_allocation_rows(struct work *w, size_t t)
 {
     const struct gl_config *c = w->c;
     const int32_t e = w->empty;
+    step_claim_rows(w, t);
     /* basis max takes idle pod by pod: in a fixed order, whatever the series order */
     if (c->basis == GL_BASIS_MAX && w->ntouched_pn > 1) {
         sort_work = w;
@@ -1858,20 +1937,13 @@ static void step_allocation_rows(struct work *w, size_t t)
         struct pn *pn = &PN(w, w->touched_pn[i]);
         if (i + 8 < w->ntouched_pn) /* cells in touch order: a miss each, asked ahead */
             __builtin_prefetch(&PN(w, w->touched_pn[i + 8]));
-        const struct pod *po = &POD(w, pn->pod);
         if (pn->alloc_q > 0) {
-            int32_t team = team_at(w, pn->pod, t);
             int32_t dev = pseudo_device(w, pn);
-            int64_t ru = pn->alloc_q > pn->used_q ? pn->alloc_q - pn->used_q : 0;
-            add(w, t, dev, po->ns, po->name, team, GL_KIND_ALLOCATED, pn->alloc_q, false);
-            add(w, t, dev, po->ns, po->name, team, GL_KIND_ALLOCATED_GPU, pn->gpu_u, false);
-            add(w, t, dev, po->ns, po->name, team, GL_KIND_RESERVED_UNUSED, ru, false);
-            if (c->basis == GL_BASIS_MAX && ru > 0) {
-                add(w, t, dev, po->ns, po->name, team, GL_KIND_RESERVED_UNUSED_BILLED, ru, false);
+            int64_t ru = alloc_rows(w, t, dev, pn->pod, pn->alloc_q, pn->gpu_u, pn->used_q);
+            if (ru > 0)
                 place_reserved_unused(w, t, pn, ru, dev);
-            }
         }
-        pn->alloc_q = pn->used_q = pn->gpu_u = 0;
+        pn->alloc_q = pn->used_q = pn->gpu_u = pn->claim_q = 0;
         pn->ndev = 0;
         pn->touched = false;
     }
@@ -2055,6 +2127,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     w.scratch_parts2 = gl_xcalloc(max_pairs, sizeof *w.scratch_parts2);
     w.touched_pn = gl_xcalloc(w.pns.n + 1, sizeof *w.touched_pn);
     w.touched_pnode = gl_xcalloc(w.pnodes.n + 1, sizeof *w.touched_pnode);
+    w.claimed = gl_xcalloc(w.pairs.n + 1, sizeof *w.claimed);
     for (size_t t = 0; t < r->nsteps && !w.overflow; t++) {
         for (size_t i = 0; i < w.nodes.n; i++)
             NODE(&w, i).usable = 0;
@@ -2100,6 +2173,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
         free(vecs[i]->data);
     free(w.touched_pn);
     free(w.touched_pnode);
+    free(w.claimed);
     free(w.scratch_members);
     free(w.scratch_teams);
     free(w.scratch_weights);

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <pcre2.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,5 +149,202 @@ enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_clust
     gl_buf_free(&q);
     gl_buf_free(&body);
     pcre2_code_free(code);
+    return rc;
+}
+
+/* ---- check: DRA claims and the device query (owner.h) ---- */
+
+#define CLAIM_QUERY "pod_resourceclaim"
+#define CLAIM_LINES 20 /* findings listed per kind; the rest counted */
+
+static const char *metric_label(const cJSON *metric, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(metric, name);
+    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
+}
+
+/* The result array of an instant query (owned by *root), NULL when the
+ * answer is not a vector. */
+static const cJSON *instant(struct gl_prom *prom, const char *q, int64_t at, struct gl_buf *body,
+                            cJSON **root, struct gl_error *err, enum gl_status *rc)
+{
+    *root = NULL;
+    gl_buf_reset(body);
+    if ((*rc = gl_prom_query(prom, q, at, body, err)))
+        return NULL;
+    *root = cJSON_ParseWithLength(body->data, body->len);
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(*root, "data"), "result");
+    return cJSON_IsArray(res) ? res : NULL;
+}
+
+/* One finding, indented as `check` prints its notes. */
+static void note_line(struct gl_buf *notes, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void note_line(struct gl_buf *notes, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gl_buf_puts(notes, "  ");
+    gl_buf_vprintf(notes, fmt, ap);
+    gl_buf_puts(notes, "\n");
+    va_end(ap);
+}
+
+enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluster *cluster,
+                               struct gl_prom *prom, int64_t at, struct gl_buf *notes,
+                               struct gl_error *err)
+{
+    if (!c->mem_device_query && !c->dra_enabled)
+        return GL_OK;
+    char *text = NULL;
+    cJSON *root = NULL;
+    struct gl_buf body;
+    gl_buf_init(&body);
+    enum gl_status rc = gl_config_query(c, cluster, c->mem_query, &text, err);
+    const cJSON *res = rc ? NULL : instant(prom, text, at, &body, &root, err, &rc);
+    free(text);
+    /* devices with device series; devices of pods; claims (ns \x1f pod \x1f claim) */
+    struct gl_intern *with_dev = gl_intern_new(), *pod_devs = gl_intern_new(),
+                     *seen = gl_intern_new();
+    char **where = NULL; /* per claim of seen (same index): its device */
+    struct gl_buf key, line;
+    gl_buf_init(&key);
+    gl_buf_init(&line);
+    size_t ndevice_series = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, res)
+    {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metric");
+        const char *mark = metric_label(m, GL_DEVICE_SERIES_LABEL);
+        bool dev = c->mem_device_query && mark && strcmp(mark, GL_DEVICE_SERIES_VALUE) == 0;
+        const struct gl_query_schema *qs = &c->mq[dev ? GL_MQ_FREE : GL_MQ_MEMORY];
+        const char *uuid = metric_label(m, qs->uuid_label);
+        if (!uuid)
+            uuid = metric_label(m, "UUID");
+        if (!uuid)
+            continue;
+        if (dev) {
+            ndevice_series++;
+            gl_intern_get(with_dev, uuid);
+            continue;
+        }
+        const char *ns = metric_label(m, "exported_pod") ? metric_label(m, "exported_namespace")
+                                                         : metric_label(m, c->namespace_label);
+        const char *pod = metric_label(m, "exported_pod") ? metric_label(m, "exported_pod")
+                                                          : metric_label(m, c->pod_label);
+        if (!ns || !pod)
+            continue;
+        gl_intern_get(pod_devs, uuid);
+        const char *claim = metric_label(m, c->dra_claim_name_label);
+        const char *driver = metric_label(m, c->dra_driver_label);
+        if (!c->dra_enabled || !claim || (driver && strcmp(driver, c->dra_driver) != 0))
+            continue;
+        const char *cns = metric_label(m, c->dra_claim_namespace_label);
+        gl_buf_reset(&key);
+        gl_buf_printf(&key, "%s/%s claim %s/%s", ns, pod, cns ? cns : ns, claim);
+        if (gl_intern_find(seen, key.data) < 0) {
+            gl_intern_get(seen, key.data);
+            const char *pool = metric_label(m, c->dra_pool_label);
+            const char *dname = metric_label(m, c->dra_device_label);
+            const char *mig = metric_label(m, c->dra_mig_device_uuid_label);
+            gl_buf_reset(&line);
+            gl_buf_printf(&line, "device %s%s%s%s%s%s", uuid, pool || dname ? " (" : "",
+                          pool ? pool : "", pool && dname ? "/" : "", dname ? dname : "",
+                          pool || dname ? ")" : "");
+            if (mig)
+                gl_buf_printf(&line, " MIG %s", mig);
+            where = gl_xrealloc(where, (size_t)gl_intern_count(seen) * sizeof *where);
+            where[gl_intern_count(seen) - 1] = gl_strdup(line.data);
+        }
+    }
+    cJSON_Delete(root);
+    root = NULL;
+    if (!rc && c->mem_device_query) {
+        if (ndevice_series == 0) {
+            note_line(notes, "memory_source.device_query %s: no series at the probe time: "
+                      "device used falls back to the sum of the memory source's pods (memory "
+                      "no pod holds is missed from overhead and capacity; those figures are "
+                      "marked estimated)", c->mem_device_query);
+        } else {
+            size_t missing = 0;
+            for (int32_t i = 0; i < gl_intern_count(pod_devs); i++) {
+                const char *uuid = gl_intern_str(pod_devs, i);
+                if (gl_intern_find(with_dev, uuid) >= 0)
+                    continue;
+                if (missing++ < CLAIM_LINES)
+                    note_line(notes, "device %s: memory source pods but no %s series: its "
+                              "device used is its pods' sum (estimated)", uuid,
+                              c->mem_device_query);
+            }
+            if (missing > CLAIM_LINES)
+                note_line(notes, "... and %zu more device(s) without %s series",
+                          missing - CLAIM_LINES, c->mem_device_query);
+            if (!missing)
+                note_line(notes, "memory_source.device_query %s: %zu device series, one for "
+                          "every device of the memory source", c->mem_device_query,
+                          ndevice_series);
+        }
+    }
+    /* the DRA claims against kube-state-metrics */
+    char file[512];
+    snprintf(file, sizeof file, "%s/%s.promql", c->queries_dir, CLAIM_QUERY);
+    if (!rc && c->dra_enabled && gl_intern_count(seen) > 0 && access(file, R_OK) != 0) {
+        note_line(notes, "DRA: %d claim(s) on dcgm-exporter series; no %s: not compared with "
+                  "kube-state-metrics", gl_intern_count(seen), file);
+    } else if (!rc && c->dra_enabled && access(file, R_OK) == 0) {
+        text = NULL;
+        rc = gl_config_query(c, cluster, CLAIM_QUERY, &text, err);
+        res = rc ? NULL : instant(prom, text, at, &body, &root, err, &rc);
+        free(text);
+        struct gl_intern *ksm = gl_intern_new();
+        cJSON_ArrayForEach(it, res)
+        {
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metric");
+            const char *ns = metric_label(m, "namespace"), *pod = metric_label(m, "pod");
+            const char *claim = metric_label(m, "resourceclaim_name");
+            if (!ns || !pod || !claim)
+                continue;
+            gl_buf_reset(&key);
+            gl_buf_printf(&key, "%s/%s claim %s/%s", ns, pod, ns, claim);
+            gl_intern_get(ksm, key.data);
+        }
+        if (!rc && gl_intern_count(ksm) == 0 && gl_intern_count(seen) > 0) {
+            note_line(notes, "DRA: %d claim(s) on dcgm-exporter series; kube_pod_resourceclaim_info "
+                      "has no series (kube-state-metrics before 2.20, or not scraped): not "
+                      "compared", gl_intern_count(seen));
+        } else if (!rc && (gl_intern_count(ksm) > 0 || gl_intern_count(seen) > 0)) {
+            size_t only_dcgm = 0, only_ksm = 0;
+            for (int32_t i = 0; i < gl_intern_count(seen); i++)
+                if (gl_intern_find(ksm, gl_intern_str(seen, i)) < 0 && only_dcgm++ < CLAIM_LINES)
+                    note_line(notes, "DRA: pod %s on %s: seen on dcgm-exporter series but not in "
+                              "kube_pod_resourceclaim_info", gl_intern_str(seen, i),
+                              where[i]);
+            for (int32_t i = 0; i < gl_intern_count(ksm); i++)
+                if (gl_intern_find(seen, gl_intern_str(ksm, i)) < 0 && only_ksm++ < CLAIM_LINES)
+                    note_line(notes, "DRA: pod %s: in kube_pod_resourceclaim_info but on no "
+                              "dcgm-exporter series of driver %s (another driver's claim, or a "
+                              "device without memory series)", gl_intern_str(ksm, i),
+                              c->dra_driver);
+            if (only_dcgm > CLAIM_LINES || only_ksm > CLAIM_LINES)
+                note_line(notes, "DRA: ... %zu claim(s) only on dcgm-exporter series and %zu "
+                          "only in kube-state-metrics in all", only_dcgm, only_ksm);
+            note_line(notes, "DRA: %d claim(s) of %s on dcgm-exporter series, %d in "
+                      "kube_pod_resourceclaim_info, %zu only on dcgm-exporter, %zu only in "
+                      "kube-state-metrics", gl_intern_count(seen), c->dra_driver,
+                      gl_intern_count(ksm), only_dcgm, only_ksm);
+        }
+        gl_intern_free(ksm);
+        cJSON_Delete(root);
+    }
+    gl_intern_free(with_dev);
+    gl_intern_free(pod_devs);
+    for (int32_t i = 0; where && i < gl_intern_count(seen); i++)
+        free(where[i]);
+    free(where);
+    gl_intern_free(seen);
+    gl_buf_free(&key);
+    gl_buf_free(&line);
+    gl_buf_free(&body);
     return rc;
 }

@@ -23,7 +23,9 @@
 
 #include "config.h"
 #include "error.h"
+#include "fetch.h"
 #include "store.h"
+#include "util.h"
 
 /* Collects the owners of cluster's pods in [from, to) into s (nothing when
  * s is NULL: a dry run). The query file missing from queries_dir, and a
@@ -34,6 +36,21 @@
 enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_cluster *cluster,
                                 struct gl_store *s, int64_t from, int64_t to,
                                 struct gl_error *err);
+
+/* `check` on a DRA or HAMi cluster at instant at, one line per finding
+ * appended to notes:
+ *  - memory_source.device_query: no device series at all, or devices of
+ *    the memory source's pods without one (their device used is then the
+ *    pods' sum, figures estimated);
+ *  - DRA (dra.enabled): the claims of dra.driver named on the memory
+ *    source's series joined with kube-state-metrics' kube_pod_resourceclaim_info
+ *    (queries/pod_resourceclaim.promql) on (namespace, pod, claim): claims
+ *    seen on dcgm-exporter series but not in kube-state-metrics, and the
+ *    reverse; a missing query file or no series is said, not an error.
+ * Only a config, memory or Prometheus transport error fails. */
+enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluster *cluster,
+                               struct gl_prom *prom, int64_t at, struct gl_buf *notes,
+                               struct gl_error *err);
 
 /* ---- the store side (engine/store_owner.c, SQL in the store layer) ---- */
 

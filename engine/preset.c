@@ -39,6 +39,28 @@ const char *gl_preset_names(void)
     return "dcgm-exporter-3.x, dcgm-exporter-4.x, dcgm-exporter-4.8.3, dcgm-exporter-bytes";
 }
 
+/* HAMi's vGPU monitor: each container's memory and limit in bytes on the
+ * device named by device_uuid; dcgm-exporter's FB_USED (with FREE and
+ * RESERVED) gives the device totals, so memory that no HAMi container
+ * holds stays the device's overhead (README "DRA and HAMi allocation"). */
+static const struct gl_memory_preset memory_presets[] = {
+    {"hami", "hami_memory", GL_UNIT_BYTES, GL_ATTR_PROCESS, "device_uuid", "hami_limit",
+     "fb_used"},
+};
+
+const struct gl_memory_preset *gl_memory_preset_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof memory_presets / sizeof *memory_presets; i++)
+        if (strcmp(memory_presets[i].name, name) == 0)
+            return &memory_presets[i];
+    return NULL;
+}
+
+const char *gl_memory_preset_names(void)
+{
+    return "hami";
+}
+
 /* ---- check ---- */
 
 #define NQ 3                     /* memory source, fb_free, fb_reserved */

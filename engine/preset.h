@@ -29,6 +29,22 @@ const struct gl_preset *gl_preset_find(const char *name);
 /* The preset names, comma-separated, for messages. */
 const char *gl_preset_names(void);
 
+/* A memory source preset (memory_source.preset): the query of a per-pod
+ * memory source, its unit, attribution, UUID label, the per-container
+ * limit query and the exporter's device query read beside it. Explicit
+ * memory_source keys win. */
+struct gl_memory_preset {
+    const char *name;
+    const char *query;
+    enum gl_mem_unit unit;
+    enum gl_attribution attribution;
+    const char *uuid_label, *limit_query, *device_query;
+};
+
+/* The memory source preset called name, or NULL; the names for messages. */
+const struct gl_memory_preset *gl_memory_preset_find(const char *name);
+const char *gl_memory_preset_names(void);
+
 /* `check`: reads the memory queries (memory source, fb_free, fb_reserved)
  * of cluster at instant at and compares each device's USED + FREE +
  * RESERVED, read in the declared units, with a GPU's possible capacity (the

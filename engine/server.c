@@ -711,6 +711,8 @@ static const char *global_refusal(const struct gl_srv_unit *u)
         return "billing basis max";
     if (c->mem_limit_query)
         return "a memory limit query (HAMi)";
+    if (c->mem_device_query)
+        return "a device query beside the memory source";
     for (int k = 0; k < GL_MQ_COUNT; k++) {
         if (k != GL_MQ_LIMIT && c->mq[k].unit == GL_UNIT_BYTES)
             return "a bytes source";

@@ -152,6 +152,7 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
               value at step index k (k = 0 at "start"):
               B + (S * |2x - P|) // P  with  x = (k + F) mod P   (integers)
            "vgpu": ["5", "19"],       vgpu / process mode: one series per slot
+           "dra_driver": "nic.example.com",   DRA driver of the claim (default gpu.nvidia.com)
            "dra_claim": "single-gpu", DRA: the occupant's series carry
                                       dra_claim_name (+ dra_claim_namespace,
                                       default the pod's; dra_driver_name,
@@ -329,7 +330,13 @@ REQUESTS, PHASE, POD_LABELS, NS_LABELS, NODE_LABELS = (f[0] for f in KSM_FAMILIE
 HAMI_USED, HAMI_LIMIT = (f[0] for f in HAMI_FAMILIES)
 DRA_DRIVER = "gpu.nvidia.com"
 DRA_LABELS = {"claim_name": "dra_claim_name", "claim_namespace": "dra_claim_namespace",
-              "mig_profile": "dra_mig_profile"}
+              "mig_profile": "dra_mig_profile", "driver": "dra_driver_name",
+              "pool": "dra_pool_name", "device": "dra_device_name",
+              "mig_device_uuid": "dra_mig_device_uuid"}
+# memory_source.preset -> the keys it fills (explicit keys win)
+MEMORY_PRESETS = {"hami": {"query": "hami_memory", "unit": "bytes", "attribution": "process",
+                           "labels": {"uuid": "device_uuid"}, "limit_query": "hami_limit",
+                           "device_query": "fb_used"}}
 SUMMARY_FIELDS = ("capacity", "memory_used", "reserved_unused_billed", "reserved",
                   "unattributed", "idle", "excess")
 GPU_MODES = ("exclusive", "default", "vgpu", "process", "process_podfree")
@@ -780,6 +787,7 @@ class Cluster:
                 "pod_uid": o.get("pod_uid", gpu.get("mode") in ("process", "process_podfree")),
                 "dra_claim": o.get("dra_claim"),
                 "dra_claim_namespace": o.get("dra_claim_namespace", p["namespace"]),
+                "dra_driver": o.get("dra_driver", DRA_DRIVER),
                 "hami_limit_bytes": o.get("hami_limit_bytes"),
                 "hami_extra_bytes": int(o.get("hami_extra_bytes", 0)),
             })
@@ -831,7 +839,8 @@ class Cluster:
             if slot is not None:
                 lab += (("vgpu", str(slot)),)
             if o.get("dra_claim") and g_cur["dra"] is not None:
-                lab += g_cur["dra"] + (("dra_claim_name", o["dra_claim"]),
+                lab += g_cur["dra"] + (("dra_driver_name", o["dra_driver"]),
+                                       ("dra_claim_name", o["dra_claim"]),
                                        ("dra_claim_namespace", o["dra_claim_namespace"]))
             return lab
 
@@ -847,7 +856,7 @@ class Cluster:
             # DRA labels of a claimed device (dcgm-exporter with DRA enabled)
             dra = (("dra_device_name", "gpu-%d" % g["gpu"] if not g.get("mig") else
                     "gpu-%d-mig-%s" % (g["gpu"], g["mig"]["id"])),
-                   ("dra_driver_name", DRA_DRIVER), ("dra_pool_name", n["name"]))
+                   ("dra_pool_name", n["name"]))
             if g.get("mig"):
                 dra += (("dra_mig_profile", g["mig"]["profile"]),
                         ("dra_mig_device_uuid", "MIG-%s-%s" % (g["uuid"][4:], g["mig"]["id"])))
@@ -1093,6 +1102,10 @@ class Cluster:
         dcgm, meta, ksm = self._index()
         hami_idx = self._hami_index()
         ms = cfg.get("memory_source", {})
+        if ms.get("preset"):
+            pre_ms = MEMORY_PRESETS[ms["preset"]]
+            ms = dict(pre_ms, **ms)
+            ms["labels"] = dict(pre_ms.get("labels", {}), **ms.get("labels", {}))
         att = ms.get("attribution", "process")
         split = ms.get("split", "even")
         hami = ms.get("query", "fb_used") == "hami_memory"
@@ -1104,6 +1117,11 @@ class Cluster:
                 raise ScenarioError("the model reads limits from hami_limit only")
         elif ms.get("query", "fb_used") != "fb_used" or ms.get("limit_query"):
             raise ScenarioError("the model reads DCGM_FI_DEV_FB_USED or HAMi only")
+        if ms.get("device_query") not in (None, "fb_used") or \
+                ms.get("device_query") and not hami:
+            raise ScenarioError("the model reads a device query (fb_used) beside HAMi only")
+        # device used, FREE and RESERVED from dcgm-exporter's series beside HAMi
+        dev_query = hami and ms.get("device_query") == "fb_used"
         ex = cfg.get("exporter", {})
         pre = PRESETS.get(ex.get("preset"), PRESETS[None])
         for q in ("fb_used", "fb_free", "fb_reserved"):
@@ -1130,6 +1148,7 @@ class Cluster:
         dra_cfg = cfg.get("dra", {})
         dra_on = dra_cfg.get("enabled", True)
         dra_lab = dict(DRA_LABELS, **dra_cfg.get("labels", {}))
+        dra_driver = dra_cfg.get("driver", DRA_DRIVER)
         exclude = set(exclude)
         step = self.step
         A = {"mem": {}, "est": set(), "ru_billed": {}, "fleet": {}, "waste": {}, "alloc": {},
@@ -1142,6 +1161,8 @@ class Cluster:
             name = d.get(dra_lab["claim_name"], "") if dra_on else ""
             if not name:
                 return None
+            if d.get(dra_lab["driver"], dra_driver) != dra_driver:
+                return None   # another driver's claim (a NIC): no GPU memory
             return (cl, d.get(dra_lab["claim_namespace"], "") or idn[0], name)
 
         for t in self._steps(t_from, t_to):
@@ -1185,9 +1206,13 @@ class Cluster:
                         if c:
                             dev["claims"][idn] = c
                     continue
-                if hami and fam == USED:
+                if hami and fam == USED and not dev_query:
                     continue   # not queried: HAMi is the memory source
                 v = fb_int(v)
+                if hami and fam == USED:
+                    # the device query: a device total whatever pod it names
+                    dev["devused"] = v if dev["devused"] is None else max(dev["devused"], v)
+                    continue
                 if fam == USED:
                     idn = self.identity(d, idmode)
                     if idn is None:
@@ -1307,6 +1332,10 @@ class Cluster:
                 has_alloc.add((cl, ns, pod, node))
             # -- B'. per-device allocation records: HAMi limits, DRA claims
             dev_alloc, pn_devs = {}, {}
+            # DRA claims: (device key, ns, pod, ak, MiB.s, GPU-us); their rows stay
+            # on the claimed device, the (pod, node, model) keeps the share only as
+            # a split weight
+            claim_rows, claim_w = [], {}
             for key in sorted(devs):
                 dev = devs[key]
                 cl, node, model = key[0], dev["node"][1], dev["model"]
@@ -1335,21 +1364,25 @@ class Cluster:
                     if dev["mig"]:
                         sz = mig_profile_size(dev["profile"])
                         g = sz[0] if sz else 0
-                    parts = largest_remainder(a_mib * step, [1] * len(members))
+                    # SPEC 9: the claim's MiB split per step, each share x step
+                    parts = [p * step for p in largest_remainder(a_mib, [1] * len(members))]
                     gparts = largest_remainder(step * 10 ** 6 * g // 7, [1] * len(members))
                     for (ns, pod), q, gq in zip(members, parts, gparts):
                         ak = (cl, ns, pod, node, model)
-                        _acc(alloc, ak, q)
-                        _acc(alloc_gpu, ak, gq)
+                        _acc(claim_w, ak, q)
                         dev_alloc[(key, ns, pod)] = q
-                        pn_devs.setdefault(ak, {}).setdefault(key, 0)
+                        claim_rows.append((key, ns, pod, ak, q, gq))
+            claimed = {(r[0], r[1], r[2]) for r in claim_rows}
             # -- C. pod memory per device
-            used_pn, pnode_devs = {}, {}
+            used_pn, pnode_devs, claim_used = {}, {}, {}
             for key in sorted(devs):
                 dev = devs[key]
                 cl = key[0]
                 node = dev["node"][1]
-                estimated = att == "device"
+                # a device query configured but silent here: device used is the
+                # HAMi pods' sum, so their figures are estimated
+                estimated = att == "device" or (dev_query and dev["devused"] is None and
+                                                bool(dev["pods"]))
                 if dev["unknown"]:
                     # no memory metrics: the pods seen are billed their allocation
                     members = sorted(dev["seen"])
@@ -1373,7 +1406,7 @@ class Cluster:
                     V = max(dev["pods"].values())
                     w = [1] * len(members)
                     if split == "allocation":
-                        w = [sum(q for ak, q in alloc.items()
+                        w = [sum(q for ak, q in list(alloc.items()) + list(claim_w.items())
                                  if ak[:4] == (cl, ns, pod, node))
                              for ns, pod in members]
                         if not any(w):
@@ -1398,9 +1431,12 @@ class Cluster:
                         A["est"].add(mk)
                     _acc(A["pod_mem"], (cl, ns, pod), q)
                     ak = (cl, ns, pod, node, model)
-                    _acc(used_pn, ak, q)
-                    pd = pn_devs.setdefault(ak, {})
-                    pd[key] = pd.get(key, 0) + q
+                    if (key, ns, pod) in claimed:
+                        claim_used[(key, ns, pod)] = q   # set against its claim
+                    else:
+                        _acc(used_pn, ak, q)
+                        pd = pn_devs.setdefault(ak, {})
+                        pd[key] = pd.get(key, 0) + q
                     pnode_devs.setdefault((cl, ns, pod, node), []).append(
                         (key, q, dev["mig"], team, model, (key, ns, pod) in dev_alloc))
                 dev["sum_q"] = sum_q
@@ -1426,6 +1462,31 @@ class Cluster:
                     dev["rows"] = {"excess": sum_q}
                     dev["idle_q"] = 0
             # -- D. reserved-unused, basis max
+            # a DRA claim's on the device it names: out of that device's idle,
+            # the rest that device's excess (SPEC 9), before the requests
+            for key, ns, pod, ak, q_alloc, gq in claim_rows:
+                cl, model = key[0], ak[4]
+                ru = max(0, q_alloc - claim_used.get((key, ns, pod), 0))
+                team = self.team_at(cl, ns, pod, t)
+                tk = (team, cl, model)
+                _acc(A["alloc"], tk, q_alloc)
+                _acc(A["alloc_gpu"], tk, gq)
+                _acc(A["waste"], tk, ru)
+                pa = A["pod_alloc"].setdefault(ak, [0, 0, 0])
+                pa[0] += q_alloc
+                pa[1] += gq
+                pa[2] += ru
+                if basis == "max" and ru > 0:
+                    _acc_day(A["ru_billed"], tk + (self._pid(model, t),), day, ru)
+                    _acc(A["models"].setdefault((cl, model), dict.fromkeys(SUMMARY_FIELDS, 0)),
+                         "reserved_unused_billed", ru)
+                    dv = devs[key]
+                    take = min(dv["idle_q"], ru)
+                    dv["idle_q"] -= take
+                    dv["ru_dev"] += ru
+                    if ru > take:
+                        _acc(A["excess_alloc"], (cl, ak[3], model), ru - take)
+                        dv["rows"]["excess"] = dv["rows"].get("excess", 0) + ru - take
             for ak in sorted(alloc):
                 cl, ns, pod, node, model = ak
                 q_alloc = alloc[ak]

@@ -18,7 +18,9 @@ import sqlite3
 from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXTRA_FILES = [os.path.join(HERE, "scenarios", n) for n in ("dra.json", "hami.json", "fleet.json")]
+EXTRA_FILES = [os.path.join(HERE, "scenarios", n)
+               for n in ("dra.json", "dra-process.json", "hami.json", "fleet.json")]
+GPU_DRIVER = "gpu.nvidia.com"   # dra.driver's default: the claims that count
 
 
 def extra_for(run, base_cls, path):
@@ -154,17 +156,17 @@ def checks_dra(x):
                 p.append("%s allocated %s GPU-hours, expected %s" % (team, gh, float(want_gpu)))
         tap.check(title, p)
 
-    # 3. shared claim: largest remainder
-    title = ("dra: three pods on one claim split its allocation by floor shares plus the "
-             "largest remainder, ties by namespace/pod (usable x step = %d MiB.s a step: "
-             "parts add up to it exactly)" % (usable[id(g1)] * step))
+    # 3. shared claim: largest remainder in MiB, then x step
+    title = ("dra: three pods on one claim split its allocation in MiB by floor shares plus "
+             "the largest remainder, ties by namespace/pod, each share x step (usable = %d "
+             "MiB a step: parts add up to it exactly)" % usable[id(g1)])
     if need(x, title, None, "max"):
         p = []
         alloc, ru, gpu = {}, {}, {}
         for t in S.steps:
             act, whole = S.active(g1, t)
             act.sort(key=lambda a: a[0])
-            shares = even_split(usable[id(g1)] * step, len(act))
+            shares = [m * step for m in even_split(usable[id(g1)], len(act))]
             gparts = even_split(step * 10 ** 6, len(act))
             used = even_split(whole * step, len(act))   # device copies: W split evenly
             for (k, _, _), q, gq, u in zip(act, shares, gparts, used):
@@ -189,6 +191,109 @@ def checks_dra(x):
             got = sum(int(l.get("mib_seconds")) for l in lines(mx, "reserved_unused").values())
             if got != ru[k]:
                 p.append("max: %s reserved_unused %d, expected %d" % (k, got, ru[k]))
+        tap.check(title, p)
+
+
+# ---------------------------------------------------------------- DRA, per-process memory
+
+def checks_dra_process(x):
+    tap, S = x.tap, Scn(x)
+    step, n = S.step, len(S.steps)
+    _, g0, _ = S.gpu("GPU-dc000000-0000-4000-8000-000000000000")
+    _, g1, _ = S.gpu("GPU-dc000000-0000-4000-8000-000000000001")
+    _, g2, _ = S.gpu("GPU-dc000000-0000-4000-8000-000000000002")
+    _, gn, _ = S.gpu("GPU-dd000000-0000-4000-8000-000000000000")
+
+    def usable(g):
+        return g["capacity_mib"] - g["reserved_mib"]
+
+    def claims_at(g, t):
+        """{pod key: (share MiB, used MiB)} of the GPU driver's claims on g at t:
+        each claim's usable MiB split evenly, extra MiB to the first pods."""
+        act, whole = S.active(g, t)
+        by_claim = {}
+        for k, o, v in act:
+            if o.get("dra_claim") and o.get("dra_driver", GPU_DRIVER) == GPU_DRIVER:
+                by_claim.setdefault((o["dra_claim_namespace"], o["dra_claim"]), []).append((k, v))
+        out = {}
+        for members in by_claim.values():
+            members.sort()
+            for (k, v), m in zip(members, even_split(usable(g), len(members))):
+                out[k] = (m, v)
+        return out, act, whole
+
+    title = ("dra-process: two pods on one claim of a 97,305 MiB device are allocated 48,653 "
+             "and 48,652 MiB per step (floor shares plus the largest remainder in MiB, ties "
+             "by namespace/pod), each share x step")
+    if need(x, title, None):
+        p = []
+        want = {}
+        for t in S.steps:
+            c, _, _ = claims_at(g0, t)
+            if sorted(m for m, _ in c.values()) != [48652, 48653]:
+                p.append("scenario: shares at %d are %s" % (t, sorted(c.values())))
+                break
+            for k, (m, _) in c.items():
+                want[k] = want.get(k, 0) + m * step
+        docs = by_team(x.out[None]["doc"])
+        for k in sorted(want):
+            got = block_sum(docs.get(x.team_of(x.pod(k))), "allocated")
+            if got != want[k]:
+                p.append("%s allocated %d MiB.s, expected %d" % (k, got, want[k]))
+        tap.check(title, p)
+
+    title = ("dra-process: under basis max a claim's billed reserved-unused comes out of the "
+             "claimed device's idle and what idle does not cover is that device's excess: the "
+             "shared claim whose pod uses 60,000 MiB over its share (three hours) and the "
+             "whole-GPU claim beside a 250 MiB non-pod process report it on their own rows "
+             "(basis used: no excess)")
+    if need(x, title, None, "max"):
+        p = []
+        for g in (g0, g1):
+            excess = 0
+            for t in S.steps:
+                c, act, whole = claims_at(g, t)
+                billed = sum(max(m, v) for m, v in c.values())
+                unatt = whole - sum(v for _, _, v in act)
+                excess += max(0, billed + g["reserved_mib"] + unatt - g["capacity_mib"]) * step
+            for run, want in (("max", excess), (None, 0)):
+                r = device_row(x.out[run]["summary"], g["uuid"])
+                if r is None or r.get("excess") != gbh(want) or r.get("reconciles") is not True:
+                    p.append("%s %s: excess %s (reconciles %s), expected %s" % (
+                        run or "base", g["uuid"], r and r.get("excess"),
+                        r and r.get("reconciles"), gbh(want)))
+            if excess == 0:
+                p.append("scenario: no excess on %s" % g["uuid"])
+        tap.check(title, p)
+
+    title = ("dra-process: a GPU that no claim names keeps its idle (= FB_FREE, the whole "
+             "usable memory) under both bases: no reserved-unused of another device's claim "
+             "is placed on it")
+    if need(x, title, None, "max"):
+        p = []
+        idle = usable(g2) * step * n
+        for run in (None, "max"):
+            r = device_row(x.out[run]["summary"], g2["uuid"])
+            if r is None or r.get("idle") != gbh(idle) or r.get("excess") != gbh(0) or \
+                    r.get("reserved_unused_billed") != gbh(0):
+                p.append("%s: row %s, expected idle %s" % (run or "base", r, gbh(idle)))
+        tap.check(title, p)
+
+    title = ("dra-process: a claim of another DRA driver (nic.example.com) on a GPU series "
+             "allocates nothing: the pod's nvidia.com/gpu request allocates its one GPU "
+             "(usable x step, 1 GPU-hour per hour), not two, and it is no anomaly")
+    if need(x, title, None):
+        p = []
+        inv = by_team(x.out[None]["doc"]).get(x.team_of(x.pod("team-d/nic-0")))
+        want = usable(gn) * step * n
+        if block_sum(inv, "allocated") != want:
+            p.append("allocated %d MiB.s, expected %d" % (block_sum(inv, "allocated"), want))
+        gh = sum(Fraction(a.get("gpu_hours") or "0") for a in (inv or {}).get("allocated") or [])
+        if gh != Fraction(step * n, 3600):
+            p.append("GPU-hours %s, expected %s" % (gh, Fraction(step * n, 3600)))
+        an = [a for a in x.out[None]["anomalies"].get("anomalies") or []]
+        if an:
+            p.append("anomalies %s" % [(a.get("kind"), a.get("pod")) for a in an])
         tap.check(title, p)
 
 
@@ -240,6 +345,37 @@ def checks_hami(x):
             p.append("max: %s reserved_unused %d, expected %d" % (team, got, want_ru[team]))
     if any(a.get("kind") for a in x.out[None]["anomalies"].get("anomalies") or []):
         p.append("anomalies: %s" % x.out[None]["anomalies"]["anomalies"])
+    tap.check(title, p)
+
+    title = ("hami: with memory_source.device_query (the hami preset) device used, FREE and "
+             "RESERVED come from dcgm-exporter's series: the 310 MiB no HAMi container holds "
+             "are GPU0's overhead (unattributed) and capacity = USED + FREE + RESERVED, under "
+             "both bases; without it device used is the containers' sum (overhead 0, "
+             "capacity short by as much)")
+    if not need(x, title, None, "preset", "preset-max"):
+        return
+    p = []
+    _, g0, _ = S.gpu("GPU-ea000000-0000-4000-8000-000000000000")
+    unatt = short = 0
+    for t in S.steps:
+        act, whole = S.active(g0, t)
+        per_pod = {}
+        for k, o, v in act:
+            per_pod[k] = max(per_pod.get(k, 0),
+                             half_even_div(v * 1048576 + o["hami_extra_bytes"], 1048576))
+        unatt += max(0, whole - sum(per_pod.values())) * step
+        short += (whole - sum(per_pod.values())) * step
+    cap = g0["capacity_mib"] * step * len(S.steps)
+    if not g0.get("unattributed_mib"):
+        p.append("scenario: GPU0 has no memory outside HAMi")
+    for run, want_u, want_c in (("preset", unatt, cap), ("preset-max", unatt, cap),
+                                (None, 0, cap - short)):
+        r = device_row(x.out[run]["summary"], g0["uuid"])
+        if r is None or r.get("unattributed") != gbh(want_u) or \
+                r.get("capacity") != gbh(want_c) or r.get("reconciles") is not True:
+            p.append("%s: unattributed %s capacity %s (reconciles %s), expected %s and %s" % (
+                run or "base", r and r.get("unattributed"), r and r.get("capacity"),
+                r and r.get("reconciles"), gbh(want_u), gbh(want_c)))
     tap.check(title, p)
 
 
@@ -389,4 +525,5 @@ def checks_fleet(x):
         tap.check(title, p)
 
 
-CHECKS = {"dra": checks_dra, "hami": checks_hami, "fleet": checks_fleet}
+CHECKS = {"dra": checks_dra, "dra-process": checks_dra_process, "hami": checks_hami,
+          "fleet": checks_fleet}

@@ -551,9 +551,10 @@ static void test_dra_claims(void)
 {
     /* Device copies (DRA outside per-process mode), claim labels renamed.
      * GPU-1: p1, p2, p3 on claim c1, each a copy of 9000 MiB; FREE 72001,
-     * RESERVED 919: capacity 81920, usable 81001; 81001 × 100 s = 8100100
-     * MiB·s a step = 2700033 × 3 + 1: p1 (first by namespace/pod) gets the
-     * remainder. GPU-2: q uses 500 MiB with no claim and no request. */
+     * RESERVED 919: capacity 81920, usable 81001 MiB = 27000 × 3 + 1: p1
+     * (first by namespace/pod) gets the remainder MiB, each share × 100 s
+     * (SPEC §9: the MiB split, not the MiB·s). GPU-2: q uses 500 MiB with
+     * no claim and no request. */
     struct gl_config *c = config(", \"memory_source\": {\"attribution\": \"device\"},"
                                  " \"dra\": {\"labels\": {\"claim_name\": \"claim\","
                                  " \"claim_namespace\": \"claim_ns\"}}");
@@ -575,14 +576,14 @@ static void test_dra_claims(void)
     struct gl_rollup r;
     struct gl_error err = {0};
     CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
-    CHECK(sum(&r, "p1", NULL, GL_KIND_ALLOCATED) == 2 * 2700034);
-    CHECK(sum(&r, "p2", NULL, GL_KIND_ALLOCATED) == 2 * 2700033);
-    CHECK(sum(&r, "p3", NULL, GL_KIND_ALLOCATED) == 2 * 2700033);
+    CHECK(sum(&r, "p1", NULL, GL_KIND_ALLOCATED) == 2 * 27001 * 100);
+    CHECK(sum(&r, "p2", NULL, GL_KIND_ALLOCATED) == 2 * 27000 * 100);
+    CHECK(sum(&r, "p3", NULL, GL_KIND_ALLOCATED) == 2 * 27000 * 100);
     /* 100 s × 10^6 µGPU-s split three ways: 33333334, 33333333, 33333333 */
     CHECK(sum(&r, "p1", NULL, GL_KIND_ALLOCATED_GPU) == 2 * 33333334);
     CHECK(sum(&r, "p3", NULL, GL_KIND_ALLOCATED_GPU) == 2 * 33333333);
     /* used: 9000 × 100 split 3 ways = 300000 each: waste = share − used */
-    CHECK(sum(&r, "p1", NULL, GL_KIND_RESERVED_UNUSED) == 2 * (2700034 - 300000));
+    CHECK(sum(&r, "p1", NULL, GL_KIND_RESERVED_UNUSED) == 2 * (2700100 - 300000));
     CHECK(sum(&r, NULL, NULL, GL_KIND_ANOMALY_UNALLOCATED) == 2 * 500 * 100);
     CHECK(sum(&r, "q", NULL, GL_KIND_ANOMALY_UNALLOCATED) == 2 * 500 * 100);
     gl_rollup_free(&r);
@@ -609,6 +610,135 @@ static void test_dra_claims(void)
     /* a bad dra block names its key */
     CHECK(config(", \"dra\": {\"enabled\": 1}") == NULL);
     CHECK(config(", \"dra\": {\"labels\": {\"claim\": \"x\"}}") == NULL);
+}
+
+#define DEV3 "\"UUID\":\"GPU-3\",\"modelName\":\"NVIDIA A100-SXM4-80GB\",\"Hostname\":\"n1\""
+
+static void test_dra_device_placement(void)
+{
+    /* Per-process memory, basis max, one node n1. GPU-1: capacity 98304
+     * (USED 70000 + FREE 27305 + RESERVED 999), usable 97305; claim c1 of
+     * p1 and p2 (team-d): 97305 MiB = 48652 × 2 + 1, so p1 48653 and p2
+     * 48652 MiB a step. p1 uses 60000 (over its share: no reserved-unused),
+     * p2 10000: 38652 MiB reserved-unused billed, of which GPU-1's idle
+     * (98304 − 999 − 70000 = 27305) covers 27305 and 11347 are GPU-1's
+     * excess. GPU-2 (no claim, no pod) keeps its idle 97305. GPU-3: pod n
+     * (no request) uses 1000 MiB under a claim of another DRA driver: the
+     * claim allocates nothing, n is unallocated use. */
+    struct gl_config *c = config_billing("\"currency\": \"USD\", \"basis\": \"max\"", "");
+    const char *used[] = {
+        DEV "|70000",
+        DEV ",\"namespace\":\"team-d\",\"pod\":\"p1\",\"dra_claim_name\":\"c1\","
+            "\"dra_driver_name\":\"gpu.nvidia.com\"|60000",
+        DEV ",\"namespace\":\"team-d\",\"pod\":\"p2\",\"dra_claim_name\":\"c1\","
+            "\"dra_driver_name\":\"gpu.nvidia.com\"|10000",
+        DEV2 "|0",
+        DEV3 "|1000",
+        DEV3 ",\"namespace\":\"team-n\",\"pod\":\"n\",\"dra_claim_name\":\"port\","
+             "\"dra_driver_name\":\"nic.example.com\"|1000",
+    };
+    const char *free_[] = {DEV "|27305", DEV2 "|97305", DEV3 "|96305"};
+    const char *res[] = {DEV "|999", DEV2 "|999", DEV3 "|999"};
+    struct gl_matrix mu, mf, mr;
+    matrix(&mu, used, 6, 1);
+    matrix(&mf, free_, 3, 1);
+    matrix(&mr, res, 3, 1);
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .fb_free = &mf,
+                                .fb_reserved = &mr};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, "p1", NULL, GL_KIND_ALLOCATED) == 48653 * 60);
+    CHECK(sum(&r, "p2", NULL, GL_KIND_ALLOCATED) == 48652 * 60);
+    CHECK(sum(&r, "p1", NULL, GL_KIND_RESERVED_UNUSED_BILLED) == 0);
+    CHECK(sum(&r, "p2", NULL, GL_KIND_RESERVED_UNUSED_BILLED) == 38652 * 60);
+    /* every allocation row on the claimed device: no node pseudo-device */
+    CHECK(sum_dev(&r, "GPU-1", "", GL_KIND_ALLOCATED) == (48653 + 48652) * 60);
+    CHECK(sum_dev(&r, "GPU-1", "", GL_KIND_RESERVED_UNUSED_BILLED) == 38652 * 60);
+    for (size_t d = 0; d < r.ndevices; d++)
+        CHECK(!r.devices[d].pseudo);
+    CHECK(sum_dev(&r, "GPU-1", "", GL_KIND_DEVICE_RU_BILLED) == 38652 * 60);
+    CHECK(sum_dev(&r, "GPU-1", "", GL_KIND_EXCESS) == 11347 * 60);
+    CHECK(sum_dev(&r, "GPU-1", "", GL_KIND_IDLE) == 0);
+    int64_t cap = sum_dev(&r, "GPU-1", "", GL_KIND_CAPACITY);
+    CHECK(cap + sum_dev(&r, "GPU-1", "", GL_KIND_EXCESS) ==
+          sum_dev(&r, "GPU-1", "", GL_KIND_MEMORY_USED) +
+              sum_dev(&r, "GPU-1", "", GL_KIND_DEVICE_RU_BILLED) +
+              sum_dev(&r, "GPU-1", "", GL_KIND_RESERVED) +
+              sum_dev(&r, "GPU-1", "", GL_KIND_UNATTRIBUTED) +
+              sum_dev(&r, "GPU-1", "", GL_KIND_IDLE));
+    /* the unclaimed GPU keeps its idle; no excess anywhere else */
+    CHECK(sum_dev(&r, "GPU-2", "", GL_KIND_IDLE) == 97305 * 60);
+    CHECK(sum_dev(&r, "GPU-2", "", GL_KIND_DEVICE_RU_BILLED) == 0);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_EXCESS) == 11347 * 60);
+    /* another driver's claim: no allocation, unallocated use */
+    CHECK(sum(&r, "n", NULL, GL_KIND_ALLOCATED) == 0);
+    CHECK(sum(&r, "n", NULL, GL_KIND_ANOMALY_UNALLOCATED) == 1000 * 60);
+    CHECK(sum_dev(&r, "GPU-3", "", GL_KIND_IDLE) == 96305 * 60);
+    gl_rollup_free(&r);
+    gl_config_free(c);
+    /* dra.driver names the driver whose claims count */
+    c = config_billing("\"currency\": \"USD\", \"basis\": \"max\"",
+                       ", \"dra\": {\"driver\": \"nic.example.com\"}");
+    CHECK(c != NULL);
+    in.cluster = c ? &c->clusters[0] : NULL;
+    CHECK(c && gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(c && sum(&r, "n", NULL, GL_KIND_ALLOCATED) == 97305 * 60); /* usable: 98304 − 999 */
+    CHECK(c && sum(&r, "p1", NULL, GL_KIND_ALLOCATED) == 0);
+    if (c)
+        gl_rollup_free(&r);
+    gl_config_free(c);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&mf);
+    gl_matrix_free(&mr);
+    CHECK(config(", \"dra\": {\"driver\": \"\"}") == NULL);
+}
+
+static void test_hami_device_query(void)
+{
+    /* The hami preset: HAMi pods a (1024 MiB) and b (2000 MiB) in bytes; the
+     * device query's series (marked, in the source's unit, carrying a pod's
+     * labels as dcgm-exporter's default mode does) says 3334 MiB: 310 MiB no
+     * HAMi container holds are unattributed, capacity = 3334 + FREE 76666 +
+     * RESERVED 920 = 80920. At the second step the device series is
+     * missing: device used = the pods' 3024, their memory estimated. */
+    struct gl_config *c = config(", \"memory_source\": {\"preset\": \"hami\"}");
+    CHECK(c && c->mem_device_query && strcmp(c->mem_device_query, "fb_used") == 0);
+    CHECK(c && c->mem_limit_query && strcmp(c->mem_limit_query, "hami_limit") == 0);
+    CHECK(c && strcmp(c->mem_query, "hami_memory") == 0 && c->mem_unit == GL_UNIT_BYTES);
+    if (!c)
+        return;
+    const char *used[] = {
+        "\"device_uuid\":\"GPU-1\",\"namespace\":\"team-h\",\"pod\":\"a\"|1073741824,1073741824",
+        "\"device_uuid\":\"GPU-1\",\"namespace\":\"team-h\",\"pod\":\"b\"|2097152000,2097152000",
+        DEV ",\"namespace\":\"team-h\",\"pod\":\"a\",\"gpuledger_series\":\"device\"|3495952384,-",
+    };
+    const char *free_[] = {DEV "|76666,76666"};
+    const char *res[] = {DEV "|920,920"};
+    struct gl_matrix mu, mf, mr;
+    matrix(&mu, used, 3, 2);
+    matrix(&mf, free_, 1, 2);
+    matrix(&mr, res, 1, 2);
+    struct gl_chunk_input in = {.cluster = &c->clusters[0], .memory = &mu, .fb_free = &mf,
+                                .fb_reserved = &mr};
+    struct gl_rollup r;
+    struct gl_error err = {0};
+    CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
+    CHECK(sum(&r, "a", NULL, GL_KIND_MEMORY_USED) == 2 * 1024 * 60);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_UNATTRIBUTED) == 310 * 60);
+    CHECK(sum(&r, NULL, NULL, GL_KIND_CAPACITY) == (80920 + 80610) * 60);
+    int est = 0;
+    for (size_t i = 0; i < r.nslots; i++)
+        if (r.slots[i].used && r.slots[i].kind == GL_KIND_MEMORY_USED)
+            est += r.slots[i].estimated != 0;
+    CHECK(est == 2); /* a's and b's hour rows: one step without the device series */
+    gl_rollup_free(&r);
+    gl_matrix_free(&mu);
+    gl_matrix_free(&mf);
+    gl_matrix_free(&mr);
+    gl_config_free(c);
+    CHECK(config(", \"memory_source\": {\"preset\": \"nope\"}") == NULL);
+    CHECK(config(", \"memory_source\": {\"device_query\": \"fb_used\"}") == NULL);
 }
 
 static void test_hami_limit(void)
@@ -887,6 +1017,8 @@ int main(void)
     RUN(test_label_precedence);
     RUN(test_dra_claims);
     RUN(test_hami_limit);
+    RUN(test_dra_device_placement);
+    RUN(test_hami_device_query);
     RUN(test_device_excess);
     RUN(test_capacity_with_device_series);
     RUN(test_unknown_usage_excess);
