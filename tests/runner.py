@@ -46,7 +46,13 @@ SUITES = [
                             ("prices", ("prices",), 1), ("integrate", ("attribution",), 1),
                             ("close", ("close",), 1), ("parse", ("parse",), 18),
                             ("store", ("ledger",), 1), ("statement", ("outputs",), 1),
-                            ("metrics", ("metrics",), 1))],
+                            ("metrics", ("metrics",), 1), ("cli", ("cli",), 1),
+                            ("invoice", ("outputs", "prices"), 1), ("export", ("outputs", "focus"), 1),
+                            ("query", ("ledger",), 1), ("reprice", ("prices", "close"), 1),
+                            ("outstate", ("run",), 1), ("auth", ("auth",), 1),
+                            ("fetch", ("wire",), 1))],
+    # attribution rules as scripts (tests/attribution/*.test), in-process
+    ("attribution", ("unit", "attribution"), ["{build}/tests/unit/test_scripts"], True, 1),
     *[("replay-" + t, ("unit", "fuzz"), ["{build}/tests/fuzz/replay_" + t], True, 1)
       for t in ("matrix", "config", "prices")],
     # real Prometheus, VictoriaMetrics, S3, Pushgateway, Chromium, Helm
@@ -78,6 +84,8 @@ SUITES = [
     _it("maintain", "maintain_test.py", ("ledger", "close"), cost=8),
     _it("frozen", "frozen_test.py", ("close",), cost=5),
     _it("closed-run", "closed_run_test.py", ("close", "run"), cost=7),
+    _it("shrink", "shrink_test.py", ("collect", "ledger"), True, 5),
+    _it("period", "period_test.py", ("close", "cli"), True, 4),
     ("demo", ("demo",), ["tests/demo_check.sh"], False, 12),
     ("standalone", ("repo",), ["python3", "tests/standalone_test.py"], False, 1),
 ]

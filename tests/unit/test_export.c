@@ -496,7 +496,7 @@ static cJSON *metadata(const struct gl_config *c, const char *csv, size_t rows)
     FILE *out = open_memstream(&text, &len);
     if (!out)
         return NULL;
-    gl_export_metadata(c, "2026-10", true, csv, rows, out);
+    gl_export_metadata(c, "2026-10", true, csv, rows, NULL, 0, out);
     fclose(out);
     cJSON *o = cJSON_Parse(text);
     free(text);

@@ -219,10 +219,10 @@ static void test_fingerprint(void)
     struct gl_error err = {0};
     int64_t now;
     gl_time_parse("2026-10-03T00:00:00Z", &now);
-    CHECK(gl_period_close(cfg, st, prices, &aug, now, &err) == GL_OK);
+    CHECK(gl_period_close_force(cfg, st, prices, &aug, now, true, &err) == GL_OK);
     CHECK(fp_now(&b) && strcmp(b.closed, "") == 0); /* September open: the chain stops */
     gl_outstate_fp_clear(&b);
-    CHECK(gl_period_close(cfg, st, prices, &sep, now, &err) == GL_OK);
+    CHECK(gl_period_close_force(cfg, st, prices, &sep, now, true, &err) == GL_OK);
     CHECK(fp_now(&b) && strcmp(b.closed, "2026-09:2 2026-08:1") == 0);
     gl_outstate_fp_clear(&b);
     /* late data of September: its version in the chain moves */

@@ -374,7 +374,7 @@ static void test_closed_and_trend(void)
           !tr[0].closed && tr[0].total_minor == 0);
     int64_t now;
     gl_time_parse("2026-10-05T00:00:00Z", &now);
-    CHECK(gl_period_close(cfg, st, prices, &sep, now, &err) == GL_OK);
+    CHECK(gl_period_close_force(cfg, st, prices, &sep, now, true, &err) == GL_OK);
     CHECK(gl_query_is_closed(st, "2026-09", &closed, &err) == GL_OK && closed);
     CHECK(gl_query_closed_at(st, "2026-09", &at, &err) == GL_OK && at == now);
     /* closed: 100 MiB-h × 1.048576 / 1000 = 0.1048576 GB-h at 1.00 → 0.10 */

@@ -74,7 +74,7 @@ static bool setup(void)
         gl_store_open(db, &st, &err) || gl_store_begin(st, &err) ||
         gl_store_device(st, &d, &dev_id, &err) || gl_store_commit(st, &err) ||
         !add_hour(dev_id, d10 + 12 * H, 1000) || !add_hour(dev_id, d20 + 12 * H, 1000) ||
-        gl_period_close(cfg, st, p_one, &sep, now, &err)) {
+        gl_period_close_force(cfg, st, p_one, &sep, now, true, &err)) {
         printf("# setup: %s\n", err.msg);
         return false;
     }
