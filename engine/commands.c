@@ -93,10 +93,11 @@ static const char usage_collect[] =
     "  Pulls the half-open window [from, to), widened to whole UTC hours, and\n"
     "  replaces the stored hours (re-collecting never double counts). Every\n"
     "  configured cluster, or only NAME.\n"
-    "  A chunk that would replace stored hours with clearly less data (a query\n"
-    "  with no samples where some were stored, or fewer series than\n"
-    "  collection.shrink_tolerance allows) is refused (exit 5) and the stored\n"
-    "  hours are kept; --allow-shrink replaces them anyway.\n";
+    "  A chunk that would replace stored hours with less (a query's series or\n"
+    "  samples, a device's memory attributed to pods, or a team's memory while\n"
+    "  a query returned less) beyond collection.shrink_tolerance (default 0.01)\n"
+    "  is refused (exit 5) and the stored hours are kept; --allow-shrink\n"
+    "  replaces them anyway, with a warning naming the same figures.\n";
 
 static int check_collect(struct gl_cmd_env *e)
 {
