@@ -50,7 +50,8 @@ SUITES = [
                             ("invoice", ("outputs", "prices"), 1), ("export", ("outputs", "focus"), 1),
                             ("query", ("ledger",), 1), ("reprice", ("prices", "close"), 1),
                             ("outstate", ("run",), 1), ("auth", ("auth",), 1),
-                            ("fetch", ("wire",), 1))],
+                            ("fetch", ("wire",), 1), ("report", ("report",), 1),
+                            ("server", ("server-mode",), 1))],
     # attribution rules as scripts (tests/attribution/*.test), in-process
     ("attribution", ("unit", "attribution"), ["{build}/tests/unit/test_scripts"], True, 1),
     *[("replay-" + t, ("unit", "fuzz"), ["{build}/tests/fuzz/replay_" + t], True, 1)
