@@ -2,6 +2,7 @@
 #ifndef GL_TAP_H
 #define GL_TAP_H
 
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,27 @@ static inline const char *tap_tmpfile(const char *name, const char *text)
         fclose(f);
     }
     return path;
+}
+
+/* Temporary files (tap_tmpfile's gl-unit-<pid>-*) on tmpfs when the caller
+ * named no folder (the test databases take a third of the time there), all
+ * removed by tap_tmp_end. */
+static inline void tap_tmp_begin(void)
+{
+    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
+        setenv("TMPDIR", "/dev/shm", 1);
+}
+
+static inline void tap_tmp_end(void)
+{
+    char pat[600];
+    snprintf(pat, sizeof pat, "%s/gl-unit-%d-*", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            unlink(g.gl_pathv[i]);
+    globfree(&g);
 }
 
 #endif

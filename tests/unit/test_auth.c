@@ -3,7 +3,6 @@
  * static AWS sources, redaction of secrets in messages, the 401/403 hints.
  * (Requests are signed by libcurl, not here: no SigV4 vectors to check.) */
 #include <curl/curl.h>
-#include <glob.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -393,29 +392,10 @@ static void test_temporary_setup(void)
     gl_auth_free(a);
 }
 
-static void tmp_begin(void)
-{
-    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
-        setenv("TMPDIR", "/dev/shm", 1);
-}
-
-/* Removes this process's temporary files (tap_tmpfile's gl-unit-<pid>-*). */
-static void tmp_end(void)
-{
-    char pat[600];
-    snprintf(pat, sizeof pat, "%s/gl-unit-%d-*", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid());
-    glob_t g;
-    if (glob(pat, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            unlink(g.gl_pathv[i]);
-    globfree(&g);
-}
-
 int main(void)
 {
     gl_log_threshold = GL_LOG_ERROR;
-    tmp_begin();
+    tap_tmp_begin();
     clear_aws_env();
     setenv("HOME", "/nonexistent", 1); /* no ~/.aws/credentials of the machine's */
     RUN(test_bearer_file);
@@ -427,6 +407,6 @@ int main(void)
     RUN(test_aws_profile);
     RUN(test_aws_files);
     RUN(test_temporary_setup);
-    tmp_end();
+    tap_tmp_end();
     return TAP_END();
 }

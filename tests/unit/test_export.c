@@ -5,7 +5,6 @@
  * write invoice sets made by hand. */
 #include <cjson/cJSON.h>
 #include <csv.h>
-#include <glob.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -563,31 +562,10 @@ static void test_metadata(void)
     exp_close(&f);
 }
 
-/* Temporary files (tap_tmpfile's gl-unit-<pid>-*) on tmpfs when the caller
- * named no folder (the databases: a third of the time on disk), all
- * removed at the end. */
-static void tmp_begin(void)
-{
-    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
-        setenv("TMPDIR", "/dev/shm", 1);
-}
-
-static void tmp_end(void)
-{
-    char pat[600];
-    snprintf(pat, sizeof pat, "%s/gl-unit-%d-*", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid());
-    glob_t g;
-    if (glob(pat, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            unlink(g.gl_pathv[i]);
-    globfree(&g);
-}
-
 int main(void)
 {
     gl_log_threshold = GL_LOG_ERROR;
-    tmp_begin();
+    tap_tmp_begin();
     RUN(test_daily_rows_add_up);
     RUN(test_quoting);
     RUN(test_non_ascii);
@@ -595,6 +573,6 @@ int main(void)
     RUN(test_focus13_split);
     RUN(test_empty);
     RUN(test_metadata);
-    tmp_end();
+    tap_tmp_end();
     return TAP_END();
 }

@@ -6,7 +6,6 @@
  * 2^20 × 34.332275390625 = 36,000,000, so cents = MiB·s × 36e6 × 100 / 3.6e12
  * = MiB·s / 1000. Ties (x.5 cents) are then easy to place. */
 #include <cjson/cJSON.h>
-#include <glob.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -587,31 +586,10 @@ static void test_kind_names(void)
     CHECK_STR(gl_anomaly_kind_name(GL_ANOMALY_EXCESS_DEVICES), "excess_devices");
 }
 
-/* Temporary files (tap_tmpfile's gl-unit-<pid>-*) on tmpfs when the caller
- * named no folder (the databases: a third of the time on disk), all
- * removed at the end. */
-static void tmp_begin(void)
-{
-    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
-        setenv("TMPDIR", "/dev/shm", 1);
-}
-
-static void tmp_end(void)
-{
-    char pat[600];
-    snprintf(pat, sizeof pat, "%s/gl-unit-%d-*", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid());
-    glob_t g;
-    if (glob(pat, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            unlink(g.gl_pathv[i]);
-    globfree(&g);
-}
-
 int main(void)
 {
     gl_log_threshold = GL_LOG_ERROR;
-    tmp_begin();
+    tap_tmp_begin();
     RUN(test_rounding_once);
     RUN(test_minor_units);
     RUN(test_gpu_hours);
@@ -624,6 +602,6 @@ int main(void)
     RUN(test_corrections);
     RUN(test_anomalies);
     RUN(test_kind_names);
-    tmp_end();
+    tap_tmp_end();
     return TAP_END();
 }

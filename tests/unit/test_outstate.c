@@ -2,7 +2,6 @@
  * (engine/outstate.c): the fingerprint's parts, each reason to rewrite,
  * the files' check, the known periods. */
 #include <sys/stat.h>
-#include <glob.h>
 #include <unistd.h>
 
 #include "close.h"
@@ -302,31 +301,10 @@ static void test_known_periods(void)
     free(names);
 }
 
-/* Temporary files (tap_tmpfile's gl-unit-<pid>-*) on tmpfs when the caller
- * named no folder (the databases: a third of the time on disk), all
- * removed at the end. */
-static void tmp_begin(void)
-{
-    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
-        setenv("TMPDIR", "/dev/shm", 1);
-}
-
-static void tmp_end(void)
-{
-    char pat[600];
-    snprintf(pat, sizeof pat, "%s/gl-unit-%d-*", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid());
-    glob_t g;
-    if (glob(pat, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            unlink(g.gl_pathv[i]);
-    globfree(&g);
-}
-
 int main(void)
 {
     gl_log_threshold = GL_LOG_ERROR;
-    tmp_begin();
+    tap_tmp_begin();
     if (!setup()) {
         printf("not ok - setup\n");
         return 1;
@@ -336,6 +314,6 @@ int main(void)
     RUN(test_check);
     RUN(test_known_periods);
     teardown();
-    tmp_end();
+    tap_tmp_end();
     return TAP_END();
 }

@@ -17,7 +17,6 @@
  * MIG instance (of M, 40,000 MiB: never a full-GPU capacity) without usage.
  * Hours collected (collected_hour): Sep 10 12:00, Oct 2 05:00, Oct 4 10:00. */
 #include <cjson/cJSON.h>
-#include <glob.h>
 #include <unistd.h>
 
 #include "close.h"
@@ -461,31 +460,10 @@ static void test_output_state(void)
           !found && back.files == NULL);
 }
 
-/* Temporary files (tap_tmpfile's gl-unit-<pid>-*) on tmpfs when the caller
- * named no folder (the databases: a third of the time on disk), all
- * removed at the end. */
-static void tmp_begin(void)
-{
-    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
-        setenv("TMPDIR", "/dev/shm", 1);
-}
-
-static void tmp_end(void)
-{
-    char pat[600];
-    snprintf(pat, sizeof pat, "%s/gl-unit-%d-*", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid());
-    glob_t g;
-    if (glob(pat, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            unlink(g.gl_pathv[i]);
-    globfree(&g);
-}
-
 int main(void)
 {
     gl_log_threshold = GL_LOG_ERROR;
-    tmp_begin();
+    tap_tmp_begin();
     if (!setup()) {
         printf("not ok - setup\n");
         return 1;
@@ -501,6 +479,6 @@ int main(void)
     RUN(test_output_state);
     RUN(test_closed_and_trend);
     teardown();
-    tmp_end();
+    tap_tmp_end();
     return TAP_END();
 }

@@ -343,36 +343,16 @@ static void test_write(void)
     teardown(&f);
 }
 
-/* Temporary files (tap_tmpfile's gl-unit-<pid>-*) on tmpfs when the caller
- * named no folder, all removed at the end. */
-static void tmp_begin(void)
-{
-    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
-        setenv("TMPDIR", "/dev/shm", 1);
-}
-
-static void tmp_end(void)
-{
-    char pat[600];
-    snprintf(pat, sizeof pat, "%s/gl-unit-%d-*", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid());
-    glob_t g;
-    if (glob(pat, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            unlink(g.gl_pathv[i]);
-    globfree(&g);
-}
-
 int main(void)
 {
     gl_log_threshold = GL_LOG_ERROR;
-    tmp_begin();
+    tap_tmp_begin();
     RUN(test_team_html);
     RUN(test_team_totals);
     RUN(test_team_md);
     RUN(test_fleet);
     RUN(test_file_names);
     RUN(test_write);
-    tmp_end();
+    tap_tmp_end();
     return TAP_END();
 }

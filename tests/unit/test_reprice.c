@@ -2,7 +2,6 @@
  * database with team a's 1,000 MiB-h on GPU model M on 2026-09-10 and on
  * 2026-09-20 (12:00 each), September closed at 1.00 per GB-hour; then price
  * tables that change September's prices, or do not. */
-#include <glob.h>
 #include <unistd.h>
 
 #include "close.h"
@@ -292,31 +291,10 @@ static void test_print_corrections(void)
     gl_invoices_free(set);
 }
 
-/* Temporary files (tap_tmpfile's gl-unit-<pid>-*) on tmpfs when the caller
- * named no folder (the databases: a third of the time on disk), all
- * removed at the end. */
-static void tmp_begin(void)
-{
-    if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
-        setenv("TMPDIR", "/dev/shm", 1);
-}
-
-static void tmp_end(void)
-{
-    char pat[600];
-    snprintf(pat, sizeof pat, "%s/gl-unit-%d-*", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid());
-    glob_t g;
-    if (glob(pat, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            unlink(g.gl_pathv[i]);
-    globfree(&g);
-}
-
 int main(void)
 {
     gl_log_threshold = GL_LOG_ERROR;
-    tmp_begin();
+    tap_tmp_begin();
     if (!setup()) {
         printf("not ok - setup\n");
         return 1;
@@ -329,6 +307,6 @@ int main(void)
     RUN(test_closed_months);
     RUN(test_print_corrections);
     teardown();
-    tmp_end();
+    tap_tmp_end();
     return TAP_END();
 }
