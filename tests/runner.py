@@ -153,7 +153,7 @@ class Tally:
         return shown
 
 
-def run_one(row, binary, build, env, quiet):
+def run_one(row, binary, build, env):
     cmd = [x.format(bin=binary, build=build) for x in row["cmd"]]
     t0 = time.time()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -234,7 +234,7 @@ def main():
                     return
                 row, binary, build, name = pending.pop(0)
             text, etext, rc, secs = run_one(row, binary, build,
-                                            asan_env if name.endswith("-asan") else env, False)
+                                            asan_env if name.endswith("-asan") else env)
             shown = tally.count(name, text, rc, secs)
             with out_lock:
                 for line in shown:
