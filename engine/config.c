@@ -697,7 +697,7 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
         free(c->queries_dir);
         c->queries_dir = resolve(c, qd);
     }
-    /* collection.shrink_tolerance (SPEC §10, no silent shrink) */
+    /* collection.shrink_tolerance (docs/specification.md "Integrity", no silent shrink) */
     const cJSON *tol = cJSON_GetObjectItemCaseSensitive(o, "shrink_tolerance");
     if (tol && !(cJSON_IsNumber(tol) && tol->valuedouble >= 0 && tol->valuedouble <= 1))
         return cfg_fail(x, "collection.shrink_tolerance",
@@ -1017,7 +1017,7 @@ const struct gl_kv *gl_kv_find(const struct gl_kv *kv, size_t n, const char *key
 }
 
 /* prices.entries: objects with the price table's columns; prices are
- * decimal strings, never JSON numbers (SPEC §9). */
+ * decimal strings, never JSON numbers (docs/specification.md "Arithmetic"). */
 static enum gl_status load_price_entries(struct cfg_ctx *x, struct gl_config *c, const cJSON *a)
 {
     static const char *const cols[7] = {"model_pattern", "unit",     "price",      "currency",
@@ -1662,7 +1662,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
             goto done;
         }
         free(start);
-        /* run.allow_shrink (SPEC §10): replace hours with clearly less data */
+        /* run.allow_shrink (docs/specification.md "Integrity"): replace hours with clearly less data */
         const cJSON *as = cJSON_GetObjectItemCaseSensitive(o, "allow_shrink");
         if (as && !cJSON_IsBool(as)) {
             rc = cfg_fail(&x, "run.allow_shrink", "expected true or false");
