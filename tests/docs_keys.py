@@ -9,7 +9,7 @@ an error, so a new block of keys cannot go undocumented unnoticed.
 
 import re
 
-# (function, array) -> the path of the object the array lists the keys of
+# (function, array) -> the path(s) of the object(s) the array lists the keys of
 PLACES = {
     ("gl_config_load", "keys"): "",
     ("gl_config_load", "compute_keys"): "compute",
@@ -18,8 +18,9 @@ PLACES = {
     ("gl_config_load", "price_keys"): "prices",
     ("gl_config_load", "run_keys"): "run",
     ("load_prometheus", "keys"): "prometheus",
-    ("prom_auth_load", "none_keys"): "prometheus.auth",
-    ("prom_auth_load", "aws_keys"): "prometheus.auth",
+    # object storage takes the aws_sigv4 block of the Prometheus client
+    ("prom_auth_load", "none_keys"): ("prometheus.auth", "outputs.s3.auth"),
+    ("prom_auth_load", "aws_keys"): ("prometheus.auth", "outputs.s3.auth"),
     ("prom_auth_load", "gcp_keys"): "prometheus.auth",
     ("prom_auth_load", "azure_keys"): "prometheus.auth",
     ("prom_auth_load", "basic_keys"): "prometheus.auth",
@@ -64,7 +65,8 @@ def engine_keys(source):
             raise Unplaced("engine/config.c: key list %s in %s() is not placed in "
                            "tests/docs_keys.py PLACES" % (m.group(1), fn))
         for key in re.findall(r'"([^"]+)"', m.group(2)):
-            path = place + "." + key if place else key
-            if path not in paths:
-                paths.append(path)
+            for p in (place,) if isinstance(place, str) else place:
+                path = p + "." + key if p else key
+                if path not in paths:
+                    paths.append(path)
     return paths

@@ -89,6 +89,7 @@ SUITES = [
     _it("period", "period_test.py", ("close", "cli"), True, 4),
     ("demo", ("demo",), ["tests/demo_check.sh"], False, 12),
     ("standalone", ("repo",), ["python3", "tests/standalone_test.py"], False, 1),
+    ("docs", ("repo", "docs"), ["python3", "tests/docs_test.py", "--bin", "{bin}"], False, 1),
 ]
 
 
