@@ -1456,16 +1456,22 @@ static enum gl_status load_retention(struct cfg_ctx *x, struct gl_config *c, con
 }
 
 /* close.settle_hours: how long after a period's end its collection must
- * reach before `close` accepts it (late scrapes, remote-write lag). */
+ * reach before `close` accepts it (late scrapes, remote-write lag);
+ * close.auto: whether `run` closes each such complete period itself. */
 static enum gl_status load_close(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
-    static const char *const keys[] = {"settle_hours", NULL};
+    static const char *const keys[] = {"settle_hours", "auto", NULL};
     long hours = c->close_settle_s / 3600;
     enum gl_status rc;
     if ((rc = check_keys(x, o, "close", keys)) ||
         (rc = get_int(x, o, "close", "settle_hours", 0, 31 * 24, &hours)))
         return rc;
     c->close_settle_s = (int64_t)hours * 3600;
+    const cJSON *au = cJSON_GetObjectItemCaseSensitive(o, "auto");
+    if (au && !cJSON_IsBool(au))
+        return cfg_fail(x, "close.auto", "expected true or false");
+    if (au)
+        c->close_auto = cJSON_IsTrue(au);
     return GL_OK;
 }
 

@@ -254,6 +254,9 @@ struct gl_config {
     /* close.settle_hours (default 48): a period closes only once every
      * cluster's collection reaches this far past its end */
     int64_t close_settle_s;
+    /* close.auto (default false): run closes each period past its settle
+     * delay that is complete, and reports the ones it cannot close */
+    bool close_auto;
 
     /* prices: a CSV file, or entries in the config (7 strings each, in the
      * CSV's column order; NULL for an empty optional field) */

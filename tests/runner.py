@@ -87,6 +87,7 @@ SUITES = [
     _it("closed-run", "closed_run_test.py", ("close", "run"), cost=7),
     _it("shrink", "shrink_test.py", ("collect", "ledger"), True, 5),
     _it("period", "period_test.py", ("close", "cli"), True, 4),
+    _it("autoclose", "autoclose_test.py", ("close", "run"), cost=30),
     ("demo", ("demo",), ["tests/demo_check.sh"], False, 12),
     ("standalone", ("repo",), ["python3", "tests/standalone_test.py"], False, 1),
     ("docs", ("repo", "docs"), ["python3", "tests/docs_test.py", "--bin", "{bin}"], False, 1),

@@ -393,7 +393,7 @@ gpuledger.promValues.
 {{- if include "gpuledger.queriesEdited" . }}{{ $qd = include "gpuledger.mergedQueries" . }}{{ end }}
 {{- $_ := set $cfg "collection" (merge (dict "queries_dir" $qd) (deepCopy (.Values.config.collection | default dict))) }}
 {{- $_ := set $cfg "run" (merge (dict "out_dir" (printf "%s/out" (include "gpuledger.dataDir" .))) (deepCopy (.Values.config.run | default dict))) }}
-{{- range $k := list "memory_source" "teams" "idle_overhead" "allocation" "compute" "billing" "dra" "outputs" "retention" }}
+{{- range $k := list "memory_source" "teams" "idle_overhead" "allocation" "compute" "billing" "dra" "outputs" "retention" "close" }}
 {{- $v := get $.Values.config $k }}
 {{- if $v }}{{ $_ := set $cfg $k (deepCopy $v) }}{{ end }}
 {{- end }}
