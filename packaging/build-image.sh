@@ -7,8 +7,8 @@
 #   packaging/build-image.sh [--work DIR] [--out DIR] [--rootfs DIR]
 #
 #   --work DIR    build folder: release build, staging tree, buildah storage
-#                 (default build-release)
-#   --out DIR     where gpuledger-VERSION-image.oci.tar goes (default dist)
+#                 (default build/release)
+#   --out DIR     where gpuledger-VERSION-image.oci.tar goes (default build/release/dist)
 #   --rootfs DIR  an already assembled packaging/rootfs.sh tree to start
 #                 from (copied, not changed); default: assembled in WORK
 #
@@ -19,7 +19,7 @@
 # archive's path.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$root/build-release out=$root/dist rootfs=""
+work=$root/build/release out=$root/build/release/dist rootfs=""
 while [ $# -gt 0 ]; do
   case $1 in
     --work) work=$2; shift 2 ;;

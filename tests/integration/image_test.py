@@ -5,8 +5,10 @@ daemon and run with its own binary.
 Usage: python3 tests/integration/image_test.py --bin build/gpuledger
            [--work DIR] [--keep]
 
-Builds the image (root file system from Debian packages by mmdebstrap, the
-release binary, buildah commit to an OCI archive), then runs the image's
+Runs packaging/release.sh and checks its five files (source tarball, image
+archive, chart package, CycloneDX SBOM, SHA256SUMS). The image (root file
+system from Debian packages by mmdebstrap, the release binary, buildah
+commit to an OCI archive) is then started and runs its
 binary inside it with `buildah run --isolation chroot`: --version, `check`
 and a `run` of the example cluster (examples/cluster/scenario.json, real
 Prometheus on loopback). The invoices it writes must equal, byte for byte,
@@ -27,6 +29,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 sys.dont_write_bytecode = True
@@ -71,6 +74,17 @@ def cached_dir(kind, key, make, work):
     os.rename(os.path.join(tmp, "x"), final)
     shutil.rmtree(tmp, ignore_errors=True)
     return final, False
+
+
+def find_helm():
+    """HELM, helm on PATH, or the helm suite's (fetched into its cache when
+    missing)."""
+    for h in (os.environ.get("HELM"), shutil.which("helm"),
+              os.path.join(REPO, ".cache", "helm-test", "bin", "helm")):
+        if h and os.access(h, os.X_OK):
+            return h
+    import helm_test
+    return helm_test.install_helm(os.path.join(REPO, ".cache", "helm-test"))
 
 
 class Buildah:
@@ -121,18 +135,52 @@ class ImageSuite(harness.Suite):
         # The release build folder is reused (ninja rebuilds what changed).
         cache = os.environ.get("GL_TEST_CACHE")
         build_work = os.path.join(cache, "image-build") if cache else self.path("image-build")
-        rc, out, err = harness.run_cmd([os.path.join(PACKAGING, "build-image.sh"), "--work",
-                                        build_work, "--out", self.path("dist"), "--rootfs",
-                                        rootfs], 900)
-        lines = out.strip().splitlines()
-        for line in lines:
+        helm = find_helm()
+        tap.setup("helm %s" % helm)
+        env = dict(harness.CHILD_ENV, ALLOW_DIRTY="1", HELM=helm)
+        self.dist = self.path("dist")
+        rc, out, err = harness.run_cmd([os.path.join(PACKAGING, "release.sh"), "--work",
+                                        build_work, "--out", self.dist, "--rootfs", rootfs],
+                                       900, env=env)
+        for line in out.strip().splitlines():
             if line.startswith("#"):
                 tap.note(line[1:].strip())
-        archive = lines[-1] if lines else ""
-        ok = tap.check("image: packaging/build-image.sh writes an OCI archive",
-                       [] if rc == 0 and os.path.isfile(archive)
-                       else ["exit %s: %s" % (rc, harness.tail(out + err))])
-        return archive if ok else None
+        if not tap.check("release: packaging/release.sh", [] if rc == 0 else
+                         ["exit %s: %s" % (rc, harness.tail(out + err))]):
+            return None
+        self.artifacts()
+        return os.path.join(self.dist, "gpuledger-%s-image.oci.tar" % meson_version())
+
+    def artifacts(self):
+        """The five files, their checksums, the chart's and the SBOM's
+        contents."""
+        v = meson_version()
+        names = ["gpuledger-%s.tar.gz" % v, "gpuledger-%s-image.oci.tar" % v,
+                 "gpuledger-%s.tgz" % v, "gpuledger-%s-sbom.cdx.json" % v, "SHA256SUMS"]
+        p = ["%s missing" % n for n in names if not os.path.isfile(os.path.join(self.dist, n))]
+        rc, out, err = harness.run_cmd(["sha256sum", "--strict", "-c", "SHA256SUMS"], 120,
+                                       cwd=self.dist)
+        if rc != 0:
+            p.append("sha256sum -c: %s" % harness.tail(out + err))
+        elif sorted(l.split()[1] for l in out.splitlines() if l.endswith(": OK")) != \
+                sorted(n + ":" for n in names[:4]):
+            p.append("SHA256SUMS covers %s" % out.split())
+        with tarfile.open(os.path.join(self.dist, names[2])) as tf:
+            chart = tf.extractfile("gpuledger/Chart.yaml").read().decode()
+        for key in ("version", "appVersion"):
+            if not re.search(r'^%s: "?%s"?$' % (key, re.escape(v)), chart, re.M):
+                p.append("packaged Chart.yaml %s is not %s" % (key, v))
+        with tarfile.open(os.path.join(self.dist, names[0])) as tf:
+            if "gpuledger-%s/meson.build" % v not in tf.getnames():
+                p.append("the source tarball has no gpuledger-%s/meson.build" % v)
+        with open(os.path.join(self.dist, names[3]), encoding="utf-8") as f:
+            self.sbom = json.load(f)
+        listed = {c["name"] for c in self.sbom.get("components", [])}
+        if self.sbom.get("bomFormat") != "CycloneDX":
+            p.append("SBOM bomFormat %r" % self.sbom.get("bomFormat"))
+        p += ["SBOM lacks %s" % x for x in runtime_packages() if x not in listed]
+        self.tap.check("release: source tarball, image archive, chart .tgz (version %s), "
+                       "CycloneDX SBOM, SHA256SUMS that verify" % v, p)
 
     def metadata(self):
         rc, out, err = self.b("inspect", "--type", "container", self.ctr)
@@ -188,9 +236,13 @@ class ImageSuite(harness.Suite):
             st = os.stat(os.path.join(mnt, "var/lib/gpuledger"))
             if str(st.st_uid) != UID:
                 p.append("/var/lib/gpuledger owned by %d" % st.st_uid)
+            sbom = {c["name"] for c in self.sbom.get("components", [])}
+            if sbom != listed:
+                p.append("the SBOM and the image differ on %s" % sorted(sbom ^ listed)[:6])
             tap.note("%d Debian packages in the image" % len(listed))
-            tap.check("image: dpkg-query lists packaging/runtime-packages.txt (no shell, no "
-                      "package manager); binary, CA bundle, zone files, queries, example config",
+            tap.check("image: dpkg-query lists packaging/runtime-packages.txt, as the SBOM (no "
+                      "shell, no package manager); binary, CA bundle, zone files, queries, "
+                      "example config",
                       p)
         finally:
             self.b("umount", self.ctr)
@@ -203,10 +255,10 @@ class ImageSuite(harness.Suite):
     def version(self):
         os.makedirs(self.path("inside"), exist_ok=True)
         rc, out, err = self.inside("--version")
-        _, outside, _ = harness.run_cmd([self.args.bin, "--version"])
-        self.tap.check("image: its binary's --version is the outside build's (%s)"
-                       % outside.strip(),
-                       [] if rc == 0 and out == outside and meson_version() in out
+        _, commit, _ = harness.run_cmd(["git", "-C", REPO, "rev-parse", "--short=12", "HEAD"])
+        want = "gpuledger %s (commit %s)\n" % (meson_version(), commit.strip())
+        self.tap.check("image: its binary's --version is %r" % want.strip(),
+                       [] if rc == 0 and out == want
                        else ["exit %s: %r %s" % (rc, out, harness.tail(err))])
 
     def runs(self):
