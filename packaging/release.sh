@@ -59,4 +59,7 @@ python3 "$root/packaging/sbom.py" "$work/stage" "$version" "$commit" \
 (cd "$out" && sha256sum "gpuledger-$version.tar.gz" "gpuledger-$version-image.oci.tar" \
    "gpuledger-$version.tgz" "gpuledger-$version-sbom.cdx.json" > SHA256SUMS)
 echo "# release $version (commit $commit) in $out:"
-(cd "$out" && ls -l | sed -n 's/^[^ ]* *[^ ]* *[^ ]* *[^ ]* */#   /p')
+for f in "gpuledger-$version.tar.gz" "gpuledger-$version-image.oci.tar" \
+         "gpuledger-$version.tgz" "gpuledger-$version-sbom.cdx.json" SHA256SUMS; do
+  printf '#   %-34s %10d bytes\n' "$f" "$(stat -c %s "$out/$f")"
+done

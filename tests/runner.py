@@ -87,6 +87,10 @@ SUITES = [
     _it("closed-run", "closed_run_test.py", ("close", "run"), cost=7),
     _it("shrink", "shrink_test.py", ("collect", "ledger"), True, 5),
     _it("period", "period_test.py", ("close", "cli"), True, 4),
+    _it("release", "release_test.py", ("deploy", "release"), cost=2),
+    # the first run in a build tree downloads the image's packages and
+    # compiles the release binary (about 250 s); later runs take about 35 s
+    _it("image", "image_test.py", ("deploy", "image", "release"), cost=250),
     ("demo", ("demo",), ["tests/demo_check.sh"], False, 12),
     ("standalone", ("repo",), ["python3", "tests/standalone_test.py"], False, 1),
 ]

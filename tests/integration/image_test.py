@@ -162,8 +162,8 @@ class ImageSuite(harness.Suite):
                                        cwd=self.dist)
         if rc != 0:
             p.append("sha256sum -c: %s" % harness.tail(out + err))
-        elif sorted(l.split()[1] for l in out.splitlines() if l.endswith(": OK")) != \
-                sorted(n + ":" for n in names[:4]):
+        elif sorted(l[:-len(": OK")] for l in out.splitlines() if l.endswith(": OK")) != \
+                sorted(names[:4]):
             p.append("SHA256SUMS covers %s" % out.split())
         with tarfile.open(os.path.join(self.dist, names[2])) as tf:
             chart = tf.extractfile("gpuledger/Chart.yaml").read().decode()
