@@ -29,6 +29,10 @@ request carried. Edited queries go through the init container's own shell
 command. Values that break values.schema.json must make `helm template` and
 `helm lint` fail naming the value; a broken object must fail the validator;
 NOTES.txt must agree with the walkthrough in examples/kubernetes/README.md.
+prometheus.url has no default: every rendering gets it from a values file
+placed before the scenario's own. The chart as `helm package` writes it must
+install (client-side dry run) without a warning and with the released image,
+and fail naming prometheus.url when it is not set.
 
 Prints TAP lines ("ok - NAME", "not ok - NAME: REASON", "# ..."); exits 1
 when a check failed.
