@@ -303,7 +303,7 @@ One Prometheus block of gpuledger.json (engine keys) from one entry of
 gpuledger.promValues.
 */}}
 {{- define "gpuledger.promConfig" -}}
-{{- $p := dict "url" (required (printf "%s.url is required" ._where) .url) }}
+{{- $p := dict "url" (required (printf "%s.url is required: the base URL of the Prometheus HTTP API, e.g. --set %s.url=http://prometheus-operated.monitoring.svc:9090" ._where ._where) .url) }}
 {{- if eq .auth "serviceAccountToken" }}
 {{- $_ := set $p "bearer_token_file" (printf "%s/token" (include "gpuledger.saDir" .)) }}
 {{- else if eq .auth "basicAuth" }}
