@@ -809,8 +809,9 @@ static const char usage_prune[] =
     "usage: gpuledger prune --before YYYY-MM [--dry-run]\n"
     "  Deletes the hourly usage rows of the closed periods before YYYY-MM and\n"
     "  compacts the database. Their frozen invoices, FOCUS rows and CSV stay\n"
-    "  (invoice and export print them as before); summary, anomalies and\n"
-    "  report refuse a pruned period, and it takes no more corrections. An open\n"
+    "  (invoice and export print them as before), and the daily aggregates keep\n"
+    "  what summary, anomalies and report print; a pruned period takes no more\n"
+    "  corrections. An open\n"
     "  period before YYYY-MM is refused (exit 7) and nothing is deleted.\n"
     "  --dry-run prints what would go and changes nothing.\n";
 

@@ -223,7 +223,7 @@ static void render_run(struct out *o, const struct gl_run_figures *f, const char
         {"gpuledger_run_end_timestamp_seconds", "When the last run ended (Unix time).", 1},
         {"gpuledger_run_duration_seconds", "How long the last run took.", 2},
         {"gpuledger_run_exit_status",
-         "The last run's exit status (0 ok, 5 partial failure; README Exit codes).", 3},
+         "The last run's exit status (0 ok, 5 partial failure; docs/operations.md, exit status).", 3},
         {"gpuledger_run_last_success_timestamp_seconds",
          "When a run last ended with exit status 0 (Unix time).", 4},
         {"gpuledger_run_cluster_collected", "1 when the last run collected a window of the cluster.",
