@@ -811,8 +811,8 @@ static const char usage_prune[] =
     "  compacts the database. Their frozen invoices, FOCUS rows and CSV stay\n"
     "  (invoice and export print them as before), and the daily aggregates keep\n"
     "  what summary, anomalies and report print; a pruned period takes no more\n"
-    "  corrections. An open\n"
-    "  period before YYYY-MM is refused (exit 7) and nothing is deleted.\n"
+    "  corrections. An open period before YYYY-MM is refused (exit 7) and\n"
+    "  nothing is deleted.\n"
     "  --dry-run prints what would go and changes nothing.\n";
 
 static int check_prune(struct gl_cmd_env *e)
