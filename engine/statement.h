@@ -87,6 +87,9 @@ struct gl_statement {
     /* closed before schema 007: the invoices and FOCUS CSV print the texts
      * stored at close (frozen, frozen_focus) */
     bool from_texts;
+    /* closed with figures before the digests, checked against its texts:
+     * gl_statement_build seals it (store_frozen.h) */
+    bool seal;
     /* closed before schema 007, GL_ST_INVOICES: as frozen, by team id */
     struct gl_frozen_invoice *frozen;
     size_t nfrozen;
@@ -112,6 +115,12 @@ void gl_statement_free(struct gl_statement *st);
 
 /* Statements built by this process (tests, the run log). */
 extern unsigned long gl_statement_builds;
+
+/* A closed period with frozen figures rendered in FOCUS version v (12 or
+ * 13) rather than the one it was closed with (export --focus-version); its
+ * figures are the same. False when st has no figures to render (open, or
+ * closed before schema 007: only its stored CSV exists). */
+bool gl_statement_focus_version(struct gl_statement *st, int v);
 
 /* The index of team's invoice in st->set, or -1. */
 long gl_statement_team(const struct gl_statement *st, const char *team);
