@@ -6,9 +6,10 @@
  * (invoice.c, close.c), the anomalies, the fleet per cluster and GPU model
  * and per device, the per-team daily figures and top pods (query.c). A
  * closed period's invoices are loaded from the figures frozen at close
- * (store_frozen.h), checked against the texts stored then (close.h
- * gl_frozen_verify); one closed before schema 007 carries its frozen texts
- * (printed from there ever after). Writes nothing: renderers
+ * (store_frozen.h), checked by the digests stored then (store_digest.h;
+ * one closed before them against the texts stored then, close.h
+ * gl_frozen_verify, then sealed); one closed before schema 007 carries its
+ * frozen texts (printed from there ever after). Writes nothing: renderers
  * (render.h) are functions of a statement.
  *
  * Adding something every output can show: a field here, filled in
