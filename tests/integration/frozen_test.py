@@ -340,8 +340,8 @@ class Frozen(harness.Suite):
         want_tables = max(self.digests(db).values() or [0])
         for period, _ in CLOSED + CLOSED_LATE:
             if sealed.get(period) != want_tables or not want_tables:
-                problems.append("%s: %s table digests stored, expected %d"
-                                % (period, sealed.get(period, 0), want_tables))
+                problems.append("%s: %s table digests stored, expected %d (as for the months "
+                                "this engine closed)" % (period, sealed.get(period, 0), want_tables))
         tap.check("months closed with figures before the digests are checked against their "
                   "stored texts, print the same files, and are sealed (digests stored)",
                   problems)
@@ -357,8 +357,11 @@ class Frozen(harness.Suite):
         bad = self.copy(db, "tamper-%s.db" % name)
         con = sqlite3.connect(bad)
         changed = 0
-        for stmt in sql:
-            changed += con.execute(stmt).rowcount
+        try:
+            for stmt in sql:
+                changed += con.execute(stmt).rowcount
+        except sqlite3.OperationalError:  # an engine without that table: nothing altered
+            changed = 0
         con.commit()
         con.close()
         return bad, changed
@@ -421,7 +424,7 @@ class Frozen(harness.Suite):
         for k, (what, table, argv, sql) in enumerate(cases):
             bad, n = self.tampered(db, "case%d" % k, sql)
             period = argv[argv.index("--period") + 1]
-            problems = ["%d rows changed, expected %d" % (n, len(sql))] if n < len(sql) else []
+            problems = ["%d rows altered, expected %d" % (n, len(sql))] if n < len(sql) else []
             tap.check("%s altered after the close: %s refused (exit 7, names the period and "
                       "the table %s, nothing printed)" % (what, argv[0], table),
                       problems + self.refused(cfg, bad, argv, [period, "table " + table]))
