@@ -188,7 +188,7 @@ static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
         rc = load_frozen(s, &t, cp->name, set->period.name, 2, err);
     for (size_t i = 0; !rc && i < t.n; i++) {
         struct key_figures *f = &t.k[i];
-        /* the differences of what was printed (SPEC §9: both rounded) */
+        /* the differences of what was printed (docs/specification.md "Arithmetic": both rounded) */
         int64_t dm;
         if (__builtin_sub_overflow(f->mib[0], f->mib[1], &dm) ||
             __builtin_sub_overflow(dm, f->mib[2], &dm)) {

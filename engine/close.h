@@ -1,5 +1,5 @@
 /*
- * close — closed periods and corrections (SPEC §6, §9 "Corrections").
+ * close — closed periods and corrections (docs/specification.md "Periods and corrections", "Arithmetic").
  *
  * `close` freezes a month: its statement (statement.h) is built, its
  * invoices (JSON, Markdown) and FOCUS CSV rendered by the renderer table
@@ -91,7 +91,7 @@ enum gl_status gl_period_close_force(const struct gl_config *c, struct gl_store 
  * renderers print from the figures, byte for byte. An empty or missing text
  * is not compared (nothing to compare with). A difference is GL_ERR_STATE
  * (exit 7) naming the period, the format and the team: the database was
- * altered after the close, and neither version is printed (SPEC §10: fail
+ * altered after the close, and neither version is printed (docs/specification.md "Integrity": fail
  * loudly rather than print a figure that may be wrong). */
 struct gl_statement;
 struct gl_frozen_invoice;

@@ -76,7 +76,7 @@ static const char *query_name(const struct gl_config *c, int q)
     return NULL;
 }
 
-/* The name an hour's counts of query q are stored under (SPEC §10): the
+/* The name an hour's counts of query q are stored under (docs/specification.md "Integrity"): the
  * allocation is counted once joined, whichever side joined it. */
 static const char *counts_name(const struct gl_config *c, int q)
 {
@@ -128,7 +128,7 @@ static enum gl_status label_history(const struct gl_cluster *cluster, struct gl_
     return rc;
 }
 
-/* ---- no silent shrink (SPEC §10) ----
+/* ---- no silent shrink (docs/specification.md "Integrity") ----
  * Per hour of a range and per query: the series with at least one valid
  * sample in the hour and those samples, summed over the range's shards. */
 struct range_counts {
@@ -645,7 +645,7 @@ static void note_findings(const struct gl_config *c, const struct gl_rollup *r,
     }
 }
 
-/* ---- splitting (SPEC §10, bounded memory) ----
+/* ---- splitting (docs/specification.md "Integrity", bounded memory) ----
  * A chunk whose response is over prometheus.max_response_bytes is fetched
  * again in fewer hours (halved, down to one); an hour still too large is
  * fetched in shards of the device set: the hosts that the memory query

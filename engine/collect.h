@@ -6,7 +6,7 @@
  * replaces every row of its hours, so re-collecting never double counts and
  * a run killed mid-way leaves whole chunks or nothing.
  *
- * A chunk that would replace stored hours with clearly less (SPEC §10) is
+ * A chunk that would replace stored hours with clearly less (docs/specification.md "Integrity") is
  * refused with GL_ERR_PARTIAL unless allowed. A response over
  * prometheus.max_response_bytes makes the chunk smaller: fewer hours, then
  * shards of one hour by host, all shards stored in one transaction.

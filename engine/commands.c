@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "autoclose.h"
 #include "cli.h"
 #include "close.h"
 #include "collect.h"
@@ -114,29 +115,6 @@ static int check_collect(struct gl_cmd_env *e)
     return 0;
 }
 
-/* A chunk the shrink guard refused (exit 5) or the backend failed (exit 4,
- * e.g. a partial response refused): its hours are recorded as refused until
- * stored again, and `close` names them. Collection stops at the failed
- * chunk, which starts after the hours stored (st->hours) and spans at most
- * collection.chunk_hours. */
-static void note_refused(const struct gl_cmd_env *e, const struct gl_cluster *cl, int64_t from,
-                         int64_t to, const struct gl_collect_stats *st,
-                         const struct gl_error *why)
-{
-    if (why->code != GL_ERR_PARTIAL && why->code != GL_ERR_PROM)
-        return;
-    int64_t start = gl_floor_to(from, 3600) + st->hours * 3600;
-    int64_t end = gl_floor_to(to + 3599, 3600);
-    if (end > start + (int64_t)e->cfg->chunk_hours * 3600)
-        end = start + (int64_t)e->cfg->chunk_hours * 3600;
-    struct gl_error err = {0};
-    if (start < end && gl_store_note_refused(e->store, cl->name, start, end,
-                                             why->code == GL_ERR_PARTIAL ? "shrink" : "backend",
-                                             e->now, &err))
-        gl_log(GL_LOG_WARN, "the refused hours were not recorded cluster=%s: %s", cl->name,
-               err.msg);
-}
-
 static int cmd_collect(struct gl_cmd_env *e)
 {
     const struct gl_config *cfg = e->cfg;
@@ -154,7 +132,7 @@ static int cmd_collect(struct gl_cmd_env *e)
         struct gl_error err = {0};
         struct gl_collect_stats st = {.allow_shrink = e->o.allow_shrink != NULL};
         if (gl_collect(cfg, cl, e->store, from, to, &st, &err)) {
-            note_refused(e, cl, from, to, &st, &err);
+            gl_close_note_refused(cfg, e->store, cl->name, from, to, st.hours, &err, e->now);
             int code = FAIL(&err);
             if (!first_rc)
                 first_rc = code;
@@ -353,6 +331,10 @@ static const char usage_run[] =
     "  run.start) up to now - run.delay_minutes, re-pulling run.repull_hours for\n"
     "  late samples, then writes the open periods' invoices, FOCUS CSV, summary,\n"
     "  anomalies and reports into DIR/<period>/ (default run.out_dir, else ./out).\n"
+    "  With close.auto, it then closes each month whose collection is\n"
+    "  close.settle_hours past its end and complete (as close does); a due month\n"
+    "  it cannot close is logged as an error on every run and exported as\n"
+    "  gpuledger_period_close_blocked, without changing the exit status.\n"
     "  Exit 0: all done; 5: partly failed (what succeeded is stored); 6: locked;\n"
     "  7: prices would change a closed month (--reprice-closed accepts them).\n";
 

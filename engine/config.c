@@ -697,7 +697,7 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
         free(c->queries_dir);
         c->queries_dir = resolve(c, qd);
     }
-    /* collection.shrink_tolerance (SPEC §10, no silent shrink) */
+    /* collection.shrink_tolerance (docs/specification.md "Integrity", no silent shrink) */
     const cJSON *tol = cJSON_GetObjectItemCaseSensitive(o, "shrink_tolerance");
     if (tol && !(cJSON_IsNumber(tol) && tol->valuedouble >= 0 && tol->valuedouble <= 1))
         return cfg_fail(x, "collection.shrink_tolerance",
@@ -1017,7 +1017,7 @@ const struct gl_kv *gl_kv_find(const struct gl_kv *kv, size_t n, const char *key
 }
 
 /* prices.entries: objects with the price table's columns; prices are
- * decimal strings, never JSON numbers (SPEC §9). */
+ * decimal strings, never JSON numbers (docs/specification.md "Arithmetic"). */
 static enum gl_status load_price_entries(struct cfg_ctx *x, struct gl_config *c, const cJSON *a)
 {
     static const char *const cols[7] = {"model_pattern", "unit",     "price",      "currency",
@@ -1456,16 +1456,22 @@ static enum gl_status load_retention(struct cfg_ctx *x, struct gl_config *c, con
 }
 
 /* close.settle_hours: how long after a period's end its collection must
- * reach before `close` accepts it (late scrapes, remote-write lag). */
+ * reach before `close` accepts it (late scrapes, remote-write lag);
+ * close.auto: whether `run` closes each such complete period itself. */
 static enum gl_status load_close(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
-    static const char *const keys[] = {"settle_hours", NULL};
+    static const char *const keys[] = {"settle_hours", "auto", NULL};
     long hours = c->close_settle_s / 3600;
     enum gl_status rc;
     if ((rc = check_keys(x, o, "close", keys)) ||
         (rc = get_int(x, o, "close", "settle_hours", 0, 31 * 24, &hours)))
         return rc;
     c->close_settle_s = (int64_t)hours * 3600;
+    const cJSON *au = cJSON_GetObjectItemCaseSensitive(o, "auto");
+    if (au && !cJSON_IsBool(au))
+        return cfg_fail(x, "close.auto", "expected true or false");
+    if (au)
+        c->close_auto = cJSON_IsTrue(au);
     return GL_OK;
 }
 
@@ -1662,7 +1668,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
             goto done;
         }
         free(start);
-        /* run.allow_shrink (SPEC §10): replace hours with clearly less data */
+        /* run.allow_shrink (docs/specification.md "Integrity"): replace hours with clearly less data */
         const cJSON *as = cJSON_GetObjectItemCaseSensitive(o, "allow_shrink");
         if (as && !cJSON_IsBool(as)) {
             rc = cfg_fail(&x, "run.allow_shrink", "expected true or false");

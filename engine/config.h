@@ -166,7 +166,7 @@ struct gl_config {
     /* collection.mode "server": series the backend can summarise exactly
      * per hour come as hourly subquery figures (collect.c) */
     bool server_mode;
-    /* no silent shrink (SPEC §10): the share, in millionths, of what an
+    /* no silent shrink (docs/specification.md "Integrity"): the share, in millionths, of what an
      * hour stored that a re-collect may lose: each query's series and
      * samples, a device's attributed MiB·s, a team's MiB·s (collect.c);
      * run.allow_shrink lifts it */
@@ -214,7 +214,7 @@ struct gl_config {
     struct gl_kv *node_models;   /* node → model */
     size_t nnode_models;
 
-    /* DRA (SPEC §9): a claim named on a pod's series of a device allocates
+    /* DRA (docs/specification.md "Arithmetic"): a claim named on a pod's series of a device allocates
      * that device to the pod */
     bool dra_enabled;
     char *dra_claim_name_label;      /* "dra_claim_name" */
@@ -238,7 +238,7 @@ struct gl_config {
     struct gl_team_info *teams;
     size_t nteams;
 
-    /* idle and overhead (SPEC §3) */
+    /* idle and overhead (docs/specification.md "Attribution") */
     enum gl_idle_policy idle_policy;
     char *platform_team;
 
@@ -254,6 +254,9 @@ struct gl_config {
     /* close.settle_hours (default 48): a period closes only once every
      * cluster's collection reaches this far past its end */
     int64_t close_settle_s;
+    /* close.auto (default false): run closes each period past its settle
+     * delay that is complete, and reports the ones it cannot close */
+    bool close_auto;
 
     /* prices: a CSV file, or entries in the config (7 strings each, in the
      * CSV's column order; NULL for an empty optional field) */

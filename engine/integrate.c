@@ -1,5 +1,5 @@
 /*
- * integrate — SPEC §3/§9 attribution per step, rolled up per hour.
+ * integrate — docs/specification.md "Attribution"/"Arithmetic" attribution per step, rolled up per hour.
  *
  * The chunk's series are first indexed (devices, pods, nodes, (pod, node,
  * model) allocation cells); then every step is attributed in five passes:
@@ -80,7 +80,7 @@ struct pair {
     int64_t dev_gpu;    /* scratch: a DRA claim's GPU time of this device (micro-GPU-s) */
     bool dev_alloc;     /* scratch: holds this very device (claim or limit) */
     bool claimed;       /* scratch: by a DRA claim: allocation, reserved-unused and
-                         * excess stay on this device (SPEC §9) */
+                         * excess stay on this device (docs/specification.md "Arithmetic") */
 };
 
 struct ctr_limit {      /* HAMi limit of one container on one device */
@@ -522,7 +522,7 @@ static const char *series_cluster_of(const struct gl_config *c, const struct gl_
 }
 #define series_cluster(c, s) series_cluster_of((c), w->in->cluster, (s))
 
-/* Workload identity (SPEC §9): exported_* when present (auto), else plain. */
+/* Workload identity (docs/specification.md "Arithmetic"): exported_* when present (auto), else plain. */
 static bool identity(const struct work *w, const struct gl_series *s, const char **ns,
                      const char **pod)
 {
@@ -715,7 +715,7 @@ static int64_t to_mib(double v)
     return (double)i == v ? i : (int64_t)llround(v);
 }
 
-/* A bytes source's values rounded half-even to MiB per sample (SPEC §9)
+/* A bytes source's values rounded half-even to MiB per sample (docs/specification.md "Arithmetic")
  * into mib (n slots); the input stays as parsed. */
 static void bytes_to_mib(const double *in, double *mib, size_t n)
 {
@@ -976,7 +976,7 @@ static void index_labels(struct work *w, struct label_index *li, const struct gl
 }
 
 /* The label series of key valid at step t: present at t, the one that
- * first appeared latest wins (SPEC §9). -1 when none. */
+ * first appeared latest wins (docs/specification.md "Arithmetic"). -1 when none. */
 /* *until: the first step after t where the answer may differ (no series of
  * key starts or ends before it), so callers reuse it for [t, *until). */
 static int32_t label_at(const struct label_index *li, int32_t key, size_t t, size_t *until)
@@ -1247,7 +1247,7 @@ static void step_devices(struct work *w, size_t t)
                        S(w, cd->hostname));
             }
         }
-        /* SPEC §9 "Missing data": an absent FB_FREE or FB_RESERVED counts as 0;
+        /* docs/specification.md "Arithmetic" "Missing data": an absent FB_FREE or FB_RESERVED counts as 0;
          * without FB_RESERVED a configured model capacity sets it. */
         struct gl_chunk_device *cdw = &w->r->devices[d];
         if (dv->fb) {
@@ -1263,7 +1263,7 @@ static void step_devices(struct work *w, size_t t)
         const struct gl_kv *cap_cfg =
             gl_kv_find(c->model_capacity, c->nmodel_capacity, S(w, cd->model));
         bool has_res = !isnan(dv->reserved[t]);
-        /* SPEC §9: capacity = device used + FREE + RESERVED, FREE and
+        /* docs/specification.md "Arithmetic": capacity = device used + FREE + RESERVED, FREE and
          * RESERVED each the max over the group (dcgm-exporter copies them
          * onto per-pod series, sometimes only there), device used = the
          * device series, else the pods' value (device) or their sum
@@ -1549,7 +1549,7 @@ static int64_t claim_mib(struct work *w, int32_t d)
  * allocation of that device; a DRA claim on a pod's series allocates the
  * device (its usable memory, a MIG instance its slice), the MiB split among
  * the pods on that claim by floor shares plus the largest remainder, ties
- * by namespace/pod, each share × step (SPEC §9), GPU time likewise (a MIG
+ * by namespace/pod, each share × step (docs/specification.md "Arithmetic"), GPU time likewise (a MIG
  * slice: g/7). A claim's rows stay on its device (step_claim_rows). */
 static void step_device_alloc(struct work *w, size_t t)
 {
@@ -1606,7 +1606,7 @@ static void step_device_alloc(struct work *w, size_t t)
                 j++;
             int k = j - i;
             int64_t q;
-            /* the claim's MiB split among its pods, then × step (SPEC §9) */
+            /* the claim's MiB split among its pods, then × step (docs/specification.md "Arithmetic") */
             int64_t mib = claim_mib(w, (int32_t)d);
             if (!q_mul(w, t, mib, step, &q, "a DRA claim's allocation (MiB·s)", (int32_t)d))
                 break;
@@ -1780,7 +1780,7 @@ static void step_pods(struct work *w, size_t t)
             dv->idle_q = cap > taken ? cap - taken : 0;
         } else {
             /* capacity unknown (0 in the reconciliation): what its pods are
-             * billed is beyond it, so the device row adds up (SPEC §9) */
+             * billed is beyond it, so the device row adds up (docs/specification.md "Arithmetic") */
             add(w, t, (int32_t)d, e, e, e, GL_KIND_EXCESS, dv->sum_q, false);
         }
     }
@@ -1813,10 +1813,10 @@ static int32_t pseudo_device(struct work *w, struct pn *pn)
     return key;
 }
 
-/* Billed reserved-unused ru of pn at t, placed on devices (SPEC §9: excess
+/* Billed reserved-unused ru of pn at t, placed on devices (docs/specification.md "Arithmetic": excess
  * is kept per device). It is taken from the idle of the node's devices of
  * that model in ascending (UUID, GPU_I_ID) order (Kubernetes does not say
- * which device of the node the pod got, SPEC §3); what no idle covers is
+ * which device of the node the pod got, docs/specification.md "Attribution"); what no idle covers is
  * excess on the device where the pod holds the most memory this step (ties:
  * that order), else on the node's first device of that model with a known
  * capacity, else on the node's allocation row (pseudo). */
@@ -1899,7 +1899,7 @@ static int64_t alloc_rows(struct work *w, size_t t, int32_t dev, int32_t podi, i
     return ru;
 }
 
-/* A DRA claim's rows at t, on the device it names (SPEC §9): the pod's
+/* A DRA claim's rows at t, on the device it names (docs/specification.md "Arithmetic"): the pod's
  * allocated share, its GPU time, reserved-unused = share − its memory
  * there; under basis max the billed reserved-unused comes out of that
  * device's idle and what idle does not cover is that device's excess,
@@ -2203,7 +2203,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     return rc;
 }
 
-/* ---- the allocation join (SPEC §2: requests of Running pods) ---- */
+/* ---- the allocation join (docs/specification.md "Inputs": requests of Running pods) ---- */
 
 /* A length-prefixed key of labels (absent = empty, as in PromQL), so no
  * value can run into the next. */

@@ -5,7 +5,7 @@
  * FB_FREE, FB_RESERVED, kube_pod_labels, kube_namespace_labels, GPU
  * requests of Running pods, kube_node_labels, compute busy metrics).
  * Writes: a gl_rollup of exact integer quantities keyed (hour, device,
- * namespace, pod, team, kind), following SPEC §3 and §9: duplicate
+ * namespace, pod, team, kind), following docs/specification.md "Attribution" and "Arithmetic": duplicate
  * (device, pod) series merge by max; series without workload identity are
  * device totals; device-mode copies are split by largest remainder;
  * allocation, reserved-unused, anomalies, idle and overhead per step.
@@ -14,7 +14,7 @@
  * slice, split among the claim's pods by largest remainder), or a HAMi
  * memory limit (which replaces the pod's GPU-request allocation on that
  * node). Billed reserved-unused and the excess it causes are kept per
- * device, so every device row adds up (SPEC §9).
+ * device, so every device row adds up (docs/specification.md "Arithmetic").
  *
  * Adding a memory source (another exporter's per-process memory):
  *   1. a query file queries/<name>.promql returning one series per pod and

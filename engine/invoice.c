@@ -12,7 +12,7 @@
 
 #define GL_GENERATOR "gpuledger " GL_VERSION
 
-/* Overflow checks (SPEC §10 "No wrapped arithmetic"): line and day MiB·s
+/* Overflow checks (docs/specification.md "Integrity" "No wrapped arithmetic"): line and day MiB·s
  * are int64 sums of hourly SQL sums, checked on every addition; amounts
  * and totals are 128-bit and checked too. An overflow is an error naming
  * the team, cluster, model, kind and period, never a wrapped figure. */

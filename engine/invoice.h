@@ -183,7 +183,7 @@ struct gl_invoice_line *gl_invoice_add_correction(struct gl_invoice_set *set, co
 enum gl_status gl_invoices_finish(struct gl_invoice_set *set, struct gl_error *err);
 
 /* GB-hours × 10^9 as printed for a line's day / a line: rounded from MiB·s,
- * or for a correction the difference of printed figures (SPEC §9). */
+ * or for a correction the difference of printed figures (docs/specification.md "Arithmetic"). */
 gl_i128 gl_day_gbh_nano(const struct gl_invoice_line *l, const struct gl_line_day *d);
 gl_i128 gl_line_gbh_nano(const struct gl_invoice_line *l);
 

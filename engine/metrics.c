@@ -42,6 +42,19 @@ void gl_run_figures_free(struct gl_run_figures *f)
     free(f->clusters);
     f->clusters = NULL;
     f->n = 0;
+    free(f->blocked);
+    f->blocked = NULL;
+    f->nblocked = 0;
+}
+
+void gl_run_figures_blocked(struct gl_run_figures *f, const struct gl_close_blocked *b,
+                            size_t n)
+{
+    if (!f || !n)
+        return;
+    f->blocked = gl_xrealloc(f->blocked, (f->nblocked + n) * sizeof *f->blocked);
+    memcpy(f->blocked + f->nblocked, b, n * sizeof *b);
+    f->nblocked += n;
 }
 
 void gl_run_figures_cluster(struct gl_run_figures *f, const char *cluster,
@@ -263,6 +276,29 @@ static void render_run(struct out *o, const struct gl_run_figures *f, const char
     }
 }
 
+/* The due periods close.auto could not close: one series per blocking
+ * cluster (the log line of the run names the hour ranges). */
+static void render_blocked(struct out *o, const struct gl_run_figures *f, const char *filter)
+{
+    if (!f->nblocked)
+        return;
+    family(o, "gpuledger_period_close_blocked",
+           "1 for a period past its settle delay that the last run could not close "
+           "(close.auto): hours of the cluster missing, refused or short of the delay.");
+    for (size_t i = 0; i < f->n; i++) {
+        const char *cl = f->clusters[i].name;
+        if (!wanted(filter, cl))
+            continue;
+        for (size_t k = 0; k < f->nblocked; k++) {
+            const struct gl_close_blocked *b = &f->blocked[k];
+            if (b->cluster && strcmp(b->cluster, cl) != 0)
+                continue;
+            const char *l[] = {"cluster", cl, "period", b->period, NULL};
+            series_int(o, "gpuledger_period_close_blocked", l, 1);
+        }
+    }
+}
+
 static enum gl_status render_watermarks(struct out *o, struct gl_store *s,
                                         const struct gl_run_figures *f, const char *filter,
                                         int64_t now, struct gl_error *err)
@@ -398,6 +434,7 @@ enum gl_status gl_metrics_render(const struct gl_config *c, struct gl_store *s,
     struct out o = {out, false};
     int64_t end = (int64_t)time(NULL);
     render_run(&o, f, cluster, end, mono_ns() - f->started_ns, exit_status);
+    render_blocked(&o, f, cluster);
     enum gl_status rc = render_watermarks(&o, s, f, cluster, now, err);
     if (rc)
         return rc;

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "autoclose.h"
 #include "collect.h"
 #include "config.h"
 #include "error.h"
@@ -49,6 +50,9 @@ struct gl_run_figures {
     int64_t started_ns;  /* monotonic clock, for the duration */
     struct gl_metrics_cluster *clusters; /* one per configured cluster, in order */
     size_t n;
+    /* due periods close.auto could not close (autoclose.h), owned */
+    struct gl_close_blocked *blocked;
+    size_t nblocked;
 };
 
 void gl_run_figures_init(struct gl_run_figures *f, const struct gl_config *c);
@@ -56,6 +60,13 @@ void gl_run_figures_free(struct gl_run_figures *f);
 /* Records a cluster's collection (f may be NULL: nothing recorded). */
 void gl_run_figures_cluster(struct gl_run_figures *f, const char *cluster,
                             const struct gl_collect_stats *st, enum gl_status rc, bool no_data);
+
+/* Records the due periods the run could not close (f may be NULL): each
+ * is a gpuledger_period_close_blocked{cluster,period} 1 series in the
+ * groups of the clusters that keep it open (every cluster's when none is
+ * named). */
+void gl_run_figures_blocked(struct gl_run_figures *f, const struct gl_close_blocked *b,
+                            size_t n);
 
 /* "Loud when data is missing": for a cluster that stored samples before
  * `from` and whose collection stored no memory samples in [from, to) (the

@@ -1,7 +1,7 @@
 /*
  * outstate — what an output folder's period files were last written from
  * (schema/003_output_state.sql), so that `run` rewrites exactly the open
- * periods whose outputs no longer reflect the stored data (SPEC §10).
+ * periods whose outputs no longer reflect the stored data (docs/specification.md "Integrity").
  *
  * Reads: data_version (a counter per period that every stored chunk bumps,
  * kept by SQL triggers on collected_hour), closed_period, device, the price

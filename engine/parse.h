@@ -7,7 +7,7 @@
  * body is parsed by callbacks straight into the compact form (no tree), so
  * memory is about the size of the result, not a multiple of the body.
  *
- * Strict (SPEC §10): the body must be exactly one JSON document of the shape
+ * Strict (docs/specification.md "Integrity"): the body must be exactly one JSON document of the shape
  * {status, data: {resultType: "matrix", result: [{metric, values}]},
  * warnings?, infos?} (plus error/errorType, and VictoriaMetrics' isPartial
  * and stats). These fail the whole response, naming query, series and
@@ -104,7 +104,7 @@ enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int6
                                struct gl_error *err);
 void gl_matrix_free(struct gl_matrix *m);
 
-/* Value of a label, NULL when absent or empty (SPEC §9: empty = absent). */
+/* Value of a label, NULL when absent or empty (docs/specification.md "Arithmetic": empty = absent). */
 const char *gl_series_label(const struct gl_series *s, const char *name);
 /* qsort order of series by their labels (name, then value, pair by pair;
  * fewer labels first on a tie), as a backend's matrix is sorted. */

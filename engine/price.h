@@ -2,7 +2,7 @@
  * price — the price table (CSV read with libcsv, patterns with PCRE2).
  *
  * Header: model_pattern,unit,price,currency,valid_from,valid_to[,capacity_gb]
- * (SPEC §9). Prices are decimal text kept exactly (×10^12). Rows match in
+ * (docs/specification.md "Arithmetic"). Prices are decimal text kept exactly (×10^12). Rows match in
  * file order; two rows matching one model with overlapping validity are a
  * config error. Errors name the file and row.
  */

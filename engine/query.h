@@ -96,7 +96,7 @@ struct gl_device_row {
     char *cluster, *uuid, *gpu_i_id, *profile, *model, *node;
     char *device; /* uuid, or uuid/gpu_i_id for a MIG instance */
     int64_t capacity, used, reserved, unattributed, idle, excess;
-    int64_t rub; /* billed reserved-unused placed on the device (SPEC §9: excess per device) */
+    int64_t rub; /* billed reserved-unused placed on the device (docs/specification.md "Arithmetic": excess per device) */
     bool unknown;
 };
 

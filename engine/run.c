@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "autoclose.h"
 #include "close.h"
 #include "collect.h"
 #include "metrics.h"
@@ -201,11 +202,20 @@ static enum gl_status periods_to_keep(struct gl_store *s, int64_t from, int64_t 
     return rc;
 }
 
+static bool just_closed(const struct gl_autoclose *ac, const char *period)
+{
+    for (size_t i = 0; i < ac->nclosed; i++)
+        if (strcmp(ac->closed[i], period) == 0)
+            return true;
+    return false;
+}
+
 /* The output stage: each period kept complete is written unless the
  * output state says its files already reflect the stored data. */
 static enum gl_status write_outputs(const struct gl_config *c, struct gl_store *s,
                                     const struct gl_price_table *prices, const char *out_dir,
-                                    int64_t from, int64_t last, int64_t now, bool *partial,
+                                    int64_t from, int64_t last, int64_t now,
+                                    const struct gl_autoclose *ac, bool *partial,
                                     struct gl_error *err)
 {
     enum gl_status rc = make_dir(out_dir, err);
@@ -220,12 +230,34 @@ static enum gl_status write_outputs(const struct gl_config *c, struct gl_store *
     if ((rc = remove_leftovers(root, err)) || (rc = gl_outstate_inputs(c, prices, &fp, err)) ||
         (rc = periods_to_keep(s, from, last, now, &ps, err)))
         goto out;
+    for (size_t i = 0; i < ac->nclosed; i++)
+        period_set_add(&ps, ac->closed[i]);
+    gl_sort(ps.names, ps.n, sizeof *ps.names, name_cmp);
     for (size_t i = 0; i < ps.n; i++) {
         struct gl_period p;
         bool closed;
         gl_period_parse(ps.names[i], &p);
         if ((rc = gl_period_is_closed(s, p.name, &closed, err)))
             goto out;
+        if (closed && just_closed(ac, p.name)) {
+            /* closed by this run: its folder says FINAL from now on (run
+             * leaves closed periods' folders alone after this) */
+            gl_log(GL_LOG_INFO, "writing outputs period=%s reason=\"closed by this run\"",
+                   p.name);
+            struct gl_error oerr = {0};
+            if ((rc = gl_outstate_fingerprint(s, &p, &fp, err)))
+                goto out;
+            if (write_period(c, s, prices, &p, root, &fp, &oerr)) {
+                *partial = true;
+                gl_log(GL_LOG_ERROR, "writing outputs failed period=%s error=\"%s\"", p.name,
+                       oerr.msg);
+                *err = oerr;
+            } else {
+                written++;
+            }
+            gl_outstate_fp_clear(&fp);
+            continue;
+        }
         if (closed) {
             if (p.end > from) /* the periods this run collected into */
                 gl_log(GL_LOG_INFO, "period closed, outputs left as they are period=%s "
@@ -304,6 +336,8 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
         struct gl_error cerr = {0};
         attempted++;
         enum gl_status crc = gl_collect(c, cl, s, from, to, &st, &cerr);
+        if (crc) /* as collect does: close sees the refused hours (autoclose.h) */
+            gl_close_note_refused(c, s, cl->name, from, to, st.hours, &cerr, now);
         bool no_data = false; /* metrics.h: loud when a cluster's data stop */
         if (!crc)
             crc = gl_metrics_check_no_data(c, cl, s, found && wm > from ? wm : from, to, &st,
@@ -322,7 +356,15 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
                cl->name, a, b, (long long)st.hours, (long long)st.samples);
     }
     int64_t last = to > min_from ? to - 1 : min_from;
-    if ((rc = write_outputs(c, s, prices, out_dir, min_from, last, now, &partial, err)))
+    /* close.auto: the due months that are complete close before the
+     * outputs are written; the others are reported (not a failure) */
+    struct gl_autoclose ac;
+    if ((rc = gl_autoclose(c, s, prices, now, &ac, err)))
+        return rc;
+    gl_run_figures_blocked(fig, ac.blocked, ac.nblocked);
+    rc = write_outputs(c, s, prices, out_dir, min_from, last, now, &ac, &partial, err);
+    gl_autoclose_free(&ac);
+    if (rc)
         return rc;
     /* delivery and retention (upload.h, store_admin.h): a failure is partial */
     struct gl_upload_stats up;

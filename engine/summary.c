@@ -33,7 +33,7 @@ static bool model_reconciles(const struct gl_fleet_model *m)
 }
 
 /* the model rows' figures of a device; reserved_unused_billed is the billed
- * reserved-unused placed on it (SPEC §9: excess per device) */
+ * reserved-unused placed on it (docs/specification.md "Arithmetic": excess per device) */
 #define NDEVICE_FIGURES 7
 static int64_t *device_figures(const struct gl_device_row *d, int64_t out[NDEVICE_FIGURES])
 {

@@ -1,5 +1,5 @@
 /*
- * teams — mapping a pod to a team at one step (SPEC §4).
+ * teams — mapping a pod to a team at one step (docs/specification.md "Teams").
  *
  * Rules are tried in config order, first match wins: a pod label
  * (kube_pod_labels), a namespace label (kube_namespace_labels), a PCRE2

