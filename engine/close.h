@@ -5,10 +5,12 @@
  * invoices (JSON, Markdown) and FOCUS CSV rendered by the renderer table
  * (render.h) and stored with the exact figures of every FOCUS key
  * (gl_store_freeze) together with the invoice set as figures (schema 007,
- * store_frozen.h): a closed month's statement is loaded from those figures
- * and rendered by the normal renderers, checked against the stored texts
- * (gl_frozen_verify); a month closed before schema 007 prints its stored
- * texts. Data collected later that changes a closed month becomes
+ * store_frozen.h) and a digest of them (schema 011, store_digest.h): a
+ * closed month's statement is loaded from those figures, checked by the
+ * digest, and rendered by today's renderers; one closed with figures but
+ * before the digests is checked against the stored texts once
+ * (gl_frozen_verify), then sealed; a month closed before schema 007 prints
+ * its stored texts. Data collected later that changes a closed month becomes
  * correction lines of the next open month: per FOCUS key, recomputed −
  * frozen − corrections already frozen in later closed months.
  */
@@ -83,7 +85,8 @@ enum gl_status gl_period_close_force(const struct gl_config *c, struct gl_store 
                                      struct gl_error *err);
 
 /* A closed period's statement loaded from its frozen figures (st->set;
- * schema 007) against the texts stored at close (the audit copy): every
+ * schema 007) against the texts stored at close (the audit copy), for a
+ * period closed before the digests (schema 011) existed: every
  * stored invoice JSON and Markdown, and the FOCUS CSV, must be what the
  * renderers print from the figures, byte for byte. An empty or missing text
  * is not compared (nothing to compare with). A difference is GL_ERR_STATE

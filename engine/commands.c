@@ -220,12 +220,15 @@ static int cmd_export(struct gl_cmd_env *e)
     struct gl_statement *st = statement(e, GL_ST_INVOICES, &rc);
     struct gl_error err = {0};
     size_t rows = 0;
+    /* a closed month with figures renders the version asked for from them */
+    if (st && e->o.focus_version)
+        gl_statement_focus_version(st, e->cfg->focus_version);
     if (st && e->o.focus_version && st->closed && frozen_focus_version(st) != e->cfg->focus_version) {
         int v = frozen_focus_version(st);
         gl_error_set(&err, GL_ERR_STATE,
-                     "period %s is closed and its FOCUS rows were frozen as FOCUS %d.%d: "
-                     "--focus-version %s is not printed for it (a closed month is exported in "
-                     "the version it was closed with; leave out --focus-version, or ask for %d.%d)",
+                     "period %s was closed by an engine that stored only its FOCUS %d.%d text, "
+                     "no figures: --focus-version %s cannot be rendered for it (leave out "
+                     "--focus-version, or ask for %d.%d)",
                      e->period.name, v / 10, v % 10, e->o.focus_version, v / 10, v % 10);
         rc = FAIL(&err);
     } else if (st && gl_output_focus(st, e->o.out, &rows, &err))

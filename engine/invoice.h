@@ -104,7 +104,7 @@ struct gl_invoice {
  * entries its lines point to, the generator that closed it. */
 struct gl_frozen_own {
     struct gl_config cfg;
-    char *strs[5]; /* the frozen config strings */
+    char *strs[6]; /* the frozen config strings */
     struct gl_price_entry *prices;
     size_t nprices;
 };

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "close.h"
 #include "store_frozen.h"
@@ -18,6 +19,14 @@ long gl_statement_team(const struct gl_statement *st, const char *team)
         if (strcmp(st->set->invoices[i].team, team) == 0)
             return (long)i;
     return -1;
+}
+
+bool gl_statement_focus_version(struct gl_statement *st, int v)
+{
+    if (!st->closed || st->from_texts || !st->set || !st->set->own)
+        return false;
+    st->set->own->cfg.focus_version = v; /* st->cfg is this frozen config */
+    return true;
 }
 
 static void frozen_one(void *ctx, const char *team, const char *json, const char *md)
@@ -239,34 +248,45 @@ static void texts_free(struct gl_statement *st)
     st->frozen_focus = NULL;
 }
 
-/* A closed period's invoices: from its frozen figures (checked against the
- * texts stored at close), else (closed before schema 007) its texts; for
- * the pages, the live recomputation checked against the frozen totals. */
+/* A closed period's invoices: from its frozen figures (checked by their
+ * digests; one closed before the digests existed is checked against the
+ * texts stored at close once, then sealed), else (closed before schema
+ * 007) its texts; for the pages, the recomputation under the frozen
+ * settings checked against the frozen totals. */
 static enum gl_status closed_invoices(const struct gl_config *c, struct gl_store *s,
                                       const struct gl_price_table *prices,
                                       struct gl_statement *st, struct gl_error *err)
 {
     const struct gl_period *p = &st->period;
-    enum gl_status rc = gl_store_frozen_load(s, c, p, st->closed_at, &st->set, err);
+    bool sealed = false;
+    enum gl_status rc = gl_store_frozen_load(s, c, p, st->closed_at, &st->set, &sealed, err);
     if (rc)
         return rc;
     st->from_texts = st->set == NULL;
-    if ((rc = gl_frozen_invoices(s, p->name, NULL, frozen_one, st, err)))
-        return rc;
-    if ((st->from_texts ? (st->parts & GL_ST_INVOICES) != 0 : true) &&
-        (rc = gl_frozen_focus(s, p->name, &st->frozen_focus, err)))
-        return rc;
+    if (st->from_texts || !sealed) {
+        if ((rc = gl_frozen_invoices(s, p->name, NULL, frozen_one, st, err)))
+            return rc;
+        if ((st->from_texts ? (st->parts & GL_ST_INVOICES) != 0 : true) &&
+            (rc = gl_frozen_focus(s, p->name, &st->frozen_focus, err)))
+            return rc;
+    }
     if (!st->from_texts) {
         st->cfg = st->set->cfg; /* the config as it was at close */
-        rc = gl_frozen_verify(st, st->frozen, st->nfrozen, st->frozen_focus, err);
+        if (!sealed) {
+            rc = gl_frozen_verify(st, st->frozen, st->nfrozen, st->frozen_focus, err);
+            st->seal = !rc;
+        }
         texts_free(st); /* the figures are what is printed */
         if (rc)
             return rc;
     }
     if (!(st->parts & GL_ST_PAGES))
         return GL_OK;
+    /* the pages' stored rollups against the frozen totals, under the
+     * settings frozen with them (a billing basis changed since is not "data
+     * collected since") */
     struct gl_invoice_set *live = NULL;
-    if ((rc = gl_invoices_build(c, s, prices, p, &live, err)))
+    if ((rc = gl_invoices_build(st->from_texts ? c : st->cfg, s, prices, p, &live, err)))
         return rc;
     live->closed_at = st->closed_at;
     rc = check_frozen(st, live, err);
@@ -329,6 +349,17 @@ enum gl_status gl_statement_build(const struct gl_config *c, struct gl_store *s,
     if (!rc)
         rc = build(c, s, prices, st, err);
     gl_store_read_end(s);
+    /* a period closed before the digests, just checked against its texts:
+     * sealed, so that a later wording change renders it from its figures.
+     * Not an error when it cannot be written (a read-only copy): it is
+     * checked against its texts again next time */
+    struct gl_error serr = {0};
+    if (!rc && st->seal && gl_store_frozen_seal(s, c, p->name, (int64_t)time(NULL), &serr))
+        gl_log(GL_LOG_WARN, "closed period not sealed period=%s error=\"%s\"", p->name,
+               serr.msg);
+    else if (!rc && st->seal)
+        gl_log(GL_LOG_INFO, "closed period sealed period=%s (checked against its stored texts; "
+               "its digests stored)", p->name);
     if (rc) {
         gl_statement_free(st);
         return rc;

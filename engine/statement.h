@@ -6,9 +6,10 @@
  * (invoice.c, close.c), the anomalies, the fleet per cluster and GPU model
  * and per device, the per-team daily figures and top pods (query.c). A
  * closed period's invoices are loaded from the figures frozen at close
- * (store_frozen.h), checked against the texts stored then (close.h
- * gl_frozen_verify); one closed before schema 007 carries its frozen texts
- * (printed from there ever after). Writes nothing: renderers
+ * (store_frozen.h), checked by the digests stored then (store_digest.h;
+ * one closed before them against the texts stored then, close.h
+ * gl_frozen_verify, then sealed); one closed before schema 007 carries its
+ * frozen texts (printed from there ever after). Writes nothing: renderers
  * (render.h) are functions of a statement.
  *
  * Adding something every output can show: a field here, filled in
@@ -87,6 +88,9 @@ struct gl_statement {
     /* closed before schema 007: the invoices and FOCUS CSV print the texts
      * stored at close (frozen, frozen_focus) */
     bool from_texts;
+    /* closed with figures before the digests, checked against its texts:
+     * gl_statement_build seals it (store_frozen.h) */
+    bool seal;
     /* closed before schema 007, GL_ST_INVOICES: as frozen, by team id */
     struct gl_frozen_invoice *frozen;
     size_t nfrozen;
@@ -112,6 +116,12 @@ void gl_statement_free(struct gl_statement *st);
 
 /* Statements built by this process (tests, the run log). */
 extern unsigned long gl_statement_builds;
+
+/* A closed period with frozen figures rendered in FOCUS version v (12 or
+ * 13) rather than the one it was closed with (export --focus-version); its
+ * figures are the same. False when st has no figures to render (open, or
+ * closed before schema 007: only its stored CSV exists). */
+bool gl_statement_focus_version(struct gl_statement *st, int v);
 
 /* The index of team's invoice in st->set, or -1. */
 long gl_statement_team(const struct gl_statement *st, const char *team);

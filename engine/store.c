@@ -19,6 +19,7 @@
 #include "schema_007_sql.h"
 #include "schema_008_sql.h"
 #include "schema_009_sql.h"
+#include "schema_011_sql.h"
 #include "invoice.h" /* line kind names: the frozen rows' format */
 #include "store_frozen.h"
 #include "query.h"
@@ -28,7 +29,8 @@
  * schema change is a new file, embedded in meson.build, appended here. */
 static const char *const migrations[] = {gl_schema_v1, gl_schema_v2, gl_schema_003,
                                               gl_schema_004, gl_schema_005, gl_schema_006,
-                                              gl_schema_007, gl_schema_008, gl_schema_009};
+                                              gl_schema_007, gl_schema_008, gl_schema_009,
+                                              gl_schema_011};
 #define GL_SCHEMA_VERSION ((int)(sizeof migrations / sizeof *migrations))
 
 struct gl_store {

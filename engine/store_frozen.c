@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_digest.h"
 #include "store_sql.h"
 #include "util.h"
 
@@ -13,6 +14,13 @@ static const char *const policy_names[] = {[GL_IDLE_PLATFORM] = "platform",
 #define NPOLICIES (sizeof policy_names / sizeof *policy_names)
 
 static const char *const info_names[] = {"allocated", "compute", "waste"};
+
+static const char *const basis_names[] = {[GL_BASIS_USED] = "used", [GL_BASIS_MAX] = "max"};
+
+/* The settings of schema 011 (frozen_setting): config fields the renderers
+ * read that frozen_period has no column for. */
+#define SETTING_BASIS "basis"
+#define SETTING_PLATFORM "platform_team"
 
 /* 128-bit integers are stored as decimal TEXT. */
 static void bind_i128(sqlite3_stmt *st, int col, gl_i128 v)
@@ -239,6 +247,30 @@ static enum gl_status write_gaps(struct gl_store *s, const struct gl_invoice_set
     return rc;
 }
 
+/* The schema 011 settings of c (INSERT OR IGNORE: sealing a period closed
+ * before schema 011 adds them, never replaces them). */
+static enum gl_status write_settings(struct gl_store *s, const struct gl_config *c,
+                                     const char *period, struct gl_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_prepare(s,
+                                         "INSERT OR IGNORE INTO frozen_setting (period, key, "
+                                         "value) VALUES (?,?,?)",
+                                         &st, "closing the period: its settings", err);
+    const char *kv[][2] = {
+        {SETTING_BASIS, (unsigned)c->basis < 2 ? basis_names[c->basis] : "?"},
+        {SETTING_PLATFORM, c->platform_team ? c->platform_team : ""},
+    };
+    for (size_t i = 0; !rc && i < sizeof kv / sizeof *kv; i++) {
+        sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, kv[i][0], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, kv[i][1], -1, SQLITE_STATIC);
+        rc = step_done(s, st, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 enum gl_status gl_store_freeze_figures(struct gl_store *s, const struct gl_invoice_set *set,
                                        struct gl_error *err)
 {
@@ -274,6 +306,11 @@ enum gl_status gl_store_freeze_figures(struct gl_store *s, const struct gl_invoi
         sqlite3_finalize(w[i]);
     if (!rc && set->ngaps)
         rc = write_gaps(s, set, err);
+    if (!rc)
+        rc = write_settings(s, c, period, err);
+    /* last: the digest covers every row written for the period above */
+    if (!rc)
+        rc = gl_frozen_digest_store(s, period, set->closed_at, err);
     return rc;
 }
 
@@ -396,6 +433,30 @@ static enum gl_status load_config(struct loader *x, const struct gl_config *live
         sr = SQLITE_DONE;
     }
     return finish(x, st, sr, rc);
+}
+
+static const char load_settings_sql[] =
+    "SELECT key, value FROM frozen_setting WHERE period = ?1 ORDER BY key";
+
+/* A setting over the live value the copy holds (a period closed before
+ * schema 011 has none until it is sealed: gl_store_frozen_seal). */
+static enum gl_status row_settings(struct loader *x, sqlite3_stmt *st)
+{
+    struct gl_frozen_own *own = x->set->own;
+    const char *key = col_text(st, 0), *value = col_text(st, 1);
+    int basis = -1;
+    for (size_t k = 0; value && k < sizeof basis_names / sizeof *basis_names; k++)
+        if (strcmp(value, basis_names[k]) == 0)
+            basis = (int)k;
+    if (key && strcmp(key, SETTING_BASIS) == 0 && basis >= 0) {
+        own->cfg.basis = (enum gl_basis)basis;
+    } else if (key && value && strcmp(key, SETTING_PLATFORM) == 0) {
+        free(own->strs[5]);
+        own->cfg.platform_team = own->strs[5] = gl_strdup(value);
+    } else {
+        return bad(x, NULL, "frozen_setting holds an unknown setting");
+    }
+    return GL_OK;
 }
 
 static const char load_prices_sql[] =
@@ -627,17 +688,24 @@ static enum gl_status row_gaps(struct loader *x, sqlite3_stmt *st)
 
 enum gl_status gl_store_frozen_load(struct gl_store *s, const struct gl_config *live,
                                     const struct gl_period *p, int64_t closed_at,
-                                    struct gl_invoice_set **out, struct gl_error *err)
+                                    struct gl_invoice_set **out, bool *sealed,
+                                    struct gl_error *err)
 {
     *out = NULL;
+    /* first the digests: a row altered after the close is named by its
+     * table before anything is read from it */
+    enum gl_status rc = gl_frozen_digest_check(s, p->name, sealed, err);
+    if (rc)
+        return rc;
     struct gl_invoice_set *set = gl_xcalloc(1, sizeof *set);
     set->cfg = live;
     set->period = *p;
     set->closed_at = closed_at;
     struct loader x = {s, set, p->name, err};
     bool have = false;
-    enum gl_status rc = load_config(&x, live, &have);
-    if (!rc && have && !(rc = each_row(&x, load_prices_sql, row_prices)) &&
+    rc = load_config(&x, live, &have);
+    if (!rc && have && !(rc = each_row(&x, load_settings_sql, row_settings)) &&
+        !(rc = each_row(&x, load_prices_sql, row_prices)) &&
         !(rc = each_row(&x, load_heads_sql, row_heads)) &&
         !(rc = each_row(&x, load_lines_sql, row_lines)) &&
         !(rc = each_row(&x, load_days_sql, row_days)) &&
@@ -651,4 +719,22 @@ enum gl_status gl_store_frozen_load(struct gl_store *s, const struct gl_config *
     }
     *out = set;
     return GL_OK;
+}
+
+enum gl_status gl_store_frozen_seal(struct gl_store *s, const struct gl_config *live,
+                                    const char *period, int64_t now, struct gl_error *err)
+{
+    enum gl_status rc = gl_store_begin(s, err);
+    if (rc)
+        return rc;
+    bool have = false;
+    /* a concurrent process may have sealed it meanwhile: then nothing to do */
+    if (!(rc = gl_frozen_digest_check(s, period, &have, err)) && !have &&
+        !(rc = write_settings(s, live, period, err)))
+        rc = gl_frozen_digest_store(s, period, now, err);
+    if (!rc)
+        rc = gl_store_commit(s, err);
+    if (rc)
+        gl_store_rollback(s);
+    return rc;
 }

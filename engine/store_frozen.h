@@ -25,12 +25,25 @@ enum gl_status gl_store_freeze_figures(struct gl_store *s, const struct gl_invoi
                                        struct gl_error *err);
 
 /* Loads closed period p's invoice set from its figures: *out NULL (GL_OK)
- * when it has none. The set's config (set->cfg, owned by it) is a copy of
- * live with the frozen fields; closed_at is set. Figures that do not add up
- * (a line's days against its amount, MiB·s or GB-hours, the lines against
- * the total) or do not fit together are GL_ERR_STATE naming period and team. */
+ * when it has none. First its digests are checked (store_digest.h): rows
+ * altered after the close are GL_ERR_STATE naming period and table;
+ * *sealed tells whether it had digests (false: closed before schema 011,
+ * to be checked against its stored texts, then gl_store_frozen_seal). The
+ * set's config (set->cfg, owned by it) is a copy of live with every field
+ * a renderer reads taken from the frozen record (frozen_period,
+ * frozen_setting); closed_at is set. Figures that do not add up (a line's
+ * days against its amount, MiB·s or GB-hours, the lines against the total)
+ * or do not fit together are GL_ERR_STATE naming period and team. */
 enum gl_status gl_store_frozen_load(struct gl_store *s, const struct gl_config *live,
                                     const struct gl_period *p, int64_t closed_at,
-                                    struct gl_invoice_set **out, struct gl_error *err);
+                                    struct gl_invoice_set **out, bool *sealed,
+                                    struct gl_error *err);
+
+/* Seals a period closed before schema 011 whose figures were just checked
+ * against its stored texts: stores the settings (from live: that close
+ * did not record them) and the digests, in their own write transaction.
+ * A period sealed meanwhile is left as it is. */
+enum gl_status gl_store_frozen_seal(struct gl_store *s, const struct gl_config *live,
+                                    const char *period, int64_t now, struct gl_error *err);
 
 #endif

@@ -9,6 +9,8 @@
 -- time the figures are loaded the invoice JSON, Markdown and FOCUS CSV
 -- rendered from them are compared with those texts, and a difference is an
 -- error (exit 7) naming the period, team and format, never a silent print.
+-- Since schema 011 the figures are checked by their digests instead (the
+-- texts are compared once more for a period closed before it).
 -- A period closed before this schema has no frozen_period row: it keeps
 -- printing its stored texts. Written by engine/store_frozen.c in close's
 -- transaction; 128-bit figures are decimal integer TEXT (minor units,
