@@ -302,6 +302,8 @@ class ServerMode(harness.Suite):
                            % (got, DRA_PLAIN_HOURS),
                            [] if got == DRA_PLAIN_HOURS else ["got %s" % (got,)])
             self.claims_check()
+        if "hami" in gens and self.proms.get(tsdb_of("hami")):
+            self.device_query()
         if "fleet" in gens and self.proms.get(tsdb_of("fleet")):
             self.short_step()
         self.changes_semantics()
@@ -535,6 +537,58 @@ class ServerMode(harness.Suite):
         self.tap.check("dra-plain: check compares the claims on dcgm-exporter series with "
                        "kube_pod_resourceclaim_info through Prometheus (one only on each side, "
                        "another driver's claim in neither)", p)
+
+    def device_query(self):
+        """memory_source.device_query through Prometheus on hami: `check`
+        counts the exporter's device series (one per GPU: hami-1's two and
+        hami-2's one); with a device query that has no series, `check` says
+        so and the collect falls back to the HAMi pods' sums: the figures of
+        the run without a device query, marked estimated on every GPU with
+        pods (all three)."""
+        gen = self.path("gen-hami")
+        with open(os.path.join(gen, "expected.json")) as f:
+            exp = json.load(f)
+        qdir = self.path("queries-absent")
+        shutil.copytree(os.path.join(REPO, "queries"), qdir, dirs_exist_ok=True)
+        with open(os.path.join(qdir, "fb_used_absent.promql"), "w") as f:
+            f.write("DCGM_FI_DEV_FB_USED_ABSENT{${cluster_selector}}\n")
+        rows = {}
+        for run, dq in (("preset", None), ("absent", "fb_used_absent")):
+            with open(self.path("cfg", "hami-%s-prometheus-raw.json" % (
+                    "preset" if run == "preset" else "base"))) as f:
+                cfg = json.load(f)
+            if dq:
+                cfg["memory_source"]["device_query"] = dq
+                cfg["collection"]["queries_dir"] = qdir
+            path = self.path("cfg", "hami-dq-%s.json" % run)
+            with open(path, "w") as f:
+                json.dump(cfg, f)
+            db = self.path("db", "hami-dq-%s.db" % run)
+            rc, out, err = self.engine.run(path, db, "check", "--at", "2026-10-17T02:00:00Z")
+            want = ("memory_source.device_query fb_used: 3 device series, one for every device "
+                    "of the memory source" if run == "preset" else
+                    "memory_source.device_query fb_used_absent: no series at the probe time")
+            self.tap.check("hami: check with memory_source.device_query %s says \"%s\""
+                           % (dq or "fb_used (preset)", want),
+                           [] if want in out + err else ["exit %s: %s" % (rc, tail(out + err))])
+            if run == "absent":
+                rc, out, err = self.engine.run(path, db, "collect", "--from", exp["window"]["from"],
+                                               "--to", exp["window"]["to"], timeout=300)
+                rows = usage_rows(db)[0] if rc == 0 else "collect exit %s: %s" % (rc, tail(err))
+        base = usage_rows(self.path("db", "hami-base-prometheus-raw.db"))[0]
+        p = [rows] if isinstance(rows, str) else []
+        if not p:
+            strip = lambda rs: sorted(r[:10] + r[11:] for r in rs)  # without estimated
+            p += ["rows: " + d for d in diff(strip(base), strip(rows))]
+            est = sorted({r[5] for r in rows if r[10]})
+            want = ["GPU-ea000000-0000-4000-8000-000000000000",
+                    "GPU-ea000000-0000-4000-8000-000000000001",
+                    "GPU-eb000000-0000-4000-8000-000000000000"]
+            if est != want:
+                p.append("estimated on %s, expected %s" % (est, want))
+        self.tap.check("hami: with a device query that has no series the collect takes the HAMi "
+                       "pods' sums (the figures without a device query) marked estimated on "
+                       "every GPU with pods", p)
 
     def busy_bound(self, res):
         """busy-bound's skips as busy-bound.post.py wrote them, reported by
