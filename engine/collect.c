@@ -26,7 +26,9 @@ enum { Q_MEMORY, Q_FREE, Q_RESERVED, Q_POD_LABELS, Q_NS_LABELS, Q_ALLOCATION, Q_
 /* Q_OPT_PHASE: kube_pod_status_phase, joined with the requests of
  * Q_ALLOCATION in the engine (gl_allocation_join), unless the queries
  * folder holds the backend-joined allocation.promql. */
-enum { Q_OPT_MEM_LIMIT, Q_OPT_PHASE, Q_OPT_N };
+/* Q_OPT_MEM_DEVICE: memory_source.device_query, the exporter's device
+ * series read beside the memory source (device_series_merge). */
+enum { Q_OPT_MEM_LIMIT, Q_OPT_MEM_DEVICE, Q_OPT_PHASE, Q_OPT_N };
 #define Q_MAX (Q_FIXED + 8 + Q_OPT_N)
 /* Plausibility bound of a pod's allocation (GPU units per resource). */
 #define ALLOC_MAX_UNITS 1024
@@ -43,7 +45,9 @@ static const char *opt_query(const struct gl_config *c, int o)
 {
     if (o == Q_OPT_PHASE)
         return c->alloc_backend_join ? NULL : "pod_phase";
-    return o == Q_OPT_MEM_LIMIT ? c->mem_limit_query : NULL;
+    return o == Q_OPT_MEM_LIMIT ? c->mem_limit_query
+           : o == Q_OPT_MEM_DEVICE ? c->mem_device_query
+                                   : NULL;
 }
 
 /* Position of optional query o in the chunk's list, -1 when not configured. */
@@ -386,6 +390,8 @@ static enum gl_status check_shrink(const struct gl_config *c, const struct gl_cl
         less[h] = -1;
         for (int q = 0; q < nq; q++) {
             struct gl_query_counts was;
+            if (q == opt_pos(c, Q_OPT_MEM_DEVICE))
+                continue; /* counted as the memory source's */
             if ((rc = gl_store_query_counts(s, cluster->name, hour, counts_name(c, q), &was,
                                             err)))
                 break;
@@ -567,7 +573,8 @@ static enum gl_status store_range(const struct gl_config *c, const struct gl_clu
         if ((rc = gl_store_mark_hour(s, cluster->name, hour, samples, bad, err)))
             goto fail;
         for (int q = 0; q < nq; q++)
-            if ((rc = gl_store_put_counts(s, cluster->name, hour, counts_name(c, q),
+            if (q != opt_pos(c, Q_OPT_MEM_DEVICE) && /* counted as the memory source's */
+                (rc = gl_store_put_counts(s, cluster->name, hour, counts_name(c, q),
                                           counts->series[h * Q_MAX + (size_t)q],
                                           counts->samples[h * Q_MAX + (size_t)q], err)))
                 goto fail;
@@ -1283,6 +1290,62 @@ static enum gl_status server_fetch(struct fetch_job *j)
     return rc;
 }
 
+/* The device series of memory_source.device_query go into the memory
+ * source's matrix, marked GL_DEVICE_SERIES_LABEL (integrate.c reads them
+ * as device totals whatever pod labels they carry) and in the memory
+ * source's unit (× or ÷ 2^20: exact in doubles); their skipped samples
+ * and counts are the memory source's, as the engine has always reported
+ * them. The series stay in label order, as the backend answers. */
+static void device_series_merge(const struct gl_config *c, struct gl_matrix *mem,
+                                struct gl_matrix *dev)
+{
+    const enum gl_mem_unit du = c->mq[GL_MQ_FREE].unit, mu = c->mq[GL_MQ_MEMORY].unit;
+    const double scale = du == mu ? 1 : mu == GL_UNIT_BYTES ? 1048576.0 : 1 / 1048576.0;
+    mem->series = gl_xrealloc(mem->series, (mem->nseries + dev->nseries + 1) * sizeof *mem->series);
+    for (size_t i = 0; i < dev->nseries; i++) {
+        struct gl_series *s = &dev->series[i], *o = &mem->series[mem->nseries++];
+        *o = (struct gl_series){.values = s->values, .first_step = s->first_step,
+                                .first_seen = s->first_seen};
+        s->values = NULL;
+        for (size_t t = 0; t < dev->nsteps; t++)
+            o->values[t] *= scale;
+        o->labels = gl_xcalloc(s->nlabels + 2, sizeof *o->labels);
+        bool marked = false;
+        for (size_t k = 0; k <= s->nlabels; k++) {
+            const char *n = k < s->nlabels ? s->labels[k].name : NULL;
+            const char *v = k < s->nlabels ? s->labels[k].value : NULL;
+            if (!marked && (!n || strcmp(n, GL_DEVICE_SERIES_LABEL) >= 0)) {
+                marked = true;
+                if (n && strcmp(n, GL_DEVICE_SERIES_LABEL) == 0)
+                    v = GL_DEVICE_SERIES_VALUE; /* label_replace's overwrite */
+                else
+                    k--, n = GL_DEVICE_SERIES_LABEL, v = GL_DEVICE_SERIES_VALUE;
+            }
+            if (!n)
+                break;
+            size_t nn = strlen(n), vn = strlen(v);
+            char *buf = gl_xcalloc(nn + vn + 2, 1);
+            memcpy(buf, n, nn);
+            memcpy(buf + nn + 1, v, vn);
+            o->labels[o->nlabels].name = buf;
+            o->labels[o->nlabels++].value = buf + nn + 1;
+        }
+    }
+    mem->samples += dev->samples;
+    mem->bad_samples += dev->bad_samples;
+    for (int why = 0; why < GL_SKIP_N; why++)
+        mem->skipped[why] += dev->skipped[why];
+    for (size_t k = 0, at = 0; k < 5 && dev->bad[k][0]; k++) {
+        while (at < 5 && mem->bad[at][0])
+            at++;
+        if (at < 5)
+            memcpy(mem->bad[at], dev->bad[k], sizeof mem->bad[at]);
+    }
+    mem->nwarnings += dev->nwarnings;
+    qsort(mem->series, mem->nseries, sizeof *mem->series, gl_series_cmp);
+    gl_matrix_free(dev);
+}
+
 /* The parse options of query q: plausibility bounds (README "Wire
  * integrity"): a device's memory <= 2^20 MiB (1 TiB) or 2^40 bytes, a
  * pod's GPU units <= 1024, a busy ratio <= 1 (GPU_UTIL <= 100 %), label
@@ -1293,10 +1356,13 @@ static struct gl_parse_opts query_opts(const struct gl_config *c,
     struct gl_parse_opts po = {.max = 1048576.0,
                                .accept_warnings = cluster->prom.accept_warnings,
                                .naccept_warnings = cluster->prom.naccept_warnings};
+    const int devq = opt_pos(c, Q_OPT_MEM_DEVICE);
     bool mem = q == Q_MEMORY || q == opt_pos(c, Q_OPT_MEM_LIMIT) || q == Q_FREE ||
-               q == Q_RESERVED;
-    enum gl_mq mq = q == Q_MEMORY ? GL_MQ_MEMORY : q == Q_FREE ? GL_MQ_FREE
-                    : q == Q_RESERVED ? GL_MQ_RESERVED : GL_MQ_LIMIT; /* exporter schema unit */
+               q == Q_RESERVED || q == devq;
+    /* exporter schema unit (the device query is the exporter's, as FB_FREE) */
+    enum gl_mq mq = q == Q_MEMORY ? GL_MQ_MEMORY
+                    : q == Q_FREE || q == devq ? GL_MQ_FREE
+                    : q == Q_RESERVED ? GL_MQ_RESERVED : GL_MQ_LIMIT;
     if (mem && c->mq[mq].unit == GL_UNIT_BYTES)
         po.max = 1099511627776.0;
     else if (mem)
@@ -1695,6 +1761,9 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
         if (!rc && nj->cs < to)
             job_start(&x, nj);
         cur ^= 1;
+        const int devq = opt_pos(c, Q_OPT_MEM_DEVICE);
+        if (devq >= 0 && !qrc[Q_MEMORY] && !qrc[devq])
+            device_series_merge(c, &m[Q_MEMORY], &m[devq]);
         for (int q = 0; q < nq && !rc; q++) {
             stats->bytes += qbytes[q];
             char ts[32];

@@ -570,7 +570,8 @@ static int cmd_check(struct gl_cmd_env *e)
     const char *fixed[] = {cfg->mem_query,     "fb_free",
                            "fb_reserved",      "pod_labels",
                            "namespace_labels", bj ? "allocation" : "alloc_requests",
-                           "node_labels",      bj ? NULL : "pod_phase"};
+                           "node_labels",      bj ? NULL : "pod_phase",
+                           cfg->mem_device_query};
     size_t nnames = sizeof fixed / sizeof *fixed + cfg->ncompute_queries;
     struct gl_buf required; /* cluster/query of each required query without data */
     gl_buf_init(&required);

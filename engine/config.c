@@ -1898,31 +1898,5 @@ static enum gl_status query_text(const struct gl_config *c, const struct gl_clus
 enum gl_status gl_config_query(const struct gl_config *c, const struct gl_cluster *cluster,
                                const char *name, char **out, struct gl_error *err)
 {
-    enum gl_status rc = query_text(c, cluster, name, out, err);
-    if (rc || !c->mem_device_query || strcmp(name, c->mem_query) != 0)
-        return rc;
-    /* the memory source with the exporter's device series beside it, marked
-     * so the engine reads them as device totals (pod labels ignored), in
-     * the memory source's unit */
-    char *dev = NULL;
-    if ((rc = query_text(c, cluster, c->mem_device_query, &dev, err))) {
-        free(*out);
-        *out = NULL;
-        return rc;
-    }
-    enum gl_mem_unit du = c->mq[GL_MQ_FREE].unit, mu = c->mq[GL_MQ_MEMORY].unit;
-    struct gl_buf b;
-    gl_buf_init(&b);
-    bool ok = gl_buf_printf(&b, "(%s) or label_replace((%s)%s, \"%s\", \"%s\", \"\", \"\")", *out,
-                            dev, du == mu ? "" : mu == GL_UNIT_BYTES ? " * 1048576" : " / 1048576",
-                            GL_DEVICE_SERIES_LABEL, GL_DEVICE_SERIES_VALUE);
-    free(dev);
-    free(*out);
-    *out = NULL;
-    if (!ok) {
-        gl_buf_free(&b);
-        return gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-    }
-    *out = b.data;
-    return GL_OK;
+    return query_text(c, cluster, name, out, err);
 }

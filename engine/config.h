@@ -19,8 +19,8 @@ enum gl_attribution { GL_ATTR_PROCESS, GL_ATTR_DEVICE };
 enum gl_mem_unit { GL_UNIT_MIB, GL_UNIT_BYTES };
 /* The memory queries whose unit and labels the exporter schema declares
  * (README "Exporter schema"); GL_MQ_OTHER: every other dcgm query (compute). */
-/* memory_source.device_query: the device series ride in the memory source's
- * answer with this label (gl_config_query), read as device totals. */
+/* memory_source.device_query: its device series join the memory source's
+ * matrix with this label (collect.c), read as device totals. */
 #define GL_DEVICE_SERIES_LABEL "gpuledger_series"
 #define GL_DEVICE_SERIES_VALUE "device"
 enum gl_mq { GL_MQ_MEMORY, GL_MQ_FREE, GL_MQ_RESERVED, GL_MQ_LIMIT, GL_MQ_OTHER, GL_MQ_COUNT };
@@ -289,10 +289,7 @@ const struct gl_team_info *gl_config_team(const struct gl_config *c, const char 
 
 /* Reads <queries_dir>/<name>.promql with ${cluster_selector} (of cluster),
  * ${cluster_label} and ${gpu_resources} substituted. Returns a malloc'd
- * string. The memory source with memory_source.device_query set is
- * "(<source>) or label_replace((<device query>)[ * or / 1048576],
- * GL_DEVICE_SERIES_LABEL, GL_DEVICE_SERIES_VALUE, "", "")": one answer, the
- * device series converted to the source's unit and marked. */
+ * string. */
 enum gl_status gl_config_query(const struct gl_config *c, const struct gl_cluster *cluster,
                                const char *name, char **out, struct gl_error *err);
 

@@ -216,19 +216,11 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
     cJSON_ArrayForEach(it, res)
     {
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metric");
-        const char *mark = metric_label(m, GL_DEVICE_SERIES_LABEL);
-        bool dev = c->mem_device_query && mark && strcmp(mark, GL_DEVICE_SERIES_VALUE) == 0;
-        const struct gl_query_schema *qs = &c->mq[dev ? GL_MQ_FREE : GL_MQ_MEMORY];
-        const char *uuid = metric_label(m, qs->uuid_label);
+        const char *uuid = metric_label(m, c->mq[GL_MQ_MEMORY].uuid_label);
         if (!uuid)
             uuid = metric_label(m, "UUID");
         if (!uuid)
             continue;
-        if (dev) {
-            ndevice_series++;
-            gl_intern_get(with_dev, uuid);
-            continue;
-        }
         const char *ns = metric_label(m, "exported_pod") ? metric_label(m, "exported_namespace")
                                                          : metric_label(m, c->namespace_label);
         const char *pod = metric_label(m, "exported_pod") ? metric_label(m, "exported_pod")
@@ -260,6 +252,25 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
     }
     cJSON_Delete(root);
     root = NULL;
+    /* the exporter's device series, read beside the memory source */
+    if (!rc && c->mem_device_query) {
+        rc = gl_config_query(c, cluster, c->mem_device_query, &text, err);
+        res = rc ? NULL : instant(prom, text, at, &body, &root, err, &rc);
+        free(text);
+        cJSON_ArrayForEach(it, res)
+        {
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metric");
+            const char *uuid = metric_label(m, c->mq[GL_MQ_FREE].uuid_label);
+            if (!uuid)
+                uuid = metric_label(m, "UUID");
+            if (!uuid)
+                continue;
+            ndevice_series++;
+            gl_intern_get(with_dev, uuid);
+        }
+        cJSON_Delete(root);
+        root = NULL;
+    }
     if (!rc && c->mem_device_query) {
         if (ndevice_series == 0) {
             note_line(notes, "memory_source.device_query %s: no series at the probe time: "

@@ -91,8 +91,8 @@ static const char *unit_name(enum gl_mem_unit u)
 }
 
 /* Files the series of one instant-query answer under their devices. */
-static void take(const struct gl_query_schema *qs, int q, const cJSON *res, struct sdev **devs,
-                 size_t *ndev, struct hostcount *hc)
+static void take(const struct gl_query_schema *qs, int q, const cJSON *res, double scale,
+                 struct sdev **devs, size_t *ndev, struct hostcount *hc)
 {
     const cJSON *it;
     cJSON_ArrayForEach(it, res)
@@ -105,7 +105,7 @@ static void take(const struct gl_query_schema *qs, int q, const cJSON *res, stru
         if (!uuid || !cJSON_IsString(val))
             continue;
         char *end;
-        double v = strtod(val->valuestring, &end);
+        double v = strtod(val->valuestring, &end) * scale;
         if (*end || !isfinite(v) || v < 0)
             continue;
         if (label_of(metric, qs->hostname_label))
@@ -172,19 +172,27 @@ enum gl_status gl_schema_check(const struct gl_config *c, const struct gl_cluste
     for (int q = 0; q < NQ && !rc; q++) {
         const struct gl_query_schema *qs = &c->mq[which[q]];
         unit[q] = qs->unit;
-        char *text = NULL;
-        if ((rc = gl_config_query(c, cl, names[q], &text, err)) ||
-            (rc = gl_prom_query(prom, text, at, &body, err))) {
+        /* the memory source, then the device series read beside it (in the
+         * memory source's unit, as the collection takes them) */
+        const bool beside = q == 0 && c->mem_device_query;
+        const enum gl_mem_unit du = c->mq[GL_MQ_FREE].unit;
+        for (int k = 0; k < (beside ? 2 : 1) && !rc; k++) {
+            char *text = NULL;
+            if ((rc = gl_config_query(c, cl, k ? c->mem_device_query : names[q], &text, err)) ||
+                (rc = gl_prom_query(prom, text, at, &body, err))) {
+                free(text);
+                break;
+            }
             free(text);
-            break;
+            cJSON *root = cJSON_ParseWithLength(body.data, body.len);
+            const cJSON *res = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(root, "data"), "result");
+            double scale = !k || du == unit[q] ? 1 : unit[q] == GL_UNIT_BYTES ? 1048576.0
+                                                                             : 1 / 1048576.0;
+            if (cJSON_IsArray(res))
+                take(qs, q, res, scale, &devs, &ndev, &hc[q]);
+            cJSON_Delete(root);
         }
-        free(text);
-        cJSON *root = cJSON_ParseWithLength(body.data, body.len);
-        const cJSON *res = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(root, "data"), "result");
-        if (cJSON_IsArray(res))
-            take(qs, q, res, &devs, &ndev, &hc[q]);
-        cJSON_Delete(root);
     }
     gl_buf_free(&body);
     /* units: the fewest queries read in the other unit that make every

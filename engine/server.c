@@ -55,8 +55,11 @@ static void add_label(struct gl_buf *b, const char *name)
         oom();
 }
 
-/* The device labels the engine reads (integrate.c device_of). */
-static void device_labels(const struct gl_config *c, struct gl_buf *b)
+/* The device labels the engine reads (integrate.c device_of); with dra,
+ * the DRA labels integrate.c reads of a claim too (name, namespace,
+ * driver, MIG profile), so that a plain host's hourly series still name
+ * the claim the per-step integration places on its device. */
+static void device_labels(const struct gl_config *c, struct gl_buf *b, bool dra)
 {
     add_label(b, c->cluster_label);
     for (int k = 0; k < GL_MQ_COUNT; k++) {
@@ -71,15 +74,19 @@ static void device_labels(const struct gl_config *c, struct gl_buf *b)
     add_label(b, c->hostname_label);
     add_label(b, "modelName");
     add_label(b, "GPU_I_PROFILE");
-    if (c->dra_enabled) /* kept to find the hosts with claims (never plain) */
+    if (c->dra_enabled && dra) {
         add_label(b, c->dra_claim_name_label);
+        add_label(b, c->dra_claim_namespace_label);
+        add_label(b, c->dra_driver_label);
+        add_label(b, c->dra_mig_profile_label);
+    }
 }
 
 static void identity_labels(const struct gl_config *c, struct gl_buf *b);
 
 static void pair_labels(const struct gl_config *c, struct gl_buf *b)
 {
-    device_labels(c, b);
+    device_labels(c, b, true);
     identity_labels(c, b);
 }
 
@@ -192,11 +199,15 @@ static void raw_counts(struct gl_srv_unit *u, int q, const char *sub)
 void gl_srv_figures(struct gl_srv_unit *u)
 {
     const struct gl_config *c = u->c;
-    struct gl_buf dl, pl, sub, a, f, t;
-    struct gl_buf *bufs[] = {&dl, &pl, &sub, &a, &f, &t};
+    struct gl_buf dl, dk, pl, sub, a, f, t;
+    struct gl_buf *bufs[] = {&dl, &dk, &pl, &sub, &a, &f, &t};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         gl_buf_init(bufs[i]);
-    device_labels(c, &dl);
+    device_labels(c, &dl, true);
+    /* the device alone: in per-process mode a claim labels the pod's series
+     * only, and the per-device checks set the pods' sum against the device
+     * series */
+    device_labels(c, &dk, false);
     pair_labels(c, &pl);
     /* the hour's step instants: (T - 3600 + step/2, T] whether the range is
      * closed at its start (Prometheus 2) or open (Prometheus 3) */
@@ -260,15 +271,15 @@ void gl_srv_figures(struct gl_srv_unit *u)
         const char *agg = c->attribution == GL_ATTR_DEVICE ? "max" : "sum";
         gl_buf_printf(&t,
                       "%s(((max by (%s) (%s) or %s by (%s) (%s)) + round(max by (%s) ((\n%s\n))))%s)",
-                      gl_srv_changes(u), dl.data, dt.data, agg, dl.data, pods.data, dl.data, u->queries[fq],
-                      sub.data);
+                      gl_srv_changes(u), dk.data, dt.data, agg, dk.data, pods.data, dk.data,
+                      u->queries[fq], sub.data);
         push_fig(u, F_KC, -1, &t);
         if (c->attribution == GL_ATTR_PROCESS) {
             /* unattributed = device series - the pods' sum: its sign per step */
             gl_buf_printf(&t,
                           "sum_over_time((1000 ^ (clamp(max by (%s) (%s) - sum by (%s) (%s), -1, "
                           "1) + 1))%s)",
-                          dl.data, dt.data, dl.data, pods.data, sub.data);
+                          dk.data, dt.data, dk.data, pods.data, sub.data);
             push_fig(u, F_U, -1, &t);
         }
         gl_buf_free(&il);
@@ -299,7 +310,8 @@ struct sdev {
     /* per hour */
     unsigned char *mem, *devtot, *nz_pairs, *free_, *free_nz, *res, *kc_ok, *c0, *c0_ok, *ck,
         *u_ok,
-        *seen; /* memory or FB_FREE figures in the hour (the log's device-hours) */
+        *seen,   /* memory or FB_FREE figures in the hour (the log's device-hours) */
+        *claim;  /* a pod's memory series names a DRA claim of the GPU driver */
 };
 
 /* A pod on a host in one hour: its devices with memory and its requests. */
@@ -310,6 +322,8 @@ struct ph {
     int64_t units, mig_units; /* requested whole GPUs / MIG instances */
     int32_t mig_prof;         /* the requested MIG profile, -1 none, -2 several */
     bool alloc;
+    bool claim;               /* holds a device by a DRA claim */
+    int32_t unclaimed;        /* its memory series on devices it holds by no claim */
 };
 
 struct plan {
@@ -425,7 +439,7 @@ static int32_t sdev_of(struct plan *p, const struct gl_series *s, int32_t host)
             host_bad(p, host, "a MIG instance without GPU_I_PROFILE", uuid);
         unsigned char **a[] = {&d->mem, &d->devtot, &d->nz_pairs, &d->free_, &d->free_nz,
                                &d->res, &d->kc_ok, &d->c0, &d->c0_ok, &d->ck, &d->u_ok,
-                               &d->seen};
+                               &d->seen, &d->claim};
         for (size_t i = 0; i < sizeof a / sizeof *a; i++)
             *a[i] = hours_new(n);
         p->ndevs = (size_t)id + 1;
@@ -442,8 +456,6 @@ static int32_t sdev_of(struct plan *p, const struct gl_series *s, int32_t host)
         d->model = gl_intern_get(p->strings, model);
     else if (strcmp(gl_intern_str(p->strings, d->model), model) != 0)
         host_bad(p, host, "two models on device", uuid);
-    if (c->dra_enabled && gl_series_label(s, c->dra_claim_name_label))
-        host_bad(p, host, "a DRA claim on device", uuid);
     return id;
 }
 
@@ -546,6 +558,16 @@ static bool partial_identity(const struct gl_config *c, const struct gl_series *
             return true;
     }
     return false;
+}
+
+/* A pod's series naming a claim of the GPU driver (integrate.c
+ * series_claim: another driver's claim, or none, allocates nothing). */
+static bool srv_claim(const struct gl_config *c, const struct gl_series *s)
+{
+    if (!c->dra_enabled || !gl_series_label(s, c->dra_claim_name_label))
+        return false;
+    const char *driver = gl_series_label(s, c->dra_driver_label);
+    return !driver || strcmp(driver, c->dra_driver) == 0;
 }
 
 /* An exact non-negative integer below 2^53 held by a double. */
@@ -842,6 +864,11 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             if (r == GL_SRV_MEMORY && !pair && partial_identity(c, s))
                 host_bad(&p, host, "a memory series with part of a pod identity", NULL);
             int32_t pk = pair ? pod_key(&p, ns, pod) : -1;
+            const bool claim = pair && srv_claim(c, s);
+            if (claim && dv->mig)
+                /* its GPU share (g/7 of a step) is floored per step: the
+                 * hour's is not the floor of the hour's product */
+                host_bad(&p, host, "a DRA claim on a MIG instance:", gl_series_label(s, "UUID"));
             for (size_t h = 0; h < nh; h++) {
                 double gv = s->values[h];
                 if (isnan(gv))
@@ -912,6 +939,13 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                             }
                         } else {
                             (void)ph_of(&p, pk, host, h);
+                        }
+                        struct ph *x = &p.ph[ph_of(&p, pk, host, h)];
+                        if (claim) {
+                            dv->claim[h] = 1;
+                            x->claim = true;
+                        } else {
+                            x->unclaimed++;
                         }
                     }
                     break;
@@ -989,6 +1023,11 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                          "pod series next to a device series, not below it at every step or "
                          "equal at every step",
                          NULL);
+            /* a claim shared by pods is split per step by largest
+             * remainder: the hour's split is not the steps' */
+            if (dv->claim[h] && dv->mem[h] > 1)
+                hour_bad(&p, dv->host, (long)h, "a DRA-claimed device with more than one pod",
+                         NULL);
             if (c->attribution == GL_ATTR_DEVICE && dv->mem[h] > 1)
                 hour_bad(&p, dv->host, (long)h, "device-copy pods sharing a device", NULL);
             if (!dv->kc_ok[h])
@@ -1064,6 +1103,10 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
      * free memory (so its memory stays below its allocation) */
     for (size_t k = 0; k < p.nph; k++) {
         const struct ph *x = &p.ph[k];
+        /* a claim's pod: its claims' rows only (one pod per claimed device) */
+        if (x->claim && (x->alloc || x->unclaimed))
+            hour_bad(&p, x->host, x->hour,
+                     "a DRA claim's pod with a GPU request or memory on another device", NULL);
         if (!x->alloc || (!x->ndev && !x->ndev_mig))
             continue;
         bool ok = x->ndev_mig ? !x->ndev && !x->units && x->mig_prof >= 0 &&
@@ -1213,7 +1256,7 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
         struct sdev *dv = &p.devs[d];
         unsigned char *a[] = {dv->mem, dv->devtot, dv->nz_pairs, dv->free_, dv->free_nz,
                               dv->res, dv->kc_ok, dv->c0, dv->c0_ok, dv->ck, dv->u_ok,
-                              dv->seen};
+                              dv->seen, dv->claim};
         for (size_t i = 0; i < sizeof a / sizeof *a; i++)
             free(a[i]);
     }

@@ -74,6 +74,10 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
                                       (owner_is_controller "true", or "false"
                                       with "controller": false; kind "<none>"
                                       writes KSM's series of a bare pod)
+     "resource_claims": [{"claim_name": "gpu", "resourceclaim_name": "train-gpu",
+                          "resourceclaim_template_name": ""}],   optional:
+                                      kube_pod_resourceclaim_info over the pod's
+                                      lifetime (kube-state-metrics 2.20+)
      "requests": {"nvidia.com/gpu": 1}}               resource names as in
   ],                                  Kubernetes (nvidia.com/gpu, nvidia.com/gpu.shared,
                                       nvidia.com/mig-1g.10gb, cpu, ...); written
@@ -321,9 +325,13 @@ KSM_FAMILIES = [
     ("kube_namespace_labels", "Kubernetes labels converted to Prometheus labels."),
     ("kube_node_labels", "Kubernetes labels converted to Prometheus labels."),
 ]
-# kube_pod_owner, only for pods with an "owner" (the reports' workloads)
-OWNER_FAMILIES = [("kube_pod_owner", "Information about the Pod's owner.")]
-POD_OWNER = OWNER_FAMILIES[0][0]
+# kube_pod_owner, only for pods with an "owner" (the reports' workloads);
+# kube_pod_resourceclaim_info (kube-state-metrics 2.20+), only for pods with
+# "resource_claims" (what `check` compares with the claims on dcgm series)
+OWNER_FAMILIES = [("kube_pod_owner", "Information about the Pod's owner."),
+                  ("kube_pod_resourceclaim_info",
+                   "Information about the ResourceClaims a pod references.")]
+POD_OWNER, POD_CLAIM = (f[0] for f in OWNER_FAMILIES)
 USED, FREE, RESERVED = (f[0] for f in FB_FAMILIES)
 GPU_UTIL, GR_ACTIVE = (f[0] for f in COMPUTE_FAMILIES)
 REQUESTS, PHASE, POD_LABELS, NS_LABELS, NODE_LABELS = (f[0] for f in KSM_FAMILIES)
@@ -769,6 +777,15 @@ class Cluster:
                                ("owner_name", o["name"]))
                 for t in self._steps(lo, hi):
                     self._add(POD_OWNER, lab, t, 1)
+            for rc in p.get("resource_claims", []):
+                # as kube-state-metrics 2.20 writes it: the pod's claim entry
+                # and the ResourceClaim it resolved to (or the template's)
+                lab = ident + (("claim_name", rc["claim_name"]),
+                               ("resourceclaim_name", rc.get("resourceclaim_name", "")),
+                               ("resourceclaim_template_name",
+                                rc.get("resourceclaim_template_name", "")))
+                for t in self._steps(lo, hi):
+                    self._add(POD_CLAIM, lab, t, 1)
         # dcgm-exporter
         for n in self.scn.get("nodes", []):
             self._build_node(n)

@@ -28,6 +28,7 @@ Prometheus behind a front that hides its version: refused in server mode.
 """
 
 import calendar
+import decimal
 import json
 import re
 import os
@@ -58,7 +59,16 @@ SECOND = {"cluster-us", "hostname-mixed", "pod-twice", "busy-bound"}
 # ./tests/run.sh stays fast; sharing, with its eight configs, stays in
 LONG = {"shared", "run-month"}
 # what ./tests/run.sh collects (under a minute); --all takes every scenario
-DEFAULT = {"fleet", "dra", "hami", "cluster-eu", "hostname-mixed", "pod-twice", "busy-bound"}
+DEFAULT = {"fleet", "dra", "dra-process", "dra-plain", "hami", "cluster-eu", "hostname-mixed",
+           "pod-twice", "busy-bound"}
+# scenarios whose per-device summary rows must add up under every run
+# (capacity + excess = memory used + reserved-unused billed + reserved +
+# unattributed + idle, in exact decimals)
+ADDS_UP = ("dra", "hami")
+# dra-plain: 5 GPUs x 4 hours, every claim one pod's for whole hours (the
+# harness's 59 s lookback ends batch-0's series at 03:00): all 20 from the
+# hourly sums
+DRA_PLAIN_HOURS = (20, 0)
 # busy-bound.post.py's skipped samples, as raw mode must report them:
 # (query, chunk, reason) -> count
 BUSY_BOUND_SKIPS = {("gr_engine_active", "2026-11-05T00:00:00Z", "out_of_bounds"): 60,
@@ -285,6 +295,15 @@ class ServerMode(harness.Suite):
             tap.check("%s: VictoriaMetrics: the hourly sums carried most device-hours (%.0f %%)"
                       % (PLAIN, 100 * share),
                       [] if share > 0.5 else ["most device-hours were fetched raw"])
+        if "dra-plain" in gens and self.proms.get(tsdb_of("dra-plain")):
+            got = self.hours.get("prometheus:dra-plain/base")
+            self.tap.check("dra-plain: the DRA nodes (one pod per claimed whole GPU) come from the "
+                           "hourly sums: %s device-hours from the sums and raw, expected %s"
+                           % (got, DRA_PLAIN_HOURS),
+                           [] if got == DRA_PLAIN_HOURS else ["got %s" % (got,)])
+            self.claims_check()
+        if "hami" in gens and self.proms.get(tsdb_of("hami")):
+            self.device_query()
         if "fleet" in gens and self.proms.get(tsdb_of("fleet")):
             self.short_step()
         self.changes_semantics()
@@ -447,6 +466,8 @@ class ServerMode(harness.Suite):
                           "(%s rows)" % (n, run, rows(("prometheus", "raw"))),
                           self.compare(res["prometheus", "raw"], res["prometheus", "server"],
                                        "raw", "server"))
+            if n.startswith(ADDS_UP) and prom is not None:
+                self.adds_up(n, run, exp)
             if n == "busy-bound" and run == "base":
                 self.busy_bound(res)
             if vm is not None:
@@ -467,6 +488,107 @@ class ServerMode(harness.Suite):
                           "mode's on Prometheus, to the MiB·s" % (n, run),
                           self.compare(res["prometheus", "raw"], res["victoria", "server"],
                                        "Prometheus raw", "VictoriaMetrics server"))
+
+    def adds_up(self, n, run, exp):
+        """The summary's device rows of the raw collect add up, in exact
+        decimals computed here (not the engine's own "reconciles")."""
+        tag = "%s-%s-prometheus-raw" % (n, run)
+        rc, out, err = self.engine.run(self.path("cfg", tag + ".json"), self.path("db", tag + ".db"),
+                                       "summary", "--period", exp["period"], "--format", "json")
+        p, rows = [], []
+        if rc != 0:
+            p.append("summary exit %s: %s" % (rc, tail(err)))
+        else:
+            rows = json.loads(out)["devices"]
+            if not rows:
+                p.append("no device row")
+        for d in rows:
+            v = {k: decimal.Decimal(d[k]) for k in ("capacity", "excess", "memory_used",
+                                                    "reserved_unused_billed", "reserved",
+                                                    "unattributed", "idle")}
+            left = v["capacity"] + v["excess"]
+            right = (v["memory_used"] + v["reserved_unused_billed"] + v["reserved"] +
+                     v["unattributed"] + v["idle"])
+            if left != right:
+                p.append("%s %s: capacity + excess %s, billed + reserved + unattributed + idle %s"
+                         % (d["uuid"], d["gpu_i_id"], left, right))
+        self.tap.check("%s/%s: every per-device summary row adds up (capacity + excess = billed + "
+                       "reserved + unattributed + idle; %d devices)" % (n, run, len(rows)), p)
+
+    def claims_check(self):
+        """`check` on dra-plain through Prometheus: the claim dcgm-exporter
+        names but kube_pod_resourceclaim_info does not (batch-0), the claim
+        kube-state-metrics lists on no GPU series (ghost-0), and another
+        driver's claim (nic-0's nic-port) in neither list."""
+        tag = "dra-plain-base-prometheus-raw"
+        rc, out, err = self.engine.run(self.path("cfg", tag + ".json"), self.path("db", tag + ".db"),
+                                       "check", "--at", "2026-10-24T02:00:00Z")
+        text = out + err
+        want = ["DRA: pod team-c/batch-0 claim team-c/batch-gpu on device "
+                "GPU-df000000-0000-4000-8000-000000000000 (pl-2/gpu-0): seen on dcgm-exporter "
+                "series but not in kube_pod_resourceclaim_info",
+                "DRA: pod team-e/ghost-0 claim team-e/ghost-gpu: in kube_pod_resourceclaim_info "
+                "but on no dcgm-exporter series",
+                "DRA: 3 claim(s) of gpu.nvidia.com on dcgm-exporter series, 3 in "
+                "kube_pod_resourceclaim_info, 1 only on dcgm-exporter, 1 only in kube-state-metrics"]
+        p = ["missing: %s" % w for w in want if w not in text]
+        p += ["another driver's claim listed"] if "nic-port" in text else []
+        p += ["check exit %s: %s" % (rc, tail(text))] if rc not in (0, 1) or p else []
+        self.tap.check("dra-plain: check compares the claims on dcgm-exporter series with "
+                       "kube_pod_resourceclaim_info through Prometheus (one only on each side, "
+                       "another driver's claim in neither)", p)
+
+    def device_query(self):
+        """memory_source.device_query through Prometheus on hami: `check`
+        counts the exporter's device series (one per GPU: hami-1's two and
+        hami-2's one); with a device query that has no series, `check` says
+        so and the collect falls back to the HAMi pods' sums: the figures of
+        the run without a device query, marked estimated on every GPU with
+        pods (all three)."""
+        gen = self.path("gen-hami")
+        with open(os.path.join(gen, "expected.json")) as f:
+            exp = json.load(f)
+        qdir = self.path("queries-absent")
+        shutil.copytree(os.path.join(REPO, "queries"), qdir, dirs_exist_ok=True)
+        with open(os.path.join(qdir, "fb_used_absent.promql"), "w") as f:
+            f.write("DCGM_FI_DEV_FB_USED_ABSENT{${cluster_selector}}\n")
+        rows = {}
+        for run, dq in (("preset", None), ("absent", "fb_used_absent")):
+            with open(self.path("cfg", "hami-%s-prometheus-raw.json" % (
+                    "preset" if run == "preset" else "base"))) as f:
+                cfg = json.load(f)
+            if dq:
+                cfg["memory_source"]["device_query"] = dq
+                cfg["collection"]["queries_dir"] = qdir
+            path = self.path("cfg", "hami-dq-%s.json" % run)
+            with open(path, "w") as f:
+                json.dump(cfg, f)
+            db = self.path("db", "hami-dq-%s.db" % run)
+            rc, out, err = self.engine.run(path, db, "check", "--at", "2026-10-17T02:00:00Z")
+            want = ("memory_source.device_query fb_used: 3 device series, one for every device "
+                    "of the memory source" if run == "preset" else
+                    "memory_source.device_query fb_used_absent: no series at the probe time")
+            self.tap.check("hami: check with memory_source.device_query %s says \"%s\""
+                           % (dq or "fb_used (preset)", want),
+                           [] if want in out + err else ["exit %s: %s" % (rc, tail(out + err))])
+            if run == "absent":
+                rc, out, err = self.engine.run(path, db, "collect", "--from", exp["window"]["from"],
+                                               "--to", exp["window"]["to"], timeout=300)
+                rows = usage_rows(db)[0] if rc == 0 else "collect exit %s: %s" % (rc, tail(err))
+        base = usage_rows(self.path("db", "hami-base-prometheus-raw.db"))[0]
+        p = [rows] if isinstance(rows, str) else []
+        if not p:
+            strip = lambda rs: sorted(r[:10] + r[11:] for r in rs)  # without estimated
+            p += ["rows: " + d for d in diff(strip(base), strip(rows))]
+            est = sorted({r[5] for r in rows if r[10]})
+            want = ["GPU-ea000000-0000-4000-8000-000000000000",
+                    "GPU-ea000000-0000-4000-8000-000000000001",
+                    "GPU-eb000000-0000-4000-8000-000000000000"]
+            if est != want:
+                p.append("estimated on %s, expected %s" % (est, want))
+        self.tap.check("hami: with a device query that has no series the collect takes the HAMi "
+                       "pods' sums (the figures without a device query) marked estimated on "
+                       "every GPU with pods", p)
 
     def busy_bound(self, res):
         """busy-bound's skips as busy-bound.post.py wrote them, reported by
