@@ -77,7 +77,7 @@ SUITES = [
     _it("alloc-join", "alloc_join_test.py", ("attribution",), cost=6),
     _it("agg", "agg_test.py", ("ledger",), cost=9),
     _it("focus", "focus_test.py", ("focus",), cost=6),
-    _it("server-mode", "server_mode_test.py", ("server-mode", "vm"), cost=19),
+    _it("server-mode", "server_mode_test.py", ("server-mode", "vm"), cost=60),
     _it("auth", "auth_test.py", ("auth",), True, 32),
     _it("presets", "presets_test.py", ("presets",), cost=2),
     _it("metrics", "metrics_test.py", ("metrics",), cost=8),
