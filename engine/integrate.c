@@ -650,7 +650,7 @@ static struct gl_chunk_device *new_chunk_device(struct work *w)
  * the device marked when that is not the model it took. */
 struct model_note {
     int32_t dev, model;
-    const struct gl_series *s;
+    const double *values; /* the series' (a caller may pass a copy of the series) */
 };
 
 static void note_model(struct work *w, int32_t dev, int32_t model, const struct gl_series *s)
@@ -658,7 +658,7 @@ static void note_model(struct work *w, int32_t dev, int32_t model, const struct 
     struct model_note *n = vec_push(&w->model_notes);
     n->dev = dev;
     n->model = model;
-    n->s = s;
+    n->values = s->values;
     if (w->r->devices[dev].model != model)
         DEV(w, dev).multi_model = w->multi_model = true;
 }
@@ -2116,7 +2116,7 @@ static bool hour_models(struct work *w, int32_t d, int32_t *hm, int64_t *last)
             continue;
         for (size_t h = 0; h < nh; h++)
             for (size_t t = (h + 1) * sph; t-- > h * sph;)
-                if (!isnan(n->s->values[t])) {
+                if (!isnan(n->values[t])) {
                     if ((int64_t)t > last[h]) { /* a tie keeps the series read first */
                         last[h] = (int64_t)t;
                         hm[h] = n->model;
