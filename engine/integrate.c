@@ -1312,11 +1312,12 @@ static void step_devices(struct work *w, size_t t)
         }
         if (cap_ls < 0) {
             dv->reserved_v = dv->capacity = 0; /* no memory metrics: capacity unknown */
-        } else if (cap_cfg && !dv->mig) {
-            /* the configured capacity of the model wins; without FB_RESERVED,
-             * reserved = configured capacity − USED − FREE */
+        } else if (cap_cfg && !dv->mig && !has_res) {
+            /* SPEC §9 "Missing data": the configured capacity stands in for
+             * a missing FB_RESERVED only (reserved = configured capacity −
+             * USED − FREE); a reported FB_RESERVED wins, so idle stays FREE */
             int64_t rest = cap_cfg->num > cap_ls ? cap_cfg->num - cap_ls : 0;
-            dv->reserved_v = has_res ? to_mib(dv->reserved[t]) : rest;
+            dv->reserved_v = rest;
             dv->capacity = cap_cfg->num;
         } else if (has_res) {
             dv->reserved_v = to_mib(dv->reserved[t]);

@@ -1294,8 +1294,9 @@ class Cluster:
                 res_v = 0
                 if cap is not None:
                     cfgc = cap_cfg.get(dev["model"])
-                    if cfgc and not dev["mig"]:   # never for a MIG instance (SPEC 9)
-                        res_v = dev["res"] if has_res else max(0, cfgc - cap)
+                    # SPEC 9 Missing data: only without FB_RESERVED, never for a MIG instance
+                    if cfgc and not dev["mig"] and not has_res:
+                        res_v = max(0, cfgc - cap)
                         cap = cfgc
                     elif has_res:
                         res_v = dev["res"]
