@@ -984,8 +984,9 @@ enum gl_status gl_store_device(struct gl_store *s, const struct gl_device_info *
         char ts[32];
         gl_time_format(info_hour(d), ts, sizeof ts);
         gl_log(GL_LOG_WARN,
-               "device model changed cluster=%s uuid=%s%s%s from=%s to=%s hour=%s: each hour "
-               "is priced at the model it reported (gpuledger check lists such devices)",
+               "device model changed cluster=%s uuid=%s%s%s from=\"%s\" to=\"%s\" hour=%s "
+               "reason=\"each hour is priced at the model it reported; gpuledger check lists "
+               "such devices\"",
                d->cluster, d->uuid, d->gpu_i_id[0] ? "/" : "", d->gpu_i_id, was, d->model, ts);
     }
     if (!rc)
