@@ -47,8 +47,6 @@ struct gl_store {
     sqlite3_stmt *counts_put;
     sqlite3_stmt *hour_get;
     /* the aggregates of schema 004 (see agg_* below) */
-    sqlite3_stmt *agg_key_del;  /* usage_key_hour of a day, recomputed */
-    sqlite3_stmt *agg_key_ins;
     sqlite3_stmt *agg_anom_del; /* anomaly_day of a day range, recomputed */
     sqlite3_stmt *agg_anom_ins;
     sqlite3_stmt *put_model;    /* device_model_hour of a row's device and hour */
@@ -96,9 +94,10 @@ struct gl_store {
         int64_t from, to;
     } *dirty; /* the cluster hours whose rows the transaction replaces */
     size_t ndirty, cdirty;
-    /* what the open write transaction recomputes at commit: day for a UTC
-     * day whose usage_key_hour is (a device's model changed), -1 - day for
-     * one whose anomaly_day is (usage rows cleared); sorted, distinct */
+    /* what the open write transaction recomputes at commit: -1 - day for a
+     * UTC day whose anomaly_day is (usage rows cleared); sorted, distinct.
+     * (No day's usage_key_hour: a row's model is its hour's, schema 010,
+     * which a later hour never changes.) */
     int64_t *rekey;
     size_t nrekey, crekey;
     char *path;
@@ -187,20 +186,6 @@ static enum gl_status migrate(struct gl_store *s, int version, struct gl_error *
 }
 
 /* The aggregates' SQL (schema/004_daily.sql; see agg_flush below). */
-
-/* a day's usage_key_hour recomputed (?1, ?2: the day), for its hours that
- * still have usage rows (a pruned hour keeps its figures) */
-static const char agg_key_del_sql[] =
-    "DELETE FROM usage_key_hour WHERE hour >= ?1 AND hour < ?2"
-    " AND hour IN (SELECT hour FROM usage WHERE hour >= ?1 AND hour < ?2)";
-static const char agg_key_sql[] =
-    "INSERT INTO usage_key_hour (hour, cluster, model, team, kind, quantity, estimated, rows)"
-    " SELECT u.hour, u.cluster, coalesce(m.model, d.model), u.team, u.kind, SUM(u.quantity),"
-    " MAX(u.estimated), COUNT(*)"
-    " FROM usage u JOIN device d ON d.id = u.device_id"
-    " LEFT JOIN device_model_hour m ON m.hour = u.hour AND m.device_id = u.device_id"
-    " WHERE u.hour >= ?1 AND u.hour < ?2"
-    " GROUP BY 1, 2, 3, 4, 5";
 
 /* The store's maintenance (schema 004's triggers dropped while a chunk is
  * written): ?1 cluster, [?2, ?3) hours.
@@ -373,8 +358,6 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
                       &s->upsert_device, err)) ||
         (rc = prepare(s, "SELECT id, model FROM device WHERE cluster = ? AND uuid = ? AND gpu_i_id = ?",
                       &s->get_device, err)) ||
-        (rc = prepare(s, agg_key_del_sql, &s->agg_key_del, err)) ||
-        (rc = prepare(s, agg_key_sql, &s->agg_key_ins, err)) ||
         (rc = prepare(s, agg_anom_del_sql, &s->agg_anom_del, err)) ||
         (rc = prepare(s, agg_anom_sql, &s->agg_anom_ins, err)) ||
         (rc = prepare(s, put_model_sql, &s->put_model, err)) ||
@@ -446,7 +429,7 @@ void gl_store_close(struct gl_store *s)
     sqlite3_finalize(s->counts_get);
     sqlite3_finalize(s->counts_put);
     sqlite3_finalize(s->hour_get);
-    sqlite3_stmt *agg[] = {s->agg_key_del, s->agg_key_ins, s->agg_anom_del, s->agg_anom_ins,
+    sqlite3_stmt *agg[] = {s->agg_anom_del, s->agg_anom_ins,
                            s->put_model,   s->clear_models, s->out_dev,
                            s->out_pod,     s->out_key,     s->in_dev,       s->in_pod,
                            s->in_key,      s->ins_plain,   s->put_key,      s->put_dev,
@@ -534,8 +517,7 @@ static enum gl_status step_done(struct gl_store *s, sqlite3_stmt *st, const char
  * grouped statements over the hours instead when a row met a stored one),
  * a cost of one hash update per row instead of four upserts in a trigger.
  * Every other writer gets the triggers. What is no sum is recomputed from usage at commit:
- * anomaly_day of the days a chunk cleared (first / last seen), and
- * usage_key_hour of the days of a device whose model changed. */
+ * anomaly_day of the days a chunk cleared (first / last seen). */
 
 /* Inserts t into the sorted distinct set. */
 static void set_add(int64_t **v, size_t *n, size_t *cap, int64_t t)
@@ -917,13 +899,9 @@ static enum gl_status agg_flush(struct gl_store *s, struct gl_error *err)
     for (size_t i = 0; !rc && s->gated && i < 3; i++)
         rc = exec(s, s->triggers[i], err);
     for (size_t i = 0; !rc && i < s->nrekey; i++) {
-        int64_t v = s->rekey[i];
-        bool anomalies = v < 0;
-        int64_t day = anomalies ? -1 - v : v;
-        sqlite3_stmt *del = anomalies ? s->agg_anom_del : s->agg_key_del;
-        sqlite3_stmt *ins = anomalies ? s->agg_anom_ins : s->agg_key_ins;
-        if (agg_step(s, del, day, day + 86400, err) ||
-            agg_step(s, ins, day, day + 86400, err))
+        int64_t day = -1 - s->rekey[i];
+        if (agg_step(s, s->agg_anom_del, day, day + 86400, err) ||
+            agg_step(s, s->agg_anom_ins, day, day + 86400, err))
             rc = agg_fail(s, day, day + 86400, err);
     }
     agg_reset(s);

@@ -90,12 +90,15 @@ enum gl_status gl_summary_json(const struct gl_statement *st, FILE *out, struct 
         cJSON_AddItemToArray(arr, o);
     }
     /* a device that reported more than one GPU model: each hour is priced
-     * at its own (the operator should know a UUID changed boards) */
-    arr = cJSON_AddArrayToObject(root, "model_changes");
+     * at its own (the operator should know a UUID changed boards); the key
+     * only when there is one, so a summary without changes reads as before */
+    arr = NULL;
     for (size_t i = 0; i < fl->ndev; i++) {
         const struct gl_device_row *d = &fl->dev[i];
         if (d->nmodels < 2)
             continue;
+        if (!arr)
+            arr = cJSON_AddArrayToObject(root, "model_changes");
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "cluster", d->cluster);
         cJSON_AddStringToObject(o, "uuid", d->uuid);
