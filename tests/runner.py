@@ -87,7 +87,7 @@ SUITES = [
     _it("closed-run", "closed_run_test.py", ("close", "run"), cost=7),
     _it("shrink", "shrink_test.py", ("collect", "ledger"), True, 5),
     _it("period", "period_test.py", ("close", "cli"), True, 4),
-    _it("model-change", "model_change_test.py", ("prometheus", "collect"), cost=3),
+    _it("model-change", "model_change_test.py", ("prometheus", "collect"), True, 3),
     ("demo", ("demo",), ["tests/demo_check.sh"], False, 12),
     ("standalone", ("repo",), ["python3", "tests/standalone_test.py"], False, 1),
 ]
