@@ -455,6 +455,38 @@ static void print_watermark(const char *db, const char *cluster, int64_t now)
     gl_store_close(s);
 }
 
+/* A device whose GPU model changed (a board swapped under its UUID): each
+ * hour is priced at its own model, but the operator should know. */
+static void print_model_change(void *ctx, const char *device, const char *model, int64_t from)
+{
+    char **last = ctx, ts[32];
+    gl_time_format(from, ts, sizeof ts);
+    if (!*last || strcmp(*last, device) != 0) {
+        printf("%s  model changed: device %s (each hour is priced at the model it reported):",
+               *last ? "\n" : "", device);
+        free(*last);
+        *last = gl_strdup(device);
+    }
+    printf(" %s from %s;", model, ts);
+}
+
+static void print_model_changes(const char *db, const char *cluster)
+{
+    struct stat sb;
+    if (stat(db, &sb) != 0)
+        return;
+    struct gl_store *s = NULL;
+    struct gl_error err = {0};
+    char *last = NULL;
+    if (gl_store_open(db, &s, &err) ||
+        gl_query_model_changes(s, cluster, print_model_change, &last, &err))
+        printf("  model changes: unreadable (%s)\n", err.msg);
+    else if (last)
+        printf("\n");
+    free(last);
+    gl_store_close(s);
+}
+
 /* check: the queries without which nothing can be billed (memory, capacity,
  * allocation: alloc_requests and pod_phase, joined in the engine, or the
  * backend-joined allocation), and the likely cause of a query's missing data. Capacity
@@ -580,6 +612,7 @@ static int cmd_check(struct gl_cmd_env *e)
         printf("cluster %s: %s%s%s\n", cl->name, cl->prom.url, cl->selector[0] ? " selector " : "",
                cl->selector);
         print_watermark(g->db, cl->name, at);
+        print_model_changes(g->db, cl->name);
         struct gl_prom *prom = NULL;
         struct gl_buf body;
         gl_buf_init(&body);

@@ -61,6 +61,8 @@ struct dev {
     int64_t sum_q;     /* Σ pod MiB·s this step */
     int64_t idle_q;
     int32_t rank;      /* position in ascending (UUID, GPU_I_ID) order */
+    bool multi_model;  /* its series name more than one modelName in the chunk */
+    int64_t *hour_cap; /* max capacity per hour (multi_model devices only) */
 };
 
 struct pair {
@@ -204,6 +206,10 @@ struct work {
     /* mig_usable(): real devices per node (CSR), built at its first call */
     int32_t *node_dev_start, *node_dev_list;
     size_t node_dev_nodes;
+    /* the series naming a modelName (struct model_note), read again when
+     * a device names two (split_model_hours) */
+    struct vec model_notes;
+    bool multi_model;
 };
 
 #define DEV(w, i) (((struct dev *)(w)->devs.data)[i])
@@ -280,12 +286,9 @@ static bool rollup_put(struct gl_rollup *r, const struct gl_rollup_entry *x)
     }
 }
 
-/* The index doubled and rebuilt from the entries. */
-static void rollup_grow(struct gl_rollup *r)
+/* The index rebuilt from the entries (their keys changed). */
+static void rollup_reindex(struct gl_rollup *r)
 {
-    r->nindex = r->nindex ? 2 * r->nindex : 2048;
-    if (r->nindex > (size_t)UINT32_MAX)
-        abort(); /* 2^31 entries of 56 bytes: memory ran out long before */
     free(r->index);
     r->index = gl_xcalloc(r->nindex, sizeof *r->index);
     size_t mask = r->nindex - 1;
@@ -295,6 +298,15 @@ static void rollup_grow(struct gl_rollup *r)
             i = (i + 1) & mask;
         r->index[i] = (uint32_t)(k + 1);
     }
+}
+
+/* The index doubled and rebuilt from the entries. */
+static void rollup_grow(struct gl_rollup *r)
+{
+    r->nindex = r->nindex ? 2 * r->nindex : 2048;
+    if (r->nindex > (size_t)UINT32_MAX)
+        abort(); /* 2^31 entries of 56 bytes: memory ran out long before */
+    rollup_reindex(r);
 }
 
 static const char *S(const struct work *w, int32_t id);
@@ -634,6 +646,23 @@ static struct gl_chunk_device *new_chunk_device(struct work *w)
     return cd;
 }
 
+/* A series of device dev names model: kept for split_model_hours, and
+ * the device marked when that is not the model it took. */
+struct model_note {
+    int32_t dev, model;
+    const double *values; /* the series' (a caller may pass a copy of the series) */
+};
+
+static void note_model(struct work *w, int32_t dev, int32_t model, const struct gl_series *s)
+{
+    struct model_note *n = vec_push(&w->model_notes);
+    n->dev = dev;
+    n->model = model;
+    n->values = s->values;
+    if (w->r->devices[dev].model != model)
+        DEV(w, dev).multi_model = w->multi_model = true;
+}
+
 /* The device index of a series, creating it on first sight; -1 without a
  * device UUID. A later series fills a model or host the first one lacked. */
 static int32_t device_of(struct work *w, const struct gl_series *s)
@@ -679,6 +708,8 @@ static int32_t device_of(struct work *w, const struct gl_series *s)
     }
     if (cd->model < 0 && model)
         cd->model = str(w, model);
+    if (model)
+        note_model(w, key, str(w, model), s);
     if (cd->hostname < 0 && host)
         cd->hostname = str(w, host);
     if (profile && !S(w, cd->profile)[0])
@@ -1281,11 +1312,12 @@ static void step_devices(struct work *w, size_t t)
         }
         if (cap_ls < 0) {
             dv->reserved_v = dv->capacity = 0; /* no memory metrics: capacity unknown */
-        } else if (cap_cfg && !dv->mig) {
-            /* the configured capacity of the model wins; without FB_RESERVED,
-             * reserved = configured capacity − USED − FREE */
+        } else if (cap_cfg && !dv->mig && !has_res) {
+            /* SPEC §9 "Missing data": the configured capacity stands in for
+             * a missing FB_RESERVED only (reserved = configured capacity −
+             * USED − FREE); a reported FB_RESERVED wins, so idle stays FREE */
             int64_t rest = cap_cfg->num > cap_ls ? cap_cfg->num - cap_ls : 0;
-            dv->reserved_v = has_res ? to_mib(dv->reserved[t]) : rest;
+            dv->reserved_v = rest;
             dv->capacity = cap_cfg->num;
         } else if (has_res) {
             dv->reserved_v = to_mib(dv->reserved[t]);
@@ -2045,7 +2077,149 @@ static void seen_range(struct work *w, size_t t)
         cd->last_seen = ts;
         if (dv->capacity > cd->max_capacity_mib)
             cd->max_capacity_mib = dv->capacity;
+        if (dv->multi_model) {
+            size_t h = (size_t)((int64_t)t * w->r->step / 3600);
+            if (!dv->hour_cap)
+                dv->hour_cap = gl_xcalloc(w->r->nhours + 1, sizeof *dv->hour_cap);
+            if (dv->capacity > dv->hour_cap[h])
+                dv->hour_cap[h] = dv->capacity;
+        }
     }
+}
+
+/* ---- a device's model per hour ----
+ *
+ * A GPU's model is a fact of each hour, not of the device: a UUID whose
+ * series name another modelName from some hour on (a board swapped under
+ * the same UUID, a relabelled exporter) is priced at each hour's model.
+ * The chunk is attributed with one model per device (the first series'),
+ * then split here: the device's rows of the hours of another model move to
+ * a copy of the device carrying that model (same cluster, UUID and
+ * GPU_I_ID; the store keeps the model per device and hour), so a chunk of
+ * several hours stores what chunks of one hour would. An hour's model is
+ * that of the device's last sample in the hour (a model that starts
+ * mid-hour takes the whole hour); an hour without a named sample keeps the
+ * hour before's. A node's allocation pseudo-devices follow the hours of
+ * the node's first full GPU that changed. */
+
+/* The model of each hour of device d (nh slots, -1 when none is named),
+ * from the series naming one; false when no hour names one. */
+static bool hour_models(struct work *w, int32_t d, int32_t *hm, int64_t *last)
+{
+    size_t nh = w->r->nhours, sph = (size_t)(3600 / w->r->step);
+    for (size_t h = 0; h < nh; h++) {
+        hm[h] = -1;
+        last[h] = -1;
+    }
+    for (size_t i = 0; i < w->model_notes.n; i++) {
+        const struct model_note *n = &((struct model_note *)w->model_notes.data)[i];
+        if (n->dev != d)
+            continue;
+        for (size_t h = 0; h < nh; h++)
+            for (size_t t = (h + 1) * sph; t-- > h * sph;)
+                if (!isnan(n->values[t])) {
+                    if ((int64_t)t > last[h]) { /* a tie keeps the series read first */
+                        last[h] = (int64_t)t;
+                        hm[h] = n->model;
+                    }
+                    break;
+                }
+    }
+    int32_t prev = -1;
+    for (size_t h = 0; h < nh; h++)
+        prev = hm[h] = hm[h] >= 0 ? hm[h] : prev;
+    if (prev < 0)
+        return false;
+    for (size_t h = nh; h-- > 0;) /* leading hours: the first model named */
+        prev = hm[h] = hm[h] >= 0 ? hm[h] : prev;
+    return true;
+}
+
+/* Device d split into runs of hours of one model (hm): run k > 0 becomes
+ * a copy of d; map[h] = the device of hour h. */
+static void split_device(struct work *w, int32_t d, const int32_t *hm, int32_t *map)
+{
+    struct gl_rollup *r = w->r;
+    size_t nh = r->nhours;
+    int64_t first = r->devices[d].first_seen, last = r->devices[d].last_seen;
+    bool pseudo = r->devices[d].pseudo;
+    for (size_t h0 = 0; h0 < nh;) {
+        size_t h1 = h0 + 1;
+        while (h1 < nh && hm[h1] == hm[h0])
+            h1++;
+        int32_t dev = d;
+        if (h0 > 0) {
+            struct gl_chunk_device copy = r->devices[d];
+            new_chunk_device(w);
+            dev = (int32_t)(r->ndevices - 1);
+            r->devices[dev] = copy;
+            DEV(w, dev).node = DEV(w, d).node;
+        }
+        struct gl_chunk_device *cd = &r->devices[dev];
+        cd->model = hm[h0];
+        if (pseudo)
+            cd->gpu_i_id = hm[h0]; /* a node's pseudo-device is one per model */
+        int64_t from = r->start + (int64_t)h0 * 3600, to = r->start + (int64_t)h1 * 3600;
+        /* seen within the run's hours (the store reads each run's model for them) */
+        cd->first_seen = pseudo || first < from || first >= to ? from : first;
+        cd->last_seen = pseudo || last < from || last >= to ? to - 1 : last;
+        if (DEV(w, d).hour_cap) {
+            cd->max_capacity_mib = 0;
+            for (size_t h = h0; h < h1; h++)
+                if (DEV(w, d).hour_cap[h] > cd->max_capacity_mib)
+                    cd->max_capacity_mib = DEV(w, d).hour_cap[h];
+        }
+        for (size_t h = h0; h < h1; h++)
+            map[h] = dev;
+        h0 = h1;
+    }
+}
+
+static void split_model_hours(struct work *w)
+{
+    if (!w->multi_model)
+        return;
+    struct gl_rollup *r = w->r;
+    size_t nh = r->nhours, ndev = r->ndevices;
+    if (!nh)
+        return;
+    int32_t *hm = gl_xcalloc(ndev * nh, sizeof *hm);
+    int32_t *map = gl_xcalloc(ndev * nh, sizeof *map);
+    int64_t *last = gl_xcalloc(nh, sizeof *last);
+    bool *split = gl_xcalloc(ndev, sizeof *split);
+    int32_t *node_src = gl_xcalloc(w->nodes.n + 1, sizeof *node_src);
+    for (size_t i = 0; i < w->nodes.n; i++)
+        node_src[i] = -1;
+    for (size_t d = 0; d < ndev; d++)
+        if (DEV(w, d).multi_model && hour_models(w, (int32_t)d, &hm[d * nh], last)) {
+            split[d] = true;
+            int32_t node = DEV(w, d).node;
+            if (!DEV(w, d).mig && node >= 0 && node_src[node] < 0)
+                node_src[node] = (int32_t)d;
+        }
+    for (size_t d = 0; d < ndev; d++) {
+        int32_t node = DEV(w, d).node;
+        if (r->devices[d].pseudo && node >= 0 && node_src[node] >= 0 &&
+            r->devices[d].model == NODE(w, node).model) {
+            memcpy(&hm[d * nh], &hm[(size_t)node_src[node] * nh], nh * sizeof *hm);
+            split[d] = true;
+        }
+    }
+    for (size_t d = 0; d < ndev; d++)
+        if (split[d])
+            split_device(w, (int32_t)d, &hm[d * nh], &map[d * nh]);
+    for (size_t i = 0; i < r->nentries; i++) {
+        struct gl_rollup_entry *e = &r->slots[i];
+        if ((size_t)e->device < ndev && split[e->device])
+            e->device = map[(size_t)e->device * nh + (size_t)e->hour];
+    }
+    if (r->nindex)
+        rollup_reindex(r);
+    free(hm);
+    free(map);
+    free(last);
+    free(split);
+    free(node_src);
 }
 
 static char *prefixed(const char *prefix, const char *s)
@@ -2083,6 +2257,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     w.pnodes.size = sizeof(struct pnode);
     w.asers.size = sizeof(struct aser);
     w.ctrs.size = sizeof(struct ctr_limit);
+    w.model_notes.size = sizeof(struct model_note);
     struct gl_intern **tables[] = {&w.devkeys,   &w.podkeys,  &w.nodekeys,  &w.pnkeys,
                                    &w.pnodekeys, &w.pairkeys, &w.labelkeys,
                                    &w.claimkeys, &w.ctrkeys};
@@ -2140,6 +2315,8 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
         seen_range(&w, t);
     }
     stage_flush(&w);
+    if (!w.overflow)
+        split_model_hours(&w);
     free(w.stage);
     free(w.stage_slots);
     free(w.node_dev_start);
@@ -2150,6 +2327,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
         free(dv->free_mib);
         free(dv->reserved);
         free(dv->busy);
+        free(dv->hour_cap);
     }
     for (size_t p = 0; p < w.pairs.n; p++) {
         free(PAIR(&w, p).values);
@@ -2168,7 +2346,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     }
     free(w.dev_order);
     struct vec *vecs[] = {&w.devs, &w.pairs,  &w.pods,  &w.nodes, &w.pns,
-                          &w.pnodes, &w.asers, &w.ctrs};
+                          &w.pnodes, &w.asers, &w.ctrs, &w.model_notes};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         free(vecs[i]->data);
     free(w.touched_pn);

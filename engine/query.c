@@ -27,8 +27,12 @@ static const char models_sql[] =
     " GROUP BY cluster, model ORDER BY cluster, model";
 
 static const char devices_sql[] =
-    "SELECT d.cluster, d.uuid, d.gpu_i_id, d.gpu_i_profile, d.model, d.hostname,"
-    " u.c0, u.c1, u.c2, u.c3, u.c4, u.c5, u.c6, u.c7"
+    /* the model of the device's last hour in the period (device.model is
+     * the latest hour's, which a later month may have changed) */
+    "SELECT d.cluster, d.uuid, d.gpu_i_id, d.gpu_i_profile,"
+    " coalesce((SELECT m.model FROM device_model_hour m WHERE m.device_id = d.id"
+    "  AND m.hour >= ?1 AND m.hour < ?2 ORDER BY m.hour DESC LIMIT 1), d.model), d.hostname,"
+    " u.c0, u.c1, u.c2, u.c3, u.c4, u.c5, u.c6, u.c7, d.id"
     " FROM device d LEFT JOIN (SELECT device_id,"
     "  SUM(CASE kind WHEN 'capacity' THEN quantity ELSE 0 END) AS c0,"
     "  SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END) AS c1,"
@@ -230,9 +234,29 @@ void gl_fleet_free(struct gl_fleet *fl)
         char *f[] = {d->cluster, d->uuid, d->gpu_i_id, d->profile, d->model, d->node, d->device};
         for (size_t k = 0; k < sizeof f / sizeof *f; k++)
             free(f[k]);
+        for (size_t k = 0; k < d->nmodels; k++)
+            free(d->models[k]);
+        free(d->models);
+        free(d->model_from);
     }
     free(fl->dev);
     memset(fl, 0, sizeof *fl);
+}
+
+/* The devices that reported more than one model in the period: per model
+ * its first hour (schema 010). */
+static const char model_changes_sql[] =
+    "SELECT device_id, model, MIN(hour) FROM device_model_hour"
+    " WHERE hour >= ?1 AND hour < ?2 AND device_id IN (SELECT device_id FROM device_model_hour"
+    "  WHERE hour >= ?1 AND hour < ?2 GROUP BY device_id HAVING COUNT(DISTINCT model) > 1)"
+    " GROUP BY device_id, model ORDER BY device_id, 3, model";
+
+static struct gl_device_row *fleet_device(struct gl_fleet *fl, int64_t id)
+{
+    for (size_t i = 0; i < fl->ndev; i++)
+        if (fl->dev[i].id == id)
+            return &fl->dev[i];
+    return NULL;
 }
 
 static struct gl_fleet_model *fleet_model_for(struct gl_fleet *fl, const char *cluster,
@@ -294,9 +318,27 @@ enum gl_status gl_query_fleet(struct gl_store *s, const struct gl_period *p, str
         for (int k = 0; k < 7; k++)
             *v[k] = sqlite3_column_int64(st, 6 + k);
         d->unknown = sqlite3_column_int64(st, 13) > 0 || d->capacity == 0;
+        d->id = sqlite3_column_int64(st, 14);
     }
     if (sr != SQLITE_DONE) {
         rc = gl_usage_fail(s, p, "summary per device", err);
+        goto done;
+    }
+    sqlite3_finalize(st);
+    if ((rc = gl_store_query_period(s, model_changes_sql, p->start, p->end, &st,
+                                    "summary: model changes", err)))
+        goto done;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        struct gl_device_row *d = fleet_device(fl, sqlite3_column_int64(st, 0));
+        if (!d) /* a node's pseudo-device: no row of its own */
+            continue;
+        d->models = gl_xrealloc(d->models, (d->nmodels + 1) * sizeof *d->models);
+        d->model_from = gl_xrealloc(d->model_from, (d->nmodels + 1) * sizeof *d->model_from);
+        d->models[d->nmodels] = gl_strdup((const char *)sqlite3_column_text(st, 1));
+        d->model_from[d->nmodels++] = sqlite3_column_int64(st, 2);
+    }
+    if (sr != SQLITE_DONE) {
+        rc = gl_store_fail(s, "summary: model changes", err);
         goto done;
     }
     sqlite3_finalize(st);
@@ -323,6 +365,31 @@ done:
     if (rc)
         gl_fleet_free(fl);
     return rc;
+}
+
+enum gl_status gl_query_model_changes(struct gl_store *s, const char *cluster,
+                                      void (*fn)(void *ctx, const char *device,
+                                                 const char *model, int64_t from),
+                                      void *ctx, struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT d.uuid || CASE d.gpu_i_id WHEN '' THEN '' ELSE '/' || d.gpu_i_id END,"
+        " m.model, MIN(m.hour) FROM device_model_hour m JOIN device d ON d.id = m.device_id"
+        " WHERE d.cluster = ?1 AND d.uuid NOT LIKE 'node:%' AND m.device_id IN ("
+        "  SELECT device_id FROM device_model_hour GROUP BY device_id"
+        "  HAVING COUNT(DISTINCT model) > 1)"
+        " GROUP BY m.device_id, m.model ORDER BY 1, 3, 2";
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_prepare(s, sql, &st, "reading model changes", err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW)
+        fn(ctx, (const char *)sqlite3_column_text(st, 0),
+           (const char *)sqlite3_column_text(st, 1), sqlite3_column_int64(st, 2));
+    sqlite3_finalize(st);
+    return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading model changes", err);
 }
 
 enum gl_status gl_query_billable_hours(struct gl_store *s,

@@ -98,6 +98,12 @@ struct gl_device_row {
     int64_t capacity, used, reserved, unattributed, idle, excess;
     int64_t rub; /* billed reserved-unused placed on the device (docs/specification.md "Arithmetic": excess per device) */
     bool unknown;
+    int64_t id;
+    /* the GPU models it reported in the period when more than one (a model
+     * change: each hour is priced at its own), in order of their first hour */
+    char **models;
+    int64_t *model_from; /* that first hour */
+    size_t nmodels;
 };
 
 struct gl_fleet {
@@ -108,6 +114,14 @@ struct gl_fleet {
     struct gl_device_row *dev; /* every device, by cluster, node, uuid, gpu_i_id */
     size_t ndev;
 };
+
+/* The devices of cluster whose stored hours name more than one GPU model
+ * (schema 010): fn per device and model with the model's first hour, by
+ * device then hour. */
+enum gl_status gl_query_model_changes(struct gl_store *s, const char *cluster,
+                                      void (*fn)(void *ctx, const char *device,
+                                                 const char *model, int64_t from),
+                                      void *ctx, struct gl_error *err);
 
 enum gl_status gl_query_fleet(struct gl_store *s, const struct gl_period *p, struct gl_fleet *fl,
                               struct gl_error *err);

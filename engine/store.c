@@ -19,6 +19,7 @@
 #include "schema_007_sql.h"
 #include "schema_008_sql.h"
 #include "schema_009_sql.h"
+#include "schema_010_sql.h"
 #include "schema_011_sql.h"
 #include "invoice.h" /* line kind names: the frozen rows' format */
 #include "store_frozen.h"
@@ -30,6 +31,7 @@
 static const char *const migrations[] = {gl_schema_v1, gl_schema_v2, gl_schema_003,
                                               gl_schema_004, gl_schema_005, gl_schema_006,
                                               gl_schema_007, gl_schema_008, gl_schema_009,
+                                              gl_schema_010,
                                               gl_schema_011};
 #define GL_SCHEMA_VERSION ((int)(sizeof migrations / sizeof *migrations))
 
@@ -47,11 +49,10 @@ struct gl_store {
     sqlite3_stmt *counts_put;
     sqlite3_stmt *hour_get;
     /* the aggregates of schema 004 (see agg_* below) */
-    sqlite3_stmt *agg_key_del;  /* usage_key_hour of a day, recomputed */
-    sqlite3_stmt *agg_key_ins;
     sqlite3_stmt *agg_anom_del; /* anomaly_day of a day range, recomputed */
     sqlite3_stmt *agg_anom_ins;
-    sqlite3_stmt *dev_days;     /* the days a device has rows in */
+    sqlite3_stmt *put_model;    /* device_model_hour of a row's device and hour */
+    sqlite3_stmt *clear_models; /* ... of a cluster's hours replaced */
     /* the store's own maintenance of a chunk: schema 004's triggers on
      * usage, dropped inside the chunk's transaction and created again
      * before it commits (their SQL as stored) */
@@ -79,20 +80,26 @@ struct gl_store {
         const char *p;
         int32_t id;
     } name_cache[512];
+    /* the devices stored in the transaction: the model and capacity of the
+     * hours [from, to] of each (a device of a chunk split at a model
+     * change is stored once per run of hours, integrate.c) */
     struct agg_model {
-        int64_t id;
-        int32_t model; /* in names */
-    } *models;           /* device id -> model of the devices stored (sorted by id) */
+        int64_t id, from, to, cap;
+        int32_t model; /* in names, -1 when out of memory */
+        char *name;
+    } *models;
     size_t nmodels, cmodels;
+    struct agg_tab model_hours; /* (hour, device id) whose device_model_hour is written */
     bool by_sql;
     struct agg_range {
         char *cluster;
         int64_t from, to;
     } *dirty; /* the cluster hours whose rows the transaction replaces */
     size_t ndirty, cdirty;
-    /* what the open write transaction recomputes at commit: day for a UTC
-     * day whose usage_key_hour is (a device's model changed), -1 - day for
-     * one whose anomaly_day is (usage rows cleared); sorted, distinct */
+    /* what the open write transaction recomputes at commit: -1 - day for a
+     * UTC day whose anomaly_day is (usage rows cleared); sorted, distinct.
+     * (No day's usage_key_hour: a row's model is its hour's, schema 010,
+     * which a later hour never changes.) */
     int64_t *rekey;
     size_t nrekey, crekey;
     char *path;
@@ -182,18 +189,6 @@ static enum gl_status migrate(struct gl_store *s, int version, struct gl_error *
 
 /* The aggregates' SQL (schema/004_daily.sql; see agg_flush below). */
 
-/* a day's usage_key_hour recomputed (?1, ?2: the day), for its hours that
- * still have usage rows (a pruned hour keeps its figures) */
-static const char agg_key_del_sql[] =
-    "DELETE FROM usage_key_hour WHERE hour >= ?1 AND hour < ?2"
-    " AND hour IN (SELECT hour FROM usage WHERE hour >= ?1 AND hour < ?2)";
-static const char agg_key_sql[] =
-    "INSERT INTO usage_key_hour (hour, cluster, model, team, kind, quantity, estimated, rows)"
-    " SELECT u.hour, u.cluster, d.model, u.team, u.kind, SUM(u.quantity), MAX(u.estimated),"
-    " COUNT(*)"
-    " FROM usage u JOIN device d ON d.id = u.device_id WHERE u.hour >= ?1 AND u.hour < ?2"
-    " GROUP BY 1, 2, 3, 4, 5";
-
 /* The store's maintenance (schema 004's triggers dropped while a chunk is
  * written): ?1 cluster, [?2, ?3) hours.
  * Taken out before the rows of those hours are deleted or changed (sums
@@ -240,10 +235,12 @@ static const char in_pod_sql[] =
  * fails the chunk) */
 static const char in_key_sql[] =
     "INSERT INTO usage_key_hour (hour, cluster, model, team, kind, quantity, estimated, rows)"
-    " SELECT u.hour, ?1, d.model, u.team, u.kind, SUM(u.quantity), MAX(u.estimated), COUNT(*)"
+    " SELECT u.hour, ?1, coalesce(m.model, d.model), u.team, u.kind, SUM(u.quantity),"
+    " MAX(u.estimated), COUNT(*)"
     " FROM usage u JOIN device d ON d.id = u.device_id"
+    " LEFT JOIN device_model_hour m ON m.hour = u.hour AND m.device_id = u.device_id"
     " WHERE u.hour >= ?2 AND u.hour < ?3 AND u.cluster = ?1"
-    " GROUP BY u.hour, d.model, u.team, u.kind";
+    " GROUP BY 1, 3, 4, 5";
 
 /* ... or, when every new row was new (agg_acc), their sums from C */
 static const char put_key_sql[] =
@@ -270,6 +267,16 @@ static const char agg_anom_sql[] =
     " FROM usage WHERE kind IN ('anomaly_unallocated', 'anomaly_excess_devices')"
     "  AND hour >= ?1 AND hour < ?2"
     " GROUP BY 1, 2, 3, 4, 5, 6, 7";
+
+/* schema 010's device_model_hour (the triggers read it: written before the
+ * rows of its hour) */
+static const char put_model_sql[] =
+    "INSERT INTO device_model_hour (hour, device_id, model, max_capacity_mib) VALUES (?,?,?,?)"
+    " ON CONFLICT DO UPDATE SET model = excluded.model,"
+    "  max_capacity_mib = excluded.max_capacity_mib";
+static const char clear_models_sql[] =
+    "DELETE FROM device_model_hour WHERE hour >= ?2 AND hour < ?3"
+    " AND device_id IN (SELECT id FROM device WHERE cluster = ?1)";
 
 /* schema 004's triggers on usage that the store drops while it writes a
  * chunk (agg_take_out_run) */
@@ -338,12 +345,13 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
                       "INSERT INTO device (cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, "
                       "max_capacity_mib, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?) "
                       "ON CONFLICT (cluster, uuid, gpu_i_id) DO UPDATE SET "
-                      /* a chunk that lacks a label never erases what an earlier one knew:
-                       * usage rows take their model from here */
+                      /* a chunk that lacks a label never erases what an earlier one knew;
+                       * the model is the latest hour's (each hour's own is in
+                       * device_model_hour): an older hour re-collected keeps it */
                       "gpu_i_profile = CASE excluded.gpu_i_profile WHEN '' THEN gpu_i_profile "
                       "  ELSE excluded.gpu_i_profile END, "
-                      "model = CASE excluded.model WHEN 'unknown' THEN model "
-                      "  ELSE excluded.model END, "
+                      "model = CASE WHEN excluded.model = 'unknown' "
+                      "  OR excluded.last_seen < last_seen THEN model ELSE excluded.model END, "
                       "hostname = CASE excluded.hostname WHEN '' THEN hostname "
                       "  ELSE excluded.hostname END, "
                       "max_capacity_mib = max(max_capacity_mib, excluded.max_capacity_mib), "
@@ -352,12 +360,10 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
                       &s->upsert_device, err)) ||
         (rc = prepare(s, "SELECT id, model FROM device WHERE cluster = ? AND uuid = ? AND gpu_i_id = ?",
                       &s->get_device, err)) ||
-        (rc = prepare(s, agg_key_del_sql, &s->agg_key_del, err)) ||
-        (rc = prepare(s, agg_key_sql, &s->agg_key_ins, err)) ||
         (rc = prepare(s, agg_anom_del_sql, &s->agg_anom_del, err)) ||
         (rc = prepare(s, agg_anom_sql, &s->agg_anom_ins, err)) ||
-        (rc = prepare(s, "SELECT DISTINCT day FROM device_day WHERE device_id = ?",
-                      &s->dev_days, err)) ||
+        (rc = prepare(s, put_model_sql, &s->put_model, err)) ||
+        (rc = prepare(s, clear_models_sql, &s->clear_models, err)) ||
         (rc = read_triggers(s, err)) ||
         (rc = prepare(s, out_dev_sql, &s->out_dev, err)) ||
         (rc = prepare(s, out_pod_sql, &s->out_pod, err)) ||
@@ -425,8 +431,8 @@ void gl_store_close(struct gl_store *s)
     sqlite3_finalize(s->counts_get);
     sqlite3_finalize(s->counts_put);
     sqlite3_finalize(s->hour_get);
-    sqlite3_stmt *agg[] = {s->agg_key_del, s->agg_key_ins, s->agg_anom_del, s->agg_anom_ins,
-                           s->dev_days,    s->out_dev,
+    sqlite3_stmt *agg[] = {s->agg_anom_del, s->agg_anom_ins,
+                           s->put_model,   s->clear_models, s->out_dev,
                            s->out_pod,     s->out_key,     s->in_dev,       s->in_pod,
                            s->in_key,      s->ins_plain,   s->put_key,      s->put_dev,
                            s->put_pod};
@@ -437,6 +443,7 @@ void gl_store_close(struct gl_store *s)
     free(s->acc_key.e);
     free(s->acc_dev.e);
     free(s->acc_pod.e);
+    free(s->model_hours.e);
     free(s->models);
     gl_intern_free(s->names);
     for (size_t i = 0; i < sizeof s->triggers / sizeof *s->triggers; i++)
@@ -512,8 +519,7 @@ static enum gl_status step_done(struct gl_store *s, sqlite3_stmt *st, const char
  * grouped statements over the hours instead when a row met a stored one),
  * a cost of one hash update per row instead of four upserts in a trigger.
  * Every other writer gets the triggers. What is no sum is recomputed from usage at commit:
- * anomaly_day of the days a chunk cleared (first / last seen), and
- * usage_key_hour of the days of a device whose model changed. */
+ * anomaly_day of the days a chunk cleared (first / last seen). */
 
 /* Inserts t into the sorted distinct set. */
 static void set_add(int64_t **v, size_t *n, size_t *cap, int64_t t)
@@ -552,6 +558,9 @@ static void agg_reset(struct gl_store *s)
     tab_clear(&s->acc_key);
     tab_clear(&s->acc_dev);
     tab_clear(&s->acc_pod);
+    tab_clear(&s->model_hours);
+    for (size_t i = 0; i < s->nmodels; i++)
+        free(s->models[i].name);
     s->nmodels = 0;
     gl_intern_free(s->names);
     s->names = NULL;
@@ -719,7 +728,8 @@ static int32_t name_id(struct gl_store *s, const char *str)
     return id;
 }
 
-/* Where device id is (or goes) in s->models. */
+/* The first of device id's registrations in s->models (sorted by id, then
+ * in the order stored), or where they would go. */
 static size_t model_pos(const struct gl_store *s, int64_t id)
 {
     size_t lo = 0, hi = s->nmodels;
@@ -733,31 +743,51 @@ static size_t model_pos(const struct gl_store *s, int64_t id)
     return lo;
 }
 
-/* The device's model (in names), -1 when no device of that id was stored
- * in this transaction. */
-static int32_t model_of(const struct gl_store *s, int64_t id)
+/* The model of device id at hour: the registration whose hours hold it,
+ * else the device's last one; NULL when the device was not stored in this
+ * transaction. */
+static const struct agg_model *model_of(const struct gl_store *s, int64_t id, int64_t hour)
 {
-    size_t lo = model_pos(s, id);
-    return lo < s->nmodels && s->models[lo].id == id ? s->models[lo].model : -1;
+    const struct agg_model *last = NULL;
+    for (size_t i = model_pos(s, id); i < s->nmodels && s->models[i].id == id; i++) {
+        last = &s->models[i];
+        if (hour >= last->from && hour <= last->to)
+            return last;
+    }
+    return last;
 }
 
-static void model_set(struct gl_store *s, int64_t id, const char *model)
+static void model_add(struct gl_store *s, int64_t id, const struct gl_device_info *d)
 {
-    int32_t m = name_id(s, model);
-    if (m < 0)
-        return;
     size_t lo = model_pos(s, id);
-    if (lo < s->nmodels && s->models[lo].id == id) {
-        s->models[lo].model = m;
-        return;
-    }
+    while (lo < s->nmodels && s->models[lo].id == id)
+        lo++;
     if (s->nmodels == s->cmodels) {
         s->cmodels = s->cmodels ? 2 * s->cmodels : 256;
         s->models = gl_xrealloc(s->models, s->cmodels * sizeof *s->models);
     }
     memmove(s->models + lo + 1, s->models + lo, (s->nmodels - lo) * sizeof *s->models);
-    s->models[lo] = (struct agg_model){id, m};
+    s->models[lo] = (struct agg_model){id, gl_floor_to(d->first_seen, 3600), d->last_seen,
+                                       d->max_capacity_mib, name_id(s, d->model),
+                                       gl_strdup(d->model)};
     s->nmodels++;
+}
+
+/* The device_model_hour row of the device and hour of a usage row, written
+ * once per transaction before the hour's first row. */
+static enum gl_status model_hour(struct gl_store *s, const struct agg_model *m, int64_t hour,
+                                 struct gl_error *err)
+{
+    struct agg_ent *e = tab_get(&s->model_hours, (int64_t[6]){hour, m->id, 0, 0, 0, 0});
+    if (e->rows)
+        return GL_OK;
+    e->rows = 1;
+    sqlite3_stmt *st = s->put_model;
+    sqlite3_bind_int64(st, 1, hour);
+    sqlite3_bind_int64(st, 2, m->id);
+    sqlite3_bind_text(st, 3, m->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, m->cap);
+    return step_done(s, st, "storing a device's model of the hour", err);
 }
 
 static bool sum_into(struct agg_ent *e, int64_t q, int64_t est)
@@ -770,10 +800,9 @@ static bool sum_into(struct agg_ent *e, int64_t q, int64_t est)
 /* A new usage row (no stored row had its key): added to the sums. false
  * on an integer overflow of one. */
 static bool agg_add(struct gl_store *s, int64_t hour, const char *cluster, const char *ns,
-                    const char *pod, int64_t device_id, const char *team, const char *kind,
-                    int64_t quantity, int estimated)
+                    const char *pod, int64_t device_id, int32_t model, const char *team,
+                    const char *kind, int64_t quantity, int estimated)
 {
-    int32_t model = model_of(s, device_id);
     if (model < 0) /* a device of an earlier transaction: SQL sums */
         s->by_sql = true;
     int64_t day = hour - hour % 86400;
@@ -872,34 +901,13 @@ static enum gl_status agg_flush(struct gl_store *s, struct gl_error *err)
     for (size_t i = 0; !rc && s->gated && i < 3; i++)
         rc = exec(s, s->triggers[i], err);
     for (size_t i = 0; !rc && i < s->nrekey; i++) {
-        int64_t v = s->rekey[i];
-        bool anomalies = v < 0;
-        int64_t day = anomalies ? -1 - v : v;
-        sqlite3_stmt *del = anomalies ? s->agg_anom_del : s->agg_key_del;
-        sqlite3_stmt *ins = anomalies ? s->agg_anom_ins : s->agg_key_ins;
-        if (agg_step(s, del, day, day + 86400, err) ||
-            agg_step(s, ins, day, day + 86400, err))
+        int64_t day = -1 - s->rekey[i];
+        if (agg_step(s, s->agg_anom_del, day, day + 86400, err) ||
+            agg_step(s, s->agg_anom_ins, day, day + 86400, err))
             rc = agg_fail(s, day, day + 86400, err);
     }
     agg_reset(s);
     return rc;
-}
-
-/* A device whose model changes moves its usage to another key of
- * usage_key_hour: every day it has rows in is recomputed at commit. */
-static enum gl_status agg_model_changed(struct gl_store *s, int64_t id, struct gl_error *err)
-{
-    sqlite3_stmt *st = s->dev_days;
-    sqlite3_bind_int64(st, 1, id);
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t day = sqlite3_column_int64(st, 0);
-        if (day >= 0)
-            set_add(&s->rekey, &s->nrekey, &s->crekey, day);
-    }
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading a device's days", err);
 }
 
 /* The id and model of a device; *found false when it is not stored. */
@@ -920,6 +928,11 @@ static enum gl_status device_get(struct gl_store *s, const struct gl_device_info
     sqlite3_clear_bindings(st);
     return sr == SQLITE_ROW || sr == SQLITE_DONE ? GL_OK
                                                  : gl_store_fail(s, "reading device id", err);
+}
+
+static int64_t info_hour(const struct gl_device_info *d)
+{
+    return gl_floor_to(d->first_seen, 3600);
 }
 
 enum gl_status gl_store_device(struct gl_store *s, const struct gl_device_info *d, int64_t *id,
@@ -944,11 +957,20 @@ enum gl_status gl_store_device(struct gl_store *s, const struct gl_device_info *
         !(rc = device_get(s, d, id, &now, &found, err)) && !found)
         rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: reading device id: the device just stored "
                           "is missing", s->path);
-    /* usage_key_hour holds the model of the rows' devices */
-    if (!rc && known && strcmp(was, now) != 0)
-        rc = agg_model_changed(s, *id, err);
+    /* each hour is priced at the model it reported (device_model_hour):
+     * a change is no error, but an operator should know of it */
+    if (!rc && known && strcmp(was, d->model) != 0 && strcmp(d->model, "unknown") != 0 &&
+        strcmp(was, "unknown") != 0 && strncmp(d->uuid, "node:", 5) != 0) {
+        char ts[32];
+        gl_time_format(info_hour(d), ts, sizeof ts);
+        gl_log(GL_LOG_WARN,
+               "device model changed cluster=%s uuid=%s%s%s from=\"%s\" to=\"%s\" hour=%s "
+               "reason=\"each hour is priced at the model it reported; gpuledger check lists "
+               "such devices\"",
+               d->cluster, d->uuid, d->gpu_i_id[0] ? "/" : "", d->gpu_i_id, was, d->model, ts);
+    }
     if (!rc)
-        model_set(s, *id, now);
+        model_add(s, *id, d);
     free(was);
     free(now);
     return rc;
@@ -990,6 +1012,8 @@ enum gl_status gl_store_clear_hours(struct gl_store *s, const char *cluster, int
         return prc;
     if ((prc = agg_take_out(s, cluster, from, to, err)))
         return prc;
+    if ((prc = agg_hours(s, s->clear_models, cluster, from, to, err)))
+        return prc;
     sqlite3_stmt *st = s->clear_hours;
     sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, from);
@@ -1014,6 +1038,10 @@ enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *
     /* a new row is added to the sums kept in C; a row meeting a stored
      * one (SQLITE_CONSTRAINT: nothing written) is upserted, and the sums
      * are then SQL's at commit */
+    const struct agg_model *m = model_of(s, device_id, hour);
+    enum gl_status mrc = m ? model_hour(s, m, hour, err) : GL_OK;
+    if (mrc)
+        return mrc;
     sqlite3_stmt *st = s->by_sql ? s->ins_usage : s->ins_plain;
 again:
     sqlite3_bind_int64(st, 1, hour);
@@ -1032,7 +1060,8 @@ again:
         sqlite3_reset(st);
         sqlite3_clear_bindings(st);
         if (sr == SQLITE_DONE) {
-            if (agg_add(s, hour, cluster, ns, pod, device_id, team, kind, quantity, estimated))
+            if (agg_add(s, hour, cluster, ns, pod, device_id, m ? m->model : -1, team, kind,
+                        quantity, estimated))
                 return GL_OK;
             return agg_fail(s, hour - hour % 86400, hour + 3600, err);
         }

@@ -8,6 +8,7 @@
 
 #include "money.h"
 #include "statement.h"
+#include "timeutil.h"
 #include "util.h"
 
 /* The JSON keys of a model row, in gl_fleet_model.v order (GL_F_*). */
@@ -88,6 +89,30 @@ enum gl_status gl_summary_json(const struct gl_statement *st, FILE *out, struct 
         cJSON_AddBoolToObject(o, "unknown_usage", d->unknown);
         cJSON_AddItemToArray(arr, o);
     }
+    /* a device that reported more than one GPU model: each hour is priced
+     * at its own (the operator should know a UUID changed boards); the key
+     * only when there is one, so a summary without changes reads as before */
+    arr = NULL;
+    for (size_t i = 0; i < fl->ndev; i++) {
+        const struct gl_device_row *d = &fl->dev[i];
+        if (d->nmodels < 2)
+            continue;
+        if (!arr)
+            arr = cJSON_AddArrayToObject(root, "model_changes");
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "cluster", d->cluster);
+        cJSON_AddStringToObject(o, "uuid", d->uuid);
+        cJSON_AddStringToObject(o, "gpu_i_id", d->gpu_i_id);
+        cJSON *models = cJSON_AddArrayToObject(o, "models");
+        cJSON *from = cJSON_AddArrayToObject(o, "from");
+        for (size_t k = 0; k < d->nmodels; k++) {
+            char ts[32];
+            gl_time_format(d->model_from[k], ts, sizeof ts);
+            cJSON_AddItemToArray(models, cJSON_CreateString(d->models[k]));
+            cJSON_AddItemToArray(from, cJSON_CreateString(ts));
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
     char *text = cJSON_Print(root);
     fprintf(out, "%s\n", text);
     free(text);
@@ -143,6 +168,30 @@ enum gl_status gl_summary_md(const struct gl_statement *st, FILE *out, struct gl
             gbh_cell(out, v[k]);
         fprintf(out, " | %s", device_reconciles(d) ? "yes" : "NO");
         fprintf(out, " | %s |\n", d->unknown ? "UNKNOWN (no memory metrics)" : "measured");
+    }
+    bool heading = false;
+    for (size_t i = 0; i < fl->ndev; i++) {
+        const struct gl_device_row *d = &fl->dev[i];
+        if (d->nmodels < 2)
+            continue;
+        if (!heading)
+            fprintf(out, "\n## Devices whose GPU model changed\n\nEach hour is priced at the "
+                         "model the device reported in it.\n\n| Cluster | Device | Models "
+                         "(from) |\n|---|---|---|\n");
+        heading = true;
+        fputs("| ", out);
+        gl_md_cell(out, d->cluster);
+        fputs(" | ", out);
+        gl_md_cell(out, d->device);
+        fputs(" | ", out);
+        for (size_t k = 0; k < d->nmodels; k++) {
+            char ts[32];
+            gl_time_format(d->model_from[k], ts, sizeof ts);
+            fputs(k ? ", " : "", out);
+            gl_md_cell(out, d->models[k]);
+            fprintf(out, " (from %s)", ts);
+        }
+        fputs(" |\n", out);
     }
     return GL_OK;
 }

@@ -92,6 +92,7 @@ SUITES = [
     # the first run in a build tree downloads the image's packages and
     # compiles the release binary (145 s measured); later runs take 35-45 s
     _it("image", "image_test.py", ("deploy", "image", "release"), cost=145),
+    _it("model-change", "model_change_test.py", ("prometheus", "collect"), True, 3),
     ("demo", ("demo",), ["tests/demo_check.sh"], False, 12),
     ("standalone", ("repo",), ["python3", "tests/standalone_test.py"], False, 1),
     ("docs", ("repo", "docs"), ["python3", "tests/docs_test.py", "--bin", "{bin}"], False, 1),

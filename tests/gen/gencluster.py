@@ -108,6 +108,12 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
      "gpus": [
        {"gpu": 0, "uuid": "GPU-...", "pci_bus_id": "00000000:07:00.0",
         "device": "nvidia0" (default "nvidia<gpu>"), "model": "NVIDIA A100-SXM4-80GB",
+        "model_changes": [{"at": T, "model": "NVIDIA H100 80GB HBM3"}],  optional: the
+                                      UUID's series name that modelName from T on
+                                      (a board swapped under the same UUID); the
+                                      model prices each step at the model of its
+                                      series, and a node's allocation at its first
+                                      full GPU's model of the hour
         "mig": {"profile": "1g.6gb", "id": 3},        optional: MIG instance
         "capacity_mib": 81920, "reserved_mib": 615,   USED+FREE+RESERVED, RESERVED
         "mode": "exclusive" | "default" | "vgpu" | "process",
@@ -583,6 +589,17 @@ class Cluster:
         self.fb_unit = scn.get("fb_unit", "MiB")
         if self.fb_unit not in ("MiB", "bytes"):
             raise ScenarioError("fb_unit must be MiB or bytes")
+        # UUID -> [(from, modelName)] of the GPUs whose model changes
+        self.model_sched = {}
+        for n in scn.get("nodes", []):
+            for g in n.get("gpus", []):
+                if g.get("model_changes"):
+                    sched = [(self.start, g["model"])] + sorted(
+                        (parse_time(c["at"]), c["model"]) for c in g["model_changes"])
+                    if any(t % 3600 for t, _ in sched):
+                        raise ScenarioError("gpu %s: model_changes on whole hours only "
+                                            "(the engine prices whole hours)" % g["uuid"])
+                    self.model_sched[g["uuid"]] = sched
         self.config = self._make_config()
         self.identity_mode = self.config.get("collection", {}).get("identity_labels", "auto")
         self.currency = self.config["billing"]["currency"]
@@ -715,7 +732,19 @@ class Cluster:
             yield t
             t += self.step
 
+    def model_at(self, uuid, t, default):
+        m = default
+        for at, model in self.model_sched.get(uuid, ()):
+            if at <= t:
+                m = model
+        return m
+
     def _add(self, fam, labels, t, value):
+        if self.model_sched:
+            d = dict(labels)
+            if d.get("UUID") in self.model_sched and "modelName" in d:
+                m = self.model_at(d["UUID"], t, d["modelName"])
+                labels = tuple((k, m if k == "modelName" else v) for k, v in labels)
         if self.cluster_emit:
             labels = labels + ((self.cluster_label, self.cluster_name),)
         self.series[fam].setdefault(tuple(labels), {})[t] = value
@@ -1048,6 +1077,9 @@ class Cluster:
             else:
                 full.setdefault(nk, set()).add((d["UUID"], d.get("modelName", "unknown")))
         self.node_full_model = {k: min(v)[1] for k, v in full.items()}
+        # a node whose first full GPU changes model: that GPU's model of the hour
+        self.node_model_uuid = {k: min(v)[0] for k, v in full.items()
+                                if min(v)[0] in self.model_sched}
         self.node_mig_model = {k: min(v)[2] for k, v in migm.items()}
         self._idx = (dcgm, meta, ksm)
         return self._idx
@@ -1101,7 +1133,10 @@ class Cluster:
                     return expand_team(r.get("team", "$1"), m)
         return self.teams_cfg.get("default", "unallocated")
 
-    def _node_model(self, cfg, nk):
+    def _node_model(self, cfg, nk, t=None):
+        u = self.node_model_uuid.get(nk) if t is not None else None
+        if u:
+            return self.model_at(u, t - t % 3600, None)
         m = self.node_full_model.get(nk)
         if m:
             return m
@@ -1276,8 +1311,9 @@ class Cluster:
                 res_v = 0
                 if cap is not None:
                     cfgc = cap_cfg.get(dev["model"])
-                    if cfgc and not dev["mig"]:   # never for a MIG instance (SPEC 9)
-                        res_v = dev["res"] if has_res else max(0, cfgc - cap)
+                    # SPEC 9 Missing data: only without FB_RESERVED, never for a MIG instance
+                    if cfgc and not dev["mig"] and not has_res:
+                        res_v = max(0, cfgc - cap)
                         cap = cfgc
                     elif has_res:
                         res_v = dev["res"]
@@ -1332,13 +1368,13 @@ class Cluster:
                             and dv["cap"]]
                     per = max(best) if best and max(best) > 0 else \
                         int(mig_cfg.get(prof, gb * 1024))
-                    model = self.node_mig_model.get(nk + (prof,)) or self._node_model(cfg, nk)
+                    model = self.node_mig_model.get(nk + (prof,)) or self._node_model(cfg, nk, t)
                     gpu = u * step * 10 ** 6 * g // 7
                 else:
                     us = usable.get(nk, 0)
                     whole = res != "nvidia_com_gpu_shared" and reps == 1
                     per = us if whole else us // reps
-                    model = self._node_model(cfg, nk)
+                    model = self._node_model(cfg, nk, t)
                     gpu = u * step * 10 ** 6 if whole else u * step * 10 ** 6 // reps
                     _acc(whole_units, (cl, ns, pod, node), u)
                 per_unit[(cl, ns, pod, node, res)] = per

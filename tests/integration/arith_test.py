@@ -198,7 +198,10 @@ def model(day, hours=24, no_used=(), no_alloc=()):
             teams.setdefault(team, {})["memory_used"] = used * secs
         if pod not in no_alloc:
             alloc[team] = (gpus * (CAPACITY - res) * secs, gpus * secs * 10 ** 6)
-        idle += max(0, CAPACITY - res - used) * secs
+        # every card reports FB_RESERVED: the measured capacity (used + FREE +
+        # RESERVED, used 0 when its samples were skipped) wins over the
+        # configured one, so idle = FREE
+        idle += free * secs
         overhead += res * secs
     teams["platform"] = {k: v for k, v in (("idle_share", idle), ("overhead_share", overhead))
                          if v}
