@@ -66,7 +66,8 @@ def log(msg):
 class Fleet:
     """Series of every metric the engine asks for: name -> [(labels, value)]."""
 
-    def __init__(self, nodes, gpus, pods_per_gpu, containers, per_process_device_metrics):
+    def __init__(self, nodes, gpus, pods_per_gpu, containers, per_process_device_metrics,
+                 sparse_pods=0):
         self.series = {k: [] for k in (
             "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED",
             "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL", "kube_pod_labels",
@@ -108,11 +109,20 @@ class Fleet:
                     s["DCGM_FI_DEV_FB_FREE"].append((dev, str(free)))
                     s["DCGM_FI_DEV_FB_RESERVED"].append((dev, "500"))
                     s["DCGM_FI_PROF_GR_ENGINE_ACTIVE"].append((dev, "0.5"))
+        # pod churn: pods that each left one FB_USED sample, minute i % 60 of
+        # the first hour, on GPU i % (nodes x gpus) (a third element: the
+        # sample's offset from T0; such a series has no other sample)
+        for i in range(sparse_pods):
+            n, g = (i // gpus) % nodes, i % gpus
+            lab = {"gpu": str(g), "UUID": "GPU-%08x-%04x" % (n, g), "modelName": MODEL,
+                   "Hostname": "gpu-node-%04d" % n, "container": "c",
+                   "namespace": "team-%02d" % (i % 40), "pod": "batch-%07d" % i}
+            s["DCGM_FI_DEV_FB_USED"].append((lab, str(1000 + i % 7), 60 * (i % 60)))
         for i in range(40):
             s["kube_namespace_labels"].append(({"namespace": "team-%02d" % i,
                                                 "label_team": "t%02d" % i}, "1"))
         # JSON of each label set, once
-        self.metric_json = {k: [json.dumps(lab, separators=(",", ":")) for lab, _ in v]
+        self.metric_json = {k: [json.dumps(e[0], separators=(",", ":")) for e in v]
                             for k, v in s.items()}
 
 
@@ -180,7 +190,8 @@ class Server:
             first = True
             if cb:
                 counts = {}
-                for lab, _ in series:
+                for e in series:
+                    lab = e[0]
                     h = lab.get(cb.group(1))
                     if sel is None or sel(lab.get("Hostname")):
                         counts[h] = counts.get(h, 0) + 1
@@ -190,11 +201,18 @@ class Server:
                         metric, self.values(str(k), start, end, step))
                     first = False
             else:
-                for i, (lab, v) in enumerate(series):
+                for i, e in enumerate(series):
+                    lab, v = e[0], e[1]
                     if sel is not None and not sel(lab.get("Hostname")):
                         continue
-                    yield ("" if first else ",") + '{"metric":%s,"values":[%s]}' % (
-                        mj[i], self.values(v, start, end, step))
+                    if len(e) > 2:  # one sample, when it is in the window
+                        t = T0 + e[2]
+                        if t < start or t > end or (t - start) % step:
+                            continue
+                        vals = '[%d,"%s"]' % (t, v)
+                    else:
+                        vals = self.values(v, start, end, step)
+                    yield ("" if first else ",") + '{"metric":%s,"values":[%s]}' % (mj[i], vals)
                     first = False
         yield "]}}"
 
@@ -210,7 +228,8 @@ class Server:
                 rx = re.compile(m.group(2).replace("\\\\", "\\"))
                 neg = m.group(1) == "!~"
                 sel = lambda h: bool(rx.fullmatch(h or "")) != neg  # noqa: E731
-            for lab, _ in self.fleet.series[name]:
+            for e in self.fleet.series[name]:
+                lab = e[0]
                 if sel is None or sel(lab.get("Hostname")):
                     h = lab.get(cb.group(1))
                     counts[h] = counts.get(h, 0) + 1
@@ -289,6 +308,11 @@ CASES = {
                       per_process_device_metrics=True),
     "series100k": dict(nodes=1563, gpus=8, pods_per_gpu=2, containers=4,
                        per_process_device_metrics=False),
+    # a batch cluster's pod churn: 64 nodes x 8 GPUs, 310,000 one-sample
+    # FB_USED series in the first hour (a 62 MiB response, under the
+    # default cap, at any chunk_hours)
+    "sparse310k": dict(nodes=64, gpus=8, pods_per_gpu=0, containers=1,
+                       per_process_device_metrics=False, sparse_pods=310000),
 }
 
 
