@@ -329,8 +329,11 @@ def run_case(name, args, work):
                                     "valid_from": "2026-01-01T00:00:00Z"}]},
             "billing": {"currency": "USD"},
         }
+        cfg["collection"] = {}
         if args.hours:
-            cfg["collection"] = {"chunk_hours": args.hours}
+            cfg["collection"]["chunk_hours"] = args.hours
+        if args.max_samples_in_memory:
+            cfg["collection"]["max_samples_in_memory"] = args.max_samples_in_memory
         if args.max_response_bytes:
             cfg["prometheus"]["max_response_bytes"] = args.max_response_bytes
         hours = args.hours or 6
@@ -376,6 +379,9 @@ def main():
     ap.add_argument("--max-response-bytes", type=int, default=0,
                     help="prometheus.max_response_bytes (default: the engine's default; "
                     "an engine that does not know the key refuses it)")
+    ap.add_argument("--max-samples-in-memory", type=int, default=0,
+                    help="collection.max_samples_in_memory (default: the engine's default; "
+                    "an engine that does not know the key refuses it)")
     ap.add_argument("--work", help="work directory (default: a temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
@@ -387,9 +393,11 @@ def main():
     cases = sorted(CASES) if args.case == "all" else [args.case]
     rows = [run_case(c, args, work) for c in cases]
     mib = 1024 * 1024
-    print("binary: %s; chunk %s h at 60 s; max_response_bytes %s; loopback server from a "
-          "generated model" % (args.bin, args.hours or "6 (default)",
-                               args.max_response_bytes or "default"))
+    print("binary: %s; chunk %s h at 60 s; max_response_bytes %s; max_samples_in_memory %s; "
+          "loopback server from a generated model; load average %s"
+          % (args.bin, args.hours or "6 (default)", args.max_response_bytes or "default",
+             args.max_samples_in_memory or "default",
+             " ".join("%.2f" % x for x in os.getloadavg())))
     print("%-11s %4s %11s %9s %13s %12s %5s %6s %10s %8s" % (
         "case", "exit", "engine RSS", "curl RSS", "largest resp", "all bytes", "reqs",
         "splits", "samples", "wall"))

@@ -17,11 +17,11 @@
 enum gl_identity_mode { GL_IDENTITY_AUTO, GL_IDENTITY_EXPORTED, GL_IDENTITY_PLAIN };
 enum gl_attribution { GL_ATTR_PROCESS, GL_ATTR_DEVICE };
 enum gl_mem_unit { GL_UNIT_MIB, GL_UNIT_BYTES };
-/* collection.max_samples_in_memory by default: 4 M slots of 8 bytes, about
- * 32 MiB of parsed responses per unit; with the next unit's fetch and the
- * integration beside it, a collect stays under 256 MiB (README
- * "Performance") */
-#define GL_MAX_SAMPLES_IN_MEMORY_DEFAULT 4000000
+/* collection.max_samples_in_memory by default: 1 M slots of 8 bytes, about
+ * 8 MiB of parsed responses per unit; with the next unit's fetch, the
+ * integration (about 30 bytes a slot) and the stored hour's per-pod sums
+ * beside it, a collect stays under 256 MiB (README "Performance") */
+#define GL_MAX_SAMPLES_IN_MEMORY_DEFAULT 1000000
 
 /* The memory queries whose unit and labels the exporter schema declares
  * (README "Exporter schema"); GL_MQ_OTHER: every other dcgm query (compute). */
