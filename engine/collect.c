@@ -1811,6 +1811,9 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             if (!rc && s && last_shard)
                 rc = store_range(c, cluster, s, parts, nparts, nq, &counts,
                                  stats->advance_watermark, allow_shrink, labels, 3, err);
+            /* every query's samples of the stored hours (label queries once) */
+            for (size_t k = 0; !rc && s && last_shard && k < counts.nhours * Q_MAX; k++)
+                stats->query_samples += counts.samples[k];
             stats->copy_warnings += (int64_t)r->copy_warnings;
             for (size_t h = 0; !rc && h < r->nhours; h++)
                 stats->samples += r->samples_per_hour[h];
