@@ -373,7 +373,10 @@ class Bench:
             raise RuntimeError("gpuledger collect round %d: exit %s after %.1fs (%s); stderr: %s"
                                % (r, rc, wall, "timeout" if rc == -1 else "crash/err",
                                   tail(errf)))
-        m = re.findall(r"(?<![A-Za-z_])samples=(\d+)", open(errf).read())
+        # memory_samples= (samples= counts every query since it was added)
+        text = open(errf).read()
+        m = (re.findall(r"memory_samples=(\d+)", text)
+             or re.findall(r"(?<![A-Za-z_])samples=(\d+)", text))
         return {"wall": wall, "rss": rss, "cpu": cpu, "db": db,
                 "logged_samples": int(m[-1]) if m else None}
 

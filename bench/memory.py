@@ -66,7 +66,8 @@ def log(msg):
 class Fleet:
     """Series of every metric the engine asks for: name -> [(labels, value)]."""
 
-    def __init__(self, nodes, gpus, pods_per_gpu, containers, per_process_device_metrics):
+    def __init__(self, nodes, gpus, pods_per_gpu, containers, per_process_device_metrics,
+                 sparse_pods=0):
         self.series = {k: [] for k in (
             "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED",
             "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL", "kube_pod_labels",
@@ -108,11 +109,20 @@ class Fleet:
                     s["DCGM_FI_DEV_FB_FREE"].append((dev, str(free)))
                     s["DCGM_FI_DEV_FB_RESERVED"].append((dev, "500"))
                     s["DCGM_FI_PROF_GR_ENGINE_ACTIVE"].append((dev, "0.5"))
+        # pod churn: pods that each left one FB_USED sample, minute i % 60 of
+        # the first hour, on GPU i % (nodes x gpus) (a third element: the
+        # sample's offset from T0; such a series has no other sample)
+        for i in range(sparse_pods):
+            n, g = (i // gpus) % nodes, i % gpus
+            lab = {"gpu": str(g), "UUID": "GPU-%08x-%04x" % (n, g), "modelName": MODEL,
+                   "Hostname": "gpu-node-%04d" % n, "container": "c",
+                   "namespace": "team-%02d" % (i % 40), "pod": "batch-%07d" % i}
+            s["DCGM_FI_DEV_FB_USED"].append((lab, str(1000 + i % 7), 60 * (i % 60)))
         for i in range(40):
             s["kube_namespace_labels"].append(({"namespace": "team-%02d" % i,
                                                 "label_team": "t%02d" % i}, "1"))
         # JSON of each label set, once
-        self.metric_json = {k: [json.dumps(lab, separators=(",", ":")) for lab, _ in v]
+        self.metric_json = {k: [json.dumps(e[0], separators=(",", ":")) for e in v]
                             for k, v in s.items()}
 
 
@@ -180,7 +190,8 @@ class Server:
             first = True
             if cb:
                 counts = {}
-                for lab, _ in series:
+                for e in series:
+                    lab = e[0]
                     h = lab.get(cb.group(1))
                     if sel is None or sel(lab.get("Hostname")):
                         counts[h] = counts.get(h, 0) + 1
@@ -190,11 +201,18 @@ class Server:
                         metric, self.values(str(k), start, end, step))
                     first = False
             else:
-                for i, (lab, v) in enumerate(series):
+                for i, e in enumerate(series):
+                    lab, v = e[0], e[1]
                     if sel is not None and not sel(lab.get("Hostname")):
                         continue
-                    yield ("" if first else ",") + '{"metric":%s,"values":[%s]}' % (
-                        mj[i], self.values(v, start, end, step))
+                    if len(e) > 2:  # one sample, when it is in the window
+                        t = T0 + e[2]
+                        if t < start or t > end or (t - start) % step:
+                            continue
+                        vals = '[%d,"%s"]' % (t, v)
+                    else:
+                        vals = self.values(v, start, end, step)
+                    yield ("" if first else ",") + '{"metric":%s,"values":[%s]}' % (mj[i], vals)
                     first = False
         yield "]}}"
 
@@ -210,7 +228,8 @@ class Server:
                 rx = re.compile(m.group(2).replace("\\\\", "\\"))
                 neg = m.group(1) == "!~"
                 sel = lambda h: bool(rx.fullmatch(h or "")) != neg  # noqa: E731
-            for lab, _ in self.fleet.series[name]:
+            for e in self.fleet.series[name]:
+                lab = e[0]
                 if sel is None or sel(lab.get("Hostname")):
                     h = lab.get(cb.group(1))
                     counts[h] = counts.get(h, 0) + 1
@@ -289,6 +308,11 @@ CASES = {
                       per_process_device_metrics=True),
     "series100k": dict(nodes=1563, gpus=8, pods_per_gpu=2, containers=4,
                        per_process_device_metrics=False),
+    # a batch cluster's pod churn: 64 nodes x 8 GPUs, 310,000 one-sample
+    # FB_USED series in the first hour (a 62 MiB response, under the
+    # default cap, at any chunk_hours)
+    "sparse310k": dict(nodes=64, gpus=8, pods_per_gpu=0, containers=1,
+                       per_process_device_metrics=False, sparse_pods=310000),
 }
 
 
@@ -305,8 +329,11 @@ def run_case(name, args, work):
                                     "valid_from": "2026-01-01T00:00:00Z"}]},
             "billing": {"currency": "USD"},
         }
+        cfg["collection"] = {}
         if args.hours:
-            cfg["collection"] = {"chunk_hours": args.hours}
+            cfg["collection"]["chunk_hours"] = args.hours
+        if args.max_samples_in_memory:
+            cfg["collection"]["max_samples_in_memory"] = args.max_samples_in_memory
         if args.max_response_bytes:
             cfg["prometheus"]["max_response_bytes"] = args.max_response_bytes
         hours = args.hours or 6
@@ -352,6 +379,9 @@ def main():
     ap.add_argument("--max-response-bytes", type=int, default=0,
                     help="prometheus.max_response_bytes (default: the engine's default; "
                     "an engine that does not know the key refuses it)")
+    ap.add_argument("--max-samples-in-memory", type=int, default=0,
+                    help="collection.max_samples_in_memory (default: the engine's default; "
+                    "an engine that does not know the key refuses it)")
     ap.add_argument("--work", help="work directory (default: a temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
@@ -363,9 +393,11 @@ def main():
     cases = sorted(CASES) if args.case == "all" else [args.case]
     rows = [run_case(c, args, work) for c in cases]
     mib = 1024 * 1024
-    print("binary: %s; chunk %s h at 60 s; max_response_bytes %s; loopback server from a "
-          "generated model" % (args.bin, args.hours or "6 (default)",
-                               args.max_response_bytes or "default"))
+    print("binary: %s; chunk %s h at 60 s; max_response_bytes %s; max_samples_in_memory %s; "
+          "loopback server from a generated model; load average %s"
+          % (args.bin, args.hours or "6 (default)", args.max_response_bytes or "default",
+             args.max_samples_in_memory or "default",
+             " ".join("%.2f" % x for x in os.getloadavg())))
     print("%-11s %4s %11s %9s %13s %12s %5s %6s %10s %8s" % (
         "case", "exit", "engine RSS", "curl RSS", "largest resp", "all bytes", "reqs",
         "splits", "samples", "wall"))

@@ -774,6 +774,8 @@ struct fetch_job {
     struct gl_range_query qs[Q_MAX]; /* the parsed responses */
     char what[Q_MAX][256];           /* names of the queries in parse messages */
     struct gl_parse_opts po[Q_MAX];  /* their plausibility bounds */
+    size_t slots_used;               /* the parses' memory (gl_parse_opts) */
+    bool over_budget;                /* rc GL_ERR_TOO_LARGE from the budget */
     enum gl_status rc;
     struct gl_error err;
     thrd_t th;
@@ -791,12 +793,22 @@ static enum gl_status server_fetch(struct fetch_job *j);
 static int fetch_main(void *arg)
 {
     struct fetch_job *j = arg;
-    if (j->server && j->plan.nshards <= 1) {
+    if (j->server && j->plan.nshards <= 1)
         j->rc = server_fetch(j);
-        return 0;
+    else
+        j->rc = gl_prom_query_range_batch(j->prom, (size_t)j->nq, j->qs, j->start, j->end,
+                                          j->step, &j->err);
+    /* responses over collection.max_samples_in_memory together: the unit
+     * is split like an oversized response, nothing of it is kept */
+    for (int q = 0; !j->rc && q < j->nq; q++) {
+        if (j->qs[q].rc != GL_ERR_TOO_LARGE)
+            continue;
+        j->rc = GL_ERR_TOO_LARGE;
+        j->err = j->qs[q].err;
+        j->over_budget = true;
+        for (int k = 0; k < j->nq; k++)
+            gl_matrix_free(&j->qs[k].m);
     }
-    j->rc = gl_prom_query_range_batch(j->prom, (size_t)j->nq, j->qs, j->start, j->end, j->step,
-                                      &j->err);
     return 0;
 }
 
@@ -1387,11 +1399,15 @@ static void job_start(const struct collector *x, struct fetch_job *j)
         snprintf(j->what[q], sizeof j->what[q], "%s/api/v1/query_range (%s.promql, chunk %s)",
                  x->cluster->prom.url, query_name(x->c, q), ts);
         j->po[q] = query_opts(x->c, x->cluster, q);
+        j->po[q].slots_used = &j->slots_used;
+        j->po[q].max_slots = (size_t)x->c->max_samples_in_memory;
         j->qs[q] = (struct gl_range_query){
             .query = j->queries[q], .what = j->what[q], .opts = &j->po[q]};
     }
     j->rc = GL_OK;
     j->err.msg[0] = '\0';
+    j->slots_used = 0;
+    j->over_budget = false;
     j->server = x->c->server_mode;
     j->c = x->c;
     j->cluster = x->cluster;
@@ -1534,9 +1550,12 @@ static enum gl_status split_unit(const struct collector *x, struct fetch_job *j,
         return gl_error_set(
             err, GL_ERR_PROM,
             "%s; the hour %s is too large even in %d shard%s of its %d hosts (by %s): raise "
-            "prometheus.max_response_bytes (%lld now) or check collection.hostname_label",
+            "%s (%lld now) or check collection.hostname_label",
             why.msg, ts, had, had > 1 ? "s" : "", (int)gl_intern_count(j->plan.hosts),
-            c->hostname_label, (long long)x->cluster->prom.max_response_bytes);
+            c->hostname_label,
+            j->over_budget ? "collection.max_samples_in_memory" : "prometheus.max_response_bytes",
+            (long long)(j->over_budget ? c->max_samples_in_memory
+                                       : x->cluster->prom.max_response_bytes));
     *nshards = j->plan.nshards;
     gl_log(GL_LOG_INFO, "splitting hour start=%s into %d shards of %d hosts by %s: %s", ts,
            *nshards, (int)gl_intern_count(j->plan.hosts), c->hostname_label, why.msg);
@@ -1861,6 +1880,9 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
             if (!rc && s && last_shard)
                 rc = store_range(c, cluster, s, parts, nparts, nq, &counts,
                                  stats->advance_watermark, allow_shrink, labels, 3, err);
+            /* every query's samples of the stored hours (label queries once) */
+            for (size_t k = 0; !rc && s && last_shard && k < counts.nhours * Q_MAX; k++)
+                stats->query_samples += counts.samples[k];
             stats->copy_warnings += (int64_t)r->copy_warnings;
             for (size_t h = 0; !rc && h < r->nhours; h++)
                 stats->samples += r->samples_per_hour[h];

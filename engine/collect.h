@@ -24,7 +24,8 @@
 struct gl_collect_stats {
     int64_t chunks;
     int64_t hours;
-    int64_t samples;
+    int64_t samples;       /* memory samples integrated */
+    int64_t query_samples; /* every query's samples in the stored hours */
     int64_t bad_samples;
     int64_t skipped[GL_SKIP_N]; /* bad_samples by reason (gl_skip_names) */
     int64_t bytes;

@@ -142,9 +142,9 @@ static int cmd_collect(struct gl_cmd_env *e)
         done++;
         gl_log(GL_LOG_INFO,
                "collected cluster=%s from=%s to=%s hours=%lld chunks=%lld samples=%lld "
-               "bad_samples=%lld",
+               "memory_samples=%lld bad_samples=%lld",
                cl->name, e->o.from, e->o.to, (long long)st.hours, (long long)st.chunks,
-               (long long)st.samples, (long long)st.bad_samples);
+               (long long)st.query_samples, (long long)st.samples, (long long)st.bad_samples);
     }
     return failed ? (done ? GL_ERR_PARTIAL : first_rc) : 0;
 }

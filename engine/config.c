@@ -664,16 +664,17 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
 {
     static const char *const keys[] = {"step_seconds", "chunk_hours", "identity_labels",
                                        "hostname_label", "queries_dir", "shrink_tolerance",
-                                       "mode", NULL};
+                                       "mode", "max_samples_in_memory", NULL};
     static const char *const modes[] = {"auto", "exported", "plain", NULL};
     static const char *const cmodes[] = {"raw", "server", NULL};
     int cmode = c->server_mode ? 1 : 0;
     enum gl_status rc;
     if ((rc = check_keys(x, o, "collection", keys)))
         return rc;
-    long step = c->step, chunk = c->chunk_hours;
+    long step = c->step, chunk = c->chunk_hours, slots = (long)c->max_samples_in_memory;
     int mode = (int)c->identity;
     if ((rc = get_int(x, o, "collection", "step_seconds", 1, 3600, &step)) ||
+        (rc = get_int(x, o, "collection", "max_samples_in_memory", 100000, 1L << 36, &slots)) ||
         (rc = get_int(x, o, "collection", "chunk_hours", 1, 24 * 31, &chunk)) ||
         (rc = get_enum(x, o, "collection", "identity_labels", modes, &mode)) ||
         (rc = get_enum(x, o, "collection", "mode", cmodes, &cmode)) ||
@@ -689,6 +690,7 @@ static enum gl_status load_collection(struct cfg_ctx *x, struct gl_config *c, co
                         chunk, step, chunk * 3600 / step);
     c->step = step;
     c->chunk_hours = (int)chunk;
+    c->max_samples_in_memory = (int64_t)slots;
     c->identity = (enum gl_identity_mode)mode;
     char *qd = NULL;
     if ((rc = get_str(x, o, "collection", "queries_dir", false, &qd)))
@@ -1479,6 +1481,7 @@ static void set_defaults(struct gl_config *c)
 {
     c->step = 60;
     c->chunk_hours = 6;
+    c->max_samples_in_memory = GL_MAX_SAMPLES_IN_MEMORY_DEFAULT;
     c->shrink_tolerance_ppm = 10000; /* 1 % (README "No silent shrink") */
     c->close_settle_s = 48 * 3600;
     c->identity = GL_IDENTITY_AUTO;

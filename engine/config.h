@@ -17,6 +17,12 @@
 enum gl_identity_mode { GL_IDENTITY_AUTO, GL_IDENTITY_EXPORTED, GL_IDENTITY_PLAIN };
 enum gl_attribution { GL_ATTR_PROCESS, GL_ATTR_DEVICE };
 enum gl_mem_unit { GL_UNIT_MIB, GL_UNIT_BYTES };
+/* collection.max_samples_in_memory by default: 1 M slots of 8 bytes, about
+ * 8 MiB of parsed responses per unit; with the next unit's fetch, the
+ * integration (about 30 bytes a slot) and the stored hour's per-pod sums
+ * beside it, a collect stays under 256 MiB (README "Performance") */
+#define GL_MAX_SAMPLES_IN_MEMORY_DEFAULT 1000000
+
 /* The memory queries whose unit and labels the exporter schema declares
  * (README "Exporter schema"); GL_MQ_OTHER: every other dcgm query (compute). */
 /* memory_source.device_query: its device series join the memory source's
@@ -163,6 +169,10 @@ struct gl_config {
     /* collection */
     int64_t step;
     int chunk_hours;
+    /* collection.max_samples_in_memory: the step slots (8 bytes; a series'
+     * labels count as slots too) the responses of one unit may hold; more
+     * splits the unit like an oversized response (collect.c) */
+    int64_t max_samples_in_memory;
     /* collection.mode "server": series the backend can summarise exactly
      * per hour come as hourly subquery figures (collect.c) */
     bool server_mode;

@@ -131,6 +131,8 @@ struct parser {
     size_t nbad_warnings;
     char bad_warning[512];
     struct gl_buf key;      /* the pending label name */
+    size_t charged;         /* slots added to opts->slots_used */
+    bool too_large;         /* failed on the memory budget */
 };
 
 /* Bounded, printable copy of n bytes (other bytes as \xNN). */
@@ -215,6 +217,30 @@ static int fail_series(struct parser *p, const char *fmt, ...)
     va_end(ap);
     series_desc(p, desc, sizeof desc);
     return fail(p, "%s: %s", desc, msg);
+}
+
+size_t gl_series_slots(size_t nsteps)
+{
+    /* the series' struct and the allocation headers of its values and
+     * labels, rounded up to whole slots */
+    return nsteps + (sizeof(struct gl_series) + 32 + 7) / 8;
+}
+
+/* Adds n slots to the unit's memory budget (opts); past it, the parse
+ * fails with GL_ERR_TOO_LARGE naming the series where it ran out. */
+static int charge(struct parser *p, size_t n)
+{
+    const struct gl_parse_opts *o = p->opts;
+    if (!o || !o->slots_used)
+        return 1;
+    *o->slots_used += n;
+    p->charged += n;
+    if (*o->slots_used <= o->max_slots || p->failed)
+        return 1;
+    p->too_large = true;
+    return fail(p, "response over the memory budget of %zu slots of 8 bytes (series and their "
+                   "step values, all queries of the chunk together) after %zu series",
+                o->max_slots, p->m->nseries);
 }
 
 /* The state that follows a finished value, by the object it belongs to. */
@@ -561,6 +587,15 @@ static void pack_labels(struct gl_series *s)
     s->labels = l;
 }
 
+/* The slots of a series' labels (the array and the text). */
+static size_t label_slots(const struct gl_series *s)
+{
+    size_t bytes = s->nlabels * sizeof *s->labels;
+    for (size_t i = 0; i < s->nlabels; i++)
+        bytes += strlen(s->labels[i].name) + strlen(s->labels[i].value) + 2;
+    return (bytes + 7) / 8;
+}
+
 /* At the end of metric: a label name given twice is an error. */
 static int labels_done(struct parser *p)
 {
@@ -587,7 +622,7 @@ static int labels_done(struct parser *p)
         return fail_series(p, "label \"%s\" appears twice in metric", d);
     }
     pack_labels(p->cur);
-    return 1;
+    return charge(p, label_slots(p->cur));
 }
 
 static int add_label(struct parser *p, const char *v, size_t vn)
@@ -785,6 +820,8 @@ static int on_start_map(void *ctx)
         p->st = ST_IN_DATA;
         return 1;
     case ST_IN_RESULT: {
+        if (!charge(p, gl_series_slots(m->nsteps)))
+            return 0;
         if (m->nseries == p->series_cap) {
             p->series_cap = p->series_cap ? 2 * p->series_cap : 64;
             m->series = gl_xrealloc(m->series, p->series_cap * sizeof *m->series);
@@ -1262,6 +1299,9 @@ void gl_matrix_parser_free(struct gl_matrix_parser *mp)
     if (!mp)
         return;
     gl_jsax_free(mp->h);
+    /* a matrix not handed over gives its slots back (a retry parses anew) */
+    if (mp->p.opts && mp->p.opts->slots_used)
+        *mp->p.opts->slots_used -= mp->p.charged;
     free(mp->p.present);
     gl_buf_free(&mp->p.key);
     gl_matrix_free(&mp->m);
@@ -1376,12 +1416,14 @@ enum gl_status gl_matrix_parser_finish(struct gl_matrix_parser *mp, struct gl_ma
         }
         if (p->failed) {
             *err = mp->err;
-            rc = GL_ERR_PROM;
+            rc = p->too_large ? GL_ERR_TOO_LARGE : GL_ERR_PROM;
+            err->code = rc;
         }
     }
     if (!rc) {
         *m = mp->m;
         memset(&mp->m, 0, sizeof mp->m);
+        p->charged = 0; /* the caller holds them now */
     }
     gl_matrix_parser_free(mp);
     return rc;

@@ -16,7 +16,8 @@
  * sample that is not [number, "string"], a value that is not a complete
  * Prometheus float, a timestamp off the step grid, outside the window or
  * seen twice in a series, a backend warning not accepted by the options,
- * isPartial: true. Well-formed values that cannot be billed are skipped and
+ * isPartial: true. A response over the options' memory budget fails with
+ * GL_ERR_TOO_LARGE. Well-formed values that cannot be billed are skipped and
  * counted by reason: NaN/±Inf, negative, beyond the query's plausibility
  * bound (see gl_parse_opts).
  */
@@ -73,7 +74,19 @@ struct gl_parse_opts {
      * any other warning fails the response (borrowed) */
     const struct gl_pattern *accept_warnings;
     size_t naccept_warnings;
+    /* Memory budget shared by the parses of one unit (NULL: none): each
+     * series adds its step slots and its labels, in 8-byte slots, to
+     * *slots_used (borrowed; the parses feeding it run on one thread); a
+     * series that takes it past max_slots fails the parse with
+     * GL_ERR_TOO_LARGE, so that the caller asks for less (a split). A
+     * parse that does not hand its matrix over gives its slots back. */
+    size_t *slots_used;
+    size_t max_slots;
 };
+
+/* The slots a series of nsteps steps costs before its labels: the value
+ * slots and the series' own bookkeeping. */
+size_t gl_series_slots(size_t nsteps);
 
 /* Parses json (len bytes) into m for the grid start + i*step, i < nsteps.
  * `what` names the query in error messages; opts NULL means the 2^48 bound

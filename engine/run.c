@@ -352,8 +352,10 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
             *err = cerr;
             continue;
         }
-        gl_log(GL_LOG_INFO, "collected cluster=%s from=%s to=%s hours=%lld samples=%lld",
-               cl->name, a, b, (long long)st.hours, (long long)st.samples);
+        gl_log(GL_LOG_INFO,
+               "collected cluster=%s from=%s to=%s hours=%lld samples=%lld memory_samples=%lld",
+               cl->name, a, b, (long long)st.hours, (long long)st.query_samples,
+               (long long)st.samples);
     }
     int64_t last = to > min_from ? to - 1 : min_from;
     /* close.auto: the due months that are complete close before the

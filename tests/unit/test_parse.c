@@ -579,6 +579,37 @@ static void test_large(void)
     gl_buf_free(&b);
 }
 
+/* The memory budget (collection.max_samples_in_memory): two series of
+ * NSTEPS steps and a few labels each, against budgets below and above
+ * what they cost, worked out here: steps + the series' bookkeeping +
+ * labels rounded up to 8-byte slots. Over it: GL_ERR_TOO_LARGE naming the
+ * budget, no matrix, the slots given back; within it: the slots stay
+ * charged while the caller holds the matrix. */
+static void test_budget(void)
+{
+    const char *body = HEAD "{\"metric\":{\"pod\":\"a\"},\"values\":[[1790985600,\"1\"]]},"
+                            "{\"metric\":{\"pod\":\"b\"},\"values\":[[1790985600,\"2\"]]}" TAIL;
+    /* a label array of 1 (16 bytes) + "pod\0a\0" (6): 22 bytes, 3 slots */
+    const size_t per = gl_series_slots(NSTEPS) + 3;
+    CHECK(gl_series_slots(NSTEPS) > NSTEPS);
+    struct gl_error err;
+    struct gl_matrix m;
+    size_t used = 0;
+    struct gl_parse_opts o = {.slots_used = &used, .max_slots = 2 * per - 1};
+    enum gl_status rc = gl_matrix_parse_opts(body, strlen(body), T0, 60, NSTEPS, "Q", &o, &m, &err);
+    CHECK(rc == GL_ERR_TOO_LARGE && err.code == GL_ERR_TOO_LARGE && m.nseries == 0);
+    CHECK(strstr(err.msg, "memory budget") != NULL && strstr(err.msg, "Q") != NULL);
+    CHECK(used == 0);
+    o.max_slots = 2 * per;
+    rc = gl_matrix_parse_opts(body, strlen(body), T0, 60, NSTEPS, "Q", &o, &m, &err);
+    CHECK(rc == GL_OK && m.nseries == 2 && m.series[1].values[0] == 2);
+    CHECK(used == 2 * per);
+    gl_matrix_free(&m);
+    /* a second parse of the same unit shares the budget */
+    rc = gl_matrix_parse_opts(body, strlen(body), T0, 60, NSTEPS, "Q", &o, &m, &err);
+    CHECK(rc == GL_ERR_TOO_LARGE && used == 2 * per);
+}
+
 static struct gl_config *load(const char *prom, struct gl_error *err)
 {
     char text[2048];
@@ -637,6 +668,7 @@ int main(void)
      * every split of every case: quiet, the checks read the counters */
     gl_log_threshold = GL_LOG_ERROR;
     RUN(test_config_keys);
+    RUN(test_budget);
     RUN(test_good);
     RUN(test_values);
     RUN(test_digits);

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""memory_bound_test.py - peak memory bounded by samples held, not by series
+x steps: a batch cluster's pod churn at collection.chunk_hours 24.
+
+310,000 pods each left one DCGM_FI_DEV_FB_USED sample (1000 + i % 7 MiB,
+minute i % 60 of the first hour) on 64 nodes x 8 GPUs: a 60 MiB response,
+under the default prometheus.max_response_bytes, whatever the chunk. A
+parsed series used to get a value slot per step of the chunk (1,440 at 24
+hours): 7.3 GiB peak. collection.max_samples_in_memory (default 1 M slots)
+now splits the unit (fewer hours, then host shards) like an oversized
+response. Checked:
+  * `collect` of the day at chunk_hours 24, default settings: exit 0, peak
+    RSS (/usr/bin/time -v) <= 256 MiB, the split logged, and the stored
+    memory_used equal to the hand sum: sum over pods of MiB x 60 s;
+  * a budget too small for one host's share of the hour: refused with exit
+    status != 0 naming collection.max_samples_in_memory, nothing stored.
+
+The backend is bench/memory.py's loopback stand-in (it answers
+query_range from the model as Prometheus would, with the Hostname matchers
+of a split): backfilling 310,000 series into a real Prometheus takes longer
+than the suite's budget and holds the machine's memory.
+"""
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+import harness  # noqa: E402
+import memory  # noqa: E402
+
+PODS = 310000
+BOUND_KIB = 256 * 1024
+DAY = 86400
+
+
+def expected_mib_s():
+    """Each pod's one sample holds for its 60 s step."""
+    return sum((1000 + i % 7) * 60 for i in range(PODS))
+
+
+class MemorySuite(harness.Suite):
+    def __init__(self, args, tap):
+        super().__init__(args, tap)
+        self.srv = None
+
+    def config(self, name, collection):
+        cfg = {
+            "prometheus": {"url": self.srv.url(), "timeout_seconds": 600},
+            "teams": {"rules": [{"pod_label": "team"}]},
+            "prices": {"entries": [{"model_pattern": "^NVIDIA A100", "unit": "GB-Hours",
+                                    "price": "0.05", "currency": "USD",
+                                    "valid_from": "2026-01-01T00:00:00Z"}]},
+            "billing": {"currency": "USD"},
+            "collection": collection,
+        }
+        path = self.path(name + ".json")
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+        return path
+
+    def collect(self, name, collection, hours):
+        cfg = self.config(name, collection)
+        db = self.path(name + ".db")
+        frm = memory.T0
+        argv = [os.path.abspath(self.args.bin), "--config", cfg, "--db", db, "collect",
+                "--from", harness_time(frm), "--to", harness_time(frm + hours * 3600)]
+        timef = self.path(name + ".time")
+        p = subprocess.run(["/usr/bin/time", "-v", "-o", timef] + argv,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, timeout=1800)
+        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(timef).read())
+        return p.returncode, p.stderr, int(m.group(1)) if m else None, db
+
+    def stored(self, db):
+        """(rows, MiB·s) of memory_used in the database."""
+        if not os.path.exists(db):
+            return 0, 0
+        con = sqlite3.connect(db)
+        try:
+            row = con.execute("SELECT count(*), coalesce(sum(quantity), 0) FROM usage "
+                              "WHERE kind = 'memory_used'").fetchone()
+        finally:
+            con.close()
+        return row[0], row[1]
+
+    def main(self):
+        t = self.tap
+        fleet = memory.Fleet(**memory.CASES["sparse310k"])
+        self.srv = memory.Server(fleet)
+        t.setup("loopback backend: %d one-sample FB_USED series on 64 nodes" % PODS)
+
+        rc, err, rss, db = self.collect("day", {"chunk_hours": 24}, 24)
+        t.note("collect, chunk_hours 24: exit %d, peak RSS %s KiB, load average %s"
+               % (rc, rss, " ".join("%.2f" % x for x in os.getloadavg())))
+        t.check("pod churn at chunk_hours 24: collect exits 0",
+                [] if rc == 0 else ["exit %d: %s" % (rc, harness.tail(err))])
+        t.check("pod churn at chunk_hours 24: peak RSS <= 256 MiB",
+                [] if rss is not None and rss <= BOUND_KIB
+                else ["peak RSS %s KiB" % rss])
+        t.check("the unit is split on the memory budget, and says so",
+                [] if "over the memory budget" in err and "splitting" in err
+                else ["no split logged: %s" % harness.tail(err)])
+        rows, mib_s = self.stored(db)
+        want = expected_mib_s()
+        t.check("stored memory_used is exact (every pod, MiB x 60 s)",
+                [] if (rows, mib_s) == (PODS, want)
+                else ["%d rows, %d MiB·s; want %d rows, %d MiB·s" % (rows, mib_s, PODS, want)])
+
+        rc, err, rss, db = self.collect("small", {"chunk_hours": 1,
+                                                  "max_samples_in_memory": 100000}, 1)
+        t.check("a budget too small for one host's hour is refused, naming the key",
+                [] if rc != 0 and "collection.max_samples_in_memory" in err
+                else ["exit %d: %s" % (rc, harness.tail(err))])
+        rows, _ = self.stored(db)
+        t.check("the refused hour stores nothing", [] if rows == 0 else ["%d rows" % rows])
+
+    def cleanup(self):
+        if self.srv:
+            self.srv.close()
+
+
+def harness_time(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def main():
+    args = harness.arguments(__doc__).parse_args()
+    tap = harness.Tap()
+    return harness.run_driver(MemorySuite, args, tap, "memory bound", "gpuledger-memtest-")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
