@@ -51,6 +51,7 @@ struct sink {
     size_t max;
     size_t total;                   /* bytes of the body so far */
     bool too_large;
+    bool over_budget;               /* the parse ran out of the memory budget: stopped */
     bool *stop;                     /* set on too_large: the batch ends (may be NULL) */
     CURL *h;                        /* the transfer (its status) */
     const struct parse_spec *spec;  /* NULL: keep the body */
@@ -70,6 +71,7 @@ static void sink_reset(struct sink *k)
     k->mode = 0;
     k->total = 0;
     k->too_large = false;
+    k->over_budget = false;
     k->refused = false;
     k->trailing = false;
     k->encoding[0] = '\0';
@@ -96,6 +98,14 @@ static size_t take_body(struct sink *k, char *data, size_t len)
     }
     if (k->mode == 1) {
         gl_matrix_parser_feed(k->mp, data, len);
+        if (gl_matrix_parser_over_budget(k->mp)) {
+            /* the unit is split and asked again: the rest of this body (and
+             * of its batch) would be downloaded for nothing */
+            k->over_budget = true;
+            if (k->stop)
+                *k->stop = true;
+            return 0;
+        }
         return len;
     }
     if (k->spec && k->buf->len + len > ERROR_BODY_KEEP) {
@@ -468,6 +478,10 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
             rc = too_large(p, path, what, k, err);
             break;
         }
+        if (k->over_budget) {
+            rc = GL_OK; /* the parser holds the error (GL_ERR_TOO_LARGE) */
+            break;
+        }
         bool retry = false;
         char why[1400];
         if (cr != CURLE_OK) {
@@ -661,6 +675,17 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
     /* An oversized response wins over every other failure: collect splits
      * the chunk on GL_ERR_TOO_LARGE, and the others may fit then. */
     for (size_t i = 0; i < n && !rc; i++) {
+        if (sinks[i].over_budget) { /* the parser's error names the budget */
+            struct gl_matrix m = {0};
+            struct gl_matrix_parser *mp = sinks[i].mp;
+            sinks[i].mp = NULL;
+            rc = gl_matrix_parser_finish(mp, &m, err);
+            gl_matrix_free(&m);
+            if (!rc)
+                rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: parse stopped without its error",
+                                  qs[i].what);
+            continue;
+        }
         if (sinks[i].too_large || result[i] == CURLE_FILESIZE_EXCEEDED) {
             struct gl_buf params;
             gl_buf_init(&params);

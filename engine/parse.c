@@ -1317,6 +1317,11 @@ static void keep_bytes(char *buf, size_t cap, size_t *n, const char *data, size_
     *n += k;
 }
 
+bool gl_matrix_parser_over_budget(const struct gl_matrix_parser *mp)
+{
+    return mp && mp->p.too_large;
+}
+
 void gl_matrix_parser_feed(struct gl_matrix_parser *mp, const char *data, size_t n)
 {
     if (n == 0)

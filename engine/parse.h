@@ -110,6 +110,9 @@ void gl_matrix_parser_feed(struct gl_matrix_parser *mp, const char *data, size_t
 enum gl_status gl_matrix_parser_finish(struct gl_matrix_parser *mp, struct gl_matrix *m,
                                        struct gl_error *err);
 void gl_matrix_parser_free(struct gl_matrix_parser *mp);
+/* Whether the parse already failed on the unit's memory budget (opts): the
+ * rest of the body cannot change that, so the transfer may stop. */
+bool gl_matrix_parser_over_budget(const struct gl_matrix_parser *mp);
 
 /* gl_matrix_parse_opts with opts NULL. */
 enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int64_t step,
