@@ -675,17 +675,6 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
     /* An oversized response wins over every other failure: collect splits
      * the chunk on GL_ERR_TOO_LARGE, and the others may fit then. */
     for (size_t i = 0; i < n && !rc; i++) {
-        if (sinks[i].over_budget) { /* the parser's error names the budget */
-            struct gl_matrix m = {0};
-            struct gl_matrix_parser *mp = sinks[i].mp;
-            sinks[i].mp = NULL;
-            rc = gl_matrix_parser_finish(mp, &m, err);
-            gl_matrix_free(&m);
-            if (!rc)
-                rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: parse stopped without its error",
-                                  qs[i].what);
-            continue;
-        }
         if (sinks[i].too_large || result[i] == CURLE_FILESIZE_EXCEEDED) {
             struct gl_buf params;
             gl_buf_init(&params);
@@ -695,8 +684,16 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
             gl_buf_free(&params);
         }
     }
+    /* A parse out of collection.max_samples_in_memory stopped the batch: its
+     * query carries the parser's error (GL_ERR_TOO_LARGE), the others are
+     * marked with it too (none was read whole), and nothing is asked again:
+     * the caller splits the unit. */
+    size_t budget = n;
+    for (size_t i = 0; i < n && !rc && budget == n; i++)
+        if (sinks[i].over_budget)
+            budget = i;
     bool waited = false;
-    for (size_t i = 0; i < n && !rc; i++) {
+    for (size_t i = 0; i < n && !rc && budget == n; i++) {
         if (ok[i])
             continue;
         struct gl_buf params;
@@ -745,7 +742,11 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
     }
     /* every response is in: the parses end (each query's outcome its own) */
     for (size_t i = 0; i < n; i++) {
-        if (!rc) {
+        if (!rc && budget < n && i != budget) {
+            qs[i].rc = gl_error_set(&qs[i].err, GL_ERR_TOO_LARGE,
+                                    "%s: not read: %s ran out of the memory budget", qs[i].what,
+                                    qs[budget].what);
+        } else if (!rc) {
             struct gl_matrix_parser *mp = sinks[i].mp;
             sinks[i].mp = NULL;
             if (!mp) /* an empty body: no byte came */
