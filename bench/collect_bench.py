@@ -61,7 +61,7 @@ def parse_time(s):
 
 
 def promql(path):
-    """The query text as engine/config.c gl_config_query builds it."""
+    """The query text as engine/base/config.c gl_config_query builds it."""
     out = []
     with open(path, encoding="utf-8") as f:
         for line in f.read().split("\n"):

@@ -33,8 +33,8 @@ if [ -n "$missing" ]; then
 fi
 ninja -C build >/dev/null
 libs="build/libgpuledger_engine.a $(pkg-config --libs simdjson RapidJSON yajl libcjson libpcre2-8 zlib libdeflate libisal) -lboost_json -lm"
-cflags="-O2 -Ibench -Ibuild -Iengine $(pkg-config --cflags simdjson RapidJSON yajl libcjson)"
-cc -O2 -std=c11 -D_DEFAULT_SOURCE -Ibench -Ibuild -Iengine -c bench/json_eval_engine.c \
+cflags="-O2 -Ibench -Ibuild $(for d in engine/*/; do printf -- " -I%s" "$d"; done) $(pkg-config --cflags simdjson RapidJSON yajl libcjson)"
+cc -O2 -std=c11 -D_DEFAULT_SOURCE -Ibench -Ibuild $(for d in engine/*/; do printf -- " -I%s" "$d"; done) -c bench/json_eval_engine.c \
   -o build/json_eval_engine.o
 # the x86-64 baseline (what a distribution builds: simdjson picks its stage-1
 # kernel at run time, On Demand's iteration is compiled for the baseline),

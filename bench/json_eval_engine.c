@@ -1,6 +1,6 @@
 /*
- * json_eval_engine — the engine's real matrix parser (engine/parse.c,
- * gl_matrix_parser fed in 16 KiB pieces, as engine/fetch.c feeds it from
+ * json_eval_engine — the engine's real matrix parser (engine/source/parse.c,
+ * gl_matrix_parser fed in 16 KiB pieces, as engine/source/fetch.c feeds it from
  * libcurl) behind one plain C function for bench/json_eval.cpp.
  */
 #include <math.h>

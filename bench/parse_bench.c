@@ -1,5 +1,5 @@
 /*
- * parse_bench — the matrix parser: the engine's (engine/parse.c, streaming, what
+ * parse_bench — the matrix parser: the engine's (engine/source/parse.c, streaming, what
  * the engine runs) against the cJSON tree walk it replaced (kept below,
  * as it was at commit ec4e86a, for the comparison only).
  *
@@ -25,7 +25,7 @@
 #define T0 1791331200
 #define STEP 60
 
-/* ---- the cJSON path as it was (engine/parse.c at ec4e86a, without the
+/* ---- the cJSON path as it was (engine/source/parse.c at ec4e86a, without the
  * bad-sample descriptions) ---- */
 
 static void legacy_free(struct gl_matrix *m)

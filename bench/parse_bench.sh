@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 ninja -C build >/dev/null
-cc -O2 -std=c11 -D_DEFAULT_SOURCE -Ibuild -Iengine -c bench/parse_bench.c -o build/parse_bench.o
+cc -O2 -std=c11 -D_DEFAULT_SOURCE -Ibuild $(for d in engine/*/; do printf -- " -I%s" "$d"; done) -c bench/parse_bench.c -o build/parse_bench.o
 c++ build/parse_bench.o build/libgpuledger_engine.a \
   $(pkg-config --libs libcjson libpcre2-8) -lboost_json -lm -o build/parse_bench
 for path in cjson engine; do

@@ -1,6 +1,6 @@
 /*
  * store_rows - what one usage row costs to store: the engine's store
- * (engine/store.c, the path of a collect's chunk transaction) next to
+ * (engine/ledger/store.c, the path of a collect's chunk transaction) next to
  * SQLite's own floor for the same rows in the same run.
  *
  * Usage: store_rows SOURCE.db MODE OUT.db

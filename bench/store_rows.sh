@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 ninja -C build >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cc -O2 -g -std=c11 -Ibuild -Iengine -c bench/store_rows.c -o "$tmp/store_rows.o"
+cc -O2 -g -std=c11 -Ibuild $(for d in engine/*/; do printf -- " -I%s" "$d"; done) -c bench/store_rows.c -o "$tmp/store_rows.o"
 c++ "$tmp/store_rows.o" build/libgpuledger_engine.a \
   $(pkg-config --libs sqlite3 libcurl libcjson libpcre2-8 libcrypto) -lboost_json -lcsv -lm \
   -o "$tmp/store_rows"

@@ -6,7 +6,7 @@
 
 The commands, their synopses and descriptions come from `gpuledger --help`
 and `gpuledger COMMAND --help`, which the engine prints from its command
-table (engine/commands.c), so the page cannot list a command the binary
+table (engine/cli/commands.c), so the page cannot list a command the binary
 lacks or miss one it has. --check exits 1, naming the first differing line,
 when the committed page is not what the binary prints today.
 """

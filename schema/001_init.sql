@@ -1,5 +1,5 @@
 -- gpuledger database, schema version 1.
--- Applied by the engine (engine/store.c) when PRAGMA user_version < 1.
+-- Applied by the engine (engine/ledger/store.c) when PRAGMA user_version < 1.
 -- Quantities are exact integers: MiB·s (MiB held × seconds).
 
 -- A device is a physical GPU (uuid, gpu_i_id = '') or a MIG instance.

@@ -1,5 +1,5 @@
 -- gpuledger database, schema version 2.
--- Applied by the engine (engine/store.c) when PRAGMA user_version < 2.
+-- Applied by the engine (engine/ledger/store.c) when PRAGMA user_version < 2.
 
 -- What each query of a collected hour returned when it was stored: series
 -- with at least one valid sample in the hour, and those samples. A

@@ -1,6 +1,6 @@
 -- gpuledger database: the state of the written outputs (SPEC §10 "Complete
--- outputs"). Applied by the engine (engine/store.c) after the earlier
--- schema files; engine/outstate.c owns these tables.
+-- outputs"). Applied by the engine (engine/ledger/store.c) after the earlier
+-- schema files; engine/run/outstate.c owns these tables.
 
 -- A counter per period (YYYY-MM of the hour) that every stored chunk bumps:
 -- collection marks each hour it stores in collected_hour (INSERT OR REPLACE,

@@ -1,5 +1,5 @@
 -- gpuledger database, schema version 4: aggregates the outputs read.
--- Applied by the engine (engine/store.c) after the earlier schema files.
+-- Applied by the engine (engine/ledger/store.c) after the earlier schema files.
 --
 -- Every output (invoice, FOCUS export, summary, team and fleet pages, the
 -- corrections of closed months) reads these tables, never the hourly
@@ -7,7 +7,7 @@
 -- devices × hours. They are kept exact in the transaction that writes the
 -- usage rows: the triggers below add every inserted or updated usage row
 -- and take out every deleted one, for every writer but the store
--- (engine/store.c), which drops them inside the transaction that stores a
+-- (engine/ledger/store.c), which drops them inside the transaction that stores a
 -- chunk (DDL is transactional: no other connection ever sees them
 -- missing), keeps the aggregates itself (the replaced hours' old rows
 -- taken out in grouped statements, the new rows' sums added at commit) and

@@ -1,12 +1,12 @@
 -- gpuledger schema 005: the workload a pod belongs to (kube_pod_owner), for
--- the reports' "top workloads" (issue 11). Applied by engine/store.c after
+-- the reports' "top workloads" (issue 11). Applied by engine/ledger/store.c after
 -- the earlier files; IF NOT EXISTS so the file applies whatever number the
 -- migration list gives it.
 --
 -- owner_kind / owner_name: the pod's controlling owner as kube-state-metrics
 -- reports it (Deployment, StatefulSet, DaemonSet, Job, ...), a ReplicaSet
 -- whose name ends in a pod-template-hash folded to its Deployment
--- (engine/owner.c). A pod without a row (no owner, or not collected) is its
+-- (engine/collect/owner.c). A pod without a row (no owner, or not collected) is its
 -- own workload.
 CREATE TABLE IF NOT EXISTS pod_owner (
     cluster    TEXT NOT NULL,

@@ -1,5 +1,5 @@
 -- gpuledger schema 007: a closed period's statement as figures (issue 8).
--- Applied by engine/store.c after the earlier files; IF NOT EXISTS so the
+-- Applied by engine/ledger/store.c after the earlier files; IF NOT EXISTS so the
 -- file applies whatever number the migration list gives it.
 --
 -- `close` stores here everything the invoice set of the period holds, so
@@ -12,7 +12,7 @@
 -- Since schema 011 the figures are checked by their digests instead (the
 -- texts are compared once more for a period closed before it).
 -- A period closed before this schema has no frozen_period row: it keeps
--- printing its stored texts. Written by engine/store_frozen.c in close's
+-- printing its stored texts. Written by engine/ledger/store_frozen.c in close's
 -- transaction; 128-bit figures are decimal integer TEXT (minor units,
 -- ×10^12, ×10^9 as the column says). `prune` keeps these tables.
 

@@ -1,5 +1,5 @@
 -- gpuledger schema 009: what `close` checks besides the collected hours, and
--- what a forced close found missing. Applied by engine/store.c after the
+-- what a forced close found missing. Applied by engine/ledger/store.c after the
 -- earlier files; IF NOT EXISTS so the file applies whatever number the
 -- migration list gives it.
 --

@@ -1,5 +1,5 @@
 -- gpuledger schema 010: a GPU's model (and capacity) per device and hour.
--- Applied by engine/store.c after the earlier files.
+-- Applied by engine/ledger/store.c after the earlier files.
 --
 -- A UUID may report another modelName from some hour on (a board swapped
 -- under the same UUID, a relabelled exporter). Each hour is priced at the
@@ -8,7 +8,7 @@
 -- hour, for the device lists). A later hour reporting another model
 -- therefore changes no earlier hour's key, and no closed month.
 --
--- Written by the store (engine/store.c) for every device and hour it
+-- Written by the store (engine/ledger/store.c) for every device and hour it
 -- stores usage rows of, before the rows; replaced with the hours' rows when
 -- an hour is re-collected. A prune keeps it (the closed months' device
 -- lists read it).

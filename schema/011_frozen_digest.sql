@@ -1,10 +1,10 @@
 -- gpuledger schema 011: a closed period is checked by its figures, not by
--- the wording of its texts. Applied by engine/store.c after the earlier
+-- the wording of its texts. Applied by engine/ledger/store.c after the earlier
 -- files; IF NOT EXISTS so the file applies whatever number the migration
 -- list gives it.
 --
 -- `close` stores, in its transaction, a SHA-256 per table over a canonical
--- encoding of the period's rows (engine/store_digest.c: closed_period's
+-- encoding of the period's rows (engine/ledger/store_digest.c: closed_period's
 -- closed_at, frozen_row, the schema 007 figures, closed_gap and the
 -- settings below). Each time the figures are loaded the digests are
 -- recomputed; a difference is an error (exit 7) naming the period and the

@@ -1,4 +1,4 @@
-"""The configuration keys the engine accepts, read from engine/config.c.
+"""The configuration keys the engine accepts, read from engine/base/config.c.
 
 Every object of the config file is checked there against a NULL-terminated
 list of allowed keys (`static const char *const keys[] = {...}` handed to
@@ -62,7 +62,7 @@ def engine_keys(source):
         fn = ([f for pos, f in funcs if pos < m.start()] or ["(file scope)"])[-1]
         place = PLACES.get((fn, m.group(1)))
         if place is None:
-            raise Unplaced("engine/config.c: key list %s in %s() is not placed in "
+            raise Unplaced("engine/base/config.c: key list %s in %s() is not placed in "
                            "tests/docs_keys.py PLACES" % (m.group(1), fn))
         for key in re.findall(r'"([^"]+)"', m.group(2)):
             for p in (place,) if isinstance(place, str) else place:

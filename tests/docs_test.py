@@ -7,7 +7,7 @@ TAP, one check per rule, the offending file:line named on failure:
 - README.md is a front page (at most 300 lines) and keeps its two commands;
 - every relative link of README.md and docs/*.md names a file of the
   checkout, and a #anchor a heading of the page it points to;
-- every key the engine accepts (the key lists of engine/config.c, read by
+- every key the engine accepts (the key lists of engine/base/config.c, read by
   tests/docs_keys.py) is named in docs/configuration.md, and every `config`
   key of the Helm chart's values.schema.json is one the engine accepts;
 - every command of `gpuledger --help` is in README.md's command block and
@@ -129,7 +129,7 @@ def check_links():
 
 
 def check_config_keys():
-    with open(os.path.join(ROOT, "engine", "config.c"), encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "engine", "base", "config.c"), encoding="utf-8") as f:
         source = f.read()
     try:
         keys = engine_keys(source)
@@ -139,7 +139,7 @@ def check_config_keys():
     doc = read(os.path.join(DOCS, "configuration.md"))
     missing = [k for k in keys if "`%s`" % k not in doc]
     check(len(keys) > 100 and not missing,
-          "docs/configuration.md names every key engine/config.c accepts (%d)" % len(keys),
+          "docs/configuration.md names every key engine/base/config.c accepts (%d)" % len(keys),
           "missing " + ", ".join(missing))
 
     with open(os.path.join(ROOT, "charts", "gpuledger", "values.schema.json")) as f:

@@ -1,5 +1,5 @@
 /*
- * fuzz_config — libFuzzer target of the config loader (engine/config.c).
+ * fuzz_config — libFuzzer target of the config loader (engine/base/config.c).
  *
  * Input: the text of a gpuledger config file (read from a memfd path, as
  * gl_config_load reads a path). A config that loads is then used the way

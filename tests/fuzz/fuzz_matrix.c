@@ -1,5 +1,5 @@
 /*
- * fuzz_matrix — libFuzzer target of the matrix parser (engine/parse.c).
+ * fuzz_matrix — libFuzzer target of the matrix parser (engine/source/parse.c).
  *
  * Input: a query_range response body, parsed on the engine's usual chunk
  * grid: start 2026-10-03T12:00:00Z (the seeds' time), step 60 s, 360 steps

@@ -1,5 +1,5 @@
 /*
- * fuzz_prices — libFuzzer target of the price CSV reader (engine/price.c).
+ * fuzz_prices — libFuzzer target of the price CSV reader (engine/base/price.c).
  *
  * Input: the text of a price table CSV (read from a memfd path, as
  * gl_prices_load reads a path), billed in USD like every example. A table

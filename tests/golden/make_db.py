@@ -4,7 +4,7 @@
 Usage: python3 tests/golden/make_db.py DB STAGE [STAGE...]
 
 Writes rows straight into SQLite (the engine's own schema files, applied in
-order, PRAGMA user_version set as engine/store.c does), so the outputs do
+order, PRAGMA user_version set as engine/ledger/store.c does), so the outputs do
 not depend on Prometheus, the collector or the clock. Stages:
 
   base   devices; 2026-08-30, 2026-09-29 and 2026-10-01/02 (3 + 2 + 3 hours);

@@ -76,9 +76,9 @@ DIGEST_TABLES = ("frozen_setting", "frozen_digest")  # schema 011
 WORDING_OLD, WORDING_NEW = "- Cost center: ", "- Cost centre: "
 ADDED_COLUMN, ADDED_VALUE = "x_TestBuild", "tb"
 PATCHES = (
-    ("engine/invoice.c", WORDING_OLD, WORDING_NEW, 1),
-    ("engine/export.c", '"x_Estimated", NULL,', '"x_Estimated", "%s", NULL,' % ADDED_COLUMN, 2),
-    ("engine/export.c", '/* x_Estimated */',
+    ("engine/bill/invoice.c", WORDING_OLD, WORDING_NEW, 1),
+    ("engine/render/export.c", '"x_Estimated", NULL,', '"x_Estimated", "%s", NULL,' % ADDED_COLUMN, 2),
+    ("engine/render/export.c", '/* x_Estimated */',
      '/* x_Estimated */\n                cell_str(&r, "%s");' % ADDED_VALUE, 1),
 )
 # what the test build needs of this source tree

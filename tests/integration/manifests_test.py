@@ -132,7 +132,7 @@ SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 SA_FILES = {"token", "ca.crt", "namespace"}
 
 # Queries the engine reads besides memory_source.query and compute.queries
-# (engine/main.c cmd_check: the fixed list).
+# (engine/cli/main.c cmd_check: the fixed list).
 FIXED_QUERIES = ["fb_free", "fb_reserved", "pod_labels", "namespace_labels", "alloc_requests",
                  "pod_phase", "node_labels"]
 DEFAULT_COMPUTE = ["gr_engine_active", "gpu_util"]

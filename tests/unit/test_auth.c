@@ -1,4 +1,4 @@
-/* Unit tests: the Prometheus client's credentials (engine/auth.c), without
+/* Unit tests: the Prometheus client's credentials (engine/source/auth.c), without
  * network: secret files read and refused, the headers a request gets,
  * static AWS sources, redaction of secrets in messages, the 401/403 hints.
  * (Requests are signed by libcurl, not here: no SigV4 vectors to check.) */

@@ -1,4 +1,4 @@
-/* Unit tests: the command line (engine/cli.c): the edit distance and the
+/* Unit tests: the command line (engine/cli/cli.c): the edit distance and the
  * suggestion for a mistyped option or command, and global options given
  * after the command. */
 #include "cli.h"

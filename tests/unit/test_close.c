@@ -1,5 +1,5 @@
 /* Unit tests: closing a period, frozen figures and corrections
- * (engine/close.c), on a database filled through the store API with
+ * (engine/bill/close.c), on a database filled through the store API with
  * figures worked by hand. */
 #include <unistd.h>
 

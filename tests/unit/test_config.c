@@ -1,4 +1,4 @@
-/* Unit tests: config loading and its error messages (engine/config.c). */
+/* Unit tests: config loading and its error messages (engine/base/config.c). */
 #include "config.h"
 #include "tap.h"
 

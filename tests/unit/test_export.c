@@ -1,4 +1,4 @@
-/* Unit tests: the FOCUS CSV and its metadata (engine/export.c). The CSV
+/* Unit tests: the FOCUS CSV and its metadata (engine/render/export.c). The CSV
  * the engine writes is read back with libcsv (nulls told from empty
  * strings: CSV_EMPTY_IS_NULL), JSON cells with cJSON. One test prices a
  * line from a database (the daily rows must add up to the line); the others

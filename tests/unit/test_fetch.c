@@ -1,4 +1,4 @@
-/* Unit tests: the Prometheus client (engine/fetch.c) without a server: a
+/* Unit tests: the Prometheus client (engine/source/fetch.c) without a server: a
  * closed loopback port (127.0.0.1:1) refuses every connection, which is
  * enough for the messages (method, URL, path, what was asked, retries, the
  * request deadline), the method chosen by the credentials, the client's

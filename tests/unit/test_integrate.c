@@ -1,5 +1,5 @@
-/* Unit tests: parsing a matrix and integrating one chunk (engine/parse.c,
- * engine/integrate.c, engine/teams.c), with expected values worked by hand. */
+/* Unit tests: parsing a matrix and integrating one chunk (engine/source/parse.c,
+ * engine/attribute/integrate.c, engine/attribute/teams.c), with expected values worked by hand. */
 #include <math.h>
 
 #include "config.h"

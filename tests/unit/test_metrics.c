@@ -1,5 +1,5 @@
 /* Unit tests: the exposition format's label escaping and the Pushgateway
- * group path (engine/metrics.c). Expected strings follow the Prometheus
+ * group path (engine/run/metrics.c). Expected strings follow the Prometheus
  * text format (label values: \\ \" \n escaped) and the Pushgateway's API
  * (a value with '/' or an empty one as label@base64/<base64url>). */
 #include <stdlib.h>

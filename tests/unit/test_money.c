@@ -1,4 +1,4 @@
-/* Unit tests: exact decimal arithmetic (engine/money.c). */
+/* Unit tests: exact decimal arithmetic (engine/base/money.c). */
 #include "money.h"
 #include "tap.h"
 

@@ -1,5 +1,5 @@
 /* Unit tests: what an output folder's period was last written from
- * (engine/outstate.c): the fingerprint's parts, each reason to rewrite,
+ * (engine/run/outstate.c): the fingerprint's parts, each reason to rewrite,
  * the files' check, the known periods. */
 #include <sys/stat.h>
 #include <unistd.h>

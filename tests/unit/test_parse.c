@@ -1,4 +1,4 @@
-/* Unit tests: the strict matrix parser (engine/parse.c): shapes, values,
+/* Unit tests: the strict matrix parser (engine/source/parse.c): shapes, values,
  * timestamps, labels, warnings and plausibility bounds. Each case is a body
  * and what must happen (parsed, or the error message's parts). */
 #define PCRE2_CODE_UNIT_WIDTH 8

@@ -1,4 +1,4 @@
-/* Unit tests: price table loading, errors and lookups (engine/price.c). */
+/* Unit tests: price table loading, errors and lookups (engine/base/price.c). */
 #include "config.h"
 #include "price.h"
 #include "tap.h"

@@ -1,4 +1,4 @@
-/* Unit tests: the typed reads of the ledger (engine/query.c), on one
+/* Unit tests: the typed reads of the ledger (engine/ledger/query.c), on one
  * database written through the store API (store.h, owner.h) and closed
  * through close.h. What is stored, in MiB-hours (× 3600 = MiB·s):
  *

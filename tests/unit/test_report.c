@@ -1,4 +1,4 @@
-/* Unit tests: the team and fleet pages (engine/report.c), rendered from a
+/* Unit tests: the team and fleet pages (engine/render/report.c), rendered from a
  * statement built on a database filled through the store API. What is
  * stored, one hour (2026-10-02 05:00) on one GPU of model M, capacity
  * 10,000 MiB, price 1.00 USD per GB-hour, idle and overhead to "platform":

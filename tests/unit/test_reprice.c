@@ -1,4 +1,4 @@
-/* Unit tests: closed months keep their prices (engine/reprice.c). A
+/* Unit tests: closed months keep their prices (engine/bill/reprice.c). A
  * database with team a's 1,000 MiB-h on GPU model M on 2026-09-10 and on
  * 2026-09-20 (12:00 each), September closed at 1.00 per GB-hour; then price
  * tables that change September's prices, or do not. */

@@ -1,4 +1,4 @@
-/* Unit tests: the server-mode decision rules (engine/server.c) on
+/* Unit tests: the server-mode decision rules (engine/collect/server.c) on
  * hand-made units and matrices. The unit of most checks covers 2026-10-02
  * 00:00 to 02:00 (2 hours) at a 300 s step: 12 steps an hour, 24 in all;
  * step t lies in hour t / 12. Its hosts, in u->hosts order:

@@ -1,5 +1,5 @@
-/* Unit tests: the period statement (engine/statement.c) and the renderer
- * table (engine/render.c), on a database filled through the store API with
+/* Unit tests: the period statement (engine/bill/statement.c) and the renderer
+ * table (engine/render/render.c), on a database filled through the store API with
  * figures worked by hand: two teams on one GPU (capacity 10,000 MiB) for
  * one hour of 2026-10, 4,000 and 1,000 MiB used, 500 MiB driver-reserved,
  * the rest idle; price 1.00 per GB-hour; idle and overhead to "platform". */

@@ -1,5 +1,5 @@
 /* Unit tests: the store's schema versions and collect counts
- * (engine/store.c): a version-1 database is migrated to 2 keeping its
+ * (engine/ledger/store.c): a version-1 database is migrated to 2 keeping its
  * rows, its hours' memory samples stand in for the missing counts, counts
  * round-trip, and unknown versions are refused before any change. */
 #include <sqlite3.h>
@@ -38,7 +38,7 @@ static void migrates_version_1(void)
     const char *path = db_path("v1.db");
     sqlite3 *db;
     CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, gl_schema_v1, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, gl_migrations[0], NULL, NULL, NULL) == SQLITE_OK);
     CHECK(sqlite3_exec(db,
                        "INSERT INTO collected_hour VALUES ('eu', 7200, 1, 120, 0);"
                        "INSERT INTO collected_hour VALUES ('eu', 10800, 1, 0, 0);"
@@ -118,7 +118,7 @@ static void lock_is_on_the_file(void)
     unlink(path);
 }
 
-/* ---- the daily aggregates kept by the store (engine/store.c agg_*) ----
+/* ---- the daily aggregates kept by the store (engine/ledger/store.c agg_*) ----
  * Whatever path a chunk takes (new rows summed in C, an upsert meeting a
  * stored row, a row of an hour not replaced, a device not stored in the
  * transaction, a model change, a rollback), every aggregate table equals

@@ -1,5 +1,5 @@
-/* Unit tests: RFC 3339 and billing periods (engine/timeutil.c), and the
- * growable buffer's key and printf helpers (engine/util.c). */
+/* Unit tests: RFC 3339 and billing periods (engine/base/timeutil.c), and the
+ * growable buffer's key and printf helpers (engine/base/util.c). */
 #include "tap.h"
 #include "timeutil.h"
 #include "util.h"

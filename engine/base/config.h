@@ -74,7 +74,7 @@ struct gl_pattern {
 /* prometheus.auth (README "Managed Prometheus"): native authentication to
  * a managed Prometheus. A NULL string takes the environment's value (the
  * variable the platform injects: AWS_ROLE_ARN, AZURE_CLIENT_ID, ...) or the
- * default when the client starts (engine/auth.c). */
+ * default when the client starts (engine/source/auth.c). */
 enum gl_auth_type { GL_AUTH_NONE, GL_AUTH_AWS_SIGV4, GL_AUTH_GCP, GL_AUTH_AZURE, GL_AUTH_BASIC };
 enum gl_aws_source { GL_AWS_AUTO, GL_AWS_ENV, GL_AWS_WEB_IDENTITY, GL_AWS_POD_IDENTITY,
                      GL_AWS_PROFILE, GL_AWS_FILES };
@@ -207,7 +207,7 @@ struct gl_config {
                              * = the source's own device series, else its pods' sum) */
     char *mem_preset;       /* memory_source.preset ("hami"), NULL: none */
 
-    /* exporter schema (engine/preset.c): exporter.preset, then per query its
+    /* exporter schema (engine/base/preset.c): exporter.preset, then per query its
      * unit and labels (mem_unit == mq[GL_MQ_MEMORY].unit) */
     char *exporter_preset;  /* NULL: none */
     struct gl_query_schema mq[GL_MQ_COUNT];

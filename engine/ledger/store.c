@@ -10,30 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema2_sql.h"
-#include "schema_sql.h"
-#include "schema_003_sql.h"
-#include "schema_004_sql.h"
-#include "schema_005_sql.h"
-#include "schema_006_sql.h"
-#include "schema_007_sql.h"
-#include "schema_008_sql.h"
-#include "schema_009_sql.h"
-#include "schema_010_sql.h"
-#include "schema_011_sql.h"
+#include "schema_sql.h" /* gl_migrations: schema/NNN_*.sql in order */
 #include "invoice.h" /* line kind names: the frozen rows' format */
 #include "store_frozen.h"
 #include "query.h"
 #include "util.h"
 
-/* schema/NNN_*.sql in order: migrations[i] takes version i to i + 1. A new
- * schema change is a new file, embedded in meson.build, appended here. */
-static const char *const migrations[] = {gl_schema_v1, gl_schema_v2, gl_schema_003,
-                                              gl_schema_004, gl_schema_005, gl_schema_006,
-                                              gl_schema_007, gl_schema_008, gl_schema_009,
-                                              gl_schema_010,
-                                              gl_schema_011};
-#define GL_SCHEMA_VERSION ((int)(sizeof migrations / sizeof *migrations))
+/* gl_migrations[i] takes a database at version i to i + 1 (meson.build's
+ * schema_files: a schema change is a new file and one line there). */
+#define GL_SCHEMA_VERSION ((int)(sizeof gl_migrations / sizeof *gl_migrations))
 
 struct gl_store {
     sqlite3 *db;
@@ -173,7 +158,7 @@ static enum gl_status migrate(struct gl_store *s, int version, struct gl_error *
         return rc;
     }
     for (int v = version; v < GL_SCHEMA_VERSION; v++) {
-        if ((rc = exec(s, migrations[v], err))) {
+        if ((rc = exec(s, gl_migrations[v], err))) {
             exec(s, "ROLLBACK", NULL);
             return gl_error_prefix(err, "migrating the schema from version %d", v);
         }

@@ -663,7 +663,7 @@ static int cmd_check(struct gl_cmd_env *e)
             free(q);
         }
         gl_buf_free(&body);
-        if (!rc) { /* exporter schema: units and the hostname label (engine/preset.c) */
+        if (!rc) { /* exporter schema: units and the hostname label (engine/base/preset.c) */
             struct gl_buf notes;
             gl_buf_init(&notes);
             enum gl_status src = gl_schema_check(cfg, cl, prom, at, &notes, &err);

@@ -21,10 +21,10 @@
  *      device (the device's UUID/GPU_I_ID labels, the pod's namespace/pod);
  *   2. config: `memory_source.query` names it; its unit (MiB or bytes) and
  *      label names come from `memory_source` / `exporter.queries.<name>`,
- *      or a preset row in engine/preset.c for a new exporter generation;
+ *      or a preset row in engine/base/preset.c for a new exporter generation;
  *      a per-pod memory limit it publishes (as HAMi does) is
  *      `memory_source.limit_query`, read by add_limits here;
- *   3. `check` (engine/commands.c) probes every configured query already;
+ *   3. `check` (engine/cli/commands.c) probes every configured query already;
  *      the unit-mismatch check (preset.c) covers the new query once its unit
  *      is declared;
  *   4. a scenario in tests/gen/gencluster.py's shapes with its own expected
@@ -36,10 +36,10 @@
  *      integrate.c: basis max stores GL_KIND_RESERVED_UNUSED_BILLED and
  *      takes it out of idle, device by device); a new stored kind is a row
  *      in gl_kind_names — the aggregates (schema/004) sum any kind;
- *   3. the invoice lines it bills: engine/invoice.c maps stored kinds to
+ *   3. the invoice lines it bills: engine/bill/invoice.c maps stored kinds to
  *      enum gl_line_kind and charge classes; the fleet summary's SQL reads
- *      the billed kinds in engine/query.c;
- *   4. its name on the pages (engine/report.c prints the basis) and a
+ *      the billed kinds in engine/ledger/query.c;
+ *   4. its name on the pages (engine/render/report.c prints the basis) and a
  *      generator model case (gencluster.py) with expected figures.
  */
 #ifndef GL_INTEGRATE_H

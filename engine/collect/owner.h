@@ -52,7 +52,7 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
                                struct gl_prom *prom, int64_t at, struct gl_buf *notes,
                                struct gl_error *err);
 
-/* ---- the store side (engine/store_owner.c, SQL in the store layer) ---- */
+/* ---- the store side (engine/ledger/store_owner.c, SQL in the store layer) ---- */
 
 /* Inserts or replaces the owner of (cluster, namespace, pod). */
 enum gl_status gl_store_put_pod_owner(struct gl_store *s, const char *cluster, const char *ns,
