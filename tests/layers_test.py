@@ -136,7 +136,7 @@ def main():
     check(not cycles, "no two engine files include each other in a loop", "; ".join(cycles))
 
     sql = sorted(p for p, t in files.items()
-                 if folder(p) not in SQLITE_FOLDERS and re.search(r"\bsqlite3", strip_comments(t)))
+                 if folder(p) not in SQLITE_FOLDERS and re.search(r"\bsqlite3_\w+|<sqlite3\.h>", strip_comments(t)))
     check(not sql, "only the ledger calls SQLite", "outside the ledger: " + ", ".join(sql))
 
     print(f"1..{len(checks)}")

@@ -21,14 +21,4 @@ const char *gl_team_resolve(const struct gl_config *c, const struct gl_series *p
                             const struct gl_series *ns_labels, const char *ns,
                             struct gl_buf *out);
 
-/* The cost center a team's rows carry: its catalogue entry's, else
- * teams.default_cost_center, else NULL (x_CostCenter empty: `check` lists
- * such teams and the FOCUS export warns). Borrowed from c. */
-const char *gl_team_cost_center(const struct gl_config *c, const char *team);
-
-/* The teams the config knows of without a cost center, in this order: the
- * catalogue's, the default team, the platform team (each once). Fills up to
- * max ids (borrowed from c) and returns how many there are. */
-size_t gl_teams_without_cost_center(const struct gl_config *c, const char **ids, size_t max);
-
 #endif

@@ -1903,3 +1903,29 @@ enum gl_status gl_config_query(const struct gl_config *c, const struct gl_cluste
 {
     return query_text(c, cluster, name, out, err);
 }
+
+const char *gl_team_cost_center(const struct gl_config *c, const char *team)
+{
+    const struct gl_team_info *ti = gl_config_team(c, team);
+    return ti && ti->cost_center ? ti->cost_center : c->default_cost_center;
+}
+
+size_t gl_teams_without_cost_center(const struct gl_config *c, const char **ids, size_t max)
+{
+    size_t n = 0;
+    const char *extra[] = {c->default_team, c->platform_team};
+    for (size_t i = 0; i < c->nteams + 2; i++) {
+        const char *id = i < c->nteams ? c->teams[i].id : extra[i - c->nteams];
+        if (!id || gl_team_cost_center(c, id))
+            continue;
+        bool seen = false; /* the default or platform team may be catalogued */
+        for (size_t j = 0; j < n && j < max; j++)
+            seen |= strcmp(ids[j], id) == 0;
+        if (seen)
+            continue;
+        if (n < max)
+            ids[n] = id;
+        n++;
+    }
+    return n;
+}

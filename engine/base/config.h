@@ -297,6 +297,16 @@ void gl_config_free(struct gl_config *c);
 /* The catalogue entry of a team id, or NULL. */
 const struct gl_team_info *gl_config_team(const struct gl_config *c, const char *id);
 
+/* The cost center a team's rows carry: its catalogue entry's, else
+ * teams.default_cost_center, else NULL (x_CostCenter empty: `check` lists
+ * such teams and the FOCUS export warns). Borrowed from c. */
+const char *gl_team_cost_center(const struct gl_config *c, const char *team);
+
+/* The teams the config knows of without a cost center, in this order: the
+ * catalogue's, the default team, the platform team (each once). Fills up to
+ * max ids (borrowed from c) and returns how many there are. */
+size_t gl_teams_without_cost_center(const struct gl_config *c, const char **ids, size_t max);
+
 /* Reads <queries_dir>/<name>.promql with ${cluster_selector} (of cluster),
  * ${cluster_label} and ${gpu_resources} substituted. Returns a malloc'd
  * string. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void gl_buf_init(struct gl_buf *b)
 {
@@ -700,4 +701,28 @@ void gl_log(enum gl_log_level level, const char *fmt, ...)
     gl_buf_free(&fields);
     gl_buf_free(&msg);
     gl_buf_free(&out);
+}
+
+enum gl_status gl_write_atomic(const char *path, const char *data, size_t len,
+                               struct gl_error *err)
+{
+    size_t n = strlen(path) + 8;
+    char *tmp = gl_xcalloc(n, 1);
+    snprintf(tmp, n, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    enum gl_status rc = GL_OK;
+    if (!f) {
+        rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot write: %s", tmp, strerror(errno));
+    } else {
+        bool ok = fwrite(data, 1, len, f) == len;
+        ok = fflush(f) == 0 && ok;
+        ok = fsync(fileno(f)) == 0 && ok;
+        ok = fclose(f) == 0 && ok;
+        if (!ok || rename(tmp, path) != 0) {
+            rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: write failed: %s", path, strerror(errno));
+            remove(tmp);
+        }
+    }
+    free(tmp);
+    return rc;
 }

@@ -124,4 +124,8 @@ bool gl_log_format_parse(const char *s, enum gl_log_format *out);
 void gl_log(enum gl_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Writes data to path through path.tmp + rename. */
+enum gl_status gl_write_atomic(const char *path, const char *data, size_t len,
+                               struct gl_error *err);
+
 #endif

@@ -7,7 +7,6 @@
 
 #include "gl_build.h"
 #include "query.h"
-#include "teams.h"
 #include "util.h"
 
 #define GL_GENERATOR "gpuledger " GL_VERSION

@@ -15,30 +15,6 @@
 #include "render.h"
 #include "util.h"
 
-enum gl_status gl_write_atomic(const char *path, const char *data, size_t len,
-                               struct gl_error *err)
-{
-    size_t n = strlen(path) + 8;
-    char *tmp = gl_xcalloc(n, 1);
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    enum gl_status rc = GL_OK;
-    if (!f) {
-        rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot write: %s", tmp, strerror(errno));
-    } else {
-        bool ok = fwrite(data, 1, len, f) == len;
-        ok = fflush(f) == 0 && ok;
-        ok = fsync(fileno(f)) == 0 && ok;
-        ok = fclose(f) == 0 && ok;
-        if (!ok || rename(tmp, path) != 0) {
-            rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: write failed: %s", path, strerror(errno));
-            remove(tmp);
-        }
-    }
-    free(tmp);
-    return rc;
-}
-
 enum gl_status gl_output_invoices(const struct gl_statement *st, const char *team, bool md,
                                   const char *dir, size_t *count, struct gl_error *err)
 {

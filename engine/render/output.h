@@ -19,10 +19,6 @@
 #include "timeutil.h"
 #include "util.h"
 
-/* Writes data to path through path.tmp + rename. */
-enum gl_status gl_write_atomic(const char *path, const char *data, size_t len,
-                               struct gl_error *err);
-
 /* The invoices of a statement built with GL_ST_INVOICES (team NULL = all;
  * the frozen ones of a closed period): to dir as
  * invoice-<period>-<team>.json|.md, or to stdout when dir is NULL (JSON:

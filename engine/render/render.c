@@ -9,7 +9,6 @@
 
 #include "export.h"
 #include "gl_build.h"
-#include "output.h"
 #include "report.h"
 #include "summary.h"
 #include "util.h"
@@ -309,5 +308,30 @@ enum gl_status gl_render_tree(const struct gl_statement *st, const char *dir,
             rc = gl_render_all(r, st, NULL, sub.data, &n, err);
         gl_buf_free(&sub);
     }
+    return rc;
+}
+
+enum gl_status gl_report_write(const struct gl_statement *st, const char *team, const char *dir,
+                               struct gl_error *err)
+{
+    const struct gl_period *p = &st->period;
+    if (team && gl_statement_team(st, team) < 0)
+        return gl_error_set(err, GL_ERR_USAGE, "team \"%s\" has no usage in %s", team, p->name);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", dir, strerror(errno));
+    enum gl_status rc = GL_OK;
+    size_t written = 0;
+    /* the table's pages, in its order: team pages, then the fleet page */
+    for (size_t k = 0; !rc && k < gl_nrenderers; k++) {
+        const struct gl_renderer *r = &gl_renderers[k];
+        if (!r->folder || strcmp(r->folder, "reports") != 0)
+            continue;
+        size_t n = 0;
+        rc = gl_render_all(r, st, team, dir, &n, err);
+        if (r->scope == GL_SCOPE_TEAM && n > written)
+            written = n;
+    }
+    if (!rc)
+        gl_log(GL_LOG_INFO, "wrote reports period=%s teams=%zu dir=%s", p->name, written, dir);
     return rc;
 }

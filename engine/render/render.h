@@ -86,4 +86,13 @@ enum gl_status gl_render_anomalies_md(const struct gl_statement *st, const char 
 enum gl_status gl_render_focus_rows(const struct gl_statement *st, size_t *rows,
                                     struct gl_error *err);
 
+/* The report pages (report.h) of st: writes DIR/report-<period>-<team>.html and .md for each invoice of set
+ * (only team when not NULL; a team with no invoice is a usage error) and
+ * DIR/fleet-<period>.html and .md. DIR is created when missing (one level).
+ * Team ids go through gl_safe_name, as invoice file names do, so hostile ids
+ * never leave DIR. Each file is replaced atomically or not at all. st is
+ * built with GL_ST_PAGES. */
+enum gl_status gl_report_write(const struct gl_statement *st, const char *team, const char *dir,
+                               struct gl_error *err);
+
 #endif

@@ -25,15 +25,6 @@
 /* How many pods the "top pods" section lists. */
 #define GL_REPORT_TOP_PODS GL_STATEMENT_TOP_PODS
 
-/* Writes DIR/report-<period>-<team>.html and .md for each invoice of set
- * (only team when not NULL; a team with no invoice is a usage error) and
- * DIR/fleet-<period>.html and .md. DIR is created when missing (one level).
- * Team ids go through gl_safe_name, as invoice file names do, so hostile ids
- * never leave DIR. Each file is replaced atomically or not at all. st is
- * built with GL_ST_PAGES. */
-enum gl_status gl_report_write(const struct gl_statement *st, const char *team, const char *dir,
-                               struct gl_error *err);
-
 /* The pages as renderers (render.h): team page i of st->set, the fleet page. */
 enum gl_status gl_report_team_html(const struct gl_statement *st, size_t i, FILE *out,
                                    struct gl_error *err);

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "invoice.h"
 #include "price.h"
+#include "render.h"
 #include "report.h"
 #include "statement.h"
 #include "store.h"
