@@ -34,6 +34,7 @@
 #include "money.h"
 #include "price.h"
 #include "store.h"
+#include "store_reprice.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -105,7 +106,6 @@ void gl_reprice_print_corrections(const struct gl_invoice_set *set, FILE *out, s
  * accepted), that fingerprint and whether correction lines are to be
  * carried; while the fingerprint is unchanged the period is not recomputed
  * (the check passes again, the corrections are none or are recomputed). */
-#define GL_CLOSED_FP 17 /* 16 hex digits + NUL */
 
 /* Closed period p's fingerprint now (above). */
 enum gl_status gl_closed_fingerprint(const struct gl_config *c, struct gl_store *s,
@@ -119,37 +119,5 @@ enum gl_status gl_closed_fingerprint(const struct gl_config *c, struct gl_store 
 enum gl_status gl_closed_settled(const struct gl_config *c, struct gl_store *s,
                                  const struct gl_price_table *prices, const struct gl_period *p,
                                  bool *settled, struct gl_error *err);
-
-/* ---- store layer (store_reprice.c) ---- */
-
-/* The closed periods (YYYY-MM), ordered; free *out. */
-enum gl_status gl_store_closed_periods(struct gl_store *s, char (**out)[8], size_t *n,
-                                       struct gl_error *err);
-
-typedef enum gl_status (*gl_reprice_row_fn)(void *ctx, const char *model, int64_t day,
-                                            const char *price_key, const char *unit_price,
-                                            struct gl_error *err);
-/* The accepted prices of period's model-days (strings borrowed during fn). */
-enum gl_status gl_store_reprice_accepted(struct gl_store *s, const char *period,
-                                         gl_reprice_row_fn fn, void *ctx, struct gl_error *err);
-/* Replaces the accepted prices of (period, model, day) by the n entries. */
-enum gl_status gl_store_reprice_accept(struct gl_store *s, const char *period, const char *model,
-                                       int64_t day, size_t n, const char *const *keys,
-                                       const char *const *units, int64_t now,
-                                       struct gl_error *err);
-
-/* Appends to b what closed period p's figures depend on in the store
- * (the store's part of gl_closed_fingerprint), as text. */
-enum gl_status gl_store_closed_inputs(struct gl_store *s, const struct gl_period *p,
-                                      struct gl_buf *b, struct gl_error *err);
-/* p's last check (schema/008): its fingerprint and whether correction lines
- * were to be carried; *found false when it was never checked. */
-enum gl_status gl_store_closed_check_get(struct gl_store *s, const char *period,
-                                         char fp[GL_CLOSED_FP], bool *corrections, bool *found,
-                                         struct gl_error *err);
-/* Records p's check (replacing the last one). */
-enum gl_status gl_store_closed_check_put(struct gl_store *s, const char *period,
-                                         const char *fp, bool corrections, int64_t now,
-                                         struct gl_error *err);
 
 #endif

@@ -25,6 +25,7 @@
 #include "error.h"
 #include "fetch.h"
 #include "store.h"
+#include "store_owner.h"
 #include "util.h"
 
 /* Collects the owners of cluster's pods in [from, to) into s (nothing when
@@ -51,12 +52,5 @@ enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_clust
 enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluster *cluster,
                                struct gl_prom *prom, int64_t at, struct gl_buf *notes,
                                struct gl_error *err);
-
-/* ---- the store side (engine/ledger/store_owner.c, SQL in the store layer) ---- */
-
-/* Inserts or replaces the owner of (cluster, namespace, pod). */
-enum gl_status gl_store_put_pod_owner(struct gl_store *s, const char *cluster, const char *ns,
-                                      const char *pod, const char *kind, const char *name,
-                                      int64_t seen_at, struct gl_error *err);
 
 #endif

@@ -1,5 +1,5 @@
 /* store_owner — pod_owner rows (schema/005), the store layer's SQL for owner.c. */
-#include "owner.h"
+#include "store_owner.h"
 #include "store_sql.h"
 
 enum gl_status gl_store_put_pod_owner(struct gl_store *s, const char *cluster, const char *ns,

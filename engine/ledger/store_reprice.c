@@ -1,6 +1,6 @@
 /* store_reprice — reprice_accepted rows (schema/006) and the list of closed
  * periods, the store layer's SQL for reprice.c. */
-#include "reprice.h"
+#include "store_reprice.h"
 
 #include <stdio.h>
 #include <stdlib.h>
