@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <strings.h>
 #include <unistd.h>
@@ -1928,4 +1929,29 @@ size_t gl_teams_without_cost_center(const struct gl_config *c, const char **ids,
         n++;
     }
     return n;
+}
+
+
+/* Length-prefixed, so that ("ab","c") and ("a","bc") differ. */
+static uint64_t fp_field(uint64_t h, const void *p, size_t n)
+{
+    uint64_t len = n;
+    return gl_hash_bytes(p, n, gl_hash_bytes(&len, sizeof len, h));
+}
+
+enum gl_status gl_config_fingerprint(const struct gl_config *c, char out[GL_CONFIG_FP],
+                                     struct gl_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    /* a config is small: 64 MiB is far past any */
+    enum gl_status rc = gl_read_file_max(c->path, 64u << 20, &text, &len, err);
+    if (rc)
+        return rc;
+    static const char version[] = "gpuledger " GL_VERSION;
+    uint64_t h = fp_field(GL_HASH_SEED, version, strlen(version));
+    h = fp_field(h, gl_build_commit, strlen(gl_build_commit));
+    snprintf(out, GL_CONFIG_FP, "%016" PRIx64, fp_field(h, text, len));
+    free(text);
+    return GL_OK;
 }

@@ -325,4 +325,12 @@ char *gl_ksm_label_name(const char *key);
 /* True when s is printable ASCII (what FOCUS string columns accept). */
 bool gl_is_ascii(const char *s);
 
+/* 16 hex digits and NUL: the config file's bytes (read again) and the
+ * build (version and commit: outputs of another build are rewritten once
+ * after an upgrade, even when its version is the same), hashed. What `run`'s
+ * output state and the closed-month checks compare to see a config edit. */
+#define GL_CONFIG_FP 17
+enum gl_status gl_config_fingerprint(const struct gl_config *c, char out[GL_CONFIG_FP],
+                                     struct gl_error *err);
+
 #endif

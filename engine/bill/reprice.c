@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "close.h"
-#include "outstate.h"
 #include "query.h"
 #include "store_admin.h"
 #include "timeutil.h"
@@ -311,17 +310,17 @@ enum gl_status gl_closed_fingerprint(const struct gl_config *c, struct gl_store 
                                      const struct gl_period *p, char out[GL_CLOSED_FP],
                                      struct gl_error *err)
 {
-    struct gl_outstate_fp in = {0}; /* its config hash: version and config bytes */
-    enum gl_status rc = gl_outstate_inputs(c, prices, &in, err);
+    char config[GL_CONFIG_FP]; /* version, build and config bytes */
+    enum gl_status rc = gl_config_fingerprint(c, config, err);
     if (rc)
-        return rc;
+        return gl_error_prefix(err, "hashing the config for the output state");
     struct gl_buf b;
     gl_buf_init(&b);
     /* the build (its figure code) and the schema too: GL_VERSION alone stays
      * the same across commits that change how figures are computed */
     bool ok = gl_buf_printf(&b, "closed check 1\nbuild %s\nschema %d\nperiod %s\nconfig %s\n"
                             "[prices]\n", gl_build_commit, gl_store_schema_version(), p->name,
-                            in.config);
+                            config);
     for (size_t i = 0; ok && i < prices->n; i++) {
         const struct gl_price_entry *e = &prices->entries[i];
         if (e->valid_from >= p->end || e->valid_to <= p->start)
@@ -344,7 +343,6 @@ enum gl_status gl_closed_fingerprint(const struct gl_config *c, struct gl_store 
         snprintf(out, GL_CLOSED_FP, "%016llx",
                  (unsigned long long)gl_hash_bytes(b.data, b.len, GL_HASH_SEED));
     gl_buf_free(&b);
-    gl_outstate_fp_clear(&in);
     return rc;
 }
 

@@ -14,9 +14,6 @@
 #include "query.h"
 #include "util.h"
 
-/* The config file is read again to hash it; a config is small. */
-#define GL_OUTSTATE_CONFIG_MAX (64u << 20)
-
 /* Length-prefixed, so that ("ab","c") and ("a","bc") differ. */
 static uint64_t hash_field(uint64_t h, const void *p, size_t n)
 {
@@ -65,16 +62,8 @@ enum gl_status gl_outstate_inputs(const struct gl_config *c, const struct gl_pri
         h = hash_dec(h, e->capacity_gb12, GL_PRICE_DECIMALS);
     }
     hash_hex(h, fp->prices);
-    char *text = NULL;
-    size_t len = 0;
-    enum gl_status rc = gl_read_file_max(c->path, GL_OUTSTATE_CONFIG_MAX, &text, &len, err);
-    if (rc)
+    if (gl_config_fingerprint(c, fp->config, err))
         return gl_error_prefix(err, "hashing the config for the output state");
-    /* the build too: outputs of another build are rewritten once after an
-     * upgrade, even when its version is the same */
-    h = hash_str(hash_str(GL_HASH_SEED, "gpuledger " GL_VERSION), gl_build_commit);
-    hash_hex(hash_field(h, text, len), fp->config);
-    free(text);
     return GL_OK;
 }
 
