@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "invoice.h"
+#include "invoice_model.h"
 #include "util.h"
 
 /* The reads below use the aggregates of schema/004_daily.sql (kept by

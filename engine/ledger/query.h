@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "invoice_model.h"
 #include "money.h"
 #include "store.h"
 #include "timeutil.h"
@@ -342,5 +343,10 @@ enum gl_status gl_store_output_state(struct gl_store *s, const char *out_dir, co
 enum gl_status gl_query_known_periods(struct gl_store *s,
                                       void (*fn)(void *ctx, const char *period), void *ctx,
                                       struct gl_error *err);
+
+/* Anomalies of a period (all teams when team is NULL), ordered by kind,
+ * cluster, namespace, pod, device. Free with gl_anomalies_free. */
+enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, const char *team,
+                                 struct gl_anomaly_list *out, struct gl_error *err);
 
 #endif

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "schema_sql.h" /* gl_migrations: schema/NNN_*.sql in order */
-#include "invoice.h" /* line kind names: the frozen rows' format */
+#include "invoice_model.h" /* line kind names: the frozen rows' format */
 #include "store_frozen.h"
 #include "query.h"
 #include "util.h"

@@ -15,7 +15,7 @@
 
 #include "config.h"
 #include "error.h"
-#include "invoice.h"
+#include "invoice_model.h"
 #include "store.h"
 #include "timeutil.h"
 
