@@ -1,6 +1,7 @@
 /* close — freezing periods and computing correction lines. */
 #include "close.h"
 #include "store_admin.h"
+#include "store_frozen.h"
 
 #include <stdio.h>
 #include <stdlib.h>

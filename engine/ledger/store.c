@@ -11,9 +11,7 @@
 #include <string.h>
 
 #include "schema_sql.h" /* gl_migrations: schema/NNN_*.sql in order */
-#include "invoice_model.h" /* line kind names: the frozen rows' format */
-#include "store_frozen.h"
-#include "query.h"
+#include "timeutil.h"
 #include "util.h"
 
 /* gl_migrations[i] takes a database at version i to i + 1 (meson.build's
@@ -1313,13 +1311,6 @@ enum gl_status gl_store_hour_figures(struct gl_store *s, const char *cluster, in
 
 /* ---- closing a period ---- */
 
-static enum gl_status step_reset(struct gl_store *s, sqlite3_stmt *st, struct gl_error *err)
-{
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "closing the period", err);
-}
-
 enum gl_status gl_store_note_refused(struct gl_store *s, const char *cluster, int64_t from,
                                      int64_t to, const char *reason, int64_t now,
                                      struct gl_error *err)
@@ -1346,69 +1337,6 @@ enum gl_status gl_store_note_refused(struct gl_store *s, const char *cluster, in
     sqlite3_finalize(st);
     if (!rc)
         rc = gl_store_commit(s, err);
-    if (rc)
-        gl_store_rollback(s);
-    return rc;
-}
-
-enum gl_status gl_store_freeze(struct gl_store *s, const struct gl_freeze *f,
-                               struct gl_error *err)
-{
-    enum gl_status rc = gl_store_begin(s, err);
-    if (rc)
-        return rc;
-    sqlite3_stmt *cp = NULL, *fi = NULL, *fr = NULL;
-    if ((rc = gl_store_prepare(s, "INSERT INTO closed_period (period, closed_at, focus_csv) "
-                                  "VALUES (?,?,?)", &cp, "closing the period", err)) ||
-        (rc = gl_store_prepare(s, "INSERT INTO frozen_invoice (period, team, json, md) "
-                                  "VALUES (?,?,?,?)", &fi, "closing the period", err)) ||
-        (rc = gl_store_prepare(s,
-                               "INSERT INTO frozen_row (period, corrected_period, team, cluster, "
-                               "model, kind, price_id, day, unit_price, mib_seconds, "
-                               "billed_minor, gb_hours_nano, price_key) "
-                               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                               &fr, "closing the period", err)))
-        goto out;
-    sqlite3_bind_text(cp, 1, f->period, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(cp, 2, f->closed_at);
-    sqlite3_bind_text(cp, 3, f->focus_csv, -1, SQLITE_STATIC);
-    if ((rc = step_reset(s, cp, err)))
-        goto out;
-    for (size_t i = 0; i < f->ninvoices; i++) {
-        const struct gl_frozen_text *t = &f->invoices[i];
-        sqlite3_bind_text(fi, 1, f->period, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fi, 2, t->team, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fi, 3, t->json, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fi, 4, t->md, -1, SQLITE_STATIC);
-        if ((rc = step_reset(s, fi, err)))
-            goto out;
-    }
-    for (size_t i = 0; i < f->nrows; i++) {
-        const struct gl_frozen_row *r = &f->rows[i];
-        sqlite3_bind_text(fr, 1, f->period, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fr, 2, r->corrected_period, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fr, 3, r->team, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fr, 4, r->cluster, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fr, 5, r->model, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fr, 6, gl_line_kind_name((enum gl_line_kind)r->kind), -1,
-                          SQLITE_STATIC);
-        sqlite3_bind_text(fr, 7, r->price_id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(fr, 8, r->day);
-        sqlite3_bind_text(fr, 9, r->unit_price, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(fr, 10, r->mib_s);
-        sqlite3_bind_int64(fr, 11, r->billed_minor);
-        sqlite3_bind_int64(fr, 12, r->gbh_nano);
-        sqlite3_bind_text(fr, 13, r->price_key, -1, SQLITE_STATIC);
-        if ((rc = step_reset(s, fr, err)))
-            goto out;
-    }
-    if (f->figures && (rc = gl_store_freeze_figures(s, f->figures, err)))
-        goto out;
-    rc = gl_store_commit(s, err);
-out:
-    sqlite3_finalize(cp);
-    sqlite3_finalize(fi);
-    sqlite3_finalize(fr);
     if (rc)
         gl_store_rollback(s);
     return rc;

@@ -120,27 +120,6 @@ enum gl_status gl_store_advance_watermark(struct gl_store *s, const char *cluste
 enum gl_status gl_store_label_first_seen(struct gl_store *s, const char *labels, int64_t *first,
                                          bool record, struct gl_error *err);
 
-/* What closing a period stores, in one transaction (close.c builds it):
- * the closed_period row with its FOCUS CSV, each invoice's texts, and the
- * exact figures of every FOCUS key (struct gl_frozen_row, query.h). */
-struct gl_frozen_text {
-    const char *team, *json, *md;
-};
-struct gl_frozen_row;
-struct gl_invoice_set;
-struct gl_freeze {
-    const char *period;
-    int64_t closed_at;
-    const char *focus_csv;
-    const struct gl_frozen_text *invoices;
-    size_t ninvoices;
-    const struct gl_frozen_row *rows;
-    size_t nrows;
-    const struct gl_invoice_set *figures; /* the invoice set as figures (store_frozen.h) */
-};
-enum gl_status gl_store_freeze(struct gl_store *s, const struct gl_freeze *f,
-                               struct gl_error *err);
-
 /* Records the hours [from, to) of cluster as refused (schema 009
  * refused_hour; reason "shrink" or "backend"), in its own transaction: a
  * collect whose chunk was refused or failed. They count against closing

@@ -46,4 +46,25 @@ enum gl_status gl_store_frozen_load(struct gl_store *s, const struct gl_config *
 enum gl_status gl_store_frozen_seal(struct gl_store *s, const struct gl_config *live,
                                     const char *period, int64_t now, struct gl_error *err);
 
+/* What closing a period stores, in one transaction (close.c builds it):
+ * the closed_period row with its FOCUS CSV, each invoice's texts, and the
+ * exact figures of every FOCUS key (struct gl_frozen_row, query.h). */
+struct gl_frozen_text {
+    const char *team, *json, *md;
+};
+struct gl_frozen_row;
+struct gl_invoice_set;
+struct gl_freeze {
+    const char *period;
+    int64_t closed_at;
+    const char *focus_csv;
+    const struct gl_frozen_text *invoices;
+    size_t ninvoices;
+    const struct gl_frozen_row *rows;
+    size_t nrows;
+    const struct gl_invoice_set *figures; /* the invoice set as figures (store_frozen.h) */
+};
+enum gl_status gl_store_freeze(struct gl_store *s, const struct gl_freeze *f,
+                               struct gl_error *err);
+
 #endif
