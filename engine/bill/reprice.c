@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "close.h"
+#include "query.h"
 #include "query.h"
 #include "store_admin.h"
 #include "timeutil.h"
@@ -525,3 +525,251 @@ void gl_reprice_print_corrections(const struct gl_invoice_set *set, FILE *out, s
         *nlines += gl_invoice_md_lines(set, inv, true, out);
     }
 }
+
+/* ---- correction lines of an open period (gl_period_invoices, period.h) ---- */
+
+static void period_before(const struct gl_period *p, struct gl_period *out)
+{
+    gl_period_of(p->start - 1, out);
+}
+
+/* Figures per FOCUS key: recomputed, frozen, corrections already frozen. */
+struct key_figures {
+    char *team, *cluster, *model, *price_id; /* price_id holds the price key */
+    enum gl_line_kind kind;
+    int64_t day;
+    int64_t mib[3];
+    gl_i128 billed[3];
+    gl_i128 nano[3];
+    gl_i128 unit12;
+    bool have_unit;
+};
+
+struct key_table {
+    struct gl_intern *ids;
+    struct key_figures *k;
+    size_t n, cap;
+    struct gl_buf key;
+};
+
+/* The figures of a FOCUS key; the key's parts are length-prefixed, so no
+ * two keys meet whatever their lengths. */
+static struct key_figures *key_get(struct key_table *t, const char *team, const char *cluster,
+                                   const char *model, enum gl_line_kind kind,
+                                   const char *price_id, int64_t day)
+{
+    const char *parts[] = {team, cluster, model, gl_line_kind_name(kind), price_id};
+    gl_buf_reset(&t->key);
+    bool ok = true;
+    for (size_t i = 0; ok && i < sizeof parts / sizeof *parts; i++)
+        ok = gl_buf_put_field(&t->key, parts[i]);
+    ok = ok && gl_buf_printf(&t->key, "%lld", (long long)day);
+    int32_t id = ok ? gl_intern_get(t->ids, t->key.data) : -1;
+    if (id < 0) {
+        fputs("gpuledger: out of memory\n", stderr);
+        abort();
+    }
+    if ((size_t)id < t->n)
+        return &t->k[id];
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 64;
+        t->k = gl_xrealloc(t->k, t->cap * sizeof *t->k);
+    }
+    struct key_figures *f = &t->k[t->n++];
+    memset(f, 0, sizeof *f);
+    f->team = gl_strdup(team);
+    f->cluster = gl_strdup(cluster);
+    f->model = gl_strdup(model);
+    f->kind = kind;
+    f->price_id = gl_strdup(price_id);
+    f->day = day;
+    return f;
+}
+
+static void key_table_free(struct key_table *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->k[i].team);
+        free(t->k[i].cluster);
+        free(t->k[i].model);
+        free(t->k[i].price_id);
+    }
+    free(t->k);
+    gl_intern_free(t->ids);
+    gl_buf_free(&t->key);
+}
+
+static enum gl_status key_overflow(const struct key_figures *f, const char *period,
+                                   const char *what, struct gl_error *err)
+{
+    char day[16];
+    gl_date_format(f->day, day, sizeof day);
+    return gl_error_set(err, GL_ERR_RUNTIME,
+                        "integer overflow: %s of team \"%.300s\", cluster %.200s, GPU model "
+                        "\"%.200s\", kind %s on %s (closed period %s) exceed the 64-bit range",
+                        what, f->team, f->cluster, f->model, gl_line_kind_name(f->kind), day,
+                        period);
+}
+
+struct frozen_ctx {
+    struct key_table *t;
+    const char *period;
+    int which;
+};
+
+static enum gl_status frozen_row(void *vctx, const struct gl_frozen_row *r, struct gl_error *err)
+{
+    struct frozen_ctx *x = vctx;
+    int which = x->which;
+    struct key_figures *f = key_get(x->t, r->team, r->cluster, r->model,
+                                    (enum gl_line_kind)r->kind, r->price_key, r->day);
+    if (__builtin_add_overflow(f->mib[which], r->mib_s, &f->mib[which]))
+        return key_overflow(f, x->period, "the frozen MiB·s", err);
+    /* 128-bit sums of int64 rows: no overflow */
+    f->billed[which] += r->billed_minor;
+    f->nano[which] += r->gbh_nano;
+    if (!f->have_unit && gl_dec_parse(r->unit_price, GL_PRICE_DECIMALS, &f->unit12))
+        f->have_unit = true;
+    return GL_OK;
+}
+
+/* Reads frozen_row figures into slot which (1 frozen, 2 prior corrections). */
+static enum gl_status load_frozen(struct gl_store *s, struct key_table *t, const char *period,
+                                  const char *corrections, int which, struct gl_error *err)
+{
+    struct frozen_ctx x = {t, period, which};
+    return gl_query_frozen_rows(s, period, corrections, frozen_row, &x, err);
+}
+
+/* A price entry's identity across edits of the table: its pattern and the
+ * instant it starts (rows may move or the file be renamed); malloc'd, the
+ * pattern whole. */
+static char *price_key(const struct gl_price_entry *e)
+{
+    return gl_price_key(e);
+}
+
+static int day_cmp(const void *a, const void *b)
+{
+    const struct gl_line_day *x = a, *y = b;
+    return x->day < y->day ? -1 : x->day > y->day;
+}
+
+/* Corrections of closed period cp, carried by the open period set->period. */
+static enum gl_status correct_one(const struct gl_config *c, struct gl_store *s,
+                                  const struct gl_price_table *prices, const struct gl_period *cp,
+                                  struct gl_invoice_set *set, struct gl_error *err)
+{
+    struct gl_invoice_set *rec = NULL;
+    enum gl_status rc = gl_invoices_build(c, s, prices, cp, &rec, err);
+    if (rc)
+        return rc;
+    /* prices that change the closed month are refused unless accepted (reprice.h) */
+    struct gl_reprice_list changed = {0};
+    rc = gl_reprice_changes(s, prices, cp->name, rec, &changed, err);
+    if (!rc && changed.n)
+        rc = gl_reprice_refuse(&changed, set->period.name, err);
+    gl_reprice_list_free(&changed);
+    if (rc) {
+        gl_invoices_free(rec);
+        return rc;
+    }
+    struct key_table t = {.ids = gl_intern_new()};
+    gl_buf_init(&t.key);
+    for (size_t i = 0; i < rec->n; i++) {
+        const struct gl_invoice *inv = &rec->invoices[i];
+        for (size_t j = 0; !rc && j < inv->nlines; j++) {
+            const struct gl_invoice_line *l = &inv->lines[j];
+            char *pk = price_key(l->price);
+            for (size_t d = 0; !rc && d < l->ndays; d++) {
+                struct key_figures *f = key_get(&t, inv->team, l->cluster, l->model, l->kind, pk,
+                                                l->days[d].day);
+                if (__builtin_add_overflow(f->mib[0], l->days[d].mib_s, &f->mib[0]))
+                    rc = key_overflow(f, cp->name, "the recomputed MiB·s", err);
+                f->billed[0] += l->days[d].billed; /* money of one day: far from 2^127 */
+                f->nano[0] += gl_day_gbh_nano(l, &l->days[d]);
+                f->unit12 = l->unit_price12;
+                f->have_unit = true;
+            }
+            free(pk);
+        }
+    }
+    if (!rc && !(rc = load_frozen(s, &t, cp->name, NULL, 1, err)))
+        rc = load_frozen(s, &t, cp->name, set->period.name, 2, err);
+    for (size_t i = 0; !rc && i < t.n; i++) {
+        struct key_figures *f = &t.k[i];
+        /* the differences of what was printed (docs/specification.md "Arithmetic": both rounded) */
+        int64_t dm;
+        if (__builtin_sub_overflow(f->mib[0], f->mib[1], &dm) ||
+            __builtin_sub_overflow(dm, f->mib[2], &dm)) {
+            rc = key_overflow(f, cp->name, "the corrected MiB·s", err);
+            break;
+        }
+        gl_i128 db = f->billed[0] - f->billed[1] - f->billed[2];
+        gl_i128 dq = f->nano[0] - f->nano[1] - f->nano[2];
+        if (dq == 0 && db == 0)
+            continue;
+        const struct gl_price_entry *price = gl_prices_by_key(prices, f->price_id);
+        if (!price) {
+            rc = gl_error_set(err, GL_ERR_CONFIG,
+                              "%s: the price entry %s (pattern@valid_from), used by closed "
+                              "period %s, is gone; keep the rows of closed periods in the price "
+                              "table",
+                              prices->file, f->price_id, cp->name);
+            break;
+        }
+        struct gl_invoice_line *l = gl_invoice_add_correction(set, f->team, f->cluster, f->model,
+                                                              f->kind, price, cp->name);
+        if (__builtin_add_overflow(l->mib_s, dm, &l->mib_s)) {
+            rc = key_overflow(f, cp->name, "the correction line's MiB·s", err);
+            break;
+        }
+        l->days = gl_xrealloc(l->days, (l->ndays + 1) * sizeof *l->days);
+        l->days[l->ndays++] =
+            (struct gl_line_day){.day = f->day, .mib_s = dm, .billed = db, .qty_nano = dq};
+        l->qty_nano += dq; /* 128-bit sums of differences of 64-bit figures */
+        l->amount += db;
+        l->unit_price12 = f->unit12;
+        if (price->unit == GL_PRICE_GPU_HOURS && !l->capacity_gb12 &&
+            (rc = gl_price_capacity_gb12(prices, price, f->model,
+                                         gl_query_model_capacity(s, f->model), &l->capacity_gb12,
+                                         err)))
+            break;
+    }
+    for (size_t i = 0; i < set->n; i++)
+        for (size_t j = 0; j < set->invoices[i].nlines; j++) {
+            struct gl_invoice_line *l = &set->invoices[i].lines[j];
+            if (strcmp(l->corrected_period, cp->name) == 0)
+                gl_sort(l->days, l->ndays, sizeof *l->days, day_cmp);
+        }
+    key_table_free(&t);
+    gl_invoices_free(rec);
+    return rc;
+}
+
+enum gl_status gl_corrections_add(const struct gl_config *c, struct gl_store *s,
+                                  const struct gl_price_table *prices, struct gl_invoice_set *set,
+                                  struct gl_error *err)
+{
+    struct gl_period cp;
+    period_before(&set->period, &cp);
+    enum gl_status rc = GL_OK;
+    for (;;) {
+        bool closed;
+        if ((rc = gl_query_is_closed(s, cp.name, &closed, err)) || !closed)
+            break;
+        /* a pruned period (store_admin.h) is final: its hourly rows are gone;
+         * a settled one (reprice.h) has no correction lines */
+        bool pruned, settled = false;
+        if ((rc = gl_admin_period_pruned(s, cp.name, &pruned, err)) ||
+            (!pruned && (rc = gl_closed_settled(c, s, prices, &cp, &settled, err))) ||
+            (!pruned && !settled && (rc = correct_one(c, s, prices, &cp, set, err))))
+            break;
+        struct gl_period prev;
+        period_before(&cp, &prev);
+        cp = prev;
+    }
+    enum gl_status frc = gl_invoices_finish(set, rc ? NULL : err);
+    return rc ? rc : frc;
+}
+

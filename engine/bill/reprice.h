@@ -3,7 +3,7 @@
  *
  * A closed period's frozen rows record, per FOCUS key and UTC day, the price
  * entry (pattern@valid_from) and the unit price per GB-hour it was billed
- * at. Recomputing a closed period (close.c, for its corrections) with the
+ * at. Recomputing a closed period (reprice.c, for its corrections) with the
  * current prices may change its figures for two reasons: the quantities
  * changed (late or re-collected data: correction lines, as always), or the
  * prices did (an edited price table, `prices import`, a different GB-hour
@@ -93,7 +93,7 @@ void gl_reprice_print_corrections(const struct gl_invoice_set *set, FILE *out, s
  *
  * Recomputing a closed month costs as much as building it: gl_reprice_
  * closed_months (every run) and the corrections of every open month's
- * outputs (close.c) would rebuild every closed month each time. A closed
+ * outputs (the corrections) would rebuild every closed month each time. A closed
  * period's fingerprint hashes everything its recomputed figures depend on:
  * the build (its commit: none known, never trusted) and schema version, the
  * gpuledger version and the config file's bytes, the price entries in
@@ -119,5 +119,11 @@ enum gl_status gl_closed_fingerprint(const struct gl_config *c, struct gl_store 
 enum gl_status gl_closed_settled(const struct gl_config *c, struct gl_store *s,
                                  const struct gl_price_table *prices, const struct gl_period *p,
                                  bool *settled, struct gl_error *err);
+
+/* Adds to set (an open period) the correction lines of the closed periods
+ * right before it. */
+enum gl_status gl_corrections_add(const struct gl_config *c, struct gl_store *s,
+                                  const struct gl_price_table *prices, struct gl_invoice_set *set,
+                                  struct gl_error *err);
 
 #endif

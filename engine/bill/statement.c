@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "close.h"
+#include "period.h"
 #include "store_frozen.h"
 #include "util.h"
 
@@ -273,7 +273,12 @@ static enum gl_status closed_invoices(const struct gl_config *c, struct gl_store
     if (!st->from_texts) {
         st->cfg = st->set->cfg; /* the config as it was at close */
         if (!sealed) {
-            rc = gl_frozen_verify(st, st->frozen, st->nfrozen, st->frozen_focus, err);
+            rc = st->texts_check
+                     ? st->texts_check(st, st->frozen, st->nfrozen, st->frozen_focus, err)
+                     : gl_error_set(err, GL_ERR_STATE,
+                                    "period %s was closed before its figures carried a digest: "
+                                    "it is checked by rendering it, which this caller cannot do",
+                                    p->name);
             st->seal = !rc;
         }
         texts_free(st); /* the figures are what is printed */
@@ -340,11 +345,21 @@ enum gl_status gl_statement_build(const struct gl_config *c, struct gl_store *s,
                                   unsigned parts, struct gl_statement **out,
                                   struct gl_error *err)
 {
+    return gl_statement_build_checked(c, s, prices, p, parts, NULL, out, err);
+}
+
+enum gl_status gl_statement_build_checked(const struct gl_config *c, struct gl_store *s,
+                                          const struct gl_price_table *prices,
+                                          const struct gl_period *p, unsigned parts,
+                                          gl_texts_check check, struct gl_statement **out,
+                                          struct gl_error *err)
+{
     *out = NULL;
     struct gl_statement *st = gl_xcalloc(1, sizeof *st);
     st->cfg = c;
     st->period = *p;
     st->parts = parts;
+    st->texts_check = check;
     enum gl_status rc = gl_store_read_begin(s, err);
     if (!rc)
         rc = build(c, s, prices, st, err);

@@ -3,11 +3,11 @@
  *
  * Reads (under one read snapshot, so every part agrees whatever a
  * concurrent collect commits): the invoices with their corrections
- * (invoice.c, close.c), the anomalies, the fleet per cluster and GPU model
+ * (invoice.c, period.c), the anomalies, the fleet per cluster and GPU model
  * and per device, the per-team daily figures and top pods (query.c). A
  * closed period's invoices are loaded from the figures frozen at close
  * (store_frozen.h), checked by the digests stored then (store_digest.h;
- * one closed before them against the texts stored then, close.h
+ * one closed before them against the texts stored then, frozen_check.h
  * gl_frozen_verify, then sealed); one closed before schema 007 carries its
  * frozen texts (printed from there ever after). Writes nothing: renderers
  * (render.h) are functions of a statement.
@@ -73,6 +73,15 @@ struct gl_frozen_invoice {
     char *team, *json, *md;
 };
 
+/* How a month closed before its figures carried a digest is checked
+ * against the texts stored at close: by rendering its figures, which is
+ * render/'s (frozen_check.h, gl_frozen_verify), so the caller hands it in. */
+struct gl_statement;
+struct gl_frozen_invoice;
+typedef enum gl_status (*gl_texts_check)(const struct gl_statement *st,
+                                         const struct gl_frozen_invoice *texts, size_t ntexts,
+                                         const char *focus_csv, struct gl_error *err);
+
 struct gl_statement {
     const struct gl_config *cfg; /* borrowed: outlives the statement */
     struct gl_period period;
@@ -91,6 +100,7 @@ struct gl_statement {
     /* closed with figures before the digests, checked against its texts:
      * gl_statement_build seals it (store_frozen.h) */
     bool seal;
+    gl_texts_check texts_check; /* how such a month is checked (the caller's) */
     /* closed before schema 007, GL_ST_INVOICES: as frozen, by team id */
     struct gl_frozen_invoice *frozen;
     size_t nfrozen;
@@ -112,6 +122,13 @@ enum gl_status gl_statement_build(const struct gl_config *c, struct gl_store *s,
                                   const struct gl_price_table *prices, const struct gl_period *p,
                                   unsigned parts, struct gl_statement **out,
                                   struct gl_error *err);
+/* The same with the check of months closed before the digests (check NULL
+ * refuses such a month, GL_ERR_STATE): what every command passes. */
+enum gl_status gl_statement_build_checked(const struct gl_config *c, struct gl_store *s,
+                                          const struct gl_price_table *prices,
+                                          const struct gl_period *p, unsigned parts,
+                                          gl_texts_check check, struct gl_statement **out,
+                                          struct gl_error *err);
 void gl_statement_free(struct gl_statement *st);
 
 /* Statements built by this process (tests, the run log). */

@@ -29,6 +29,7 @@
 #include "summary.h"
 #include "upload.h"
 #include "teams.h"
+#include "frozen_check.h"
 #include "util.h"
 
 /* A failed step: print err, return its status. */
@@ -57,7 +58,7 @@ static struct gl_statement *statement(struct gl_cmd_env *e, unsigned parts, int 
     struct gl_statement *st = NULL;
     *rc = 0;
     if (gl_period_held(e->store, &e->period, &err) ||
-        gl_statement_build(e->cfg, e->store, e->prices, &e->period, parts, &st, &err))
+        gl_statement_build_checked(e->cfg, e->store, e->prices, &e->period, parts, gl_frozen_verify, &st, &err))
         *rc = FAIL(&err);
     return st;
 }

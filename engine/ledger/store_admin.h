@@ -7,7 +7,7 @@
  * invoices, FOCUS rows and CSV stay, so invoice and export print them as
  * before. A pruned period is marked by its collected_hour rows carrying
  * samples = -1 (the hours stay listed; their detail is gone): it takes no
- * more corrections (close.c skips it; late data for it can no longer be
+ * more corrections (the corrections skip it; late data for it can no longer be
  * compared with what was billed) and what needs the hourly rows (summary,
  * anomalies, report) is refused for it rather than shown empty. Open
  * periods are never pruned.

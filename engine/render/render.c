@@ -335,3 +335,40 @@ enum gl_status gl_report_write(const struct gl_statement *st, const char *team, 
         gl_log(GL_LOG_INFO, "wrote reports period=%s teams=%zu dir=%s", p->name, written, dir);
     return rc;
 }
+
+/* Text written to a FILE, collected in memory (open_memstream). */
+struct memfile {
+    char *data;
+    size_t len;
+    FILE *f;
+};
+
+static bool mem_open(struct memfile *m)
+{
+    m->data = NULL;
+    m->len = 0;
+    m->f = open_memstream(&m->data, &m->len);
+    return m->f != NULL;
+}
+
+static void mem_close(struct memfile *m)
+{
+    if (m->f)
+        fclose(m->f);
+    m->f = NULL;
+}
+
+char *gl_render_text(const struct gl_statement *st, const char *name, size_t i,
+                         struct gl_error *err)
+{
+    struct memfile m;
+    if (!mem_open(&m))
+        return NULL;
+    enum gl_status rc = gl_renderer_find(name)->fn(st, i, m.f, err);
+    mem_close(&m);
+    if (rc) {
+        free(m.data);
+        return NULL;
+    }
+    return m.data ? m.data : gl_strdup("");
+}

@@ -95,4 +95,9 @@ enum gl_status gl_render_focus_rows(const struct gl_statement *st, size_t *rows,
 enum gl_status gl_report_write(const struct gl_statement *st, const char *team, const char *dir,
                                struct gl_error *err);
 
+/* Output i of renderer name into a malloc'd string; NULL on error (err
+ * set) or when memory ran out (err untouched). */
+char *gl_render_text(const struct gl_statement *st, const char *name, size_t i,
+                     struct gl_error *err);
+
 #endif

@@ -2,6 +2,7 @@
  * textfile collector (see metrics.h). Reads the run's figures, the
  * watermarks and the open period's statement; writes HTTP and one file. */
 #include "metrics.h"
+#include "frozen_check.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -445,7 +446,7 @@ enum gl_status gl_metrics_render(const struct gl_config *c, struct gl_store *s,
     struct gl_statement *st = NULL;
     struct gl_error serr = {0};
     if (prices && !gl_period_is_closed(s, p.name, &closed, &serr) && !closed &&
-        !gl_statement_build(c, s, prices, &p, GL_ST_INVOICES | GL_ST_FLEET | GL_ST_ANOMALIES, &st,
+        !gl_statement_build_checked(c, s, prices, &p, GL_ST_INVOICES | GL_ST_FLEET | GL_ST_ANOMALIES, gl_frozen_verify, &st,
                             &serr)) {
         render_billing(&o, c, st, cluster);
         render_anomalies(&o, st, f, cluster);

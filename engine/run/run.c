@@ -20,6 +20,7 @@
 #include "store_admin.h"
 #include "timeutil.h"
 #include "upload.h"
+#include "frozen_check.h"
 #include "util.h"
 
 static enum gl_status make_dir(const char *dir, struct gl_error *err)
@@ -37,7 +38,7 @@ static enum gl_status write_tree(const struct gl_config *c, struct gl_store *s,
                                  struct gl_error *err)
 {
     struct gl_statement *st = NULL;
-    enum gl_status rc = gl_statement_build(c, s, prices, p, GL_ST_ALL, &st, err);
+    enum gl_status rc = gl_statement_build_checked(c, s, prices, p, GL_ST_ALL, gl_frozen_verify, &st, err);
     if (!rc)
         rc = gl_render_tree(st, dir, err);
     if (!rc)
