@@ -10,7 +10,7 @@
  *
  * Adding an output format:
  *   1. write `enum gl_status render_x(const struct gl_statement *st, size_t i,
- *      FILE *out, struct gl_error *err)` in a new engine/render_<x>.c (or
+ *      FILE *out, struct gl_error *err)` in a new engine/render/<x>.c (or
  *      beside its siblings), reading only the statement (i = the team for
  *      a per-team scope);
  *   2. add one row to gl_renderers[] in render.c: name, file name pattern
@@ -19,7 +19,8 @@
  *   3. add the source to meson.build and an expected file to
  *      tests/golden (golden_test.py --regen, then read the diff).
  * `run` writes it into every period's tree from then on; a command that
- * prints it names it with gl_renderer_find.
+ * prints it names it with gl_renderer_find (today `--format` of invoice,
+ * summary and anomalies knows json|md only: cli/commands.c format_md).
  */
 #ifndef GL_RENDER_H
 #define GL_RENDER_H

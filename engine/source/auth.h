@@ -15,9 +15,13 @@
  * Thread safety: one gl_auth may be used from several threads (collect's
  * prefetch thread and the main one); each call takes the provider's lock.
  *
- * To add a provider: a row in the providers table of auth.c (its name for
- * messages and its hints), a fetch function filling struct cred, and the
- * choice of it in gl_auth_new.
+ * To add a provider (all in auth.c today; one file per provider behind a
+ * table, as curl's vauth/, is the shape it should grow into): a value of
+ * enum provider, its place in temporary()/is_aws(), a fetch function
+ * filling struct cred (dispatched by fetch_temporary for credentials that
+ * expire), the choice of it in gl_auth_new from the config block
+ * (base/config.c reads its keys), and a loopback verifier in
+ * tests/integration/authserver.py.
  */
 #ifndef GL_AUTH_H
 #define GL_AUTH_H
