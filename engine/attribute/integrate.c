@@ -33,14 +33,6 @@
 #include "teams.h"
 #include "timeutil.h"
 
-const char *const gl_kind_names[GL_KIND_COUNT] = {
-    "memory_used",  "allocated",    "allocated_gpu", "reserved_unused",
-    "reserved_unused_billed", "anomaly_unallocated", "anomaly_excess_devices",
-    "busy_ppm",     "busy_steps",   "capacity",      "reserved",
-    "unattributed", "idle",         "excess",        "unknown_steps",
-    "device_reserved_unused_billed",
-};
-
 enum res_kind { RES_GPU, RES_SHARED, RES_MIG };
 
 struct dev {

@@ -50,34 +50,11 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "kinds.h"
 #include "error.h"
 #include "parse.h"
 #include "util.h"
 
-enum gl_kind {
-    /* per pod (MiB·s unless said) */
-    GL_KIND_MEMORY_USED,
-    GL_KIND_ALLOCATED,
-    GL_KIND_ALLOCATED_GPU,          /* micro-GPU-seconds */
-    GL_KIND_RESERVED_UNUSED,        /* allocated − used, > 0: waste */
-    GL_KIND_RESERVED_UNUSED_BILLED, /* the same, billed under basis max */
-    GL_KIND_ANOMALY_UNALLOCATED,
-    GL_KIND_ANOMALY_EXCESS_DEVICES,
-    /* per team and device */
-    GL_KIND_BUSY_PPM,               /* Σ busy ratio × 10^6 */
-    GL_KIND_BUSY_STEPS,
-    /* per device */
-    GL_KIND_CAPACITY,
-    GL_KIND_RESERVED,
-    GL_KIND_UNATTRIBUTED,
-    GL_KIND_IDLE,
-    GL_KIND_EXCESS,
-    GL_KIND_UNKNOWN_STEPS,          /* steps with pods but no memory metrics */
-    GL_KIND_DEVICE_RU_BILLED,       /* billed reserved-unused placed on this device
-                                     * (taken from its idle, or beyond it: excess) */
-    GL_KIND_COUNT
-};
-extern const char *const gl_kind_names[GL_KIND_COUNT];
 
 /* The matrices are read, never changed. */
 struct gl_chunk_input {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "invoice_model.h"
+#include "kinds.h"
 #include "util.h"
 
 /* The reads below use the aggregates of schema/004_daily.sql (kept by
@@ -15,13 +16,13 @@
  * period is a month: whole UTC days. */
 static const char models_sql[] =
     "SELECT cluster, model,"
-    " SUM(CASE kind WHEN 'capacity' THEN quantity ELSE 0 END),"
-    " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END),"
-    " SUM(CASE kind WHEN 'reserved_unused_billed' THEN quantity ELSE 0 END),"
-    " SUM(CASE kind WHEN 'reserved' THEN quantity ELSE 0 END),"
-    " SUM(CASE kind WHEN 'unattributed' THEN quantity ELSE 0 END),"
-    " SUM(CASE kind WHEN 'idle' THEN quantity ELSE 0 END),"
-    " SUM(CASE kind WHEN 'excess' THEN quantity ELSE 0 END)"
+    " SUM(CASE kind WHEN '" GL_K_CAPACITY "' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN '" GL_K_MEMORY_USED "' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN '" GL_K_RESERVED_UNUSED_BILLED "' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN '" GL_K_RESERVED "' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN '" GL_K_UNATTRIBUTED "' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN '" GL_K_IDLE "' THEN quantity ELSE 0 END),"
+    " SUM(CASE kind WHEN '" GL_K_EXCESS "' THEN quantity ELSE 0 END)"
     " FROM usage_key_hour"
     " WHERE hour >= ?1 AND hour < ?2"
     " GROUP BY cluster, model ORDER BY cluster, model";
@@ -34,14 +35,14 @@ static const char devices_sql[] =
     "  AND m.hour >= ?1 AND m.hour < ?2 ORDER BY m.hour DESC LIMIT 1), d.model), d.hostname,"
     " u.c0, u.c1, u.c2, u.c3, u.c4, u.c5, u.c6, u.c7, d.id"
     " FROM device d LEFT JOIN (SELECT device_id,"
-    "  SUM(CASE kind WHEN 'capacity' THEN quantity ELSE 0 END) AS c0,"
-    "  SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END) AS c1,"
-    "  SUM(CASE kind WHEN 'device_reserved_unused_billed' THEN quantity ELSE 0 END) AS c2,"
-    "  SUM(CASE kind WHEN 'reserved' THEN quantity ELSE 0 END) AS c3,"
-    "  SUM(CASE kind WHEN 'unattributed' THEN quantity ELSE 0 END) AS c4,"
-    "  SUM(CASE kind WHEN 'idle' THEN quantity ELSE 0 END) AS c5,"
-    "  SUM(CASE kind WHEN 'excess' THEN quantity ELSE 0 END) AS c6,"
-    "  SUM(CASE kind WHEN 'unknown_steps' THEN quantity ELSE 0 END) AS c7"
+    "  SUM(CASE kind WHEN '" GL_K_CAPACITY "' THEN quantity ELSE 0 END) AS c0,"
+    "  SUM(CASE kind WHEN '" GL_K_MEMORY_USED "' THEN quantity ELSE 0 END) AS c1,"
+    "  SUM(CASE kind WHEN '" GL_K_DEVICE_RESERVED_UNUSED_BILLED "' THEN quantity ELSE 0 END) AS c2,"
+    "  SUM(CASE kind WHEN '" GL_K_RESERVED "' THEN quantity ELSE 0 END) AS c3,"
+    "  SUM(CASE kind WHEN '" GL_K_UNATTRIBUTED "' THEN quantity ELSE 0 END) AS c4,"
+    "  SUM(CASE kind WHEN '" GL_K_IDLE "' THEN quantity ELSE 0 END) AS c5,"
+    "  SUM(CASE kind WHEN '" GL_K_EXCESS "' THEN quantity ELSE 0 END) AS c6,"
+    "  SUM(CASE kind WHEN '" GL_K_UNKNOWN_STEPS "' THEN quantity ELSE 0 END) AS c7"
     "  FROM device_day WHERE day >= ?1 AND day < ?2 GROUP BY device_id) u"
     " ON u.device_id = d.id"
     " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
@@ -146,18 +147,18 @@ enum gl_status gl_query_team_usage(struct gl_store *s, const struct gl_period *p
 {
     static const char daily_sql[] =
         "SELECT hour - hour % 86400,"
-        " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END),"
-        " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END),"
-        " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END)"
+        " SUM(CASE kind WHEN '" GL_K_MEMORY_USED "' THEN quantity ELSE 0 END),"
+        " SUM(CASE kind WHEN '" GL_K_ALLOCATED "' THEN quantity ELSE 0 END),"
+        " SUM(CASE kind WHEN '" GL_K_RESERVED_UNUSED "' THEN quantity ELSE 0 END)"
         " FROM usage_key_hour WHERE hour >= ?1 AND hour < ?2 AND team = ?3"
-        "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
+        "  AND kind IN ('" GL_K_MEMORY_USED "', '" GL_K_ALLOCATED "', '" GL_K_RESERVED_UNUSED "')"
         " GROUP BY 1 ORDER BY 1";
     static const char pods_sql[] =
         "SELECT cluster, namespace, pod,"
-        " SUM(CASE kind WHEN 'memory_used' THEN quantity ELSE 0 END) AS used,"
-        " SUM(CASE kind WHEN 'allocated' THEN quantity ELSE 0 END) AS alloc,"
-        " SUM(CASE kind WHEN 'reserved_unused' THEN quantity ELSE 0 END),"
-        " MAX(CASE kind WHEN 'memory_used' THEN estimated > 0 ELSE 0 END),"
+        " SUM(CASE kind WHEN '" GL_K_MEMORY_USED "' THEN quantity ELSE 0 END) AS used,"
+        " SUM(CASE kind WHEN '" GL_K_ALLOCATED "' THEN quantity ELSE 0 END) AS alloc,"
+        " SUM(CASE kind WHEN '" GL_K_RESERVED_UNUSED "' THEN quantity ELSE 0 END),"
+        " MAX(CASE kind WHEN '" GL_K_MEMORY_USED "' THEN estimated > 0 ELSE 0 END),"
         " COUNT(*) OVER ()"
         " FROM pod_day WHERE team = ?3 AND day >= ?1 AND day < ?2"
         " GROUP BY cluster, namespace, pod"
@@ -280,7 +281,7 @@ enum gl_status gl_query_fleet(struct gl_store *s, const struct gl_period *p, str
         "SELECT cluster, model, team, SUM(quantity)"
         " FROM usage_key_hour"
         " WHERE hour >= ?1 AND hour < ?2"
-        "  AND kind IN ('memory_used', 'reserved_unused_billed')"
+        "  AND kind IN ('" GL_K_MEMORY_USED "', '" GL_K_RESERVED_UNUSED_BILLED "')"
         " GROUP BY 1, 2, 3 HAVING SUM(quantity) <> 0 ORDER BY 3, 1, 2";
     memset(fl, 0, sizeof *fl);
     sqlite3_stmt *st = NULL;
@@ -399,8 +400,8 @@ enum gl_status gl_query_billable_hours(struct gl_store *s,
 {
     static const char sql[] =
         "SELECT DISTINCT model, hour FROM usage_key_hour"
-        " WHERE kind IN ('memory_used', 'reserved_unused_billed', 'idle', 'reserved',"
-        " 'unattributed') ORDER BY model, hour";
+        " WHERE kind IN ('" GL_K_MEMORY_USED "', '" GL_K_RESERVED_UNUSED_BILLED "', '" GL_K_IDLE "', '" GL_K_RESERVED "',"
+        " '" GL_K_UNATTRIBUTED "') ORDER BY model, hour";
     sqlite3_stmt *st = NULL;
     /* the period bounds are unused: every stored hour */
     enum gl_status rc = gl_store_query_period(s, sql, 0, 0, &st, "reading models", err);
@@ -454,18 +455,18 @@ enum gl_status gl_query_billed(struct gl_store *s, const struct gl_period *p,
     static const char sql[] =
         "SELECT team, cluster, model, kind, hour, SUM(q), MAX(est) FROM ("
         " SELECT u.team AS team, u.cluster AS cluster, u.model AS model,"
-        "  CASE u.kind WHEN 'memory_used' THEN ?5 ELSE ?6 END AS kind,"
+        "  CASE u.kind WHEN '" GL_K_MEMORY_USED "' THEN ?5 ELSE ?6 END AS kind,"
         "  u.hour AS hour, u.quantity AS q, u.estimated AS est"
         " FROM usage_key_hour u"
         " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('memory_used', 'reserved_unused_billed')"
+        "  AND u.kind IN ('" GL_K_MEMORY_USED "', '" GL_K_RESERVED_UNUSED_BILLED "')"
         " UNION ALL"
         " SELECT ?3, u.cluster, u.model,"
-        "  CASE u.kind WHEN 'idle' THEN ?7 ELSE ?8 END,"
+        "  CASE u.kind WHEN '" GL_K_IDLE "' THEN ?7 ELSE ?8 END,"
         "  u.hour, u.quantity, u.estimated"
         " FROM usage_key_hour u"
         " WHERE ?4 AND u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('idle', 'reserved', 'unattributed'))"
+        "  AND u.kind IN ('" GL_K_IDLE "', '" GL_K_RESERVED "', '" GL_K_UNATTRIBUTED "'))"
         " GROUP BY team, cluster, model, kind, hour"
         " ORDER BY team, cluster, model, kind, hour";
     sqlite3_stmt *st = NULL;
@@ -496,10 +497,10 @@ enum gl_status gl_query_idle(struct gl_store *s, const struct gl_period *p, gl_u
 {
     static const char sql[] =
         "SELECT cluster, model, hour,"
-        " SUM(CASE kind WHEN 'idle' THEN quantity ELSE 0 END),"
-        " SUM(CASE kind WHEN 'idle' THEN 0 ELSE quantity END)"
+        " SUM(CASE kind WHEN '" GL_K_IDLE "' THEN quantity ELSE 0 END),"
+        " SUM(CASE kind WHEN '" GL_K_IDLE "' THEN 0 ELSE quantity END)"
         " FROM usage_key_hour"
-        " WHERE hour >= ?1 AND hour < ?2 AND kind IN ('idle', 'reserved', 'unattributed')"
+        " WHERE hour >= ?1 AND hour < ?2 AND kind IN ('" GL_K_IDLE "', '" GL_K_RESERVED "', '" GL_K_UNATTRIBUTED "')"
         " GROUP BY cluster, model, hour ORDER BY cluster, model, hour";
     sqlite3_stmt *st = NULL;
     enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st, "reading idle",
@@ -525,12 +526,12 @@ enum gl_status gl_query_team_info(struct gl_store *s, const struct gl_period *p,
     /* the kinds' names sort as enum gl_info_kind: the order stays the names' */
     static const char sql[] =
         "SELECT u.team, u.cluster, u.model,"
-        " CASE u.kind WHEN 'allocated' THEN ?3 WHEN 'allocated_gpu' THEN ?4"
-        "  WHEN 'busy_ppm' THEN ?5 WHEN 'busy_steps' THEN ?6 ELSE ?7 END,"
+        " CASE u.kind WHEN '" GL_K_ALLOCATED "' THEN ?3 WHEN '" GL_K_ALLOCATED_GPU "' THEN ?4"
+        "  WHEN '" GL_K_BUSY_PPM "' THEN ?5 WHEN '" GL_K_BUSY_STEPS "' THEN ?6 ELSE ?7 END,"
         " u.hour - u.hour % 86400, SUM(u.quantity)"
         " FROM usage_key_hour u"
         " WHERE u.hour >= ?1 AND u.hour < ?2"
-        "  AND u.kind IN ('reserved_unused', 'allocated', 'allocated_gpu', 'busy_ppm', 'busy_steps')"
+        "  AND u.kind IN ('" GL_K_RESERVED_UNUSED "', '" GL_K_ALLOCATED "', '" GL_K_ALLOCATED_GPU "', '" GL_K_BUSY_PPM "', '" GL_K_BUSY_STEPS "')"
         " GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5";
     sqlite3_stmt *st = NULL;
     enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
@@ -565,7 +566,7 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
                                  struct gl_anomaly_list *out, struct gl_error *err)
 {
     static const char sql[] =
-        "SELECT CASE u.kind WHEN 'anomaly_unallocated' THEN ?4 ELSE ?5 END, u.cluster, u.namespace, u.pod, u.team, d.hostname,"
+        "SELECT CASE u.kind WHEN '" GL_K_ANOMALY_UNALLOCATED "' THEN ?4 ELSE ?5 END, u.cluster, u.namespace, u.pod, u.team, d.hostname,"
         " d.uuid || CASE d.gpu_i_id WHEN '' THEN '' ELSE '/' || d.gpu_i_id END, d.model,"
         " MIN(u.first_seen), MAX(u.last_seen), SUM(u.quantity)"
         " FROM anomaly_day u JOIN device d ON d.id = u.device_id"
@@ -970,7 +971,7 @@ enum gl_status gl_query_closed_at(struct gl_store *s, const char *period, int64_
 }
 
 /* usage kinds the workloads sum, in one place */
-#define WL_KINDS "('memory_used', 'allocated', 'reserved_unused')"
+#define WL_KINDS "('" GL_K_MEMORY_USED "', '" GL_K_ALLOCATED "', '" GL_K_RESERVED_UNUSED "')"
 
 enum gl_status gl_query_team_workloads(struct gl_store *s, const struct gl_period *p,
                                        const char *team, size_t max,
@@ -979,11 +980,11 @@ enum gl_status gl_query_team_workloads(struct gl_store *s, const struct gl_perio
     static const char sql[] =
         "SELECT u.cluster, u.namespace, COALESCE(o.owner_kind, 'Pod'),"
         " COALESCE(o.owner_name, u.pod),"
-        " SUM(CASE u.kind WHEN 'memory_used' THEN u.quantity ELSE 0 END) AS used,"
-        " SUM(CASE u.kind WHEN 'allocated' THEN u.quantity ELSE 0 END) AS alloc,"
-        " SUM(CASE u.kind WHEN 'reserved_unused' THEN u.quantity ELSE 0 END),"
+        " SUM(CASE u.kind WHEN '" GL_K_MEMORY_USED "' THEN u.quantity ELSE 0 END) AS used,"
+        " SUM(CASE u.kind WHEN '" GL_K_ALLOCATED "' THEN u.quantity ELSE 0 END) AS alloc,"
+        " SUM(CASE u.kind WHEN '" GL_K_RESERVED_UNUSED "' THEN u.quantity ELSE 0 END),"
         " COUNT(DISTINCT u.pod),"
-        " MAX(CASE WHEN u.kind = 'memory_used' AND u.estimated > 0 THEN 1 ELSE 0 END),"
+        " MAX(CASE WHEN u.kind = '" GL_K_MEMORY_USED "' AND u.estimated > 0 THEN 1 ELSE 0 END),"
         " COUNT(*) OVER ()"
         /* pod_day (schema/004): the pods' daily figures, kept after prune */
         " FROM pod_day u LEFT JOIN pod_owner o"
@@ -1075,7 +1076,7 @@ enum trend_stmt {
 static const char *const trend_sql[TR_N] = {
     /* the latest hour before ?2 with memory used by team ?1 */
     [TR_USED_LAST] = "SELECT hour FROM usage_key_hour"
-                     " WHERE team = ?1 AND hour < ?2 AND kind = 'memory_used'"
+                     " WHERE team = ?1 AND hour < ?2 AND kind = '" GL_K_MEMORY_USED "'"
                      " ORDER BY hour DESC LIMIT 1",
     /* the latest period before ?1 with frozen rows (of any team) */
     [TR_FROZEN_LAST] = "SELECT period FROM frozen_row WHERE period < ?1"
@@ -1089,7 +1090,7 @@ static const char *const trend_sql[TR_N] = {
      * range: covering, read in order; summed in C for the teams that show
      * the month: a GROUP BY team would sort every row) */
     [TR_USED] = "SELECT team, quantity FROM usage_key_hour"
-                " WHERE hour >= ?1 AND hour < ?2 AND kind = 'memory_used'",
+                " WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_MEMORY_USED "'",
     /* the frozen rows of period ?1, every team's */
     [TR_FROZEN] = "SELECT team, billed_minor FROM frozen_row WHERE period = ?1",
     [TR_CLOSED] = "SELECT 1 FROM closed_period WHERE +period = ?1", /* CLOSED_SCAN */
@@ -1393,7 +1394,7 @@ enum gl_status gl_query_team_waste_hours(struct gl_store *s, const struct gl_per
     static const char sql[] =
         "SELECT u.cluster, u.model, u.hour, SUM(u.quantity)"
         " FROM usage_key_hour u"
-        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.team = ?3 AND u.kind = 'reserved_unused'"
+        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.team = ?3 AND u.kind = '" GL_K_RESERVED_UNUSED "'"
         " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
     sqlite3_stmt *st;
     enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,

@@ -12,6 +12,7 @@
 
 #include "schema_sql.h" /* gl_migrations: schema/NNN_*.sql in order */
 #include "timeutil.h"
+#include "kinds.h"
 #include "util.h"
 
 /* gl_migrations[i] takes a database at version i to i + 1 (meson.build's
@@ -191,7 +192,7 @@ static const char out_pod_sql[] =
     " FROM (SELECT team, hour - hour % 86400 AS day, namespace, pod, kind, SUM(quantity) AS q,"
     "  SUM(estimated <> 0) AS e, COUNT(*) AS n FROM usage"
     "  WHERE hour >= ?2 AND hour < ?3 AND cluster = ?1 AND pod <> ''"
-    "   AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
+    "   AND kind IN ('" GL_K_MEMORY_USED "', '" GL_K_ALLOCATED "', '" GL_K_RESERVED_UNUSED "')"
     "  GROUP BY 1, 2, 3, 4, 5) AS o"
     " WHERE pod_day.team = o.team AND pod_day.day = o.day AND pod_day.cluster = ?1"
     "  AND pod_day.namespace = o.namespace AND pod_day.pod = o.pod AND pod_day.kind = o.kind";
@@ -210,7 +211,7 @@ static const char in_pod_sql[] =
     " SELECT team, hour - hour % 86400, ?1, namespace, pod, kind, SUM(quantity),"
     "  SUM(estimated <> 0), COUNT(*) FROM usage"
     " WHERE hour >= ?2 AND hour < ?3 AND cluster = ?1 AND pod <> ''"
-    "  AND kind IN ('memory_used', 'allocated', 'reserved_unused')"
+    "  AND kind IN ('" GL_K_MEMORY_USED "', '" GL_K_ALLOCATED "', '" GL_K_RESERVED_UNUSED "')"
     " GROUP BY 1, 2, 4, 5, 6"
     " ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity,"
     "  estimated = estimated + excluded.estimated, rows = rows + excluded.rows";
@@ -247,7 +248,7 @@ static const char agg_anom_sql[] =
     " last_seen, quantity, rows)"
     " SELECT hour - hour % 86400, kind, cluster, namespace, pod, team, device_id,"
     " MIN(first_seen), MAX(last_seen), SUM(quantity), COUNT(*)"
-    " FROM usage WHERE kind IN ('anomaly_unallocated', 'anomaly_excess_devices')"
+    " FROM usage WHERE kind IN ('" GL_K_ANOMALY_UNALLOCATED "', '" GL_K_ANOMALY_EXCESS_DEVICES "')"
     "  AND hour >= ?1 AND hour < ?2"
     " GROUP BY 1, 2, 3, 4, 5, 6, 7";
 
@@ -800,8 +801,8 @@ static bool agg_add(struct gl_store *s, int64_t hour, const char *cluster, const
     e = tab_get(&s->acc_dev, (int64_t[6]){day, device_id, k, 0, 0, 0});
     if (!sum_into(e, quantity, 0))
         return false;
-    if (pod[0] && (strcmp(kind, "memory_used") == 0 || strcmp(kind, "allocated") == 0 ||
-                   strcmp(kind, "reserved_unused") == 0)) {
+    if (pod[0] && (strcmp(kind, GL_K_MEMORY_USED) == 0 || strcmp(kind, GL_K_ALLOCATED) == 0 ||
+                   strcmp(kind, GL_K_RESERVED_UNUSED) == 0)) {
         e = tab_get(&s->acc_pod, (int64_t[6]){t, day, c, nsid, podid, k});
         if (!sum_into(e, quantity, e->est + (estimated != 0)))
             return false;
@@ -1290,7 +1291,7 @@ enum gl_status gl_store_hour_figures(struct gl_store *s, const char *cluster, in
         "SELECT u.hour, d.uuid, d.gpu_i_id, u.team, u.kind, sum(u.quantity) "
         "FROM usage u JOIN device d ON d.id = u.device_id "
         "WHERE u.cluster = ?1 AND u.hour >= ?2 AND u.hour < ?3 "
-        "AND u.kind IN ('memory_used', 'unattributed', 'unknown_steps') "
+        "AND u.kind IN ('" GL_K_MEMORY_USED "', '" GL_K_UNATTRIBUTED "', '" GL_K_UNKNOWN_STEPS "') "
         "GROUP BY u.hour, u.device_id, u.team, u.kind",
         &st, "reading the stored hours' figures", err);
     if (rc)
