@@ -89,21 +89,16 @@ static double capacity_mib(const struct sdev *sd, const enum gl_mem_unit *unit, 
     return sum;
 }
 
-enum gl_status gl_schema_check(const struct gl_config *c, const struct gl_cluster *cl,
-                               struct gl_prom *prom, int64_t at, struct gl_buf *notes,
-                               struct gl_error *err)
+/* Reads the memory queries at instant at and files their series under
+ * their devices (*devs, take); hc[q] counts query q's hostname labels. */
+static enum gl_status read_devices(const struct gl_config *c, const struct gl_cluster *cl,
+                                   struct gl_prom *prom, int64_t at, const char *const *names,
+                                   const enum gl_mq *which, struct sdev **devs, size_t *ndev,
+                                   struct hostcount *hc, struct gl_error *err)
 {
-    const char *names[NQ] = {c->mem_query, "fb_free", "fb_reserved"};
-    const enum gl_mq which[NQ] = {GL_MQ_MEMORY, GL_MQ_FREE, GL_MQ_RESERVED};
-    enum gl_mem_unit unit[NQ];
-    struct sdev *devs = NULL;
-    size_t ndev = 0;
-    struct hostcount hc[NQ];
-    memset(hc, 0, sizeof hc);
     enum gl_status rc = GL_OK;
     for (int q = 0; q < NQ && !rc; q++) {
         const struct gl_query_schema *qs = &c->mq[which[q]];
-        unit[q] = qs->unit;
         /* the memory source, then the device series read beside it (in the
          * memory source's unit, as the collection takes them) */
         const bool beside = q == 0 && c->mem_device_query;
@@ -117,12 +112,29 @@ enum gl_status gl_schema_check(const struct gl_config *c, const struct gl_cluste
                 break;
             }
             free(text);
-            double scale = !k || du == unit[q] ? 1 : unit[q] == GL_UNIT_BYTES ? 1048576.0
-                                                                             : 1 / 1048576.0;
-            take(qs, q, &vec, scale, &devs, &ndev, &hc[q]);
+            double scale = !k || du == qs->unit ? 1 : qs->unit == GL_UNIT_BYTES ? 1048576.0
+                                                                               : 1 / 1048576.0;
+            take(qs, q, &vec, scale, devs, ndev, &hc[q]);
             gl_vector_free(&vec);
         }
     }
+    return rc;
+}
+
+enum gl_status gl_schema_check(const struct gl_config *c, const struct gl_cluster *cl,
+                               struct gl_prom *prom, int64_t at, struct gl_buf *notes,
+                               struct gl_error *err)
+{
+    const char *names[NQ] = {c->mem_query, "fb_free", "fb_reserved"};
+    const enum gl_mq which[NQ] = {GL_MQ_MEMORY, GL_MQ_FREE, GL_MQ_RESERVED};
+    enum gl_mem_unit unit[NQ];
+    struct sdev *devs = NULL;
+    size_t ndev = 0;
+    struct hostcount hc[NQ];
+    memset(hc, 0, sizeof hc);
+    for (int q = 0; q < NQ; q++)
+        unit[q] = c->mq[which[q]].unit;
+    enum gl_status rc = read_devices(c, cl, prom, at, names, which, &devs, &ndev, hc, err);
     /* units: the fewest queries read in the other unit that make every
      * implausible device a GPU */
     unsigned need = 0;
