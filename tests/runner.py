@@ -68,6 +68,7 @@ SUITES = [
     _it("access", "access_test.py", ("auth", "tls"), True, 5),
     _it("backends", "backends_test.py", ("backends", "vm"), cost=4),
     _it("wire", "wire_test.py", ("wire", "parse"), True, 11),
+    _it("vector", "vector_test.py", ("wire", "parse", "presets"), True, 6),
     _it("report", "report_test.py", ("report",), cost=21),
     _it("report-view", "report_view_test.py", ("report", "browser"), cost=15),
     _it("arith", "arith_test.py", ("attribution",), True, 2),

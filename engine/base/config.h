@@ -13,10 +13,9 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "preset.h" /* the memory units and attributions the presets name */
 
 enum gl_identity_mode { GL_IDENTITY_AUTO, GL_IDENTITY_EXPORTED, GL_IDENTITY_PLAIN };
-enum gl_attribution { GL_ATTR_PROCESS, GL_ATTR_DEVICE };
-enum gl_mem_unit { GL_UNIT_MIB, GL_UNIT_BYTES };
 /* collection.max_samples_in_memory by default: 1 M slots of 8 bytes, about
  * 8 MiB of parsed responses per unit; with the next unit's fetch, the
  * integration (about 30 bytes a slot) and the stored hour's per-pod sums

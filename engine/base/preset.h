@@ -1,6 +1,8 @@
 /*
- * preset — dcgm-exporter schema generations (exporter.preset) and the
- * `check` test that a memory query's values fit its declared unit.
+ * preset — dcgm-exporter schema generations (exporter.preset) and memory
+ * source presets (memory_source.preset): configuration data only (the
+ * `check` probe that compares them with what a backend serves is
+ * collect/probe).
  *
  * A preset names, for one exporter generation, the unit of the FB memory
  * queries and the labels that name a device and its node; config.c applies
@@ -9,12 +11,11 @@
 #ifndef GL_PRESET_H
 #define GL_PRESET_H
 
-#include <stdio.h>
-
-#include "config.h"
-#include "error.h"
-#include "fetch.h"
-#include "util.h"
+/* How a memory source's values are read: the unit of its numbers, and
+ * whether a series is one process's memory or the whole device's. Defined
+ * here, below config, which includes this file for them. */
+enum gl_attribution { GL_ATTR_PROCESS, GL_ATTR_DEVICE };
+enum gl_mem_unit { GL_UNIT_MIB, GL_UNIT_BYTES };
 
 struct gl_preset {
     const char *name;
@@ -45,16 +46,8 @@ struct gl_memory_preset {
 const struct gl_memory_preset *gl_memory_preset_find(const char *name);
 const char *gl_memory_preset_names(void);
 
-/* `check`: reads the memory queries (memory source, fb_free, fb_reserved)
- * of cluster at instant at and compares each device's USED + FREE +
- * RESERVED, read in the declared units, with a GPU's possible capacity (the
- * configured model capacity when there is one, else 256 MiB to 1 TiB), and
- * the hostname label with the labels the series carry. Appends one line per
- * finding to notes. A unit read wrongly (values that can only be bytes read
- * as MiB, or the reverse) or a hostname label no series carries fails with
- * GL_ERR_CONFIG naming the queries, the device and the preset or key to use. */
-enum gl_status gl_schema_check(const struct gl_config *c, const struct gl_cluster *cl,
-                               struct gl_prom *prom, int64_t at, struct gl_buf *notes,
-                               struct gl_error *err);
+/* The first preset (in the order of gl_preset_names) whose FB fields are
+ * in fb_unit and whose hostname label is hostname_label, or NULL. */
+const struct gl_preset *gl_preset_fit(enum gl_mem_unit fb_unit, const char *hostname_label);
 
 #endif

@@ -4,7 +4,6 @@
  * (config, database, lock, prices, period) and only does its own work;
  * outputs are rendered from a period statement (statement.h, render.h).
  */
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,7 @@
 #include "metrics.h"
 #include "output.h"
 #include "owner.h"
-#include "preset.h"
+#include "probe.h"
 #include "query.h"
 #include "render.h"
 #include "reprice.h"
@@ -503,7 +502,7 @@ static bool query_required(const struct gl_config *cfg, const char *name)
  * namespaces): true when one of them is on some series, or no rule reads
  * one; *label names the first rule's label otherwise. */
 static bool team_labels_present(const struct gl_config *cfg, enum gl_rule_kind kind,
-                                const cJSON *res, const char **label)
+                                const struct gl_vector *res, const char **label)
 {
     *label = NULL;
     for (size_t r = 0; r < cfg->nrules; r++) {
@@ -511,14 +510,9 @@ static bool team_labels_present(const struct gl_config *cfg, enum gl_rule_kind k
             continue;
         if (!*label)
             *label = cfg->rules[r].label;
-        const cJSON *it;
-        cJSON_ArrayForEach(it, res)
-        {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(it, "metric"), cfg->rules[r].label);
-            if (cJSON_IsString(v) && v->valuestring[0])
+        for (size_t i = 0; i < res->n; i++)
+            if (gl_sample_label(&res->samples[i], cfg->rules[r].label))
                 return true;
-        }
     }
     return *label == NULL;
 }
@@ -615,8 +609,6 @@ static int cmd_check(struct gl_cmd_env *e)
         print_watermark(g->db, cl->name, at);
         print_model_changes(g->db, cl->name);
         struct gl_prom *prom = NULL;
-        struct gl_buf body;
-        gl_buf_init(&body);
         if (gl_prom_new(&cl->prom, &prom, &err)) {
             rc = FAIL(&err);
             break;
@@ -627,23 +619,21 @@ static int cmd_check(struct gl_cmd_env *e)
                                    ? fixed[i]
                                    : cfg->compute_queries[i - sizeof fixed / sizeof *fixed];
             char *q = NULL;
+            struct gl_vector res;
             if (!name)
                 continue;
             if (gl_config_query(cfg, cl, name, &q, &err) ||
-                gl_prom_query(prom, q, at, &body, &err)) {
+                gl_prom_vector(prom, q, at, &res, &err)) {
                 rc = FAIL(&err);
                 free(q);
                 break;
             }
-            cJSON *root = cJSON_ParseWithLength(body.data, body.len);
-            const cJSON *res = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(root, "data"), "result");
-            int n = cJSON_IsArray(res) ? cJSON_GetArraySize(res) : -1;
+            size_t n = res.n;
             bool req = query_required(cfg, name);
-            printf("  query %-18s %d series%s\n", name, n,
+            printf("  query %-18s %zu series%s\n", name, n,
                    n > 0 ? "" : req ? "  (NO DATA at the probe time: required)"
                                     : "  (NO DATA at the probe time)");
-            if (n <= 0) {
+            if (n == 0) {
                 missing++;
                 printf("    likely cause: %s\n", query_cause(cfg, name));
                 if (req && !gl_buf_printf(&required, "%s%s/%s", required.len ? ", " : "",
@@ -653,18 +643,17 @@ static int cmd_check(struct gl_cmd_env *e)
             const char *label = NULL;
             bool pods = strcmp(name, "pod_labels") == 0;
             if (n > 0 && (pods || strcmp(name, "namespace_labels") == 0) &&
-                !team_labels_present(cfg, pods ? GL_RULE_POD_LABEL : GL_RULE_NAMESPACE_LABEL, res,
+                !team_labels_present(cfg, pods ? GL_RULE_POD_LABEL : GL_RULE_NAMESPACE_LABEL, &res,
                                      &label))
                 printf("    likely cause: no series carries %s, which a team rule reads: "
                        "kube-state-metrics runs without --metric-labels-allowlist=%s=[%s] (its "
                        "pods then fall to the default team)\n",
                        label, pods ? "pods" : "namespaces",
                        strncmp(label, "label_", 6) == 0 ? label + 6 : label);
-            cJSON_Delete(root);
+            gl_vector_free(&res);
             free(q);
         }
-        gl_buf_free(&body);
-        if (!rc) { /* exporter schema: units and the hostname label (engine/base/preset.c) */
+        if (!rc) { /* exporter schema: units and the hostname label (probe.h) */
             struct gl_buf notes;
             gl_buf_init(&notes);
             enum gl_status src = gl_schema_check(cfg, cl, prom, at, &notes, &err);

@@ -1444,32 +1444,24 @@ static enum gl_status discover_hosts(const struct collector *x, int64_t cs, int6
                                      struct gl_intern **out, struct gl_error *err)
 {
     const struct gl_config *c = x->c;
-    struct gl_buf q, body;
+    struct gl_buf q;
     gl_buf_init(&q);
-    gl_buf_init(&body);
     /* one instant vector (a sample per host), not a range: the answer stays
      * small whatever the cap that made the hour split */
     gl_buf_printf(&q, "count by (%s) (count_over_time((%s)[%llds:%llds]))", c->hostname_label,
                   x->queries[Q_MEMORY], (long long)(ce - cs), (long long)c->step);
-    enum gl_status rc = gl_prom_query(x->prom, q.data, ce - c->step, &body, err);
+    struct gl_vector hosts;
+    enum gl_status rc = gl_prom_vector(x->prom, q.data, ce - c->step, &hosts, err);
     if (rc == GL_ERR_TOO_LARGE) /* internal: never leaves collect */
         rc = gl_error_set(err, GL_ERR_PROM, "%s", err->msg);
     *out = gl_intern_new();
-    cJSON *doc = rc ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(doc, "data"), "result");
-    if (!rc && !cJSON_IsArray(res))
-        rc = gl_error_set(err, GL_ERR_PROM, "%s/api/v1/query (%s): not a vector",
-                          x->cluster->prom.url, q.data);
-    for (const cJSON *it = res ? res->child : NULL; !rc && it; it = it->next) {
-        const cJSON *h = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(it, "metric"), c->hostname_label);
-        if (cJSON_IsString(h) && listable(h->valuestring))
-            gl_intern_get(*out, h->valuestring);
+    for (size_t i = 0; !rc && i < hosts.n; i++) {
+        const char *h = gl_sample_label(&hosts.samples[i], c->hostname_label);
+        if (h && listable(h))
+            gl_intern_get(*out, h);
     }
-    cJSON_Delete(doc);
+    gl_vector_free(&hosts);
     gl_buf_free(&q);
-    gl_buf_free(&body);
     if (rc) {
         gl_intern_free(*out);
         *out = NULL;
@@ -1614,17 +1606,10 @@ static enum gl_status metricsql_probe(const struct gl_cluster *cluster, struct g
                                       int64_t t, struct gl_error *err)
 {
     static const char probe[] = "changes_prometheus(vector(1)[10m:1m])";
-    struct gl_buf body;
-    gl_buf_init(&body);
     struct gl_error why = {0};
-    enum gl_status rc = gl_prom_query(p, probe, t, &body, &why);
-    cJSON *doc = rc ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(doc, "data"), "result");
-    const cJSON *val = cJSON_GetArrayItem(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res, 0), "value"), 1);
-    if (rc || cJSON_GetArraySize(res) != 1 || !cJSON_IsString(val) ||
-        strcmp(val->valuestring, "0") != 0)
+    struct gl_vector res;
+    enum gl_status rc = gl_prom_vector(p, probe, t, &res, &why);
+    if (rc || res.n != 1 || res.samples[0].value != 0)
         rc = gl_error_set(
             err, GL_ERR_PROM,
             "%s/api/v1/status/buildinfo reports no version and the backend does not answer %s "
@@ -1632,8 +1617,7 @@ static enum gl_status metricsql_probe(const struct gl_cluster *cluster, struct g
             "Thanos, Mimir) or VictoriaMetrics' (MetricsQL, for changes_prometheus in place of "
             "its changes, which counts the step before each hour): use collection.mode \"raw\"",
             cluster->prom.url, probe, rc ? why.msg : "another answer");
-    cJSON_Delete(doc);
-    gl_buf_free(&body);
+    gl_vector_free(&res);
     return rc;
 }
 

@@ -2,7 +2,6 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "owner.h"
 
-#include <cjson/cJSON.h>
 #include <pcre2.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,43 +18,27 @@
 /* A ReplicaSet named <deployment>-<pod-template-hash>. */
 static const char rs_hash[] = "-[bcdfghjklmnpqrstvwxz2456789]{6,10}$";
 
-/* Stores the owners of one instant-query response (a vector). */
+/* Stores the owners of one instant-query answer. */
 static enum gl_status store_vector(const struct gl_cluster *cluster, struct gl_store *s,
-                                   pcre2_code *code, const struct gl_buf *body, int64_t at,
+                                   pcre2_code *code, const struct gl_vector *vec, int64_t at,
                                    const char *where, struct gl_error *err)
 {
-    cJSON *root = cJSON_ParseWithLength(body->data, body->len);
-    const cJSON *data = cJSON_GetObjectItemCaseSensitive(root, "data");
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(data, "resultType");
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(data, "result");
-    if (!cJSON_IsString(type) || strcmp(type->valuestring, "vector") != 0 ||
-        !cJSON_IsArray(res)) {
-        cJSON_Delete(root);
-        return gl_error_set(err, GL_ERR_PROM,
-                            "%s: the response is not a Prometheus instant vector", where);
-    }
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
-    if (!md) {
-        cJSON_Delete(root);
+    if (!md)
         return gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-    }
     enum gl_status rc = GL_OK;
-    size_t k = 0;
-    for (const cJSON *it = res->child; !rc && it; it = it->next, k++) {
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metric");
+    for (size_t k = 0; !rc && k < vec->n; k++) {
         const char *v[5] = {NULL};
         static const char *const names[] = {"namespace", "pod", "owner_kind", "owner_name",
                                             "owner_is_controller"};
-        for (int i = 0; i < 5; i++) {
-            const cJSON *x = cJSON_GetObjectItemCaseSensitive(m, names[i]);
-            v[i] = cJSON_IsString(x) ? x->valuestring : NULL;
-        }
-        if (!v[0] || !v[1] || !v[0][0] || !v[1][0]) {
+        for (int i = 0; i < 5; i++) /* an empty label is an absent one */
+            v[i] = gl_sample_label(&vec->samples[k], names[i]);
+        if (!v[0] || !v[1]) {
             rc = gl_error_set(err, GL_ERR_PROM,
                               "%s: series %zu has no namespace or pod label", where, k);
             break;
         }
-        if (!v[2] || !v[3] || !v[2][0] || !v[3][0] || strcmp(v[2], "<none>") == 0 ||
+        if (!v[2] || !v[3] || strcmp(v[2], "<none>") == 0 ||
             (v[4] && strcmp(v[4], "false") == 0))
             continue; /* no controlling owner: the pod is its own workload */
         const char *kind = v[2];
@@ -72,7 +55,6 @@ static enum gl_status store_vector(const struct gl_cluster *cluster, struct gl_s
         free(name);
     }
     pcre2_match_data_free(md);
-    cJSON_Delete(root);
     return rc;
 }
 
@@ -91,9 +73,8 @@ enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_clust
     }
     char *tmpl = NULL;
     struct gl_prom *prom = NULL;
-    struct gl_buf q, body;
+    struct gl_buf q;
     gl_buf_init(&q);
-    gl_buf_init(&body);
     int errcode;
     PCRE2_SIZE off;
     pcre2_code *code = pcre2_compile((PCRE2_SPTR)rs_hash, PCRE2_ZERO_TERMINATED, 0, &errcode,
@@ -120,15 +101,18 @@ enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_clust
         gl_time_format(end, ts, sizeof ts);
         snprintf(where, sizeof where, "query %s at %s (cluster %.40s)", OWNER_QUERY, ts,
                  cluster->name);
-        gl_buf_reset(&body);
         /* a failed answer costs the day's workloads, never the billed
          * figures stored before: a warning naming it, and the next day */
         struct gl_error qerr = {0};
-        enum gl_status qrc = gl_prom_query(prom, q.data, end, &body, &qerr);
-        if (!qrc && (rc = gl_store_begin(s, err)))
+        struct gl_vector vec;
+        enum gl_status qrc = gl_prom_vector(prom, q.data, end, &vec, &qerr);
+        if (!qrc && (rc = gl_store_begin(s, err))) {
+            gl_vector_free(&vec);
             break;
+        }
         if (!qrc) {
-            qrc = store_vector(cluster, s, code, &body, end, where, &qerr);
+            qrc = store_vector(cluster, s, code, &vec, end, where, &qerr);
+            gl_vector_free(&vec);
             if (qrc)
                 gl_store_rollback(s);
             else if ((rc = gl_store_commit(s, err)))
@@ -147,7 +131,6 @@ enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_clust
     gl_prom_free(prom);
     free(tmpl);
     gl_buf_free(&q);
-    gl_buf_free(&body);
     pcre2_code_free(code);
     return rc;
 }
@@ -157,25 +140,18 @@ enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_clust
 #define CLAIM_QUERY "pod_resourceclaim"
 #define CLAIM_LINES 20 /* findings listed per kind; the rest counted */
 
-static const char *metric_label(const cJSON *metric, const char *name)
+/* The named query of cluster at instant at, read into *v (empty on failure). */
+static enum gl_status instant(const struct gl_config *c, const struct gl_cluster *cluster,
+                              struct gl_prom *prom, const char *name, int64_t at,
+                              struct gl_vector *v, struct gl_error *err)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(metric, name);
-    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
-}
-
-/* The result array of an instant query (owned by *root), NULL when the
- * answer is not a vector. */
-static const cJSON *instant(struct gl_prom *prom, const char *q, int64_t at, struct gl_buf *body,
-                            cJSON **root, struct gl_error *err, enum gl_status *rc)
-{
-    *root = NULL;
-    gl_buf_reset(body);
-    if ((*rc = gl_prom_query(prom, q, at, body, err)))
-        return NULL;
-    *root = cJSON_ParseWithLength(body->data, body->len);
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(*root, "data"), "result");
-    return cJSON_IsArray(res) ? res : NULL;
+    char *text = NULL;
+    memset(v, 0, sizeof *v);
+    enum gl_status rc = gl_config_query(c, cluster, name, &text, err);
+    if (!rc)
+        rc = gl_prom_vector(prom, text, at, v, err);
+    free(text);
+    return rc;
 }
 
 /* One finding, indented as `check` prints its notes. */
@@ -197,13 +173,8 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
 {
     if (!c->mem_device_query && !c->dra_enabled)
         return GL_OK;
-    char *text = NULL;
-    cJSON *root = NULL;
-    struct gl_buf body;
-    gl_buf_init(&body);
-    enum gl_status rc = gl_config_query(c, cluster, c->mem_query, &text, err);
-    const cJSON *res = rc ? NULL : instant(prom, text, at, &body, &root, err, &rc);
-    free(text);
+    struct gl_vector res;
+    enum gl_status rc = instant(c, cluster, prom, c->mem_query, at, &res, err);
     /* devices with device series; devices of pods; claims (ns \x1f pod \x1f claim) */
     struct gl_intern *with_dev = gl_intern_new(), *pod_devs = gl_intern_new(),
                      *seen = gl_intern_new();
@@ -212,34 +183,32 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
     gl_buf_init(&key);
     gl_buf_init(&line);
     size_t ndevice_series = 0;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, res)
-    {
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metric");
-        const char *uuid = metric_label(m, c->mq[GL_MQ_MEMORY].uuid_label);
+    for (size_t i = 0; i < res.n; i++) {
+        const struct gl_sample *m = &res.samples[i];
+        const char *uuid = gl_sample_label(m, c->mq[GL_MQ_MEMORY].uuid_label);
         if (!uuid)
-            uuid = metric_label(m, "UUID");
+            uuid = gl_sample_label(m, "UUID");
         if (!uuid)
             continue;
-        const char *ns = metric_label(m, "exported_pod") ? metric_label(m, "exported_namespace")
-                                                         : metric_label(m, c->namespace_label);
-        const char *pod = metric_label(m, "exported_pod") ? metric_label(m, "exported_pod")
-                                                          : metric_label(m, c->pod_label);
+        const char *ns = gl_sample_label(m, "exported_pod") ? gl_sample_label(m, "exported_namespace")
+                                                         : gl_sample_label(m, c->namespace_label);
+        const char *pod = gl_sample_label(m, "exported_pod") ? gl_sample_label(m, "exported_pod")
+                                                          : gl_sample_label(m, c->pod_label);
         if (!ns || !pod)
             continue;
         gl_intern_get(pod_devs, uuid);
-        const char *claim = metric_label(m, c->dra_claim_name_label);
-        const char *driver = metric_label(m, c->dra_driver_label);
+        const char *claim = gl_sample_label(m, c->dra_claim_name_label);
+        const char *driver = gl_sample_label(m, c->dra_driver_label);
         if (!c->dra_enabled || !claim || (driver && strcmp(driver, c->dra_driver) != 0))
             continue;
-        const char *cns = metric_label(m, c->dra_claim_namespace_label);
+        const char *cns = gl_sample_label(m, c->dra_claim_namespace_label);
         gl_buf_reset(&key);
         gl_buf_printf(&key, "%s/%s claim %s/%s", ns, pod, cns ? cns : ns, claim);
         if (gl_intern_find(seen, key.data) < 0) {
             gl_intern_get(seen, key.data);
-            const char *pool = metric_label(m, c->dra_pool_label);
-            const char *dname = metric_label(m, c->dra_device_label);
-            const char *mig = metric_label(m, c->dra_mig_device_uuid_label);
+            const char *pool = gl_sample_label(m, c->dra_pool_label);
+            const char *dname = gl_sample_label(m, c->dra_device_label);
+            const char *mig = gl_sample_label(m, c->dra_mig_device_uuid_label);
             gl_buf_reset(&line);
             gl_buf_printf(&line, "device %s%s%s%s%s%s", uuid, pool || dname ? " (" : "",
                           pool ? pool : "", pool && dname ? "/" : "", dname ? dname : "",
@@ -250,26 +219,21 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
             where[gl_intern_count(seen) - 1] = gl_strdup(line.data);
         }
     }
-    cJSON_Delete(root);
-    root = NULL;
+    gl_vector_free(&res);
     /* the exporter's device series, read beside the memory source */
     if (!rc && c->mem_device_query) {
-        rc = gl_config_query(c, cluster, c->mem_device_query, &text, err);
-        res = rc ? NULL : instant(prom, text, at, &body, &root, err, &rc);
-        free(text);
-        cJSON_ArrayForEach(it, res)
-        {
-            const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metric");
-            const char *uuid = metric_label(m, c->mq[GL_MQ_FREE].uuid_label);
+        rc = instant(c, cluster, prom, c->mem_device_query, at, &res, err);
+        for (size_t i = 0; i < res.n; i++) {
+            const struct gl_sample *m = &res.samples[i];
+            const char *uuid = gl_sample_label(m, c->mq[GL_MQ_FREE].uuid_label);
             if (!uuid)
-                uuid = metric_label(m, "UUID");
+                uuid = gl_sample_label(m, "UUID");
             if (!uuid)
                 continue;
             ndevice_series++;
             gl_intern_get(with_dev, uuid);
         }
-        cJSON_Delete(root);
-        root = NULL;
+        gl_vector_free(&res);
     }
     if (!rc && c->mem_device_query) {
         if (ndevice_series == 0) {
@@ -304,16 +268,12 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
         note_line(notes, "DRA: %d claim(s) on dcgm-exporter series; no %s: not compared with "
                   "kube-state-metrics", gl_intern_count(seen), file);
     } else if (!rc && c->dra_enabled && access(file, R_OK) == 0) {
-        text = NULL;
-        rc = gl_config_query(c, cluster, CLAIM_QUERY, &text, err);
-        res = rc ? NULL : instant(prom, text, at, &body, &root, err, &rc);
-        free(text);
+        rc = instant(c, cluster, prom, CLAIM_QUERY, at, &res, err);
         struct gl_intern *ksm = gl_intern_new();
-        cJSON_ArrayForEach(it, res)
-        {
-            const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metric");
-            const char *ns = metric_label(m, "namespace"), *pod = metric_label(m, "pod");
-            const char *claim = metric_label(m, "resourceclaim_name");
+        for (size_t i = 0; i < res.n; i++) {
+            const struct gl_sample *m = &res.samples[i];
+            const char *ns = gl_sample_label(m, "namespace"), *pod = gl_sample_label(m, "pod");
+            const char *claim = gl_sample_label(m, "resourceclaim_name");
             if (!ns || !pod || !claim)
                 continue;
             gl_buf_reset(&key);
@@ -346,7 +306,7 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
                       gl_intern_count(ksm), only_dcgm, only_ksm);
         }
         gl_intern_free(ksm);
-        cJSON_Delete(root);
+        gl_vector_free(&res);
     }
     gl_intern_free(with_dev);
     gl_intern_free(pod_devs);
@@ -356,6 +316,5 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
     gl_intern_free(seen);
     gl_buf_free(&key);
     gl_buf_free(&line);
-    gl_buf_free(&body);
     return rc;
 }

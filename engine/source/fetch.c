@@ -555,19 +555,6 @@ enum gl_status gl_prom_get(struct gl_prom *p, const char *path, struct gl_buf *b
     return prom_get(p, path, "", path, body, err);
 }
 
-enum gl_status gl_prom_query_range(struct gl_prom *p, const char *query, int64_t start,
-                                   int64_t end, int64_t step, struct gl_buf *body,
-                                   struct gl_error *err)
-{
-    struct gl_buf params;
-    gl_buf_init(&params);
-    char what[512];
-    range_params(p, query, start, end, step, &params, what, sizeof what);
-    enum gl_status rc = prom_get(p, "/api/v1/query_range", params.data, what, body, err);
-    gl_buf_free(&params);
-    return rc;
-}
-
 enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
                                          struct gl_range_query *qs, int64_t start, int64_t end,
                                          int64_t step, struct gl_error *err)
@@ -770,8 +757,9 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
     return rc;
 }
 
-enum gl_status gl_prom_query(struct gl_prom *p, const char *query, int64_t t,
-                             struct gl_buf *body, struct gl_error *err)
+/* GET /api/v1/query at t: the body, left in body. */
+static enum gl_status prom_query(struct gl_prom *p, const char *query, int64_t t,
+                                 struct gl_buf *body, struct gl_error *err)
 {
     char *q = escape(p->curl, query);
     struct gl_buf params;
@@ -782,5 +770,25 @@ enum gl_status gl_prom_query(struct gl_prom *p, const char *query, int64_t t,
     enum gl_status rc = prom_get(p, "/api/v1/query", params.data, what, body, err);
     gl_buf_free(&params);
     free(q);
+    return rc;
+}
+
+enum gl_status gl_prom_vector(struct gl_prom *p, const char *query, int64_t t,
+                              struct gl_vector *v, struct gl_error *err)
+{
+    memset(v, 0, sizeof *v);
+    struct gl_buf body;
+    gl_buf_init(&body);
+    enum gl_status rc = prom_query(p, query, t, &body, err);
+    if (!rc) {
+        /* the answer is held whole (an instant vector is small) and read
+         * with the matrices' checks and the configured accepted warnings */
+        struct gl_parse_opts o = {.accept_warnings = p->cfg->accept_warnings,
+                                  .naccept_warnings = p->cfg->naccept_warnings};
+        char what[400];
+        snprintf(what, sizeof what, "%s/api/v1/query (query=%.300s)", p->cfg->url, query);
+        rc = gl_vector_parse(body.data, body.len, what, &o, v, err);
+    }
+    gl_buf_free(&body);
     return rc;
 }

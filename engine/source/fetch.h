@@ -31,11 +31,6 @@ enum gl_status gl_prom_new(const struct gl_prom_cfg *c, struct gl_prom **out,
                            struct gl_error *err);
 void gl_prom_free(struct gl_prom *p);
 
-/* query_range over [start, end] inclusive at step; the JSON body is left in
- * body (reset first). Fails on HTTP errors and "status":"error" bodies. */
-enum gl_status gl_prom_query_range(struct gl_prom *p, const char *query, int64_t start,
-                                   int64_t end, int64_t step, struct gl_buf *body,
-                                   struct gl_error *err);
 /* One query of a batch: its response is parsed as it downloads
  * (gl_matrix_parser), so no body is held whole. */
 struct gl_range_query {
@@ -65,9 +60,12 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
 enum gl_status gl_prom_get(struct gl_prom *p, const char *path, struct gl_buf *body,
                            struct gl_error *err);
 
-/* Instant query at time t. */
-enum gl_status gl_prom_query(struct gl_prom *p, const char *query, int64_t t,
-                             struct gl_buf *body, struct gl_error *err);
+/* Instant query at time t, its answer read strictly into v
+ * (gl_vector_parse, with prometheus.accept_warnings; free v with
+ * gl_vector_free). A failed request and a bad answer both fail with
+ * GL_ERR_PROM, naming the URL, /api/v1/query and the query. */
+enum gl_status gl_prom_vector(struct gl_prom *p, const char *query, int64_t t,
+                              struct gl_vector *v, struct gl_error *err);
 
 /* Base delay of the retry backoff in milliseconds (tests shorten it). */
 extern long gl_prom_backoff_ms;

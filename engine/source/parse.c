@@ -1,4 +1,5 @@
-/* parse — Prometheus matrix JSON to series on the step grid, streaming.
+/* parse — Prometheus matrix JSON to series on the step grid, streaming;
+ * instant vectors (gl_vector_parse) through the same state machine.
  *
  * The tokenizer (jsax.h: Boost.JSON's basic_parser) calls back for each
  * token; a small state machine (the response's shape is fixed, so one state
@@ -29,9 +30,21 @@ const char *const gl_skip_names[GL_SKIP_N] = {"nan_inf", "negative", "out_of_bou
 /* A finished metric's labels are packed in one allocation: the array, then
  * the strings (pack_labels); while a metric is being read each label has
  * its own (add_label). */
+static bool packed(const struct gl_label *l, size_t n)
+{
+    return n && l[0].name == (char *)(l + n);
+}
+
 static bool labels_packed(const struct gl_series *s)
 {
-    return s->nlabels && s->labels[0].name == (char *)(s->labels + s->nlabels);
+    return packed(s->labels, s->nlabels);
+}
+
+static void labels_free(struct gl_label *l, size_t n)
+{
+    for (size_t j = 0; !packed(l, n) && j < n; j++)
+        free(l[j].name); /* the value shares the allocation */
+    free(l);
 }
 
 void gl_matrix_free(struct gl_matrix *m)
@@ -39,11 +52,8 @@ void gl_matrix_free(struct gl_matrix *m)
     if (!m)
         return;
     for (size_t i = 0; i < m->nseries; i++) {
-        struct gl_series *s = &m->series[i];
-        for (size_t j = 0; !labels_packed(s) && j < s->nlabels; j++)
-            free(s->labels[j].name); /* the value shares the allocation */
-        free(s->labels);
-        free(s->values);
+        labels_free(m->series[i].labels, m->series[i].nlabels);
+        free(m->series[i].values);
     }
     free(m->series);
     memset(m, 0, sizeof *m);
@@ -62,12 +72,22 @@ int gl_series_cmp(const void *pa, const void *pb)
     return (a->nlabels > b->nlabels) - (a->nlabels < b->nlabels);
 }
 
+static const char *label_of(const struct gl_label *l, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(l[i].name, name) == 0)
+            return l[i].value[0] ? l[i].value : NULL;
+    return NULL;
+}
+
 const char *gl_series_label(const struct gl_series *s, const char *name)
 {
-    for (size_t i = 0; i < s->nlabels; i++)
-        if (strcmp(s->labels[i].name, name) == 0)
-            return s->labels[i].value[0] ? s->labels[i].value : NULL;
-    return NULL;
+    return label_of(s->labels, s->nlabels, name);
+}
+
+const char *gl_sample_label(const struct gl_sample *s, const char *name)
+{
+    return label_of(s->labels, s->nlabels, name);
 }
 
 /* Where the parser is. Value states are named after their key. */
@@ -92,7 +112,7 @@ enum state {
     ST_METRIC,      /* start of metric */
     ST_IN_METRIC,   /* in metric: a label name or the end */
     ST_LABEL,       /* a label value */
-    ST_VALUES,      /* start of values */
+    ST_VALUES,      /* start of values (an instant vector's value: its sample) */
     ST_IN_VALUES,   /* in values: a sample or the end */
     ST_TS,          /* a sample's timestamp */
     ST_VALUE,       /* a sample's value */
@@ -108,6 +128,8 @@ enum {
 };
 
 struct parser {
+    bool vector;            /* an instant vector: "value", one sample per series */
+    int64_t t_ms;           /* its current sample's instant, in milliseconds */
     const char *what;
     const struct gl_parse_opts *opts;
     struct gl_matrix *m;
@@ -153,15 +175,14 @@ static void escape_n(const char *s, size_t n, char *out, size_t cap)
 
 /* "result #N DCGM_FI_DEV_FB_USED{UUID="…",pod="…"}": the labels that
  * identify a series (all labels read so far when none of them is there). */
-static void series_desc(const struct parser *p, char *out, size_t n)
+static void series_desc_of(const struct gl_series *s, size_t index, char *out, size_t n)
 {
     static const char *const keys[] = {"cluster", "UUID", "GPU_I_ID", "device_uuid", "Hostname",
                                        "hostname", "node", "exported_namespace", "exported_pod",
                                        "namespace", "pod", "resource"};
-    const struct gl_series *s = p->cur;
     struct gl_buf b;
     gl_buf_init(&b);
-    gl_buf_printf(&b, "result #%zu ", p->m->nseries ? p->m->nseries - 1 : 0);
+    gl_buf_printf(&b, "result #%zu ", index);
     char v[200];
     const char *name = s ? gl_series_label(s, "__name__") : NULL;
     escape_n(name ? name : "series", strlen(name ? name : "series"), v, 100);
@@ -185,6 +206,11 @@ static void series_desc(const struct parser *p, char *out, size_t n)
     gl_buf_puts(&b, "}");
     snprintf(out, n, "%s", b.data ? b.data : "");
     gl_buf_free(&b);
+}
+
+static void series_desc(const struct parser *p, char *out, size_t n)
+{
+    series_desc_of(p->cur, p->m->nseries ? p->m->nseries - 1 : 0, out, n);
 }
 
 static int fail(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -283,7 +309,9 @@ static const char *state_place(const struct parser *p)
     case ST_RESULT: return "data.result (expected an array)";
     case ST_IN_RESULT: return "data.result[] (expected a series object)";
     case ST_METRIC: return "metric (expected an object of label strings)";
-    case ST_VALUES: return "values (expected an array of samples)";
+    case ST_VALUES:
+        return p->vector ? "value (expected a sample [timestamp, \"value\"])"
+                         : "values (expected an array of samples)";
     case ST_IN_VALUES: return "values[] (expected a sample [timestamp, \"value\"])";
     case ST_TS: return "a sample's timestamp (expected [number, \"value\"])";
     case ST_VALUE: return "a sample's value (expected [timestamp, \"string\"])";
@@ -299,7 +327,9 @@ static int unexpected(struct parser *p, const char *token)
                            state_place(p));
     if (p->st >= ST_ITEM && p->st <= ST_VALUES)
         return fail_series(p, "unexpected %s at %s", token,
-                           p->st == ST_ITEM ? "a series (expected \"metric\" and \"values\")"
+                           p->st == ST_ITEM && p->vector
+                               ? "a series (expected \"metric\" and \"value\")"
+                           : p->st == ST_ITEM ? "a series (expected \"metric\" and \"values\")"
                            : p->st == ST_IN_METRIC ? "metric (expected label names)"
                                                    : state_place(p));
     return fail(p, "unexpected %s at %s", token, state_place(p));
@@ -439,8 +469,12 @@ static int grid_slot(struct parser *p, const char *s, size_t n, int64_t t, size_
 /* A timestamp (a JSON number, seconds, possibly with a fraction) to its
  * grid slot; fails the response when it is off the grid, outside the
  * window or seen before in the series. */
+static int take_instant(struct parser *p, const char *s, size_t n);
+
 static int take_ts(struct parser *p, const char *s, size_t n)
 {
+    if (p->vector)
+        return take_instant(p, s, n);
     const struct gl_matrix *m = p->m;
     /* the messages' copies of the text and the time are made only on failure */
     char raw[80], when[40];
@@ -486,6 +520,34 @@ static int take_ts(struct parser *p, const char *s, size_t n)
     return 1;
 }
 
+/* An instant vector's timestamp: the evaluation time, kept as it came (in
+ * milliseconds, the backends' precision): a backend may move it from the
+ * time asked (VictoriaMetrics' latency offset near now), so it is not
+ * checked against a grid. */
+static int take_instant(struct parser *p, const char *s, size_t n)
+{
+    uint64_t whole;
+    if (n <= 16 && whole_digits(s, n, &whole) && whole < 1000000000000000ull) {
+        p->t_ms = (int64_t)whole * 1000;
+    } else {
+        char buf[64], raw[80];
+        double d = NAN;
+        if (n < sizeof buf) {
+            memcpy(buf, s, n);
+            buf[n] = '\0';
+            d = strtod(buf, NULL);
+        }
+        if (!(d > -1e15 && d < 1e15)) {
+            escape_n(s, n, raw, sizeof raw);
+            return fail_series(p, "sample #%zu: timestamp %s is not a plausible Unix time",
+                               p->nsample, raw);
+        }
+        p->t_ms = llround(d * 1000);
+    }
+    p->slot = 0;
+    return 1;
+}
+
 static void format_value(double x, char *out, size_t n)
 {
     if (isnan(x))
@@ -516,9 +578,13 @@ static void note_skip(struct parser *p, enum gl_skip why, size_t slot, double x)
 
 /* The end of a series: skips implausible values (by reason) and counts
  * the rest. The bound may depend on __name__, known only now. */
+static int instant_done(struct parser *p);
+
 static int series_done(struct parser *p)
 {
     struct gl_series *s = p->cur;
+    if (p->vector)
+        return instant_done(p);
     if (!(p->item_keys & K_METRIC) || !(p->item_keys & K_VALUES))
         return fail_series(p, "a series needs both \"metric\" and \"values\"");
     const struct gl_parse_opts *o = p->opts;
@@ -552,6 +618,28 @@ static int series_done(struct parser *p)
         }
         m->samples++;
     }
+    return 1;
+}
+
+/* The end of an instant vector's series: its one sample is all there is
+ * of it, so a value that cannot be used (NaN, ±Inf) refuses the response
+ * rather than dropping the series unseen. */
+static int instant_done(struct parser *p)
+{
+    struct gl_series *s = p->cur;
+    if (!(p->item_keys & K_METRIC) || !(p->item_keys & K_VALUES))
+        return fail_series(p, "a series needs both \"metric\" and \"value\"");
+    double x = s->values[0];
+    if (!isfinite(x)) {
+        char v[40], when[40];
+        format_value(x, v, sizeof v);
+        gl_time_format(p->t_ms / 1000 - (p->t_ms % 1000 < 0), when, sizeof when);
+        return fail_series(p, "%s: value \"%s\" at %s: refusing the response",
+                           gl_skip_names[GL_SKIP_NAN_INF], v, when);
+    }
+    s->first_seen = p->t_ms; /* handed to the gl_sample (vector_take) */
+    s->first_step = 0;
+    p->m->samples++;
     return 1;
 }
 
@@ -768,14 +856,16 @@ static int on_string(void *ctx, const unsigned char *s, size_t n)
         copy_text(p->errtype, sizeof p->errtype, s, n);
         value_done(p);
         return 1;
-    case ST_RESULTTYPE:
-        if (n != 6 || memcmp(s, "matrix", 6) != 0) {
+    case ST_RESULTTYPE: {
+        const char *want = p->vector ? "vector" : "matrix";
+        if (n != 6 || memcmp(s, want, 6) != 0) {
             char t[80];
             copy_text(t, sizeof t, s, n);
-            return fail(p, "data.resultType is \"%s\", expected \"matrix\"", t);
+            return fail(p, "data.resultType is \"%s\", expected \"%s\"", t, want);
         }
         value_done(p);
         return 1;
+    }
     case ST_WARNING: {
         char t[512];
         copy_text(t, sizeof t, s, n);
@@ -927,8 +1017,8 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t n)
             p->st = ST_METRIC;
             return 1;
         }
-        if (IS("values")) {
-            if (!key_once(p, &p->item_keys, K_VALUES, "values", NULL))
+        if (p->vector ? IS("value") : IS("values")) {
+            if (!key_once(p, &p->item_keys, K_VALUES, p->vector ? "value" : "values", NULL))
                 return 0;
             p->st = ST_VALUES;
             return 1;
@@ -936,6 +1026,9 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t n)
         if (IS("value"))
             return fail_series(p, "an instant-vector sample (\"value\"), expected a matrix "
                                "(\"values\")");
+        if (IS("values"))
+            return fail_series(p, "a range-vector sample list (\"values\"), expected an "
+                               "instant vector (\"value\")");
         break;
     default:
         break;
@@ -991,7 +1084,7 @@ static int on_start_array(void *ctx)
         p->st = ST_IN_RESULT;
         return 1;
     case ST_VALUES:
-        p->st = ST_IN_VALUES;
+        p->st = p->vector ? ST_TS : ST_IN_VALUES; /* a vector's value is the sample */
         return 1;
     case ST_IN_VALUES:
         p->st = ST_TS;
@@ -1013,7 +1106,7 @@ static int on_end_array(void *ctx)
         return 1;
     case ST_SAMPLE_END:
         p->nsample++;
-        p->st = ST_IN_VALUES;
+        p->st = p->vector ? ST_ITEM : ST_IN_VALUES;
         return 1;
     case ST_SKIP:
         if (--p->skip_depth == 0)
@@ -1234,7 +1327,8 @@ static void check_document(struct parser *p)
     }
     if (!(p->root_keys & K_DATA) || !(p->data_keys & K_RESULTTYPE) ||
         !(p->data_keys & K_RESULT))
-        fail(p, "expected data.resultType \"matrix\" with a result array");
+        fail(p, "expected data.resultType \"%s\" with a result array",
+             p->vector ? "vector" : "matrix");
 }
 
 /* An incremental parse: the body arrives in pieces of any size. The
@@ -1267,9 +1361,9 @@ struct gl_matrix_parser {
     size_t nnear;
 };
 
-struct gl_matrix_parser *gl_matrix_parser_new(int64_t start, int64_t step, size_t nsteps,
-                                              const char *what,
-                                              const struct gl_parse_opts *opts)
+static struct gl_matrix_parser *parser_new(int64_t start, int64_t step, size_t nsteps,
+                                           const char *what, const struct gl_parse_opts *opts,
+                                           bool vector)
 {
     struct gl_matrix_parser *mp = gl_xcalloc(1, sizeof *mp);
     mp->m.start = start;
@@ -1283,8 +1377,9 @@ struct gl_matrix_parser *gl_matrix_parser_new(int64_t start, int64_t step, size_
     sur_init(&mp->sur);
     mp->bad_step = step <= 0;
     struct parser *p = &mp->p;
-    *p = (struct parser){.what = mp->what, .opts = mp->has_opts ? &mp->opts : NULL, .m = &mp->m,
-                         .err = &mp->err, .st = ST_START};
+    *p = (struct parser){.vector = vector, .what = mp->what,
+                         .opts = mp->has_opts ? &mp->opts : NULL, .m = &mp->m, .err = &mp->err,
+                         .st = ST_START};
     gl_buf_init(&p->key);
     if (!mp->bad_step) {
         p->present = gl_xcalloc(nsteps ? nsteps : 1, 1);
@@ -1292,6 +1387,13 @@ struct gl_matrix_parser *gl_matrix_parser_new(int64_t start, int64_t step, size_
         mp->oom = !mp->h;
     }
     return mp;
+}
+
+struct gl_matrix_parser *gl_matrix_parser_new(int64_t start, int64_t step, size_t nsteps,
+                                              const char *what,
+                                              const struct gl_parse_opts *opts)
+{
+    return parser_new(start, step, nsteps, what, opts, false);
 }
 
 void gl_matrix_parser_free(struct gl_matrix_parser *mp)
@@ -1449,4 +1551,103 @@ enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int6
                                struct gl_error *err)
 {
     return gl_matrix_parse_opts(json, len, start, step, nsteps, what, NULL, m, err);
+}
+
+/* ---- instant vectors ---- */
+
+static int cmp_label(const void *a, const void *b)
+{
+    return strcmp(((const struct gl_label *)a)->name, ((const struct gl_label *)b)->name);
+}
+
+/* The labels sorted by name, packed in one allocation (packed()). */
+static struct gl_label *sorted_copy(const struct gl_label *l, size_t n)
+{
+    size_t bytes = n * sizeof *l;
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(l[i].name) + strlen(l[i].value) + 2;
+    struct gl_label *c = gl_xcalloc(bytes ? bytes : 1, 1);
+    memcpy(c, l, n * sizeof *l);
+    gl_sort(c, n, sizeof *c, cmp_label);
+    char *at = (char *)(c + n);
+    for (size_t i = 0; i < n; i++) {
+        size_t kn = strlen(c[i].name) + 1, vn = strlen(c[i].value) + 1;
+        c[i].name = memcpy(at, c[i].name, kn);
+        c[i].value = memcpy(at + kn, c[i].value, vn);
+        at += kn + vn;
+    }
+    return c;
+}
+
+static int cmp_series_ptr(const void *a, const void *b)
+{
+    return gl_series_cmp(*(const struct gl_series *const *)a,
+                         *(const struct gl_series *const *)b);
+}
+
+/* The parsed series (one step each) as samples, or a failure when two
+ * series have the same labels: an instant vector holds each series once,
+ * and a copy would count its pod, host or device twice. */
+static enum gl_status vector_take(struct gl_matrix *m, const char *what, struct gl_vector *v,
+                                  struct gl_error *err)
+{
+    const struct gl_series **order = gl_xcalloc(m->nseries ? m->nseries : 1, sizeof *order);
+    for (size_t i = 0; i < m->nseries; i++) {
+        /* label order is the backend's: compare sets, not sequences */
+        struct gl_series *s = &m->series[i];
+        struct gl_label *sorted = sorted_copy(s->labels, s->nlabels);
+        labels_free(s->labels, s->nlabels);
+        s->labels = sorted;
+        order[i] = s;
+    }
+    gl_sort(order, m->nseries, sizeof *order, cmp_series_ptr);
+    for (size_t i = 1; i < m->nseries; i++) {
+        if (gl_series_cmp(order[i - 1], order[i]) != 0)
+            continue;
+        size_t a = (size_t)(order[i - 1] - m->series), b = (size_t)(order[i] - m->series);
+        char desc[600];
+        series_desc_of(order[i], a > b ? a : b, desc, sizeof desc);
+        free(order);
+        return gl_error_set(err, GL_ERR_PROM, "%s: %s: the same series as result #%zu "
+                            "(duplicate series), refusing the response",
+                            what ? what : "", desc, a < b ? a : b);
+    }
+    free(order);
+    v->samples = gl_xcalloc(m->nseries ? m->nseries : 1, sizeof *v->samples);
+    v->n = m->nseries;
+    v->nwarnings = m->nwarnings;
+    for (size_t i = 0; i < m->nseries; i++) {
+        struct gl_series *s = &m->series[i];
+        v->samples[i] = (struct gl_sample){.labels = s->labels, .nlabels = s->nlabels,
+                                           .value = s->values[0], .t_ms = s->first_seen};
+        s->labels = NULL; /* the sample owns them now */
+        s->nlabels = 0;
+    }
+    return GL_OK;
+}
+
+enum gl_status gl_vector_parse(const char *json, size_t len, const char *what,
+                               const struct gl_parse_opts *opts, struct gl_vector *v,
+                               struct gl_error *err)
+{
+    memset(v, 0, sizeof *v);
+    /* one step per series: the matrix machinery with the vector's shape */
+    struct gl_matrix_parser *mp = parser_new(0, 1, 1, what, opts, true);
+    gl_matrix_parser_feed(mp, json, json ? len : 0);
+    struct gl_matrix m;
+    enum gl_status rc = gl_matrix_parser_finish(mp, &m, err);
+    if (!rc)
+        rc = vector_take(&m, what, v, err);
+    gl_matrix_free(&m);
+    return rc;
+}
+
+void gl_vector_free(struct gl_vector *v)
+{
+    if (!v)
+        return;
+    for (size_t i = 0; i < v->n; i++)
+        labels_free(v->samples[i].labels, v->samples[i].nlabels);
+    free(v->samples);
+    memset(v, 0, sizeof *v);
 }

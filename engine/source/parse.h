@@ -1,6 +1,6 @@
 /*
  * parse — a Prometheus "matrix" response (streaming: jsax.h) laid on the step
- * grid.
+ * grid; an instant "vector" response (gl_vector_parse) by the same parser.
  *
  * Reads: the JSON body of one query_range chunk. Writes: series with their
  * labels and one value slot per step of the chunk (NAN = no sample). The
@@ -119,6 +119,38 @@ enum gl_status gl_matrix_parse(const char *json, size_t len, int64_t start, int6
                                size_t nsteps, const char *what, struct gl_matrix *m,
                                struct gl_error *err);
 void gl_matrix_free(struct gl_matrix *m);
+
+/* One series of an instant vector (/api/v1/query): its labels, sorted by
+ * name, and its one sample. */
+struct gl_sample {
+    struct gl_label *labels; /* one allocation, the sample's */
+    size_t nlabels;
+    double value;            /* finite: NaN and ±Inf refuse the response */
+    int64_t t_ms;            /* the evaluation time the backend reports, ms */
+};
+
+struct gl_vector {
+    struct gl_sample *samples;
+    size_t n;
+    size_t nwarnings; /* backend warnings accepted (and logged) */
+};
+
+/* Parses an instant-query body into v with the matrix parser's checks and
+ * messages (one JSON document, no duplicate key, labels valid UTF-8
+ * without NUL, status "success", no partial answer, warnings only when
+ * opts accepts them), plus its own: data.resultType must be "vector", each
+ * series {metric, value: [timestamp, "value"]}, a value that is not finite
+ * (NaN, ±Inf) and two series with the same labels fail the response.
+ * Of opts only the accepted warnings and the memory budget apply. On
+ * failure (GL_ERR_PROM, naming `what` and the series) v is left empty; on
+ * success free it with gl_vector_free. */
+enum gl_status gl_vector_parse(const char *json, size_t len, const char *what,
+                               const struct gl_parse_opts *opts, struct gl_vector *v,
+                               struct gl_error *err);
+void gl_vector_free(struct gl_vector *v);
+
+/* Value of a sample's label, NULL when absent or empty. */
+const char *gl_sample_label(const struct gl_sample *s, const char *name);
 
 /* Value of a label, NULL when absent or empty (docs/specification.md "Arithmetic": empty = absent). */
 const char *gl_series_label(const struct gl_series *s, const char *name);

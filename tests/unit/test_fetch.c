@@ -53,8 +53,9 @@ static void test_refused_range(void)
     gl_prom_backoff_ms = 20; /* waits of 20 and 40 ms */
     int64_t t0 = now_ms();
     /* 2026-10-01T00:00Z to 01:00Z */
-    CHECK(p && gl_prom_query_range(p, "up{job=\"x\"}", 1790812800, 1790816400, 60, &body,
-                                   &err) == GL_ERR_PROM);
+    struct gl_range_query rq = {.query = "up{job=\"x\"}", .what = "up"};
+    CHECK(p && gl_prom_query_range_batch(p, 1, &rq, 1790812800, 1790816400, 60, &err) ==
+                   GL_ERR_PROM);
     int64_t took = now_ms() - t0;
     CHECK(starts(err.msg, "GET http://127.0.0.1:1/api/v1/query_range (query=up{job=\"x\"} "
                           "start=2026-10-01T00:00:00Z end=2026-10-01T01:00:00Z step=60s): "));
@@ -64,7 +65,8 @@ static void test_refused_range(void)
         printf("# took %lld ms: %s\n", (long long)took, err.msg);
     /* no retries: no mention of them */
     c.retries = 0;
-    CHECK(p && gl_prom_query(p, "sum(x)", 1790812800, &body, &err) == GL_ERR_PROM);
+    struct gl_vector v;
+    CHECK(p && gl_prom_vector(p, "sum(x)", 1790812800, &v, &err) == GL_ERR_PROM && v.n == 0);
     CHECK(starts(err.msg, "GET http://127.0.0.1:1/api/v1/query (query=sum(x)): ") &&
           !strstr(err.msg, "retries"));
     CHECK(p && gl_prom_get(p, "/api/v1/status/buildinfo", &body, &err) == GL_ERR_PROM);
@@ -108,7 +110,8 @@ static void test_post_for_sigv4(void)
     CHECK(gl_prom_new(&c, &p, &err) == GL_OK && p);
     struct gl_buf body;
     gl_buf_init(&body);
-    CHECK(p && gl_prom_query(p, "up", 1790812800, &body, &err) == GL_ERR_PROM);
+    struct gl_vector v;
+    CHECK(p && gl_prom_vector(p, "up", 1790812800, &v, &err) == GL_ERR_PROM);
     CHECK(starts(err.msg, "POST http://127.0.0.1:1/api/v1/query (query=up): "));
     CHECK(!strstr(err.msg, "wJalrXUtnFEMI"));
     gl_buf_free(&body);

@@ -1,6 +1,7 @@
 /* Unit tests: the strict matrix parser (engine/source/parse.c): shapes, values,
- * timestamps, labels, warnings and plausibility bounds. Each case is a body
- * and what must happen (parsed, or the error message's parts). */
+ * timestamps, labels, warnings and plausibility bounds; the instant-vector
+ * reader on the same parser (test_vector*). Each case is a body and what
+ * must happen (parsed, or the error message's parts). */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <math.h>
 #include <pcre2.h>
@@ -662,6 +663,131 @@ static void test_config_keys(void)
     CHECK(!c && strstr(err.msg, "prometheus.request_deadline_seconds"));
 }
 
+/* ---- instant vectors (gl_vector_parse) ---- */
+
+#define VHEAD "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+#define VSERIES(labels, value) "{\"metric\":{" labels "},\"value\":" value "}"
+#define VGOOD VHEAD VSERIES(DEV, "[1790985600,\"100\"]") "," \
+    VSERIES("\"UUID\":\"GPU-2\",\"pod\":\"p2\"", "[1790985600.25,\"1.5e3\"]") TAIL
+
+/* body must fail with GL_ERR_PROM, v left empty, the message naming "Q"
+ * and holding every one of the NULL-terminated needles. */
+static void vfails_n(const char *body, size_t len, const struct gl_parse_opts *o, ...)
+{
+    struct gl_vector v;
+    struct gl_error err = {0};
+    enum gl_status rc = gl_vector_parse(body, len, "Q", o, &v, &err);
+    if (rc != GL_ERR_PROM || v.n != 0 || v.samples != NULL) {
+        printf("# expected a failure (rc %d, %zu samples) for: %.200s\n", (int)rc, v.n, body);
+        tap_case_failed = 1;
+        gl_vector_free(&v);
+        return;
+    }
+    if (strncmp(err.msg, "Q: ", 3) != 0) {
+        printf("# message does not name the query: %s\n", err.msg);
+        tap_case_failed = 1;
+    }
+    va_list ap;
+    va_start(ap, o);
+    for (const char *needle; (needle = va_arg(ap, const char *));)
+        if (!strstr(err.msg, needle)) {
+            printf("# message lacks \"%s\": %s\n", needle, err.msg);
+            tap_case_failed = 1;
+        }
+    va_end(ap);
+}
+
+#define VFAILS(body, ...) vfails_n(body, strlen(body), NULL, __VA_ARGS__, (const char *)NULL)
+
+/* A well-formed vector: every series with its labels (sorted by name), its
+ * value and the instant the backend evaluated at, in milliseconds. */
+static void test_vector_good(void)
+{
+    struct gl_vector v;
+    struct gl_error err = {0};
+    CHECK(gl_vector_parse(VGOOD, strlen(VGOOD), "Q", NULL, &v, &err) == GL_OK);
+    CHECK(v.n == 2);
+    if (v.n == 2) {
+        CHECK(v.samples[0].value == 100 && v.samples[0].t_ms == 1790985600000);
+        CHECK(v.samples[1].value == 1500 && v.samples[1].t_ms == 1790985600250);
+        CHECK_STR(gl_sample_label(&v.samples[0], "pod"), "p1");
+        CHECK_STR(gl_sample_label(&v.samples[1], "UUID"), "GPU-2");
+        CHECK(gl_sample_label(&v.samples[1], "__name__") == NULL);
+        CHECK(v.samples[0].nlabels == 3 && strcmp(v.samples[0].labels[0].name, "UUID") == 0 &&
+              strcmp(v.samples[0].labels[1].name, "__name__") == 0 &&
+              strcmp(v.samples[0].labels[2].name, "pod") == 0);
+    }
+    gl_vector_free(&v);
+    /* an empty vector is an answer: no series at that instant */
+    const char *empty = VHEAD TAIL;
+    CHECK(gl_vector_parse(empty, strlen(empty), "Q", NULL, &v, &err) == GL_OK && v.n == 0);
+    gl_vector_free(&v);
+    /* an accepted warning is counted, as for matrices */
+    pcre2_code *re = compile("PromQL info");
+    struct gl_pattern pat = {.source = (char *)"PromQL info", .code = re};
+    struct gl_parse_opts o = {.accept_warnings = &pat, .naccept_warnings = 1};
+    const char *warned = "{\"status\":\"success\",\"warnings\":[\"PromQL info: x\"],"
+                         "\"data\":{\"resultType\":\"vector\",\"result\":[]}}";
+    CHECK(gl_vector_parse(warned, strlen(warned), "Q", &o, &v, &err) == GL_OK &&
+          v.nwarnings == 1);
+    gl_vector_free(&v);
+    pcre2_code_free(re);
+}
+
+/* Each fault refuses the whole answer, with the matrices' wording where the
+ * fault is the same. */
+static void test_vector_faults(void)
+{
+    /* a value that cannot be used: its series would be lost unseen */
+    VFAILS(VHEAD VSERIES(DEV, "[1790985600,\"NaN\"]") TAIL, "nan_inf", "value \"NaN\"",
+           "result #0", "pod=\"p1\"", "2026-10-03T00:00:00Z", "refusing the response");
+    VFAILS(VHEAD VSERIES(DEV, "[1790985600,\"+Inf\"]") TAIL, "nan_inf", "value \"+Inf\"");
+    VFAILS(VHEAD VSERIES(DEV, "[1790985600,\"-Inf\"]") TAIL, "nan_inf", "value \"-Inf\"");
+    VFAILS(VHEAD VSERIES(DEV, "[1790985600,\"1e999\"]") TAIL, "nan_inf", "value \"+Inf\"");
+    VFAILS(VHEAD VSERIES(DEV, "[1790985600,\"abc\"]") TAIL, "is not a number", "\"abc\"");
+    /* the same series twice, labels in another order */
+    VFAILS(VHEAD VSERIES(DEV, "[1790985600,\"1\"]") ","
+           VSERIES("\"pod\":\"p1\",\"UUID\":\"GPU-1\",\"__name__\":\"DCGM_FI_DEV_FB_USED\"",
+                   "[1790985600,\"2\"]") TAIL,
+           "duplicate series", "result #1", "as result #0", "pod=\"p1\"");
+    VFAILS(VHEAD VSERIES("\"pod\":\"a\",\"pod\":\"b\"", "[1790985600,\"1\"]") TAIL,
+           "label \"pod\" appears twice");
+    VFAILS(VHEAD "{\"metric\":{" DEV "},\"value\":[1790985600,\"1\"],\"value\":[1790985600,\"2\"]}"
+           TAIL, "duplicate key \"value\"");
+    VFAILS("{\"status\":\"success\",\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+           "\"result\":[]}}", "duplicate key \"status\" in the response");
+    /* bad UTF-8 and lone surrogates in labels */
+    VFAILS(VHEAD VSERIES("\"UUID\":\"GPU-1\",\"pod\":\"p\xff\"", "[1790985600,\"1\"]") TAIL,
+           "not valid JSON", "(the value of label \"pod\")");
+    VFAILS(VHEAD VSERIES("\"UUID\":\"GPU-1\",\"pod\":\"\\ud800\"", "[1790985600,\"1\"]") TAIL,
+           "lone UTF-16 surrogate");
+    VFAILS(VHEAD VSERIES("\"UUID\":\"GPU-1\",\"pod\":\"a\\u0000b\"", "[1790985600,\"1\"]") TAIL,
+           "NUL character");
+    /* trailing garbage, a second document */
+    VFAILS(VGOOD "<html><body>502 Bad Gateway</body></html>", "not valid JSON",
+           "trailing garbage");
+    VFAILS(VGOOD VGOOD, "not valid JSON", "trailing garbage");
+    VFAILS(VHEAD, "not valid JSON");
+    VFAILS("", "empty response body");
+    /* the wrong result type, or a matrix's series */
+    VFAILS(GOOD, "data.resultType is \"matrix\", expected \"vector\"");
+    VFAILS("{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1,\"1\"]}}",
+           "data.resultType is \"scalar\", expected \"vector\"");
+    VFAILS(VHEAD SERIES(DEV, "[1790985600,\"1\"]") TAIL, "range-vector", "(\"values\")");
+    VFAILS(VHEAD "{\"metric\":{" DEV "}}" TAIL, "needs both \"metric\" and \"value\"");
+    VFAILS("{\"status\":\"success\"}", "expected data.resultType \"vector\"");
+    VFAILS(VHEAD VSERIES(DEV, "[1790985600,\"1\",\"2\"]") TAIL, "sample #0",
+           "unexpected string");
+    VFAILS(VHEAD VSERIES(DEV, "[1e20,\"1\"]") TAIL, "not a plausible Unix time");
+    /* status error, partial answers, warnings not accepted */
+    VFAILS("{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error at char 3\"}",
+           "status \"error\": bad_data: parse error at char 3");
+    VFAILS("{\"status\":\"success\",\"isPartial\":true,\"data\":{\"resultType\":\"vector\","
+           "\"result\":[]}}", "partial");
+    VFAILS("{\"status\":\"success\",\"warnings\":[\"store unavailable\"],\"data\":{\"resultType\":"
+           "\"vector\",\"result\":[]}}", "warning", "store unavailable");
+}
+
 int main(void)
 {
     /* the parser warns through the global logger for every odd sample of
@@ -678,5 +804,7 @@ int main(void)
     RUN(test_warnings);
     RUN(test_bounds);
     RUN(test_large);
+    RUN(test_vector_good);
+    RUN(test_vector_faults);
     return TAP_END();
 }
