@@ -97,6 +97,7 @@ SUITES = [
     _it("model-change", "model_change_test.py", ("prometheus", "collect"), True, 3),
     ("demo", ("demo",), ["tests/demo_check.sh"], False, 12),
     ("standalone", ("repo",), ["python3", "tests/standalone_test.py"], False, 1),
+    ("layers", ("repo",), ["python3", "tests/layers_test.py"], False, 1),
     ("docs", ("repo", "docs"), ["python3", "tests/docs_test.py", "--bin", "{bin}"], False, 1),
 ]
 

@@ -266,9 +266,9 @@ static enum gl_status fig_add(struct figs *x, int64_t hour, int kind, const char
 
 static int fig_slot(const char *kind)
 {
-    return strcmp(kind, "memory_used") == 0    ? FIG_USED
-           : strcmp(kind, "unattributed") == 0 ? FIG_UNATT
-           : strcmp(kind, "unknown_steps") == 0 ? FIG_UNKNOWN
+    return strcmp(kind, GL_K_MEMORY_USED) == 0    ? FIG_USED
+           : strcmp(kind, GL_K_UNATTRIBUTED) == 0 ? FIG_UNATT
+           : strcmp(kind, GL_K_UNKNOWN_STEPS) == 0 ? FIG_UNKNOWN
                                                 : -1;
 }
 
