@@ -249,6 +249,204 @@ static bool gpu_hours_nano(const struct gl_invoice_line *l, const struct gl_line
     return true;
 }
 
+/* What every day row of one invoice line repeats: its texts, built once. */
+struct line_texts {
+    bool gpuh;           /* priced per GPU-hour */
+    const char *method;  /* FOCUS 1.3 AllocatedMethodId, or NULL */
+    char *tags, *price_details;
+    struct gl_buf desc, resid, sku, sku_price;
+    char price[80];      /* the printed unit price */
+};
+
+static void line_texts_free(struct line_texts *x)
+{
+    free(x->tags);
+    free(x->price_details);
+    gl_buf_free(&x->desc);
+    gl_buf_free(&x->resid);
+    gl_buf_free(&x->sku);
+    gl_buf_free(&x->sku_price);
+}
+
+/* false when memory ran out (x is then still to be freed). */
+static bool line_texts_init(const struct gl_config *c, const struct gl_invoice_line *l,
+                            cJSON *tags, struct line_texts *x)
+{
+    memset(x, 0, sizeof *x);
+    x->gpuh = l->price->unit == GL_PRICE_GPU_HOURS;
+    x->method = split_method(c, l);
+    cJSON_DeleteItemFromObjectCaseSensitive(tags, TAG_PREFIX "cluster");
+    cJSON_AddStringToObject(tags, TAG_PREFIX "cluster", l->cluster);
+    x->tags = ascii_json(tags);
+    /* the SKU price: the price-table entry as written */
+    char entry_price[80], from[32], to[32] = "", cap[80] = "";
+    gl_dec_format_trim(l->price->price12, GL_PRICE_DECIMALS, entry_price, sizeof entry_price);
+    gl_time_format(l->price->valid_from, from, sizeof from);
+    if (l->price->valid_to != INT64_MAX)
+        gl_time_format(l->price->valid_to, to, sizeof to);
+    if (x->gpuh)
+        gl_dec_format_trim(l->capacity_gb12, GL_PRICE_DECIMALS, cap, sizeof cap);
+    cJSON *pd = cJSON_CreateObject();
+    cJSON_AddStringToObject(pd, "x_ModelPattern", l->price->pattern);
+    cJSON_AddStringToObject(pd, "x_ValidFrom", from);
+    if (to[0])
+        cJSON_AddStringToObject(pd, "x_ValidTo", to);
+    if (x->gpuh)
+        cJSON_AddStringToObject(pd, "x_GpuCapacityGB", cap);
+    x->price_details = ascii_json(pd);
+    cJSON_Delete(pd);
+    char *pkey = gl_price_key(l->price);
+    /* the model and cluster whole: gl_buf, never a fixed buffer */
+    bool ok = gl_buf_printf(&x->desc, "%s, %s", kind_description(l->kind), l->model) &&
+              gl_buf_printf(&x->resid, "%s/%s", l->cluster, l->model) &&
+              gl_buf_printf(&x->sku, "gpu-memory/%s", l->model) &&
+              gl_buf_printf(&x->sku_price, "gpu-memory/%s|%s", l->model, pkey);
+    free(pkey);
+    /* numbers: at most 39 digits, a sign and a point */
+    gl_dec_format_trim(x->gpuh ? l->price->price12 : l->unit_price12, GL_PRICE_DECIMALS,
+                       x->price, sizeof x->price);
+    return ok;
+}
+
+/* FOCUS 1.3's allocation columns (AllocatedMethodDetails .. AllocatedTags). */
+static void allocation_cells(struct row *r, const struct gl_invoice *inv,
+                             const struct line_texts *x, const gl_i128 *ratio, size_t nratio,
+                             size_t ri, const char *qty)
+{
+    if (x->method && ratio && ri < nratio && ratio[ri] >= 0) {
+        char rt[40];
+        gl_dec_format_trim(ratio[ri], 9, rt, sizeof rt);
+        cJSON *md = cJSON_CreateObject();
+        cJSON *els = cJSON_AddArrayToObject(md, "Elements");
+        cJSON *el = cJSON_CreateObject();
+        cJSON_AddItemToObject(el, "AllocatedRatio", cJSON_CreateRaw(rt));
+        cJSON_AddStringToObject(el, "UsageUnit", "GB-Hours");
+        cJSON_AddItemToObject(el, "UsageQuantity", cJSON_CreateRaw(qty));
+        cJSON_AddItemToArray(els, el);
+        char *mt = ascii_json(md);
+        cell_str(r, mt);              /* AllocatedMethodDetails */
+        free(mt);
+        cJSON_Delete(md);
+    } else {
+        cell_null(r);
+    }
+    if (x->method) {
+        cell_str(r, x->method);       /* AllocatedMethodId */
+        cell_str(r, inv->team);       /* AllocatedResourceId */
+        cell_str(r, inv->team_name);  /* AllocatedResourceName */
+    } else {
+        cell_null(r);
+        cell_null(r);
+        cell_null(r);
+    }
+    cell_null(r);                     /* AllocatedTags: all in Tags */
+}
+
+/* The figures of one day row, printed. */
+struct day_figures {
+    char billed[80], qty[80], pqty[80], list[120], ds[32], de[32];
+};
+
+/* Formats day d of line l; GL_ERR_RUNTIME when ListCost passes 128 bits. */
+static enum gl_status day_figures(const struct gl_invoice_set *set, const struct gl_invoice *inv,
+                                  const struct gl_invoice_line *l, const struct line_texts *x,
+                                  const struct gl_line_day *day, struct day_figures *f,
+                                  struct gl_error *err)
+{
+    gl_dec_format(day->billed, set->cfg->minor_digits, f->billed, sizeof f->billed);
+    gl_i128 qn = gl_day_gbh_nano(l, day), pq = qn;
+    gl_dec_format(qn, GL_GBH_DECIMALS, f->qty, sizeof f->qty);
+    gl_time_format(day->day, f->ds, sizeof f->ds);
+    /* ListCost = printed unit price × printed pricing quantity, exactly
+     * (checked: 128 bits) */
+    gl_i128 lc;
+    if ((x->gpuh && !gpu_hours_nano(l, day, &pq)) ||
+        __builtin_mul_overflow(x->gpuh ? l->price->price12 : l->unit_price12, pq, &lc))
+        return gl_error_set(err, GL_ERR_RUNTIME,
+                            "integer overflow: ListCost of team \"%.300s\", cluster %.200s, GPU "
+                            "model \"%.200s\" on %s (period %s) exceeds 128 bits",
+                            inv->team, l->cluster, l->model, f->ds, set->period.name);
+    gl_dec_format(pq, GL_GBH_DECIMALS, f->pqty, sizeof f->pqty);
+    gl_dec_format_trim(lc, GL_PRICE_DECIMALS + GL_GBH_DECIMALS, f->list, sizeof f->list);
+    gl_time_format(day->day + 86400, f->de, sizeof f->de);
+    return GL_OK;
+}
+
+/* The columns from BilledCost to x_Estimated of one day row, in the
+ * version's header order (header12 / header13). */
+static void day_cells(struct row *r, const struct gl_config *c, bool v13, const char *pstart,
+                      const char *pend, const struct gl_invoice *inv,
+                      const struct gl_invoice_line *l, const struct line_texts *x,
+                      const struct gl_line_day *day, const struct day_figures *f)
+{
+    cell_bare(r, f->billed);               /* BilledCost */
+    cell_str(r, c->account_id);            /* BillingAccountId */
+    cell_str(r, c->account_name);          /* BillingAccountName */
+    cell_str(r, c->currency);              /* BillingCurrency */
+    cell_bare(r, pend);                    /* BillingPeriodEnd */
+    cell_bare(r, pstart);                  /* BillingPeriodStart */
+    cell_str(r, "Usage");                  /* ChargeCategory */
+    if (l->corrected_period[0])            /* ChargeClass */
+        cell_str(r, "Correction");
+    else
+        cell_null(r);
+    cell_str(r, x->desc.data);             /* ChargeDescription */
+    cell_str(r, "Usage-Based");            /* ChargeFrequency */
+    cell_bare(r, f->de);                   /* ChargePeriodEnd */
+    cell_bare(r, f->ds);                   /* ChargePeriodStart */
+    cell_bare(r, f->qty);                  /* ConsumedQuantity */
+    cell_str(r, "GB-Hours");               /* ConsumedUnit */
+    cell_bare(r, f->list);                 /* ContractedCost */
+    cell_bare(r, x->price);                /* ContractedUnitPrice */
+    cell_bare(r, f->billed);               /* EffectiveCost */
+    if (v13)
+        cell_str(r, c->provider);          /* HostProviderName */
+    cell_str(r, inv->invoice_id);          /* InvoiceId */
+    cell_str(r, c->provider);              /* InvoiceIssuerName */
+    cell_bare(r, f->list);                 /* ListCost */
+    cell_bare(r, x->price);                /* ListUnitPrice */
+    cell_bare(r, f->pqty);                 /* PricingQuantity */
+    cell_str(r, x->gpuh ? "GPU-Hours" : "GB-Hours"); /* PricingUnit */
+    if (!v13) {
+        cell_str(r, c->provider);          /* ProviderName */
+        cell_str(r, c->provider);          /* PublisherName */
+    }
+    cell_str(r, l->cluster);               /* RegionId */
+    cell_str(r, l->cluster);               /* RegionName */
+    cell_str(r, x->resid.data);            /* ResourceId */
+    cell_str(r, l->model);                 /* ResourceName */
+    cell_str(r, "GPU");                    /* ResourceType */
+    cell_str(r, "Compute");                /* ServiceCategory */
+    cell_str(r, c->service_name);          /* ServiceName */
+    if (v13)
+        cell_str(r, c->provider);          /* ServiceProviderName */
+    cell_str(r, "Containers");             /* ServiceSubcategory */
+    cell_str(r, x->sku.data);              /* SkuId */
+    cell_str(r, "GPU memory");             /* SkuMeter */
+    cell_str(r, x->price_details);         /* SkuPriceDetails */
+    cell_str(r, x->sku_price.data);        /* SkuPriceId */
+    cell_str(r, inv->team);                /* SubAccountId */
+    cell_str(r, inv->team_name);           /* SubAccountName */
+    cell_str(r, x->tags);                  /* Tags */
+    cell_str(r, gl_line_kind_name(l->kind)); /* x_ChargeKind */
+    if (l->corrected_period[0])            /* x_CorrectedPeriod */
+        cell_str(r, l->corrected_period);
+    else
+        cell_null(r);
+    cell_str(r, inv->cost_center);         /* x_CostCenter */
+    cell_str(r, l->cluster);               /* x_Cluster */
+    cell_str(r, l->model);                 /* x_GpuModel */
+    if (day->busy_steps > 0) {             /* x_ComputeIndicator */
+        char ci[64];
+        gl_dec_format(gl_div_half_even(day->busy_ppm, day->busy_steps), 6, ci, sizeof ci);
+        cell_bare(r, ci);
+    } else {
+        cell_null(r);
+    }
+    cell_bare(r, l->estimated ? "true" : "false"); /* x_Estimated */
+    end_row(r);
+}
+
 enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size_t *rows,
                                struct gl_error *err)
 {
@@ -273,170 +471,18 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
             cJSON_AddStringToObject(tags, TAG_PREFIX "cost_center", inv->cost_center);
         for (size_t j = 0; j < inv->nlines; j++) {
             const struct gl_invoice_line *l = &inv->lines[j];
-            const bool gpuh = l->price->unit == GL_PRICE_GPU_HOURS;
-            const char *method = split_method(c, l);
-            cJSON_DeleteItemFromObjectCaseSensitive(tags, TAG_PREFIX "cluster");
-            cJSON_AddStringToObject(tags, TAG_PREFIX "cluster", l->cluster);
-            char *tags_text = ascii_json(tags);
-            /* the SKU price: the price-table entry as written */
-            char entry_price[80], from[32], to[32] = "", cap[80] = "";
-            gl_dec_format_trim(l->price->price12, GL_PRICE_DECIMALS, entry_price,
-                               sizeof entry_price);
-            gl_time_format(l->price->valid_from, from, sizeof from);
-            if (l->price->valid_to != INT64_MAX)
-                gl_time_format(l->price->valid_to, to, sizeof to);
-            if (gpuh)
-                gl_dec_format_trim(l->capacity_gb12, GL_PRICE_DECIMALS, cap, sizeof cap);
-            cJSON *pd = cJSON_CreateObject();
-            cJSON_AddStringToObject(pd, "x_ModelPattern", l->price->pattern);
-            cJSON_AddStringToObject(pd, "x_ValidFrom", from);
-            if (to[0])
-                cJSON_AddStringToObject(pd, "x_ValidTo", to);
-            if (gpuh)
-                cJSON_AddStringToObject(pd, "x_GpuCapacityGB", cap);
-            char *pd_text = ascii_json(pd);
-            cJSON_Delete(pd);
-            char *pkey = gl_price_key(l->price);
-            /* the model and cluster whole: gl_buf, never a fixed buffer */
-            struct gl_buf desc, resid, sku, skup;
-            gl_buf_init(&desc);
-            gl_buf_init(&resid);
-            gl_buf_init(&sku);
-            gl_buf_init(&skup);
-            bool ok = gl_buf_printf(&desc, "%s, %s", kind_description(l->kind), l->model) &&
-                      gl_buf_printf(&resid, "%s/%s", l->cluster, l->model) &&
-                      gl_buf_printf(&sku, "gpu-memory/%s", l->model) &&
-                      gl_buf_printf(&skup, "gpu-memory/%s|%s", l->model, pkey);
-            free(pkey);
-            /* numbers: at most 39 digits, a sign and a point */
-            char price[80];
-            gl_dec_format_trim(gpuh ? l->price->price12 : l->unit_price12, GL_PRICE_DECIMALS,
-                               price, sizeof price);
+            struct line_texts x;
+            bool ok = line_texts_init(c, l, tags, &x);
             for (size_t d = 0; ok && d < l->ndays; d++, ri++) {
-                const struct gl_line_day *day = &l->days[d];
-                char billed[80], qty[80], pqty[80], list[120], ds[32], de[32];
-                gl_dec_format(day->billed, c->minor_digits, billed, sizeof billed);
-                gl_i128 qn = gl_day_gbh_nano(l, day), pq = qn;
-                gl_dec_format(qn, GL_GBH_DECIMALS, qty, sizeof qty);
-                gl_time_format(day->day, ds, sizeof ds);
-                /* ListCost = printed unit price × printed pricing quantity,
-                 * exactly (checked: 128 bits) */
-                gl_i128 lc;
-                if ((gpuh && !gpu_hours_nano(l, day, &pq)) ||
-                    __builtin_mul_overflow(gpuh ? l->price->price12 : l->unit_price12, pq, &lc)) {
-                    frc = gl_error_set(err, GL_ERR_RUNTIME,
-                                       "integer overflow: ListCost of team \"%.300s\", cluster "
-                                       "%.200s, GPU model \"%.200s\" on %s (period %s) exceeds "
-                                       "128 bits",
-                                       inv->team, l->cluster, l->model, ds, set->period.name);
+                struct day_figures f;
+                if ((frc = day_figures(set, inv, l, &x, &l->days[d], &f, err)))
                     break;
-                }
-                gl_dec_format(pq, GL_GBH_DECIMALS, pqty, sizeof pqty);
-                gl_dec_format_trim(lc, GL_PRICE_DECIMALS + GL_GBH_DECIMALS, list, sizeof list);
-                gl_time_format(day->day + 86400, de, sizeof de);
-                if (v13) {
-                    if (method && ratio && ri < nratio && ratio[ri] >= 0) {
-                        char rt[40];
-                        gl_dec_format_trim(ratio[ri], 9, rt, sizeof rt);
-                        cJSON *md = cJSON_CreateObject();
-                        cJSON *els = cJSON_AddArrayToObject(md, "Elements");
-                        cJSON *el = cJSON_CreateObject();
-                        cJSON_AddItemToObject(el, "AllocatedRatio", cJSON_CreateRaw(rt));
-                        cJSON_AddStringToObject(el, "UsageUnit", "GB-Hours");
-                        cJSON_AddItemToObject(el, "UsageQuantity", cJSON_CreateRaw(qty));
-                        cJSON_AddItemToArray(els, el);
-                        char *mt = ascii_json(md);
-                        cell_str(&r, mt);              /* AllocatedMethodDetails */
-                        free(mt);
-                        cJSON_Delete(md);
-                    } else {
-                        cell_null(&r);
-                    }
-                    if (method) {
-                        cell_str(&r, method);          /* AllocatedMethodId */
-                        cell_str(&r, inv->team);       /* AllocatedResourceId */
-                        cell_str(&r, inv->team_name);  /* AllocatedResourceName */
-                    } else {
-                        cell_null(&r);
-                        cell_null(&r);
-                        cell_null(&r);
-                    }
-                    cell_null(&r);                     /* AllocatedTags: all in Tags */
-                }
-                cell_bare(&r, billed);                 /* BilledCost */
-                cell_str(&r, c->account_id);           /* BillingAccountId */
-                cell_str(&r, c->account_name);         /* BillingAccountName */
-                cell_str(&r, c->currency);             /* BillingCurrency */
-                cell_bare(&r, pend);                   /* BillingPeriodEnd */
-                cell_bare(&r, pstart);                 /* BillingPeriodStart */
-                cell_str(&r, "Usage");                 /* ChargeCategory */
-                if (l->corrected_period[0])            /* ChargeClass */
-                    cell_str(&r, "Correction");
-                else
-                    cell_null(&r);
-                cell_str(&r, desc.data);               /* ChargeDescription */
-                cell_str(&r, "Usage-Based");           /* ChargeFrequency */
-                cell_bare(&r, de);                     /* ChargePeriodEnd */
-                cell_bare(&r, ds);                     /* ChargePeriodStart */
-                cell_bare(&r, qty);                    /* ConsumedQuantity */
-                cell_str(&r, "GB-Hours");              /* ConsumedUnit */
-                cell_bare(&r, list);                   /* ContractedCost */
-                cell_bare(&r, price);                  /* ContractedUnitPrice */
-                cell_bare(&r, billed);                 /* EffectiveCost */
                 if (v13)
-                    cell_str(&r, c->provider);         /* HostProviderName */
-                cell_str(&r, inv->invoice_id);         /* InvoiceId */
-                cell_str(&r, c->provider);             /* InvoiceIssuerName */
-                cell_bare(&r, list);                   /* ListCost */
-                cell_bare(&r, price);                  /* ListUnitPrice */
-                cell_bare(&r, pqty);                   /* PricingQuantity */
-                cell_str(&r, gpuh ? "GPU-Hours" : "GB-Hours"); /* PricingUnit */
-                if (!v13) {
-                    cell_str(&r, c->provider);         /* ProviderName */
-                    cell_str(&r, c->provider);         /* PublisherName */
-                }
-                cell_str(&r, l->cluster);              /* RegionId */
-                cell_str(&r, l->cluster);              /* RegionName */
-                cell_str(&r, resid.data);              /* ResourceId */
-                cell_str(&r, l->model);                /* ResourceName */
-                cell_str(&r, "GPU");                   /* ResourceType */
-                cell_str(&r, "Compute");               /* ServiceCategory */
-                cell_str(&r, c->service_name);         /* ServiceName */
-                if (v13)
-                    cell_str(&r, c->provider);         /* ServiceProviderName */
-                cell_str(&r, "Containers");            /* ServiceSubcategory */
-                cell_str(&r, sku.data);                /* SkuId */
-                cell_str(&r, "GPU memory");            /* SkuMeter */
-                cell_str(&r, pd_text);                 /* SkuPriceDetails */
-                cell_str(&r, skup.data);               /* SkuPriceId */
-                cell_str(&r, inv->team);               /* SubAccountId */
-                cell_str(&r, inv->team_name);          /* SubAccountName */
-                cell_str(&r, tags_text);               /* Tags */
-                cell_str(&r, gl_line_kind_name(l->kind)); /* x_ChargeKind */
-                if (l->corrected_period[0])            /* x_CorrectedPeriod */
-                    cell_str(&r, l->corrected_period);
-                else
-                    cell_null(&r);
-                cell_str(&r, inv->cost_center);        /* x_CostCenter */
-                cell_str(&r, l->cluster);              /* x_Cluster */
-                cell_str(&r, l->model);                /* x_GpuModel */
-                if (day->busy_steps > 0) {             /* x_ComputeIndicator */
-                    char ci[64];
-                    gl_dec_format(gl_div_half_even(day->busy_ppm, day->busy_steps), 6, ci, sizeof ci);
-                    cell_bare(&r, ci);
-                } else {
-                    cell_null(&r);
-                }
-                cell_bare(&r, l->estimated ? "true" : "false"); /* x_Estimated */
-                end_row(&r);
+                    allocation_cells(&r, inv, &x, ratio, nratio, ri, f.qty);
+                day_cells(&r, c, v13, pstart, pend, inv, l, &x, &l->days[d], &f);
                 (*rows)++;
             }
-            free(tags_text);
-            free(pd_text);
-            gl_buf_free(&desc);
-            gl_buf_free(&resid);
-            gl_buf_free(&sku);
-            gl_buf_free(&skup);
+            line_texts_free(&x);
             if (!ok && !frc)
                 frc = gl_error_set(err, GL_ERR_RUNTIME, "FOCUS export: out of memory");
             if (r.bad || frc)

@@ -79,7 +79,7 @@ PATCHES = (
     ("engine/bill/invoice.c", WORDING_OLD, WORDING_NEW, 1),
     ("engine/render/export.c", '"x_Estimated", NULL,', '"x_Estimated", "%s", NULL,' % ADDED_COLUMN, 2),
     ("engine/render/export.c", '/* x_Estimated */',
-     '/* x_Estimated */\n                cell_str(&r, "%s");' % ADDED_VALUE, 1),
+     '/* x_Estimated */\n                cell_str(r, "%s");' % ADDED_VALUE, 1),
 )
 # what the test build needs of this source tree
 BUILD_PARTS = ("meson.build", "meson_options.txt", "engine", "schema", "queries", "tests/unit")
