@@ -11,7 +11,8 @@
  *   B'. per-device allocation records: HAMi limits, DRA claims (a shared
  *      claim's MiB split by largest remainder);
  *   E. idle (reduced by billed reserved-unused under basis max: a DRA
- *      claim's on the device it names, a request's over the node's devices),
+ *      claim's or HAMi limit's on the device it names, a request's over the
+ *      node's devices),
  *      excess, both per device.
  * All quantities of a step are integers in MiB·s (MiB × step seconds).
  * Every product and sum of quantities is checked (__builtin_*_overflow):
@@ -73,8 +74,9 @@ struct pair {
     int64_t dev_q;      /* scratch: its allocation of this device (MiB·s) */
     int64_t dev_gpu;    /* scratch: a DRA claim's GPU time of this device (micro-GPU-s) */
     bool dev_alloc;     /* scratch: holds this very device (claim or limit) */
-    bool claimed;       /* scratch: by a DRA claim: allocation, reserved-unused and
-                         * excess stay on this device (docs/specification.md "Arithmetic") */
+    bool claimed;       /* scratch: by a DRA claim or a HAMi limit: allocation,
+                         * reserved-unused and excess stay on this device
+                         * (docs/specification.md "Arithmetic") */
 };
 
 struct ctr_limit {      /* HAMi limit of one container on one device */
@@ -105,7 +107,9 @@ struct pn {                 /* (pod, node, model) */
     int32_t pod, node, model;
     int32_t pseudo_dev;
     int64_t alloc_q, used_q, gpu_u;
-    int64_t claim_q;        /* its DRA claims' shares (split weights only) */
+    int64_t claim_q;        /* its DRA claims' shares and HAMi limits (split weights only) */
+    bool limited;           /* scratch: a HAMi limit replaced its request's allocation
+                             * this step; the request's GPU time stays its row */
     bool touched;
     int32_t ndev, capdev;   /* devices it holds memory or a device allocation on, this step */
     int32_t *devs;
@@ -178,7 +182,8 @@ struct work {
     struct gl_buf why;
     /* scratch per step */
     int32_t *touched_pn, *touched_pnode;
-    int32_t *claimed;             /* pairs holding their device by a DRA claim this step */
+    int32_t *claimed;             /* pairs holding their device by a DRA claim or a
+                                   * HAMi limit this step */
     size_t nclaimed;
     int32_t *scratch_members, *scratch_teams;
     gl_i128 *scratch_weights, *scratch_parts, *scratch_parts2;
@@ -1453,8 +1458,10 @@ static void step_allocation(struct work *w, size_t t)
         } else if (!bad && (a->kind == RES_SHARED || n->replicas > 1)) {
             u /= n->replicas;
         }
-        if (!bad && pnode->limited_t == (int64_t)t)
+        if (!bad && pnode->limited_t == (int64_t)t) {
             q = 0; /* the limit is the allocation (its GPU units stay) */
+            pn->limited = true;
+        }
         if (!bad) {
             aq = pn->alloc_q + q; /* both below 2^63: no 128-bit overflow */
             gu = pn->gpu_u + u;
@@ -1570,11 +1577,13 @@ static int64_t claim_mib(struct work *w, int32_t d)
 }
 
 /* B'. Per-device allocation records at t: a HAMi limit is the pod's
- * allocation of that device; a DRA claim on a pod's series allocates the
- * device (its usable memory, a MIG instance its slice), the MiB split among
- * the pods on that claim by floor shares plus the largest remainder, ties
- * by namespace/pod, each share × step (docs/specification.md "Arithmetic"), GPU time likewise (a MIG
- * slice: g/7). A claim's rows stay on its device (step_claim_rows). */
+ * allocation of the device its series names (device_uuid); a DRA claim on a
+ * pod's series allocates the device (its usable memory, a MIG instance its
+ * slice), the MiB split among the pods on that claim by floor shares plus
+ * the largest remainder, ties by namespace/pod, each share × step
+ * (docs/specification.md "Arithmetic"), GPU time likewise (a MIG slice:
+ * g/7). Both name their device, so their rows stay on it (step_claim_rows);
+ * a HAMi pod's GPU time is its request's, on the node's row. */
 static void step_device_alloc(struct work *w, size_t t)
 {
     const int64_t step = w->r->step;
@@ -1594,13 +1603,13 @@ static void step_device_alloc(struct work *w, size_t t)
                 int64_t q;
                 if (q_mul(w, t, to_mib(pp->limit[t]), step, &q, "a pod's HAMi memory limit (MiB·s)",
                           (int32_t)d) &&
-                    q_add(w, t, pn->alloc_q, q, &pn->alloc_q, "a pod's allocation (MiB·s)",
+                    q_add(w, t, pn->claim_q, q, &pn->claim_q, "a pod's allocation (MiB·s)",
                           (int32_t)d)) {
                     pp->dev_q = q;
-                    pp->dev_alloc = true;
+                    pp->dev_alloc = pp->claimed = true;
+                    w->claimed[w->nclaimed++] = p;
                     touch_pn(w, pp->pn);
                     touch_pnode(w, pp->pnode);
-                    pn_add_dev(pn, (int32_t)d, 0);
                 }
             } else if (pp->claim && pp->claim[t] >= 0) {
                 members[nm++] = p;
@@ -1923,11 +1932,12 @@ static int64_t alloc_rows(struct work *w, size_t t, int32_t dev, int32_t podi, i
     return ru;
 }
 
-/* A DRA claim's rows at t, on the device it names (docs/specification.md "Arithmetic"): the pod's
- * allocated share, its GPU time, reserved-unused = share − its memory
- * there; under basis max the billed reserved-unused comes out of that
- * device's idle and what idle does not cover is that device's excess,
- * never another device's. */
+/* The rows at t of a DRA claim or a HAMi limit, on the device it names
+ * (docs/specification.md "Arithmetic"): the pod's allocated share or limit,
+ * a claim's GPU time, reserved-unused = allocation − its memory there;
+ * under basis max the billed reserved-unused comes out of that device's
+ * idle and what idle does not cover is that device's excess, never another
+ * device's. */
 static void step_claim_rows(struct work *w, size_t t)
 {
     const int32_t e = w->empty;
@@ -1961,13 +1971,14 @@ static void step_allocation_rows(struct work *w, size_t t)
         struct pn *pn = &PN(w, w->touched_pn[i]);
         if (i + 8 < w->ntouched_pn) /* cells in touch order: a miss each, asked ahead */
             __builtin_prefetch(&PN(w, w->touched_pn[i + 8]));
-        if (pn->alloc_q > 0) {
+        if (pn->alloc_q > 0 || pn->limited) {
             int32_t dev = pseudo_device(w, pn);
             int64_t ru = alloc_rows(w, t, dev, pn->pod, pn->alloc_q, pn->gpu_u, pn->used_q);
             if (ru > 0)
                 place_reserved_unused(w, t, pn, ru, dev);
         }
         pn->alloc_q = pn->used_q = pn->gpu_u = pn->claim_q = 0;
+        pn->limited = false;
         pn->ndev = 0;
         pn->touched = false;
     }

@@ -13,8 +13,10 @@
  * named on a pod's series of the device (its usable memory, or the MIG
  * slice, split among the claim's pods by largest remainder), or a HAMi
  * memory limit (which replaces the pod's GPU-request allocation on that
- * node). Billed reserved-unused and the excess it causes are kept per
- * device, so every device row adds up (docs/specification.md "Arithmetic").
+ * node). Both name their device: the pod's allocation, reserved-unused and
+ * any excess stay on it. Billed reserved-unused and the excess it causes are
+ * kept per device, so every device row adds up (docs/specification.md
+ * "Arithmetic").
  *
  * Adding a memory source (another exporter's per-process memory):
  *   1. a query file queries/<name>.promql returning one series per pod and

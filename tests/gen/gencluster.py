@@ -200,7 +200,11 @@ allocation.replicas / mig_profiles_mib / resources):
   profile size x 1024), shared by its pods by largest remainder (ties by
   namespace/pod); a HAMi limit (bytes -> MiB half-even, containers summed)
   is the pod's allocation of the device and zeroes its requests' MiB on
-  that node; such devices are never anomalies for that pod. Capacity =
+  that node (their GPU time stays); such devices are never anomalies for
+  that pod. Both name their device: the pod's allocation, reserved-unused
+  (allocation - its memory on that device) and, under basis max, the billed
+  reserved-unused out of that device's idle with the rest that device's
+  excess, stay on it; other devices' idle is untouched. Capacity =
   device used + max FREE + max RESERVED (SPEC 9), with or without a device
   series (never one per-pod series' USED plus the copied FREE/RESERVED). Billed reserved-unused taken on a device
   and the excess left over (on the pod's device with most memory, else the
@@ -1385,19 +1389,20 @@ class Cluster:
                 has_alloc.add((cl, ns, pod, node))
             # -- B'. per-device allocation records: HAMi limits, DRA claims
             dev_alloc, pn_devs = {}, {}
-            # DRA claims: (device key, ns, pod, ak, MiB.s, GPU-us); their rows stay
-            # on the claimed device, the (pod, node, model) keeps the share only as
-            # a split weight
+            # DRA claims and HAMi limits: (device key, ns, pod, ak, MiB.s, GPU-us);
+            # both name their device, so their rows stay on it; the (pod, node,
+            # model) keeps the allocation only as a split weight
             claim_rows, claim_w = [], {}
             for key in sorted(devs):
                 dev = devs[key]
                 cl, node, model = key[0], dev["node"][1], dev["model"]
                 for (ns, pod), lim in sorted(dev["limits"].items()):
+                    # HAMi's limit series names its device (device_uuid); the
+                    # GPU time is the request's, on the node (below)
                     ak = (cl, ns, pod, node, model)
-                    _acc(alloc, ak, lim * step)
-                    _acc(alloc_gpu, ak, 0)
+                    _acc(claim_w, ak, lim * step)
                     dev_alloc[(key, ns, pod)] = lim * step
-                    pn_devs.setdefault(ak, {}).setdefault(key, 0)
+                    claim_rows.append((key, ns, pod, ak, lim * step, 0))
                 groups = {}
                 for idn, c in dev["claims"].items():
                     if idn not in dev["limits"]:
@@ -1515,8 +1520,9 @@ class Cluster:
                     dev["rows"] = {"excess": sum_q}
                     dev["idle_q"] = 0
             # -- D. reserved-unused, basis max
-            # a DRA claim's on the device it names: out of that device's idle,
-            # the rest that device's excess (SPEC 9), before the requests
+            # a DRA claim's or HAMi limit's on the device it names: out of that
+            # device's idle, the rest that device's excess (SPEC 9), before the
+            # requests
             for key, ns, pod, ak, q_alloc, gq in claim_rows:
                 cl, model = key[0], ak[4]
                 ru = max(0, q_alloc - claim_used.get((key, ns, pod), 0))
@@ -1543,7 +1549,8 @@ class Cluster:
             for ak in sorted(alloc):
                 cl, ns, pod, node, model = ak
                 q_alloc = alloc[ak]
-                if q_alloc <= 0:
+                # a request a HAMi limit replaced keeps its GPU time
+                if q_alloc <= 0 and ak[:4] not in limited:
                     continue
                 ru = max(0, q_alloc - used_pn.get(ak, 0))
                 team = self.team_at(cl, ns, pod, t)
