@@ -1157,9 +1157,10 @@ static void add_allocations(struct work *w)
         const char *pod = gl_series_label(s, "pod");
         const char *host = gl_series_label(s, "node");
         const char *res = gl_series_label(s, "resource");
-        if (!ns || !pod || !host || !res)
+        /* an unscheduled pod's requests have no node (node="" is no label) */
+        if (ns && pod && res && add_pending(w, s, ns, pod, host ? host : "", res))
             continue;
-        if (add_pending(w, s, ns, pod, host, res))
+        if (!ns || !pod || !host || !res)
             continue;
         const char *cl = series_cluster(w->c, s);
         struct aser *a = vec_push(&w->asers);

@@ -326,7 +326,7 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
     if ((st->parts & (GL_ST_FLEET | GL_ST_PAGES)) && (rc = gl_query_fleet(s, p, &st->fleet, err)))
         return rc;
     if ((st->parts & (GL_ST_FLEET | GL_ST_PAGES)) &&
-        (rc = gl_query_pending(s, p, GL_STATEMENT_TOP_PENDING, c->step, &st->pending, err)))
+        (rc = gl_query_pending(s, p, GL_STATEMENT_TOP_PENDING, &st->pending, err)))
         return rc;
     if (st->parts & GL_ST_PAGES) {
         if ((rc = gl_query_axis(s, p, &st->axis, err)))

@@ -609,7 +609,7 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
 /* ---- demand waiting ---- */
 
 enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, size_t max,
-                                int64_t step, struct gl_pending *out, struct gl_error *err)
+                                struct gl_pending *out, struct gl_error *err)
 {
     static const char keys_sql[] =
         "SELECT team, cluster, model, SUM(quantity) FROM usage_key_hour"
@@ -651,7 +651,7 @@ enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, s
             *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
         x->first_seen = sqlite3_column_int64(st, 4);
         x->last_seen = sqlite3_column_int64(st, 5);
-        x->waited_s = x->last_seen - x->first_seen + step;
+        x->waited_s = x->last_seen - x->first_seen;
         x->gpu_us = sqlite3_column_int64(st, 6);
         out->pods = sqlite3_column_int64(st, 7);
     }

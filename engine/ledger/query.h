@@ -193,7 +193,8 @@ struct gl_pending_key {
 };
 
 /* A pod's wait within the period: its first and last Pending sample
- * (instants), waited = last − first + one step, and what it requested. */
+ * (instants), waited = last − first (the store keeps instants, not the
+ * step), and what it requested. */
 struct gl_pending_pod {
     char *cluster, *ns, *pod, *team;
     int64_t first_seen, last_seen, waited_s, gpu_us;
@@ -207,12 +208,11 @@ struct gl_pending {
     int64_t pods;             /* pods that waited, of which np are listed */
 };
 
-/* Period p's GPUs requested while Pending, the max longest waits (step:
- * the collection step, what one sample stands for). Free with
+/* Period p's GPUs requested while Pending and its max longest waits. Free with
  * gl_pending_free (also after a failure). The waits are read from the
  * hourly usage rows: a pruned month keeps its sums, not its waits. */
 enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, size_t max,
-                                int64_t step, struct gl_pending *out, struct gl_error *err);
+                                struct gl_pending *out, struct gl_error *err);
 void gl_pending_free(struct gl_pending *x);
 
 /* ---- the reports' workloads, trend and waste in money (issue 11) ---- */
