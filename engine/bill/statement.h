@@ -4,9 +4,10 @@
  * Reads (under one read snapshot, so every part agrees whatever a
  * concurrent collect commits): the invoices with their corrections
  * (invoice.c, period.c), the anomalies, the fleet per cluster and GPU model
- * and per device, the GPUs Pending pods waited for, the per-team daily figures and top pods (query.c). A
- * closed period's invoices are loaded from the figures frozen at close
- * (store_frozen.h), checked by the digests stored then (store_digest.h;
+ * and per device, the GPUs Pending pods waited for, the per-team daily
+ * figures and top pods (query.c). A closed period's invoices are loaded
+ * from the figures frozen at close (store_frozen.h), checked by the digests
+ * stored then (store_digest.h;
  * one closed before them against the texts stored then, frozen_check.h
  * gl_frozen_verify, then sealed); one closed before schema 007 carries its
  * frozen texts (printed from there ever after). Writes nothing: renderers
