@@ -7,11 +7,10 @@
  * and per device, the GPUs Pending pods waited for, the per-team daily
  * figures and top pods (query.c). A closed period's invoices are loaded
  * from the figures frozen at close (store_frozen.h), checked by the digests
- * stored then (store_digest.h;
- * one closed before them against the texts stored then, frozen_check.h
- * gl_frozen_verify, then sealed); one closed before schema 007 carries its
- * frozen texts (printed from there ever after). Writes nothing: renderers
- * (render.h) are functions of a statement.
+ * stored then (store_digest.h; one closed before them against the texts
+ * stored then, frozen_check.h gl_frozen_verify, then sealed); one closed
+ * before schema 007 carries its frozen texts (printed from there ever
+ * after). Writes nothing: renderers (render.h) are functions of a statement.
  *
  * Adding something every output can show: a field here, filled in
  * gl_statement_build from a typed read in query.c; the renderers that show
