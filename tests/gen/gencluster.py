@@ -78,6 +78,9 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
                                       [from, T): phase="Pending" is 1 and its
                                       requests carry node="" there; Running
                                       from T on "node" (T >= "to": it never runs)
+     "pending_node": true,            optional: scheduled while Pending (its
+                                      requests carry "node" then: a pod not yet
+                                      started, e.g. pulling its image)
      "resource_claims": [{"claim_name": "gpu", "resourceclaim_name": "train-gpu",
                           "resourceclaim_template_name": ""}],   optional:
                                       kube_pod_resourceclaim_info over the pod's
@@ -801,7 +804,9 @@ class Cluster:
                 elif res == "memory":
                     unit = "byte"
                 # unscheduled while Pending: kube-state-metrics writes node=""
-                for node, a, b in (("", lo, pu), (p["node"], pu, hi)):
+                # (merged into one series when the node is the same)
+                waiting = p["node"] if p.get("pending_node") else ""
+                for node, a, b in ((waiting, lo, pu), (p["node"], pu, hi)):
                     lab = ident + (("container", p["container"]), ("node", node),
                                    ("resource", ksm_resource_name(res)), ("unit", unit))
                     for t in self._steps(a, b):
