@@ -1715,7 +1715,7 @@ static void tbl_fleet_waits(const struct fleet_ctx *x, struct table *t)
     static const char *const heads[] = {"Cluster", "Pod", "Team", "First Pending (UTC)"};
     for (size_t k = 0; k < 4; k++)
         table_col(t, heads[k], 0);
-    table_col(t, "Hours waited", COL_N);
+    table_col(t, "Hours, first to last Pending", COL_N);
     table_col(t, "GPU-h", COL_N);
     for (size_t i = 0; i < pd->np; i++) {
         const struct gl_pending_pod *w = &pd->p[i];

@@ -121,7 +121,7 @@ static void pending_md(FILE *out, const struct gl_pending *pd)
         fprintf(out, " | %s |\n", q);
     }
     fprintf(out, "\nLongest waits (%zu of %lld pods):\n\n| Cluster | Pod | Team | First Pending | "
-                 "Hours waited | GPU-hours |\n|---|---|---|---|---:|---:|\n",
+                 "Hours, first to last Pending | GPU-hours |\n|---|---|---|---|---:|---:|\n",
             pd->np, (long long)pd->pods);
     for (size_t i = 0; i < pd->np; i++) {
         const struct gl_pending_pod *p = &pd->p[i];
