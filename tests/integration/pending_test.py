@@ -17,6 +17,7 @@ second one. Checks:
   invoices  every invoice (lines and totals) equals the collection without
             the waiting, and the generator's expected totals: demand is
             never billed
+  server    collection.mode server stores the same demand and invoices
   pages     the fleet page (HTML, Markdown) and the summary Markdown show
             the section; the run's metrics textfile carries
             gpuledger_pending_gpu_hours per team and model
@@ -181,7 +182,28 @@ class Suite(harness.Suite):
         want_t = {t: v["total"] for t, v in exp["invoices"].items()}
         tap.check("invoices: totals equal the generator's expected ones",
                   [] if totals == want_t else ["got %s, expected %s" % (totals, want_t)])
+        self.server_mode(cfg, pend, inv)
         self.pages(cfg, cfg_path, db, want)
+
+    def server_mode(self, cfg, pend, inv):
+        """collection.mode server (hourly sums on the backend where a node's
+        hour allows it) stores the same demand and invoices as raw."""
+        doc = json.loads(json.dumps(cfg))
+        doc["collection"]["mode"] = "server"
+        doc.pop("metrics", None)
+        path = self.path("config-server.json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+        db = self.path("server.db")
+        self.run(path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+        got = json.loads(self.run(path, db, "summary", "--period", PERIOD, "--format",
+                                  "json")).get("pending_gpu")
+        got_inv = invoices(json.loads(self.run(path, db, "invoice", "--period", PERIOD,
+                                               "--format", "json")))
+        self.tap.check("server mode: the same demand waiting and invoices as raw",
+                       [] if got == pend and got_inv == inv
+                       else ["pending %s vs raw %s; invoices %s vs raw %s"
+                             % (got, pend, got_inv, inv)])
 
     def pages(self, cfg, cfg_path, db, want):
         tap = self.tap
