@@ -1189,8 +1189,13 @@ class Cluster:
                 u = fb_int(u)
                 reps = replicas_cfg.get(node)
                 if not reps and node:
-                    nl = self._labels_at(meta, NODE_LABELS, t, {"node": node})
-                    reps = int((nl or {}).get("label_nvidia_com_gpu_replicas", "0") or 0)
+                    nl = self._labels_at(meta, NODE_LABELS, t, {"node": node}
+                                         if not self.cluster_emit else
+                                         {"node": node, self.cluster_label: cl})
+                    try:
+                        reps = int((nl or {}).get("label_nvidia_com_gpu_replicas", "0"))
+                    except ValueError:
+                        reps = 0
                 reps = max(1, int(reps or 1))
                 m = MIG_RESOURCE.match(res)
                 if m:
