@@ -207,6 +207,8 @@ struct work {
      * a device names two (split_model_hours) */
     struct vec model_notes;
     bool multi_model;
+    /* the requests of Pending pods (the join's phase="Pending" series) */
+    struct vec psers;
 };
 
 #define DEV(w, i) (((struct dev *)(w)->devs.data)[i])
@@ -217,6 +219,7 @@ struct work {
 #define PNODE(w, i) (((struct pnode *)(w)->pnodes.data)[i])
 #define ASER(w, i) (((struct aser *)(w)->asers.data)[i])
 #define CTR(w, i) (((struct ctr_limit *)(w)->ctrs.data)[i])
+#define PSER(w, i) (((struct aser *)(w)->psers.data)[i])
 
 /* ---- rollup hash table ---- */
 
@@ -1144,6 +1147,10 @@ static void resolve_nodes(struct work *w)
     }
 }
 
+static bool add_pending(struct work *w, const struct gl_series *s, const char *ns,
+                        const char *pod, const char *host, const char *res);
+static void step_pending(struct work *w, size_t t);
+
 static void add_allocations(struct work *w)
 {
     const struct gl_matrix *m = w->in->allocation;
@@ -1155,6 +1162,9 @@ static void add_allocations(struct work *w)
         const char *pod = gl_series_label(s, "pod");
         const char *host = gl_series_label(s, "node");
         const char *res = gl_series_label(s, "resource");
+        /* an unscheduled pod's requests have no node (node="" is no label) */
+        if (ns && pod && res && add_pending(w, s, ns, pod, host ? host : "", res))
+            continue;
         if (!ns || !pod || !host || !res)
             continue;
         const char *cl = series_cluster(w->c, s);
@@ -2261,6 +2271,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     w.asers.size = sizeof(struct aser);
     w.ctrs.size = sizeof(struct ctr_limit);
     w.model_notes.size = sizeof(struct model_note);
+    w.psers.size = sizeof(struct aser);
     struct gl_intern **tables[] = {&w.devkeys,   &w.podkeys,  &w.nodekeys,  &w.pnkeys,
                                    &w.pnodekeys, &w.pairkeys, &w.labelkeys,
                                    &w.claimkeys, &w.ctrkeys};
@@ -2315,6 +2326,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
         step_pods(&w, t);
         step_mig_unallocated(&w, t);
         step_allocation_rows(&w, t);
+        step_pending(&w, t);
         seen_range(&w, t);
     }
     stage_flush(&w);
@@ -2349,7 +2361,7 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     }
     free(w.dev_order);
     struct vec *vecs[] = {&w.devs, &w.pairs,  &w.pods,  &w.nodes, &w.pns,
-                          &w.pnodes, &w.asers, &w.ctrs, &w.model_notes};
+                          &w.pnodes, &w.asers, &w.ctrs, &w.model_notes, &w.psers};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         free(vecs[i]->data);
     free(w.touched_pn);
@@ -2384,6 +2396,84 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     return rc;
 }
 
+/* ---- demand waiting: GPUs requested by Pending pods ---- */
+
+/* A phase="Pending" series of the join (gl_allocation_join) is kept apart
+ * from the allocation: true when s is one. Its model is its node's when the
+ * pod is scheduled, the MIG profile's model on that node, else "unknown"
+ * (an unscheduled pod's request names no model). */
+static bool add_pending(struct work *w, const struct gl_series *s, const char *ns,
+                        const char *pod, const char *host, const char *res)
+{
+    const char *phase = gl_series_label(s, "phase");
+    if (!phase || strcmp(phase, "Pending") != 0)
+        return false;
+    const char *cl = series_cluster(w->c, s);
+    struct aser *a = vec_push(&w->psers);
+    a->values = s->values;
+    a->pod = pod_of(w, cl, ns, pod);
+    a->node = node_of(w, cl, host);
+    a->pnode = -1;
+    a->profile = -1;
+    int32_t model = NODE(w, a->node).model;
+    if (parse_mig_resource(res, &a->mig_g, &a->mig_gb, &w->scratch)) {
+        a->kind = RES_MIG;
+        a->profile = str(w, w->scratch.data);
+        for (size_t d = 0; d < w->devs.n; d++)
+            if (DEV(w, d).node == a->node && DEV(w, d).mig &&
+                w->r->devices[d].profile == a->profile) {
+                model = w->r->devices[d].model;
+                break;
+            }
+    } else {
+        a->kind = strcmp(res, "nvidia_com_gpu_shared") == 0 ? RES_SHARED : RES_GPU;
+    }
+    if (model < 0)
+        model = str(w, "unknown");
+    a->pn = pn_of(w, a->pod, a->node, model);
+    return true;
+}
+
+/* P. GPUs requested by Pending pods at t, micro-GPU-seconds by the
+ * allocation's rule (step_allocation): units × step × 10^6 × (MIG g/7 |
+ * 1/replicas when shared or the node is time-sliced | 1); an unscheduled
+ * pod's node has no replicas, so a share counts whole. Stored per pod on
+ * the pseudo-device of its (node, model): demand, never billed. */
+static void step_pending(struct work *w, size_t t)
+{
+    const int64_t step = w->r->step;
+    for (size_t i = 0; i < w->psers.n; i++) {
+        const struct aser *a = &PSER(w, i);
+        double v = a->values[t];
+        if (isnan(v) || v <= 0)
+            continue;
+        int64_t units = to_mib(v);
+        if (units <= 0)
+            continue;
+        const struct node *n = &NODE(w, a->node);
+        gl_i128 u;
+        bool bad = __builtin_mul_overflow((gl_i128)units, (gl_i128)step * 1000000, &u);
+        if (!bad && a->kind == RES_MIG) {
+            bad = __builtin_mul_overflow(u, (gl_i128)a->mig_g, &u);
+            u /= 7;
+        } else if (!bad && (a->kind == RES_SHARED || n->replicas > 1)) {
+            u /= n->replicas;
+        }
+        const struct pod *po = &POD(w, a->pod);
+        if (bad || u > INT64_MAX) {
+            overflow_at(w, t,
+                        "the GPUs pod %.200s/%.200s requests while Pending (%lld units of "
+                        "%.200s) exceed the 64-bit range of micro-GPU-seconds",
+                        S(w, po->ns), S(w, po->name), (long long)units,
+                        a->kind == RES_MIG ? S(w, a->profile) : "GPU");
+            continue;
+        }
+        int32_t dev = pseudo_device(w, &PN(w, a->pn));
+        add(w, t, dev, po->ns, po->name, team_at(w, a->pod, t), GL_KIND_PENDING_GPU,
+            (int64_t)u, false);
+    }
+}
+
 /* ---- the allocation join (docs/specification.md "Inputs": requests of Running pods) ---- */
 
 /* A length-prefixed key of labels (absent = empty, as in PromQL), so no
@@ -2412,10 +2502,16 @@ static int name_cmp(const void *pa, const void *pb)
 
 /* The output series of group g: its non-empty grouping labels, sorted by
  * name, in one allocation (packed as parse.c packs them). */
-static void join_labels(struct gl_series *out, const struct gl_series *first,
-                        const char *const *names, size_t n)
+/* phase (or NULL) adds the label phase="<phase>" (the Pending series). */
+static const char *join_value(const struct gl_series *first, const char *name, const char *phase)
 {
-    const char *sorted[8];
+    return phase && strcmp(name, "phase") == 0 ? phase : gl_series_label(first, name);
+}
+
+static void join_labels(struct gl_series *out, const struct gl_series *first,
+                        const char *const *names, size_t n, const char *phase)
+{
+    const char *sorted[9];
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         bool dup = false;
@@ -2424,15 +2520,17 @@ static void join_labels(struct gl_series *out, const struct gl_series *first,
         if (!dup && gl_series_label(first, names[i]))
             sorted[k++] = names[i];
     }
+    if (phase)
+        sorted[k++] = "phase";
     qsort(sorted, k, sizeof *sorted, name_cmp);
     size_t size = k * sizeof(struct gl_label);
     for (size_t i = 0; i < k; i++)
-        size += strlen(sorted[i]) + strlen(gl_series_label(first, sorted[i])) + 2;
+        size += strlen(sorted[i]) + strlen(join_value(first, sorted[i], phase)) + 2;
     out->nlabels = k;
     out->labels = k ? gl_xcalloc(1, size) : NULL;
     char *p = (char *)(out->labels + k);
     for (size_t i = 0; i < k; i++) {
-        const char *v = gl_series_label(first, sorted[i]);
+        const char *v = join_value(first, sorted[i], phase);
         size_t nl = strlen(sorted[i]) + 1, vl = strlen(v) + 1;
         out->labels[i].name = memcpy(p, sorted[i], nl);
         out->labels[i].value = memcpy(p + nl, v, vl);
@@ -2473,7 +2571,10 @@ enum gl_status gl_allocation_join(const struct gl_config *c, const struct gl_mat
                                        "resource"};
     struct gl_buf key;
     gl_buf_init(&key);
-    /* max by (cluster, namespace, pod) (phase == 1): the Running steps */
+    /* max by (cluster, namespace, pod) (phase == 1): the Running steps
+     * (bit 1: a series phase="Running", or without a phase label as a
+     * custom query may return) and the Pending ones (bit 2), which go out
+     * as series of their own labelled phase="Pending" (add_pending) */
     struct gl_intern *pods = gl_intern_new();
     unsigned char *running = NULL;
     size_t cap = 0;
@@ -2491,9 +2592,13 @@ enum gl_status gl_allocation_join(const struct gl_config *c, const struct gl_mat
             memset(running + cap * nsteps, 0, (ncap - cap) * nsteps);
             cap = ncap;
         }
+        const char *ph = gl_series_label(s, "phase");
+        unsigned char bit = !ph || strcmp(ph, "Running") == 0 ? 1
+                          : strcmp(ph, "Pending") == 0       ? 2
+                                                             : 0;
         for (size_t t = (size_t)s->first_step; t < nsteps; t++)
             if (s->values[t] == 1.0)
-                running[id * nsteps + t] = 1;
+                running[id * nsteps + t] |= bit;
     }
     /* sum by (cluster, namespace, pod, node, resource) (requests) */
     struct gl_intern *gids = gl_intern_new();
@@ -2521,23 +2626,37 @@ enum gl_status gl_allocation_join(const struct gl_config *c, const struct gl_mat
             if (!isnan(s->values[t]))
                 v[t] = isnan(v[t]) ? s->values[t] : v[t] + s->values[t];
     }
-    /* * on (cluster, namespace, pod) group_left (): kept where Running */
+    /* * on (cluster, namespace, pod) group_left (): kept where Running; a
+     * second series of the group where Pending (and not Running) */
     out->start = requests->start;
     out->step = requests->step;
     out->nsteps = nsteps;
-    out->series = gl_xcalloc(ng ? ng : 1, sizeof *out->series);
-    for (size_t i = 0; i < ng; i++) {
+    out->series = gl_xcalloc(2 * ng + 1, sizeof *out->series);
+    for (size_t gi = 0; gi < 2 * ng; gi++) {
+        const size_t i = gi / 2;
+        const bool pend = gi % 2;
+        const unsigned char *run = g[i].pod >= 0 ? running + (size_t)g[i].pod * nsteps : NULL;
         struct gl_series *o = &out->series[out->nseries];
-        join_labels(o, g[i].first, group_names, 5);
-        o->values = g[i].values;
+        if (pend) {
+            bool any = false;
+            for (size_t t = 0; run && t < nsteps && !any; t++)
+                any = run[t] == 2 && !isnan(g[i].values[t]);
+            if (!any) {
+                free(g[i].values);
+                continue;
+            }
+        }
+        join_labels(o, g[i].first, group_names, 5, pend ? "Pending" : NULL);
+        o->values = pend ? g[i].values : gl_xcalloc(nsteps + 1, sizeof *o->values);
+        if (!pend)
+            memcpy(o->values, g[i].values, nsteps * sizeof *o->values);
         o->first_step = -1;
         o->first_seen = -1;
-        const unsigned char *run = g[i].pod >= 0 ? running + (size_t)g[i].pod * nsteps : NULL;
         for (size_t t = 0; t < nsteps; t++) {
             double x = o->values[t];
             if (isnan(x))
                 continue;
-            if (!run || !run[t]) {
+            if (!run || (pend ? run[t] != 2 : !(run[t] & 1))) {
                 o->values[t] = NAN;
                 continue;
             }
@@ -2556,7 +2675,7 @@ enum gl_status gl_allocation_join(const struct gl_config *c, const struct gl_mat
             }
             out->samples++;
         }
-        if (o->first_step < 0) { /* never Running in the chunk: no series */
+        if (o->first_step < 0) { /* never Running (Pending) in the chunk: no series */
             free(o->labels);
             free(o->values);
             memset(o, 0, sizeof *o);

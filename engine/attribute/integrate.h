@@ -125,9 +125,13 @@ void gl_rollup_free(struct gl_rollup *r);
  *   max by (CL, namespace, pod) (phase == 1)
  * (CL = cluster.label; an absent label equals an empty one). A group's value
  * at t is the sum of its series' samples at t, kept where the pod has a phase
- * sample equal to 1 at t; the allocation bound then applies to the sum, as
- * the parser applied it to the joined series: NaN/Inf, negative or over max
- * is skipped and counted in out (skipped, bad). The requests are parsed
+ * sample equal to 1 at t (phase="Running", or no phase label); where its
+ * phase="Pending" sample is 1 instead, the sum goes to a second series of
+ * the group labelled phase="Pending" (demand waiting: integrate stores it as
+ * GL_KIND_PENDING_GPU, never as allocation). The allocation bound then
+ * applies to the sum, as the parser applied it to the joined series:
+ * NaN/Inf, negative or over max is skipped and counted in out (skipped,
+ * bad). The requests are parsed
  * with any finite value kept (their sum is what is checked). out's series
  * carry the non-empty grouping labels, sorted like a backend's matrix; free
  * it with gl_matrix_free. */

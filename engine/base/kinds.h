@@ -26,6 +26,7 @@
 #define GL_K_EXCESS                        "excess"
 #define GL_K_UNKNOWN_STEPS                 "unknown_steps"
 #define GL_K_DEVICE_RESERVED_UNUSED_BILLED "device_reserved_unused_billed"
+#define GL_K_PENDING_GPU                   "pending_gpu"
 
 enum gl_kind {
     /* per pod (MiB·s unless said) */
@@ -48,6 +49,10 @@ enum gl_kind {
     GL_KIND_UNKNOWN_STEPS,          /* steps with pods but no memory metrics */
     GL_KIND_DEVICE_RU_BILLED,       /* billed reserved-unused placed on this device
                                      * (taken from its idle, or beyond it: excess) */
+    /* per pod, on its node's pseudo-device (or the nameless node's while
+     * unscheduled): GPUs requested while Pending, micro-GPU-seconds as
+     * allocated_gpu. Demand, never billed: no invoice line reads it. */
+    GL_KIND_PENDING_GPU,
     GL_KIND_COUNT
 };
 extern const char *const gl_kind_names[GL_KIND_COUNT];

@@ -325,6 +325,9 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
         return rc;
     if ((st->parts & (GL_ST_FLEET | GL_ST_PAGES)) && (rc = gl_query_fleet(s, p, &st->fleet, err)))
         return rc;
+    if ((st->parts & (GL_ST_FLEET | GL_ST_PAGES)) &&
+        (rc = gl_query_pending(s, p, GL_STATEMENT_TOP_PENDING, &st->pending, err)))
+        return rc;
     if (st->parts & GL_ST_PAGES) {
         if ((rc = gl_query_axis(s, p, &st->axis, err)))
             return rc;
@@ -401,6 +404,7 @@ void gl_statement_free(struct gl_statement *st)
     texts_free(st);
     gl_anomalies_free(&st->anomalies);
     gl_fleet_free(&st->fleet);
+    gl_pending_free(&st->pending);
     gl_invoices_free(st->set);
     free(st);
 }

@@ -4,13 +4,13 @@
  * Reads (under one read snapshot, so every part agrees whatever a
  * concurrent collect commits): the invoices with their corrections
  * (invoice.c, period.c), the anomalies, the fleet per cluster and GPU model
- * and per device, the per-team daily figures and top pods (query.c). A
- * closed period's invoices are loaded from the figures frozen at close
- * (store_frozen.h), checked by the digests stored then (store_digest.h;
- * one closed before them against the texts stored then, frozen_check.h
- * gl_frozen_verify, then sealed); one closed before schema 007 carries its
- * frozen texts (printed from there ever after). Writes nothing: renderers
- * (render.h) are functions of a statement.
+ * and per device, the GPUs Pending pods waited for, the per-team daily
+ * figures and top pods (query.c). A closed period's invoices are loaded
+ * from the figures frozen at close (store_frozen.h), checked by the digests
+ * stored then (store_digest.h; one closed before them against the texts
+ * stored then, frozen_check.h gl_frozen_verify, then sealed); one closed
+ * before schema 007 carries its frozen texts (printed from there ever
+ * after). Writes nothing: renderers (render.h) are functions of a statement.
  *
  * Adding something every output can show: a field here, filled in
  * gl_statement_build from a typed read in query.c; the renderers that show
@@ -37,6 +37,9 @@
  * trend shows. */
 #define GL_STATEMENT_TOP_WORKLOADS 10
 #define GL_STATEMENT_TREND_MONTHS 5
+
+/* How many of the longest waits of Pending pods the fleet outputs list. */
+#define GL_STATEMENT_TOP_PENDING 10
 
 /* A team's reserved-unused memory in money: per cluster and GPU model, the
  * MiB·s of each price entry's hours at that entry's price per GB-hour,
@@ -107,6 +110,8 @@ struct gl_statement {
     char *frozen_focus;
     struct gl_anomaly_list anomalies; /* GL_ST_ANOMALIES: all teams */
     struct gl_fleet fleet;            /* GL_ST_FLEET or GL_ST_PAGES */
+    struct gl_pending pending;        /* GL_ST_FLEET or GL_ST_PAGES: GPUs requested while
+                                       * Pending (demand, never billed) */
     struct gl_day_axis axis;          /* GL_ST_PAGES */
     struct gl_team_usage *teams;      /* GL_ST_PAGES: teams[i] for set->invoices[i] */
     struct gl_team_extra *extra;      /* GL_ST_PAGES: workloads, trend, waste in money */

@@ -25,6 +25,8 @@ static const char models_sql[] =
     " SUM(CASE kind WHEN '" GL_K_EXCESS "' THEN quantity ELSE 0 END)"
     " FROM usage_key_hour"
     " WHERE hour >= ?1 AND hour < ?2"
+    /* demand waiting is no fleet figure: its "unknown" model is no row */
+    "  AND kind <> '" GL_K_PENDING_GPU "'"
     " GROUP BY cluster, model ORDER BY cluster, model";
 
 static const char devices_sql[] =
@@ -603,6 +605,81 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
     return rc;
 }
 
+
+/* ---- demand waiting ---- */
+
+enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, size_t max,
+                                struct gl_pending *out, struct gl_error *err)
+{
+    static const char keys_sql[] =
+        "SELECT team, cluster, model, SUM(quantity) FROM usage_key_hour"
+        " WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
+        " GROUP BY 1, 2, 3 HAVING SUM(quantity) <> 0 ORDER BY 1, 2, 3";
+    static const char pods_sql[] =
+        "SELECT cluster, namespace, pod, team, MIN(first_seen), MAX(last_seen), SUM(quantity),"
+        " COUNT(*) OVER ()"
+        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
+        " GROUP BY 1, 2, 3, 4"
+        " ORDER BY MAX(last_seen) - MIN(first_seen) DESC, 7 DESC, 1, 2, 3, 4 LIMIT ?3";
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_query_period(s, keys_sql, p->start, p->end, &st,
+                                              "reading pending GPUs", err);
+    int sr = SQLITE_DONE;
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        out->k = gl_xrealloc(out->k, (out->nk + 1) * sizeof *out->k);
+        struct gl_pending_key *k = &out->k[out->nk++];
+        k->team = gl_strdup((const char *)sqlite3_column_text(st, 0));
+        k->cluster = gl_strdup((const char *)sqlite3_column_text(st, 1));
+        k->model = gl_strdup((const char *)sqlite3_column_text(st, 2));
+        k->gpu_us = sqlite3_column_int64(st, 3);
+    }
+    if (!rc && sr != SQLITE_DONE)
+        rc = gl_usage_fail(s, p, "reading pending GPUs", err);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (!rc)
+        rc = gl_store_query_period(s, pods_sql, p->start, p->end, &st,
+                                   "reading pending pods", err);
+    if (!rc)
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)max);
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        out->p = gl_xrealloc(out->p, (out->np + 1) * sizeof *out->p);
+        struct gl_pending_pod *x = &out->p[out->np++];
+        char **f[] = {&x->cluster, &x->ns, &x->pod, &x->team};
+        for (int i = 0; i < 4; i++)
+            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
+        x->first_seen = sqlite3_column_int64(st, 4);
+        x->last_seen = sqlite3_column_int64(st, 5);
+        x->waited_s = x->last_seen - x->first_seen;
+        x->gpu_us = sqlite3_column_int64(st, 6);
+        out->pods = sqlite3_column_int64(st, 7);
+    }
+    if (!rc && sr != SQLITE_DONE)
+        rc = gl_store_fail(s, "reading pending pods", err);
+    sqlite3_finalize(st);
+    if (rc)
+        gl_pending_free(out);
+    return rc;
+}
+
+void gl_pending_free(struct gl_pending *x)
+{
+    for (size_t i = 0; i < x->nk; i++) {
+        free(x->k[i].team);
+        free(x->k[i].cluster);
+        free(x->k[i].model);
+    }
+    for (size_t i = 0; i < x->np; i++) {
+        free(x->p[i].cluster);
+        free(x->p[i].ns);
+        free(x->p[i].pod);
+        free(x->p[i].team);
+    }
+    free(x->k);
+    free(x->p);
+    memset(x, 0, sizeof *x);
+}
 
 /* ---- closed periods ---- */
 

@@ -183,6 +183,38 @@ int64_t gl_query_model_capacity(struct gl_store *s, const char *model);
  * (metrics.c: a cluster that had data and now returns none). */
 enum gl_status gl_query_cluster_had_samples(struct gl_store *s, const char *cluster,
                                             int64_t before, bool *had, struct gl_error *err);
+/* ---- demand waiting: GPUs requested by Pending pods ---- */
+
+/* Per team, cluster and GPU model ("unknown" for an unscheduled pod's
+ * request): micro-GPU-seconds requested while Pending (kind pending_gpu). */
+struct gl_pending_key {
+    char *team, *cluster, *model;
+    int64_t gpu_us;
+};
+
+/* A pod's wait within the period: its first and last Pending sample
+ * (instants), waited = last − first (the store keeps instants, not the
+ * step), and what it requested. */
+struct gl_pending_pod {
+    char *cluster, *ns, *pod, *team;
+    int64_t first_seen, last_seen, waited_s, gpu_us;
+};
+
+struct gl_pending {
+    struct gl_pending_key *k; /* by team, cluster, model */
+    size_t nk;
+    struct gl_pending_pod *p; /* the longest waits first (then GPU time, cluster, pod) */
+    size_t np;
+    int64_t pods;             /* pods that waited, of which np are listed */
+};
+
+/* Period p's GPUs requested while Pending and its max longest waits. Free with
+ * gl_pending_free (also after a failure). The waits are read from the
+ * hourly usage rows: a pruned month keeps its sums, not its waits. */
+enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, size_t max,
+                                struct gl_pending *out, struct gl_error *err);
+void gl_pending_free(struct gl_pending *x);
+
 /* ---- the reports' workloads, trend and waste in money (issue 11) ---- */
 
 /* A workload of a team: the pods with one owner (pod_owner, schema/005),

@@ -1679,6 +1679,65 @@ static void tbl_fleet_devices(const struct fleet_ctx *x, struct table *t)
     }
 }
 
+/* GPUs requested by Pending pods: micro-GPU-seconds, or seconds waited, as
+ * hours to 2 decimals for reading (exact GPU-hours in the summary JSON). */
+static void fmt_hours(int64_t v, int64_t per_hour, char *buf, size_t n)
+{
+    gl_dec_format(gl_div_half_even((gl_i128)v * 100, per_hour), 2, buf, n);
+}
+
+static bool has_pending(const struct gl_statement *st)
+{
+    return st->pending.nk || st->pending.np;
+}
+
+static void tbl_fleet_pending(const struct fleet_ctx *x, struct table *t)
+{
+    const struct gl_pending *pd = &x->st->pending;
+    table_col(t, "Team", 0);
+    table_col(t, "Cluster", 0);
+    table_col(t, "GPU model", 0);
+    table_col(t, "GPU-h waiting", COL_N);
+    for (size_t i = 0; i < pd->nk; i++) {
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", pd->k[i].team);
+        table_cell(t, 1, CELL_LABEL, "%s", pd->k[i].cluster);
+        table_cell(t, 2, CELL_LABEL, "%s", pd->k[i].model);
+        fmt_hours(pd->k[i].gpu_us, INT64_C(3600000000), v, sizeof v);
+        table_cell(t, 3, 0, "%s", v);
+    }
+}
+
+static void tbl_fleet_waits(const struct fleet_ctx *x, struct table *t)
+{
+    const struct gl_pending *pd = &x->st->pending;
+    static const char *const heads[] = {"Cluster", "Pod", "Team", "First Pending (UTC)"};
+    for (size_t k = 0; k < 4; k++)
+        table_col(t, heads[k], 0);
+    table_col(t, "Hours, first to last Pending", COL_N);
+    table_col(t, "GPU-h", COL_N);
+    for (size_t i = 0; i < pd->np; i++) {
+        const struct gl_pending_pod *w = &pd->p[i];
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", w->cluster);
+        table_cell(t, 1, CELL_LABEL | CELL_CODE, "%s/%s", w->ns, w->pod);
+        table_cell(t, 2, CELL_LABEL, "%s", w->team);
+        gl_time_format(w->first_seen, v, sizeof v);
+        table_cell(t, 3, 0, "%s", v);
+        fmt_hours(w->waited_s, 3600, v, sizeof v);
+        table_cell(t, 4, 0, "%s", v);
+        fmt_hours(w->gpu_us, INT64_C(3600000000), v, sizeof v);
+        table_cell(t, 5, 0, "%s", v);
+    }
+}
+
+static const char pending_note[] =
+    "GPUs requested by pods while Pending (kube-state-metrics): demand the fleet did not "
+    "serve, never billed. A MIG profile counts its slices/7 of a GPU; a time-slicing share "
+    "1/replicas of its node's GPU, or a whole GPU while the pod has no node.";
+
 /* Builds a table with fn and writes it in the format. */
 static void fleet_table(FILE *f, enum fmt fmt, const struct fleet_ctx *x,
                         void (*fn)(const struct fleet_ctx *x, struct table *t))
@@ -1761,6 +1820,13 @@ static void fleet_html(FILE *f, const void *vctx)
     fputs("<h2>Invoices</h2>\n", f);
     fleet_table(f, FMT_HTML, x, tbl_fleet_invoices);
 
+    if (has_pending(x->st)) {
+        fputs("<h2>GPU demand waiting (Pending pods)</h2>\n", f);
+        fleet_table(f, FMT_HTML, x, tbl_fleet_pending);
+        fprintf(f, "<p class=\"note\">%s Longest waits (%zu of %lld pods):</p>\n", pending_note,
+                x->st->pending.np, (long long)x->st->pending.pods);
+        fleet_table(f, FMT_HTML, x, tbl_fleet_waits);
+    }
     fputs("<h2>Devices needing attention</h2>\n", f);
     if (attention_count(fl)) {
         fleet_table(f, FMT_HTML, x, tbl_fleet_devices);
@@ -1822,6 +1888,13 @@ static void fleet_md(FILE *f, const void *vctx)
     fleet_table(f, FMT_MD, x, tbl_fleet_teams);
     fputs("\n## Invoices\n\n", f);
     fleet_table(f, FMT_MD, x, tbl_fleet_invoices);
+    if (has_pending(x->st)) {
+        fputs("\n## GPU demand waiting (Pending pods)\n\n", f);
+        fleet_table(f, FMT_MD, x, tbl_fleet_pending);
+        fprintf(f, "\n%s\n\nLongest waits (%zu of %lld pods):\n\n", pending_note,
+                x->st->pending.np, (long long)x->st->pending.pods);
+        fleet_table(f, FMT_MD, x, tbl_fleet_waits);
+    }
     fputs("\n## Devices needing attention\n\n", f);
     if (attention_count(fl)) {
         fleet_table(f, FMT_MD, x, tbl_fleet_devices);

@@ -1,5 +1,6 @@
-/* summary — the fleet summary of a statement (per model and per device), as
- * JSON and Markdown. The sums come from query.c (gl_query_fleet). */
+/* summary — the fleet summary of a statement (per model and per device, and
+ * the GPUs Pending pods waited for), as JSON and Markdown. The sums come
+ * from query.c (gl_query_fleet, gl_query_pending). */
 #include "summary.h"
 
 #include <cjson/cJSON.h>
@@ -49,6 +50,96 @@ static bool device_reconciles(const struct gl_device_row *d)
 {
     gl_i128 rhs = (gl_i128)d->used + d->rub + d->reserved + d->unattributed + d->idle - d->excess;
     return rhs == d->capacity;
+}
+
+/* micro-GPU-seconds as GPU-hours, 9 decimals half-even (the invoices' rule) */
+static void gpu_hours(int64_t gpu_us, char *buf, size_t n)
+{
+    gl_dec_format(gl_div_half_even((gl_i128)gpu_us * 1000, 3600), GL_GBH_DECIMALS, buf, n);
+}
+
+/* Seconds as hours, 2 decimals half-even (a wait, for reading). */
+static void wait_hours(int64_t s, char *buf, size_t n)
+{
+    gl_dec_format(gl_div_half_even((gl_i128)s * 100, 3600), 2, buf, n);
+}
+
+/* GPUs requested by Pending pods: demand waiting, never billed. The key
+ * only when some pod waited, so a summary without any reads as before. */
+static void pending_json(cJSON *root, const struct gl_pending *pd)
+{
+    if (!pd->nk && !pd->np)
+        return;
+    char q[80];
+    cJSON *o = cJSON_AddObjectToObject(root, "pending_gpu");
+    cJSON *arr = cJSON_AddArrayToObject(o, "by_team");
+    for (size_t i = 0; i < pd->nk; i++) {
+        const struct gl_pending_key *k = &pd->k[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "team", k->team);
+        cJSON_AddStringToObject(x, "cluster", k->cluster);
+        cJSON_AddStringToObject(x, "gpu_model", k->model);
+        gpu_hours(k->gpu_us, q, sizeof q);
+        cJSON_AddStringToObject(x, "gpu_hours", q);
+        cJSON_AddItemToArray(arr, x);
+    }
+    cJSON_AddNumberToObject(o, "pods", (double)pd->pods);
+    arr = cJSON_AddArrayToObject(o, "longest_waits");
+    for (size_t i = 0; i < pd->np; i++) {
+        const struct gl_pending_pod *p = &pd->p[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "cluster", p->cluster);
+        cJSON_AddStringToObject(x, "namespace", p->ns);
+        cJSON_AddStringToObject(x, "pod", p->pod);
+        cJSON_AddStringToObject(x, "team", p->team);
+        gl_time_format(p->first_seen, q, sizeof q);
+        cJSON_AddStringToObject(x, "first_pending", q);
+        gl_time_format(p->last_seen, q, sizeof q);
+        cJSON_AddStringToObject(x, "last_pending", q);
+        cJSON_AddNumberToObject(x, "waited_seconds", (double)p->waited_s);
+        gpu_hours(p->gpu_us, q, sizeof q);
+        cJSON_AddStringToObject(x, "gpu_hours", q);
+        cJSON_AddItemToArray(arr, x);
+    }
+}
+
+static void pending_md(FILE *out, const struct gl_pending *pd)
+{
+    if (!pd->nk && !pd->np)
+        return;
+    char q[80];
+    fprintf(out, "\n## GPUs requested by Pending pods (demand waiting, not billed)\n\n"
+                 "| Team | Cluster | GPU model | GPU-hours waiting |\n|---|---|---|---:|\n");
+    for (size_t i = 0; i < pd->nk; i++) {
+        const struct gl_pending_key *k = &pd->k[i];
+        const char *cells[] = {k->team, k->cluster, k->model};
+        for (size_t c = 0; c < 3; c++) {
+            fputs(c ? " | " : "| ", out);
+            gl_md_cell(out, cells[c]);
+        }
+        gpu_hours(k->gpu_us, q, sizeof q);
+        fprintf(out, " | %s |\n", q);
+    }
+    fprintf(out, "\nLongest waits (%zu of %lld pods):\n\n| Cluster | Pod | Team | First Pending | "
+                 "Hours, first to last Pending | GPU-hours |\n|---|---|---|---|---:|---:|\n",
+            pd->np, (long long)pd->pods);
+    for (size_t i = 0; i < pd->np; i++) {
+        const struct gl_pending_pod *p = &pd->p[i];
+        fputs("| ", out);
+        gl_md_cell(out, p->cluster);
+        fputs(" | ", out);
+        gl_md_cell(out, p->ns);
+        fputs("/", out);
+        gl_md_cell(out, p->pod);
+        fputs(" | ", out);
+        gl_md_cell(out, p->team);
+        gl_time_format(p->first_seen, q, sizeof q);
+        fprintf(out, " | %s", q);
+        wait_hours(p->waited_s, q, sizeof q);
+        fprintf(out, " | %s", q);
+        gpu_hours(p->gpu_us, q, sizeof q);
+        fprintf(out, " | %s |\n", q);
+    }
 }
 
 enum gl_status gl_summary_json(const struct gl_statement *st, FILE *out, struct gl_error *err)
@@ -113,6 +204,7 @@ enum gl_status gl_summary_json(const struct gl_statement *st, FILE *out, struct 
         }
         cJSON_AddItemToArray(arr, o);
     }
+    pending_json(root, &st->pending);
     char *text = cJSON_Print(root);
     fprintf(out, "%s\n", text);
     free(text);
@@ -193,5 +285,6 @@ enum gl_status gl_summary_md(const struct gl_statement *st, FILE *out, struct gl
         }
         fputs(" |\n", out);
     }
+    pending_md(out, &st->pending);
     return GL_OK;
 }

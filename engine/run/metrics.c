@@ -425,6 +425,26 @@ static void render_anomalies(struct out *o, const struct gl_statement *st,
     }
 }
 
+/* GPU-hours requested by Pending pods (demand waiting, never billed), per
+ * cluster, team and model: micro-GPU-seconds × 1000 / 3600, 9 decimals
+ * half-even as the summary prints them. */
+static void render_pending(struct out *o, const struct gl_statement *st, const char *filter)
+{
+    static const char name[] = "gpuledger_pending_gpu_hours";
+    family(o, name,
+           "GPU-hours requested by pods while Pending in the open period so far (demand "
+           "waiting, not billed); model \"unknown\" while the pod has no node.");
+    for (size_t i = 0; i < st->pending.nk; i++) {
+        const struct gl_pending_key *k = &st->pending.k[i];
+        if (!wanted(filter, k->cluster))
+            continue;
+        const char *lab[] = {"cluster", k->cluster, "team", k->team, "model", k->model,
+                             "period", st->period.name, NULL};
+        series_i128(o, name, lab, gl_div_half_even((gl_i128)k->gpu_us * 1000, 3600),
+                    GL_GBH_DECIMALS);
+    }
+}
+
 enum gl_status gl_metrics_render(const struct gl_config *c, struct gl_store *s,
                                  const struct gl_price_table *prices,
                                  const struct gl_run_figures *f, const char *cluster,
@@ -450,6 +470,7 @@ enum gl_status gl_metrics_render(const struct gl_config *c, struct gl_store *s,
                             &serr)) {
         render_billing(&o, c, st, cluster);
         render_anomalies(&o, st, f, cluster);
+        render_pending(&o, st, cluster);
     } else if (!closed) {
         /* the run's own failure says why; its figures are still worth pushing */
         gl_log(GL_LOG_WARN, "metrics without the billed figures of period=%s error=\"%s\"",

@@ -74,6 +74,13 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
                                       (owner_is_controller "true", or "false"
                                       with "controller": false; kind "<none>"
                                       writes KSM's series of a bare pod)
+     "pending_until": T,              optional: the pod is Pending (unscheduled) in
+                                      [from, T): phase="Pending" is 1 and its
+                                      requests carry node="" there; Running
+                                      from T on "node" (T >= "to": it never runs)
+     "pending_node": true,            optional: scheduled while Pending (its
+                                      requests carry "node" then: a pod not yet
+                                      started, e.g. pulling its image)
      "resource_claims": [{"claim_name": "gpu", "resourceclaim_name": "train-gpu",
                           "resourceclaim_template_name": ""}],   optional:
                                       kube_pod_resourceclaim_info over the pod's
@@ -762,6 +769,17 @@ class Cluster:
                                 "step grid" % (p["namespace"], p["name"]))
         return lo, hi, done
 
+    def pending_until(self, p):
+        """The end of the pod's Pending time (its start when it never waits)."""
+        lo, hi, done = self.pod_window(p)
+        if not p.get("pending_until"):
+            return lo
+        pu = parse_time(p["pending_until"])
+        if pu % self.step or pu < lo or done is not None:
+            raise ScenarioError("pod %s/%s: pending_until before its start, off the step grid "
+                                "or with completed_at" % (p["namespace"], p["name"]))
+        return min(pu, hi)
+
     # ---- build all samples
     def _build(self):
         start, end = self.start, self.end
@@ -781,6 +799,7 @@ class Cluster:
         # pods
         for key, p in self.pods.items():
             lo, hi, done = self.pod_window(p)
+            pu = self.pending_until(p)
             ident = (("namespace", p["namespace"]), ("pod", p["name"]), ("uid", p["uid"]))
             for res, count in p.get("requests", {}).items():
                 unit = "integer"
@@ -788,13 +807,19 @@ class Cluster:
                     unit = "core"
                 elif res == "memory":
                     unit = "byte"
-                lab = ident + (("container", p["container"]), ("node", p["node"]),
-                               ("resource", ksm_resource_name(res)), ("unit", unit))
-                for t in self._steps(lo, hi):
-                    self._add(REQUESTS, lab, t, count)
+                # unscheduled while Pending: kube-state-metrics writes node=""
+                # (merged into one series when the node is the same)
+                waiting = p["node"] if p.get("pending_node") else ""
+                for node, a, b in ((waiting, lo, pu), (p["node"], pu, hi)):
+                    lab = ident + (("container", p["container"]), ("node", node),
+                                   ("resource", ksm_resource_name(res)), ("unit", unit))
+                    for t in self._steps(a, b):
+                        self._add(REQUESTS, lab, t, count)
             for t in self._steps(lo, hi):
-                running = done is None or t < done
+                running = (done is None or t < done) and t >= pu
                 self._add(PHASE, ident + (("phase", "Running"),), t, 1 if running else 0)
+                if pu > lo:
+                    self._add(PHASE, ident + (("phase", "Pending"),), t, 1 if t < pu else 0)
                 if done is not None:
                     self._add(PHASE, ident + (("phase", "Succeeded"),), t, 0 if running else 1)
             for plo, phi, labels in self._label_periods(p, lo, hi):
@@ -1136,6 +1161,64 @@ class Cluster:
                 if m:
                     return expand_team(r.get("team", "$1"), m)
         return self.teams_cfg.get("default", "unallocated")
+
+    def pending(self, t_from, t_to, cfg):
+        """GPUs requested while Pending in [t_from, t_to), read from the
+        written kube-state-metrics series: per step, a pod whose
+        phase="Pending" series is 1 (and Running is not) requests per
+        (node, resource) the sum of its containers' requests, in
+        micro-GPU-seconds: units x step x 10^6 x (MIG g/7 | 1/replicas when
+        shared or the node is time-sliced | 1); the node's model, "unknown"
+        for node "". Returns ({(cluster, team, model): gpu_us},
+        {(cluster, ns, pod, team): [first, last, gpu_us]})."""
+        _, meta, ksm = self._index()
+        al = cfg.get("allocation", {})
+        replicas_cfg = al.get("replicas", {})
+        resources = set(BASE_RESOURCES) | set(al.get("resources", []))
+        by_key, by_pod = {}, {}
+        for t in self._steps(t_from, t_to):
+            phase, units = {}, {}
+            for fam, d, v in ksm.get(t, []):
+                cl = self._cluster_of(d)
+                if fam == PHASE:
+                    if fb_int(v) == 1 and d.get("phase") in ("Running", "Pending"):
+                        phase.setdefault((cl, d["namespace"], d["pod"]), set()).add(d["phase"])
+                    continue
+                res = d.get("resource", "")
+                if res in resources or MIG_RESOURCE.match(res):
+                    _acc(units, (cl, d["namespace"], d["pod"], d["node"], res), v)
+            for (cl, ns, pod, node, res), u in sorted(units.items()):
+                if phase.get((cl, ns, pod)) != {"Pending"} or u <= 0:
+                    continue
+                u = fb_int(u)
+                reps = replicas_cfg.get(node)
+                if not reps and node:
+                    nl = self._labels_at(meta, NODE_LABELS, t, {"node": node}
+                                         if not self.cluster_emit else
+                                         {"node": node, self.cluster_label: cl})
+                    try:
+                        reps = int((nl or {}).get("label_nvidia_com_gpu_replicas", "0"))
+                    except ValueError:
+                        reps = 0
+                reps = max(1, int(reps or 1))
+                m = MIG_RESOURCE.match(res)
+                if m:
+                    gpu = u * self.step * 10 ** 6 * int(m.group(1)) // 7
+                elif res == "nvidia_com_gpu_shared" or reps > 1:
+                    gpu = u * self.step * 10 ** 6 // reps
+                else:
+                    gpu = u * self.step * 10 ** 6
+                model = "unknown"
+                if node and m:
+                    model = self.node_mig_model.get(
+                        (cl, node, "%sg.%sgb" % m.groups())) or self._node_model(cfg, (cl, node), t)
+                elif node:
+                    model = self._node_model(cfg, (cl, node), t)
+                team = self.team_at(cl, ns, pod, t)
+                _acc(by_key, (cl, team, model or "unknown"), gpu)
+                w = by_pod.setdefault((cl, ns, pod, team), [t, t, 0])
+                w[1], w[2] = t, w[2] + gpu
+        return by_key, by_pod
 
     def _node_model(self, cfg, nk, t=None):
         u = self.node_model_uuid.get(nk) if t is not None else None

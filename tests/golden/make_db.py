@@ -42,6 +42,7 @@ DEVICES = [
     (4, "node:node-1", A100, "", A100, "node-1", 0),      # allocation rows
     (5, "node:" + HOSTILE_NODE, H100, "", H100, HOSTILE_NODE, 0),
     (6, "GPU-dddd", "", "", A100, "node-3", 81920),       # seen, no memory metrics
+    (7, "node:", "unknown", "", "unknown", "", 0),        # unscheduled Pending pods
 ]
 
 S = 3600
@@ -112,6 +113,12 @@ def rows_of_hour(h, late):
               ("cv", "render-[1]", 3, "vision", "anomaly_excess_devices", used * S, 0)]
     if h == hour("2026-10-02T10"):
         r.append(("", "", 1, "", "unknown_steps", 12, 0))
+    # demand waiting in October (never billed): ml-research's queue-0 asks for
+    # two GPUs unscheduled; vision's wait-0 one GPU on node-1, not started
+    if october:
+        r.append(("ml", "queue-0", 7, "ml-research", "pending_gpu", 2000000 * S, 0))
+    if h == hour("2026-10-02T10"):
+        r.append(("cv", "wait-0", 4, "vision", "pending_gpu", 1000000 * S, 0))
     return r
 
 

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""pending_test.py - GPU demand left waiting: pods Pending with GPU requests.
+
+Usage: python3 tests/integration/pending_test.py --bin build/gpuledger [--work DIR] [--keep]
+
+scenarios/pending.json (tests/gen/gencluster.py) is backfilled into a real
+Prometheus and collected; the same scenario without the waiting (the pods
+that never run dropped, infer-0 starting when it stopped waiting) into a
+second one. Checks:
+  by-team   `summary --format json` pending_gpu.by_team equals the
+            generator's model (gencluster.Cluster.pending) per cluster,
+            team and model, exactly (GPU-hours, 9 decimals half-even of the
+            micro-GPU-seconds), and the figures worked by hand below
+  waits     the longest waits: pods, first Pending instant and seconds
+            waited (from the first to the last Pending sample) equal the generator's, longest
+            first
+  invoices  every invoice (lines and totals) equals the collection without
+            the waiting, and the generator's expected totals: demand is
+            never billed
+  server    collection.mode server stores the same demand and invoices
+  pages     the fleet page (HTML, Markdown) and the summary Markdown show
+            the section; the run's metrics textfile carries
+            gpuledger_pending_gpu_hours per team and model
+"""
+
+import json
+import os
+import re
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
+sys.path.insert(0, HERE)
+
+import gencluster as gc  # noqa: E402
+import harness  # noqa: E402
+from harness import tail  # noqa: E402
+
+SCENARIO = os.path.join(HERE, "scenarios", "pending.json")
+PERIOD = "2026-11"
+WINDOW = ("2026-11-02T00:00:00Z", "2026-11-02T06:00:00Z")
+CLUSTER = "gpu-pend"
+
+# By hand, micro-GPU-seconds per 60 s step: a whole GPU 60·10^6; MIG 3g.40gb
+# ⌊60·10^6·3/7⌋ = 25714285; a time-slicing share with no node counts whole.
+#   team-a train-1: 2 GPUs × 360 steps        = 43 200 000 000 → 12 GPU-h, unknown
+#   team-b infer-0: 1 GPU × 120 steps (to 02:00) = 7 200 000 000 → 2 GPU-h, unknown
+#          warm-0: 1 GPU × 120 steps on gpu-p1  = 7 200 000 000 → 2 GPU-h, A100
+#   team-c vec-1: 3g × 210 steps (01:00-04:30) = 5 399 999 850
+#          chat-1: 1 share × 180 steps (03:00-06:00) = 10 800 000 000
+#          → 16 199 999 850 µGPU·s × 1000 / 3600 = 4 499 999 958.3 → 4.499999958
+A100 = "NVIDIA A100-SXM4-80GB"
+HAND = {("team-a", "unknown"): "12.000000000", ("team-b", "unknown"): "2.000000000",
+        ("team-b", A100): "2.000000000", ("team-c", "unknown"): "4.499999958"}
+
+
+def gpu_hours(us):
+    """micro-GPU-seconds → GPU-hours, 9 decimals, half-even."""
+    return "%d.%09d" % divmod(gc.div_half_even(us * 1000, 3600), 10 ** 9)
+
+
+def without_waiting(scn):
+    """The scenario as if nobody waited: pods that never run dropped, the
+    rest starting when they stopped waiting."""
+    out = json.loads(json.dumps(scn))
+    pods = []
+    for p in out["pods"]:
+        pu = p.pop("pending_until", None)
+        p.pop("pending_node", None)
+        if pu is None:
+            pods.append(p)
+        elif gc.parse_time(pu) < gc.parse_time(p.get("to") or out["end"]):
+            p["from"] = pu
+            pods.append(p)
+    out["pods"] = pods
+    out["name"] += "-none"
+    return out
+
+
+def invoices(doc):
+    """Per team: its total and its lines (what a bill says)."""
+    return {inv.get("team"): (inv.get("total"),
+                              sorted((l.get("cluster"), l.get("gpu_model"), l.get("kind"),
+                                      l.get("mib_seconds"), l.get("amount"))
+                                     for l in inv.get("lines") or []))
+            for inv in doc.get("invoices") or []}
+
+
+class Suite(harness.Suite):
+    proms = ()
+
+    def collect(self, name, scn_path):
+        """Generates, backfills and collects one scenario; its config and db."""
+        gen = self.path("gen-" + name)
+        if gc.main(["gencluster.py", scn_path, gen]) != 0:
+            raise RuntimeError("gencluster failed on %s" % name)
+        rc, out = harness.backfill(os.path.join(gen, "data.om"), self.path("tsdb-" + name))
+        if rc != 0:
+            raise RuntimeError("promtool backfill %s: %s" % (name, tail(out)))
+        os.makedirs(self.path("prom-" + name), exist_ok=True)
+        prom = harness.Prometheus(self.path("prom-" + name), self.path("tsdb-" + name))
+        prom.start(timeout=30)
+        self.proms.append(prom)
+        with open(os.path.join(gen, "config.json")) as f:
+            cfg = json.load(f)
+        cfg["prometheus"]["url"] = prom.url()
+        cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
+        os.makedirs(self.path("tf-" + name), exist_ok=True)
+        cfg["metrics"] = {"textfile": self.path("tf-" + name, "gpuledger.prom")}
+        cfg_path = self.path("config-%s.json" % name)
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f, indent=1)
+        db = self.path(name + ".db")
+        self.run(cfg_path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+        return gen, cfg, cfg_path, db
+
+    def run(self, cfg, db, *args):
+        rc, out, err = self.eng.run(cfg, db, *args, timeout=300)
+        if rc != 0:
+            raise RuntimeError("%s: exit %s: %s" % (" ".join(args[:3]), rc, tail(err)))
+        return out
+
+    def main(self):
+        tap = self.tap
+        for t in ("promtool", "prometheus"):
+            if not shutil.which(t):
+                tap.fail("%s on PATH" % t, "not found (Debian package prometheus)")
+                return
+        self.proms = []
+        self.eng = harness.Engine(os.path.abspath(self.args.bin), self.work)
+        with open(SCENARIO) as f:
+            scn = json.load(f)
+        none_path = self.path("pending-none.json")
+        with open(none_path, "w") as f:
+            json.dump(without_waiting(scn), f, indent=1)
+        try:
+            gen, cfg, cfg_path, db = self.collect("pending", SCENARIO)
+            _, _, cfg_none, db_none = self.collect("none", none_path)
+        except RuntimeError as e:
+            tap.fail("generate, backfill and collect", e)
+            return
+        tap.setup("pending and its no-waiting twin generated, backfilled, collected")
+        cl = gc.Cluster(scn, os.path.dirname(SCENARIO))
+        start, end = gc.parse_time(WINDOW[0]), gc.parse_time(WINDOW[1])
+        by_key, by_pod = cl.pending(start, end, cfg)
+        summary = json.loads(self.run(cfg_path, db, "summary", "--period", PERIOD,
+                                      "--format", "json"))
+        pend = summary.get("pending_gpu") or {}
+
+        got = {(r.get("cluster"), r.get("team"), r.get("gpu_model")): r.get("gpu_hours")
+               for r in pend.get("by_team") or []}
+        want = {k: gpu_hours(v) for k, v in by_key.items()}
+        tap.check("by-team: pending GPU-hours per cluster, team and model equal the generator's",
+                  [] if got == want else ["got %s, expected %s" % (got, want)])
+        hand = {(k[1], k[2]): v for k, v in want.items()}
+        tap.check("by-team: the generator's figures equal the hand calculation",
+                  [] if hand == HAND
+                  else ["generator %s, by hand %s" % (sorted(want.items()), HAND)])
+
+        want_w = sorted(((k[2], k[1], k[3], gc.fmt_time(v[0]), v[1] - v[0], gpu_hours(v[2]))
+                         for k, v in by_pod.items()), key=lambda r: (-r[4], r))
+        got_w = [(w.get("pod"), w.get("namespace"), w.get("team"), w.get("first_pending"),
+                  w.get("waited_seconds"), w.get("gpu_hours"))
+                 for w in pend.get("longest_waits") or []]
+        tap.check("waits: the longest waits (pod, first Pending, seconds, GPU-hours) equal the "
+                  "generator's, longest first",
+                  [] if got_w == want_w and pend.get("pods") == len(by_pod)
+                  else ["got %s (pods %r), expected %s" % (got_w, pend.get("pods"), want_w)])
+
+        inv = invoices(json.loads(self.run(cfg_path, db, "invoice", "--period", PERIOD,
+                                           "--format", "json")))
+        inv_none = invoices(json.loads(self.run(cfg_none, db_none, "invoice", "--period",
+                                                PERIOD, "--format", "json")))
+        tap.check("invoices: equal to the collection without the Pending pods",
+                  [] if inv == inv_none and inv else ["with %s, without %s" % (inv, inv_none)])
+        with open(os.path.join(gen, "expected.json")) as f:
+            exp = json.load(f)
+        totals = {t: v[0] for t, v in inv.items()}
+        want_t = {t: v["total"] for t, v in exp["invoices"].items()}
+        tap.check("invoices: totals equal the generator's expected ones",
+                  [] if totals == want_t else ["got %s, expected %s" % (totals, want_t)])
+        self.server_mode(cfg, pend, inv)
+        self.pages(cfg, cfg_path, db, want)
+
+    def server_mode(self, cfg, pend, inv):
+        """collection.mode server (hourly sums on the backend where a node's
+        hour allows it) stores the same demand and invoices as raw."""
+        doc = json.loads(json.dumps(cfg))
+        doc["collection"]["mode"] = "server"
+        doc.pop("metrics", None)
+        path = self.path("config-server.json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+        db = self.path("server.db")
+        self.run(path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+        got = json.loads(self.run(path, db, "summary", "--period", PERIOD, "--format",
+                                  "json")).get("pending_gpu")
+        got_inv = invoices(json.loads(self.run(path, db, "invoice", "--period", PERIOD,
+                                               "--format", "json")))
+        self.tap.check("server mode: the same demand waiting and invoices as raw",
+                       [] if got == pend and got_inv == inv
+                       else ["pending %s vs raw %s; invoices %s vs raw %s"
+                             % (got, pend, got_inv, inv)])
+
+    def pages(self, cfg, cfg_path, db, want):
+        tap = self.tap
+        md = self.run(cfg_path, db, "summary", "--period", PERIOD, "--format", "md")
+        rows = ["| %s | %s | %s | %s |" % (k[1], k[0], k[2], v) for k, v in sorted(want.items())]
+        tap.check("pages: the summary Markdown lists pending GPU-hours per team",
+                  [r for r in rows if r not in md])
+        out = self.path("report")
+        self.run(cfg_path, db, "report", "--period", PERIOD, "--out", out)
+        problems = []
+        for ext in ("html", "md"):
+            path = os.path.join(out, "fleet-%s.%s" % (PERIOD, ext))
+            if not os.path.exists(path):
+                problems.append("no %s" % path)
+                continue
+            with open(path) as f:
+                text = f.read()
+            if "GPU demand waiting" not in text or "train-1" not in text:
+                problems.append("%s without the demand waiting section" % path)
+        tap.check("pages: the fleet page (HTML and Markdown) shows the demand waiting", problems)
+        rc, _, err = self.eng.run(cfg_path, db, "run", "--out", self.path("run-out"), "--now",
+                                  "2026-11-02T06:30:00Z", timeout=300)
+        series = {}
+        try:
+            with open(cfg["metrics"]["textfile"]) as f:
+                for line in f:
+                    m = re.match(r'gpuledger_pending_gpu_hours\{(.*)\} (\S+)$', line)
+                    if m:
+                        lab = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+                        series[(lab.get("cluster"), lab.get("team"), lab.get("model"),
+                                lab.get("period"))] = m.group(2)
+        except OSError as e:
+            series = {"error": str(e), "run exit": rc, "stderr": tail(err)}
+        want_m = {k + (PERIOD,): v for k, v in want.items()}
+        tap.check("pages: gpuledger_pending_gpu_hours per cluster, team and model in the "
+                  "metrics textfile",
+                  [] if series == want_m else ["got %s, expected %s" % (series, want_m)])
+
+    def cleanup(self):
+        for p in self.proms:
+            p.stop()
+
+
+def main():
+    ap = harness.arguments(__doc__)
+    return harness.run_driver(Suite, ap.parse_args(), harness.Tap(limit=2000, shown=6),
+                              "pending GPU demand", "gpuledger-pending-")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
