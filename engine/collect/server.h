@@ -100,11 +100,6 @@ enum gl_status gl_srv_raw_query(const struct gl_srv_unit *u, int q, size_t h, ch
 /* True when hosts plain at hour a are those plain at hour b. */
 bool gl_srv_same_hours(const struct gl_srv_unit *u, size_t a, size_t b);
 
-/* True when series s is on a host (by label: the collection's host label,
- * or "node" for the allocation) that is plain at hour h. */
-bool gl_srv_plain_at(const struct gl_srv_unit *u, const struct gl_series *s, const char *label,
-                     size_t hour);
-
 /* Splits m (the unit's grid) by label: out gets the samples of the hours
  * where the series' host is plain, m keeps the rest (a series in both is
  * copied). */
