@@ -878,7 +878,8 @@ static void memory_pair_hour(struct plan *p, const struct agg *a, size_t h, int6
     int32_t before = gl_intern_count(p->pairkeys);
     if (gl_intern_get(p->pairkeys, k) < before)
         hour_bad(p, a->host, (long)h, "two memory series of one pod on a device", NULL);
-    struct ph *x = &p->ph[ph_of(p, a->pk, a->host, h)];
+    const int32_t xi = ph_of(p, a->pk, a->host, h); /* (may move p->ph) */
+    struct ph *x = &p->ph[xi];
     if (nz) {
         dv->nz_pairs[h]++;
         if (dv->mig) {
@@ -1151,7 +1152,8 @@ static void allocation_series(struct plan *p, const struct gl_series *s, int32_t
         /* llround of v >= 2^63 is unspecified: the range check below first */
         if (isnan(v) || v <= 0 || (v < 9.0e18 && llround(v) <= 0))
             continue;
-        struct ph *x = &p->ph[ph_of(p, pk, host, h)];
+        const int32_t xi = ph_of(p, pk, host, h); /* (may move p->ph) */
+        struct ph *x = &p->ph[xi];
         x->alloc = true;
         int64_t *units = mig ? &x->mig_units : &x->units;
         if (!(v < 9.0e18) || __builtin_add_overflow(*units, (int64_t)llround(v), units)) {
