@@ -1655,6 +1655,154 @@ static void sampled_free(struct gl_matrix *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The rows of gl_integrate on one point per hour back on the step grid: a
+ * sum over the hour's steps × 3600 is n × the per-step integration; GPU
+ * time is per second already; busy steps count once per hour. */
+static enum gl_status rescale_rows(const struct gl_srv_unit *u, struct gl_rollup *r,
+                                   struct gl_error *err)
+{
+    const int64_t n = 3600 / u->step;
+    for (size_t i = 0; i < r->nslots; i++) {
+        struct gl_rollup_entry *e = &r->slots[i];
+        if (!e->used)
+            continue;
+        if (e->kind == GL_KIND_BUSY_STEPS) {
+            if (__builtin_mul_overflow(e->quantity, n, &e->quantity))
+                return gl_error_set(err, GL_ERR_RUNTIME, "server mode: busy steps overflow");
+        } else if (e->kind != GL_KIND_ALLOCATED_GPU && e->kind != GL_KIND_BUSY_PPM) {
+            if (e->quantity % n)
+                return gl_error_set(err, GL_ERR_RUNTIME,
+                                    "server mode: an hourly %s of %lld MiB·s is not a whole "
+                                    "number of steps (internal)",
+                                    gl_kind_names[e->kind], (long long)e->quantity);
+            e->quantity /= n;
+        }
+        e->last_t = e->first_t + 3600 - u->step;
+    }
+    return GL_OK;
+}
+
+/* (hour, node, ns, pod) → the first GPU time row of a pseudo-device (the
+ * one a scan of the rows finds), its slot in *row. */
+static struct gl_intern *gpu_row_index(const struct gl_rollup *r, size_t **row)
+{
+    struct gl_intern *rows = gl_intern_new();
+    struct gl_buf key;
+    gl_buf_init(&key);
+    *row = gl_xcalloc(r->nslots + 1, sizeof **row);
+    for (size_t k = 0; k < r->nslots; k++) {
+        const struct gl_rollup_entry *e = &r->slots[k];
+        if (!e->used || e->kind != GL_KIND_ALLOCATED_GPU || !r->devices[e->device].pseudo)
+            continue;
+        gpu_row_key(&key, e->hour, gl_intern_str(r->strings, r->devices[e->device].hostname),
+                    gl_intern_str(r->strings, e->ns), gl_intern_str(r->strings, e->pod));
+        int32_t was = gl_intern_count(rows);
+        int32_t id = gl_intern_get(rows, key.data);
+        if (id == was)
+            (*row)[id] = k;
+    }
+    gl_buf_free(&key);
+    return rows;
+}
+
+/* A MIG request's GPU time is floored per step (units × step × 10^6 × g
+ * / 7): the hour's is n × that, not the floor of the hour's product; the
+ * difference is added to the pod's GPU time row of the hour. */
+static enum gl_status mig_gpu_time(const struct gl_srv_unit *u, const struct gl_matrix *alloc,
+                                   struct gl_rollup *r, struct gl_error *err)
+{
+    const size_t nh = u->nhours, per = (size_t)(3600 / u->step);
+    const int64_t n = (int64_t)per;
+    enum gl_status rc = GL_OK;
+    struct gl_buf mp, key;
+    gl_buf_init(&mp);
+    gl_buf_init(&key);
+    struct gl_intern *gpu_rows = NULL; /* built on the first request that needs it */
+    size_t *gpu_row = NULL;
+    for (size_t i = 0; !rc && alloc && i < alloc->nseries; i++) {
+        const struct gl_series *s = &alloc->series[i];
+        const char *res = gl_series_label(s, "resource"), *node = gl_series_label(s, "node");
+        const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
+        long g;
+        if (!res || !node || !ns || !pod || !mig_resource(res, &g, &mp))
+            continue;
+        for (size_t h = 0; !rc && h < nh; h++) {
+            double v = s->values[h * per];
+            /* llround of v >= 2^63 is unspecified: the range check below first */
+            if (isnan(v) || v <= 0 || (v < 9.0e18 && llround(v) <= 0))
+                continue;
+            char ts[32];
+            gl_time_format(u->cs + (int64_t)h * 3600, ts, sizeof ts);
+            /* (gl_integrate took the hour: units below 9·10^18, and in 128
+             * bits neither product can overflow) */
+            if (!(v < 9.0e18)) {
+                rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                  "server mode: the MIG request %g of pod %s/%s on %s at %s "
+                                  "is beyond the 64-bit range (internal)", v, ns, pod, node, ts);
+                break;
+            }
+            gl_i128 units = llround(v);
+            gl_i128 delta = n * (units * u->step * 1000000 * g / 7) -
+                            units * 3600 * 1000000 * g / 7;
+            if (delta == 0)
+                continue;
+            if (!gpu_rows)
+                gpu_rows = gpu_row_index(r, &gpu_row);
+            gpu_row_key(&key, (int32_t)h, node, ns, pod);
+            int32_t id = gl_intern_find(gpu_rows, key.data);
+            if (id < 0) {
+                rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                  "server mode: no GPU time row for the MIG request of pod "
+                                  "%s/%s on %s at %s (internal)", ns, pod, node, ts);
+                break;
+            }
+            struct gl_rollup_entry *hit = &r->slots[gpu_row[id]];
+            gl_i128 q = (gl_i128)hit->quantity + delta;
+            if (q < INT64_MIN || q > INT64_MAX) {
+                rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                  "integer overflow: the GPU time of the MIG request of pod "
+                                  "%s/%s on %s at %s exceeds the 64-bit range (%lld units); "
+                                  "the samples are beyond any plausible GPU fleet",
+                                  ns, pod, node, ts, (long long)units);
+                break;
+            }
+            hit->quantity = (int64_t)q;
+        }
+    }
+    gl_buf_free(&mp);
+    gl_buf_free(&key);
+    gl_intern_free(gpu_rows);
+    free(gpu_row);
+    return rc;
+}
+
+/* The devices' last sample instants (the hour's last step) and capacities
+ * (an hour's sum of n equal steps) back on the step grid. */
+static enum gl_status rescale_devices(const struct gl_srv_unit *u, struct gl_rollup *r,
+                                      struct gl_error *err)
+{
+    const int64_t n = 3600 / u->step;
+    for (size_t d = 0; d < r->ndevices; d++) {
+        struct gl_chunk_device *cd = &r->devices[d];
+        if (cd->last_seen >= 0 &&
+            __builtin_add_overflow(cd->last_seen, 3600 - u->step, &cd->last_seen))
+            return gl_error_set(err, GL_ERR_RUNTIME,
+                                "server mode: the last sample instant of device %s overflows "
+                                "(internal)", gl_intern_str(r->strings, cd->uuid));
+        if (cd->max_capacity_mib % n)
+            return gl_error_set(err, GL_ERR_RUNTIME,
+                                "server mode: a device capacity that is not constant (internal)");
+        cd->max_capacity_mib /= n;
+    }
+    r->step = u->step;
+    r->nsteps = u->nhours * (size_t)n;
+    for (size_t h = 0; h < u->nhours; h++) {
+        int q = role_q(u, GL_SRV_MEMORY);
+        r->samples_per_hour[h] = u->pl_samples[h * GL_SRV_QMAX + (size_t)q];
+    }
+    return GL_OK;
+}
+
 enum gl_status gl_srv_integrate(struct gl_srv_unit *u, const struct gl_matrix *pod_labels,
                                 const struct gl_matrix *ns_labels,
                                 const struct gl_matrix *node_labels,
@@ -1696,127 +1844,13 @@ enum gl_status gl_srv_integrate(struct gl_srv_unit *u, const struct gl_matrix *p
     sampled_free(&s_nl);
     sampled_free(&s_nodel);
     sampled_free(&s_al);
-    if (rc)
-        return rc;
-    /* back on the step grid: a sum over the hour's steps × 3600 is n × the
-     * per-step integration; GPU time is per second already; busy steps
-     * count once per hour */
-    const int64_t n = (int64_t)per;
-    for (size_t i = 0; i < r->nslots; i++) {
-        struct gl_rollup_entry *e = &r->slots[i];
-        if (!e->used)
-            continue;
-        if (e->kind == GL_KIND_BUSY_STEPS) {
-            if (__builtin_mul_overflow(e->quantity, n, &e->quantity))
-                return gl_error_set(err, GL_ERR_RUNTIME, "server mode: busy steps overflow");
-        } else if (e->kind != GL_KIND_ALLOCATED_GPU && e->kind != GL_KIND_BUSY_PPM) {
-            if (e->quantity % n)
-                return gl_error_set(err, GL_ERR_RUNTIME,
-                                    "server mode: an hourly %s of %lld MiB·s is not a whole "
-                                    "number of steps (internal)",
-                                    gl_kind_names[e->kind], (long long)e->quantity);
-            e->quantity /= n;
-        }
-        e->last_t = e->first_t + 3600 - u->step;
-    }
-    /* a MIG request's GPU time is floored per step (units × step × 10^6 × g
-     * / 7): the hour's is n × that, not the floor of the hour's product */
-    struct gl_buf mp, key;
-    gl_buf_init(&mp);
-    gl_buf_init(&key);
-    struct gl_intern *gpu_rows = NULL; /* (hour, node, ns, pod) → GPU time row */
-    size_t *gpu_row = NULL;
-    for (size_t i = 0; alloc && i < alloc->nseries; i++) {
-        const struct gl_series *s = &alloc->series[i];
-        const char *res = gl_series_label(s, "resource"), *node = gl_series_label(s, "node");
-        const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
-        long g;
-        if (!res || !node || !ns || !pod || !mig_resource(res, &g, &mp))
-            continue;
-        for (size_t h = 0; !rc && h < nh; h++) {
-            double v = s->values[h * per];
-            /* llround of v >= 2^63 is unspecified: the range check below first */
-            if (isnan(v) || v <= 0 || (v < 9.0e18 && llround(v) <= 0))
-                continue;
-            char ts[32];
-            gl_time_format(u->cs + (int64_t)h * 3600, ts, sizeof ts);
-            /* (gl_integrate took the hour: units below 9·10^18, and in 128
-             * bits neither product can overflow) */
-            if (!(v < 9.0e18)) {
-                rc = gl_error_set(err, GL_ERR_RUNTIME,
-                                  "server mode: the MIG request %g of pod %s/%s on %s at %s "
-                                  "is beyond the 64-bit range (internal)", v, ns, pod, node, ts);
-                break;
-            }
-            gl_i128 units = llround(v);
-            gl_i128 delta = n * (units * u->step * 1000000 * g / 7) -
-                            units * 3600 * 1000000 * g / 7;
-            if (delta == 0)
-                continue;
-            if (!gpu_rows) {
-                gpu_rows = gl_intern_new();
-                gpu_row = gl_xcalloc(r->nslots + 1, sizeof *gpu_row);
-                for (size_t k = 0; k < r->nslots; k++) {
-                    const struct gl_rollup_entry *e = &r->slots[k];
-                    if (!e->used || e->kind != GL_KIND_ALLOCATED_GPU ||
-                        !r->devices[e->device].pseudo)
-                        continue;
-                    gpu_row_key(&key, e->hour,
-                                gl_intern_str(r->strings, r->devices[e->device].hostname),
-                                gl_intern_str(r->strings, e->ns),
-                                gl_intern_str(r->strings, e->pod));
-                    int32_t was = gl_intern_count(gpu_rows);
-                    int32_t id = gl_intern_get(gpu_rows, key.data);
-                    if (id == was) /* the first row of the key, as a scan finds it */
-                        gpu_row[id] = k;
-                }
-            }
-            gpu_row_key(&key, (int32_t)h, node, ns, pod);
-            int32_t id = gl_intern_find(gpu_rows, key.data);
-            if (id < 0) {
-                rc = gl_error_set(err, GL_ERR_RUNTIME,
-                                  "server mode: no GPU time row for the MIG request of pod "
-                                  "%s/%s on %s at %s (internal)", ns, pod, node, ts);
-                break;
-            }
-            struct gl_rollup_entry *hit = &r->slots[gpu_row[id]];
-            gl_i128 q = (gl_i128)hit->quantity + delta;
-            if (q < INT64_MIN || q > INT64_MAX) {
-                rc = gl_error_set(err, GL_ERR_RUNTIME,
-                                  "integer overflow: the GPU time of the MIG request of pod "
-                                  "%s/%s on %s at %s exceeds the 64-bit range (%lld units); "
-                                  "the samples are beyond any plausible GPU fleet",
-                                  ns, pod, node, ts, (long long)units);
-                break;
-            }
-            hit->quantity = (int64_t)q;
-        }
-    }
-    gl_buf_free(&mp);
-    gl_buf_free(&key);
-    gl_intern_free(gpu_rows);
-    free(gpu_row);
-    if (rc)
-        return rc;
-    for (size_t d = 0; d < r->ndevices; d++) {
-        struct gl_chunk_device *cd = &r->devices[d];
-        if (cd->last_seen >= 0 &&
-            __builtin_add_overflow(cd->last_seen, 3600 - u->step, &cd->last_seen))
-            return gl_error_set(err, GL_ERR_RUNTIME,
-                                "server mode: the last sample instant of device %s overflows "
-                                "(internal)", gl_intern_str(r->strings, cd->uuid));
-        if (cd->max_capacity_mib % n)
-            return gl_error_set(err, GL_ERR_RUNTIME,
-                                "server mode: a device capacity that is not constant (internal)");
-        cd->max_capacity_mib /= n;
-    }
-    r->step = u->step;
-    r->nsteps = nh * per;
-    for (size_t h = 0; h < nh; h++) {
-        int q = role_q(u, GL_SRV_MEMORY);
-        r->samples_per_hour[h] = u->pl_samples[h * GL_SRV_QMAX + (size_t)q];
-    }
-    return GL_OK;
+    if (!rc)
+        rc = rescale_rows(u, r, err);
+    if (!rc)
+        rc = mig_gpu_time(u, alloc, r, err);
+    if (!rc)
+        rc = rescale_devices(u, r, err);
+    return rc;
 }
 
 void gl_srv_unit_free(struct gl_srv_unit *u)
