@@ -30,7 +30,11 @@
  *      the unit-mismatch check (preset.c) covers the new query once its unit
  *      is declared;
  *   4. a scenario in tests/gen/gencluster.py's shapes with its own expected
- *      figures, collected by tests/integration/run.py.
+ *      figures, collected by tests/integration/run.py;
+ *   5. server mode (engine/collect/server.c config_refusal) takes only MiB
+ *      sources with the memory query's device labels and no limit or device
+ *      query beside it: everything else is collected raw, which needs no
+ *      change; a source it should sum is a change to that rule.
  * Adding a billing basis (what a pod pays per step beside used memory):
  *   1. a value in enum gl_basis (config.h) and its name in load_billing's
  *      `bases` (config.c);
@@ -42,7 +46,11 @@
  *      enum gl_line_kind and charge classes; the fleet summary's SQL reads
  *      the billed kinds in engine/ledger/query.c;
  *   4. its name on the pages (engine/render/report.c prints the basis) and a
- *      generator model case (gencluster.py) with expected figures.
+ *      generator model case (gencluster.py) with expected figures;
+ *   5. server mode sums used memory only: config_refusal in
+ *      engine/collect/server.c sends every other basis raw (nothing to do);
+ *      a basis it should sum needs its hourly figure (gl_srv_figures) and a
+ *      rule function of gl_srv_decide saying which host-hours are linear.
  */
 #ifndef GL_INTEGRATE_H
 #define GL_INTEGRATE_H

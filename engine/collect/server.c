@@ -338,6 +338,9 @@ struct plan {
     struct ph *ph;
     size_t nph;
     struct gl_intern *pairkeys; /* (device, pod, hour) of a pod's memory aggregate */
+    /* gl_srv_decide's inputs */
+    const struct gl_range_query *figs;
+    const struct gl_matrix *m, *joined;
 };
 
 static unsigned char *hours_new(size_t n)
@@ -696,14 +699,22 @@ static bool plain_host_at(const struct gl_srv_unit *u, int32_t id, size_t hour)
     return id >= 0 && u->ok && hour < u->nhours && u->ok[(size_t)id * u->nhours + hour];
 }
 
+/* ---- gl_srv_decide: the figures read into the plan, then the rules ----
+ *
+ * Each rule below marks the host-hours (or hosts) whose rows the sums
+ * cannot give exactly as the per-step integration does, with the reason
+ * (hour_bad: the first reason is u->why); those are fetched raw. They run
+ * in the order of decide_steps, which is also the order of the reasons in
+ * the debug log. */
+
 /* A host-hour with raw samples the parse skips is raw: its skips are then
  * counted and logged by reason from the raw response, as in raw mode (the
  * sums would integrate the hour and say nothing of them). */
-static void skipped_hours_raw(struct plan *p, const struct gl_range_query *figs)
+static void rule_skipped_samples(struct plan *p)
 {
     const struct gl_srv_unit *u = p->u;
     for (int q = 0; q < u->nq; q++) {
-        const struct gl_matrix *sk = fig(u, figs, F_SK, q);
+        const struct gl_matrix *sk = fig(u, p->figs, F_SK, q);
         for (size_t i = 0; sk && i < sk->nseries; i++) {
             const struct gl_series *s = &sk->series[i];
             int32_t host = host_of(p, s, u->c->hostname_label);
@@ -726,7 +737,10 @@ static void skipped_raw_needed(struct gl_srv_unit *u, const struct gl_range_quer
                 u->raw_needed_h[(size_t)q * u->nhours + h] = 1;
 }
 
-static const char *global_refusal(const struct gl_srv_unit *u)
+/* What the configuration alone rules out: the sums are of the used-memory
+ * basis, MiB sources, one device-label schema, at most 999 steps an hour
+ * (the packed figures' fields), and FB_FREE beside the memory. */
+static const char *config_refusal(const struct gl_srv_unit *u)
 {
     const struct gl_config *c = u->c;
     if (c->basis != GL_BASIS_USED)
@@ -750,22 +764,41 @@ static const char *global_refusal(const struct gl_srv_unit *u)
     return NULL;
 }
 
-enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query *figs,
-                             const struct gl_matrix *m, const struct gl_matrix *joined,
-                             struct gl_error *err)
+/* What rules out every host of the unit: the configuration, a figure
+ * query that failed, or a device series without
+ * collection.hostname_label (dcgm-exporter's hostname beside Hostname):
+ * the engine takes its host from the other label (integrate.c device_of),
+ * the plan could not, so nothing of the unit comes from the figures. */
+static const char *unit_refusal(const struct gl_srv_unit *u, const struct gl_range_query *figs)
 {
-    const struct gl_config *c = u->c;
-    const size_t nh = u->nhours, per = (size_t)(3600 / u->step);
-    u->hosts = gl_intern_new();
-    u->plain = gl_intern_new();
-    u->pl_series = gl_xcalloc(nh * GL_SRV_QMAX + 1, sizeof *u->pl_series);
-    u->pl_samples = gl_xcalloc(nh * GL_SRV_QMAX + 1, sizeof *u->pl_samples);
-    /* the backend's subqueries hold exactly the hour's step instants */
+    const char *why = config_refusal(u);
+    for (size_t i = 0; !why && i < u->nfig; i++)
+        if (figs[i].rc != GL_OK)
+            why = "a figure query failed";
+    for (size_t i = 0; !why && i < u->nfig; i++) {
+        if (u->fig_kind[i] != F_HC)
+            continue;
+        for (size_t k = 0; !why && k < figs[i].m.nseries; k++) {
+            const char *h = gl_series_label(&figs[i].m.series[k], u->c->hostname_label);
+            if (!h || !h[0])
+                why = "device series without collection.hostname_label";
+        }
+    }
+    return why;
+}
+
+/* Fails the unit (GL_ERR_PROM) when the backend's subqueries do not hold
+ * exactly the hour's step instants T, T - step, ..., T - 3600 + step, or
+ * its changes() does not count one change between each two of them:
+ * every figure is read on that grid (VictoriaMetrics aligns otherwise). */
+static enum gl_status backend_aligned(const struct gl_srv_unit *u,
+                                      const struct gl_range_query *figs, struct gl_error *err)
+{
+    const size_t per = (size_t)(3600 / u->step);
     const struct gl_matrix *probe = fig(u, figs, F_PROBE, -1), *tsum = fig(u, figs, F_PROBE, -2),
                            *chg = fig(u, figs, F_PROBE, -3);
-    for (size_t h = 0; h < nh; h++) {
+    for (size_t h = 0; h < u->nhours; h++) {
         double v = probe && probe->nseries == 1 ? probe->series[0].values[h] : (double)NAN;
-        /* and they are the step instants T, T - step, ..., T - 3600 + step */
         double ts = tsum && tsum->nseries == 1 ? tsum->series[0].values[h] : (double)NAN;
         double ch = chg && chg->nseries == 1 ? chg->series[0].values[h] : (double)NAN;
         int64_t T = u->cs + (int64_t)h * 3600 + 3600 - u->step;
@@ -790,274 +823,362 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                 "constant in an hour by it: use collection.mode \"raw\"",
                 u->cluster->prom.url, gl_srv_changes(u), tstr, ch, per - 1);
     }
-    const char *why = global_refusal(u);
-    for (size_t i = 0; !why && i < u->nfig; i++)
-        if (figs[i].rc != GL_OK)
-            why = "a figure query failed";
-    /* a device series without collection.hostname_label (dcgm-exporter's
-     * hostname beside Hostname): the engine takes its host from the other
-     * label (integrate.c device_of), the plan could not, so nothing of the
-     * unit comes from the figures */
-    for (size_t i = 0; !why && i < u->nfig; i++) {
-        if (u->fig_kind[i] != F_HC)
-            continue;
-        for (size_t k = 0; !why && k < figs[i].m.nseries; k++) {
-            const char *h = gl_series_label(&figs[i].m.series[k], c->hostname_label);
-            if (!h || !h[0])
-                why = "device series without collection.hostname_label";
-        }
-    }
-    if (why) {
-        snprintf(u->why, sizeof u->why, "%s", why);
-        return GL_OK;
-    }
-    u->enabled = true;
-    struct plan p = {.u = u};
-    p.devkeys = gl_intern_new();
-    p.strings = gl_intern_new();
-    p.podkeys = gl_intern_new();
-    p.phkeys = gl_intern_new();
-    p.pairkeys = gl_intern_new();
-    const int c0 = first_compute(u);
-    /* per host counts of the raw series (plain hosts' are stored) */
+    return GL_OK;
+}
+
+/* Every host with raw series, in the order of the per-host counts (plain
+ * hosts' counts are stored, the others' fetched raw). */
+static void read_hosts(struct plan *p)
+{
+    const struct gl_srv_unit *u = p->u;
     for (size_t i = 0; i < u->nfig; i++) {
         if (u->fig_kind[i] != F_HC)
             continue;
-        for (size_t k = 0; k < figs[i].m.nseries; k++)
-            (void)host_of(&p, &figs[i].m.series[k], c->hostname_label);
+        for (size_t k = 0; k < p->figs[i].m.nseries; k++)
+            (void)host_of(p, &p->figs[i].m.series[k], u->c->hostname_label);
     }
-    skipped_hours_raw(&p, figs);
-    /* the aggregates of memory, FB_FREE, FB_RESERVED and compute */
+}
+
+/* A lower-preference compute query: only where it has samples (a device
+ * busy by it and not by the first query is raw's to take). */
+static void read_lower_compute(struct plan *p, int q)
+{
+    const struct gl_matrix *n = fig(p->u, p->figs, F_N, q);
+    for (size_t i = 0; n && i < n->nseries; i++) {
+        const struct gl_series *s = &n->series[i];
+        int32_t host = host_of(p, s, p->u->c->hostname_label);
+        int32_t d = sdev_of(p, s, host);
+        for (size_t h = 0; d >= 0 && h < p->u->nhours; h++)
+            if (!isnan(s->values[h]))
+                p->devs[d].ck[h] = 1;
+    }
+}
+
+/* One aggregate series of a memory, FB_FREE, FB_RESERVED or first compute
+ * query, as read by read_aggregate. */
+struct agg {
+    enum gl_srv_role r;
+    int32_t host, d;
+    bool pair;  /* a pod's memory aggregate (pk its pod) */
+    bool claim; /* ... naming a DRA claim of the GPU driver */
+    int32_t pk;
+    bool util;  /* a compute aggregate of GPU_UTIL (never plain) */
+};
+
+/* A pod's memory aggregate at hour h (whole at every step, nz: non-zero):
+ * two series of one pod on a device are refused (raw takes the max of the
+ * two per step, the sums cannot); the pod's devices with memory and its
+ * claims are counted for the request rules. */
+static void memory_pair_hour(struct plan *p, const struct agg *a, size_t h, int64_t nz)
+{
+    struct sdev *dv = &p->devs[a->d];
+    dv->mem[h]++;
+    char k[64];
+    snprintf(k, sizeof k, "%d:%d:%zu", (int)a->d, (int)a->pk, h);
+    int32_t before = gl_intern_count(p->pairkeys);
+    if (gl_intern_get(p->pairkeys, k) < before)
+        hour_bad(p, a->host, (long)h, "two memory series of one pod on a device", NULL);
+    const int32_t xi = ph_of(p, a->pk, a->host, h); /* (may move p->ph) */
+    struct ph *x = &p->ph[xi];
+    if (nz) {
+        dv->nz_pairs[h]++;
+        if (dv->mig) {
+            x->ndev_mig++;
+            x->dev_prof = x->dev_prof == -1 || x->dev_prof == dv->profile ? dv->profile : -2;
+        } else {
+            x->ndev++;
+        }
+    }
+    if (a->claim) {
+        dv->claim[h] = 1;
+        x->claim = true;
+    } else {
+        x->unclaimed++;
+    }
+}
+
+/* An aggregate's hour from its packed check G and rounded sum R: refuses
+ * a figure that is not an exact integer, FB_RESERVED changing inside the
+ * hour, and a series with a gap, skipped samples or a value zero at some
+ * steps only (the sum of llround per step is then not the hour's figure);
+ * a device with two device-level aggregates of one query. */
+static void aggregate_hour(struct plan *p, const struct agg *a, size_t h, double gv, double rv)
+{
+    struct sdev *dv = &p->devs[a->d];
+    const int64_t per = 3600 / p->u->step;
+    if (a->r == GL_SRV_MEMORY || a->r == GL_SRV_FREE)
+        dv->seen[h] = 1; /* (a raw hour too when a check below fails) */
+    int64_t G, R;
+    if (!exact_int(gv, &G) || !exact_int(rv, &R)) {
+        hour_bad(p, a->host, (long)h, "a figure that is not an exact integer", NULL);
+        return;
+    }
+    if (a->r == GL_SRV_RESERVED) {
+        if (G / 1000000000)
+            hour_bad(p, a->host, (long)h, "FB_RESERVED changing inside an hour", NULL);
+        G %= 1000000000;
+    }
+    int64_t cnt = G % 1000, nz = G / 1000 % 1000, skipped = G / 1000000;
+    /* round() is floor(v + 0.5): llround but at v = 0.5 - 2^-54,
+     * which only an hour with no sample >= 0.5 can hold */
+    if (nz == 0 && R != 0)
+        skipped = 1;
+    if (a->r == GL_SRV_COMPUTE) {
+        /* only the hours where a pod has memory on it need it (rule_device_hours) */
+        bool ok = cnt == per && !skipped && (nz == 0 || nz == cnt) && !a->util &&
+                  llround(((double)R / 1e6) * 1e6) == R;
+        dv->c0_ok[h] = !dv->c0[h] && ok;
+        dv->c0[h] = 1;
+        return;
+    }
+    if (cnt != per || skipped || (nz != 0 && nz != cnt)) {
+        hour_bad(p, a->host, (long)h,
+                 cnt != per  ? "a series with a gap inside an hour"
+                 : skipped   ? "samples the parse skips"
+                             : "a value that is zero at some steps only",
+                 NULL);
+        return;
+    }
+    if (a->r == GL_SRV_MEMORY && a->pair) {
+        memory_pair_hour(p, a, h, nz);
+    } else if (a->r == GL_SRV_MEMORY) {
+        if (dv->devtot[h])
+            hour_bad(p, a->host, (long)h, "two device series", NULL);
+        dv->devtot[h] = 1;
+    } else if (a->r == GL_SRV_FREE) {
+        if (dv->free_[h])
+            hour_bad(p, a->host, (long)h, "two FB_FREE aggregates of a device", NULL);
+        dv->free_[h] = 1;
+        dv->free_nz[h] = nz != 0;
+    } else if (a->r == GL_SRV_RESERVED) {
+        if (dv->res[h])
+            hour_bad(p, a->host, (long)h, "two FB_RESERVED aggregates of a device", NULL);
+        dv->res[h] = 1;
+    }
+}
+
+/* The aggregate series s of query q (role r): refuses a series without a
+ * device UUID, a memory series with part of a pod identity (integrate.c
+ * takes it for a device series, the figures would not) and a DRA claim on
+ * a MIG instance (its GPU share, g/7 of a step, is floored per step: the
+ * hour's is not the floor of the hour's product). */
+static void read_aggregate_series(struct plan *p, enum gl_srv_role r, const struct gl_series *s,
+                                  const struct gl_series *sr)
+{
+    const struct gl_config *c = p->u->c;
+    struct agg a = {.r = r, .pk = -1};
+    a.host = host_of(p, s, c->hostname_label);
+    if (a.host < 0)
+        return; /* raw (no host label) */
+    a.d = sdev_of(p, s, a.host);
+    if (a.d < 0) {
+        host_bad(p, a.host, "a series without a device UUID", NULL);
+        return;
+    }
+    const char *ns = NULL, *pod = NULL;
+    a.pair = r == GL_SRV_MEMORY && srv_identity(c, s, &ns, &pod);
+    if (r == GL_SRV_MEMORY && !a.pair && partial_identity(c, s))
+        host_bad(p, a.host, "a memory series with part of a pod identity", NULL);
+    a.pk = a.pair ? pod_key(p, ns, pod) : -1;
+    a.claim = a.pair && srv_claim(c, s);
+    if (a.claim && p->devs[a.d].mig)
+        host_bad(p, a.host, "a DRA claim on a MIG instance:", gl_series_label(s, "UUID"));
+    const char *nm = gl_series_label(s, SV_NAME);
+    a.util = nm && strcmp(nm, UTIL_NAME) == 0;
+    for (size_t h = 0; h < p->u->nhours; h++)
+        if (!isnan(s->values[h]))
+            aggregate_hour(p, &a, h, s->values[h], sr ? sr->values[h] : (double)NAN);
+}
+
+/* The aggregates of memory, FB_FREE, FB_RESERVED and compute, query by
+ * query. */
+static void read_aggregates(struct plan *p)
+{
+    const struct gl_srv_unit *u = p->u;
+    const int c0 = first_compute(u);
     for (int q = 0; q < u->nq; q++) {
         enum gl_srv_role r = u->role[q];
         if (r == GL_SRV_OTHER)
             continue;
         if (r == GL_SRV_COMPUTE && q != c0) {
-            const struct gl_matrix *n = fig(u, figs, F_N, q);
-            for (size_t i = 0; n && i < n->nseries; i++) {
-                const struct gl_series *s = &n->series[i];
-                int32_t host = host_of(&p, s, c->hostname_label);
-                int32_t d = sdev_of(&p, s, host);
-                for (size_t h = 0; d >= 0 && h < nh; h++)
-                    if (!isnan(s->values[h]))
-                        p.devs[d].ck[h] = 1;
-            }
+            read_lower_compute(p, q);
             continue;
         }
-        const struct gl_matrix *g = fig(u, figs, F_G, q), *rs = fig(u, figs, F_R, q);
+        const struct gl_matrix *g = fig(u, p->figs, F_G, q), *rs = fig(u, p->figs, F_R, q);
         if (!g)
             continue;
         double *idx = sums_for(g, rs);
-        for (size_t i = 0; i < g->nseries; i++) {
-            const struct gl_series *s = &g->series[i];
-            int32_t host = host_of(&p, s, c->hostname_label);
-            if (host < 0)
-                continue; /* raw (no host label) */
-            int32_t d = sdev_of(&p, s, host);
-            if (d < 0) {
-                host_bad(&p, host, "a series without a device UUID", NULL);
-                continue;
-            }
-            struct sdev *dv = &p.devs[d];
-            const char *ns = NULL, *pod = NULL;
-            bool pair = r == GL_SRV_MEMORY && srv_identity(c, s, &ns, &pod);
-            if (r == GL_SRV_MEMORY && !pair && partial_identity(c, s))
-                host_bad(&p, host, "a memory series with part of a pod identity", NULL);
-            int32_t pk = pair ? pod_key(&p, ns, pod) : -1;
-            const bool claim = pair && srv_claim(c, s);
-            if (claim && dv->mig)
-                /* its GPU share (g/7 of a step) is floored per step: the
-                 * hour's is not the floor of the hour's product */
-                host_bad(&p, host, "a DRA claim on a MIG instance:", gl_series_label(s, "UUID"));
-            for (size_t h = 0; h < nh; h++) {
-                double gv = s->values[h];
-                if (isnan(gv))
-                    continue;
-                if (r == GL_SRV_MEMORY || r == GL_SRV_FREE)
-                    dv->seen[h] = 1; /* (a raw hour too when a check below fails) */
-                int64_t G, R;
-                double rv = idx[i] >= 0 ? rs->series[(size_t)idx[i]].values[h] : (double)NAN;
-                if (!exact_int(gv, &G) || !exact_int(rv, &R)) {
-                    hour_bad(&p, host, (long)h, "a figure that is not an exact integer", NULL);
-                    continue;
-                }
-                if (r == GL_SRV_RESERVED) {
-                    if (G / 1000000000)
-                        hour_bad(&p, host, (long)h, "FB_RESERVED changing inside an hour", NULL);
-                    G %= 1000000000;
-                }
-                int64_t cnt = G % 1000, nz = G / 1000 % 1000, skipped = G / 1000000;
-                /* round() is floor(v + 0.5): llround but at v = 0.5 - 2^-54,
-                 * which only an hour with no sample >= 0.5 can hold */
-                if (nz == 0 && R != 0)
-                    skipped = 1;
-                if (r == GL_SRV_COMPUTE) {
-                    /* only the hours where a pod has memory on it need it */
-                    const char *nm = gl_series_label(s, SV_NAME);
-                    bool ok = cnt == (int64_t)per && !skipped && (nz == 0 || nz == cnt) &&
-                              !(nm && strcmp(nm, UTIL_NAME) == 0) &&
-                              llround(((double)R / 1e6) * 1e6) == R;
-                    dv->c0_ok[h] = !dv->c0[h] && ok;
-                    dv->c0[h] = 1;
-                    continue;
-                }
-                if (cnt != (int64_t)per || skipped || (nz != 0 && nz != cnt)) {
-                    hour_bad(&p, host, (long)h,
-                             cnt != (int64_t)per ? "a series with a gap inside an hour"
-                             : skipped           ? "samples the parse skips"
-                                                 : "a value that is zero at some steps only",
-                             NULL);
-                    continue;
-                }
-                switch (r) {
-                case GL_SRV_MEMORY:
-                    if (!pair) {
-                        if (dv->devtot[h])
-                            hour_bad(&p, host, (long)h, "two device series", NULL);
-                        dv->devtot[h] = 1;
-                    } else {
-                        dv->mem[h]++;
-                        /* two series of one pod on a device: raw takes the
-                         * max of the two per step, the sums cannot */
-                        char k[64];
-                        snprintf(k, sizeof k, "%d:%d:%zu", (int)d, (int)pk, h);
-                        int32_t before = gl_intern_count(p.pairkeys);
-                        if (gl_intern_get(p.pairkeys, k) < before)
-                            hour_bad(&p, host, (long)h, "two memory series of one pod on a device",
-                                     NULL);
-                        if (nz) {
-                            dv->nz_pairs[h]++;
-                            int32_t xi = ph_of(&p, pk, host, h);
-                            struct ph *x = &p.ph[xi];
-                            if (dv->mig) {
-                                x->ndev_mig++;
-                                x->dev_prof = x->dev_prof == -1 || x->dev_prof == dv->profile
-                                                  ? dv->profile
-                                                  : -2;
-                            } else {
-                                x->ndev++;
-                            }
-                        } else {
-                            (void)ph_of(&p, pk, host, h);
-                        }
-                        struct ph *x = &p.ph[ph_of(&p, pk, host, h)];
-                        if (claim) {
-                            dv->claim[h] = 1;
-                            x->claim = true;
-                        } else {
-                            x->unclaimed++;
-                        }
-                    }
-                    break;
-                case GL_SRV_FREE:
-                    if (dv->free_[h])
-                        hour_bad(&p, host, (long)h, "two FB_FREE aggregates of a device", NULL);
-                    dv->free_[h] = 1;
-                    dv->free_nz[h] = nz != 0;
-                    break;
-                case GL_SRV_RESERVED:
-                    if (dv->res[h])
-                        hour_bad(&p, host, (long)h, "two FB_RESERVED aggregates of a device", NULL);
-                    dv->res[h] = 1;
-                    break;
-                default:
-                    break;
-                }
-            }
-        }
+        for (size_t i = 0; i < g->nseries; i++)
+            read_aggregate_series(p, r, &g->series[i],
+                                  idx[i] >= 0 ? &rs->series[(size_t)idx[i]] : NULL);
         free(idx);
     }
-    const struct gl_matrix *kc = fig(u, figs, F_KC, -1);
+}
+
+/* The hours where a device's USED + FREE and RESERVED did not change. */
+static void read_used_changes(struct plan *p)
+{
+    const struct gl_matrix *kc = fig(p->u, p->figs, F_KC, -1);
     for (size_t i = 0; kc && i < kc->nseries; i++) {
         const struct gl_series *s = &kc->series[i];
-        int32_t host = host_of(&p, s, c->hostname_label);
-        int32_t d = host >= 0 ? sdev_of(&p, s, host) : -1;
-        for (size_t h = 0; d >= 0 && h < nh; h++)
+        int32_t host = host_of(p, s, p->u->c->hostname_label);
+        int32_t d = host >= 0 ? sdev_of(p, s, host) : -1;
+        for (size_t h = 0; d >= 0 && h < p->u->nhours; h++)
             if (s->values[h] == 0)
-                p.devs[d].kc_ok[h] = 1;
+                p->devs[d].kc_ok[h] = 1;
     }
-    const struct gl_matrix *uf = fig(u, figs, F_U, -1);
+}
+
+/* The hours where a device series' USED is below the pods' sum at no step
+ * and equal to it at every step or above it at every step (per process). */
+static void read_used_split(struct plan *p)
+{
+    const int64_t per = 3600 / p->u->step;
+    const struct gl_matrix *uf = fig(p->u, p->figs, F_U, -1);
     for (size_t i = 0; uf && i < uf->nseries; i++) {
         const struct gl_series *s = &uf->series[i];
-        int32_t host = host_of(&p, s, c->hostname_label);
-        int32_t d = host >= 0 ? sdev_of(&p, s, host) : -1;
-        for (size_t h = 0; d >= 0 && h < nh; h++) {
+        int32_t host = host_of(p, s, p->u->c->hostname_label);
+        int32_t d = host >= 0 ? sdev_of(p, s, host) : -1;
+        for (size_t h = 0; d >= 0 && h < p->u->nhours; h++) {
             int64_t v;
             if (!exact_int(s->values[h], &v))
                 continue;
             /* steps with USED below, equal to and above the pods' sum */
             int64_t below = v % 1000, equal = v / 1000 % 1000, above = v / 1000000;
-            p.devs[d].u_ok[h] = below == 0 && (equal == (int64_t)per || above == (int64_t)per);
+            p->devs[d].u_ok[h] = below == 0 && (equal == per || above == per);
         }
     }
-    /* one GPU model per host: the pods' allocation cells are then one per node */
+}
+
+/* Refuses a host with GPUs of two models: the pods' allocation cells are
+ * one per node only with one model. */
+static void rule_one_model(struct plan *p)
+{
+    const struct gl_srv_unit *u = p->u;
     int32_t *hmodel = gl_xcalloc((size_t)gl_intern_count(u->hosts) + 1, sizeof *hmodel);
     for (int32_t i = 0; i < gl_intern_count(u->hosts); i++)
         hmodel[i] = -1;
-    for (size_t d = 0; d < p.ndevs; d++) {
-        const struct sdev *dv = &p.devs[d];
+    for (size_t d = 0; d < p->ndevs; d++) {
+        const struct sdev *dv = &p->devs[d];
         if (dv->host < 0 || dv->model < 0)
             continue;
         if (hmodel[dv->host] >= 0 && hmodel[dv->host] != dv->model)
-            host_bad(&p, dv->host, "GPUs of two models", NULL);
+            host_bad(p, dv->host, "GPUs of two models", NULL);
         hmodel[dv->host] = dv->model;
     }
     free(hmodel);
-    /* per device-hour: linear in the sums (README "Server-side collection") */
-    for (size_t d = 0; d < p.ndevs; d++) {
-        struct sdev *dv = &p.devs[d];
-        const char *model = dv->model >= 0 ? gl_intern_str(p.strings, dv->model) : "";
+}
+
+/* One device-hour with memory figures: it is linear in the sums (README
+ * "Server-side collection") only with USED and FREE, pods' series under
+ * a device series split one way at every step, one pod on a DRA-claimed
+ * device (a shared claim is split per step by largest remainder), one pod
+ * on a device in device-copy attribution, USED + FREE and RESERVED
+ * constant, and a busy figure the engine takes whole. */
+static void device_hour_rules(struct plan *p, const struct sdev *dv, size_t h)
+{
+    const enum gl_attribution attr = p->u->c->attribution;
+    if (!(dv->mem[h] || dv->devtot[h]) || !dv->free_[h])
+        hour_bad(p, dv->host, (long)h, "a device without FB_USED or FB_FREE in an hour", NULL);
+    if (dv->devtot[h] && dv->mem[h] && !dv->u_ok[h])
+        hour_bad(p, dv->host, (long)h,
+                 "pod series next to a device series, not below it at every step or "
+                 "equal at every step",
+                 NULL);
+    if (dv->claim[h] && dv->mem[h] > 1)
+        hour_bad(p, dv->host, (long)h, "a DRA-claimed device with more than one pod", NULL);
+    if (attr == GL_ATTR_DEVICE && dv->mem[h] > 1)
+        hour_bad(p, dv->host, (long)h, "device-copy pods sharing a device", NULL);
+    if (!dv->kc_ok[h])
+        hour_bad(p, dv->host, (long)h, "USED + FREE or RESERVED changing inside an hour", NULL);
+    if (dv->nz_pairs[h] && (dv->c0[h] ? !dv->c0_ok[h] : dv->ck[h] != 0))
+        hour_bad(p, dv->host, (long)h, "a busy figure the engine cannot take whole", NULL);
+}
+
+/* Refuses, per device: a whole GPU's allocation.model_capacity_mib (an
+ * override the figures do not carry); per device-hour: compute without
+ * memory metrics, and device_hour_rules. */
+static void rule_device_hours(struct plan *p)
+{
+    const struct gl_config *c = p->u->c;
+    for (size_t d = 0; d < p->ndevs; d++) {
+        const struct sdev *dv = &p->devs[d];
+        const char *model = dv->model >= 0 ? gl_intern_str(p->strings, dv->model) : "";
         if (!dv->mig && gl_kv_find(c->model_capacity, c->nmodel_capacity, model))
-            host_bad(&p, dv->host, "allocation.model_capacity_mib for", model);
-        for (size_t h = 0; h < nh; h++) {
-            bool present = dv->mem[h] || dv->devtot[h] || dv->free_[h];
-            if (!present) {
-                if (dv->c0[h] || dv->ck[h])
-                    hour_bad(&p, dv->host, (long)h, "a device with compute and no memory metrics", NULL);
-                continue;
-            }
-            if (!(dv->mem[h] || dv->devtot[h]) || !dv->free_[h])
-                hour_bad(&p, dv->host, (long)h, "a device without FB_USED or FB_FREE in an hour", NULL);
-            if (dv->devtot[h] && dv->mem[h] && !dv->u_ok[h])
-                hour_bad(&p, dv->host, (long)h,
-                         "pod series next to a device series, not below it at every step or "
-                         "equal at every step",
+            host_bad(p, dv->host, "allocation.model_capacity_mib for", model);
+        for (size_t h = 0; h < p->u->nhours; h++) {
+            if (dv->mem[h] || dv->devtot[h] || dv->free_[h])
+                device_hour_rules(p, dv, h);
+            else if (dv->c0[h] || dv->ck[h])
+                hour_bad(p, dv->host, (long)h, "a device with compute and no memory metrics",
                          NULL);
-            /* a claim shared by pods is split per step by largest
-             * remainder: the hour's split is not the steps' */
-            if (dv->claim[h] && dv->mem[h] > 1)
-                hour_bad(&p, dv->host, (long)h, "a DRA-claimed device with more than one pod",
-                         NULL);
-            if (c->attribution == GL_ATTR_DEVICE && dv->mem[h] > 1)
-                hour_bad(&p, dv->host, (long)h, "device-copy pods sharing a device", NULL);
-            if (!dv->kc_ok[h])
-                hour_bad(&p, dv->host, (long)h, "USED + FREE or RESERVED changing inside an hour", NULL);
-            if (dv->nz_pairs[h]) {
-                if (dv->c0[h] ? !dv->c0_ok[h] : dv->ck[h] != 0)
-                    hour_bad(&p, dv->host, (long)h, "a busy figure the engine cannot take whole", NULL);
-            }
         }
     }
-    /* allocation on each node: constant per hour, whole GPUs, no time-slicing */
-    const struct gl_matrix *lab[3] = {
-        u->pod_labels_q >= 0 ? &m[u->pod_labels_q] : NULL,
-        u->ns_labels_q >= 0 ? &m[u->ns_labels_q] : NULL,
-        u->node_labels_q >= 0 ? &m[u->node_labels_q] : NULL};
-    /* the measured MIG instances: (host, profile, hour) of an instance with
-     * memory and free memory (one lookup per request instead of a scan of
-     * the devices) */
+}
+
+/* The measured MIG instances: (host, profile, hour) of an instance with
+ * memory and free memory (one lookup per request instead of a scan of the
+ * devices). */
+static struct gl_intern *measured_instances(const struct plan *p)
+{
     struct gl_intern *measured = gl_intern_new();
-    for (size_t d = 0; d < p.ndevs; d++) {
-        const struct sdev *dv = &p.devs[d];
-        for (size_t h = 0; dv->mig && h < nh; h++)
+    for (size_t d = 0; d < p->ndevs; d++) {
+        const struct sdev *dv = &p->devs[d];
+        for (size_t h = 0; dv->mig && h < p->u->nhours; h++)
             if ((dv->mem[h] || dv->devtot[h]) && dv->free_nz[h])
                 (void)gl_intern_get(measured, mig_key(dv->host, dv->profile, h).k);
     }
+    return measured;
+}
+
+/* One allocation series (a Running pod's request of resource res on a
+ * host): refuses an allocation changing inside an hour, requests summed
+ * beyond the 64-bit range (integrate.c takes a request from 9·10^18 as
+ * beyond it and fails the chunk: the hour is raw's to refuse) and a MIG
+ * request without a measured instance of its profile on the node (its
+ * size is that instance's). */
+static void allocation_series(struct plan *p, const struct gl_series *s, int32_t host,
+                              const char *res, int32_t prof, const struct gl_intern *measured)
+{
+    const size_t per = (size_t)(3600 / p->u->step);
+    const bool mig = prof >= 0;
+    int32_t pk = pod_key(p, gl_series_label(s, "namespace"), gl_series_label(s, "pod"));
+    for (size_t h = 0; h < p->u->nhours; h++) {
+        if (!values_constant(s, per, h)) {
+            hour_bad(p, host, (long)h, "an allocation changing inside an hour", NULL);
+            continue;
+        }
+        double v = s->values[h * per];
+        /* llround of v >= 2^63 is unspecified: the range check below first */
+        if (isnan(v) || v <= 0 || (v < 9.0e18 && llround(v) <= 0))
+            continue;
+        const int32_t xi = ph_of(p, pk, host, h); /* (may move p->ph) */
+        struct ph *x = &p->ph[xi];
+        x->alloc = true;
+        int64_t *units = mig ? &x->mig_units : &x->units;
+        if (!(v < 9.0e18) || __builtin_add_overflow(*units, (int64_t)llround(v), units)) {
+            hour_bad(p, host, (long)h, "GPU requests beyond the 64-bit range:", res);
+            continue;
+        }
+        if (!mig)
+            continue;
+        x->mig_prof = x->mig_prof == -1 || x->mig_prof == prof ? prof : -2;
+        if (gl_intern_find(measured, mig_key(host, prof, h).k) < 0)
+            hour_bad(p, host, (long)h, "a MIG request without a measured instance:", res);
+    }
+}
+
+/* The allocation on each node, per pod-hour, constant per hour; refuses a
+ * MIG resource the engine reads as a whole GPU (a name integrate.c's MIG
+ * reading does not take). */
+static void rule_allocation(struct plan *p)
+{
+    struct gl_intern *measured = measured_instances(p);
     struct gl_buf mp;
     gl_buf_init(&mp);
-    for (size_t i = 0; joined && i < joined->nseries; i++) {
-        const struct gl_series *s = &joined->series[i];
-        int32_t host = host_of(&p, s, "node");
+    for (size_t i = 0; p->joined && i < p->joined->nseries; i++) {
+        const struct gl_series *s = &p->joined->series[i];
+        int32_t host = host_of(p, s, "node");
         const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
         const char *res = gl_series_label(s, "resource");
         if (host < 0 || !ns || !pod || !res)
@@ -1065,47 +1186,24 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
         long g = 0;
         bool mig = mig_resource(res, &g, &mp);
         if (!mig && strncmp(res, "nvidia_com_mig_", 15) == 0)
-            host_bad(&p, host, "a MIG resource the engine reads as a whole GPU:", res);
-        int32_t prof = mig ? gl_intern_get(p.strings, mp.data) : -1;
-        int32_t pk = pod_key(&p, ns, pod);
-        for (size_t h = 0; h < nh; h++) {
-            if (!values_constant(s, per, h)) {
-                hour_bad(&p, host, (long)h, "an allocation changing inside an hour", NULL);
-                continue;
-            }
-            double v = s->values[h * per];
-            /* llround of v >= 2^63 is unspecified: the range check below first */
-            if (isnan(v) || v <= 0 || (v < 9.0e18 && llround(v) <= 0))
-                continue;
-            int32_t xi = ph_of(&p, pk, host, h);
-            struct ph *x = &p.ph[xi];
-            x->alloc = true;
-            /* the pod's requests summed (integrate.c takes a request from
-             * 9·10^18 as beyond the 64-bit range and fails the chunk: the
-             * hour is raw's to refuse) */
-            int64_t *units = mig ? &x->mig_units : &x->units;
-            if (!(v < 9.0e18) || __builtin_add_overflow(*units, (int64_t)llround(v), units)) {
-                hour_bad(&p, host, (long)h, "GPU requests beyond the 64-bit range:", res);
-                continue;
-            }
-            if (!mig)
-                continue;
-            x->mig_prof = x->mig_prof == -1 || x->mig_prof == prof ? prof : -2;
-            /* its size is a measured instance of the profile on the node */
-            if (gl_intern_find(measured, mig_key(host, prof, h).k) < 0)
-                hour_bad(&p, host, (long)h, "a MIG request without a measured instance:", res);
-        }
+            host_bad(p, host, "a MIG resource the engine reads as a whole GPU:", res);
+        int32_t prof = mig ? gl_intern_get(p->strings, mp.data) : -1;
+        allocation_series(p, s, host, res, prof, measured);
     }
     gl_buf_free(&mp);
     gl_intern_free(measured);
-    /* reserved-unused > 0 at every step and no excess devices: a pod's
-     * devices with memory are at most its requests, of one kind, and keep
-     * free memory (so its memory stays below its allocation) */
-    for (size_t k = 0; k < p.nph; k++) {
-        const struct ph *x = &p.ph[k];
-        /* a claim's pod: its claims' rows only (one pod per claimed device) */
+}
+
+/* Refuses a pod-hour whose devices with memory are more than, or other
+ * than, its requests (whole GPUs, or MIG instances of the requested
+ * profile), and a DRA claim's pod with a GPU request or memory on another
+ * device (its rows are its claims' only, one pod per claimed device). */
+static void rule_requests(struct plan *p)
+{
+    for (size_t k = 0; k < p->nph; k++) {
+        const struct ph *x = &p->ph[k];
         if (x->claim && (x->alloc || x->unclaimed))
-            hour_bad(&p, x->host, x->hour,
+            hour_bad(p, x->host, x->hour,
                      "a DRA claim's pod with a GPU request or memory on another device", NULL);
         if (!x->alloc || (!x->ndev && !x->ndev_mig))
             continue;
@@ -1113,50 +1211,84 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
                                     x->dev_prof == x->mig_prof && x->ndev_mig <= x->mig_units
                               : !x->mig_units && x->ndev <= x->units;
         if (!ok)
-            hour_bad(&p, x->host, x->hour,
+            hour_bad(p, x->host, x->hour,
                      "a pod with memory on more or other GPUs than it requested", NULL);
     }
-    /* reserved-unused > 0 at every step: the pod's devices keep free memory */
-    for (size_t d = 0; d < p.ndevs; d++) {
-        struct sdev *dv = &p.devs[d];
-        for (size_t h = 0; h < nh; h++)
+}
+
+/* Refuses a device-hour where a pod has memory and the device no free
+ * memory: reserved-unused must stay above zero at every step for the
+ * pod's memory to stay below its allocation. */
+static void rule_free_memory(struct plan *p)
+{
+    for (size_t d = 0; d < p->ndevs; d++) {
+        const struct sdev *dv = &p->devs[d];
+        for (size_t h = 0; h < p->u->nhours; h++)
             if (dv->nz_pairs[h] && !dv->free_nz[h])
-                hour_bad(&p, dv->host, (long)h, "a pod's device with no free memory", NULL);
+                hour_bad(p, dv->host, (long)h, "a pod's device with no free memory", NULL);
     }
+}
+
+/* Refuses a host with time-slicing replicas (configured, or the node's
+ * label_nvidia_com_gpu_replicas): a replica's share is floored per step. */
+static void rule_time_slicing(struct plan *p)
+{
+    const struct gl_srv_unit *u = p->u;
+    const struct gl_config *c = u->c;
     for (int32_t h = 0; h < gl_intern_count(u->hosts); h++) {
-        const struct gl_kv *kv =
-            gl_kv_find(c->replicas, c->nreplicas, gl_intern_str(u->hosts, h));
+        const struct gl_kv *kv = gl_kv_find(c->replicas, c->nreplicas, gl_intern_str(u->hosts, h));
         if (kv && kv->num > 1)
-            host_bad(&p, h, "time-slicing replicas", NULL);
+            host_bad(p, h, "time-slicing replicas", NULL);
     }
-    for (size_t i = 0; lab[2] && i < lab[2]->nseries; i++) {
-        const struct gl_series *s = &lab[2]->series[i];
+    const struct gl_matrix *nl = u->node_labels_q >= 0 ? &p->m[u->node_labels_q] : NULL;
+    for (size_t i = 0; nl && i < nl->nseries; i++) {
+        const struct gl_series *s = &nl->series[i];
         const char *v = gl_series_label(s, "label_nvidia_com_gpu_replicas");
-        int32_t host = host_of(&p, s, "node");
+        int32_t host = host_of(p, s, "node");
         if (v && strtoll(v, NULL, 10) > 1)
-            host_bad(&p, host, "time-slicing replicas", NULL);
+            host_bad(p, host, "time-slicing replicas", NULL);
     }
-    /* the pods' team inputs: label series present all hour or not at all */
-    for (int w = 0; w < 2; w++)
-        for (size_t i = 0; lab[w] && i < lab[w]->nseries; i++) {
-            const struct gl_series *s = &lab[w]->series[i];
-            if (presence_constant(s, per, nh, -1))
-                continue;
-            const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
-            for (size_t k = 0; ns && k < p.nph; k++) {
-                const char *key = gl_intern_str(p.podkeys, p.ph[k].pod);
-                char pre[512];
-                if (w == 0 && pod)
-                    snprintf(pre, sizeof pre, "%zu:%s%zu:%s", strlen(ns), ns, strlen(pod), pod);
-                else
-                    snprintf(pre, sizeof pre, "%zu:%s", strlen(ns), ns);
-                if ((w == 0 ? strcmp(key, pre) == 0 : strncmp(key, pre, strlen(pre)) == 0) &&
-                    !presence_constant(s, per, nh, p.ph[k].hour))
-                    hour_bad(&p, p.ph[k].host, p.ph[k].hour, "a team label changing inside an hour",
-                             NULL);
-            }
+}
+
+/* Refuses the pod-hours whose team inputs (pod labels, w = 0, or their
+ * namespace's labels, w = 1) are present part of the hour only. */
+static void team_label_rule(struct plan *p, const struct gl_matrix *lab, int w)
+{
+    const size_t per = (size_t)(3600 / p->u->step), nh = p->u->nhours;
+    for (size_t i = 0; lab && i < lab->nseries; i++) {
+        const struct gl_series *s = &lab->series[i];
+        if (presence_constant(s, per, nh, -1))
+            continue;
+        const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
+        for (size_t k = 0; ns && k < p->nph; k++) {
+            const char *key = gl_intern_str(p->podkeys, p->ph[k].pod);
+            char pre[512];
+            if (w == 0 && pod)
+                snprintf(pre, sizeof pre, "%zu:%s%zu:%s", strlen(ns), ns, strlen(pod), pod);
+            else
+                snprintf(pre, sizeof pre, "%zu:%s", strlen(ns), ns);
+            if ((w == 0 ? strcmp(key, pre) == 0 : strncmp(key, pre, strlen(pre)) == 0) &&
+                !presence_constant(s, per, nh, p->ph[k].hour))
+                hour_bad(p, p->ph[k].host, p->ph[k].hour, "a team label changing inside an hour",
+                         NULL);
         }
-    /* the plain host-hours, their counts and one-point-per-hour matrices */
+    }
+}
+
+static void rule_team_labels(struct plan *p)
+{
+    const struct gl_srv_unit *u = p->u;
+    team_label_rule(p, u->pod_labels_q >= 0 ? &p->m[u->pod_labels_q] : NULL, 0);
+    team_label_rule(p, u->ns_labels_q >= 0 ? &p->m[u->ns_labels_q] : NULL, 1);
+}
+
+/* The plain host-hours: not refused, and a host name the raw queries'
+ * exclusion matcher can list (printable ASCII without '"' or '\'); the
+ * device-hours each way for the log. */
+static void mark_plain(struct plan *p)
+{
+    struct gl_srv_unit *u = p->u;
+    const size_t nh = u->nhours;
     u->nhosts = (size_t)gl_intern_count(u->hosts);
     u->ok = gl_xcalloc(u->nhosts * nh + 1, 1);
     u->raw_needed_h = gl_xcalloc((size_t)GL_SRV_QMAX * nh + 1, 1);
@@ -1167,116 +1299,182 @@ enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query 
             if (*x < 0x20 || *x > 0x7e || *x == '"' || *x == '\\')
                 listable = false;
         for (size_t k = 0; k < nh; k++)
-            if (!is_bad(&p, h, k) && listable) {
+            if (!is_bad(p, h, k) && listable) {
                 u->ok[(size_t)h * nh + k] = 1;
                 gl_intern_get(u->plain, name);
             }
     }
-    for (size_t d = 0; d < p.ndevs; d++)
+    for (size_t d = 0; d < p->ndevs; d++)
         for (size_t h = 0; h < nh; h++)
-            if (p.devs[d].seen[h]) {
-                if (p.devs[d].host < 0 || !u->ok[(size_t)p.devs[d].host * nh + h])
+            if (p->devs[d].seen[h]) {
+                if (p->devs[d].host < 0 || !u->ok[(size_t)p->devs[d].host * nh + h])
                     u->device_hours_raw++;
                 else
                     u->device_hours_server++;
             }
-    bool bad_count = false;
+}
+
+/* The steps of gl_srv_decide, in order: the figures read into the plan
+ * and the rules over it (each says what it refuses and why). */
+static void (*const decide_steps[])(struct plan *) = {
+    read_hosts,       rule_skipped_samples, read_aggregates,  read_used_changes,
+    read_used_split,  rule_one_model,       rule_device_hours, rule_allocation,
+    rule_requests,    rule_free_memory,     rule_time_slicing, rule_team_labels,
+    mark_plain,
+};
+
+/* The plain hosts' series and sample counts of query q per hour (summed
+ * over the hosts: *overflow is 1 + the hour that overflows), and the hours
+ * whose series off the plain hosts are fetched raw. False when a count is
+ * not an exact integer. */
+static bool plain_counts(struct gl_srv_unit *u, const struct gl_range_query *figs, int q,
+                         int *overflow)
+{
+    bool exact = true;
+    const size_t nh = u->nhours;
+    skipped_raw_needed(u, figs, q);
+    const struct gl_matrix *hc = fig(u, figs, F_HC, q);
+    for (size_t i = 0; hc && i < hc->nseries; i++) {
+        const struct gl_series *s = &hc->series[i];
+        const int32_t host = srv_host(u, s, u->c->hostname_label);
+        for (size_t h = 0; h < nh; h++) {
+            int64_t v;
+            if (isnan(s->values[h]))
+                continue;
+            if (!plain_host_at(u, host, h)) {
+                u->raw_needed_h[(size_t)q * nh + h] = 1;
+                continue;
+            }
+            if (!exact_int(s->values[h], &v)) {
+                exact = false;
+                continue;
+            }
+            /* (each below 2^53; their sum over the hosts checked) */
+            int64_t *ns = &u->pl_series[h * GL_SRV_QMAX + (size_t)q],
+                    *nsm = &u->pl_samples[h * GL_SRV_QMAX + (size_t)q];
+            if (__builtin_add_overflow(*ns, v % 1048576, ns) ||
+                __builtin_add_overflow(*nsm, v / 1048576, nsm))
+                *overflow = (int)h + 1;
+        }
+    }
+    return exact;
+}
+
+/* u->synth[q]: the plain hosts' hourly sums of query q, one point per
+ * hour (compute: the busy ratio's sum, × 10^6 in the figure). */
+static void synth_sums(struct gl_srv_unit *u, const struct gl_range_query *figs, int q)
+{
+    const struct gl_matrix *g = fig(u, figs, F_G, q), *rs = fig(u, figs, F_R, q);
+    if (!g)
+        return;
+    double *idx = sums_for(g, rs);
+    for (size_t i = 0; i < g->nseries; i++) {
+        const struct gl_series *s = &g->series[i];
+        if (idx[i] < 0)
+            continue;
+        const struct gl_series *sr = &rs->series[(size_t)idx[i]];
+        const int32_t host = srv_host(u, s, u->c->hostname_label);
+        struct gl_series *o = NULL;
+        for (size_t h = 0; h < u->nhours; h++) {
+            if (isnan(s->values[h]) || !plain_host_at(u, host, h))
+                continue;
+            if (!o)
+                o = synth_add(&u->synth[q], s, true);
+            o->values[h] = u->role[q] == GL_SRV_COMPUTE ? sr->values[h] / 1e6 : sr->values[h];
+            if (o->first_step < 0) {
+                o->first_step = (int64_t)h;
+                o->first_seen = u->cs + (int64_t)h * 3600;
+            }
+            u->synth[q].samples++;
+        }
+    }
+    free(idx);
+}
+
+/* The plain host-hours' counts and one-point-per-hour matrices; fails on
+ * count figures that are not exact integers or overflow (an implausible
+ * backend). */
+static enum gl_status build_synth(struct gl_srv_unit *u, const struct gl_range_query *figs,
+                                  struct gl_error *err)
+{
+    const int c0 = first_compute(u);
+    bool exact = true;
     int count_overflow = 0; /* 1 + the hour whose series counts overflow */
     for (int q = 0; q < u->nq; q++) {
         if (u->role[q] == GL_SRV_OTHER)
             continue;
-        synth_init(&u->synth[q], u->cs, nh);
-        skipped_raw_needed(u, figs, q);
-        const struct gl_matrix *hc = fig(u, figs, F_HC, q);
-        for (size_t i = 0; hc && i < hc->nseries; i++) {
-            const struct gl_series *s = &hc->series[i];
-            const int32_t host = srv_host(u, s, c->hostname_label);
-            for (size_t h = 0; h < nh; h++) {
-                int64_t v;
-                if (isnan(s->values[h]))
-                    continue;
-                if (!plain_host_at(u, host, h)) {
-                    u->raw_needed_h[(size_t)q * nh + h] = 1;
-                    continue;
-                }
-                if (!exact_int(s->values[h], &v)) {
-                    bad_count = true;
-                    continue;
-                }
-                /* (each below 2^53; their sum over the hosts checked) */
-                if (__builtin_add_overflow(u->pl_series[h * GL_SRV_QMAX + (size_t)q],
-                                           v % 1048576,
-                                           &u->pl_series[h * GL_SRV_QMAX + (size_t)q]) ||
-                    __builtin_add_overflow(u->pl_samples[h * GL_SRV_QMAX + (size_t)q],
-                                           v / 1048576,
-                                           &u->pl_samples[h * GL_SRV_QMAX + (size_t)q]))
-                    count_overflow = (int)h + 1;
-            }
-        }
-        if (u->role[q] == GL_SRV_COMPUTE && q != c0)
-            continue; /* plain devices take their busy ratio from the first query */
-        const struct gl_matrix *g = fig(u, figs, F_G, q), *rs = fig(u, figs, F_R, q);
-        if (!g)
-            continue;
-        double *idx = sums_for(g, rs);
-        for (size_t i = 0; i < g->nseries; i++) {
-            const struct gl_series *s = &g->series[i];
-            if (idx[i] < 0)
-                continue;
-            const struct gl_series *sr = &rs->series[(size_t)idx[i]];
-            const int32_t host = srv_host(u, s, c->hostname_label);
-            struct gl_series *o = NULL;
-            for (size_t h = 0; h < nh; h++) {
-                if (isnan(s->values[h]) || !plain_host_at(u, host, h))
-                    continue;
-                if (!o)
-                    o = synth_add(&u->synth[q], s, true);
-                o->values[h] = u->role[q] == GL_SRV_COMPUTE ? sr->values[h] / 1e6 : sr->values[h];
-                if (o->first_step < 0) {
-                    o->first_step = (int64_t)h;
-                    o->first_seen = u->cs + (int64_t)h * 3600;
-                }
-                u->synth[q].samples++;
-            }
-        }
-        free(idx);
+        synth_init(&u->synth[q], u->cs, u->nhours);
+        exact &= plain_counts(u, figs, q, &count_overflow);
+        /* plain devices take their busy ratio from the first compute query */
+        if (u->role[q] != GL_SRV_COMPUTE || q == c0)
+            synth_sums(u, figs, q);
     }
-    if (bad_count)
-        gl_error_set(err, GL_ERR_PROM, "server mode: a count figure is not an exact integer");
-    if (count_overflow && !bad_count) {
+    if (!exact)
+        return gl_error_set(err, GL_ERR_PROM,
+                            "server mode: a count figure is not an exact integer");
+    if (count_overflow) {
         char ts[32];
         gl_time_format(u->cs + (int64_t)(count_overflow - 1) * 3600, ts, sizeof ts);
-        gl_error_set(err, GL_ERR_PROM,
-                     "%s: server mode: the plain hosts' series or sample counts of the hour %s "
-                     "exceed the 64-bit range (the backend's count figures are implausible)",
-                     u->cluster->prom.url, ts);
+        return gl_error_set(err, GL_ERR_PROM,
+                            "%s: server mode: the plain hosts' series or sample counts of the "
+                            "hour %s exceed the 64-bit range (the backend's count figures are "
+                            "implausible)",
+                            u->cluster->prom.url, ts);
     }
-    enum gl_status rc = bad_count || count_overflow ? GL_ERR_PROM : GL_OK;
-    for (size_t d = 0; d < p.ndevs; d++) {
-        struct sdev *dv = &p.devs[d];
+    return GL_OK;
+}
+
+static void plan_free(struct plan *p)
+{
+    for (size_t d = 0; d < p->ndevs; d++) {
+        struct sdev *dv = &p->devs[d];
         unsigned char *a[] = {dv->mem, dv->devtot, dv->nz_pairs, dv->free_, dv->free_nz,
                               dv->res, dv->kc_ok, dv->c0, dv->c0_ok, dv->ck, dv->u_ok,
                               dv->seen, dv->claim};
         for (size_t i = 0; i < sizeof a / sizeof *a; i++)
             free(a[i]);
     }
-    free(p.devs);
-    free(p.ph);
-    for (size_t i = 0; i < p.nbad; i++)
-        free(p.bad[i]);
-    free(p.bad);
-    gl_intern_free(p.devkeys);
-    gl_intern_free(p.strings);
-    gl_intern_free(p.podkeys);
-    gl_intern_free(p.phkeys);
-    gl_intern_free(p.pairkeys);
-    return rc;
+    free(p->devs);
+    free(p->ph);
+    for (size_t i = 0; i < p->nbad; i++)
+        free(p->bad[i]);
+    free(p->bad);
+    gl_intern_free(p->devkeys);
+    gl_intern_free(p->strings);
+    gl_intern_free(p->podkeys);
+    gl_intern_free(p->phkeys);
+    gl_intern_free(p->pairkeys);
 }
 
-bool gl_srv_plain_at(const struct gl_srv_unit *u, const struct gl_series *s, const char *label,
-                     size_t hour)
+enum gl_status gl_srv_decide(struct gl_srv_unit *u, const struct gl_range_query *figs,
+                             const struct gl_matrix *m, const struct gl_matrix *joined,
+                             struct gl_error *err)
 {
-    return plain_host_at(u, srv_host(u, s, label), hour);
+    const size_t nh = u->nhours;
+    u->hosts = gl_intern_new();
+    u->plain = gl_intern_new();
+    u->pl_series = gl_xcalloc(nh * GL_SRV_QMAX + 1, sizeof *u->pl_series);
+    u->pl_samples = gl_xcalloc(nh * GL_SRV_QMAX + 1, sizeof *u->pl_samples);
+    enum gl_status rc = backend_aligned(u, figs, err);
+    if (rc)
+        return rc;
+    const char *why = unit_refusal(u, figs);
+    if (why) {
+        snprintf(u->why, sizeof u->why, "%s", why);
+        return GL_OK;
+    }
+    u->enabled = true;
+    struct plan p = {.u = u, .figs = figs, .m = m, .joined = joined};
+    p.devkeys = gl_intern_new();
+    p.strings = gl_intern_new();
+    p.podkeys = gl_intern_new();
+    p.phkeys = gl_intern_new();
+    p.pairkeys = gl_intern_new();
+    for (size_t i = 0; i < sizeof decide_steps / sizeof *decide_steps; i++)
+        decide_steps[i](&p);
+    rc = build_synth(u, figs, err);
+    plan_free(&p);
+    return rc;
 }
 
 enum gl_status gl_srv_raw_query(const struct gl_srv_unit *u, int q, size_t hour, char **out,
@@ -1457,6 +1655,154 @@ static void sampled_free(struct gl_matrix *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The rows of gl_integrate on one point per hour back on the step grid: a
+ * sum over the hour's steps × 3600 is n × the per-step integration; GPU
+ * time is per second already; busy steps count once per hour. */
+static enum gl_status rescale_rows(const struct gl_srv_unit *u, struct gl_rollup *r,
+                                   struct gl_error *err)
+{
+    const int64_t n = 3600 / u->step;
+    for (size_t i = 0; i < r->nslots; i++) {
+        struct gl_rollup_entry *e = &r->slots[i];
+        if (!e->used)
+            continue;
+        if (e->kind == GL_KIND_BUSY_STEPS) {
+            if (__builtin_mul_overflow(e->quantity, n, &e->quantity))
+                return gl_error_set(err, GL_ERR_RUNTIME, "server mode: busy steps overflow");
+        } else if (e->kind != GL_KIND_ALLOCATED_GPU && e->kind != GL_KIND_BUSY_PPM) {
+            if (e->quantity % n)
+                return gl_error_set(err, GL_ERR_RUNTIME,
+                                    "server mode: an hourly %s of %lld MiB·s is not a whole "
+                                    "number of steps (internal)",
+                                    gl_kind_names[e->kind], (long long)e->quantity);
+            e->quantity /= n;
+        }
+        e->last_t = e->first_t + 3600 - u->step;
+    }
+    return GL_OK;
+}
+
+/* (hour, node, ns, pod) → the first GPU time row of a pseudo-device (the
+ * one a scan of the rows finds), its slot in *row. */
+static struct gl_intern *gpu_row_index(const struct gl_rollup *r, size_t **row)
+{
+    struct gl_intern *rows = gl_intern_new();
+    struct gl_buf key;
+    gl_buf_init(&key);
+    *row = gl_xcalloc(r->nslots + 1, sizeof **row);
+    for (size_t k = 0; k < r->nslots; k++) {
+        const struct gl_rollup_entry *e = &r->slots[k];
+        if (!e->used || e->kind != GL_KIND_ALLOCATED_GPU || !r->devices[e->device].pseudo)
+            continue;
+        gpu_row_key(&key, e->hour, gl_intern_str(r->strings, r->devices[e->device].hostname),
+                    gl_intern_str(r->strings, e->ns), gl_intern_str(r->strings, e->pod));
+        int32_t was = gl_intern_count(rows);
+        int32_t id = gl_intern_get(rows, key.data);
+        if (id == was)
+            (*row)[id] = k;
+    }
+    gl_buf_free(&key);
+    return rows;
+}
+
+/* A MIG request's GPU time is floored per step (units × step × 10^6 × g
+ * / 7): the hour's is n × that, not the floor of the hour's product; the
+ * difference is added to the pod's GPU time row of the hour. */
+static enum gl_status mig_gpu_time(const struct gl_srv_unit *u, const struct gl_matrix *alloc,
+                                   struct gl_rollup *r, struct gl_error *err)
+{
+    const size_t nh = u->nhours, per = (size_t)(3600 / u->step);
+    const int64_t n = (int64_t)per;
+    enum gl_status rc = GL_OK;
+    struct gl_buf mp, key;
+    gl_buf_init(&mp);
+    gl_buf_init(&key);
+    struct gl_intern *gpu_rows = NULL; /* built on the first request that needs it */
+    size_t *gpu_row = NULL;
+    for (size_t i = 0; !rc && alloc && i < alloc->nseries; i++) {
+        const struct gl_series *s = &alloc->series[i];
+        const char *res = gl_series_label(s, "resource"), *node = gl_series_label(s, "node");
+        const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
+        long g;
+        if (!res || !node || !ns || !pod || !mig_resource(res, &g, &mp))
+            continue;
+        for (size_t h = 0; !rc && h < nh; h++) {
+            double v = s->values[h * per];
+            /* llround of v >= 2^63 is unspecified: the range check below first */
+            if (isnan(v) || v <= 0 || (v < 9.0e18 && llround(v) <= 0))
+                continue;
+            char ts[32];
+            gl_time_format(u->cs + (int64_t)h * 3600, ts, sizeof ts);
+            /* (gl_integrate took the hour: units below 9·10^18, and in 128
+             * bits neither product can overflow) */
+            if (!(v < 9.0e18)) {
+                rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                  "server mode: the MIG request %g of pod %s/%s on %s at %s "
+                                  "is beyond the 64-bit range (internal)", v, ns, pod, node, ts);
+                break;
+            }
+            gl_i128 units = llround(v);
+            gl_i128 delta = n * (units * u->step * 1000000 * g / 7) -
+                            units * 3600 * 1000000 * g / 7;
+            if (delta == 0)
+                continue;
+            if (!gpu_rows)
+                gpu_rows = gpu_row_index(r, &gpu_row);
+            gpu_row_key(&key, (int32_t)h, node, ns, pod);
+            int32_t id = gl_intern_find(gpu_rows, key.data);
+            if (id < 0) {
+                rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                  "server mode: no GPU time row for the MIG request of pod "
+                                  "%s/%s on %s at %s (internal)", ns, pod, node, ts);
+                break;
+            }
+            struct gl_rollup_entry *hit = &r->slots[gpu_row[id]];
+            gl_i128 q = (gl_i128)hit->quantity + delta;
+            if (q < INT64_MIN || q > INT64_MAX) {
+                rc = gl_error_set(err, GL_ERR_RUNTIME,
+                                  "integer overflow: the GPU time of the MIG request of pod "
+                                  "%s/%s on %s at %s exceeds the 64-bit range (%lld units); "
+                                  "the samples are beyond any plausible GPU fleet",
+                                  ns, pod, node, ts, (long long)units);
+                break;
+            }
+            hit->quantity = (int64_t)q;
+        }
+    }
+    gl_buf_free(&mp);
+    gl_buf_free(&key);
+    gl_intern_free(gpu_rows);
+    free(gpu_row);
+    return rc;
+}
+
+/* The devices' last sample instants (the hour's last step) and capacities
+ * (an hour's sum of n equal steps) back on the step grid. */
+static enum gl_status rescale_devices(const struct gl_srv_unit *u, struct gl_rollup *r,
+                                      struct gl_error *err)
+{
+    const int64_t n = 3600 / u->step;
+    for (size_t d = 0; d < r->ndevices; d++) {
+        struct gl_chunk_device *cd = &r->devices[d];
+        if (cd->last_seen >= 0 &&
+            __builtin_add_overflow(cd->last_seen, 3600 - u->step, &cd->last_seen))
+            return gl_error_set(err, GL_ERR_RUNTIME,
+                                "server mode: the last sample instant of device %s overflows "
+                                "(internal)", gl_intern_str(r->strings, cd->uuid));
+        if (cd->max_capacity_mib % n)
+            return gl_error_set(err, GL_ERR_RUNTIME,
+                                "server mode: a device capacity that is not constant (internal)");
+        cd->max_capacity_mib /= n;
+    }
+    r->step = u->step;
+    r->nsteps = u->nhours * (size_t)n;
+    for (size_t h = 0; h < u->nhours; h++) {
+        int q = role_q(u, GL_SRV_MEMORY);
+        r->samples_per_hour[h] = u->pl_samples[h * GL_SRV_QMAX + (size_t)q];
+    }
+    return GL_OK;
+}
+
 enum gl_status gl_srv_integrate(struct gl_srv_unit *u, const struct gl_matrix *pod_labels,
                                 const struct gl_matrix *ns_labels,
                                 const struct gl_matrix *node_labels,
@@ -1498,127 +1844,13 @@ enum gl_status gl_srv_integrate(struct gl_srv_unit *u, const struct gl_matrix *p
     sampled_free(&s_nl);
     sampled_free(&s_nodel);
     sampled_free(&s_al);
-    if (rc)
-        return rc;
-    /* back on the step grid: a sum over the hour's steps × 3600 is n × the
-     * per-step integration; GPU time is per second already; busy steps
-     * count once per hour */
-    const int64_t n = (int64_t)per;
-    for (size_t i = 0; i < r->nslots; i++) {
-        struct gl_rollup_entry *e = &r->slots[i];
-        if (!e->used)
-            continue;
-        if (e->kind == GL_KIND_BUSY_STEPS) {
-            if (__builtin_mul_overflow(e->quantity, n, &e->quantity))
-                return gl_error_set(err, GL_ERR_RUNTIME, "server mode: busy steps overflow");
-        } else if (e->kind != GL_KIND_ALLOCATED_GPU && e->kind != GL_KIND_BUSY_PPM) {
-            if (e->quantity % n)
-                return gl_error_set(err, GL_ERR_RUNTIME,
-                                    "server mode: an hourly %s of %lld MiB·s is not a whole "
-                                    "number of steps (internal)",
-                                    gl_kind_names[e->kind], (long long)e->quantity);
-            e->quantity /= n;
-        }
-        e->last_t = e->first_t + 3600 - u->step;
-    }
-    /* a MIG request's GPU time is floored per step (units × step × 10^6 × g
-     * / 7): the hour's is n × that, not the floor of the hour's product */
-    struct gl_buf mp, key;
-    gl_buf_init(&mp);
-    gl_buf_init(&key);
-    struct gl_intern *gpu_rows = NULL; /* (hour, node, ns, pod) → GPU time row */
-    size_t *gpu_row = NULL;
-    for (size_t i = 0; alloc && i < alloc->nseries; i++) {
-        const struct gl_series *s = &alloc->series[i];
-        const char *res = gl_series_label(s, "resource"), *node = gl_series_label(s, "node");
-        const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
-        long g;
-        if (!res || !node || !ns || !pod || !mig_resource(res, &g, &mp))
-            continue;
-        for (size_t h = 0; !rc && h < nh; h++) {
-            double v = s->values[h * per];
-            /* llround of v >= 2^63 is unspecified: the range check below first */
-            if (isnan(v) || v <= 0 || (v < 9.0e18 && llround(v) <= 0))
-                continue;
-            char ts[32];
-            gl_time_format(u->cs + (int64_t)h * 3600, ts, sizeof ts);
-            /* (gl_integrate took the hour: units below 9·10^18, and in 128
-             * bits neither product can overflow) */
-            if (!(v < 9.0e18)) {
-                rc = gl_error_set(err, GL_ERR_RUNTIME,
-                                  "server mode: the MIG request %g of pod %s/%s on %s at %s "
-                                  "is beyond the 64-bit range (internal)", v, ns, pod, node, ts);
-                break;
-            }
-            gl_i128 units = llround(v);
-            gl_i128 delta = n * (units * u->step * 1000000 * g / 7) -
-                            units * 3600 * 1000000 * g / 7;
-            if (delta == 0)
-                continue;
-            if (!gpu_rows) {
-                gpu_rows = gl_intern_new();
-                gpu_row = gl_xcalloc(r->nslots + 1, sizeof *gpu_row);
-                for (size_t k = 0; k < r->nslots; k++) {
-                    const struct gl_rollup_entry *e = &r->slots[k];
-                    if (!e->used || e->kind != GL_KIND_ALLOCATED_GPU ||
-                        !r->devices[e->device].pseudo)
-                        continue;
-                    gpu_row_key(&key, e->hour,
-                                gl_intern_str(r->strings, r->devices[e->device].hostname),
-                                gl_intern_str(r->strings, e->ns),
-                                gl_intern_str(r->strings, e->pod));
-                    int32_t was = gl_intern_count(gpu_rows);
-                    int32_t id = gl_intern_get(gpu_rows, key.data);
-                    if (id == was) /* the first row of the key, as a scan finds it */
-                        gpu_row[id] = k;
-                }
-            }
-            gpu_row_key(&key, (int32_t)h, node, ns, pod);
-            int32_t id = gl_intern_find(gpu_rows, key.data);
-            if (id < 0) {
-                rc = gl_error_set(err, GL_ERR_RUNTIME,
-                                  "server mode: no GPU time row for the MIG request of pod "
-                                  "%s/%s on %s at %s (internal)", ns, pod, node, ts);
-                break;
-            }
-            struct gl_rollup_entry *hit = &r->slots[gpu_row[id]];
-            gl_i128 q = (gl_i128)hit->quantity + delta;
-            if (q < INT64_MIN || q > INT64_MAX) {
-                rc = gl_error_set(err, GL_ERR_RUNTIME,
-                                  "integer overflow: the GPU time of the MIG request of pod "
-                                  "%s/%s on %s at %s exceeds the 64-bit range (%lld units); "
-                                  "the samples are beyond any plausible GPU fleet",
-                                  ns, pod, node, ts, (long long)units);
-                break;
-            }
-            hit->quantity = (int64_t)q;
-        }
-    }
-    gl_buf_free(&mp);
-    gl_buf_free(&key);
-    gl_intern_free(gpu_rows);
-    free(gpu_row);
-    if (rc)
-        return rc;
-    for (size_t d = 0; d < r->ndevices; d++) {
-        struct gl_chunk_device *cd = &r->devices[d];
-        if (cd->last_seen >= 0 &&
-            __builtin_add_overflow(cd->last_seen, 3600 - u->step, &cd->last_seen))
-            return gl_error_set(err, GL_ERR_RUNTIME,
-                                "server mode: the last sample instant of device %s overflows "
-                                "(internal)", gl_intern_str(r->strings, cd->uuid));
-        if (cd->max_capacity_mib % n)
-            return gl_error_set(err, GL_ERR_RUNTIME,
-                                "server mode: a device capacity that is not constant (internal)");
-        cd->max_capacity_mib /= n;
-    }
-    r->step = u->step;
-    r->nsteps = nh * per;
-    for (size_t h = 0; h < nh; h++) {
-        int q = role_q(u, GL_SRV_MEMORY);
-        r->samples_per_hour[h] = u->pl_samples[h * GL_SRV_QMAX + (size_t)q];
-    }
-    return GL_OK;
+    if (!rc)
+        rc = rescale_rows(u, r, err);
+    if (!rc)
+        rc = mig_gpu_time(u, alloc, r, err);
+    if (!rc)
+        rc = rescale_devices(u, r, err);
+    return rc;
 }
 
 void gl_srv_unit_free(struct gl_srv_unit *u)

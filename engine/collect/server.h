@@ -12,13 +12,20 @@
  * skip), plus whether the device's USED + FREE and RESERVED changed inside
  * the hour; per host and device query, the raw samples the parse would
  * skip (a host-hour with any is fetched raw, so its skips are counted and
- * logged by reason as in raw mode). A host is plain for the unit when
- * every one of its hours is linear in these sums (gl_srv_decide's rules);
- * its rows then come from
- * gl_integrate run on a one-point-per-hour input made of the sums (step
- * 3600) and rescaled, which is exactly the rows the per-step integration
- * writes. Every other host is fetched raw (its series only) and integrated
- * step by step as in raw mode.
+ * logged by reason as in raw mode). A host-hour is plain when it is linear
+ * in these sums: gl_srv_decide refuses the unit on the configuration alone
+ * (config_refusal: basis, memory source, labels, step), then runs its
+ * steps (decide_steps in server.c: one function per rule, each saying what
+ * it refuses and why), which mark the host-hours the sums cannot give
+ * exactly. A plain host's rows come from gl_integrate run on a
+ * one-point-per-hour input made of the sums (step 3600) and rescaled,
+ * which is exactly the rows the per-step integration writes. Every other
+ * host is fetched raw (its series only) and integrated step by step as in
+ * raw mode.
+ *
+ * Adding a rule: a function `static void rule_NAME(struct plan *p)` that
+ * calls hour_bad / host_bad with its reason, and its row in decide_steps
+ * (the order of the rows is the order of the reasons in the log).
  */
 #ifndef GL_SERVER_H
 #define GL_SERVER_H
@@ -99,11 +106,6 @@ enum gl_status gl_srv_raw_query(const struct gl_srv_unit *u, int q, size_t h, ch
 
 /* True when hosts plain at hour a are those plain at hour b. */
 bool gl_srv_same_hours(const struct gl_srv_unit *u, size_t a, size_t b);
-
-/* True when series s is on a host (by label: the collection's host label,
- * or "node" for the allocation) that is plain at hour h. */
-bool gl_srv_plain_at(const struct gl_srv_unit *u, const struct gl_series *s, const char *label,
-                     size_t hour);
 
 /* Splits m (the unit's grid) by label: out gets the samples of the hours
  * where the series' host is plain, m keeps the rest (a series in both is

@@ -128,39 +128,38 @@ static void test_same_hours(void)
     gl_srv_unit_free(&u);
 }
 
+/* Whose samples count as a plain host's (the lookup gl_srv_split moves
+ * samples by): the host named by the label asked for, at the hours it is
+ * plain. Each series holds its number at every step. */
 static void test_plain_at(void)
 {
     struct gl_srv_unit u;
     unit_init(&u, ok_2x2, 2, NH);
-    struct gl_matrix m;
+    struct gl_matrix m, out;
     static const char *const s[] = {
-        "\"Hostname\":\"h1\"|0-0=1", "\"Hostname\":\"h2\"|0-0=1", "\"Hostname\":\"h3\"|0-0=1",
-        "\"node\":\"h1\"|0-0=1",     "\"Hostname\":\"\"|0-0=1",
+        "\"Hostname\":\"h1\"|0-23=1", "\"Hostname\":\"h2\"|0-23=2", "\"Hostname\":\"h3\"|0-23=3",
+        "\"node\":\"h1\"|0-23=4",     "\"Hostname\":\"\"|0-23=5",
     };
     CHECK(matrix(&m, CS, STEP, NSTEPS, s, 5));
-    const struct gl_series *h1 = find(&m, "h1"), *h2 = find(&m, "h2"), *h3 = find(&m, "h3");
-    CHECK(h1 && h2 && h3);
-    if (h1 && h2 && h3) {
-        CHECK(gl_srv_plain_at(&u, h1, "Hostname", 0) && !gl_srv_plain_at(&u, h1, "Hostname", 1));
-        CHECK(gl_srv_plain_at(&u, h2, "Hostname", 0) && gl_srv_plain_at(&u, h2, "Hostname", 1));
-        /* an hour past the unit: never plain */
-        CHECK(!gl_srv_plain_at(&u, h2, "Hostname", NH));
-        /* a host the figures never named */
-        CHECK(!gl_srv_plain_at(&u, h3, "Hostname", 0));
-        /* looked up by the label asked for: h1's series has no "node" */
-        CHECK(!gl_srv_plain_at(&u, h1, "node", 0));
-    }
-    /* the allocation's "node" label names the same host */
-    const struct gl_series *byn = NULL, *empty = NULL;
-    for (size_t i = 0; i < m.nseries; i++) {
-        if (gl_series_label(&m.series[i], "node"))
-            byn = &m.series[i];
-        else if (!gl_series_label(&m.series[i], "Hostname"))
-            empty = &m.series[i];
-    }
-    CHECK(byn && gl_srv_plain_at(&u, byn, "node", 0) && !gl_srv_plain_at(&u, byn, "node", 1));
-    /* an empty host label is no host */
-    CHECK(empty && !gl_srv_plain_at(&u, empty, "Hostname", 0));
+    gl_srv_split(&u, &m, "Hostname", &out);
+    /* h1 plain at hour 0 only, h2 at both; h3 a host the figures never
+     * named, the "node" series looked up by "Hostname" (it has none) and
+     * an empty host label: never plain */
+    CHECK(out.nseries == 2);
+    const struct gl_series *o1 = out.nseries > 0 ? &out.series[0] : NULL,
+                           *o2 = out.nseries > 1 ? &out.series[1] : NULL;
+    CHECK(steps_are(o1, 0, 11, 1) && steps_are(o1, 12, 23, NAN));
+    CHECK(steps_are(o2, 0, 23, 2));
+    gl_matrix_free(&out);
+    gl_matrix_free(&m);
+    /* the allocation's "node" label names the same host; h1's series,
+     * looked up by "node", is on no host */
+    CHECK(matrix(&m, CS, STEP, NSTEPS, s, 5));
+    gl_srv_split(&u, &m, "node", &out);
+    CHECK(out.nseries == 1);
+    const struct gl_series *on = out.nseries == 1 ? &out.series[0] : NULL;
+    CHECK(steps_are(on, 0, 11, 4) && steps_are(on, 12, 23, NAN));
+    gl_matrix_free(&out);
     gl_matrix_free(&m);
     gl_srv_unit_free(&u);
 }
