@@ -17,7 +17,7 @@ CREATE TABLE device (
     UNIQUE (cluster, uuid, gpu_i_id)
 );
 
--- Hourly rollups, keyed as SPEC §9 says. The quantity is an exact integer
+-- Hourly rollups, keyed as docs/specification.md says. The quantity is an exact integer
 -- whose unit depends on the kind:
 --   pod rows (namespace, pod, team set):
 --     memory_used, allocated, reserved_unused, reserved_unused_billed,
@@ -102,7 +102,7 @@ CREATE TABLE frozen_row (
 
 -- When each label series (kube_pod_labels, kube_namespace_labels,
 -- kube_node_labels) was first seen, so that "the series that first appeared
--- later wins" (SPEC §9) does not depend on where a chunk starts.
+-- later wins" (docs/specification.md) does not depend on where a chunk starts.
 CREATE TABLE label_series (
     labels     TEXT PRIMARY KEY,  -- the series' labels, name=value joined
     first_seen INTEGER NOT NULL

@@ -3,7 +3,7 @@
 
 -- What each query of a collected hour returned when it was stored: series
 -- with at least one valid sample in the hour, and those samples. A
--- re-collect that would replace the hour with clearly less (SPEC §10: no
+-- re-collect that would replace the hour with clearly less (docs/specification.md: no
 -- samples where there were some, or fewer series than
 -- collection.shrink_tolerance allows) is refused unless the user allows
 -- it. Hours collected before version 2 have no rows here; for them the

@@ -1,4 +1,4 @@
--- gpuledger database: the state of the written outputs (SPEC §10 "Complete
+-- gpuledger database: the state of the written outputs (docs/specification.md "Complete
 -- outputs"). Applied by the engine (engine/ledger/store.c) after the earlier
 -- schema files; engine/run/outstate.c owns these tables.
 

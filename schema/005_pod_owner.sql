@@ -1,5 +1,5 @@
 -- gpuledger schema 005: the workload a pod belongs to (kube_pod_owner), for
--- the reports' "top workloads" (issue 11). Applied by engine/ledger/store.c after
+-- the reports' "top workloads". Applied by engine/ledger/store.c after
 -- the earlier files; IF NOT EXISTS so the file applies whatever number the
 -- migration list gives it.
 --

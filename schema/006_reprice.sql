@@ -1,5 +1,5 @@
 -- gpuledger schema 006: repricings of closed periods that were accepted
--- (--reprice-closed, issue 11; engine/bill/reprice.c). Applied by engine/ledger/store.c
+-- (--reprice-closed; engine/bill/reprice.c). Applied by engine/ledger/store.c
 -- after the earlier files; IF NOT EXISTS so the file applies whatever number
 -- the migration list gives it.
 --

@@ -1,4 +1,4 @@
--- gpuledger schema 007: a closed period's statement as figures (issue 8).
+-- gpuledger schema 007: a closed period's statement as figures.
 -- Applied by engine/ledger/store.c after the earlier files; IF NOT EXISTS so the
 -- file applies whatever number the migration list gives it.
 --

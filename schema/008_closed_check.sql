@@ -1,5 +1,4 @@
--- gpuledger schema 008: the last check of each closed period (issue 13,
--- engine/bill/reprice.c). Applied by engine/ledger/store.c after the earlier files; IF
+-- gpuledger schema 008: the last check of each closed period. Applied by engine/ledger/store.c after the earlier files; IF
 -- NOT EXISTS so the file applies whatever number the migration list gives it.
 --
 -- Every `run` checks that the prices do not change a closed month (exit 7

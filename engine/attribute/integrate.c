@@ -1320,7 +1320,7 @@ static void step_devices(struct work *w, size_t t)
         if (cap_ls < 0) {
             dv->reserved_v = dv->capacity = 0; /* no memory metrics: capacity unknown */
         } else if (cap_cfg && !dv->mig && !has_res) {
-            /* SPEC §9 "Missing data": the configured capacity stands in for
+            /* docs/specification.md "Missing data": the configured capacity stands in for
              * a missing FB_RESERVED only (reserved = configured capacity −
              * USED − FREE); a reported FB_RESERVED wins, so idle stays FREE */
             int64_t rest = cap_cfg->num > cap_ls ? cap_cfg->num - cap_ls : 0;

@@ -1185,7 +1185,7 @@ static enum gl_status load_billing(struct cfg_ctx *x, struct gl_config *c, const
         (rc = get_str(x, o, "billing", "provider", false, &c->provider)) ||
         (rc = get_str(x, o, "billing", "service_name", false, &c->service_name)))
         return rc;
-    /* billing.focus_version: the FOCUS version of the CSV (issue 11) */
+    /* billing.focus_version: the FOCUS version of the CSV */
     static const char *const focus_versions[] = {"1.2", "1.3", NULL};
     int fv = c->focus_version == 13;
     if ((rc = get_enum(x, o, "billing", "focus_version", focus_versions, &fv)))

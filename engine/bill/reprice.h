@@ -1,5 +1,5 @@
 /*
- * reprice — closed months keep their prices (issue 11 item 4).
+ * reprice — closed months keep their prices.
  *
  * A closed period's frozen rows record, per FOCUS key and UTC day, the price
  * entry (pattern@valid_from) and the unit price per GB-hour it was billed

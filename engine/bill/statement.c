@@ -125,7 +125,7 @@ static enum gl_status team_page(struct gl_store *s, const struct gl_statement *s
     return rc;
 }
 
-/* ---- workloads, trend, waste in money (issue 11) ---- */
+/* ---- workloads, trend, waste in money ---- */
 
 struct waste_ctx {
     struct gl_store *s;
@@ -202,7 +202,7 @@ static enum gl_status team_extra(struct gl_store *s, const struct gl_price_table
 }
 
 /* Every team page's trend, read at once (one pass per month shown, not
- * per team and month: issue 13 item 1). */
+ * per team and month: bench/closed_months.py measures it). */
 static enum gl_status team_trends(struct gl_store *s, struct gl_statement *st,
                                   struct gl_error *err)
 {

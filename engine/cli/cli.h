@@ -41,7 +41,7 @@ struct gl_cmd_opts {
     const char *period, *team, *format, *out, *from, *to, *cluster, *now, *at, *file;
     const char *allow_shrink;
     const char *before, *dry_run, *upload; /* prune, backup */
-    const char *focus_version, *reprice_closed; /* export, prices import (issue 11) */
+    const char *focus_version, *reprice_closed; /* export, prices import */
     const char *force;                          /* close */
     const char *word; /* the subcommand word given (e.g. "import"), or NULL */
 };

@@ -535,7 +535,7 @@ static const char *query_cause(const struct gl_config *cfg, const char *name)
     return "the exporter of this metric is not scraped, or the field is not exported";
 }
 
-/* Teams whose rows would carry an empty x_CostCenter (issue 11 item 5). */
+/* Teams whose rows would carry an empty x_CostCenter. */
 static void print_cost_centers(const struct gl_config *cfg)
 {
     const char *ids[16];

@@ -1,7 +1,7 @@
 /*
  * owner — the workload each pod belongs to, from kube-state-metrics'
  * kube_pod_owner (queries/pod_owner.promql), for the reports' "top
- * workloads" (issue 11).
+ * workloads".
  *
  * Reads: one instant query per UTC day of a collected window
  * (last_over_time over the day). Writes: pod_owner rows (schema/005), one

@@ -1037,7 +1037,7 @@ enum gl_status gl_query_known_periods(struct gl_store *s,
     return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading the periods with data", err);
 }
 
-/* ---- issue 11: invoice status, trend, workloads (report) ---- */
+/* ---- invoice status, trend, workloads (report) ---- */
 
 enum gl_status gl_query_closed_at(struct gl_store *s, const char *period, int64_t *closed_at,
                                   struct gl_error *err)
@@ -1113,7 +1113,7 @@ void gl_team_workloads_free(struct gl_team_workloads *w)
     memset(w, 0, sizeof *w);
 }
 
-/* The trend of every team of a statement at once (issue 13 item 1): the
+/* The trend of every team of a statement at once: the
  * cost is that of the months shown, whatever the age of the database and
  * without a pass per team and month.
  *

@@ -215,7 +215,7 @@ enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, s
                                 struct gl_pending *out, struct gl_error *err);
 void gl_pending_free(struct gl_pending *x);
 
-/* ---- the reports' workloads, trend and waste in money (issue 11) ---- */
+/* ---- the reports' workloads, trend and waste in money ---- */
 
 /* A workload of a team: the pods with one owner (pod_owner, schema/005),
  * or a pod without one as its own workload (kind "Pod"). MiB·s. */

@@ -7,7 +7,7 @@
  * first). It keeps no tree and no copy of the body. Why not yajl, which
  * this replaced: the same work on the same bodies takes 2.1 x fewer
  * instructions and half the CPU (bench/json_eval.sh, RESULTS.md "JSON
- * parsers", session 6).
+ * parsers").
  *
  * Strict like yajl's defaults: one document; invalid JSON, invalid UTF-8,
  * control characters in strings, comments, trailing commas and any text
