@@ -12,11 +12,11 @@ import re
 # (function, array) -> the path(s) of the object(s) the array lists the keys of
 PLACES = {
     ("gl_config_load", "keys"): "",
-    ("gl_config_load", "compute_keys"): "compute",
-    ("gl_config_load", "idle_keys"): "idle_overhead",
-    ("gl_config_load", "cluster_keys"): "cluster",
-    ("gl_config_load", "price_keys"): "prices",
-    ("gl_config_load", "run_keys"): "run",
+    ("load_compute", "keys"): "compute",
+    ("load_idle", "keys"): "idle_overhead",
+    ("load_cluster_section", "cluster_keys"): "cluster",
+    ("load_prices", "keys"): "prices",
+    ("load_run", "keys"): "run",
     ("load_prometheus", "keys"): "prometheus",
     # object storage takes the aws_sigv4 block of the Prometheus client
     ("prom_auth_load", "none_keys"): ("prometheus.auth", "outputs.s3.auth"),

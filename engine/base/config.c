@@ -1510,6 +1510,225 @@ static void line_col(const char *text, const char *at, int *line, int *col)
     }
 }
 
+/* "prometheus", "cluster" and "clusters": the clusters and their backends. */
+static enum gl_status load_cluster_section(struct cfg_ctx *x, struct gl_config *c,
+                                           const cJSON *root)
+{
+    static const char *const cluster_keys[] = {"name", "label", NULL};
+    struct gl_prom_cfg shared;
+    memset(&shared, 0, sizeof shared);
+    prom_defaults(&shared);
+    const cJSON *o;
+    const cJSON *po = cJSON_GetObjectItemCaseSensitive(root, "prometheus");
+    const cJSON *clusters = cJSON_GetObjectItemCaseSensitive(root, "clusters");
+    enum gl_status rc;
+    if (po && (rc = load_prometheus(x, c, po, "prometheus", &shared))) {
+        prom_free(&shared);
+        return rc;
+    }
+    char *single_name = NULL;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "cluster")) &&
+        ((rc = check_keys(x, o, "cluster", cluster_keys)) ||
+         (rc = get_str(x, o, "cluster", "name", false, &single_name)) ||
+         (rc = get_str(x, o, "cluster", "label", false, &c->cluster_label)))) {
+        prom_free(&shared);
+        free(single_name);
+        return rc;
+    }
+    if (!c->cluster_label)
+        c->cluster_label = gl_strdup("cluster");
+    rc = GL_OK;
+    if (clusters) {
+        if (single_name) {
+            rc = cfg_fail(x, "cluster.name", "use clusters[].name when \"clusters\" is given");
+        } else {
+            rc = load_clusters(x, c, clusters, po ? &shared : NULL);
+        }
+    } else if (!po) {
+        rc = cfg_fail(x, "prometheus", "required key is missing (or give \"clusters\")");
+    } else {
+        /* one cluster: series carrying the cluster label keep their value */
+        c->clusters = gl_xcalloc(1, sizeof *c->clusters);
+        c->nclusters = 1;
+        c->clusters[0].name = single_name ? single_name : gl_strdup("default");
+        single_name = NULL;
+        c->clusters[0].selector = gl_strdup("");
+        c->clusters[0].name_from_label = true;
+        prom_copy(&c->clusters[0].prom, &shared);
+    }
+    free(single_name);
+    prom_free(&shared);
+    return rc;
+}
+
+/* The DRA label names and driver left unset by "dra". */
+static void dra_defaults(struct gl_config *c)
+{
+    const char *const dra_defaults[] = {"dra_claim_name",  "dra_claim_namespace",
+                                        "dra_mig_profile", "dra_driver_name",
+                                        "dra_pool_name",   "dra_device_name",
+                                        "dra_mig_device_uuid", "gpu.nvidia.com"};
+    char **dra_labels[] = {&c->dra_claim_name_label, &c->dra_claim_namespace_label,
+                           &c->dra_mig_profile_label, &c->dra_driver_label,
+                           &c->dra_pool_label,        &c->dra_device_label,
+                           &c->dra_mig_device_uuid_label, &c->dra_driver};
+    for (size_t i = 0; i < sizeof dra_labels / sizeof *dra_labels; i++)
+        if (!*dra_labels[i])
+            *dra_labels[i] = gl_strdup(dra_defaults[i]);
+}
+
+static enum gl_status load_compute(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"queries", NULL};
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "compute", keys)) ||
+        (rc = get_str_list(x, o, "compute", "queries", &c->compute_queries,
+                           &c->ncompute_queries)))
+        return rc;
+    return GL_OK;
+}
+
+/* "idle_overhead" (absent: the platform policy and team "platform"). */
+static enum gl_status load_idle(struct cfg_ctx *x, struct gl_config *c, const cJSON *root)
+{
+    static const char *const keys[] = {"policy", "platform_team", NULL};
+    static const char *const policies[] = {"platform", "proportional", "unbilled", NULL};
+    int policy = GL_IDLE_PLATFORM;
+    const cJSON *o;
+    enum gl_status rc;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "idle_overhead")) &&
+        ((rc = check_keys(x, o, "idle_overhead", keys)) ||
+         (rc = get_enum(x, o, "idle_overhead", "policy", policies, &policy)) ||
+         (rc = get_str(x, o, "idle_overhead", "platform_team", false, &c->platform_team))))
+        return rc;
+    c->idle_policy = (enum gl_idle_policy)policy;
+    if (!c->platform_team)
+        c->platform_team = gl_strdup("platform");
+    if (!c->platform_team[0] || !gl_is_ascii(c->platform_team))
+        return cfg_fail(x, "idle_overhead.platform_team",
+                        "must be a non-empty printable ASCII team id");
+    return GL_OK;
+}
+
+static enum gl_status load_run(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"start", "delay_minutes", "repull_hours", "out_dir",
+                                       "allow_shrink", NULL};
+    char *start = NULL;
+    long delay = 10, repull = 2;
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "run", keys)) ||
+        (rc = get_str(x, o, "run", "start", false, &start)) ||
+        (rc = get_int(x, o, "run", "delay_minutes", 0, 7 * 24 * 60, &delay)) ||
+        (rc = get_int(x, o, "run", "repull_hours", 0, 31 * 24, &repull)) ||
+        (rc = get_str(x, o, "run", "out_dir", false, &c->run_out_dir))) {
+        free(start);
+        return rc;
+    }
+    if (start && !(gl_time_parse(start, &c->run_start) && c->run_start % 3600 == 0)) {
+        rc = cfg_fail(x, "run.start", "\"%s\" is not an RFC 3339 UTC time on a whole hour",
+                      start);
+        free(start);
+        return rc;
+    }
+    free(start);
+    /* run.allow_shrink (docs/specification.md "Integrity"): replace hours with clearly less data */
+    const cJSON *as = cJSON_GetObjectItemCaseSensitive(o, "allow_shrink");
+    if (as && !cJSON_IsBool(as))
+        return cfg_fail(x, "run.allow_shrink", "expected true or false");
+    c->run_allow_shrink = as && cJSON_IsTrue(as);
+    c->run_delay_s = delay * 60;
+    c->run_repull_s = repull * 3600;
+    c->run_out_dir = resolve(c, c->run_out_dir);
+    return GL_OK;
+}
+
+/* "prices" (required): a CSV file or the entries inline, exactly one. */
+static enum gl_status load_prices(struct cfg_ctx *x, struct gl_config *c, const cJSON *root)
+{
+    static const char *const keys[] = {"file", "entries", NULL};
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "prices");
+    if (!o)
+        return cfg_fail(x, "prices", "required key is missing");
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "prices", keys)) ||
+        (rc = get_str(x, o, "prices", "file", false, &c->prices_file)))
+        return rc;
+    c->prices_file = resolve(c, c->prices_file);
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(o, "entries");
+    if (!c->prices_file == !entries)
+        return cfg_fail(x, "prices", "give exactly one of \"file\" (a CSV) or \"entries\"");
+    return entries ? load_price_entries(x, c, entries) : GL_OK;
+}
+
+/* Everything after the clusters, in the order errors are reported. */
+static enum gl_status load_sections(struct cfg_ctx *x, struct gl_config *c, const cJSON *root)
+{
+    const cJSON *o;
+    enum gl_status rc;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "collection")) &&
+        (rc = load_collection(x, c, o)))
+        return rc;
+    /* an allocation.promql in the queries folder: the backend joins */
+    char *alloc_file = gl_path_join(c->queries_dir, "allocation.promql");
+    if (!alloc_file)
+        abort(); /* out of memory, as gl_strdup */
+    c->alloc_backend_join = access(alloc_file, F_OK) == 0;
+    free(alloc_file);
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "memory_source")) &&
+        (rc = load_memory(x, c, o)))
+        return rc;
+    if (!c->mem_query)
+        c->mem_query = gl_strdup("fb_used");
+    if ((rc = load_exporter(x, c, root)))
+        return rc;
+    if (!c->namespace_label)
+        c->namespace_label = gl_strdup("namespace");
+    if (!c->pod_label)
+        c->pod_label = gl_strdup("pod");
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "allocation")) &&
+        (rc = load_allocation(x, c, o)))
+        return rc;
+    c->dra_enabled = true;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "dra")) && (rc = load_dra(x, c, o)))
+        return rc;
+    dra_defaults(c);
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "compute")) && (rc = load_compute(x, c, o)))
+        return rc;
+    if (c->ncompute_queries > 8)
+        return cfg_fail(x, "compute.queries", "at most 8 queries");
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "teams")) && (rc = load_teams(x, c, o)))
+        return rc;
+    if (!c->default_team)
+        c->default_team = gl_strdup("unallocated");
+    if ((rc = load_idle(x, c, root)))
+        return rc;
+    c->run_delay_s = 600;
+    c->run_repull_s = 2 * 3600;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "run")) && (rc = load_run(x, c, o)))
+        return rc;
+    if ((rc = load_prices(x, c, root)))
+        return rc;
+    if (!(o = cJSON_GetObjectItemCaseSensitive(root, "billing")))
+        return cfg_fail(x, "billing", "required key is missing");
+    if ((rc = load_billing(x, c, o)))
+        return rc;
+    c->metrics.timeout_s = 30;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "metrics")) &&
+        (rc = load_metrics(x, c, o)))
+        return rc;
+    if (!c->metrics.job)
+        c->metrics.job = gl_strdup("gpuledger");
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "outputs")) && (rc = load_outputs(x, c, o)))
+        return rc;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "retention")) &&
+        (rc = load_retention(x, c, o)))
+        return rc;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "close")) && (rc = load_close(x, c, o)))
+        return rc;
+    return GL_OK;
+}
+
 enum gl_status gl_config_load(const char *path, struct gl_config **out, struct gl_error *err)
 {
     *out = NULL;
@@ -1536,188 +1755,8 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
                                        "memory_source", "teams", "idle_overhead", "allocation",
                                        "compute", "run", "prices", "billing", "dra", "exporter",
                                        "metrics", "outputs", "retention", "close", NULL};
-    static const char *const compute_keys[] = {"queries", NULL};
-    static const char *const idle_keys[] = {"policy", "platform_team", NULL};
-    static const char *const policies[] = {"platform", "proportional", "unbilled", NULL};
-    static const char *const cluster_keys[] = {"name", "label", NULL};
-    static const char *const price_keys[] = {"file", "entries", NULL};
-    const cJSON *o;
-    if ((rc = check_keys(&x, root, "", keys)))
-        goto done;
-    struct gl_prom_cfg shared;
-    memset(&shared, 0, sizeof shared);
-    prom_defaults(&shared);
-    const cJSON *po = cJSON_GetObjectItemCaseSensitive(root, "prometheus");
-    const cJSON *clusters = cJSON_GetObjectItemCaseSensitive(root, "clusters");
-    if (po && (rc = load_prometheus(&x, c, po, "prometheus", &shared))) {
-        prom_free(&shared);
-        goto done;
-    }
-    char *single_name = NULL;
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "cluster")) &&
-        ((rc = check_keys(&x, o, "cluster", cluster_keys)) ||
-         (rc = get_str(&x, o, "cluster", "name", false, &single_name)) ||
-         (rc = get_str(&x, o, "cluster", "label", false, &c->cluster_label)))) {
-        prom_free(&shared);
-        free(single_name);
-        goto done;
-    }
-    if (!c->cluster_label)
-        c->cluster_label = gl_strdup("cluster");
-    if (clusters) {
-        if (single_name) {
-            rc = cfg_fail(&x, "cluster.name", "use clusters[].name when \"clusters\" is given");
-        } else {
-            rc = load_clusters(&x, c, clusters, po ? &shared : NULL);
-        }
-    } else if (!po) {
-        rc = cfg_fail(&x, "prometheus", "required key is missing (or give \"clusters\")");
-    } else {
-        /* one cluster: series carrying the cluster label keep their value */
-        c->clusters = gl_xcalloc(1, sizeof *c->clusters);
-        c->nclusters = 1;
-        c->clusters[0].name = single_name ? single_name : gl_strdup("default");
-        single_name = NULL;
-        c->clusters[0].selector = gl_strdup("");
-        c->clusters[0].name_from_label = true;
-        prom_copy(&c->clusters[0].prom, &shared);
-    }
-    free(single_name);
-    prom_free(&shared);
-    if (rc)
-        goto done;
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "collection")) &&
-        (rc = load_collection(&x, c, o)))
-        goto done;
-    /* an allocation.promql in the queries folder: the backend joins */
-    char *alloc_file = gl_path_join(c->queries_dir, "allocation.promql");
-    if (!alloc_file)
-        abort(); /* out of memory, as gl_strdup */
-    c->alloc_backend_join = access(alloc_file, F_OK) == 0;
-    free(alloc_file);
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "memory_source")) &&
-        (rc = load_memory(&x, c, o)))
-        goto done;
-    if (!c->mem_query)
-        c->mem_query = gl_strdup("fb_used");
-    if ((rc = load_exporter(&x, c, root)))
-        goto done;
-    if (!c->namespace_label)
-        c->namespace_label = gl_strdup("namespace");
-    if (!c->pod_label)
-        c->pod_label = gl_strdup("pod");
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "allocation")) &&
-        (rc = load_allocation(&x, c, o)))
-        goto done;
-    c->dra_enabled = true;
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "dra")) && (rc = load_dra(&x, c, o)))
-        goto done;
-    const char *const dra_defaults[] = {"dra_claim_name",  "dra_claim_namespace",
-                                        "dra_mig_profile", "dra_driver_name",
-                                        "dra_pool_name",   "dra_device_name",
-                                        "dra_mig_device_uuid", "gpu.nvidia.com"};
-    char **dra_labels[] = {&c->dra_claim_name_label, &c->dra_claim_namespace_label,
-                           &c->dra_mig_profile_label, &c->dra_driver_label,
-                           &c->dra_pool_label,        &c->dra_device_label,
-                           &c->dra_mig_device_uuid_label, &c->dra_driver};
-    for (size_t i = 0; i < sizeof dra_labels / sizeof *dra_labels; i++)
-        if (!*dra_labels[i])
-            *dra_labels[i] = gl_strdup(dra_defaults[i]);
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "compute")) &&
-        ((rc = check_keys(&x, o, "compute", compute_keys)) ||
-         (rc = get_str_list(&x, o, "compute", "queries", &c->compute_queries,
-                            &c->ncompute_queries))))
-        goto done;
-    if (c->ncompute_queries > 8) {
-        rc = cfg_fail(&x, "compute.queries", "at most 8 queries");
-        goto done;
-    }
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "teams")) && (rc = load_teams(&x, c, o)))
-        goto done;
-    if (!c->default_team)
-        c->default_team = gl_strdup("unallocated");
-    int policy = GL_IDLE_PLATFORM;
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "idle_overhead")) &&
-        ((rc = check_keys(&x, o, "idle_overhead", idle_keys)) ||
-         (rc = get_enum(&x, o, "idle_overhead", "policy", policies, &policy)) ||
-         (rc = get_str(&x, o, "idle_overhead", "platform_team", false, &c->platform_team))))
-        goto done;
-    c->idle_policy = (enum gl_idle_policy)policy;
-    if (!c->platform_team)
-        c->platform_team = gl_strdup("platform");
-    if (!c->platform_team[0] || !gl_is_ascii(c->platform_team)) {
-        rc = cfg_fail(&x, "idle_overhead.platform_team",
-                      "must be a non-empty printable ASCII team id");
-        goto done;
-    }
-    static const char *const run_keys[] = {"start", "delay_minutes", "repull_hours", "out_dir",
-                                           "allow_shrink", NULL};
-    c->run_delay_s = 600;
-    c->run_repull_s = 2 * 3600;
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "run"))) {
-        char *start = NULL;
-        long delay = 10, repull = 2;
-        if ((rc = check_keys(&x, o, "run", run_keys)) ||
-            (rc = get_str(&x, o, "run", "start", false, &start)) ||
-            (rc = get_int(&x, o, "run", "delay_minutes", 0, 7 * 24 * 60, &delay)) ||
-            (rc = get_int(&x, o, "run", "repull_hours", 0, 31 * 24, &repull)) ||
-            (rc = get_str(&x, o, "run", "out_dir", false, &c->run_out_dir))) {
-            free(start);
-            goto done;
-        }
-        if (start && !(gl_time_parse(start, &c->run_start) && c->run_start % 3600 == 0)) {
-            rc = cfg_fail(&x, "run.start", "\"%s\" is not an RFC 3339 UTC time on a whole hour",
-                          start);
-            free(start);
-            goto done;
-        }
-        free(start);
-        /* run.allow_shrink (docs/specification.md "Integrity"): replace hours with clearly less data */
-        const cJSON *as = cJSON_GetObjectItemCaseSensitive(o, "allow_shrink");
-        if (as && !cJSON_IsBool(as)) {
-            rc = cfg_fail(&x, "run.allow_shrink", "expected true or false");
-            goto done;
-        }
-        c->run_allow_shrink = as && cJSON_IsTrue(as);
-        c->run_delay_s = delay * 60;
-        c->run_repull_s = repull * 3600;
-        c->run_out_dir = resolve(c, c->run_out_dir);
-    }
-    if (!(o = cJSON_GetObjectItemCaseSensitive(root, "prices"))) {
-        rc = cfg_fail(&x, "prices", "required key is missing");
-        goto done;
-    }
-    if ((rc = check_keys(&x, o, "prices", price_keys)) ||
-        (rc = get_str(&x, o, "prices", "file", false, &c->prices_file)))
-        goto done;
-    c->prices_file = resolve(c, c->prices_file);
-    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(o, "entries");
-    if (!c->prices_file == !entries) {
-        rc = cfg_fail(&x, "prices", "give exactly one of \"file\" (a CSV) or \"entries\"");
-        goto done;
-    }
-    if (entries && (rc = load_price_entries(&x, c, entries)))
-        goto done;
-    if (!(o = cJSON_GetObjectItemCaseSensitive(root, "billing"))) {
-        rc = cfg_fail(&x, "billing", "required key is missing");
-        goto done;
-    }
-    if ((rc = load_billing(&x, c, o)))
-        goto done;
-    c->metrics.timeout_s = 30;
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "metrics")) &&
-        (rc = load_metrics(&x, c, o)))
-        goto done;
-    if (!c->metrics.job)
-        c->metrics.job = gl_strdup("gpuledger");
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "outputs")) && (rc = load_outputs(&x, c, o)))
-        goto done;
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "retention")) &&
-        (rc = load_retention(&x, c, o)))
-        goto done;
-    if ((o = cJSON_GetObjectItemCaseSensitive(root, "close")) && (rc = load_close(&x, c, o)))
-        goto done;
-done:
+    if (!(rc = check_keys(&x, root, "", keys)) && !(rc = load_cluster_section(&x, c, root)))
+        rc = load_sections(&x, c, root);
     cJSON_Delete(root);
     free(text);
     if (rc) {
