@@ -572,6 +572,48 @@ static int check_check(struct gl_cmd_env *e)
     return 0;
 }
 
+/* check: one query of cluster cl at the probe time, printed with its series
+ * count and, without data, its likely cause; a required one is added to
+ * required ("cluster/query"). Returns the exit status (0: go on). */
+static int probe_query(const struct gl_config *cfg, const struct gl_cluster *cl,
+                       struct gl_prom *prom, const char *name, int64_t at,
+                       struct gl_buf *required, int *missing)
+{
+    struct gl_error err = {0};
+    char *q = NULL;
+    struct gl_vector res;
+    if (gl_config_query(cfg, cl, name, &q, &err) || gl_prom_vector(prom, q, at, &res, &err)) {
+        free(q);
+        return FAIL(&err);
+    }
+    int rc = 0;
+    size_t n = res.n;
+    bool req = query_required(cfg, name);
+    printf("  query %-18s %zu series%s\n", name, n,
+           n > 0 ? "" : req ? "  (NO DATA at the probe time: required)"
+                            : "  (NO DATA at the probe time)");
+    if (n == 0) {
+        (*missing)++;
+        printf("    likely cause: %s\n", query_cause(cfg, name));
+        if (req && !gl_buf_printf(required, "%s%s/%s", required->len ? ", " : "", cl->name,
+                                  name))
+            rc = FAIL((gl_error_set(&err, GL_ERR_RUNTIME, "out of memory"), &err));
+    }
+    const char *label = NULL;
+    bool pods = strcmp(name, "pod_labels") == 0;
+    if (n > 0 && (pods || strcmp(name, "namespace_labels") == 0) &&
+        !team_labels_present(cfg, pods ? GL_RULE_POD_LABEL : GL_RULE_NAMESPACE_LABEL, &res,
+                             &label))
+        printf("    likely cause: no series carries %s, which a team rule reads: "
+               "kube-state-metrics runs without --metric-labels-allowlist=%s=[%s] (its "
+               "pods then fall to the default team)\n",
+               label, pods ? "pods" : "namespaces",
+               strncmp(label, "label_", 6) == 0 ? label + 6 : label);
+    gl_vector_free(&res);
+    free(q);
+    return rc;
+}
+
 static int cmd_check(struct gl_cmd_env *e)
 {
     const struct gl_cli *g = e->g;
@@ -618,40 +660,8 @@ static int cmd_check(struct gl_cmd_env *e)
             const char *name = i < sizeof fixed / sizeof *fixed
                                    ? fixed[i]
                                    : cfg->compute_queries[i - sizeof fixed / sizeof *fixed];
-            char *q = NULL;
-            struct gl_vector res;
-            if (!name)
-                continue;
-            if (gl_config_query(cfg, cl, name, &q, &err) ||
-                gl_prom_vector(prom, q, at, &res, &err)) {
-                rc = FAIL(&err);
-                free(q);
-                break;
-            }
-            size_t n = res.n;
-            bool req = query_required(cfg, name);
-            printf("  query %-18s %zu series%s\n", name, n,
-                   n > 0 ? "" : req ? "  (NO DATA at the probe time: required)"
-                                    : "  (NO DATA at the probe time)");
-            if (n == 0) {
-                missing++;
-                printf("    likely cause: %s\n", query_cause(cfg, name));
-                if (req && !gl_buf_printf(&required, "%s%s/%s", required.len ? ", " : "",
-                                          cl->name, name))
-                    rc = FAIL((gl_error_set(&err, GL_ERR_RUNTIME, "out of memory"), &err));
-            }
-            const char *label = NULL;
-            bool pods = strcmp(name, "pod_labels") == 0;
-            if (n > 0 && (pods || strcmp(name, "namespace_labels") == 0) &&
-                !team_labels_present(cfg, pods ? GL_RULE_POD_LABEL : GL_RULE_NAMESPACE_LABEL, &res,
-                                     &label))
-                printf("    likely cause: no series carries %s, which a team rule reads: "
-                       "kube-state-metrics runs without --metric-labels-allowlist=%s=[%s] (its "
-                       "pods then fall to the default team)\n",
-                       label, pods ? "pods" : "namespaces",
-                       strncmp(label, "label_", 6) == 0 ? label + 6 : label);
-            gl_vector_free(&res);
-            free(q);
+            if (name)
+                rc = probe_query(cfg, cl, prom, name, at, &required, &missing);
         }
         if (!rc) { /* exporter schema: units and the hostname label (probe.h) */
             struct gl_buf notes;
