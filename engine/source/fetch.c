@@ -555,12 +555,227 @@ enum gl_status gl_prom_get(struct gl_prom *p, const char *path, struct gl_buf *b
     return prom_get(p, path, "", path, body, err);
 }
 
+/* One batch of range queries in flight together (gl_prom_query_range_batch). */
+struct batch {
+    struct gl_prom *p;
+    size_t n;
+    struct gl_range_query *qs;
+    int64_t start, end, step, deadline;
+    size_t nsteps;
+    CURLM *multi;
+    CURL **h;
+    bool *ok;
+    long *status;
+    CURLcode *result;
+    struct sink *sinks;
+    struct parse_spec *specs;
+    struct gl_buf *bodies;
+    char **urls;
+    bool stop; /* a response is too large: the batch is of no use */
+};
+
+static void batch_init(struct batch *b)
+{
+    const size_t n = b->n;
+    b->h = gl_xcalloc(n, sizeof *b->h);
+    b->ok = gl_xcalloc(n, sizeof *b->ok);
+    b->status = gl_xcalloc(n, sizeof *b->status);
+    b->result = gl_xcalloc(n, sizeof *b->result);
+    b->sinks = gl_xcalloc(n, sizeof *b->sinks);
+    b->specs = gl_xcalloc(n, sizeof *b->specs);
+    b->bodies = gl_xcalloc(n, sizeof *b->bodies);
+    b->urls = gl_xcalloc(n, sizeof *b->urls);
+    b->nsteps = b->end >= b->start && b->step > 0
+                    ? (size_t)((b->end - b->start) / b->step) + 1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        b->result[i] = CURLE_FAILED_INIT;
+        gl_buf_init(&b->bodies[i]);
+        b->specs[i] = (struct parse_spec){b->start, b->step, b->nsteps, b->qs[i].what,
+                                          b->qs[i].opts};
+        b->sinks[i] = (struct sink){.buf = &b->bodies[i],
+                                    .max = (size_t)b->p->cfg->max_response_bytes,
+                                    .stop = &b->stop, .spec = &b->specs[i]};
+    }
+}
+
+static void batch_free(struct batch *b)
+{
+    if (b->multi)
+        curl_multi_cleanup(b->multi);
+    free(b->h);
+    free(b->ok);
+    free(b->status);
+    free(b->result);
+    free(b->sinks);
+    free(b->specs);
+    free(b->bodies);
+    free(b->urls);
+}
+
+/* Query i's transfer: a copy of p->curl with its URL (or form), sink and
+ * the batch's deadline, added to the multi handle. */
+static void batch_add(struct batch *b, size_t i)
+{
+    struct gl_prom *p = b->p;
+    const struct gl_prom_cfg *c = p->cfg;
+    struct gl_buf params, url;
+    gl_buf_init(&params);
+    gl_buf_init(&url);
+    char what[512];
+    range_params(p, b->qs[i].query, b->start, b->end, b->step, &params, what, sizeof what);
+    gl_buf_printf(&url, "%s/api/v1/query_range%s%s", c->url, p->post ? "" : "?",
+                  p->post ? "" : params.data);
+    b->urls[i] = url.data;
+    CURL *h = b->h[i] = curl_easy_duphandle(p->curl);
+    if (h)
+        gl_auth_prepare_copy(p->auth, h);
+    if (h && p->post) /* libcurl keeps its own copy of the form */
+        curl_easy_setopt(h, CURLOPT_COPYPOSTFIELDS, params.data);
+    gl_buf_free(&params);
+    if (!h)
+        return;
+    b->sinks[i].h = h;
+    curl_easy_setopt(h, CURLOPT_URL, b->urls[i]);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b->sinks[i]);
+    /* waiting for a connection counts against the same deadline */
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, attempt_timeout_ms(c, b->deadline));
+    /* the header callback stays (with NULL, libcurl would hand headers to
+     * the body callback with the header data pointer) */
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(h, CURLOPT_PRIVATE, (void *)(uintptr_t)i);
+    curl_multi_add_handle(b->multi, h);
+}
+
+/* Every transfer of the batch, together, until all ended or one was too
+ * large; then the handles go. */
+static void batch_transfer(struct batch *b)
+{
+    const size_t n = b->n;
+    if (b->multi) {
+        const struct gl_prom_cfg *c = b->p->cfg;
+        curl_multi_setopt(b->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->max_in_flight);
+        curl_multi_setopt(b->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->max_in_flight);
+        for (size_t i = 0; i < n; i++)
+            batch_add(b, i);
+        int running = 1;
+        while (running && !b->stop) {
+            if (curl_multi_perform(b->multi, &running) != CURLM_OK)
+                break;
+            CURLMsg *msg;
+            int left;
+            while ((msg = curl_multi_info_read(b->multi, &left))) {
+                if (msg->msg != CURLMSG_DONE)
+                    continue;
+                void *priv = NULL;
+                curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+                size_t i = (size_t)(uintptr_t)priv;
+                if (i >= n)
+                    continue;
+                curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &b->status[i]);
+                b->result[i] = msg->data.result;
+                note_result(&b->sinks[i], msg->easy_handle, b->result[i]);
+                if (b->result[i] == CURLE_OK && b->status[i] == 200)
+                    b->ok[i] = true;
+                if (b->result[i] == CURLE_FILESIZE_EXCEEDED)
+                    b->stop = true;
+            }
+            /* an oversized response ends the batch at once: the chunk is
+             * split anyway, so the other transfers are dropped unfinished */
+            if (running && !b->stop)
+                curl_multi_poll(b->multi, NULL, 0, 1000, NULL);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (b->h[i]) {
+            curl_multi_remove_handle(b->multi, b->h[i]);
+            curl_easy_cleanup(b->h[i]);
+        }
+        b->sinks[i].h = NULL;
+        free(b->urls[i]);
+    }
+}
+
+/* Query i did not end in a 200: asked again on its own when the failure
+ * is transient (after the server's Retry-After or the first backoff, once
+ * per batch: *waited), else reported. */
+static enum gl_status batch_retry(struct batch *b, size_t i, bool *waited, struct gl_error *err)
+{
+    struct gl_prom *p = b->p;
+    const struct gl_prom_cfg *c = p->cfg;
+    const CURLcode res = b->result[i];
+    const long status = b->status[i];
+    struct gl_buf params;
+    gl_buf_init(&params);
+    char what[512];
+    range_params(p, b->qs[i].query, b->start, b->end, b->step, &params, what, sizeof what);
+    bool retry = res == CURLE_OK ? status >= 500 || status == 429
+                                 : transient_curl_error(res) || res == CURLE_FAILED_INIT;
+    char why[1400];
+    if (res != CURLE_OK)
+        transfer_error(c, &b->sinks[i], res, NULL, why, sizeof why);
+    else if (status >= 200 && status < 300)
+        unexpected_success(status, why, sizeof why);
+    else
+        describe_status(p, status, &b->bodies[i], why, sizeof why);
+    enum gl_status rc;
+    if (retry && (c->retries > 0 || res == CURLE_FAILED_INIT)) {
+        long delay = 0;
+        char late[300] = "";
+        if (!*waited && res != CURLE_FAILED_INIT)
+            delay = retry_delay(p, 0, b->deadline, late, sizeof late);
+        if (delay < 0) {
+            rc = gl_error_set(err, GL_ERR_PROM, "%s %s/api/v1/query_range (%s): %s; %s",
+                              method(p), c->url, what, why, late);
+        } else {
+            if (!*waited) {
+                gl_log(GL_LOG_WARN,
+                       "prometheus request of a batch failed, retrying it on its own "
+                       "path=/api/v1/query_range attempt=1 delay_ms=%ld error=\"%s\"",
+                       delay, why);
+                sleep_ms(delay);
+                *waited = true;
+            }
+            /* a fresh parser for the new attempt (prom_get_from resets the sink) */
+            rc = prom_get_from(p, "/api/v1/query_range", params.data, what, &b->sinks[i],
+                               res == CURLE_FAILED_INIT ? 0 : 1, b->deadline, err);
+        }
+    } else {
+        /* a final answer: report it without asking again */
+        rc = gl_error_set(err, GL_ERR_PROM, "%s %s/api/v1/query_range (%s): %s", method(p),
+                          c->url, what, why);
+    }
+    gl_buf_free(&params);
+    return rc;
+}
+
+/* Every response is in: the parses end (each query's outcome its own);
+ * with budget < n, query budget ran out of collection.max_samples_in_memory
+ * and the others were not read whole. */
+static void batch_finish(struct batch *b, enum gl_status rc, size_t budget)
+{
+    struct gl_range_query *qs = b->qs;
+    for (size_t i = 0; i < b->n; i++) {
+        if (!rc && budget < b->n && i != budget) {
+            qs[i].rc = gl_error_set(&qs[i].err, GL_ERR_TOO_LARGE,
+                                    "%s: not read: %s ran out of the memory budget", qs[i].what,
+                                    qs[budget].what);
+        } else if (!rc) {
+            struct gl_matrix_parser *mp = b->sinks[i].mp;
+            b->sinks[i].mp = NULL;
+            if (!mp) /* an empty body: no byte came */
+                mp = gl_matrix_parser_new(b->start, b->step, b->nsteps, qs[i].what, qs[i].opts);
+            qs[i].bytes = (int64_t)b->sinks[i].total;
+            qs[i].rc = gl_matrix_parser_finish(mp, &qs[i].m, &qs[i].err);
+        }
+        sink_reset(&b->sinks[i]);
+        gl_buf_free(&b->bodies[i]);
+    }
+}
+
 enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
                                          struct gl_range_query *qs, int64_t start, int64_t end,
                                          int64_t step, struct gl_error *err)
 {
-    const struct gl_prom_cfg *c = p->cfg;
-    const int64_t deadline = request_deadline(c);
     for (size_t i = 0; i < n; i++) {
         memset(&qs[i].m, 0, sizeof qs[i].m);
         qs[i].bytes = 0;
@@ -569,105 +784,24 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
     }
     /* the handles of the batch are copies of p->curl: its credentials are
      * set (refreshed when near expiry) first, and shared by them */
-    enum gl_status arc = gl_auth_apply(p->auth, p->curl, p->base, &p->headers, err);
-    if (arc)
-        return arc;
-    CURLM *multi = curl_multi_init();
+    enum gl_status rc = gl_auth_apply(p->auth, p->curl, p->base, &p->headers, err);
+    if (rc)
+        return rc;
+    struct batch b = {.p = p, .n = n, .qs = qs, .start = start, .end = end, .step = step,
+                      .deadline = request_deadline(p->cfg)};
+    b.multi = curl_multi_init();
     p->retry_after_s = -1;
-    CURL **h = gl_xcalloc(n, sizeof *h);
-    bool *ok = gl_xcalloc(n, sizeof *ok);
-    long *status = gl_xcalloc(n, sizeof *status);
-    CURLcode *result = gl_xcalloc(n, sizeof *result);
-    struct sink *sinks = gl_xcalloc(n, sizeof *sinks);
-    struct parse_spec *specs = gl_xcalloc(n, sizeof *specs);
-    struct gl_buf *bodies = gl_xcalloc(n, sizeof *bodies);
-    bool stop = false; /* a response is too large: the batch is of no use */
-    const size_t nsteps = end >= start && step > 0 ? (size_t)((end - start) / step) + 1 : 0;
-    for (size_t i = 0; i < n; i++) {
-        result[i] = CURLE_FAILED_INIT;
-        gl_buf_init(&bodies[i]);
-        specs[i] = (struct parse_spec){start, step, nsteps, qs[i].what, qs[i].opts};
-        sinks[i] = (struct sink){.buf = &bodies[i], .max = (size_t)c->max_response_bytes,
-                                 .stop = &stop, .spec = &specs[i]};
-    }
-    char **urls = gl_xcalloc(n, sizeof *urls);
-    if (multi) {
-        curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->max_in_flight);
-        curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->max_in_flight);
-        for (size_t i = 0; i < n; i++) {
-            struct gl_buf params, url;
-            gl_buf_init(&params);
-            gl_buf_init(&url);
-            char what[512];
-            range_params(p, qs[i].query, start, end, step, &params, what, sizeof what);
-            gl_buf_printf(&url, "%s/api/v1/query_range%s%s", c->url, p->post ? "" : "?",
-                          p->post ? "" : params.data);
-            urls[i] = url.data;
-            h[i] = curl_easy_duphandle(p->curl);
-            if (h[i])
-                gl_auth_prepare_copy(p->auth, h[i]);
-            if (h[i] && p->post) /* libcurl keeps its own copy of the form */
-                curl_easy_setopt(h[i], CURLOPT_COPYPOSTFIELDS, params.data);
-            gl_buf_free(&params);
-            if (!h[i])
-                continue;
-            sinks[i].h = h[i];
-            curl_easy_setopt(h[i], CURLOPT_URL, urls[i]);
-            curl_easy_setopt(h[i], CURLOPT_WRITEDATA, &sinks[i]);
-            /* waiting for a connection counts against the same deadline */
-            curl_easy_setopt(h[i], CURLOPT_TIMEOUT_MS, attempt_timeout_ms(c, deadline));
-            /* the header callback stays (with NULL, libcurl would hand headers to
-             * the body callback with the header data pointer) */
-            curl_easy_setopt(h[i], CURLOPT_ERRORBUFFER, NULL);
-            curl_easy_setopt(h[i], CURLOPT_PRIVATE, (void *)(uintptr_t)i);
-            curl_multi_add_handle(multi, h[i]);
-        }
-        int running = 1;
-        while (running && !stop) {
-            if (curl_multi_perform(multi, &running) != CURLM_OK)
-                break;
-            CURLMsg *msg;
-            int left;
-            while ((msg = curl_multi_info_read(multi, &left))) {
-                if (msg->msg != CURLMSG_DONE)
-                    continue;
-                void *priv = NULL;
-                curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
-                size_t i = (size_t)(uintptr_t)priv;
-                if (i >= n)
-                    continue;
-                curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &status[i]);
-                result[i] = msg->data.result;
-                note_result(&sinks[i], msg->easy_handle, result[i]);
-                if (result[i] == CURLE_OK && status[i] == 200)
-                    ok[i] = true;
-                if (result[i] == CURLE_FILESIZE_EXCEEDED)
-                    stop = true;
-            }
-            /* an oversized response ends the batch at once: the chunk is
-             * split anyway, so the other transfers are dropped unfinished */
-            if (running && !stop)
-                curl_multi_poll(multi, NULL, 0, 1000, NULL);
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (h[i]) {
-            curl_multi_remove_handle(multi, h[i]);
-            curl_easy_cleanup(h[i]);
-        }
-        sinks[i].h = NULL;
-        free(urls[i]);
-    }
-    enum gl_status rc = GL_OK;
+    batch_init(&b);
+    batch_transfer(&b);
     /* An oversized response wins over every other failure: collect splits
      * the chunk on GL_ERR_TOO_LARGE, and the others may fit then. */
     for (size_t i = 0; i < n && !rc; i++) {
-        if (sinks[i].too_large || result[i] == CURLE_FILESIZE_EXCEEDED) {
+        if (b.sinks[i].too_large || b.result[i] == CURLE_FILESIZE_EXCEEDED) {
             struct gl_buf params;
             gl_buf_init(&params);
             char what[512];
             range_params(p, qs[i].query, start, end, step, &params, what, sizeof what);
-            rc = too_large(p, "/api/v1/query_range", what, &sinks[i], err);
+            rc = too_large(p, "/api/v1/query_range", what, &b.sinks[i], err);
             gl_buf_free(&params);
         }
     }
@@ -677,83 +811,14 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
      * the caller splits the unit. */
     size_t budget = n;
     for (size_t i = 0; i < n && !rc && budget == n; i++)
-        if (sinks[i].over_budget)
+        if (b.sinks[i].over_budget)
             budget = i;
     bool waited = false;
-    for (size_t i = 0; i < n && !rc && budget == n; i++) {
-        if (ok[i])
-            continue;
-        struct gl_buf params;
-        gl_buf_init(&params);
-        char what[512];
-        range_params(p, qs[i].query, start, end, step, &params, what, sizeof what);
-        bool retry = result[i] == CURLE_OK ? status[i] >= 500 || status[i] == 429
-                                           : transient_curl_error(result[i]) ||
-                                                 result[i] == CURLE_FAILED_INIT;
-        char why[1400];
-        if (result[i] != CURLE_OK)
-            transfer_error(c, &sinks[i], result[i], NULL, why, sizeof why);
-        else if (status[i] >= 200 && status[i] < 300)
-            unexpected_success(status[i], why, sizeof why);
-        else
-            describe_status(p, status[i], &bodies[i], why, sizeof why);
-        if (retry && (c->retries > 0 || result[i] == CURLE_FAILED_INIT)) {
-            /* retried alone, after the server's Retry-After (any response of
-             * the batch) or the first backoff, within the same deadline */
-            long delay = 0;
-            char late[300] = "";
-            if (!waited && result[i] != CURLE_FAILED_INIT)
-                delay = retry_delay(p, 0, deadline, late, sizeof late);
-            if (delay < 0) {
-                rc = gl_error_set(err, GL_ERR_PROM, "%s %s/api/v1/query_range (%s): %s; %s",
-                                  method(p), c->url, what, why, late);
-            } else {
-                if (!waited) {
-                    gl_log(GL_LOG_WARN,
-                           "prometheus request of a batch failed, retrying it on its own "
-                           "path=/api/v1/query_range attempt=1 delay_ms=%ld error=\"%s\"",
-                           delay, why);
-                    sleep_ms(delay);
-                    waited = true;
-                }
-                /* a fresh parser for the new attempt (prom_get_from resets the sink) */
-                rc = prom_get_from(p, "/api/v1/query_range", params.data, what, &sinks[i],
-                                   result[i] == CURLE_FAILED_INIT ? 0 : 1, deadline, err);
-            }
-        } else {
-            /* a final answer: report it without asking again */
-            rc = gl_error_set(err, GL_ERR_PROM, "%s %s/api/v1/query_range (%s): %s", method(p),
-                              c->url, what, why);
-        }
-        gl_buf_free(&params);
-    }
-    /* every response is in: the parses end (each query's outcome its own) */
-    for (size_t i = 0; i < n; i++) {
-        if (!rc && budget < n && i != budget) {
-            qs[i].rc = gl_error_set(&qs[i].err, GL_ERR_TOO_LARGE,
-                                    "%s: not read: %s ran out of the memory budget", qs[i].what,
-                                    qs[budget].what);
-        } else if (!rc) {
-            struct gl_matrix_parser *mp = sinks[i].mp;
-            sinks[i].mp = NULL;
-            if (!mp) /* an empty body: no byte came */
-                mp = gl_matrix_parser_new(start, step, nsteps, qs[i].what, qs[i].opts);
-            qs[i].bytes = (int64_t)sinks[i].total;
-            qs[i].rc = gl_matrix_parser_finish(mp, &qs[i].m, &qs[i].err);
-        }
-        sink_reset(&sinks[i]);
-        gl_buf_free(&bodies[i]);
-    }
-    if (multi)
-        curl_multi_cleanup(multi);
-    free(h);
-    free(ok);
-    free(status);
-    free(result);
-    free(sinks);
-    free(specs);
-    free(bodies);
-    free(urls);
+    for (size_t i = 0; i < n && !rc && budget == n; i++)
+        if (!b.ok[i])
+            rc = batch_retry(&b, i, &waited, err);
+    batch_finish(&b, rc, budget);
+    batch_free(&b);
     return rc;
 }
 
