@@ -1151,6 +1151,30 @@ static bool add_pending(struct work *w, const struct gl_series *s, const char *n
                         const char *pod, const char *host, const char *res);
 static void step_pending(struct work *w, size_t t);
 
+/* A request series' kind (whole GPU, shared replica, MIG profile) and the
+ * GPU model it is counted under: a MIG profile's measured instance on the
+ * node, else the node's model, else "unknown"; sets a->pn. */
+static void request_kind(struct work *w, struct aser *a, const char *res)
+{
+    a->profile = -1;
+    int32_t model = NODE(w, a->node).model;
+    if (parse_mig_resource(res, &a->mig_g, &a->mig_gb, &w->scratch)) {
+        a->kind = RES_MIG;
+        a->profile = str(w, w->scratch.data);
+        for (size_t d = 0; d < w->devs.n; d++)
+            if (DEV(w, d).node == a->node && DEV(w, d).mig &&
+                w->r->devices[d].profile == a->profile) {
+                model = w->r->devices[d].model;
+                break;
+            }
+    } else {
+        a->kind = strcmp(res, "nvidia_com_gpu_shared") == 0 ? RES_SHARED : RES_GPU;
+    }
+    if (model < 0)
+        model = str(w, "unknown");
+    a->pn = pn_of(w, a->pod, a->node, model);
+}
+
 static void add_allocations(struct work *w)
 {
     const struct gl_matrix *m = w->in->allocation;
@@ -1173,23 +1197,7 @@ static void add_allocations(struct work *w)
         a->pod = pod_of(w, cl, ns, pod);
         a->node = node_of(w, cl, host);
         a->pnode = pnode_of(w, a->pod, a->node);
-        a->profile = -1;
-        int32_t model = NODE(w, a->node).model;
-        if (parse_mig_resource(res, &a->mig_g, &a->mig_gb, &w->scratch)) {
-            a->kind = RES_MIG;
-            a->profile = str(w, w->scratch.data);
-            for (size_t d = 0; d < w->devs.n; d++)
-                if (DEV(w, d).node == a->node && DEV(w, d).mig &&
-                    w->r->devices[d].profile == a->profile) {
-                    model = w->r->devices[d].model;
-                    break;
-                }
-        } else {
-            a->kind = strcmp(res, "nvidia_com_gpu_shared") == 0 ? RES_SHARED : RES_GPU;
-        }
-        if (model < 0)
-            model = str(w, "unknown");
-        a->pn = pn_of(w, a->pod, a->node, model);
+        request_kind(w, a, res);
     }
 }
 
@@ -2414,23 +2422,7 @@ static bool add_pending(struct work *w, const struct gl_series *s, const char *n
     a->pod = pod_of(w, cl, ns, pod);
     a->node = node_of(w, cl, host);
     a->pnode = -1;
-    a->profile = -1;
-    int32_t model = NODE(w, a->node).model;
-    if (parse_mig_resource(res, &a->mig_g, &a->mig_gb, &w->scratch)) {
-        a->kind = RES_MIG;
-        a->profile = str(w, w->scratch.data);
-        for (size_t d = 0; d < w->devs.n; d++)
-            if (DEV(w, d).node == a->node && DEV(w, d).mig &&
-                w->r->devices[d].profile == a->profile) {
-                model = w->r->devices[d].model;
-                break;
-            }
-    } else {
-        a->kind = strcmp(res, "nvidia_com_gpu_shared") == 0 ? RES_SHARED : RES_GPU;
-    }
-    if (model < 0)
-        model = str(w, "unknown");
-    a->pn = pn_of(w, a->pod, a->node, model);
+    request_kind(w, a, res);
     return true;
 }
 
