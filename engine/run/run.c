@@ -240,36 +240,21 @@ static enum gl_status write_outputs(const struct gl_config *c, struct gl_store *
         gl_period_parse(ps.names[i], &p);
         if ((rc = gl_period_is_closed(s, p.name, &closed, err)))
             goto out;
-        if (closed && just_closed(ac, p.name)) {
-            /* closed by this run: its folder says FINAL from now on (run
-             * leaves closed periods' folders alone after this) */
-            gl_log(GL_LOG_INFO, "writing outputs period=%s reason=\"closed by this run\"",
-                   p.name);
-            struct gl_error oerr = {0};
-            if ((rc = gl_outstate_fingerprint(s, &p, &fp, err)))
-                goto out;
-            if (write_period(c, s, prices, &p, root, &fp, &oerr)) {
-                *partial = true;
-                gl_log(GL_LOG_ERROR, "writing outputs failed period=%s error=\"%s\"", p.name,
-                       oerr.msg);
-                *err = oerr;
-            } else {
-                written++;
-            }
-            gl_outstate_fp_clear(&fp);
-            continue;
-        }
-        if (closed) {
+        if (closed && !just_closed(ac, p.name)) {
             if (p.end > from) /* the periods this run collected into */
                 gl_log(GL_LOG_INFO, "period closed, outputs left as they are period=%s "
                                     "(later data shows as corrections of the next open period)",
                        p.name);
             continue;
         }
-        char why[1024];
-        size_t nfiles;
-        if ((rc = gl_outstate_fingerprint(s, &p, &fp, err)) ||
-            (rc = gl_outstate_check(s, root, p.name, &fp, why, sizeof why, &nfiles, err)))
+        char why[1024] = "closed by this run";
+        size_t nfiles = 0;
+        if ((rc = gl_outstate_fingerprint(s, &p, &fp, err)))
+            goto out;
+        /* closed by this run: its folder says FINAL from now on (run leaves
+         * closed periods' folders alone after this) */
+        if (!closed && (rc = gl_outstate_check(s, root, p.name, &fp, why, sizeof why, &nfiles,
+                                               err)))
             goto out;
         if (!why[0]) {
             skipped++;
