@@ -2,20 +2,22 @@
 """memory_bound_test.py - peak memory bounded by samples held, not by series
 x steps: a batch cluster's pod churn at collection.chunk_hours 24.
 
-100,000 pods each left one DCGM_FI_DEV_FB_USED sample (1000 + i % 7 MiB,
-minute i % 60 of the first hour) on 64 nodes x 8 GPUs: a 20 MiB response,
+30,000 pods each left one DCGM_FI_DEV_FB_USED sample (1000 + i % 7 MiB,
+minute i % 60 of the first hour) on 64 nodes x 8 GPUs: a 6 MiB response,
 under the default prometheus.max_response_bytes, whatever the chunk. A
 parsed series used to get a value slot per step of the chunk (1,440 at 24
-hours): about 2.3 GiB peak here, 7.3 GiB for bench/memory.py's 310,000-pod
-case (the figure the bench measures; this suite keeps to a third of it to
-stay within the test run's time). collection.max_samples_in_memory (default 1 M slots)
+hours): 760 MiB peak here (the same engine with the budget at its maximum
+measures that today), 7.3 GiB for bench/memory.py's 310,000-pod case (the
+figure the bench measures; this suite keeps to a tenth of it so that the
+split hours' host shards stay few: 100,000 pods took a minute of requests). collection.max_samples_in_memory (default 1 M slots)
 now splits the unit (fewer hours, then host shards) like an oversized
 response. Checked:
   * `collect` of the day at chunk_hours 24, default settings: exit 0, peak
     RSS (/usr/bin/time -v) <= 256 MiB, the split logged, and the stored
     memory_used equal to the hand sum: sum over pods of MiB x 60 s;
-  * a budget too small for one host's share of the hour: refused with exit
-    status != 0 naming collection.max_samples_in_memory, nothing stored.
+  * a budget too small for one host's share of the hour (every pod on one
+    host): refused with exit status != 0 naming
+    collection.max_samples_in_memory, nothing stored.
 
 The backend is bench/memory.py's loopback stand-in (it answers
 query_range from the model as Prometheus would, with the Hostname matchers
@@ -37,7 +39,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 import harness  # noqa: E402
 import memory  # noqa: E402
 
-PODS = 100000
+PODS = 30000
 BOUND_KIB = 256 * 1024
 DAY = 86400
 
@@ -115,6 +117,11 @@ class MemorySuite(harness.Suite):
                 [] if (rows, mib_s) == (PODS, want)
                 else ["%d rows, %d MiB·s; want %d rows, %d MiB·s" % (rows, mib_s, PODS, want)])
 
+        # one host holding every pod: its hour (30,000 series x 60 steps) is
+        # past the smallest budget allowed, and a host cannot be split
+        self.srv.close()
+        self.srv = memory.Server(memory.Fleet(**dict(memory.CASES["sparse310k"], nodes=1,
+                                                     sparse_pods=PODS)))
         rc, err, rss, db = self.collect("small", {"chunk_hours": 1,
                                                   "max_samples_in_memory": 100000}, 1)
         t.check("a budget too small for one host's hour is refused, naming the key",
