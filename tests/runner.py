@@ -125,10 +125,11 @@ class Tally:
     def __init__(self, ci):
         self.ci = ci
         self.passed = self.failed = self.skipped = 0
+        self.cpu = 0.0
         self.skips = []
         self.lock = threading.Lock()
 
-    def count(self, suite, text, rc, secs):
+    def count(self, suite, text, rc, secs, cpu):
         """Counts one finished suite's TAP text; returns the lines to show."""
         p = f = s = 0
         shown = []
@@ -155,9 +156,10 @@ class Tally:
         if p + f + s == 0:
             f += 1
             shown.append("not ok - %s ran no check" % suite)
-        shown.append("# suite %s: %d passed, %d failed, %d skipped in %.1fs"
-                      % (suite, p, f, s, secs))
+        shown.append("# suite %s: %d passed, %d failed, %d skipped in %.1fs (CPU %.1fs)"
+                      % (suite, p, f, s, secs, cpu))
         with self.lock:
+            self.cpu += cpu
             self.passed += p
             self.failed += f
             self.skipped += s
@@ -165,16 +167,32 @@ class Tally:
 
 
 def run_one(row, binary, build, env):
+    """(stdout, stderr, exit status, wall seconds, CPU seconds) of one suite;
+    the CPU is the suite's and its waited-for children's (engines, servers):
+    what the suite costs a busy machine, whatever else runs beside it."""
     cmd = [x.format(bin=binary, build=build) for x in row["cmd"]]
+    limit = row.get("timeout", 900)
     t0 = time.time()
+    cpu = 0.0
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            rc = subprocess.call(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out,
-                                 stderr=err, env=env, timeout=row.get("timeout", 900))
-        except subprocess.TimeoutExpired:
-            rc = -1
-            out.write(b"\nnot ok - %s did not finish within %ds\n"
-                      % (row["name"].encode(), row.get("timeout", 900)))
+            p = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out,
+                                 stderr=err, env=env, start_new_session=True)
+            rc = None
+            while rc is None:
+                pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+                if pid == p.pid:
+                    rc = os.waitstatus_to_exitcode(status)
+                    p.returncode = rc  # reaped here, not by Popen
+                    cpu = ru.ru_utime + ru.ru_stime
+                elif time.time() - t0 > limit:
+                    os.killpg(p.pid, 9)
+                    _, status, ru = os.wait4(p.pid, 0)
+                    p.returncode = rc = -1
+                    out.write(b"\nnot ok - %s did not finish within %ds\n"
+                              % (row["name"].encode(), limit))
+                else:
+                    time.sleep(0.05)
         except OSError as e:
             rc = -1
             out.write(("\nnot ok - %s cannot start: %s\n" % (row["name"], e)).encode())
@@ -182,7 +200,7 @@ def run_one(row, binary, build, env):
         err.seek(0)
         text = out.read().decode("utf-8", "replace")
         etext = err.read().decode("utf-8", "replace")
-    return text, etext, rc, time.time() - t0
+    return text, etext, rc, time.time() - t0, cpu
 
 
 def main():
@@ -244,9 +262,9 @@ def main():
                 if not pending:
                     return
                 row, binary, build, name = pending.pop(0)
-            text, etext, rc, secs = run_one(row, binary, build,
-                                            asan_env if name.endswith("-asan") else env)
-            shown = tally.count(name, text, rc, secs)
+            text, etext, rc, secs, cpu = run_one(row, binary, build,
+                                                 asan_env if name.endswith("-asan") else env)
+            shown = tally.count(name, text, rc, secs, cpu)
             with out_lock:
                 for line in shown:
                     print(line)
@@ -257,7 +275,7 @@ def main():
                 if a.times:
                     with open(a.times, "a") as f:
                         f.write(json.dumps({"suite": name, "secs": round(secs, 1),
-                                            "rc": rc}) + "\n")
+                                            "cpu": round(cpu, 1), "rc": rc}) + "\n")
 
     threads = [threading.Thread(target=worker) for _ in range(max(1, a.j))]
     for t in threads:
@@ -268,7 +286,9 @@ def main():
         print("# skipped (an optional tool is missing):")
         for s in tally.skips:
             print("#   " + s)
-    print("# %d suites in %.0fs with %d at a time" % (len(jobs), time.time() - t_start, a.j))
+    print("# %d suites in %.0fs with %d at a time, %.0fs of CPU (load average %s)"
+          % (len(jobs), time.time() - t_start, a.j, tally.cpu,
+             " ".join("%.2f" % x for x in os.getloadavg())))
     print("%d passed, %d failed, %d skipped" % (tally.passed, tally.failed, tally.skipped))
     return 1 if tally.failed else 0
 
