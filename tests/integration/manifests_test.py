@@ -1097,7 +1097,7 @@ def lint_dockerfile(path):
         errors.append("build stage installs no C compiler")
     build_run = " ".join(stage_runs(build))
     for cmdline in ("meson setup build -Dqueries_dir=/usr/share/gpuledger/queries "
-                    "--buildtype=release", "ninja -C build"):
+                    "--buildtype=release", "ninja -C build gpuledger"):
         if cmdline not in re.sub(r"\s+", " ", build_run):
             errors.append(f"build stage does not run `{cmdline}`")
     rpk = [p for r in stage_runs(final) for p in apt_packages(r)]
