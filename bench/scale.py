@@ -394,6 +394,8 @@ class Bench:
     def engine(self, binary, cfg, db, *args, out=None, timeout=7200):
         if self.a.base_budget and binary == self.bins[0][1] and self.a.base_bin:
             cfg = with_budget(cfg, self.a.base_budget)
+        elif binary == self.bins[-1][1]:
+            cfg = with_budget(cfg, self.a.budget)
         errf = os.path.join(self.work, "engine.log")
         with open(errf, "a") as e:
             e.write("\n== %s %s\n" % (os.path.basename(binary), " ".join(args)))
@@ -744,6 +746,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=1,
                     help="collects per binary and fleet: the least CPU and wall are shown")
     ap.add_argument("--base-bin")
+    ap.add_argument("--max-samples-in-memory", dest="budget", type=int, default=0,
+                    help="the new binary's collection.max_samples_in_memory (default: "
+                         "the config's)")
     ap.add_argument("--base-max-samples-in-memory", dest="base_budget", type=int, default=0,
                     help="the base binary's collection.max_samples_in_memory (the same "
                          "binary unbounded: --base-bin BIN --base-max-samples-in-memory "
