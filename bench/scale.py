@@ -346,8 +346,12 @@ def db_digest(db):
         for t in DUMP_TABLES:
             if t not in have:
                 continue
-            cols = [r[1] for r in c.execute("PRAGMA table_info(%s)" % t)
-                    if r[1] != "collected_at"]
+            # devices by their identity, not their id: a split collect
+            # numbers them in another order with the same figures
+            cols = ["(SELECT uuid || '/' || gpu_i_id FROM device d WHERE d.id = %s.device_id)"
+                    % t if r[1] == "device_id" else r[1]
+                    for r in c.execute("PRAGMA table_info(%s)" % t)
+                    if r[1] != "collected_at" and (t, r[1]) != ("device", "id")]
             h = hashlib.sha256()
             n = 0
             for row in c.execute("SELECT %s FROM %s ORDER BY %s" % (
