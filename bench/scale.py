@@ -15,6 +15,12 @@ Usage:
   --month-sizes L  fleets whose month is built and measured ('' for none)
   --base-bin B     a second binary measured in the same run (e.g. a build of
                    main): every engine figure is printed for both
+  --base-max-samples-in-memory N  the base binary's budget (the same binary
+                   with 68719476736: the collect unbounded)
+  --stream         fleets through bench/fleet_stream.py (a few hours at a
+                   time, 2 h blocks; the same samples); for ~10,000 GPUs
+  --fleet-hours H  fleets of H hours (26 = bench/steady.py's, shared through
+                   --cache), of which --hours are collected
   --validate       also checks the replicated month against a real 3-day
                    collect at 64 GPUs (row counts, bytes, output times)
   --keep / --work  keep the work directory (caches: data and TSDB per fleet)
@@ -92,6 +98,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
 import collect_bench  # noqa: E402  (RecordingProxy)
+import fleet_stream  # noqa: E402
 import gencluster  # noqa: E402
 
 DAY29 = "2026-11-29T00:00:00Z"
@@ -155,7 +162,10 @@ class Prometheus:
         self.p = subprocess.Popen(
             ["prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + tsdb,
              "--storage.tsdb.retention.time=100y", "--web.listen-address=127.0.0.1:%d" % self.port,
-             "--query.lookback-delta=59s"], stdin=subprocess.DEVNULL, stdout=self.logf,
+             "--query.lookback-delta=59s",
+             # no compaction of the backfilled blocks while the bench measures
+             # (fleet_stream.py writes 2 h blocks, as a live Prometheus holds)
+             "--storage.tsdb.max-block-duration=2h"], stdin=subprocess.DEVNULL, stdout=self.logf,
             stderr=self.logf)
         for _ in range(600):
             if self.p.poll() is not None:
@@ -183,7 +193,7 @@ class Prometheus:
 class Fleet:
     """Scenario, generated data and backfilled TSDB of one fleet (cached)."""
 
-    def __init__(self, cache, gpus, hours):
+    def __init__(self, cache, gpus, hours, stream=False):
         self.gpus, self.hours = gpus, hours
         self.start = ts(DAY29)
         d = os.path.join(cache, "fleet-%d-%dh" % (gpus, hours))
@@ -193,35 +203,48 @@ class Fleet:
                         "--start", DAY29, "--hours", str(hours), "--replicate", str(gpus // 64)],
                        check=True)
         h = hashlib.sha256()
-        for p in (self.scn, os.path.join(REPO, "tests", "gen", "gencluster.py")):
+        for p in (self.scn, os.path.join(REPO, "tests", "gen", "gencluster.py")) + \
+                ((os.path.join(HERE, "fleet_stream.py"),) if stream else ()):
             h.update(open(p, "rb").read())
         h.update(subprocess.run(["promtool", "--version"], capture_output=True).stdout[:80])
         key = h.hexdigest()[:16]
-        self.dir = os.path.join(d, key)
+        self.dir = os.path.join(d, ("stream-" if stream else "") + key)
         self.tsdb = os.path.join(self.dir, "tsdb")
         if not os.path.exists(os.path.join(self.dir, ".complete")):
             shutil.rmtree(self.dir, ignore_errors=True)
             os.makedirs(self.dir)
             t0 = time.time()
-            cl = gencluster.load_scenario(self.scn)
-            om = os.path.join(self.dir, "data.om")
-            with open(om, "w", encoding="utf-8", newline="\n") as f:
-                n = cl.write_openmetrics(f)
-            with open(os.path.join(self.dir, "prices.csv"), "w", newline="") as f:
-                f.write(cl.prices_csv())
-            with open(os.path.join(self.dir, "config.json"), "w") as f:
-                json.dump(cl.run_config(), f, indent=1)
-            log("fleet %d GPUs x %d h: %d OpenMetrics lines in %.0f s; backfilling"
-                % (gpus, hours, n, time.time() - t0))
-            subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q",
-                            "--max-block-duration=24h", om, self.tsdb], check=True,
-                           stdout=subprocess.DEVNULL)
-            os.unlink(om)
-            open(os.path.join(self.dir, ".complete"), "w").close()
-            log("fleet %d GPUs: data ready after %.0f s" % (gpus, time.time() - t0))
+            if stream:
+                # the same lines, a few hours at a time (fleet_stream.py)
+                n, gen_s, fill_s = fleet_stream.build(self.scn, self.dir, log=log)
+                log("fleet %d GPUs x %d h: %d samples, generation %.0f s + backfill %.0f s "
+                    "(summed over the slices), %.0f s wall" % (gpus, hours, n, gen_s, fill_s,
+                                                                time.time() - t0))
+                open(os.path.join(self.dir, ".complete"), "w").close()
+            else:
+                self._generate(gpus, hours, t0)
         with open(os.path.join(self.dir, "config.json")) as f:
             self.cfg = json.load(f)
         self.cfg["prices"]["file"] = os.path.join(self.dir, "prices.csv")
+
+    def _generate(self, gpus, hours, t0):
+        """gencluster's whole fleet in memory, one file, one backfill."""
+        cl = gencluster.load_scenario(self.scn)
+        om = os.path.join(self.dir, "data.om")
+        with open(om, "w", encoding="utf-8", newline="\n") as f:
+            n = cl.write_openmetrics(f)
+        with open(os.path.join(self.dir, "prices.csv"), "w", newline="") as f:
+            f.write(cl.prices_csv())
+        with open(os.path.join(self.dir, "config.json"), "w") as f:
+            json.dump(cl.run_config(), f, indent=1)
+        log("fleet %d GPUs x %d h: %d OpenMetrics lines in %.0f s; backfilling"
+            % (gpus, hours, n, time.time() - t0))
+        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q",
+                        "--max-block-duration=24h", om, self.tsdb], check=True,
+                       stdout=subprocess.DEVNULL)
+        os.unlink(om)
+        open(os.path.join(self.dir, ".complete"), "w").close()
+        log("fleet %d GPUs: data ready after %.0f s" % (gpus, time.time() - t0))
 
     def config(self, path, url, **run):
         cfg = json.loads(json.dumps(self.cfg))
@@ -232,6 +255,20 @@ class Fleet:
         with open(path, "w") as f:
             json.dump(cfg, f, indent=1)
         return path
+
+
+def with_budget(cfg, n):
+    """A copy of config file cfg with collection.max_samples_in_memory = n
+    (beside it, .budget-N.json); cfg itself when n is 0."""
+    if not n:
+        return cfg
+    with open(cfg) as f:
+        c = json.load(f)
+    c.setdefault("collection", {})["max_samples_in_memory"] = n
+    out = "%s.budget-%d.json" % (cfg[:-5] if cfg.endswith(".json") else cfg, n)
+    with open(out, "w") as f:
+        json.dump(c, f, indent=1)
+    return out
 
 
 def db_samples(db):
@@ -309,8 +346,12 @@ def db_digest(db):
         for t in DUMP_TABLES:
             if t not in have:
                 continue
-            cols = [r[1] for r in c.execute("PRAGMA table_info(%s)" % t)
-                    if r[1] != "collected_at"]
+            # devices by their identity, not their id: a split collect
+            # numbers them in another order with the same figures
+            cols = ["(SELECT uuid || '/' || gpu_i_id FROM device d WHERE d.id = %s.device_id)"
+                    % t if r[1] == "device_id" else r[1]
+                    for r in c.execute("PRAGMA table_info(%s)" % t)
+                    if r[1] != "collected_at" and (t, r[1]) != ("device", "id")]
             h = hashlib.sha256()
             n = 0
             for row in c.execute("SELECT %s FROM %s ORDER BY %s" % (
@@ -355,6 +396,10 @@ class Bench:
         self.month_rows = []
 
     def engine(self, binary, cfg, db, *args, out=None, timeout=7200):
+        if self.a.base_budget and binary == self.bins[0][1] and self.a.base_bin:
+            cfg = with_budget(cfg, self.a.base_budget)
+        elif binary == self.bins[-1][1]:
+            cfg = with_budget(cfg, self.a.budget)
         errf = os.path.join(self.work, "engine.log")
         with open(errf, "a") as e:
             e.write("\n== %s %s\n" % (os.path.basename(binary), " ".join(args)))
@@ -562,8 +607,8 @@ class Bench:
         sizes = self.a.sizes
         months = set(self.a.month_sizes)
         for g in sorted(set(sizes) | months):
-            hours = max(self.a.hours, 26 if g in months else 0)
-            fleet = Fleet(self.cache, g, hours)
+            hours = max(self.a.hours, self.a.fleet_hours, 26 if g in months else 0)
+            fleet = Fleet(self.cache, g, hours, stream=self.a.stream)
             prom = Prometheus(fleet.tsdb, os.path.join(self.work, "prometheus-%d.log" % g))
             try:
                 if g in sizes:
@@ -705,6 +750,18 @@ def main():
     ap.add_argument("--repeat", type=int, default=1,
                     help="collects per binary and fleet: the least CPU and wall are shown")
     ap.add_argument("--base-bin")
+    ap.add_argument("--max-samples-in-memory", dest="budget", type=int, default=0,
+                    help="the new binary's collection.max_samples_in_memory (default: "
+                         "the config's)")
+    ap.add_argument("--base-max-samples-in-memory", dest="base_budget", type=int, default=0,
+                    help="the base binary's collection.max_samples_in_memory (the same "
+                         "binary unbounded: --base-bin BIN --base-max-samples-in-memory "
+                         "68719476736)")
+    ap.add_argument("--stream", action="store_true",
+                    help="fleets through bench/fleet_stream.py (2 h blocks, bounded memory)")
+    ap.add_argument("--fleet-hours", type=int, default=0,
+                    help="generate fleets of this many hours (26: the steady bench's fleet, "
+                         "shared through --cache) and collect --hours of them")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sizes")
     ap.add_argument("--month-sizes")

@@ -5,11 +5,14 @@ Prometheus, fresh process each time.
 
 Usage:
   python3 bench/steady.py --bin build/gpuledger [--base-bin OTHER] [--gpus 1024]
-      [--runs 5] [--max-samples-in-memory N] [--work DIR] [--keep]
+      [--runs 5] [--max-samples-in-memory N] [--base-max-samples-in-memory N]
+      [--stream] [--work DIR] [--keep]
 
 The fleet is bench/scale.py's (bench/make_scenario.py --replicate GPUs/64,
 26 h from 2026-11-29, tests/gen/gencluster.py, promtool backfill; cached in
-the work directory). Per binary:
+the work directory; --stream: through bench/fleet_stream.py, a few hours at
+a time, which ~10,000 GPUs need). --base-bin may be the same binary with
+--base-max-samples-in-memory 68719476736: the collect unbounded. Per binary:
   1. the previous run: `run --now 2026-11-30T00:10Z` on an empty database
      with run.start at day 29 (it collects day 29 and writes every output;
      not measured): the database now holds the watermark 2026-11-30T00:00Z;
@@ -24,7 +27,6 @@ and the machine's load average before the runs.
 """
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -58,13 +60,10 @@ def bench(binary, label, fleet, prom, work, args):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     extra = {}
-    cfg = fleet.config(os.path.join(d, "config.json"), prom.url, start=scale.DAY29)
-    if args.max_samples_in_memory:
-        with open(cfg) as f:
-            c = json.load(f)
-        c.setdefault("collection", {})["max_samples_in_memory"] = args.max_samples_in_memory
-        with open(cfg, "w") as f:
-            json.dump(c, f, indent=1)
+    cfg = scale.with_budget(fleet.config(os.path.join(d, "config.json"), prom.url,
+                                         start=scale.DAY29),
+                            args.base_budget if label == "base" and args.base_budget
+                            else args.max_samples_in_memory)
     prev_db, prev_out = os.path.join(d, "prev.db"), os.path.join(d, "prev-out")
     scale.log("%s: the previous hourly run (%s)" % (binary, PREV_NOW))
     r = scale.measure([binary, "--config", cfg, "--db", prev_db, "run", "--out", prev_out,
@@ -105,12 +104,17 @@ def main():
     ap.add_argument("--gpus", type=int, default=1024, help="a multiple of 64")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--max-samples-in-memory", type=int, default=0)
+    ap.add_argument("--base-max-samples-in-memory", dest="base_budget", type=int, default=0,
+                    help="the base binary's budget instead (the same binary unbounded: "
+                         "--base-bin BIN --base-max-samples-in-memory 68719476736)")
+    ap.add_argument("--stream", action="store_true",
+                    help="the fleet through bench/fleet_stream.py (for ~10,000 GPUs)")
     ap.add_argument("--work")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     work = os.path.abspath(args.work or tempfile.mkdtemp(prefix="gpuledger-steady-"))
     os.makedirs(work, exist_ok=True)
-    fleet = scale.Fleet(os.path.join(work, "cache"), args.gpus, 26)
+    fleet = scale.Fleet(os.path.join(work, "cache"), args.gpus, 26, stream=args.stream)
     prom = scale.Prometheus(fleet.tsdb, os.path.join(work, "prometheus.log"))
     results = []
     try:
