@@ -103,7 +103,7 @@ bool auth_header_safe(const char *s)
 /* One line of secret text (token or user:password), trailing space removed;
  * what names it in messages. */
 enum gl_status auth_read_secret(const char *what, const char *file, char **out,
-                                  struct gl_error *err)
+                                struct gl_error *err)
 {
     char *tok = NULL;
     size_t len = 0;
@@ -243,8 +243,8 @@ static void sleep_ms(long ms)
  * status and body whatever the status. Connection failures, 5xx and 429
  * are tried three times. what names the service in messages. */
 enum gl_status auth_service_call(struct gl_auth *a, const char *what, const char *url,
-                                   const char *post, struct curl_slist *headers,
-                                   struct gl_buf *body, long *status, struct gl_error *err)
+                                 const char *post, struct curl_slist *headers,
+                                 struct gl_buf *body, long *status, struct gl_error *err)
 {
     CURL *h = curl_easy_init();
     if (!h)
@@ -329,8 +329,8 @@ const char *auth_json_str(const cJSON *o, const char *key)
 /* The error of a credential service that answered status: the mode, the
  * service, the status, its scrubbed message and what to fix. */
 enum gl_status auth_service_refused(struct gl_auth *a, const char *what, const char *url,
-                                      bool post, long status, const char *msg, size_t len,
-                                      const char *fix, struct gl_error *err)
+                                    bool post, long status, const char *msg, size_t len,
+                                    const char *fix, struct gl_error *err)
 {
     char desc[400];
     gl_auth_excerpt(a, msg, len, 300, desc, sizeof desc);
@@ -340,7 +340,7 @@ enum gl_status auth_service_refused(struct gl_auth *a, const char *what, const c
 }
 
 enum gl_status auth_bad_answer(struct gl_auth *a, const char *what, const char *url,
-                                 const char *why, struct gl_error *err)
+                               const char *why, struct gl_error *err)
 {
     return gl_error_set(err, GL_ERR_PROM, "%s: %s (%s): %s", a->mode, url, what, why);
 }
@@ -354,20 +354,20 @@ cJSON *auth_parse_answer(const struct gl_buf *body)
 
 /* An OAuth2 access token answer: {"access_token", "expires_in", ...}. */
 enum gl_status auth_take_access_token(struct gl_auth *a, const char *what,
-                                        const struct gl_buf *body, struct cred *out,
-                                        struct gl_error *err)
+                                      const struct gl_buf *body, struct cred *out,
+                                      struct gl_error *err)
 {
     cJSON *root = auth_parse_answer(body);
-    const char *tok = auth_json_str(root, "access_token"), *type = auth_json_str(root, "token_type");
+    const char *tok = auth_json_str(root, "access_token");
+    const char *type = auth_json_str(root, "token_type");
+    const cJSON *expires_in = cJSON_GetObjectItemCaseSensitive(root, "expires_in");
     int64_t in = 0;
     enum gl_status rc = GL_OK;
-    if (!auth_header_safe(tok) || !parse_expires_in(cJSON_GetObjectItemCaseSensitive(root,
-                                                                              "expires_in"),
-                                               &in) ||
+    if (!auth_header_safe(tok) || !parse_expires_in(expires_in, &in) ||
         (type && strcasecmp(type, "Bearer") != 0))
         rc = auth_bad_answer(a, what, a->endpoint,
-                        "the answer is not JSON with a Bearer access_token and expires_in "
-                        "(seconds)", err);
+                             "the answer is not JSON with a Bearer access_token and expires_in "
+                             "(seconds)", err);
     else {
         out->token = gl_strdup(tok);
         out->expiry = out->issued + (double)in; /* from before the request: never late */

@@ -90,11 +90,12 @@ static enum gl_status fetch_aws_web(struct gl_auth *a, struct cred *out, struct 
 {
     char *tok = NULL;
     enum gl_status rc = auth_read_secret("AWS_WEB_IDENTITY_TOKEN_FILE (IRSA web identity token)",
-                                    a->file, &tok, err);
+                                         a->file, &tok, err);
     if (rc)
         return rc;
     auth_keep_secret(a, tok);
-    char *role = auth_escape(a->role_arn), *name = auth_escape(a->session_name), *etok = auth_escape(tok);
+    char *role = auth_escape(a->role_arn), *name = auth_escape(a->session_name);
+    char *etok = auth_escape(tok);
     struct gl_buf form, body;
     gl_buf_init(&form);
     gl_buf_init(&body);
@@ -151,9 +152,9 @@ static enum gl_status fetch_aws_web(struct gl_auth *a, struct cred *out, struct 
         if (!auth_header_safe(out->key_id) || !auth_header_safe(out->secret) ||
             !auth_header_safe(out->session) || out->expiry < 0)
             rc = auth_bad_answer(a, what, a->endpoint,
-                            "the answer lacks AssumeRoleWithWebIdentityResult/Credentials with "
-                            "one AccessKeyId, SecretAccessKey, SessionToken and Expiration "
-                            "(RFC 3339)", err);
+                                 "the answer lacks AssumeRoleWithWebIdentityResult/Credentials "
+                                 "with one AccessKeyId, SecretAccessKey, SessionToken and "
+                                 "Expiration (RFC 3339)", err);
     }
     if (body.data)
         memset(body.data, 0, body.len);
@@ -196,23 +197,26 @@ static enum gl_status fetch_aws_pod(struct gl_auth *a, struct cred *out, struct 
     gl_auth_headers_free(hd);
     if (!rc && status != 200) {
         rc = auth_service_refused(a, what, a->endpoint, false, status, body.data, body.len,
-                             "check the pod identity association of this service account "
-                             "(eks-pod-identity-agent running, AWS_CONTAINER_CREDENTIALS_FULL_URI "
-                             "and AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE injected)", err);
+                                  "check the pod identity association of this service account "
+                                  "(eks-pod-identity-agent running, "
+                                  "AWS_CONTAINER_CREDENTIALS_FULL_URI and "
+                                  "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE injected)", err);
     } else if (!rc) {
         cJSON *root = auth_parse_answer(&body);
-        const char *k = auth_json_str(root, "AccessKeyId"), *s = auth_json_str(root, "SecretAccessKey"),
-                   *t = auth_json_str(root, "Token"), *e = auth_json_str(root, "Expiration");
+        const char *k = auth_json_str(root, "AccessKeyId");
+        const char *s = auth_json_str(root, "SecretAccessKey");
+        const char *t = auth_json_str(root, "Token"), *e = auth_json_str(root, "Expiration");
         int64_t when = 0;
-        if (auth_header_safe(k) && auth_header_safe(s) && auth_header_safe(t) && e && parse_instant(e, &when)) {
+        if (auth_header_safe(k) && auth_header_safe(s) && auth_header_safe(t) && e &&
+            parse_instant(e, &when)) {
             out->expiry = (double)when;
             out->key_id = gl_strdup(k);
             out->secret = gl_strdup(s);
             out->session = gl_strdup(t);
         } else {
             rc = auth_bad_answer(a, what, a->endpoint,
-                            "the answer is not JSON with AccessKeyId, SecretAccessKey, Token "
-                            "and Expiration (RFC 3339)", err);
+                                 "the answer is not JSON with AccessKeyId, SecretAccessKey, Token "
+                                 "and Expiration (RFC 3339)", err);
         }
         cJSON_Delete(root);
     }
@@ -446,7 +450,7 @@ static enum gl_status aws_key_files(struct gl_auth *a, const struct gl_auth_cfg 
              ac->access_key_id_file ? ac->access_key_id_file : "(none)", in->region);
     if (!ac->access_key_id_file || !ac->secret_access_key_file)
         rc = auth_no_source(a, "credentials \"files\" needs access_key_id_file and "
-                          "secret_access_key_file", err);
+                            "secret_access_key_file", err);
     else {
         a->key_file = gl_strdup(ac->access_key_id_file);
         a->secret_file = gl_strdup(ac->secret_access_key_file);
@@ -471,7 +475,7 @@ static enum gl_status aws_environment(struct gl_auth *a, const struct aws_inputs
     else if (!auth_header_safe(in->key) || !auth_header_safe(in->secret) ||
              (auth_env("AWS_SESSION_TOKEN") && !auth_header_safe(auth_env("AWS_SESSION_TOKEN"))))
         rc = auth_no_source(a, "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_SESSION_TOKEN "
-                          "holds spaces or control characters", err);
+                            "holds spaces or control characters", err);
     else {
         a->cur.key_id = gl_strdup(in->key);
         a->cur.secret = gl_strdup(in->secret);
@@ -494,9 +498,9 @@ static enum gl_status aws_web_identity(struct gl_auth *a, const struct gl_auth_c
              in->wfile ? in->wfile : "(none)", in->region);
     if (!in->role || !in->wfile)
         rc = auth_no_source(a, "web identity needs a role (AWS_ROLE_ARN or prometheus.auth."
-                          "role_arn) and a token file (AWS_WEB_IDENTITY_TOKEN_FILE or "
-                          "prometheus.auth.web_identity_token_file): on EKS, annotate the "
-                          "service account with eks.amazonaws.com/role-arn", err);
+                            "role_arn) and a token file (AWS_WEB_IDENTITY_TOKEN_FILE or "
+                            "prometheus.auth.web_identity_token_file): on EKS, annotate the "
+                            "service account with eks.amazonaws.com/role-arn", err);
     else {
         a->role_arn = gl_strdup(in->role);
         a->file = gl_strdup(in->wfile);
@@ -546,8 +550,8 @@ static enum gl_status aws_pod_identity(struct gl_auth *a, const struct gl_auth_c
              "region %s)", a->label, a->endpoint ? a->endpoint : "(no endpoint)", in->region);
     if (!a->endpoint)
         rc = auth_no_source(a, "EKS Pod Identity needs AWS_CONTAINER_CREDENTIALS_FULL_URI (set "
-                          "by the pod identity webhook: create a pod identity association "
-                          "for this service account) or container_credentials_uri", err);
+                            "by the pod identity webhook: create a pod identity association "
+                            "for this service account) or container_credentials_uri", err);
     return rc;
 }
 
@@ -565,15 +569,15 @@ static enum gl_status aws_profile(struct gl_auth *a, const struct aws_inputs *in
         rc = load_aws_profile(a, in->cfile, in->profile, &found, err);
     if (!rc && !found)
         rc = auth_no_source(a, "no AWS credentials: give access_key_id_file and "
-                          "secret_access_key_file, set AWS_ACCESS_KEY_ID and "
-                          "AWS_SECRET_ACCESS_KEY, AWS_ROLE_ARN and "
-                          "AWS_WEB_IDENTITY_TOKEN_FILE (IRSA), "
-                          "AWS_CONTAINER_CREDENTIALS_FULL_URI (EKS Pod Identity), or a "
-                          "profile in the shared credentials file "
-                          "(prometheus.auth.profile, credentials_file)", err);
+                            "secret_access_key_file, set AWS_ACCESS_KEY_ID and "
+                            "AWS_SECRET_ACCESS_KEY, AWS_ROLE_ARN and "
+                            "AWS_WEB_IDENTITY_TOKEN_FILE (IRSA), "
+                            "AWS_CONTAINER_CREDENTIALS_FULL_URI (EKS Pod Identity), or a "
+                            "profile in the shared credentials file "
+                            "(prometheus.auth.profile, credentials_file)", err);
     else if (!rc && (!a->cur.key_id || !a->cur.secret))
         rc = auth_no_source(a, "the profile lacks aws_access_key_id or aws_secret_access_key",
-                       err);
+                            err);
     return rc;
 }
 

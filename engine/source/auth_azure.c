@@ -14,13 +14,14 @@ static enum gl_status fetch_azure(struct gl_auth *a, struct cred *out, struct gl
 {
     bool fed = a->prov == P_AZURE_FED;
     char *secret = NULL;
-    enum gl_status rc = auth_read_secret(fed ? "AZURE_FEDERATED_TOKEN_FILE (workload identity token)"
-                                        : "prometheus.auth.client_secret_file",
-                                    a->file, &secret, err);
+    const char *secret_what = fed ? "AZURE_FEDERATED_TOKEN_FILE (workload identity token)"
+                                  : "prometheus.auth.client_secret_file";
+    enum gl_status rc = auth_read_secret(secret_what, a->file, &secret, err);
     if (rc)
         return rc;
     auth_keep_secret(a, secret);
-    char *es = auth_escape(secret), *cid = auth_escape(a->client_id), *scope = auth_escape(a->scope);
+    char *es = auth_escape(secret), *cid = auth_escape(a->client_id);
+    char *scope = auth_escape(a->scope);
     auth_wipe_free(secret);
     struct gl_buf form, body;
     gl_buf_init(&form);
@@ -43,7 +44,8 @@ static enum gl_status fetch_azure(struct gl_auth *a, struct cred *out, struct gl
     curl_slist_free_all(hd);
     if (!rc && status != 200) {
         cJSON *root = auth_parse_answer(&body);
-        const char *code = auth_json_str(root, "error"), *d = auth_json_str(root, "error_description");
+        const char *code = auth_json_str(root, "error");
+        const char *d = auth_json_str(root, "error_description");
         char text[1200];
         snprintf(text, sizeof text, "%s%s%s", code ? code : "", code && d ? ": " : "",
                  d ? d : (code ? "" : (body.data ? body.data : "")));
@@ -94,13 +96,13 @@ static enum gl_status setup(struct gl_auth *a, const struct gl_prom_cfg *c, stru
              tenant ? tenant : "(none)");
     if (!fed && !ac->client_secret_file)
         return auth_no_source(a, "no credential: AKS workload identity sets "
-                            "AZURE_FEDERATED_TOKEN_FILE (label the pod "
-                            "azure.workload.identity/use: \"true\"), or give "
-                            "prometheus.auth.client_secret_file", err);
+                              "AZURE_FEDERATED_TOKEN_FILE (label the pod "
+                              "azure.workload.identity/use: \"true\"), or give "
+                              "prometheus.auth.client_secret_file", err);
     if (!tenant || !client)
         return auth_no_source(a, "needs the tenant and the client id: AZURE_TENANT_ID and "
-                            "AZURE_CLIENT_ID (workload identity sets both) or "
-                            "prometheus.auth.tenant_id and client_id", err);
+                              "AZURE_CLIENT_ID (workload identity sets both) or "
+                              "prometheus.auth.tenant_id and client_id", err);
     for (const char *s = tenant; *s; s++)
         if (!isalnum((unsigned char)*s) && !strchr(".-", *s))
             return auth_no_source(a, "the tenant id is not a GUID or domain name", err);

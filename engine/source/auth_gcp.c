@@ -17,10 +17,10 @@ static enum gl_status fetch_gcp(struct gl_auth *a, struct cred *out, struct gl_e
     curl_slist_free_all(hd);
     if (!rc && status != 200)
         rc = auth_service_refused(a, what, a->endpoint, false, status, body.data, body.len,
-                             "check that Workload Identity is enabled on the node pool, the "
-                             "Kubernetes service account is annotated with "
-                             "iam.gke.io/gcp-service-account and prometheus.auth."
-                             "service_account names it (or \"default\")", err);
+                                  "check that Workload Identity is enabled on the node pool, the "
+                                  "Kubernetes service account is annotated with "
+                                  "iam.gke.io/gcp-service-account and prometheus.auth."
+                                  "service_account names it (or \"default\")", err);
     else if (!rc)
         rc = auth_take_access_token(a, what, &body, out, err);
     if (body.data)
