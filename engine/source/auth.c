@@ -347,6 +347,26 @@ enum gl_status auth_bad_answer(struct gl_auth *a, const char *what, const char *
 
 
 /* A JSON credential answer, or NULL when the body is not JSON. */
+enum gl_status auth_post_form(struct gl_auth *a, const char *what, const char *accept,
+                              struct gl_buf *form, struct gl_buf *body, long *status,
+                              struct gl_error *err)
+{
+    struct curl_slist *hd = curl_slist_append(NULL, accept);
+    enum gl_status rc = auth_service_call(a, what, a->endpoint, form->data, hd, body, status,
+                                          err);
+    memset(form->data, 0, form->len);
+    gl_buf_free(form);
+    curl_slist_free_all(hd);
+    return rc;
+}
+
+void auth_body_free(struct gl_buf *body)
+{
+    if (body->data)
+        memset(body->data, 0, body->len);
+    gl_buf_free(body);
+}
+
 cJSON *auth_parse_answer(const struct gl_buf *body)
 {
     return body->data ? cJSON_ParseWithLength(body->data, body->len) : NULL;

@@ -94,6 +94,8 @@ static enum gl_status fetch_aws_web(struct gl_auth *a, struct cred *out, struct 
     if (rc)
         return rc;
     auth_keep_secret(a, tok);
+    const char *what = "STS AssumeRoleWithWebIdentity";
+    long status = 0;
     char *role = auth_escape(a->role_arn), *name = auth_escape(a->session_name);
     char *etok = auth_escape(tok);
     struct gl_buf form, body;
@@ -105,13 +107,7 @@ static enum gl_status fetch_aws_web(struct gl_auth *a, struct cred *out, struct 
     auth_wipe_free(tok);
     free(role);
     free(name);
-    struct curl_slist *hd = curl_slist_append(NULL, "Accept: text/xml");
-    long status = 0;
-    const char *what = "STS AssumeRoleWithWebIdentity";
-    rc = auth_service_call(a, what, a->endpoint, form.data, hd, &body, &status, err);
-    memset(form.data, 0, form.len);
-    gl_buf_free(&form);
-    curl_slist_free_all(hd);
+    rc = auth_post_form(a, what, "Accept: text/xml", &form, &body, &status, err);
     const char *xml = body.data ? body.data : "";
     if (!rc && status != 200) {
         char *code = xml_text(xml, "Code", XML_TEXT), *msg = xml_text(xml, "Message", XML_TEXT);
@@ -156,9 +152,7 @@ static enum gl_status fetch_aws_web(struct gl_auth *a, struct cred *out, struct 
                                  "with one AccessKeyId, SecretAccessKey, SessionToken and "
                                  "Expiration (RFC 3339)", err);
     }
-    if (body.data)
-        memset(body.data, 0, body.len);
-    gl_buf_free(&body);
+    auth_body_free(&body);
     return rc;
 }
 /* EKS Pod Identity (and ECS): GET the container credentials endpoint with
@@ -220,9 +214,7 @@ static enum gl_status fetch_aws_pod(struct gl_auth *a, struct cred *out, struct 
         }
         cJSON_Delete(root);
     }
-    if (body.data)
-        memset(body.data, 0, body.len);
-    gl_buf_free(&body);
+    auth_body_free(&body);
     return rc;
 }
 
@@ -442,23 +434,19 @@ static enum gl_aws_source aws_source(const struct gl_auth_cfg *ac, const struct 
 static enum gl_status aws_key_files(struct gl_auth *a, const struct gl_auth_cfg *ac,
                                     const struct aws_inputs *in, struct gl_error *err)
 {
-    enum gl_status rc = GL_OK;
     a->prov = P_AWS_FILES;
     a->reload = reload_aws_files;
     snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (keys from files: access_key_id_file "
              "%.200s, region %s)", a->label,
              ac->access_key_id_file ? ac->access_key_id_file : "(none)", in->region);
     if (!ac->access_key_id_file || !ac->secret_access_key_file)
-        rc = auth_no_source(a, "credentials \"files\" needs access_key_id_file and "
-                            "secret_access_key_file", err);
-    else {
-        a->key_file = gl_strdup(ac->access_key_id_file);
-        a->secret_file = gl_strdup(ac->secret_access_key_file);
-        if (ac->session_token_file)
-            a->session_file = gl_strdup(ac->session_token_file);
-        rc = load_aws_files(a, &a->cur, err);
-    }
-    return rc;
+        return auth_no_source(a, "credentials \"files\" needs access_key_id_file and "
+                                 "secret_access_key_file", err);
+    a->key_file = gl_strdup(ac->access_key_id_file);
+    a->secret_file = gl_strdup(ac->secret_access_key_file);
+    if (ac->session_token_file)
+        a->session_file = gl_strdup(ac->session_token_file);
+    return load_aws_files(a, &a->cur, err);
 }
 
 /* The keys of the environment (AWS_ACCESS_KEY_ID, ...), read once: they
@@ -466,23 +454,21 @@ static enum gl_status aws_key_files(struct gl_auth *a, const struct gl_auth_cfg 
 static enum gl_status aws_environment(struct gl_auth *a, const struct aws_inputs *in,
                                       struct gl_error *err)
 {
-    enum gl_status rc = GL_OK;
+    const char *session = auth_env("AWS_SESSION_TOKEN");
     a->prov = P_AWS_ENV;
     snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (credentials from the "
              "environment: AWS_ACCESS_KEY_ID, region %s)", a->label, in->region);
     if (!in->key || !in->secret)
-        rc = auth_no_source(a, "set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", err);
-    else if (!auth_header_safe(in->key) || !auth_header_safe(in->secret) ||
-             (auth_env("AWS_SESSION_TOKEN") && !auth_header_safe(auth_env("AWS_SESSION_TOKEN"))))
-        rc = auth_no_source(a, "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_SESSION_TOKEN "
-                            "holds spaces or control characters", err);
-    else {
-        a->cur.key_id = gl_strdup(in->key);
-        a->cur.secret = gl_strdup(in->secret);
-        if (auth_env("AWS_SESSION_TOKEN"))
-            a->cur.session = gl_strdup(auth_env("AWS_SESSION_TOKEN"));
-    }
-    return rc;
+        return auth_no_source(a, "set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", err);
+    if (!auth_header_safe(in->key) || !auth_header_safe(in->secret) ||
+        (session && !auth_header_safe(session)))
+        return auth_no_source(a, "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_SESSION_TOKEN "
+                                 "holds spaces or control characters", err);
+    a->cur.key_id = gl_strdup(in->key);
+    a->cur.secret = gl_strdup(in->secret);
+    if (session)
+        a->cur.session = gl_strdup(session);
+    return GL_OK;
 }
 
 /* IRSA: the role and the projected token file; the credentials come from
@@ -490,34 +476,31 @@ static enum gl_status aws_environment(struct gl_auth *a, const struct aws_inputs
 static enum gl_status aws_web_identity(struct gl_auth *a, const struct gl_auth_cfg *ac,
                                        const struct aws_inputs *in, struct gl_error *err)
 {
-    enum gl_status rc = GL_OK;
     a->prov = P_AWS_WEB;
     a->fetch = fetch_aws_web;
     snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (IRSA web identity: role "
              "%.200s, token file %.200s, region %s)", a->label, in->role ? in->role : "(none)",
              in->wfile ? in->wfile : "(none)", in->region);
     if (!in->role || !in->wfile)
-        rc = auth_no_source(a, "web identity needs a role (AWS_ROLE_ARN or prometheus.auth."
-                            "role_arn) and a token file (AWS_WEB_IDENTITY_TOKEN_FILE or "
-                            "prometheus.auth.web_identity_token_file): on EKS, annotate the "
-                            "service account with eks.amazonaws.com/role-arn", err);
-    else {
-        a->role_arn = gl_strdup(in->role);
-        a->file = gl_strdup(in->wfile);
-        const char *sn = ac->role_session_name ? ac->role_session_name
-                                               : auth_env("AWS_ROLE_SESSION_NAME");
-        a->session_name = gl_strdup(sn ? sn : "gpuledger");
-        if (ac->sts_endpoint)
-            a->endpoint = gl_strdup(ac->sts_endpoint);
-        else if (auth_env("AWS_ENDPOINT_URL_STS"))
-            a->endpoint = gl_strdup(auth_env("AWS_ENDPOINT_URL_STS"));
-        else {
-            size_t n = strlen(in->region) + 40;
-            a->endpoint = gl_xcalloc(n, 1);
-            snprintf(a->endpoint, n, "https://sts.%s.amazonaws.com", in->region);
-        }
+        return auth_no_source(a, "web identity needs a role (AWS_ROLE_ARN or prometheus.auth."
+                                 "role_arn) and a token file (AWS_WEB_IDENTITY_TOKEN_FILE or "
+                                 "prometheus.auth.web_identity_token_file): on EKS, annotate "
+                                 "the service account with eks.amazonaws.com/role-arn", err);
+    a->role_arn = gl_strdup(in->role);
+    a->file = gl_strdup(in->wfile);
+    const char *sn = ac->role_session_name ? ac->role_session_name
+                                           : auth_env("AWS_ROLE_SESSION_NAME");
+    a->session_name = gl_strdup(sn ? sn : "gpuledger");
+    if (ac->sts_endpoint) {
+        a->endpoint = gl_strdup(ac->sts_endpoint);
+    } else if (auth_env("AWS_ENDPOINT_URL_STS")) {
+        a->endpoint = gl_strdup(auth_env("AWS_ENDPOINT_URL_STS"));
+    } else {
+        size_t n = strlen(in->region) + 40;
+        a->endpoint = gl_xcalloc(n, 1);
+        snprintf(a->endpoint, n, "https://sts.%s.amazonaws.com", in->region);
     }
-    return rc;
+    return GL_OK;
 }
 
 /* EKS Pod Identity: the agent's endpoint and its authorization token;
@@ -525,12 +508,11 @@ static enum gl_status aws_web_identity(struct gl_auth *a, const struct gl_auth_c
 static enum gl_status aws_pod_identity(struct gl_auth *a, const struct gl_auth_cfg *ac,
                                        const struct aws_inputs *in, struct gl_error *err)
 {
-    enum gl_status rc = GL_OK;
     a->prov = P_AWS_POD;
     a->fetch = fetch_aws_pod;
-    if (in->full)
+    if (in->full) {
         a->endpoint = gl_strdup(in->full);
-    else if (in->rel) {
+    } else if (in->rel) {
         size_t n = strlen(in->rel) + 32;
         a->endpoint = gl_xcalloc(n, 1);
         snprintf(a->endpoint, n, "http://169.254.170.2%s", in->rel);
@@ -543,42 +525,45 @@ static enum gl_status aws_pod_identity(struct gl_auth *a, const struct gl_auth_c
         else
             snprintf(a->file_what, sizeof a->file_what, "AWS_CONTAINER_AUTHORIZATION_"
                      "TOKEN_FILE (EKS Pod Identity token)");
-    } else if (auth_env("AWS_CONTAINER_AUTHORIZATION_TOKEN"))
+    } else if (auth_env("AWS_CONTAINER_AUTHORIZATION_TOKEN")) {
         a->env_token = gl_strdup(auth_env("AWS_CONTAINER_AUTHORIZATION_TOKEN"));
+    }
     auth_keep_secret(a, a->env_token);
     snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (EKS Pod Identity: %.200s, "
              "region %s)", a->label, a->endpoint ? a->endpoint : "(no endpoint)", in->region);
     if (!a->endpoint)
-        rc = auth_no_source(a, "EKS Pod Identity needs AWS_CONTAINER_CREDENTIALS_FULL_URI (set "
-                            "by the pod identity webhook: create a pod identity association "
-                            "for this service account) or container_credentials_uri", err);
-    return rc;
+        return auth_no_source(a, "EKS Pod Identity needs AWS_CONTAINER_CREDENTIALS_FULL_URI "
+                                 "(set by the pod identity webhook: create a pod identity "
+                                 "association for this service account) or "
+                                 "container_credentials_uri", err);
+    return GL_OK;
 }
 
 /* A profile of the shared credentials file, read once. */
 static enum gl_status aws_profile(struct gl_auth *a, const struct aws_inputs *in,
                                   struct gl_error *err)
 {
-    enum gl_status rc = GL_OK;
     a->prov = P_AWS_PROFILE;
     snprintf(a->mode, sizeof a->mode, "%s aws_sigv4 (profile %.100s of %.300s, "
              "region %s)", a->label, in->profile, in->cfile ? in->cfile : "(no HOME)",
              in->region);
     bool found = false;
-    if (in->cfile)
-        rc = load_aws_profile(a, in->cfile, in->profile, &found, err);
-    if (!rc && !found)
-        rc = auth_no_source(a, "no AWS credentials: give access_key_id_file and "
-                            "secret_access_key_file, set AWS_ACCESS_KEY_ID and "
-                            "AWS_SECRET_ACCESS_KEY, AWS_ROLE_ARN and "
-                            "AWS_WEB_IDENTITY_TOKEN_FILE (IRSA), "
-                            "AWS_CONTAINER_CREDENTIALS_FULL_URI (EKS Pod Identity), or a "
-                            "profile in the shared credentials file "
-                            "(prometheus.auth.profile, credentials_file)", err);
-    else if (!rc && (!a->cur.key_id || !a->cur.secret))
-        rc = auth_no_source(a, "the profile lacks aws_access_key_id or aws_secret_access_key",
-                            err);
-    return rc;
+    enum gl_status rc = in->cfile ? load_aws_profile(a, in->cfile, in->profile, &found, err)
+                                  : GL_OK;
+    if (rc)
+        return rc;
+    if (!found)
+        return auth_no_source(a, "no AWS credentials: give access_key_id_file and "
+                                 "secret_access_key_file, set AWS_ACCESS_KEY_ID and "
+                                 "AWS_SECRET_ACCESS_KEY, AWS_ROLE_ARN and "
+                                 "AWS_WEB_IDENTITY_TOKEN_FILE (IRSA), "
+                                 "AWS_CONTAINER_CREDENTIALS_FULL_URI (EKS Pod Identity), or a "
+                                 "profile in the shared credentials file "
+                                 "(prometheus.auth.profile, credentials_file)", err);
+    if (!a->cur.key_id || !a->cur.secret)
+        return auth_no_source(a, "the profile lacks aws_access_key_id or "
+                                 "aws_secret_access_key", err);
+    return GL_OK;
 }
 
 static bool chosen(const struct gl_prom_cfg *c)

@@ -35,13 +35,9 @@ static enum gl_status fetch_azure(struct gl_auth *a, struct cred *out, struct gl
     auth_wipe_free(es);
     free(cid);
     free(scope);
-    struct curl_slist *hd = curl_slist_append(NULL, "Accept: application/json");
     long status = 0;
     const char *what = "Microsoft Entra token endpoint";
-    rc = auth_service_call(a, what, a->endpoint, form.data, hd, &body, &status, err);
-    memset(form.data, 0, form.len);
-    gl_buf_free(&form);
-    curl_slist_free_all(hd);
+    rc = auth_post_form(a, what, "Accept: application/json", &form, &body, &status, err);
     if (!rc && status != 200) {
         cJSON *root = auth_parse_answer(&body);
         const char *code = auth_json_str(root, "error");
@@ -70,9 +66,7 @@ static enum gl_status fetch_azure(struct gl_auth *a, struct cred *out, struct gl
     } else if (!rc) {
         rc = auth_take_access_token(a, what, &body, out, err);
     }
-    if (body.data)
-        memset(body.data, 0, body.len);
-    gl_buf_free(&body);
+    auth_body_free(&body);
     return rc;
 }
 

@@ -23,9 +23,7 @@ static enum gl_status fetch_gcp(struct gl_auth *a, struct cred *out, struct gl_e
                                   "service_account names it (or \"default\")", err);
     else if (!rc)
         rc = auth_take_access_token(a, what, &body, out, err);
-    if (body.data)
-        memset(body.data, 0, body.len);
-    gl_buf_free(&body);
+    auth_body_free(&body);
     return rc;
 }
 

@@ -142,6 +142,13 @@ bool auth_apply_bearer(struct gl_auth *a, CURL *h, struct curl_slist **l);
 enum gl_status auth_service_call(struct gl_auth *a, const char *what, const char *url,
                                  const char *post, struct curl_slist *headers,
                                  struct gl_buf *body, long *status, struct gl_error *err);
+/* POSTs form to a->endpoint with one header (accept), then wipes and frees
+ * form (it holds a secret); status and body as auth_service_call. */
+enum gl_status auth_post_form(struct gl_auth *a, const char *what, const char *accept,
+                              struct gl_buf *form, struct gl_buf *body, long *status,
+                              struct gl_error *err);
+/* Wipes and frees a credential service's answer (it holds secrets). */
+void auth_body_free(struct gl_buf *body);
 /* s escaped for a form (malloc'd). */
 char *auth_escape(const char *s);
 /* A JSON credential answer, or NULL when the body is not JSON. */
