@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mig.h"
 #include "money.h"
 #include "teams.h"
 #include "timeutil.h"
@@ -1076,35 +1077,6 @@ static int32_t team_at(struct work *w, int32_t podi, size_t t)
 }
 
 
-/* "nvidia_com_mig_1g_10gb" → g = 1, gb = 10, profile "1g.10gb" (whole, in
- * profile); false if not MIG. */
-static bool parse_mig_resource(const char *res, int64_t *g, int64_t *gb, struct gl_buf *profile)
-{
-    static const char prefix[] = "nvidia_com_mig_";
-    if (strncmp(res, prefix, sizeof prefix - 1) != 0)
-        return false;
-    const char *p = res + sizeof prefix - 1;
-    char *end;
-    long a = strtol(p, &end, 10);
-    if (end == p || strncmp(end, "g_", 2) != 0)
-        return false;
-    p = end + 2;
-    long b = strtol(p, &end, 10);
-    if (end == p || strncmp(end, "gb", 2) != 0)
-        return false;
-    *g = a;
-    *gb = b;
-    gl_buf_reset(profile);
-    if (!gl_buf_printf(profile, "%ldg.%ldgb%s", a, b, end[2] == '_' ? end + 2 : "")) {
-        fputs("gpuledger: out of memory\n", stderr);
-        abort();
-    }
-    for (char *q = profile->data; *q; q++)
-        if (*q == '_')
-            *q = '+'; /* "1g.5gb_me" is the "1g.5gb+me" profile */
-    return true;
-}
-
 /* ---- setup after indexing ---- */
 
 static void resolve_nodes(struct work *w)
@@ -1158,7 +1130,7 @@ static void request_kind(struct work *w, struct aser *a, const char *res)
 {
     a->profile = -1;
     int32_t model = NODE(w, a->node).model;
-    if (parse_mig_resource(res, &a->mig_g, &a->mig_gb, &w->scratch)) {
+    if (gl_mig_resource(res, &a->mig_g, &a->mig_gb, &w->scratch)) {
         a->kind = RES_MIG;
         a->profile = str(w, w->scratch.data);
         for (size_t d = 0; d < w->devs.n; d++)

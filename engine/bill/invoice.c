@@ -689,16 +689,7 @@ void *gl_anomaly_json(const struct gl_anomaly *a)
 
 char *gl_invoice_json(const struct gl_invoice_set *set, const struct gl_invoice *inv)
 {
-    cJSON *root;
-    if (inv) {
-        root = invoice_object(set, inv);
-    } else {
-        root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "period", set->period.name);
-        cJSON *arr = cJSON_AddArrayToObject(root, "invoices");
-        for (size_t i = 0; i < set->n; i++)
-            cJSON_AddItemToArray(arr, invoice_object(set, &set->invoices[i]));
-    }
+    cJSON *root = invoice_object(set, inv);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;

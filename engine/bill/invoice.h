@@ -55,7 +55,7 @@ gl_i128 gl_line_gbh_nano(const struct gl_invoice_line *l);
 /* The caveat printed with the compute indicator everywhere. */
 extern const char gl_compute_caveat[];
 
-/* JSON of one invoice (cJSON); NULL team = every invoice in one object. */
+/* JSON of one invoice (cJSON). */
 char *gl_invoice_json(const struct gl_invoice_set *set, const struct gl_invoice *inv);
 /* The Markdown table of an invoice's lines (header included), or of its
  * correction lines only; returns how many lines it printed. */

@@ -1045,83 +1045,113 @@ static enum gl_srv_role srv_role(const struct gl_config *c, int q)
     return GL_SRV_OTHER;
 }
 
-/* Server mode for one unit: per-series hourly figures of the label and
- * allocation queries (rebuilt when constant, else fetched raw), the
- * aggregate figures of the device queries (server.h), the plain hosts, then
- * the device queries raw for the other hosts. */
-static enum gl_status server_fetch(struct fetch_job *j)
+/* The unit server mode plans: the window, the queries and their roles. */
+static void server_unit_init(struct fetch_job *j)
 {
     const struct gl_config *c = j->c;
-    const int64_t step = j->step;
-    const size_t nhours = (size_t)((j->ce - j->cs) / 3600);
-    const int nq = j->nq;
     struct gl_srv_unit *u = &j->sv;
     gl_srv_unit_free(u);
     memset(u, 0, sizeof *u);
     u->c = c;
     u->cluster = j->cluster;
-    u->nq = nq;
+    u->nq = j->nq;
     u->cs = j->cs;
     u->ce = j->ce;
-    u->step = step;
-    u->nhours = nhours;
+    u->step = j->step;
+    u->nhours = (size_t)((j->ce - j->cs) / 3600);
     u->metricsql = j->metricsql;
     u->alloc_q = Q_ALLOCATION;
     u->phase_q = opt_pos(c, Q_OPT_PHASE);
     u->pod_labels_q = Q_POD_LABELS;
     u->ns_labels_q = Q_NS_LABELS;
     u->node_labels_q = Q_NODE_LABELS;
-    for (int q = 0; q < nq; q++) {
+    for (int q = 0; q < j->nq; q++) {
         u->role[q] = srv_role(c, q);
         u->queries[q] = j->queries[q];
         u->query_names[q] = query_name(c, q);
     }
     gl_srv_figures(u);
-    const size_t nper = (size_t)(nq * SV_N);
-    struct gl_range_query *sq = gl_xcalloc(nper + u->nfig, sizeof *sq);
-    char **text = gl_xcalloc(nper, sizeof *text);
-    static const struct gl_parse_opts any = {.any_finite = true};
+}
+
+/* The hourly batch of a unit: SV_N statements per label or allocation
+ * query (text: their PromQL, owned), then the aggregate figures of server.h
+ * from fig0 on. Any finite value parses (the statements' values are
+ * packed figures, not memory), with the query's accepted warnings. */
+struct srv_batch {
+    struct gl_range_query *sq;
+    char **text;
+    size_t nsq, nper, fig0;
     struct gl_parse_opts fopts[Q_MAX];
-    size_t nsq = 0;
-    for (int q = 0; q < nq; q++) {
-        fopts[q] = any;
-        fopts[q].accept_warnings = j->po[q].accept_warnings;
-        fopts[q].naccept_warnings = j->po[q].naccept_warnings;
+};
+
+static void server_batch_build(struct fetch_job *j, struct srv_batch *b)
+{
+    const struct gl_srv_unit *u = &j->sv;
+    static const struct gl_parse_opts any = {.any_finite = true};
+    b->nper = (size_t)(j->nq * SV_N);
+    b->sq = gl_xcalloc(b->nper + u->nfig, sizeof *b->sq);
+    b->text = gl_xcalloc(b->nper, sizeof *b->text);
+    b->nsq = 0;
+    for (int q = 0; q < j->nq; q++) {
+        b->fopts[q] = any;
+        b->fopts[q].accept_warnings = j->po[q].accept_warnings;
+        b->fopts[q].naccept_warnings = j->po[q].naccept_warnings;
         if (u->role[q] != GL_SRV_OTHER)
             continue;
         for (int f = 0; f < SV_N; f++) {
-            text[q * SV_N + f] = server_query(j->queries[q], f, step, gl_srv_changes(u));
-            sq[nsq++] = (struct gl_range_query){
-                .query = text[q * SV_N + f], .what = j->what[q], .opts = &fopts[q]};
+            b->text[q * SV_N + f] = server_query(j->queries[q], f, j->step, gl_srv_changes(u));
+            b->sq[b->nsq++] = (struct gl_range_query){
+                .query = b->text[q * SV_N + f], .what = j->what[q], .opts = &b->fopts[q]};
         }
     }
-    const size_t fig0 = nsq;
+    b->fig0 = b->nsq;
     for (size_t k = 0; k < u->nfig; k++)
-        sq[nsq++] = (struct gl_range_query){
+        b->sq[b->nsq++] = (struct gl_range_query){
             .query = u->fig_text[k], .what = j->what[u->fig_q[k] >= 0 ? u->fig_q[k] : 0],
-            .opts = &fopts[u->fig_q[k] >= 0 ? u->fig_q[k] : 0]};
-    enum gl_status rc = gl_prom_query_range_batch(j->prom, nsq, sq, j->cs + 3600 - step,
-                                                  j->ce - step, 3600, &j->err);
+            .opts = &b->fopts[u->fig_q[k] >= 0 ? u->fig_q[k] : 0]};
+}
+
+static void server_batch_free(struct srv_batch *b)
+{
+    for (size_t k = 0; k < b->nsq; k++)
+        gl_matrix_free(&b->sq[k].m);
+    for (size_t k = 0; k < b->nper; k++)
+        free(b->text[k]);
+    free(b->sq);
+    free(b->text);
+}
+
+/* The label and allocation queries from the hourly batch (rc: the batch's
+ * status): each rebuilt from its hourly statements where its series were
+ * constant, the hours they were not marked in badh (NaN, fetched raw later),
+ * and fetched raw whole where the statements could not be rebuilt. The
+ * figures' bytes are counted under their queries either way. */
+static enum gl_status server_label_queries(struct fetch_job *j, const struct srv_batch *b,
+                                           enum gl_status rc,
+                                           unsigned char (*badh)[GL_MAX_UNIT_HOURS])
+{
+    const struct gl_srv_unit *u = &j->sv;
+    const int64_t step = j->step;
     struct gl_range_query raw[Q_MAX];
     int rawq[Q_MAX], nraw = 0;
     size_t at = 0;
-    unsigned char badh[Q_MAX][GL_MAX_UNIT_HOURS];
-    for (int q = 0; !rc && q < nq; q++) {
+    for (int q = 0; !rc && q < j->nq; q++) {
         if (u->role[q] != GL_SRV_OTHER)
             continue;
         struct gl_matrix st[SV_N];
         bool parsed = true;
         int64_t bytes = 0;
         for (int f = 0; f < SV_N; f++) {
-            st[f] = sq[at + (size_t)f].m;
-            parsed &= sq[at + (size_t)f].rc == GL_OK;
-            bytes += sq[at + (size_t)f].bytes;
+            st[f] = b->sq[at + (size_t)f].m;
+            parsed &= b->sq[at + (size_t)f].rc == GL_OK;
+            bytes += b->sq[at + (size_t)f].bytes;
         }
         at += SV_N;
         j->qs[q].bytes = bytes;
         j->qs[q].rc = GL_OK;
-        memset(badh[q], 0, nhours);
-        if (parsed && server_rebuild(st, &j->po[q], j->cs, step, nhours, &j->qs[q].m, badh[q])) {
+        memset(badh[q], 0, u->nhours);
+        if (parsed &&
+            server_rebuild(st, &j->po[q], j->cs, step, u->nhours, &j->qs[q].m, badh[q])) {
             j->sv_rebuilt[q] = true;
             /* the hours some series was not constant in come raw, whole */
             struct gl_matrix *mq = &j->qs[q].m;
@@ -1135,20 +1165,30 @@ static enum gl_status server_fetch(struct fetch_job *j)
             memset(&raw[nraw - 1].m, 0, sizeof raw[nraw - 1].m);
         }
     }
-    for (size_t k = fig0; k < nsq; k++) {
-        int q = u->fig_q[k - fig0];
-        j->qs[q >= 0 ? q : 0].bytes += sq[k].bytes;
+    for (size_t k = b->fig0; k < b->nsq; k++) {
+        int q = u->fig_q[k - b->fig0];
+        j->qs[q >= 0 ? q : 0].bytes += b->sq[k].bytes;
     }
     if (!rc && nraw > 0)
         rc = gl_prom_query_range_batch(j->prom, (size_t)nraw, raw, j->start, j->end, step,
                                        &j->err);
     for (int k = 0; k < nraw; k++) {
-        int64_t b = j->qs[rawq[k]].bytes;
+        int64_t bytes = j->qs[rawq[k]].bytes;
         j->qs[rawq[k]] = raw[k];
-        j->qs[rawq[k]].bytes += b;
+        j->qs[rawq[k]].bytes += bytes;
     }
-    /* the rebuilt queries' raw hours, per run of hours */
-    for (int q = 0; !rc && q < nq; q++) {
+    return rc;
+}
+
+/* The rebuilt queries' raw hours (badh), one request per run of hours,
+ * merged into the rebuilt matrix. */
+static enum gl_status server_raw_hours(struct fetch_job *j,
+                                       unsigned char (*badh)[GL_MAX_UNIT_HOURS])
+{
+    const struct gl_srv_unit *u = &j->sv;
+    const size_t nhours = u->nhours;
+    enum gl_status rc = GL_OK;
+    for (int q = 0; !rc && q < j->nq; q++) {
         if (u->role[q] != GL_SRV_OTHER || !j->sv_rebuilt[q])
             continue;
         bool merged = false;
@@ -1162,7 +1202,8 @@ static enum gl_status server_fetch(struct fetch_job *j)
             memset(&one.m, 0, sizeof one.m);
             one.bytes = 0;
             rc = gl_prom_query_range_batch(j->prom, 1, &one, j->cs + (int64_t)h * 3600,
-                                           j->cs + (int64_t)h1 * 3600 - step, step, &j->err);
+                                           j->cs + (int64_t)h1 * 3600 - j->step, j->step,
+                                           &j->err);
             j->qs[q].bytes += one.bytes;
             if (!rc)
                 gl_srv_merge(&j->qs[q].m, &one.m);
@@ -1173,6 +1214,156 @@ static enum gl_status server_fetch(struct fetch_job *j)
         if (merged && !rc)
             server_finish(&j->qs[q].m);
     }
+    return rc;
+}
+
+/* The device queries' raw requests of a unit: one per query (from -1,
+ * whole), or one per run of hours with the same plain hosts (from: the
+ * run's hours [h, h1) as h | h1 << 32); own: the PromQL made for a run. */
+struct srv_raw {
+    struct gl_range_query *rq;
+    char **own;
+    int *q;
+    int64_t *from;
+    size_t n;
+};
+
+static enum gl_status server_device_plan(struct fetch_job *j, bool split, struct srv_raw *r)
+{
+    struct gl_srv_unit *u = &j->sv;
+    const size_t nhours = u->nhours;
+    enum gl_status rc = GL_OK;
+    for (int q = 0; !rc && q < j->nq; q++) {
+        if (u->role[q] == GL_SRV_OTHER)
+            continue;
+        struct gl_matrix *e = &j->qs[q].m;
+        memset(e, 0, sizeof *e);
+        e->start = j->start;
+        e->step = j->step;
+        e->nsteps = (size_t)((j->end - j->start) / j->step + 1);
+        j->qs[q].rc = GL_OK;
+        if (!split) {
+            gl_matrix_free(&u->synth[q]);
+            r->rq[r->n] = j->qs[q];
+            r->rq[r->n].query = j->queries[q];
+            memset(&r->rq[r->n].m, 0, sizeof r->rq[r->n].m);
+            r->q[r->n] = q;
+            r->from[r->n++] = -1;
+            continue;
+        }
+        for (size_t h = 0; !rc && h < nhours; h++) {
+            if (!u->raw_needed_h[(size_t)q * nhours + h])
+                continue;
+            size_t h1 = h + 1;
+            while (h1 < nhours && u->raw_needed_h[(size_t)q * nhours + h1] &&
+                   gl_srv_same_hours(u, h, h1))
+                h1++;
+            if ((rc = gl_srv_raw_query(u, q, h, &r->own[r->n], &j->err)))
+                break;
+            r->rq[r->n] = j->qs[q];
+            r->rq[r->n].query = r->own[r->n];
+            memset(&r->rq[r->n].m, 0, sizeof r->rq[r->n].m);
+            r->q[r->n] = q;
+            r->from[r->n++] = (int64_t)h;
+            /* the run's hours [h, h1) */
+            r->from[r->n - 1] |= (int64_t)h1 << 32;
+            h = h1 - 1;
+        }
+    }
+    return rc;
+}
+
+/* Runs of different lengths: one batch per distinct range. */
+static enum gl_status server_device_batches(struct fetch_job *j, struct srv_raw *r)
+{
+    enum gl_status rc = GL_OK;
+    for (size_t k = 0; !rc && k < r->n; k++) {
+        if (r->rq[k].m.series || r->rq[k].m.nsteps || r->from[k] == -2)
+            continue;
+        int64_t s0 = j->start, s1 = j->end;
+        if (r->from[k] >= 0) {
+            s0 = j->cs + (r->from[k] & 0xffffffff) * 3600;
+            s1 = j->cs + (r->from[k] >> 32) * 3600 - j->step;
+        }
+        struct gl_range_query batch[Q_MAX];
+        size_t idx[Q_MAX], nb = 0;
+        for (size_t i = k; i < r->n && nb < Q_MAX; i++)
+            if (r->from[i] == r->from[k] && !r->rq[i].m.nsteps) {
+                idx[nb] = i;
+                batch[nb++] = r->rq[i];
+            }
+        rc = gl_prom_query_range_batch(j->prom, nb, batch, s0, s1, j->step, &j->err);
+        for (size_t i = 0; i < nb; i++) {
+            r->rq[idx[i]] = batch[i];
+            if (!r->rq[idx[i]].m.nsteps)
+                r->rq[idx[i]].m.nsteps = 1; /* done, even if empty */
+        }
+    }
+    return rc;
+}
+
+/* The device queries raw: whole, or per run of hours with the same plain
+ * hosts, for the hosts that are not plain then (rc: the status so far;
+ * nothing is asked after a failure). */
+static enum gl_status server_device_queries(struct fetch_job *j, enum gl_status rc)
+{
+    struct gl_srv_unit *u = &j->sv;
+    const size_t cap = (size_t)j->nq * u->nhours + 1;
+    const bool split = !rc && u->enabled && gl_intern_count(u->plain) > 0;
+    struct srv_raw r = {.rq = gl_xcalloc(cap, sizeof *r.rq), .own = gl_xcalloc(cap, sizeof *r.own),
+                        .q = gl_xcalloc(cap, sizeof *r.q), .from = gl_xcalloc(cap, sizeof *r.from)};
+    if (!rc)
+        rc = server_device_plan(j, split, &r);
+    if (!rc)
+        rc = server_device_batches(j, &r);
+    for (size_t k = 0; k < r.n; k++) {
+        int q = r.q[k];
+        j->qs[q].bytes += r.rq[k].bytes;
+        if (!rc && r.from[k] == -1) {
+            int64_t b = j->qs[q].bytes;
+            gl_matrix_free(&j->qs[q].m);
+            j->qs[q] = r.rq[k];
+            j->qs[q].query = j->queries[q];
+            j->qs[q].bytes = b;
+            memset(&r.rq[k].m, 0, sizeof r.rq[k].m);
+        } else if (!rc) {
+            gl_srv_merge(&j->qs[q].m, &r.rq[k].m);
+        }
+        gl_matrix_free(&r.rq[k].m);
+        free(r.own[k]);
+    }
+    for (int q = 0; split && !rc && q < j->nq; q++) {
+        if (u->role[q] == GL_SRV_OTHER)
+            continue;
+        /* a query without ${cluster_selector} got every host: keep the others */
+        struct gl_matrix drop;
+        gl_srv_split(u, &j->qs[q].m, j->c->hostname_label, &drop);
+        gl_matrix_free(&drop);
+    }
+    free(r.rq);
+    free(r.own);
+    free(r.q);
+    free(r.from);
+    return rc;
+}
+
+/* Server mode for one unit: per-series hourly figures of the label and
+ * allocation queries (rebuilt when constant, else fetched raw), the
+ * aggregate figures of the device queries (server.h), the plain hosts, then
+ * the device queries raw for the other hosts. */
+static enum gl_status server_fetch(struct fetch_job *j)
+{
+    const struct gl_config *c = j->c;
+    struct gl_srv_unit *u = &j->sv;
+    server_unit_init(j);
+    struct srv_batch b;
+    server_batch_build(j, &b);
+    enum gl_status rc = gl_prom_query_range_batch(j->prom, b.nsq, b.sq, j->cs + 3600 - j->step,
+                                                  j->ce - j->step, 3600, &j->err);
+    unsigned char badh[Q_MAX][GL_MAX_UNIT_HOURS];
+    rc = server_label_queries(j, &b, rc, badh);
+    if (!rc)
+        rc = server_raw_hours(j, badh);
     /* the plain hosts: the allocation of Running pods as integrate sees it */
     struct gl_matrix joined = {0};
     const struct gl_matrix *alloc = &j->qs[Q_ALLOCATION].m;
@@ -1185,119 +1376,19 @@ static enum gl_status server_fetch(struct fetch_job *j)
             alloc = NULL; /* the main loop reports it */
     }
     struct gl_matrix mm[Q_MAX];
-    for (int q = 0; q < nq; q++)
+    for (int q = 0; q < j->nq; q++)
         mm[q] = j->qs[q].m;
     if (!rc)
-        rc = gl_srv_decide(u, sq + fig0, mm, alloc, &j->err);
+        rc = gl_srv_decide(u, b.sq + b.fig0, mm, alloc, &j->err);
     if (!rc && !alloc)
         u->enabled = false;
     gl_matrix_free(&joined);
-    for (size_t k = 0; k < nsq; k++)
-        gl_matrix_free(&sq[k].m);
-    for (size_t k = 0; k < nper; k++)
-        free(text[k]);
-    free(sq);
-    free(text);
-    /* the device queries raw: whole, or per run of hours with the same
-     * plain hosts, for the hosts that are not plain then */
-    const bool split = !rc && u->enabled && gl_intern_count(u->plain) > 0;
-    struct gl_range_query *rq = gl_xcalloc((size_t)nq * nhours + 1, sizeof *rq);
-    char **own = gl_xcalloc((size_t)nq * nhours + 1, sizeof *own);
-    int *rq_q = gl_xcalloc((size_t)nq * nhours + 1, sizeof *rq_q);
-    int64_t *rq_from = gl_xcalloc((size_t)nq * nhours + 1, sizeof *rq_from);
-    size_t nrq = 0;
-    for (int q = 0; !rc && q < nq; q++) {
-        if (u->role[q] == GL_SRV_OTHER)
-            continue;
-        struct gl_matrix *e = &j->qs[q].m;
-        memset(e, 0, sizeof *e);
-        e->start = j->start;
-        e->step = step;
-        e->nsteps = (size_t)((j->end - j->start) / step + 1);
-        j->qs[q].rc = GL_OK;
-        if (!split) {
-            gl_matrix_free(&u->synth[q]);
-            rq[nrq] = j->qs[q];
-            rq[nrq].query = j->queries[q];
-            memset(&rq[nrq].m, 0, sizeof rq[nrq].m);
-            rq_q[nrq] = q;
-            rq_from[nrq++] = -1;
-            continue;
-        }
-        for (size_t h = 0; !rc && h < nhours; h++) {
-            if (!u->raw_needed_h[(size_t)q * nhours + h])
-                continue;
-            size_t h1 = h + 1;
-            while (h1 < nhours && u->raw_needed_h[(size_t)q * nhours + h1] &&
-                   gl_srv_same_hours(u, h, h1))
-                h1++;
-            if ((rc = gl_srv_raw_query(u, q, h, &own[nrq], &j->err)))
-                break;
-            rq[nrq] = j->qs[q];
-            rq[nrq].query = own[nrq];
-            memset(&rq[nrq].m, 0, sizeof rq[nrq].m);
-            rq_q[nrq] = q;
-            rq_from[nrq++] = (int64_t)h;
-            /* the run's hours [h, h1) */
-            rq_from[nrq - 1] |= (int64_t)h1 << 32;
-            h = h1 - 1;
-        }
-    }
-    /* runs of different lengths: one batch per distinct range */
-    for (size_t k = 0; !rc && k < nrq; k++) {
-        if (rq[k].m.series || rq[k].m.nsteps || rq_from[k] == -2)
-            continue;
-        int64_t s0 = j->start, s1 = j->end;
-        if (rq_from[k] >= 0) {
-            s0 = j->cs + (rq_from[k] & 0xffffffff) * 3600;
-            s1 = j->cs + (rq_from[k] >> 32) * 3600 - step;
-        }
-        struct gl_range_query batch[Q_MAX];
-        size_t idx[Q_MAX], nb = 0;
-        for (size_t i = k; i < nrq && nb < Q_MAX; i++)
-            if (rq_from[i] == rq_from[k] && !rq[i].m.nsteps) {
-                idx[nb] = i;
-                batch[nb++] = rq[i];
-            }
-        rc = gl_prom_query_range_batch(j->prom, nb, batch, s0, s1, step, &j->err);
-        for (size_t i = 0; i < nb; i++) {
-            rq[idx[i]] = batch[i];
-            if (!rq[idx[i]].m.nsteps)
-                rq[idx[i]].m.nsteps = 1; /* done, even if empty */
-        }
-    }
-    for (size_t k = 0; k < nrq; k++) {
-        int q = rq_q[k];
-        j->qs[q].bytes += rq[k].bytes;
-        if (!rc && rq_from[k] == -1) {
-            int64_t b = j->qs[q].bytes;
-            gl_matrix_free(&j->qs[q].m);
-            j->qs[q] = rq[k];
-            j->qs[q].query = j->queries[q];
-            j->qs[q].bytes = b;
-            memset(&rq[k].m, 0, sizeof rq[k].m);
-        } else if (!rc) {
-            gl_srv_merge(&j->qs[q].m, &rq[k].m);
-        }
-        gl_matrix_free(&rq[k].m);
-        free(own[k]);
-    }
-    for (int q = 0; split && !rc && q < nq; q++) {
-        if (u->role[q] == GL_SRV_OTHER)
-            continue;
-        /* a query without ${cluster_selector} got every host: keep the others */
-        struct gl_matrix drop;
-        gl_srv_split(u, &j->qs[q].m, c->hostname_label, &drop);
-        gl_matrix_free(&drop);
-    }
-    free(rq);
-    free(own);
-    free(rq_q);
-    free(rq_from);
+    server_batch_free(&b);
+    rc = server_device_queries(j, rc);
     if (!u->enabled || !u->plain || !gl_intern_count(u->plain))
         u->enabled = false;
     if (rc)
-        for (int q = 0; q < nq; q++)
+        for (int q = 0; q < j->nq; q++)
             gl_matrix_free(&j->qs[q].m);
     return rc;
 }

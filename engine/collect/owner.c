@@ -167,24 +167,23 @@ static void note_line(struct gl_buf *notes, const char *fmt, ...)
     va_end(ap);
 }
 
-enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluster *cluster,
-                               struct gl_prom *prom, int64_t at, struct gl_buf *notes,
-                               struct gl_error *err)
+/* What the memory source's series say of devices and DRA claims: the
+ * devices that have pods (pod_devs, by UUID) and the claims of the
+ * configured driver (seen: "ns/pod claim ns/claim", where[i] naming the
+ * device of seen's i-th). */
+struct claims {
+    struct gl_intern *pod_devs, *seen;
+    char **where;
+};
+
+static void claims_of_memory_source(const struct gl_config *c, const struct gl_vector *res,
+                                    struct claims *cl)
 {
-    if (!c->mem_device_query && !c->dra_enabled)
-        return GL_OK;
-    struct gl_vector res;
-    enum gl_status rc = instant(c, cluster, prom, c->mem_query, at, &res, err);
-    /* devices with device series; devices of pods; claims (ns \x1f pod \x1f claim) */
-    struct gl_intern *with_dev = gl_intern_new(), *pod_devs = gl_intern_new(),
-                     *seen = gl_intern_new();
-    char **where = NULL; /* per claim of seen (same index): its device */
     struct gl_buf key, line;
     gl_buf_init(&key);
     gl_buf_init(&line);
-    size_t ndevice_series = 0;
-    for (size_t i = 0; i < res.n; i++) {
-        const struct gl_sample *m = &res.samples[i];
+    for (size_t i = 0; i < res->n; i++) {
+        const struct gl_sample *m = &res->samples[i];
         const char *uuid = gl_sample_label(m, c->mq[GL_MQ_MEMORY].uuid_label);
         if (!uuid)
             uuid = gl_sample_label(m, "UUID");
@@ -196,7 +195,7 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
                                                           : gl_sample_label(m, c->pod_label);
         if (!ns || !pod)
             continue;
-        gl_intern_get(pod_devs, uuid);
+        gl_intern_get(cl->pod_devs, uuid);
         const char *claim = gl_sample_label(m, c->dra_claim_name_label);
         const char *driver = gl_sample_label(m, c->dra_driver_label);
         if (!c->dra_enabled || !claim || (driver && strcmp(driver, c->dra_driver) != 0))
@@ -204,8 +203,8 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
         const char *cns = gl_sample_label(m, c->dra_claim_namespace_label);
         gl_buf_reset(&key);
         gl_buf_printf(&key, "%s/%s claim %s/%s", ns, pod, cns ? cns : ns, claim);
-        if (gl_intern_find(seen, key.data) < 0) {
-            gl_intern_get(seen, key.data);
+        if (gl_intern_find(cl->seen, key.data) < 0) {
+            gl_intern_get(cl->seen, key.data);
             const char *pool = gl_sample_label(m, c->dra_pool_label);
             const char *dname = gl_sample_label(m, c->dra_device_label);
             const char *mig = gl_sample_label(m, c->dra_mig_device_uuid_label);
@@ -215,106 +214,153 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
                           pool || dname ? ")" : "");
             if (mig)
                 gl_buf_printf(&line, " MIG %s", mig);
-            where = gl_xrealloc(where, (size_t)gl_intern_count(seen) * sizeof *where);
-            where[gl_intern_count(seen) - 1] = gl_strdup(line.data);
+            size_t nseen = (size_t)gl_intern_count(cl->seen);
+            cl->where = gl_xrealloc(cl->where, nseen * sizeof *cl->where);
+            cl->where[gl_intern_count(cl->seen) - 1] = gl_strdup(line.data);
         }
     }
-    gl_vector_free(&res);
-    /* the exporter's device series, read beside the memory source */
-    if (!rc && c->mem_device_query) {
-        rc = instant(c, cluster, prom, c->mem_device_query, at, &res, err);
-        for (size_t i = 0; i < res.n; i++) {
-            const struct gl_sample *m = &res.samples[i];
-            const char *uuid = gl_sample_label(m, c->mq[GL_MQ_FREE].uuid_label);
-            if (!uuid)
-                uuid = gl_sample_label(m, "UUID");
-            if (!uuid)
-                continue;
-            ndevice_series++;
-            gl_intern_get(with_dev, uuid);
-        }
-        gl_vector_free(&res);
-    }
-    if (!rc && c->mem_device_query) {
-        if (ndevice_series == 0) {
-            note_line(notes, "memory_source.device_query %s: no series at the probe time: "
-                      "device used falls back to the sum of the memory source's pods (memory "
-                      "no pod holds is missed from overhead and capacity; those figures are "
-                      "marked estimated)", c->mem_device_query);
-        } else {
-            size_t missing = 0;
-            for (int32_t i = 0; i < gl_intern_count(pod_devs); i++) {
-                const char *uuid = gl_intern_str(pod_devs, i);
-                if (gl_intern_find(with_dev, uuid) >= 0)
-                    continue;
-                if (missing++ < CLAIM_LINES)
-                    note_line(notes, "device %s: memory source pods but no %s series: its "
-                              "device used is its pods' sum (estimated)", uuid,
-                              c->mem_device_query);
-            }
-            if (missing > CLAIM_LINES)
-                note_line(notes, "... and %zu more device(s) without %s series",
-                          missing - CLAIM_LINES, c->mem_device_query);
-            if (!missing)
-                note_line(notes, "memory_source.device_query %s: %zu device series, one for "
-                          "every device of the memory source", c->mem_device_query,
-                          ndevice_series);
-        }
-    }
-    /* the DRA claims against kube-state-metrics */
-    char file[512];
-    snprintf(file, sizeof file, "%s/%s.promql", c->queries_dir, CLAIM_QUERY);
-    if (!rc && c->dra_enabled && gl_intern_count(seen) > 0 && access(file, R_OK) != 0) {
-        note_line(notes, "DRA: %d claim(s) on dcgm-exporter series; no %s: not compared with "
-                  "kube-state-metrics", gl_intern_count(seen), file);
-    } else if (!rc && c->dra_enabled && access(file, R_OK) == 0) {
-        rc = instant(c, cluster, prom, CLAIM_QUERY, at, &res, err);
-        struct gl_intern *ksm = gl_intern_new();
-        for (size_t i = 0; i < res.n; i++) {
-            const struct gl_sample *m = &res.samples[i];
-            const char *ns = gl_sample_label(m, "namespace"), *pod = gl_sample_label(m, "pod");
-            const char *claim = gl_sample_label(m, "resourceclaim_name");
-            if (!ns || !pod || !claim)
-                continue;
-            gl_buf_reset(&key);
-            gl_buf_printf(&key, "%s/%s claim %s/%s", ns, pod, ns, claim);
-            gl_intern_get(ksm, key.data);
-        }
-        if (!rc && gl_intern_count(ksm) == 0 && gl_intern_count(seen) > 0) {
-            note_line(notes, "DRA: %d claim(s) on dcgm-exporter series; kube_pod_resourceclaim_info "
-                      "has no series (kube-state-metrics before 2.20, or not scraped): not "
-                      "compared", gl_intern_count(seen));
-        } else if (!rc && (gl_intern_count(ksm) > 0 || gl_intern_count(seen) > 0)) {
-            size_t only_dcgm = 0, only_ksm = 0;
-            for (int32_t i = 0; i < gl_intern_count(seen); i++)
-                if (gl_intern_find(ksm, gl_intern_str(seen, i)) < 0 && only_dcgm++ < CLAIM_LINES)
-                    note_line(notes, "DRA: pod %s on %s: seen on dcgm-exporter series but not in "
-                              "kube_pod_resourceclaim_info", gl_intern_str(seen, i),
-                              where[i]);
-            for (int32_t i = 0; i < gl_intern_count(ksm); i++)
-                if (gl_intern_find(seen, gl_intern_str(ksm, i)) < 0 && only_ksm++ < CLAIM_LINES)
-                    note_line(notes, "DRA: pod %s: in kube_pod_resourceclaim_info but on no "
-                              "dcgm-exporter series of driver %s (another driver's claim, or a "
-                              "device without memory series)", gl_intern_str(ksm, i),
-                              c->dra_driver);
-            if (only_dcgm > CLAIM_LINES || only_ksm > CLAIM_LINES)
-                note_line(notes, "DRA: ... %zu claim(s) only on dcgm-exporter series and %zu "
-                          "only in kube-state-metrics in all", only_dcgm, only_ksm);
-            note_line(notes, "DRA: %d claim(s) of %s on dcgm-exporter series, %d in "
-                      "kube_pod_resourceclaim_info, %zu only on dcgm-exporter, %zu only in "
-                      "kube-state-metrics", gl_intern_count(seen), c->dra_driver,
-                      gl_intern_count(ksm), only_dcgm, only_ksm);
-        }
-        gl_intern_free(ksm);
-        gl_vector_free(&res);
-    }
-    gl_intern_free(with_dev);
-    gl_intern_free(pod_devs);
-    for (int32_t i = 0; where && i < gl_intern_count(seen); i++)
-        free(where[i]);
-    free(where);
-    gl_intern_free(seen);
     gl_buf_free(&key);
     gl_buf_free(&line);
+}
+
+/* The exporter's device series, read beside the memory source: a device
+ * with pods but no device series has its device used estimated. */
+static enum gl_status device_series_notes(const struct gl_config *c,
+                                          const struct gl_cluster *cluster, struct gl_prom *prom,
+                                          int64_t at, const struct claims *cl,
+                                          struct gl_buf *notes, struct gl_error *err)
+{
+    struct gl_vector res;
+    struct gl_intern *with_dev = gl_intern_new();
+    size_t ndevice_series = 0;
+    enum gl_status rc = instant(c, cluster, prom, c->mem_device_query, at, &res, err);
+    for (size_t i = 0; i < res.n; i++) {
+        const struct gl_sample *m = &res.samples[i];
+        const char *uuid = gl_sample_label(m, c->mq[GL_MQ_FREE].uuid_label);
+        if (!uuid)
+            uuid = gl_sample_label(m, "UUID");
+        if (!uuid)
+            continue;
+        ndevice_series++;
+        gl_intern_get(with_dev, uuid);
+    }
+    gl_vector_free(&res);
+    if (!rc && ndevice_series == 0) {
+        note_line(notes, "memory_source.device_query %s: no series at the probe time: "
+                  "device used falls back to the sum of the memory source's pods (memory "
+                  "no pod holds is missed from overhead and capacity; those figures are "
+                  "marked estimated)", c->mem_device_query);
+    } else if (!rc) {
+        size_t missing = 0;
+        for (int32_t i = 0; i < gl_intern_count(cl->pod_devs); i++) {
+            const char *uuid = gl_intern_str(cl->pod_devs, i);
+            if (gl_intern_find(with_dev, uuid) >= 0)
+                continue;
+            if (missing++ < CLAIM_LINES)
+                note_line(notes, "device %s: memory source pods but no %s series: its "
+                          "device used is its pods' sum (estimated)", uuid,
+                          c->mem_device_query);
+        }
+        if (missing > CLAIM_LINES)
+            note_line(notes, "... and %zu more device(s) without %s series",
+                      missing - CLAIM_LINES, c->mem_device_query);
+        if (!missing)
+            note_line(notes, "memory_source.device_query %s: %zu device series, one for "
+                      "every device of the memory source", c->mem_device_query,
+                      ndevice_series);
+    }
+    gl_intern_free(with_dev);
+    return rc;
+}
+
+/* The claims on dcgm-exporter series (seen) against kube-state-metrics'
+ * (ksm): each side's claims the other lacks, then the counts. */
+static void claims_compare(const struct gl_config *c, const struct claims *cl,
+                           const struct gl_intern *ksm, struct gl_buf *notes)
+{
+    const struct gl_intern *seen = cl->seen;
+    size_t only_dcgm = 0, only_ksm = 0;
+    for (int32_t i = 0; i < gl_intern_count(seen); i++)
+        if (gl_intern_find(ksm, gl_intern_str(seen, i)) < 0 && only_dcgm++ < CLAIM_LINES)
+            note_line(notes, "DRA: pod %s on %s: seen on dcgm-exporter series but not in "
+                      "kube_pod_resourceclaim_info", gl_intern_str(seen, i),
+                      cl->where[i]);
+    for (int32_t i = 0; i < gl_intern_count(ksm); i++)
+        if (gl_intern_find(seen, gl_intern_str(ksm, i)) < 0 && only_ksm++ < CLAIM_LINES)
+            note_line(notes, "DRA: pod %s: in kube_pod_resourceclaim_info but on no "
+                      "dcgm-exporter series of driver %s (another driver's claim, or a "
+                      "device without memory series)", gl_intern_str(ksm, i),
+                      c->dra_driver);
+    if (only_dcgm > CLAIM_LINES || only_ksm > CLAIM_LINES)
+        note_line(notes, "DRA: ... %zu claim(s) only on dcgm-exporter series and %zu "
+                  "only in kube-state-metrics in all", only_dcgm, only_ksm);
+    note_line(notes, "DRA: %d claim(s) of %s on dcgm-exporter series, %d in "
+              "kube_pod_resourceclaim_info, %zu only on dcgm-exporter, %zu only in "
+              "kube-state-metrics", gl_intern_count(seen), c->dra_driver,
+              gl_intern_count(ksm), only_dcgm, only_ksm);
+}
+
+/* The DRA claims against kube-state-metrics (the CLAIM_QUERY file, when
+ * the queries folder has it). */
+static enum gl_status dra_claim_notes(const struct gl_config *c, const struct gl_cluster *cluster,
+                                      struct gl_prom *prom, int64_t at, const struct claims *cl,
+                                      struct gl_buf *notes, struct gl_error *err)
+{
+    char file[512];
+    snprintf(file, sizeof file, "%s/%s.promql", c->queries_dir, CLAIM_QUERY);
+    if (gl_intern_count(cl->seen) > 0 && access(file, R_OK) != 0) {
+        note_line(notes, "DRA: %d claim(s) on dcgm-exporter series; no %s: not compared with "
+                  "kube-state-metrics", gl_intern_count(cl->seen), file);
+        return GL_OK;
+    }
+    if (access(file, R_OK) != 0)
+        return GL_OK;
+    struct gl_vector res;
+    enum gl_status rc = instant(c, cluster, prom, CLAIM_QUERY, at, &res, err);
+    struct gl_intern *ksm = gl_intern_new();
+    struct gl_buf key;
+    gl_buf_init(&key);
+    for (size_t i = 0; i < res.n; i++) {
+        const struct gl_sample *m = &res.samples[i];
+        const char *ns = gl_sample_label(m, "namespace"), *pod = gl_sample_label(m, "pod");
+        const char *claim = gl_sample_label(m, "resourceclaim_name");
+        if (!ns || !pod || !claim)
+            continue;
+        gl_buf_reset(&key);
+        gl_buf_printf(&key, "%s/%s claim %s/%s", ns, pod, ns, claim);
+        gl_intern_get(ksm, key.data);
+    }
+    if (!rc && gl_intern_count(ksm) == 0 && gl_intern_count(cl->seen) > 0)
+        note_line(notes, "DRA: %d claim(s) on dcgm-exporter series; kube_pod_resourceclaim_info "
+                  "has no series (kube-state-metrics before 2.20, or not scraped): not "
+                  "compared", gl_intern_count(cl->seen));
+    else if (!rc && (gl_intern_count(ksm) > 0 || gl_intern_count(cl->seen) > 0))
+        claims_compare(c, cl, ksm, notes);
+    gl_buf_free(&key);
+    gl_intern_free(ksm);
+    gl_vector_free(&res);
+    return rc;
+}
+
+enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluster *cluster,
+                               struct gl_prom *prom, int64_t at, struct gl_buf *notes,
+                               struct gl_error *err)
+{
+    if (!c->mem_device_query && !c->dra_enabled)
+        return GL_OK;
+    struct gl_vector res;
+    enum gl_status rc = instant(c, cluster, prom, c->mem_query, at, &res, err);
+    struct claims cl = {.pod_devs = gl_intern_new(), .seen = gl_intern_new(), .where = NULL};
+    claims_of_memory_source(c, &res, &cl);
+    gl_vector_free(&res);
+    if (!rc && c->mem_device_query)
+        rc = device_series_notes(c, cluster, prom, at, &cl, notes, err);
+    if (!rc && c->dra_enabled)
+        rc = dra_claim_notes(c, cluster, prom, at, &cl, notes, err);
+    gl_intern_free(cl.pod_devs);
+    for (int32_t i = 0; cl.where && i < gl_intern_count(cl.seen); i++)
+        free(cl.where[i]);
+    free(cl.where);
+    gl_intern_free(cl.seen);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mig.h"
 #include "money.h"
 #include "timeutil.h"
 
@@ -509,31 +510,6 @@ static struct mig_key_text mig_key(int32_t host, int32_t profile, size_t hour)
     struct mig_key_text t;
     snprintf(t.k, sizeof t.k, "%d/%d/%zu", host, profile, hour);
     return t;
-}
-
-/* integrate.c's reading of a MIG resource: "nvidia_com_mig_1g_10gb" → g = 1
- * and the profile "1g.10gb" ('_' → '+' after it); false if not MIG. */
-static bool mig_resource(const char *res, long *g, struct gl_buf *profile)
-{
-    static const char prefix[] = "nvidia_com_mig_";
-    if (strncmp(res, prefix, sizeof prefix - 1) != 0)
-        return false;
-    const char *q = res + sizeof prefix - 1;
-    char *end;
-    long a = strtol(q, &end, 10);
-    if (end == q || strncmp(end, "g_", 2) != 0)
-        return false;
-    q = end + 2;
-    long b = strtol(q, &end, 10);
-    if (end == q || strncmp(end, "gb", 2) != 0)
-        return false;
-    *g = a;
-    gl_buf_reset(profile);
-    gl_buf_printf(profile, "%ldg.%ldgb%s", a, b, end[2] == '_' ? end + 2 : "");
-    for (char *x = profile->data; *x; x++)
-        if (*x == '_')
-            *x = '+';
-    return true;
 }
 
 static int32_t pod_key(struct plan *p, const char *ns, const char *pod)
@@ -1169,8 +1145,8 @@ static void allocation_series(struct plan *p, const struct gl_series *s, int32_t
 }
 
 /* The allocation on each node, per pod-hour, constant per hour; refuses a
- * MIG resource the engine reads as a whole GPU (a name integrate.c's MIG
- * reading does not take). */
+ * MIG resource the engine reads as a whole GPU (a name gl_mig_resource,
+ * attribution's reading, does not take). */
 static void rule_allocation(struct plan *p)
 {
     struct gl_intern *measured = measured_instances(p);
@@ -1183,8 +1159,8 @@ static void rule_allocation(struct plan *p)
         const char *res = gl_series_label(s, "resource");
         if (host < 0 || !ns || !pod || !res)
             continue;
-        long g = 0;
-        bool mig = mig_resource(res, &g, &mp);
+        int64_t g = 0, gb = 0;
+        bool mig = gl_mig_resource(res, &g, &gb, &mp);
         if (!mig && strncmp(res, "nvidia_com_mig_", 15) == 0)
             host_bad(p, host, "a MIG resource the engine reads as a whole GPU:", res);
         int32_t prof = mig ? gl_intern_get(p->strings, mp.data) : -1;
@@ -1723,8 +1699,8 @@ static enum gl_status mig_gpu_time(const struct gl_srv_unit *u, const struct gl_
         const struct gl_series *s = &alloc->series[i];
         const char *res = gl_series_label(s, "resource"), *node = gl_series_label(s, "node");
         const char *ns = gl_series_label(s, "namespace"), *pod = gl_series_label(s, "pod");
-        long g;
-        if (!res || !node || !ns || !pod || !mig_resource(res, &g, &mp))
+        int64_t g, gb;
+        if (!res || !node || !ns || !pod || !gl_mig_resource(res, &g, &gb, &mp))
             continue;
         for (size_t h = 0; !rc && h < nh; h++) {
             double v = s->values[h * per];

@@ -15,12 +15,15 @@
  * Thread safety: one gl_auth may be used from several threads (collect's
  * prefetch thread and the main one); each call takes the provider's lock.
  *
- * To add a provider (all in auth.c today; one file per provider behind a
- * table, as curl's vauth/, is the shape it should grow into): a value of
- * enum provider, its place in temporary()/is_aws(), a fetch function
- * filling struct cred (dispatched by fetch_temporary for credentials that
- * expire), the choice of it in gl_auth_new from the config block
- * (base/config.c reads its keys), and a loopback verifier in
+ * The providers are one file each behind a table, as curl's vauth/:
+ * auth.c holds the table (providers[], in the order they are chosen) and
+ * what they share (auth_provider.h, private to these files); auth_bearer.c,
+ * auth_basic.c, auth_aws.c, auth_gcp.c and auth_azure.c one provider each.
+ * To add a provider: a file auth_<method>.c defining its struct auth_method
+ * row (which config selects it, its setup, how it sets a request's
+ * credentials, its hint after a 401/403, and a fetch function when its
+ * credentials expire), the row in providers[], the file in meson.build,
+ * the config block it reads (base/config.c), and a loopback verifier in
  * tests/integration/authserver.py.
  */
 #ifndef GL_AUTH_H

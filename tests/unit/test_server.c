@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "mig.h"
 #include "parse.h"
 #include "server.h"
 #include "tap.h"
@@ -388,6 +389,24 @@ static void test_decide_probes(void)
     decide_teardown(&f);
 }
 
+/* Server mode reads a request's MIG resource as attribution does (one
+ * reader): the instance count g, the memory and the profile the hours are
+ * keyed by; a name that only starts like one is not MIG. */
+static void test_mig_resource(void)
+{
+    struct gl_buf p;
+    gl_buf_init(&p);
+    int64_t g = 0, gb = 0;
+    CHECK(gl_mig_resource("nvidia_com_mig_3g_40gb", &g, &gb, &p) && g == 3 && gb == 40);
+    CHECK_STR(p.data, "3g.40gb");
+    CHECK(gl_mig_resource("nvidia_com_mig_1g_5gb_me", &g, &gb, &p) && g == 1 && gb == 5);
+    CHECK_STR(p.data, "1g.5gb+me");
+    CHECK(!gl_mig_resource("nvidia_com_mig_1g", &g, &gb, &p));
+    CHECK(!gl_mig_resource("nvidia_com_mig_xg_5gb", &g, &gb, &p));
+    CHECK(!gl_mig_resource("nvidia_com_gpu", &g, &gb, &p));
+    gl_buf_free(&p);
+}
+
 int main(void)
 {
     gl_log_threshold = GL_LOG_ERROR;
@@ -399,6 +418,7 @@ int main(void)
     RUN(test_split_merge);
     RUN(test_merge_offset);
     RUN(test_decide_probes);
+    RUN(test_mig_resource);
     char cfg[600];
     snprintf(cfg, sizeof cfg, "%s", tap_tmpfile("srv-cfg.json", ""));
     unlink(cfg);
