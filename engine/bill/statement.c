@@ -328,8 +328,11 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
     if ((st->parts & (GL_ST_FLEET | GL_ST_PAGES)) &&
         (rc = gl_query_pending(s, p, GL_STATEMENT_TOP_PENDING, &st->pending, err)))
         return rc;
-    if ((st->parts & (GL_ST_UNIT_COST | GL_ST_PAGES)) &&
-        (rc = gl_unit_cost_build(c, s, prices, p, &st->unit_cost, err)))
+    /* the pages and run's tree read it when work counters are configured;
+     * the unit-cost command always */
+    const bool unit_cost = st->parts == GL_ST_UNIT_COST ||
+                           ((st->parts & (GL_ST_UNIT_COST | GL_ST_PAGES)) && c->nwork > 0);
+    if (unit_cost && (rc = gl_unit_cost_build(c, s, prices, p, &st->unit_cost, err)))
         return rc;
     if (st->parts & GL_ST_PAGES) {
         if ((rc = gl_query_axis(s, p, &st->axis, err)))

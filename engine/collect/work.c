@@ -49,9 +49,12 @@ static enum gl_status refuse(const struct gl_work_counter *w, const struct gl_se
     char lab[512], ts[32];
     series_text(se, lab, sizeof lab);
     gl_time_format(t, ts, sizeof ts);
-    return gl_error_set(err, GL_ERR_PROM,
+    /* the configured query answers something else than a counter of whole
+     * units per pod: a config error (exit 3), not a backend failure (the
+     * hours are not marked refused: nothing was stored) */
+    return gl_error_set(err, GL_ERR_CONFIG,
                         "work counter %s: series %s at %s: %s; a counter of units of work "
-                        "counts whole units, nothing stored", w->name, lab, ts, why);
+                        "counts whole units per pod, nothing stored", w->name, lab, ts, why);
 }
 
 /* One series of a day [lo, hi): its hours' differences appended to out. */
@@ -179,7 +182,7 @@ static enum gl_status read_counter(const struct gl_config *c, const struct gl_cl
             break;
         }
         if (q.m.bad_samples)
-            rc = gl_error_set(err, GL_ERR_PROM, "work counter %s: %zu samples not finite, "
+            rc = gl_error_set(err, GL_ERR_CONFIG, "work counter %s: %zu samples not finite, "
                               "first %s; nothing stored", w->name, q.m.bad_samples, q.m.bad[0]);
         for (size_t i = 0; !rc && i < q.m.nseries; i++)
             rc = integrate(w, &q.m, &q.m.series[i], lo, hi, out, err);

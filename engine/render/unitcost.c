@@ -25,13 +25,15 @@ static void row_figs(const struct gl_statement *st, const struct gl_unit_cost_ro
     gl_dec_format(r->cost_minor, st->cfg->minor_digits, f->cost, sizeof f->cost);
 }
 
-/* "cost per 1M tokens", "cost per 1k requests", "cost per step" ... */
+/* "1M tokens", "1k requests", "step", "1 <unit>": what a cost is given per. */
 static void per_label(const struct gl_unit_work *w, char *buf, size_t n)
 {
     if (w->scale == 1000000)
         snprintf(buf, n, "1M %s", w->unit);
     else if (w->scale == 1000)
         snprintf(buf, n, "1k %s", w->unit);
+    else if (strcmp(w->unit, "steps") == 0)
+        snprintf(buf, n, "step");
     else
         snprintf(buf, n, "1 %s", w->unit);
 }
