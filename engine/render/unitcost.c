@@ -25,8 +25,7 @@ static void row_figs(const struct gl_statement *st, const struct gl_unit_cost_ro
     gl_dec_format(r->cost_minor, st->cfg->minor_digits, f->cost, sizeof f->cost);
 }
 
-/* "1M tokens", "1k requests", "step", "1 <unit>": what a cost is given per. */
-static void per_label(const struct gl_unit_work *w, char *buf, size_t n)
+void gl_unit_cost_per_label(const struct gl_unit_work *w, char *buf, size_t n)
 {
     if (w->scale == 1000000)
         snprintf(buf, n, "1M %s", w->unit);
@@ -162,7 +161,7 @@ enum gl_status gl_unit_cost_md(const struct gl_statement *st, size_t i, FILE *ou
             }
             const struct gl_unit_work *w = &r->work[j];
             char label[64], per[64];
-            per_label(w, label, sizeof label);
+            gl_unit_cost_per_label(w, label, sizeof label);
             gl_dec_format(w->per_minor, st->cfg->minor_digits, per, sizeof per);
             fprintf(out, "%lld ", (long long)w->units);
             gl_md_cell(out, w->unit);

@@ -12,6 +12,10 @@
 #include "error.h"
 #include "statement.h"
 
+/* What a cost per unit is given per: "1M tokens", "1k requests", "step",
+ * "1 <unit>" (the pages share it). */
+void gl_unit_cost_per_label(const struct gl_unit_work *w, char *buf, size_t n);
+
 enum gl_status gl_unit_cost_json(const struct gl_statement *st, size_t i, FILE *out,
                                  struct gl_error *err);
 enum gl_status gl_unit_cost_csv(const struct gl_statement *st, size_t i, FILE *out,

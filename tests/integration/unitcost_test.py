@@ -17,6 +17,7 @@ and collected with work.presets ["vllm"] and a step counter. Checks:
             with no work says "no work recorded"
   formats   --format csv and md carry the same figures; run writes
             unit-cost-<period>.csv beside the FOCUS export
+  report    the team pages show the section (table; chart in HTML)
   repull    collecting the window again leaves the same rows
   refuse    a counter with non-integral values fails the collection (exit
             != 0, naming the series and the time) and leaves the database
@@ -206,6 +207,31 @@ class Suite(harness.Suite):
                 if f.read() != text:
                     problems.append("%s differs from unit-cost --format csv" % comp)
         tap.check("formats: run writes unit-cost-<period>.csv beside the FOCUS export", problems)
+        self.report(want)
+
+    def report(self, want):
+        """The team pages show the section: table and chart (HTML), table (Markdown)."""
+        out = self.path("report")
+        self.run(self.cfg_path, self.db, "report", "--period", PERIOD, "--out", out)
+        problems = []
+        for team, wl in (("team-a", "Deployment/vllm"), ("team-b", "Job/train-run-1")):
+            k = [k for k in want if "%s/%s" % (k[2], k[3]) == wl][0]
+            for u, (n, per) in want[k]["units"].items():
+                label = {"tokens": "1M tokens", "requests": "1k requests", "steps": "step"}.get(u, "1 " + u)
+                cell = "%s per %s" % (per, label)
+                for ext in ("html", "md"):
+                    path = os.path.join(out, "report-%s-%s.%s" % (PERIOD, team, ext))
+                    text = open(path).read() if os.path.exists(path) else ""
+                    if "Cost per unit of work" not in text or cell not in text:
+                        problems.append("%s: no section or no %r" % (path, cell))
+            html = os.path.join(out, "report-%s-%s.html" % (PERIOD, team))
+            if os.path.exists(html) and 'aria-label="Cost per unit of work"' not in open(html).read():
+                problems.append("%s: no chart" % html)
+        b = os.path.join(out, "report-%s-team-b.md" % PERIOD)
+        if os.path.exists(b) and "no work recorded" not in open(b).read():
+            problems.append("%s: idle-0 without \"no work recorded\"" % b)
+        self.tap.check("report: the team pages show the cost per unit of work (table, chart)",
+                       problems)
 
     def repull(self):
         before = work_rows(self.db)
