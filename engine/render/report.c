@@ -10,6 +10,7 @@
  */
 #include "report.h"
 
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdarg.h>
