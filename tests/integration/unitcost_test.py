@@ -22,6 +22,8 @@ and collected with work.presets ["vllm"] and a step counter. Checks:
   refuse    a counter with non-integral values fails the collection (exit
             != 0, naming the series and the time) and leaves the database
             as it was
+  config    a bad work block (unknown preset, unit, missing query, a name
+            twice, unknown key) fails with exit 3 naming the key
 """
 
 import csv
@@ -138,6 +140,7 @@ class Suite(harness.Suite):
         self.cost()
         self.repull()
         self.refuse()
+        self.config_errors()
 
     def units(self):
         tap = self.tap
@@ -263,6 +266,29 @@ class Suite(harness.Suite):
                                                           if before[t] != after.get(t)])
         self.tap.check("refuse: a non-integral counter fails the collection, names the series "
                        "and leaves the database as it was", problems)
+
+    def config_errors(self):
+        """A bad work block fails with exit 3 and names the key."""
+        cases = [
+            ({"presets": ["vllm", "ollama"]}, "work.presets"),
+            ({"counters": [{"name": "t", "unit": "Tokens", "query": "x_total"}]},
+             "work.counters[0]"),
+            ({"counters": [{"name": "t", "unit": "steps"}]}, "work.counters[0].query"),
+            ({"counters": [{"name": "vllm_requests", "unit": "requests", "query": "x_total"}],
+              "presets": ["vllm"]}, "vllm_requests"),
+            ({"counter": []}, "work"),
+        ]
+        problems = []
+        for work, key in cases:
+            doc = json.loads(json.dumps(self.cfg))
+            doc["work"] = work
+            path = self.path("config-err.json")
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            rc, _, err = self.eng.run(path, self.db, "unit-cost", "--period", PERIOD)
+            if rc != 3 or key not in err:
+                problems.append("%s: exit %s, %s" % (work, rc, tail(err)))
+        self.tap.check("config: a bad work block fails with exit 3 naming the key", problems)
 
     def cleanup(self):
         for p in self.proms:
