@@ -89,6 +89,18 @@ static enum gl_status used_row(void *ctx, const struct gl_work_read *r, struct g
             x = row_add(u, r);
         b->model = gl_strdup(r->model);
     }
+    struct gl_unit_team *t = NULL;
+    for (size_t k = 0; k < x->nteams && !t; k++)
+        if (!strcmp(x->teams[k].team, r->team))
+            t = &x->teams[k];
+    if (!t) {
+        x->teams = gl_xrealloc(x->teams, (x->nteams + 1) * sizeof *x->teams);
+        t = &x->teams[x->nteams++];
+        *t = (struct gl_unit_team){gl_strdup(r->team), 0};
+    }
+    if (__builtin_add_overflow(t->mib_s, r->a, &t->mib_s))
+        return gl_error_set(err, GL_ERR_RUNTIME, "integer overflow: memory used of workload "
+                            "%.200s/%.200s", r->ns, r->name);
     int e = b->prices ? gl_prices_find(b->prices, r->model, r->hour) : -1;
     int64_t *q = e < 0 ? &x->unpriced_mib_s : &b->per_entry[e];
     if (__builtin_add_overflow(x->used_mib_s, r->a, &x->used_mib_s) ||
@@ -112,7 +124,7 @@ static enum gl_status units_row(void *ctx, const struct gl_work_read *r, struct 
         x = row_add(u, r);
     x->work = gl_xrealloc(x->work, (x->nwork + 1) * sizeof *x->work);
     struct gl_unit_work *w = &x->work[x->nwork++];
-    *w = (struct gl_unit_work){gl_strdup(r->unit), r->a, gl_unit_scale(r->unit), 0};
+    *w = (struct gl_unit_work){gl_strdup(r->unit), r->a, gl_unit_scale(r->unit), 0, 0};
     (void)err;
     return GL_OK;
 }
@@ -146,6 +158,54 @@ enum gl_status gl_unit_cost_build(const struct gl_config *c, struct gl_store *s,
     return rc;
 }
 
+/* The team's idle and overhead amount and its memory used (the period's
+ * own lines; corrections of closed months are not this period's use). */
+static void team_shares(const struct gl_invoice_set *set, const char *team, gl_i128 *amount,
+                        gl_i128 *used)
+{
+    *amount = *used = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct gl_invoice *inv = &set->invoices[i];
+        if (strcmp(inv->team, team) != 0)
+            continue;
+        for (size_t k = 0; k < inv->nlines; k++) {
+            const struct gl_invoice_line *l = &inv->lines[k];
+            if (l->corrected_period[0])
+                continue;
+            if (l->kind == GL_LINE_IDLE_SHARE || l->kind == GL_LINE_OVERHEAD_SHARE)
+                *amount += l->amount;
+            else if (l->kind == GL_LINE_MEMORY_USED)
+                *used += l->mib_s;
+        }
+    }
+}
+
+enum gl_status gl_unit_cost_shares(struct gl_unit_cost *u, const struct gl_invoice_set *set,
+                                   struct gl_error *err)
+{
+    for (size_t i = 0; i < u->n; i++) {
+        struct gl_unit_cost_row *x = &u->rows[i];
+        x->with_shares_minor = x->cost_minor;
+        for (size_t k = 0; k < x->nteams; k++) {
+            gl_i128 amount, used;
+            team_shares(set, x->teams[k].team, &amount, &used);
+            if (used <= 0 || amount == 0)
+                continue;
+            /* |amount| < 2^64 and mib_s < 2^63: the product fits 128 bits */
+            gl_i128 part = gl_div_half_even(amount * x->teams[k].mib_s, used);
+            if (__builtin_add_overflow(x->with_shares_minor, part, &x->with_shares_minor))
+                return gl_error_set(err, GL_ERR_RUNTIME, "integer overflow: the cost of "
+                                    "workload %.200s/%.200s", x->ns, x->name);
+        }
+        for (size_t k = 0; k < x->nwork; k++)
+            if (x->work[k].units > 0)
+                x->work[k].per_with_minor = gl_div_half_even(
+                    x->with_shares_minor * x->work[k].scale, x->work[k].units);
+    }
+    u->shares = true;
+    return GL_OK;
+}
+
 void gl_unit_cost_free(struct gl_unit_cost *u)
 {
     for (size_t i = 0; i < u->n; i++) {
@@ -157,6 +217,9 @@ void gl_unit_cost_free(struct gl_unit_cost *u)
         for (size_t k = 0; k < x->nwork; k++)
             free(x->work[k].unit);
         free(x->work);
+        for (size_t k = 0; k < x->nteams; k++)
+            free(x->teams[k].team);
+        free(x->teams);
     }
     free(u->rows);
     memset(u, 0, sizeof *u);

@@ -295,7 +295,8 @@ static int cmd_unit_cost(struct gl_cmd_env *e)
     char name[32];
     snprintf(name, sizeof name, "unit-cost-%s", e->o.format ? e->o.format : "json");
     int rc;
-    struct gl_statement *st = statement(e, GL_ST_UNIT_COST, &rc);
+    /* the invoices: the teams' idle and overhead shares of "with idle/overhead" */
+    struct gl_statement *st = statement(e, GL_ST_UNIT_COST | GL_ST_INVOICES, &rc);
     struct gl_error err = {0};
     if (st && gl_renderer_find(name)->fn(st, 0, stdout, &err))
         rc = FAIL(&err);

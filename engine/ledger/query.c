@@ -1517,6 +1517,7 @@ static enum gl_status work_read(struct gl_store *s, const struct gl_period *p, c
         for (int k = 0; k < 5; k++)
             t[k] = (const char *)sqlite3_column_text(st, k);
         struct gl_work_read r = {t[0], t[1], t[2], t[3], units ? NULL : t[4], units ? t[4] : NULL,
+                                 units ? NULL : (const char *)sqlite3_column_text(st, 7),
                                  sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6)};
         rc = fn(ctx, &r, err);
     }
@@ -1531,12 +1532,12 @@ enum gl_status gl_query_workload_used_hours(struct gl_store *s, const struct gl_
 {
     /* each hour at the model its device reported then (schema/010) */
     static const char sql[] =
-        "SELECT " WORKLOAD_COLS ", COALESCE(m.model, d.model), u.hour, SUM(u.quantity)"
+        "SELECT " WORKLOAD_COLS ", COALESCE(m.model, d.model), u.hour, SUM(u.quantity), u.team"
         " FROM usage u JOIN device d ON d.id = u.device_id"
         " LEFT JOIN device_model_hour m ON m.hour = u.hour AND m.device_id = u.device_id"
         WORKLOAD_JOIN
         " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.kind = '" GL_K_MEMORY_USED "' AND u.pod <> ''"
-        " GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6";
+        " GROUP BY 1, 2, 3, 4, 5, 6, 8 ORDER BY 1, 2, 3, 4, 5, 6, 8";
     return work_read(s, p, sql, false, fn, ctx, "unit cost: reading memory used", err);
 }
 

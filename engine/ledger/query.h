@@ -390,12 +390,13 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
 struct gl_work_read {
     const char *cluster, *ns, *kind, *name;
     const char *model, *unit;
+    const char *team; /* memory used: the team of the rows */
     int64_t hour, a;
 };
 typedef enum gl_status (*gl_work_fn)(void *ctx, const struct gl_work_read *r,
                                      struct gl_error *err);
 
-/* Period p's memory used per workload, GPU model and hour, ordered so. */
+/* Period p's memory used per workload, GPU model, hour and team, ordered so. */
 enum gl_status gl_query_workload_used_hours(struct gl_store *s, const struct gl_period *p,
                                             gl_work_fn fn, void *ctx, struct gl_error *err);
 /* Period p's units of work per workload and unit word, ordered so. */

@@ -1444,9 +1444,9 @@ static void intro_unit_cost(FILE *f, enum fmt fmt, const struct team_ctx *x)
     if (fmt == FMT_HTML && has_unit_cost(x))
         svg_unit_cost(f, x);
     para_open(f, fmt, "note");
-    fputs("Cost: the memory each workload used at the period's prices (memory used share "
-          "only: idle and overhead are not in it). Units: the increase of its work counters "
-          "(", f);
+    fputs("Cost: the memory each workload used at the period's prices; with idle/overhead: "
+          "plus its share of its team's idle and overhead lines under the configured policy "
+          "(none under platform or unbilled). Units: the increase of its work counters (", f);
     code(f, fmt, "work.counters");
     fputs(", restarts counted from 0, nothing extrapolated). Per 1M tokens, per 1k requests, "
           "per step, per 1 of any other unit; the team's top workloads.", f);
@@ -1460,6 +1460,7 @@ static void tbl_unit_cost(const struct team_ctx *x, struct table *t)
     table_col(t, "Workload", 0);
     table_col(t, "Used GB-h", COL_N);
     table_col(t, "Cost (memory used)", COL_N);
+    table_col(t, "With idle/overhead", COL_N);
     table_col(t, "Units", COL_N);
     table_col(t, "Cost per", COL_N);
     for (size_t i = 0; i < x->e->workloads.n; i++) {
@@ -1475,16 +1476,18 @@ static void tbl_unit_cost(const struct team_ctx *x, struct table *t)
             table_cell(t, 3, 0, "%s", v);
             fmt_money(x->c, r->cost_minor, v, sizeof v);
             table_cell(t, 4, 0, "%s", v);
+            fmt_money(x->c, r->with_shares_minor, v, sizeof v);
+            table_cell(t, 5, 0, "%s", x->st->unit_cost.shares ? v : "—");
             if (!w || w->units <= 0) {
-                table_cell(t, 5, 0, "%s", w ? "0" : "—");
-                table_cell(t, 6, 0, "%s", "no work recorded");
+                table_cell(t, 6, 0, "%s", w ? "0" : "—");
+                table_cell(t, 7, 0, "%s", "no work recorded");
                 continue;
             }
-            table_cell(t, 5, CELL_LABEL, "%lld %s", (long long)w->units, w->unit);
+            table_cell(t, 6, CELL_LABEL, "%lld %s", (long long)w->units, w->unit);
             char label[64];
             gl_unit_cost_per_label(w, label, sizeof label);
             gl_dec_format(w->per_minor, x->c->minor_digits, per, sizeof per);
-            table_cell(t, 6, CELL_LABEL, "%s per %s", per, label);
+            table_cell(t, 7, CELL_LABEL, "%s per %s", per, label);
         }
     }
 }

@@ -2275,5 +2275,38 @@ def unit_cost_expected(cl, t_from, t_to, units_of):
     return out
 
 
+def unit_cost_with_shares(cl, exp, t_from, t_to, base):
+    """base (unit_cost_expected) with each workload's cost plus its share of
+    its team's idle and overhead lines in the generator's expected invoices
+    exp: per team, amount × the workload's memory used / the team's,
+    half-even to the minor unit; the costs per unit again of that."""
+    scale = {"tokens": 10 ** 6, "requests": 1000}
+    team_amount, team_used, wl_team = {}, {}, {}
+    for team, inv in exp["invoices"].items():
+        for l in inv["lines"]:
+            if l["kind"] in ("idle_share", "overhead_share"):
+                team_amount[team] = team_amount.get(team, 0) + to_units(l["amount"], cl.minor)
+            elif l["kind"] == "memory_used":
+                team_used[team] = team_used.get(team, 0) + int(l["mib_seconds"])
+    for key, mib_s in cl.direct_pod_totals(t_from, t_to).items():
+        c, ns, pod = key.split("/")
+        o = cl.pods[ns + "/" + pod].get("owner")
+        kind, name = ("Pod", pod) if not o else \
+            ("Deployment", o["name"].rsplit("-", 1)[0]) if o["kind"] == "ReplicaSet" else \
+            (o["kind"], o["name"])
+        team = cl.team_at(c, ns, pod, t_from)
+        d = wl_team.setdefault((c, ns, kind, name), {})
+        d[team] = d.get(team, 0) + int(mib_s)
+    out = {}
+    for k, v in base.items():
+        with_ = to_units(v["cost"], cl.minor) + sum(
+            div_half_even(team_amount.get(t, 0) * m, team_used[t])
+            for t, m in wl_team.get(k, {}).items() if team_used.get(t))
+        out[k] = (units_to_str(with_, cl.minor),
+                  {u: units_to_str(div_half_even(with_ * scale.get(u, 1), n), cl.minor)
+                   for u, (n, _) in v["units"].items() if n})
+    return out
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

@@ -178,6 +178,17 @@ class Suite(harness.Suite):
         tap.check("cost: per workload GB-hours, cost, units and cost per 1M tokens / 1k "
                   "requests / step equal the generator's, to the cent",
                   [] if got == want else ["got %s, expected %s" % (got, want)])
+        with open(os.path.join(self.path("gen"), "expected.json")) as f:
+            shares = gc.unit_cost_with_shares(self.cl, json.load(f), self.t0, self.t1, want)
+        got_s = {(w["cluster"], w["namespace"], w["kind"], w["name"]):
+                 (w.get("cost_with_idle_overhead"),
+                  {x["unit"]: x.get("cost_per_with_idle_overhead") for x in w["work"]})
+                 for w in doc.get("workloads") or []}
+        tap.check("cost: with idle/overhead (policy proportional): each workload's share of "
+                  "its team's idle and overhead lines, and the costs per unit of that, equal "
+                  "the generator's invoices, to the cent",
+                  [] if got_s == shares and doc.get("idle_overhead_policy") == "proportional"
+                  else ["got %s, expected %s" % (got_s, shares)])
         idle = [w for w in doc.get("workloads") or [] if w["name"] == "idle-0"]
         tap.check("cost: a workload with cost and no work says \"no work recorded\"",
                   [] if idle and idle[0].get("note") == "no work recorded" and not idle[0]["work"]
