@@ -44,6 +44,8 @@ PLACES = {
     ("load_outputs", "s3_keys"): "outputs.s3",
     ("load_retention", "keys"): "retention",
     ("load_close", "keys"): "close",
+    ("load_work", "keys"): "work",
+    ("load_work_counter", "keys"): "work.counters[]",
 }
 
 ARRAY = re.compile(r"static const char \*const (\w*keys)\[\] = \{(.*?)\};", re.S)

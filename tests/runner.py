@@ -78,6 +78,8 @@ SUITES = [
     _it("statement", "statement_test.py", ("outputs",), cost=4),
     _it("alloc-join", "alloc_join_test.py", ("attribution",), cost=6),
     _it("pending", "pending_test.py", ("prometheus", "outputs"), True, 3),
+    _it("unitcost", "unitcost_test.py",
+        ("prometheus", "outputs", "unit-cost", "focus", "report"), True, 3),
     _it("agg", "agg_test.py", ("ledger",), cost=9),
     _it("focus", "focus_test.py", ("focus",), cost=6),
     _it("server-mode", "server_mode_test.py", ("server-mode", "vm"), cost=60),

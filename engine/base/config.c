@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "preset.h"
+#include "work_preset.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -1661,6 +1662,89 @@ static enum gl_status load_prices(struct cfg_ctx *x, struct gl_config *c, const 
     return entries ? load_price_entries(x, c, entries) : GL_OK;
 }
 
+/* "work": {"counters": [{"name", "unit", "query", "namespace_label",
+ * "pod_label"}], "presets": ["vllm", ...]} (docs/configuration.md "Work
+ * counters"): a preset adds its counters, each reading its metric over the
+ * cluster's selector. Names are unique; a unit is one lower-case word. */
+static enum gl_status load_work_counter(struct cfg_ctx *x, struct gl_config *c, const cJSON *it,
+                                        const char *path)
+{
+    static const char *const keys[] = {"name", "unit", "query", "namespace_label", "pod_label",
+                                       NULL};
+    struct gl_work_counter *w = &c->work[c->nwork++];
+    enum gl_status rc;
+    if ((rc = check_keys(x, it, path, keys)) || (rc = get_str(x, it, path, "name", true, &w->name)) ||
+        (rc = get_str(x, it, path, "unit", true, &w->unit)) ||
+        (rc = get_str(x, it, path, "query", true, &w->query)) ||
+        (rc = get_str(x, it, path, "namespace_label", false, &w->namespace_label)) ||
+        (rc = get_str(x, it, path, "pod_label", false, &w->pod_label)))
+        return rc;
+    for (const char *p = w->name; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+            return cfg_fail(x, path, "name \"%s\": letters, digits, _ and - only", w->name);
+    for (const char *p = w->unit; *p; p++)
+        if (!islower((unsigned char)*p))
+            return cfg_fail(x, path, "unit \"%s\": one lower-case word (tokens, requests, steps, ...)",
+                            w->unit);
+    return GL_OK;
+}
+
+static enum gl_status load_work(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"counters", "presets", NULL};
+    enum gl_status rc = check_keys(x, o, "work", keys);
+    const cJSON *counters = cJSON_GetObjectItemCaseSensitive(o, "counters");
+    const cJSON *presets = cJSON_GetObjectItemCaseSensitive(o, "presets");
+    if (!rc && counters && !cJSON_IsArray(counters))
+        rc = cfg_fail(x, "work.counters", "expected an array of objects");
+    if (!rc && presets && !cJSON_IsArray(presets))
+        rc = cfg_fail(x, "work.presets", "expected an array of preset names (%s)",
+                      gl_work_preset_names());
+    if (rc)
+        return rc;
+    size_t max = (size_t)cJSON_GetArraySize(counters);
+    for (const cJSON *it = presets ? presets->child : NULL; it; it = it->next) {
+        size_t n = 0;
+        if (!cJSON_IsString(it) || !gl_work_preset(it->valuestring, &n))
+            return cfg_fail(x, "work.presets", "%s%s%s is not one of: %s",
+                            cJSON_IsString(it) ? "\"" : "", cJSON_IsString(it) ? it->valuestring : "an entry",
+                            cJSON_IsString(it) ? "\"" : "", gl_work_preset_names());
+        max += n;
+    }
+    c->work = gl_xcalloc(max ? max : 1, sizeof *c->work);
+    int i = 0;
+    for (const cJSON *it = counters ? counters->child : NULL; it; it = it->next, i++) {
+        char path[64];
+        snprintf(path, sizeof path, "work.counters[%d]", i);
+        if ((rc = load_work_counter(x, c, it, path)))
+            return rc;
+    }
+    for (const cJSON *it = presets ? presets->child : NULL; it; it = it->next) {
+        size_t n;
+        const struct gl_work_preset_counter *pc = gl_work_preset(it->valuestring, &n);
+        for (size_t k = 0; k < n; k++) {
+            struct gl_work_counter *w = &c->work[c->nwork++];
+            w->name = gl_strdup(pc[k].name);
+            w->unit = gl_strdup(pc[k].unit);
+            size_t len = strlen(pc[k].metric) + 32;
+            w->query = gl_xcalloc(len, 1);
+            snprintf(w->query, len, "%s{${cluster_selector}}", pc[k].metric);
+        }
+    }
+    for (size_t k = 0; k < c->nwork; k++) {
+        struct gl_work_counter *w = &c->work[k];
+        for (size_t j = 0; j < k; j++)
+            if (strcmp(c->work[j].name, w->name) == 0)
+                return cfg_fail(x, "work", "two counters are named \"%s\" (a preset's counters "
+                                "are named after it: vllm_requests, ...)", w->name);
+        if (!w->namespace_label)
+            w->namespace_label = gl_strdup("namespace");
+        if (!w->pod_label)
+            w->pod_label = gl_strdup("pod");
+    }
+    return GL_OK;
+}
+
 /* Everything after the clusters, in the order errors are reported. */
 static enum gl_status load_sections(struct cfg_ctx *x, struct gl_config *c, const cJSON *root)
 {
@@ -1697,6 +1781,8 @@ static enum gl_status load_sections(struct cfg_ctx *x, struct gl_config *c, cons
         return rc;
     if (c->ncompute_queries > 8)
         return cfg_fail(x, "compute.queries", "at most 8 queries");
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "work")) && (rc = load_work(x, c, o)))
+        return rc;
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "teams")) && (rc = load_teams(x, c, o)))
         return rc;
     if (!c->default_team)
@@ -1754,7 +1840,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     static const char *const keys[] = {"prometheus", "cluster", "clusters", "collection",
                                        "memory_source", "teams", "idle_overhead", "allocation",
                                        "compute", "run", "prices", "billing", "dra", "exporter",
-                                       "metrics", "outputs", "retention", "close", NULL};
+                                       "metrics", "outputs", "retention", "close", "work", NULL};
     if (!(rc = check_keys(&x, root, "", keys)) && !(rc = load_cluster_section(&x, c, root)))
         rc = load_sections(&x, c, root);
     cJSON_Delete(root);
@@ -1783,6 +1869,13 @@ void gl_config_free(struct gl_config *c)
     free(c->cluster_label);
     free(c->hostname_label);
     free(c->queries_dir);
+    for (size_t i = 0; i < c->nwork; i++) {
+        struct gl_work_counter *w = &c->work[i];
+        char *f[] = {w->name, w->unit, w->query, w->namespace_label, w->pod_label};
+        for (size_t k = 0; k < sizeof f / sizeof *f; k++)
+            free(f[k]);
+    }
+    free(c->work);
     free(c->mem_query);
     free(c->uuid_label);
     free(c->exporter_preset);

@@ -157,6 +157,12 @@ struct gl_metrics_cfg {
     char *textfile;          /* node-exporter textfile collector file, NULL: none */
 };
 
+/* One work counter: PromQL answering a counter per pod (namespace_label,
+ * pod_label), integrated per hour (engine/collect/work.c). */
+struct gl_work_counter {
+    char *name, *unit, *query, *namespace_label, *pod_label;
+};
+
 struct gl_config {
     char *path;
     char *dir;
@@ -238,6 +244,11 @@ struct gl_config {
     /* compute indicator: query names, in order of preference */
     char **compute_queries;
     size_t ncompute_queries;
+
+    /* work counters (work.counters and work.presets' counters): the units
+     * of work per pod whose cost unit-cost shows */
+    struct gl_work_counter *work;
+    size_t nwork;
 
     /* teams */
     struct gl_team_rule *rules;

@@ -328,6 +328,14 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
     if ((st->parts & (GL_ST_FLEET | GL_ST_PAGES)) &&
         (rc = gl_query_pending(s, p, GL_STATEMENT_TOP_PENDING, &st->pending, err)))
         return rc;
+    /* the pages and run's tree read it when work counters are configured;
+     * the unit-cost command always */
+    const bool unit_cost = ((st->parts & GL_ST_UNIT_COST) && !(st->parts & GL_ST_PAGES)) ||
+                           ((st->parts & (GL_ST_UNIT_COST | GL_ST_PAGES)) && c->nwork > 0);
+    if (unit_cost && (rc = gl_unit_cost_build(c, s, prices, p, &st->unit_cost, err)))
+        return rc;
+    if (unit_cost && st->set && (rc = gl_unit_cost_shares(&st->unit_cost, st->set, err)))
+        return rc;
     if (st->parts & GL_ST_PAGES) {
         if ((rc = gl_query_axis(s, p, &st->axis, err)))
             return rc;
@@ -405,6 +413,7 @@ void gl_statement_free(struct gl_statement *st)
     gl_anomalies_free(&st->anomalies);
     gl_fleet_free(&st->fleet);
     gl_pending_free(&st->pending);
+    gl_unit_cost_free(&st->unit_cost);
     gl_invoices_free(st->set);
     free(st);
 }

@@ -29,6 +29,7 @@
 #include "query.h"
 #include "store.h"
 #include "timeutil.h"
+#include "workcost.h"
 
 /* How many pods a team page lists. */
 #define GL_STATEMENT_TOP_PODS 10
@@ -68,7 +69,8 @@ enum gl_statement_part {
     GL_ST_PAGES = 1 << 3,     /* team pages and the fleet page: live invoices (checked
                                  against the frozen totals when closed), the day axis,
                                  each team's days and pods, the fleet */
-    GL_ST_ALL = (1 << 4) - 1,
+    GL_ST_UNIT_COST = 1 << 4, /* cost per unit of work per workload (workcost.h) */
+    GL_ST_ALL = (1 << 5) - 1,
 };
 
 /* A closed period's invoice as frozen at close (the audit copy). */
@@ -115,6 +117,7 @@ struct gl_statement {
     struct gl_day_axis axis;          /* GL_ST_PAGES */
     struct gl_team_usage *teams;      /* GL_ST_PAGES: teams[i] for set->invoices[i] */
     struct gl_team_extra *extra;      /* GL_ST_PAGES: workloads, trend, waste in money */
+    struct gl_unit_cost unit_cost;    /* GL_ST_UNIT_COST or GL_ST_PAGES */
 };
 
 /* Builds period p's statement (the parts asked for) under one read

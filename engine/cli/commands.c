@@ -276,6 +276,34 @@ static int cmd_anomalies(struct gl_cmd_env *e)
     return rc;
 }
 
+static const char usage_unit_cost[] =
+    "usage: gpuledger unit-cost --period YYYY-MM [--format json|csv|md]\n"
+    "  Cost per unit of work per workload: memory used (GB-hours), its cost at\n"
+    "  the period's prices, the units of the work counters (work.counters,\n"
+    "  work.presets) and the cost per 1M tokens, 1k requests or 1 other unit.\n";
+
+static int check_unit_cost(struct gl_cmd_env *e)
+{
+    const char *f = e->o.format ? e->o.format : "json";
+    if (strcmp(f, "json") != 0 && strcmp(f, "csv") != 0 && strcmp(f, "md") != 0)
+        return gl_cli_usage(e->cmd->usage, "--format \"%s\" is not json, csv or md", f);
+    return 0;
+}
+
+static int cmd_unit_cost(struct gl_cmd_env *e)
+{
+    char name[32];
+    snprintf(name, sizeof name, "unit-cost-%s", e->o.format ? e->o.format : "json");
+    int rc;
+    /* the invoices: the teams' idle and overhead shares of "with idle/overhead" */
+    struct gl_statement *st = statement(e, GL_ST_UNIT_COST | GL_ST_INVOICES, &rc);
+    struct gl_error err = {0};
+    if (st && gl_renderer_find(name)->fn(st, 0, stdout, &err))
+        rc = FAIL(&err);
+    gl_statement_free(st);
+    return rc;
+}
+
 static const char usage_report[] =
     "usage: gpuledger report --period YYYY-MM [--team ID] --out DIR\n"
     "  Monthly reports: per team DIR/report-<period>-<team>.html (self-contained,\n"
@@ -959,6 +987,9 @@ const struct gl_command gl_commands[] = {
     {"summary", usage_summary, GL_NEED_PERIOD | GL_NEED_DB,
      {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
      cmd_summary},
+    {"unit-cost", usage_unit_cost, PERIOD_READ,
+     {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_unit_cost,
+     cmd_unit_cost},
     {"anomalies", usage_anomalies, GL_NEED_PERIOD | GL_NEED_DB,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true),
       GL_OPT(format, "format", true)},

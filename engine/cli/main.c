@@ -27,6 +27,7 @@ static const char usage_main[] =
     "  export  --period YYYY-MM        FOCUS 1.2 CSV for finance\n"
     "  summary --period YYYY-MM        fleet summary per cluster, GPU model and device\n"
     "  anomalies --period YYYY-MM      GPU memory used without a matching allocation\n"
+    "  unit-cost --period YYYY-MM      cost per unit of work (tokens, requests, steps)\n"
     "  report  --period YYYY-MM --out DIR   monthly team reports (HTML, Markdown)\n"
     "  close   --period YYYY-MM [--force]   freeze a complete month (later data: corrections)\n"
     "  check   [--at TIME]             validate config and prices, probe Prometheus\n"

@@ -16,6 +16,7 @@
 #include "owner.h"
 #include "parse.h"
 #include "server.h"
+#include "work.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -1783,6 +1784,9 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
         rc = gl_prom_new(&cluster->prom, &x.prom, err);
     if (!rc && c->server_mode)
         rc = server_backend(cluster, x.prom, from, &x.metricsql, err);
+    /* units of work first: a refused counter value stores nothing (work.h) */
+    if (!rc)
+        rc = gl_work_collect(c, cluster, s, from, to, err);
     /* the unit of collection: `hours` hours in `nshards` shards; both
      * change when a response is too large, and stay for the window */
     int64_t hours = c->chunk_hours;

@@ -1493,3 +1493,61 @@ enum gl_status gl_query_team_waste_hours(struct gl_store *s, const struct gl_per
     sqlite3_finalize(st);
     return rc;
 }
+
+/* ---- cost per unit of work ---- */
+
+/* A pod's workload, as gl_query_team_workloads folds it. */
+#define WORKLOAD_COLS \
+    "u.cluster, u.namespace, COALESCE(o.owner_kind, 'Pod'), COALESCE(o.owner_name, u.pod)"
+#define WORKLOAD_JOIN \
+    " LEFT JOIN pod_owner o ON o.cluster = u.cluster AND o.namespace = u.namespace" \
+    "  AND o.pod = u.pod"
+
+static enum gl_status work_read(struct gl_store *s, const struct gl_period *p, const char *sql,
+                                bool units, gl_work_fn fn, void *ctx, const char *what,
+                                struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st, what, err);
+    if (rc)
+        return rc;
+    int sr;
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *t[5];
+        for (int k = 0; k < 5; k++)
+            t[k] = (const char *)sqlite3_column_text(st, k);
+        struct gl_work_read r = {t[0], t[1], t[2], t[3], units ? NULL : t[4], units ? t[4] : NULL,
+                                 units ? NULL : (const char *)sqlite3_column_text(st, 7),
+                                 sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6)};
+        rc = fn(ctx, &r, err);
+    }
+    if (!rc && sr != SQLITE_DONE)
+        rc = gl_usage_fail(s, p, what, err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+enum gl_status gl_query_workload_used_hours(struct gl_store *s, const struct gl_period *p,
+                                            gl_work_fn fn, void *ctx, struct gl_error *err)
+{
+    /* each hour at the model its device reported then (schema/010) */
+    static const char sql[] =
+        "SELECT " WORKLOAD_COLS ", COALESCE(m.model, d.model), u.hour, SUM(u.quantity), u.team"
+        " FROM usage u JOIN device d ON d.id = u.device_id"
+        " LEFT JOIN device_model_hour m ON m.hour = u.hour AND m.device_id = u.device_id"
+        WORKLOAD_JOIN
+        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.kind = '" GL_K_MEMORY_USED "' AND u.pod <> ''"
+        " GROUP BY 1, 2, 3, 4, 5, 6, 8 ORDER BY 1, 2, 3, 4, 5, 6, 8";
+    return work_read(s, p, sql, false, fn, ctx, "unit cost: reading memory used", err);
+}
+
+enum gl_status gl_query_workload_units(struct gl_store *s, const struct gl_period *p,
+                                       gl_work_fn fn, void *ctx, struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT " WORKLOAD_COLS ", u.unit, 0, SUM(u.units)"
+        " FROM work_units u" WORKLOAD_JOIN
+        " WHERE u.hour >= ?1 AND u.hour < ?2"
+        " GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5";
+    return work_read(s, p, sql, true, fn, ctx, "unit cost: reading units of work", err);
+}

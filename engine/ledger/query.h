@@ -381,4 +381,26 @@ enum gl_status gl_query_known_periods(struct gl_store *s,
 enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, const char *team,
                                  struct gl_anomaly_list *out, struct gl_error *err);
 
+/* ---- cost per unit of work (schema/012 work_units) ---- */
+
+/* One row of a workload (the pods of one owner, pod_owner, or a pod of its
+ * own, kind "Pod"): memory used MiB·s of a GPU model in an hour (unit
+ * NULL), or the units of work of one unit word in the period (model NULL,
+ * hour 0, a = units). */
+struct gl_work_read {
+    const char *cluster, *ns, *kind, *name;
+    const char *model, *unit;
+    const char *team; /* memory used: the team of the rows */
+    int64_t hour, a;
+};
+typedef enum gl_status (*gl_work_fn)(void *ctx, const struct gl_work_read *r,
+                                     struct gl_error *err);
+
+/* Period p's memory used per workload, GPU model, hour and team, ordered so. */
+enum gl_status gl_query_workload_used_hours(struct gl_store *s, const struct gl_period *p,
+                                            gl_work_fn fn, void *ctx, struct gl_error *err);
+/* Period p's units of work per workload and unit word, ordered so. */
+enum gl_status gl_query_workload_units(struct gl_store *s, const struct gl_period *p,
+                                       gl_work_fn fn, void *ctx, struct gl_error *err);
+
 #endif

@@ -11,6 +11,7 @@
 #include "gl_build.h"
 #include "report.h"
 #include "summary.h"
+#include "unitcost.h"
 #include "util.h"
 
 /* ---- invoices: the statement's (a closed period's as frozen), or the
@@ -194,6 +195,13 @@ const struct gl_renderer gl_renderers[] = {
     {"fleet-html", "fleet-%p.html", "reports", GL_SCOPE_PERIOD, GL_ST_PAGES,
      gl_report_fleet_html},
     {"fleet-md", "fleet-%p.md", "reports", GL_SCOPE_PERIOD, GL_ST_PAGES, gl_report_fleet_md},
+    /* no folder: `unit-cost` prints them; run writes the CSV when work
+     * counters are configured (run.c) */
+    {"unit-cost-json", "unit-cost-%p.json", NULL, GL_SCOPE_PERIOD, GL_ST_UNIT_COST,
+     gl_unit_cost_json},
+    {"unit-cost-csv", "unit-cost-%p.csv", NULL, GL_SCOPE_PERIOD, GL_ST_UNIT_COST,
+     gl_unit_cost_csv},
+    {"unit-cost-md", "unit-cost-%p.md", NULL, GL_SCOPE_PERIOD, GL_ST_UNIT_COST, gl_unit_cost_md},
 };
 const size_t gl_nrenderers = sizeof gl_renderers / sizeof *gl_renderers;
 

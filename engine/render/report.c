@@ -24,6 +24,7 @@
 #include "price.h"
 #include "statement.h"
 #include "timeutil.h"
+#include "unitcost.h"
 #include "util.h"
 
 /* ------------------------------------------------------------ formatting */
@@ -1373,6 +1374,124 @@ static void intro_anomalies(FILE *f, enum fmt fmt, const struct team_ctx *x)
               f);
 }
 
+/* ---- cost per unit of work: the team's top workloads with work counters ---- */
+
+/* The unit-cost row of a top workload, or NULL. */
+static const struct gl_unit_cost_row *unit_cost_of(const struct team_ctx *x,
+                                                   const struct gl_workload_row *w)
+{
+    const struct gl_unit_cost *u = &x->st->unit_cost;
+    for (size_t i = 0; i < u->n; i++)
+        if (!strcmp(u->rows[i].cluster, w->cluster) && !strcmp(u->rows[i].ns, w->ns) &&
+            !strcmp(u->rows[i].kind, w->kind) && !strcmp(u->rows[i].name, w->name))
+            return &u->rows[i];
+    return NULL;
+}
+
+static bool has_unit_cost(const struct team_ctx *x)
+{
+    for (size_t i = 0; x->c->nwork > 0 && i < x->e->workloads.n; i++)
+        if (unit_cost_of(x, &x->e->workloads.w[i]))
+            return true;
+    return false;
+}
+
+/* The cost (memory used) of each top workload, labelled with its costs per unit. */
+static void svg_unit_cost(FILE *f, const struct team_ctx *x)
+{
+    enum { W = 1000, ROW = 28, LABEL = 330, BAR = 400 };
+    const struct gl_team_workloads *u = &x->e->workloads;
+    gl_i128 max = 0;
+    for (size_t i = 0; i < u->n; i++) {
+        const struct gl_unit_cost_row *r = unit_cost_of(x, &u->w[i]);
+        if (r && r->cost_minor > max)
+            max = r->cost_minor;
+    }
+    fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"Cost per unit of work\">\n", W, ROW * (int)u->n + 8);
+    for (size_t i = 0, row = 0; i < u->n; i++) {
+        const struct gl_unit_cost_row *r = unit_cost_of(x, &u->w[i]);
+        if (!r)
+            continue;
+        int y = 4 + (int)row++ * ROW, w = px(r->cost_minor, max, BAR);
+        char full[300], shortl[200], cost[96], per[96];
+        snprintf(full, sizeof full, "%s/%s/%s", r->ns, r->kind, r->name);
+        shorten(full, 44, shortl, sizeof shortl);
+        fmt_money(x->c, r->cost_minor, cost, sizeof cost);
+        fputs("<g><title>", f);
+        html(f, full);
+        fprintf(f, ": %s</title>\n<text x=\"0\" y=\"%d\" class=\"lbl\">", cost, y + 17);
+        html(f, shortl);
+        fprintf(f, "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"20\" fill=\"%s\"/>"
+                   "<text x=\"%d\" y=\"%d\" class=\"val\">%s", LABEL, y + 2, w, COLOR_USED,
+                LABEL + w + 8, y + 17, cost);
+        for (size_t k = 0; k < r->nwork; k++) {
+            if (r->work[k].units <= 0)
+                continue;
+            char label[64];
+            gl_unit_cost_per_label(&r->work[k], label, sizeof label);
+            gl_dec_format(r->work[k].per_minor, x->c->minor_digits, per, sizeof per);
+            fprintf(f, " · %s per ", per);
+            html(f, label);
+        }
+        fputs(r->nwork ? "</text></g>\n" : " · no work recorded</text></g>\n", f);
+    }
+    fputs("</svg>\n", f);
+}
+
+static void intro_unit_cost(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    if (fmt == FMT_HTML && has_unit_cost(x))
+        svg_unit_cost(f, x);
+    para_open(f, fmt, "note");
+    fputs("Cost: the memory each workload used at the period's prices; with idle/overhead: "
+          "plus its share of its team's idle and overhead lines under the configured policy "
+          "(none under platform or unbilled). Units: the increase of its work counters (", f);
+    code(f, fmt, "work.counters");
+    fputs(", restarts counted from 0, nothing extrapolated). Per 1M tokens, per 1k requests, "
+          "per step, per 1 of any other unit; the team's top workloads.", f);
+    para_close(f, fmt);
+}
+
+static void tbl_unit_cost(const struct team_ctx *x, struct table *t)
+{
+    table_col(t, "Cluster", 0);
+    table_col(t, "Namespace", 0);
+    table_col(t, "Workload", 0);
+    table_col(t, "Used GB-h", COL_N);
+    table_col(t, "Cost (memory used)", COL_N);
+    table_col(t, "With idle/overhead", COL_N);
+    table_col(t, "Units", COL_N);
+    table_col(t, "Cost per", COL_N);
+    for (size_t i = 0; i < x->e->workloads.n; i++) {
+        const struct gl_unit_cost_row *r = unit_cost_of(x, &x->e->workloads.w[i]);
+        for (size_t k = 0; r && k < (r->nwork ? r->nwork : 1); k++) {
+            const struct gl_unit_work *w = r->nwork ? &r->work[k] : NULL;
+            char v[96], per[96];
+            table_row(t);
+            table_cell(t, 0, CELL_LABEL, "%s", r->cluster);
+            table_cell(t, 1, CELL_LABEL, "%s", r->ns);
+            table_cell(t, 2, CELL_LABEL, "%s/%s", r->kind, r->name);
+            fmt_gbh(r->used_mib_s, v, sizeof v);
+            table_cell(t, 3, 0, "%s", v);
+            fmt_money(x->c, r->cost_minor, v, sizeof v);
+            table_cell(t, 4, 0, "%s", v);
+            fmt_money(x->c, r->with_shares_minor, v, sizeof v);
+            table_cell(t, 5, 0, "%s", x->st->unit_cost.shares ? v : "—");
+            if (!w || w->units <= 0) {
+                table_cell(t, 6, 0, "%s", w ? "0" : "—");
+                table_cell(t, 7, 0, "%s", "no work recorded");
+                continue;
+            }
+            table_cell(t, 6, CELL_LABEL, "%lld %s", (long long)w->units, w->unit);
+            char label[64];
+            gl_unit_cost_per_label(w, label, sizeof label);
+            gl_dec_format(w->per_minor, x->c->minor_digits, per, sizeof per);
+            table_cell(t, 7, CELL_LABEL, "%s per %s", per, label);
+        }
+    }
+}
+
 static const struct section team_sections[] = {
     {"Daily GB-hours: used vs allocated", always, NULL, intro_daily, true, tbl_daily},
     {"Month over month", always, NULL, intro_trend, true, tbl_trend},
@@ -1386,6 +1505,8 @@ static const struct section team_sections[] = {
      intro_compute, true, tbl_compute},
     {"Anomalies (billed as used)", has_anomalies, "None.", intro_anomalies, false,
      tbl_anomalies},
+    /* no empty note: left out of the page without rows (no work counters) */
+    {"Cost per unit of work", has_unit_cost, NULL, intro_unit_cost, false, tbl_unit_cost},
     {"Invoice lines", always, NULL, NULL, false, tbl_lines_all},
     {"Prices applied", always, NULL, NULL, false, tbl_prices},
 };
@@ -1394,11 +1515,13 @@ static void team_sections_write(FILE *f, enum fmt fmt, const struct team_ctx *x)
 {
     for (size_t i = 0; i < sizeof team_sections / sizeof *team_sections; i++) {
         const struct section *s = &team_sections[i];
+        bool rows = s->has_rows(x);
+        if (!rows && !s->empty)
+            continue;
         if (fmt == FMT_HTML)
             fprintf(f, "<h2>%s</h2>\n", s->title);
         else
             fprintf(f, "%s## %s\n\n", i ? "\n" : "", s->title);
-        bool rows = s->has_rows(x);
         if (s->intro && (rows || s->intro_always))
             s->intro(f, fmt, x);
         if (!rows) {

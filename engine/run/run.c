@@ -41,6 +41,9 @@ static enum gl_status write_tree(const struct gl_config *c, struct gl_store *s,
     enum gl_status rc = gl_statement_build_checked(c, s, prices, p, GL_ST_ALL, gl_frozen_verify, &st, err);
     if (!rc)
         rc = gl_render_tree(st, dir, err);
+    size_t n;
+    if (!rc && c->nwork > 0) /* the FOCUS export's companion: cost per unit of work */
+        rc = gl_render_all(gl_renderer_find("unit-cost-csv"), st, NULL, dir, &n, err);
     if (!rc)
         rc = gl_render_focus_rows(st, nrows, err);
     *ninvoices = st ? gl_render_count(st, GL_SCOPE_INVOICE) : 0;

@@ -1034,6 +1034,7 @@ class Cluster:
                     v = samples[t] if scale == 1 else int(samples[t]) * scale
                     f.write("%s %s %d\n" % (head, fmt_value(v), t))
                     nlines += 1
+        nlines += write_work_counters(self, f)   # scenario key "work" (end of file)
         f.write("# EOF\n")
         return nlines
 
@@ -2147,6 +2148,164 @@ def main(argv):
     sys.stderr.write("gencluster: %s: %d OpenMetrics lines, %d invoices, %d runs\n"
                      % (argv[2], exp["data_lines"], len(exp["invoices"]), len(runs) - 1))
     return 0
+
+
+# ---- work counters (cost per unit of work) ----------------------------------
+#
+# Scenario key "work": counters of an inference server or a training job,
+# one series per entry, over the pod's lifetime, labelled namespace and pod
+# (as a pod scrape relabels them) plus "labels":
+#   {"pod": "team-a/vllm-0", "metric": "vllm:prompt_tokens_total",
+#    "labels": {"model_name": "llama"},
+#    "per_step": [120, 80, 95],       the increase at each step after the
+#                                     first, cycled (whole numbers)
+#    "start_value": 1000,             the first sample's value (default 0)
+#    "reset_at": T,                   the server restarts: the sample at T is
+#                                     that step's increase alone (from 0)
+#    "gap": {"from": T, "to": T},     no sample in [from, to): the counter
+#                                     goes on, the next sample carries it
+#    "fraction": true}                every value + 0.5 (a counter a bill
+#                                     must refuse)
+# The model below works from these parameters alone: every step's increase
+# is work done at that step; it is seen at the step's own sample, or at the
+# first sample after a gap; the hour is that sample's.
+
+def _work_steps(cl, w):
+    p = cl.pods[w["pod"]]
+    lo, hi, _ = cl.pod_window(p)
+    gap = w.get("gap")
+    g0, g1 = (parse_time(gap["from"]), parse_time(gap["to"])) if gap else (0, 0)
+    reset = parse_time(w["reset_at"]) if w.get("reset_at") else None
+    inc = w["per_step"]
+    for k, t in enumerate(cl._steps(lo, hi)):
+        yield k, t, (inc[(k - 1) % len(inc)] if k else 0), g0 <= t < g1, t == reset
+
+
+def work_series(cl):
+    """[(metric, labels tuple, {t: value})] of the scenario's work counters."""
+    out = []
+    for w in cl.scn.get("work", []):
+        ns, pod = w["pod"].split("/")
+        labels = (("namespace", ns), ("pod", pod)) + tuple(sorted(w.get("labels", {}).items()))
+        if cl.cluster_emit:
+            labels += ((cl.cluster_label, cl.cluster_name),)
+        v, samples = int(w.get("start_value", 0)), {}
+        for k, t, inc, in_gap, reset in _work_steps(cl, w):
+            v = inc if reset else v + inc
+            if not in_gap:
+                samples[t] = v + Fraction(1, 2) if w.get("fraction") else v
+        out.append((w["metric"], labels, samples))
+    return out
+
+
+def write_work_counters(cl, f):
+    """The work counters as OpenMetrics counters; the number of samples."""
+    n, done = 0, set()
+    for metric, labels, samples in work_series(cl):
+        fam = metric[:-len("_total")] if metric.endswith("_total") else metric
+        if fam not in done:
+            f.write("# HELP %s Units of work (scenario).\n# TYPE %s %s\n"
+                    % (fam, fam, "counter" if metric.endswith("_total") else "unknown"))
+            done.add(fam)
+        head = metric + "{" + ",".join('%s="%s"' % (k, esc(v)) for k, v in labels) + "}"
+        for t in sorted(samples):
+            v = samples[t]
+            f.write("%s %s %d\n" % (head, str(float(v)) if isinstance(v, Fraction) else v, t))
+            n += 1
+    return n
+
+
+def work_expected(cl, t_from, t_to):
+    """{(cluster, namespace, pod, metric): {hour: units}} from the model."""
+    out = {}
+    for w in cl.scn.get("work", []):
+        if w.get("fraction"):
+            continue
+        ns, pod = w["pod"].split("/")
+        key = (cl.cluster_name, ns, pod, w["metric"])
+        carried = 0
+        for k, t, inc, in_gap, _ in _work_steps(cl, w):
+            carried += inc
+            if in_gap:
+                continue   # done, seen at the next sample
+            if t_from <= t < t_to:
+                h = t - t % 3600
+                out.setdefault(key, {})
+                out[key][h] = out[key].get(h, 0) + carried
+            carried = 0
+    return out
+
+
+def unit_cost_expected(cl, t_from, t_to, units_of):
+    """Per workload (cluster, namespace, kind, name): memory GB-hours (9
+    decimals), cost of memory used (minor units, one rounding per workload:
+    one model and price in the scenario) and per unit word its units and the
+    cost per scale units (half-even to the minor unit). units_of maps a
+    metric to its unit word."""
+    scale = {"tokens": 10 ** 6, "requests": 1000}
+    used = cl.direct_pod_totals(t_from, t_to)
+    if len(cl.prices) != 1:
+        raise ScenarioError("unit_cost_expected: one price entry only")
+    price = Fraction(cl.prices[0]["price"])
+
+    def wl(ns, pod):
+        o = cl.pods[ns + "/" + pod].get("owner")
+        if o and o["kind"] == "ReplicaSet" and re.search(r"-[bcdfghjklmnpqrstvwxz2456789]{6,10}$",
+                                                         o["name"]):
+            return (cl.cluster_name, ns, "Deployment", o["name"].rsplit("-", 1)[0])
+        return (cl.cluster_name, ns, o["kind"], o["name"]) if o else \
+            (cl.cluster_name, ns, "Pod", pod)
+
+    rows = {}
+    for key, mib_s in used.items():
+        _, ns, pod = key.split("/")
+        r = rows.setdefault(wl(ns, pod), {"mib_s": 0, "units": {}})
+        r["mib_s"] += int(mib_s)
+    for (_, ns, pod, metric), hours in work_expected(cl, t_from, t_to).items():
+        r = rows.setdefault(wl(ns, pod), {"mib_s": 0, "units": {}})
+        u = units_of[metric]
+        r["units"][u] = r["units"].get(u, 0) + sum(hours.values())
+    out = {}
+    for k, r in rows.items():
+        cost = to_units(round_half_even(mib_s_to_gbh(r["mib_s"]) * price, cl.minor), cl.minor)
+        per = {u: (n, units_to_str(div_half_even(cost * scale.get(u, 1), n), cl.minor)
+                   if n else None) for u, n in r["units"].items()}
+        out[k] = {"gb_hours": round_half_even(mib_s_to_gbh(r["mib_s"]), 9),
+                  "cost": units_to_str(cost, cl.minor), "units": per}
+    return out
+
+
+def unit_cost_with_shares(cl, exp, t_from, t_to, base):
+    """base (unit_cost_expected) with each workload's cost plus its share of
+    its team's idle and overhead lines in the generator's expected invoices
+    exp: per team, amount × the workload's memory used / the team's,
+    half-even to the minor unit; the costs per unit again of that."""
+    scale = {"tokens": 10 ** 6, "requests": 1000}
+    team_amount, team_used, wl_team = {}, {}, {}
+    for team, inv in exp["invoices"].items():
+        for l in inv["lines"]:
+            if l["kind"] in ("idle_share", "overhead_share"):
+                team_amount[team] = team_amount.get(team, 0) + to_units(l["amount"], cl.minor)
+            elif l["kind"] == "memory_used":
+                team_used[team] = team_used.get(team, 0) + int(l["mib_seconds"])
+    for key, mib_s in cl.direct_pod_totals(t_from, t_to).items():
+        c, ns, pod = key.split("/")
+        o = cl.pods[ns + "/" + pod].get("owner")
+        kind, name = ("Pod", pod) if not o else \
+            ("Deployment", o["name"].rsplit("-", 1)[0]) if o["kind"] == "ReplicaSet" else \
+            (o["kind"], o["name"])
+        team = cl.team_at(c, ns, pod, t_from)
+        d = wl_team.setdefault((c, ns, kind, name), {})
+        d[team] = d.get(team, 0) + int(mib_s)
+    out = {}
+    for k, v in base.items():
+        with_ = to_units(v["cost"], cl.minor) + sum(
+            div_half_even(team_amount.get(t, 0) * m, team_used[t])
+            for t, m in wl_team.get(k, {}).items() if team_used.get(t))
+        out[k] = (units_to_str(with_, cl.minor),
+                  {u: units_to_str(div_half_even(with_ * scale.get(u, 1), n), cl.minor)
+                   for u, (n, _) in v["units"].items() if n})
+    return out
 
 
 if __name__ == "__main__":
