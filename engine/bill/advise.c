@@ -1,0 +1,2 @@
+/* advise */
+static int gl_advise_placeholder;
