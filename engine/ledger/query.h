@@ -381,7 +381,7 @@ enum gl_status gl_query_known_periods(struct gl_store *s,
 enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, const char *team,
                                  struct gl_anomaly_list *out, struct gl_error *err);
 
-/* ---- advice (schema/013 pod_peak; engine/bill/advise.c) ---- */
+/* ---- advice (schema/013 pod_peak; engine/bill/advice.c) ---- */
 
 /* One pod_peak row of the period with its device, owner and team: the
  * steps of one hour in one 1 GiB bucket of a pod on a device. */

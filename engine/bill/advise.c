@@ -1,2 +1,0 @@
-/* advise */
-static int gl_advise_placeholder;
