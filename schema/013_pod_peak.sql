@@ -8,7 +8,8 @@
 -- bucket; peak_mib is the largest MiB of those steps, so the pod's peak is
 -- exact (the largest peak_mib of its rows) and a percentile is bounded by
 -- its bucket's upper edge. alloc_mib is the largest allocation the pod held
--- on the device's node (its model) at those steps, 0 when none.
+-- on the device's node (its model) at those steps, 0 when none, and
+-- alloc_ugpu the same in millionths of a GPU (whole GPU, share or MIG slice).
 --
 -- Written by engine/ledger/store_peak.c from raw collection only (server
 -- mode sums hours on the backend: its hours have no rows, and `advise`
@@ -24,6 +25,7 @@ CREATE TABLE IF NOT EXISTS pod_peak (
     steps     INTEGER NOT NULL,
     peak_mib  INTEGER NOT NULL,
     alloc_mib INTEGER NOT NULL,
+    alloc_ugpu INTEGER NOT NULL,  -- the same allocation in millionths of a GPU (1000000: a whole GPU)
     PRIMARY KEY (cluster, hour, namespace, pod, device_id, bucket)
 ) WITHOUT ROWID;
 

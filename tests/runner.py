@@ -78,6 +78,7 @@ SUITES = [
     _it("statement", "statement_test.py", ("outputs",), cost=4),
     _it("alloc-join", "alloc_join_test.py", ("attribution",), cost=6),
     _it("pending", "pending_test.py", ("prometheus", "outputs"), True, 3),
+    _it("advise", "advise_test.py", ("prometheus", "advise", "report"), True, 3),
     _it("agg", "agg_test.py", ("ledger",), cost=9),
     _it("focus", "focus_test.py", ("focus",), cost=6),
     _it("server-mode", "server_mode_test.py", ("server-mode", "vm"), cost=60),

@@ -37,7 +37,7 @@ static void reindex(struct gl_peaks *p)
 }
 
 void gl_peaks_add(struct gl_peaks *p, int32_t hour, int32_t device, int32_t ns, int32_t pod,
-                  int64_t mib, int64_t alloc_mib)
+                  int64_t mib, int64_t alloc_mib, int64_t alloc_ugpu)
 {
     int64_t bucket = mib / GL_PEAK_BUCKET_MIB;
     if (2 * (p->n + 1) > p->nindex)
@@ -51,6 +51,8 @@ void gl_peaks_add(struct gl_peaks *p, int32_t hour, int32_t device, int32_t ns, 
                 e->peak_mib = mib;
             if (alloc_mib > e->alloc_mib)
                 e->alloc_mib = alloc_mib;
+            if (alloc_ugpu > e->alloc_ugpu)
+                e->alloc_ugpu = alloc_ugpu;
             return;
         }
     }
@@ -58,7 +60,8 @@ void gl_peaks_add(struct gl_peaks *p, int32_t hour, int32_t device, int32_t ns, 
         p->cap = p->cap ? p->cap * 2 : 256;
         p->e = gl_xrealloc(p->e, p->cap * sizeof *p->e);
     }
-    p->e[p->n] = (struct gl_peak_entry){hour, device, ns, pod, bucket, 1, mib, alloc_mib};
+    p->e[p->n] = (struct gl_peak_entry){hour, device, ns, pod, bucket, 1, mib, alloc_mib,
+                                        alloc_ugpu};
     p->index[s] = (uint32_t)(++p->n);
 }
 

@@ -23,6 +23,7 @@ struct gl_peak_entry {
     int64_t steps;
     int64_t peak_mib;
     int64_t alloc_mib; /* the largest allocation held on the node at those steps */
+    int64_t alloc_ugpu; /* ... in millionths of a GPU */
 };
 
 struct gl_peaks {
@@ -32,9 +33,10 @@ struct gl_peaks {
     size_t nindex;
 };
 
-/* One step of a pod on a device: mib held (>= 0), alloc_mib its allocation. */
+/* One step of a pod on a device: mib held (>= 0), alloc_mib and alloc_ugpu
+ * its allocation on the node. */
 void gl_peaks_add(struct gl_peaks *p, int32_t hour, int32_t device, int32_t ns, int32_t pod,
-                  int64_t mib, int64_t alloc_mib);
+                  int64_t mib, int64_t alloc_mib, int64_t alloc_ugpu);
 void gl_peaks_free(struct gl_peaks *p);
 
 #endif

@@ -83,8 +83,11 @@ static struct gl_advice_line *line_of(struct ctx *x, const struct gl_peak_read *
 {
     const char *wkind = r->owner_kind[0] ? r->owner_kind : "Pod";
     const char *wname = r->owner_kind[0] ? r->owner_name : r->pod;
-    const char *parts[] = {r->cluster, r->ns, wkind, wname, r->model, r->profile};
-    *id = key_of(x, x->line_keys, parts, 6, r->alloc_mib);
+    gl_buf_reset(&x->key); /* the allocation in both units is part of the key */
+    char alloc[64];
+    snprintf(alloc, sizeof alloc, "%lld/%lld", (long long)r->alloc_mib, (long long)r->alloc_ugpu);
+    const char *parts[] = {r->cluster, r->ns, wkind, wname, r->model, r->profile, alloc};
+    *id = key_of(x, x->line_keys, parts, 7, 0);
     struct gl_advice *a = x->a;
     if ((size_t)*id < a->nlines)
         return &a->lines[*id];
@@ -96,7 +99,7 @@ static struct gl_advice_line *line_of(struct ctx *x, const struct gl_peak_read *
         .cluster = gl_strdup(r->cluster), .ns = gl_strdup(r->ns), .team = gl_strdup(r->team),
         .wkind = gl_strdup(wkind), .wname = gl_strdup(wname), .model = gl_strdup(r->model),
         .profile = gl_strdup(r->profile), .hostname = gl_strdup(r->hostname),
-        .capacity_mib = r->capacity_mib, .alloc_mib = r->alloc_mib,
+        .capacity_mib = r->capacity_mib, .alloc_mib = r->alloc_mib, .alloc_ugpu = r->alloc_ugpu,
     };
     return l;
 }
@@ -217,8 +220,8 @@ static void recommend(struct ctx *x, struct gl_advice_line *l)
     const struct gl_config *c = x->c;
     gl_i128 need = ((gl_i128)l->peak_mib * (100 + x->a->headroom_pct) + 99) / 100;
     l->need_mib = need > INT64_MAX ? INT64_MAX : (int64_t)need;
-    if (l->alloc_mib <= 0 || l->alloc_mib > l->capacity_mib)
-        return; /* no allocation seen, or several devices: nothing to resize */
+    if (l->alloc_mib <= 0 || l->alloc_ugpu > 1000000)
+        return; /* no allocation seen, or several GPUs: not advised per device */
     char buf[512];
     int64_t full = 0; /* the model's whole-GPU capacity */
     for (size_t i = 0; i < x->nsizes; i++)
@@ -327,42 +330,49 @@ static enum gl_status savings(struct ctx *x, struct gl_error *err)
     return GL_OK;
 }
 
-/* Consolidation: each node-hour's devices in use against its lower bound. */
+/* Consolidation: each node-hour's devices in use against its lower bound;
+ * the GPU-hours above it priced per node and price entry, rounded once. */
 static enum gl_status consolidate(struct ctx *x, struct gl_error *err)
 {
     struct gl_advice *a = x->a;
-    for (size_t i = 0; i < x->nnh; i++) {
+    size_t np = x->prices->n;
+    int64_t *freed = gl_xcalloc((a->nnodes ? a->nnodes : 1) * (np ? np : 1), sizeof *freed);
+    enum gl_status rc = GL_OK;
+    for (size_t i = 0; i < x->nnh && !rc; i++) {
         struct node_hour *h = &x->nh[i];
         struct gl_advice_node *nd = &a->nodes[h->node];
         int64_t in_use = gl_intern_count(h->devs);
         gl_i128 need = ((gl_i128)h->sum_peak * (100 + a->headroom_pct) + 99) / 100;
-        int64_t bound = (int64_t)((need + nd->capacity_mib - 1) / nd->capacity_mib);
+        gl_i128 bound = (need + nd->capacity_mib - 1) / nd->capacity_mib;
         if (bound < 1)
             bound = 1;
         if (bound > in_use)
-            bound = in_use; /* more than in use: the peaks did not coincide; none freed */
+            bound = in_use; /* the peaks need every device: none freed */
         nd->hours++;
         nd->gpu_hours += in_use;
-        nd->bound_gpu_hours += bound;
+        nd->bound_gpu_hours += (int64_t)bound;
         if (in_use > nd->max_devices)
             nd->max_devices = in_use;
         if (bound == in_use)
             continue;
         int e = gl_prices_find(x->prices, nd->model, h->hour);
         if (e < 0) {
-            nd->unpriced_hours += in_use - bound;
+            nd->unpriced_hours += in_use - (int64_t)bound;
             continue;
         }
-        int64_t mib_s;
-        if (__builtin_mul_overflow(in_use - bound, nd->capacity_mib * 3600, &mib_s))
-            return overflow(err, "the freed capacity", nd->hostname);
-        gl_i128 before = nd->saving;
-        enum gl_status rc = price_add(x, (size_t)e, nd->model, mib_s, 1, &nd->saving, err);
-        if (rc)
-            return rc;
-        a->total_node_saving += nd->saving - before;
+        int64_t mib_s, *cell = &freed[(size_t)h->node * np + (size_t)e];
+        if (__builtin_mul_overflow(in_use - (int64_t)bound, nd->capacity_mib * 3600, &mib_s) ||
+            __builtin_add_overflow(*cell, mib_s, cell))
+            rc = overflow(err, "the freed capacity", nd->hostname);
     }
-    return GL_OK;
+    for (size_t n = 0; n < a->nnodes && !rc; n++) {
+        struct gl_advice_node *nd = &a->nodes[n];
+        for (size_t e = 0; e < np && !rc; e++)
+            rc = price_add(x, e, nd->model, freed[n * np + e], 1, &nd->saving, err);
+        a->total_node_saving += nd->saving;
+    }
+    free(freed);
+    return rc;
 }
 
 static int line_cmp(const void *pa, const void *pb)

@@ -43,6 +43,7 @@ struct gl_advice_line {
     char *model, *profile, *hostname;          /* profile "" unless a MIG slice */
     int64_t capacity_mib;                      /* the device's (the slice's for MIG) */
     int64_t alloc_mib;                         /* the allocation held, 0 when none */
+    int64_t alloc_ugpu;                        /* ... in millionths of a GPU */
     int64_t peak_mib, p99_bound_mib;           /* p99 ≤ p99_bound_mib (1 GiB buckets) */
     int64_t steps, pods;
     int64_t need_mib;

@@ -510,7 +510,7 @@ static enum gl_status store_peaks(struct gl_store *s, const struct gl_rollup *r,
             .pod = gl_intern_str(r->strings, e->pod),
             .device_id = dev_ids[e->device],
             .bucket = e->bucket, .steps = e->steps, .peak_mib = e->peak_mib,
-            .alloc_mib = e->alloc_mib,
+            .alloc_mib = e->alloc_mib, .alloc_ugpu = e->alloc_ugpu,
         };
     }
     enum gl_status rc = gl_store_put_peaks(s, rows, pk->n, err);

@@ -1509,7 +1509,7 @@ enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period 
         " coalesce(o.owner_kind, ''), coalesce(o.owner_name, ''),"
         " d.uuid, d.gpu_i_profile, coalesce(m.model, d.model), d.hostname,"
         " coalesce(m.max_capacity_mib, d.max_capacity_mib),"
-        " k.bucket, k.steps, k.peak_mib, k.alloc_mib"
+        " k.bucket, k.steps, k.peak_mib, k.alloc_mib, k.alloc_ugpu"
         " FROM pod_peak k JOIN device d ON d.id = k.device_id"
         " LEFT JOIN device_model_hour m ON m.hour = k.hour AND m.device_id = k.device_id"
         " LEFT JOIN pod_owner o ON o.cluster = k.cluster AND o.namespace = k.namespace"
@@ -1532,7 +1532,7 @@ enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period 
             .profile = t[8], .model = t[9], .hostname = t[10],
             .capacity_mib = sqlite3_column_int64(st, 11), .bucket = sqlite3_column_int64(st, 12),
             .steps = sqlite3_column_int64(st, 13), .peak_mib = sqlite3_column_int64(st, 14),
-            .alloc_mib = sqlite3_column_int64(st, 15),
+            .alloc_mib = sqlite3_column_int64(st, 15), .alloc_ugpu = sqlite3_column_int64(st, 16),
         };
         rc = fn(ctx, &r, err);
     }

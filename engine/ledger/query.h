@@ -391,7 +391,7 @@ struct gl_peak_read {
     const char *owner_kind, *owner_name;   /* "" when the pod has no owner row */
     const char *uuid, *profile, *model, *hostname; /* model: of that hour */
     int64_t capacity_mib;                  /* the device's capacity that hour */
-    int64_t bucket, steps, peak_mib, alloc_mib;
+    int64_t bucket, steps, peak_mib, alloc_mib, alloc_ugpu;
 };
 typedef enum gl_status (*gl_peak_fn)(void *ctx, const struct gl_peak_read *r,
                                      struct gl_error *err);

@@ -24,10 +24,11 @@ enum gl_status gl_store_put_peaks(struct gl_store *s, const struct gl_peak_row *
 {
     static const char sql[] =
         "INSERT INTO pod_peak (cluster, hour, namespace, pod, device_id, bucket, steps,"
-        " peak_mib, alloc_mib) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+        " peak_mib, alloc_mib, alloc_ugpu) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
         " ON CONFLICT DO UPDATE SET steps = steps + excluded.steps,"
         "  peak_mib = max(peak_mib, excluded.peak_mib),"
-        "  alloc_mib = max(alloc_mib, excluded.alloc_mib)";
+        "  alloc_mib = max(alloc_mib, excluded.alloc_mib),"
+        "  alloc_ugpu = max(alloc_ugpu, excluded.alloc_ugpu)";
     sqlite3_stmt *st;
     enum gl_status rc = gl_store_prepare(s, sql, &st, "storing pod peaks", err);
     if (rc)
@@ -44,6 +45,7 @@ enum gl_status gl_store_put_peaks(struct gl_store *s, const struct gl_peak_row *
         sqlite3_bind_int64(st, 7, r->steps);
         sqlite3_bind_int64(st, 8, r->peak_mib);
         sqlite3_bind_int64(st, 9, r->alloc_mib);
+        sqlite3_bind_int64(st, 10, r->alloc_ugpu);
         if (sqlite3_step(st) != SQLITE_DONE) {
             sqlite3_finalize(st);
             return gl_store_fail(s, "storing pod peaks", err);

@@ -16,7 +16,7 @@ struct gl_peak_row {
     int64_t hour;
     const char *cluster, *ns, *pod;
     int64_t device_id;
-    int64_t bucket, steps, peak_mib, alloc_mib;
+    int64_t bucket, steps, peak_mib, alloc_mib, alloc_ugpu;
 };
 
 /* Deletes the rows of cluster's hours [from, to) (before they are written

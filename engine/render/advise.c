@@ -16,13 +16,12 @@ void gl_advise_alloc_text(const struct gl_advice_line *l, char *buf, size_t n)
         snprintf(buf, n, "no allocation seen");
     else if (l->profile[0])
         snprintf(buf, n, "MIG %s (%lld MiB)", l->profile, (long long)l->alloc_mib);
-    else if (l->alloc_mib > l->capacity_mib)
-        snprintf(buf, n, "several GPUs (%lld MiB)", (long long)l->alloc_mib);
-    else if (l->alloc_mib == l->capacity_mib)
-        snprintf(buf, n, "whole GPU (%lld MiB)", (long long)l->alloc_mib);
+    else if (l->alloc_ugpu > 1000000)
+        snprintf(buf, n, "several GPUs (%lld MiB usable)", (long long)l->alloc_mib);
+    else if (l->alloc_ugpu == 1000000)
+        snprintf(buf, n, "whole GPU (%lld MiB usable)", (long long)l->alloc_mib);
     else
-        snprintf(buf, n, "shared replica (%lld of %lld MiB)", (long long)l->alloc_mib,
-                 (long long)l->capacity_mib);
+        snprintf(buf, n, "time-slicing share (%lld MiB usable)", (long long)l->alloc_mib);
 }
 
 void gl_advise_to_text(const struct gl_advice_line *l, char *buf, size_t n)
@@ -91,7 +90,7 @@ static cJSON *line_json(const struct gl_advice *a, const struct gl_advice_line *
     if (l->to == GL_ADV_NONE) {
         cJSON_AddNullToObject(o, "recommendation");
         cJSON_AddStringToObject(o, "note", l->alloc_mib <= 0 ? "no allocation seen: nothing to resize"
-                                           : l->alloc_mib > l->capacity_mib
+                                           : l->alloc_ugpu > 1000000
                                                ? "several GPUs: not advised per device"
                                                : "right-sized: no smaller allocation holds the "
                                                  "peak with the headroom");
