@@ -397,9 +397,9 @@ static int node_cmp(const void *pa, const void *pb)
     return c ? c : strcmp(a->model, b->model);
 }
 
-enum gl_status gl_advise_build(const struct gl_config *c, struct gl_store *s,
-                               const struct gl_price_table *prices, const struct gl_period *p,
-                               struct gl_advice *out, struct gl_error *err)
+static enum gl_status advise(const struct gl_config *c, struct gl_store *s,
+                             const struct gl_price_table *prices, const struct gl_period *p,
+                             bool snapshot, struct gl_advice *out, struct gl_error *err)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->period, sizeof out->period, "%s", p->name);
@@ -413,7 +413,7 @@ enum gl_status gl_advise_build(const struct gl_config *c, struct gl_store *s,
     x.node_keys = gl_intern_new();
     x.hour_keys = gl_intern_new();
     gl_buf_init(&x.key);
-    enum gl_status rc = gl_store_read_begin(s, err);
+    enum gl_status rc = snapshot ? gl_store_read_begin(s, err) : GL_OK;
     if (rc)
         goto done;
     if (!(rc = gl_query_advise_missing(s, p, &out->missing_pod_hours, err)) &&
@@ -433,7 +433,8 @@ enum gl_status gl_advise_build(const struct gl_config *c, struct gl_store *s,
             !(rc = savings(&x, err)))
             rc = consolidate(&x, err);
     }
-    gl_store_read_end(s);
+    if (snapshot)
+        gl_store_read_end(s);
     /* sorted after the passes: the line index is the key's intern id until here */
     qsort(out->lines, out->nlines, sizeof *out->lines, line_cmp);
     qsort(out->nodes, out->nnodes, sizeof *out->nodes, node_cmp);
@@ -457,6 +458,20 @@ done:
     if (rc)
         gl_advice_free(out);
     return rc;
+}
+
+enum gl_status gl_advise_build(const struct gl_config *c, struct gl_store *s,
+                               const struct gl_price_table *prices, const struct gl_period *p,
+                               struct gl_advice *out, struct gl_error *err)
+{
+    return advise(c, s, prices, p, true, out, err);
+}
+
+enum gl_status gl_advise_read(const struct gl_config *c, struct gl_store *s,
+                              const struct gl_price_table *prices, const struct gl_period *p,
+                              struct gl_advice *out, struct gl_error *err)
+{
+    return advise(c, s, prices, p, false, out, err);
 }
 
 void gl_advice_free(struct gl_advice *a)

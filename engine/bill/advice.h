@@ -84,6 +84,10 @@ struct gl_advice {
 enum gl_status gl_advise_build(const struct gl_config *c, struct gl_store *s,
                                const struct gl_price_table *prices, const struct gl_period *p,
                                struct gl_advice *out, struct gl_error *err);
+/* The same inside a read snapshot the caller holds (the statement's). */
+enum gl_status gl_advise_read(const struct gl_config *c, struct gl_store *s,
+                              const struct gl_price_table *prices, const struct gl_period *p,
+                              struct gl_advice *out, struct gl_error *err);
 void gl_advice_free(struct gl_advice *a);
 
 #endif

@@ -64,7 +64,7 @@ static void num(cJSON *o, const char *key, int64_t v)
 
 static void p99_text(const struct gl_advice_line *l, char *b, size_t n)
 {
-    snprintf(b, n, "p99 <= %lld MiB (%s)", (long long)l->p99_bound_mib, GL_ADVISE_P99_NOTE);
+    snprintf(b, n, "p99 ≤ %lld MiB (%s)", (long long)l->p99_bound_mib, GL_ADVISE_P99_NOTE);
 }
 
 static cJSON *line_json(const struct gl_advice *a, const struct gl_advice_line *l)

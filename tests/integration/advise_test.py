@@ -44,19 +44,20 @@ WINDOW = ("2026-11-03T00:00:00Z", "2026-11-03T04:00:00Z")
 A100 = "NVIDIA A100-SXM4-80GB"
 
 # By hand: 240 steps of 60 s; a whole A100 allocates 81920 - 615 = 81305 MiB;
-# 0.03 USD per GB-hour; an amount = MiB·s × 2^20 / (3600 × 10^9) × 0.03.
+# 0.03 USD per GB-hour; an amount = MiB·s × 2^20 / (3600 × 10^9) × 0.03,
+# rounded to the cent once per price row (held and recommended apart).
 #   big-0 peak 9000, needs ⌈9000 × 1.1⌉ = 9900 → MIG 1g.10gb (9984 MiB):
-#     81305 × 14400 MiB·s = 36.828... GB-h... → 36.83 - 4.52 = 8.97... worked:
-#     held 81305 × 14400 × 1048576 / 3.6e12 × 0.03 = 10.23 (10.2311...)
-#     to    9984 × 14400 × 1048576 / 3.6e12 × 0.03 =  1.26 (1.2563...)  → 8.97
+#     held 81305 × 14400 MiB·s → 10.2305 → 10.23; 9984 × 14400 → 1.2563 → 1.26
+#     saving 10.23 - 1.26 = 8.97
 #   vec (3g.40gb, 40192 MiB) peak 8000, needs 8800 → 1g.10gb:
-#     5.06 (5.0575...) - 1.26 = 3.80
-#   ws (4 pods, whole A100s) peak 30000, needs 33000 → 3g.40gb (40192 MiB):
-#     4 × 240 steps: 40.92 (40.9244...) - 20.23 (20.2301...) = 20.69
+#     5.0573 → 5.06, minus 1.26 = 3.80
+#   ws (4 pods on whole A100s, 960 steps) peak 30000, needs 33000 → 3g.40gb
+#     (40192 MiB): 40.9221 → 40.92, minus 20.2293 → 20.23 = 20.69
 #   tiny (1g.10gb) peak 9500 needs 10450 > 9984, train peak 75000 needs
 #     82500 > 81305: right-sized, nothing.
 #   adv-n3: 4 × 30000 × 1.1 = 132000 MiB → ⌈132000 / 81920⌉ = 2 of 4 devices
-#     each hour: 8 GPU-hours above the bound × 81920 MiB × 3600 s → 20.62
+#     each of 4 hours: 8 GPU-hours above the bound × 81920 MiB × 3600 s
+#     → 20.6158 → 20.62
 HAND = {("team-a", "Pod", "big-0"): ("1g.10gb", "8.97"),
         ("team-b", "Job", "vec"): ("1g.10gb", "3.80"),
         ("team-c", "StatefulSet", "ws"): ("3g.40gb", "20.69"),
@@ -211,6 +212,7 @@ class Suite(harness.Suite):
     def server(self, cfg):
         doc = json.loads(json.dumps(cfg))
         doc["collection"]["mode"] = "server"
+        doc.setdefault("billing", {})["basis"] = "used"  # server mode sums basis used only
         path = self.path("config-server.json")
         with open(path, "w") as f:
             json.dump(doc, f, indent=1)
