@@ -1397,7 +1397,8 @@ static void intro_advice(FILE *f, enum fmt fmt, const struct team_ctx *x)
                "%d %% headroom; p99 is bounded by 1 GiB buckets. Advice only: %s.",
             a->headroom_pct, gl_advise_saving_meaning(a));
     if (a->missing_pod_hours)
-        fprintf(f, " No peak data for %lld pod-hours collected in server mode: not advised.",
+        fprintf(f, " No peak data for %lld pod-hours (collected in server mode, or by an earlier "
+                   "version): not advised.",
                 (long long)a->missing_pod_hours);
     para_close(f, fmt);
 }
