@@ -44,6 +44,7 @@ PLACES = {
     ("load_outputs", "s3_keys"): "outputs.s3",
     ("load_retention", "keys"): "retention",
     ("load_close", "keys"): "close",
+    ("load_advise", "keys"): "advise",
 }
 
 ARRAY = re.compile(r"static const char \*const (\w*keys)\[\] = \{(.*?)\};", re.S)
