@@ -1878,6 +1878,9 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 if (!rc)
                     rc = gl_srv_integrate(&j->sv, &m[Q_POD_LABELS], &m[Q_NS_LABELS],
                                           &m[Q_NODE_LABELS], &alloc_plain, sr, err);
+                /* one point per hour: no per-step peak to keep (advise counts
+                 * these pod-hours as without peak data) */
+                gl_peaks_free(&sr->peaks);
                 for (size_t h = 0; !rc && h < sr->nhours; h++)
                     stats->samples += sr->samples_per_hour[h];
             }

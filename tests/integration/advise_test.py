@@ -16,8 +16,9 @@ Prometheus and collected. Checks:
             peak rows are replaced, not added)
   invoices  every invoice is byte-identical with the peak table emptied,
             and equals the generator's expected totals: advice bills nothing
-  server    collection.mode server: advice says which pod-hours have no
-            peak data instead of omitting them silently
+  server    collection.mode server (billing basis used, every host summed on
+            the backend): every pod-hour is counted as without peak data and
+            named in a warning; no advice is made from the hourly sums
   pages     `advise --format md`, and the team report page (HTML, Markdown)
             list the recommendations
 """
@@ -224,12 +225,18 @@ class Suite(harness.Suite):
                 "SELECT count(*) FROM (SELECT DISTINCT hour, namespace, pod FROM usage "
                 "WHERE kind = 'memory_used' AND pod <> '' EXCEPT "
                 "SELECT DISTINCT hour, namespace, pod FROM pod_peak)").fetchone()[0]
-        ok = adv.get("pod_hours_without_peak_data") == hours_without and (
-            hours_without == 0 or "server mode" in (adv.get("warning") or ""))
-        self.tap.check("server: pod-hours without peak data are counted and named (%d)"
-                       % hours_without,
-                       [] if ok else ["advise says %s, the database %d"
-                                      % (adv.get("pod_hours_without_peak_data"), hours_without)])
+        # the scenario's hosts all sum on the backend: no pod-hour has a peak,
+        # and none may be made up from the hourly sums
+        pod_hours = 8 * 4
+        ok = (adv.get("pod_hours_without_peak_data") == hours_without == pod_hours and
+              "server mode" in (adv.get("warning") or "") and not adv.get("right_sizing"))
+        self.tap.check("server: the %d pod-hours summed on the backend are counted as without "
+                       "peak data, and no advice is made from hourly sums" % pod_hours,
+                       [] if ok else ["advise says %s (lines %s), the database %d"
+                                      % (adv.get("pod_hours_without_peak_data"),
+                                         [(x.get("workload"), x.get("peak_mib"))
+                                          for x in adv.get("right_sizing") or []],
+                                         hours_without)])
 
     def pages(self, cfg_path, db):
         md = self.run(cfg_path, db, "advise", "--period", PERIOD, "--format", "md")
