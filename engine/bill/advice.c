@@ -436,8 +436,10 @@ static enum gl_status advise(const struct gl_config *c, struct gl_store *s,
     if (snapshot)
         gl_store_read_end(s);
     /* sorted after the passes: the line index is the key's intern id until here */
-    qsort(out->lines, out->nlines, sizeof *out->lines, line_cmp);
-    qsort(out->nodes, out->nnodes, sizeof *out->nodes, node_cmp);
+    if (out->nlines) /* qsort takes no NULL, even for nothing */
+        qsort(out->lines, out->nlines, sizeof *out->lines, line_cmp);
+    if (out->nnodes)
+        qsort(out->nodes, out->nnodes, sizeof *out->nodes, node_cmp);
 done:
     for (size_t i = 0; i < out->nlines; i++) {
         free(x.acc[i].buckets);
