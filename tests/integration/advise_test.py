@@ -8,7 +8,8 @@ Prometheus and collected. Checks:
   lines     every right-sizing line (workload, team, peak, p99 bound, steps,
             need, recommendation and saving) equals the generator's
             independent model (gencluster.advice_expected), exactly
-  hand      the model's recommendations and savings equal the hand
+  hand      the model's recommendations (MIG slices, a smaller GPU model of
+            the fleet at its own price) and savings equal the hand
             calculation below; right-sized workloads get nothing
   nodes     consolidation per node: GPU-hours in use, the lower bound and the
             saving equal the model's; adv-n3's four GPUs fit on two
@@ -54,6 +55,10 @@ A100 = "NVIDIA A100-SXM4-80GB"
 #     5.0573 → 5.06, minus 1.26 = 3.80
 #   ws (4 pods on whole A100s, 960 steps) peak 30000, needs 33000 → 3g.40gb
 #     (40192 MiB): 40.9221 → 40.92, minus 20.2293 → 20.23 = 20.69
+#   mid (whole A100) peak 18000, needs 19800 → the fleet's L4 (23034 MiB,
+#     below any MIG slice that holds it), priced at the L4's 0.05:
+#     10.23 - 23034 × 14400 → 4.8306 → 4.83 = 5.40
+#   emb (whole L4, 22534 usable) peak 20000, needs 22000: right-sized.
 #   tiny (1g.10gb) peak 9500 needs 10450 > 9984, train peak 75000 needs
 #     82500 > 81305: right-sized, nothing.
 #   adv-n3: 4 × 30000 × 1.1 = 132000 MiB → ⌈132000 / 81920⌉ = 2 of 4 devices
@@ -62,8 +67,11 @@ A100 = "NVIDIA A100-SXM4-80GB"
 HAND = {("team-a", "Pod", "big-0"): ("1g.10gb", "8.97"),
         ("team-b", "Job", "vec"): ("1g.10gb", "3.80"),
         ("team-c", "StatefulSet", "ws"): ("3g.40gb", "20.69"),
-        ("team-b", "Job", "tiny"): None, ("team-d", "Job", "train"): None}
-HAND_NODES = {"adv-n3": (16, 8, "20.62"), "adv-n1": (4, 4, "0.00"), "adv-n4": (4, 4, "0.00")}
+        ("team-e", "StatefulSet", "mid"): ("NVIDIA L4", "5.40"),
+        ("team-b", "Job", "tiny"): None, ("team-d", "Job", "train"): None,
+        ("team-e", "StatefulSet", "emb"): None}
+HAND_NODES = {"adv-n3": (16, 8, "20.62"), "adv-n1": (4, 4, "0.00"), "adv-n4": (4, 4, "0.00"),
+              "adv-n5": (4, 4, "0.00"), "adv-n6": (4, 4, "0.00")}
 
 
 def line_key(x):
@@ -227,7 +235,7 @@ class Suite(harness.Suite):
                 "SELECT DISTINCT hour, namespace, pod FROM pod_peak)").fetchone()[0]
         # the scenario's hosts all sum on the backend: no pod-hour has a peak,
         # and none may be made up from the hourly sums
-        pod_hours = 8 * 4
+        pod_hours = 10 * 4
         ok = (adv.get("pod_hours_without_peak_data") == hours_without == pod_hours and
               "server mode" in (adv.get("warning") or "") and not adv.get("right_sizing"))
         self.tap.check("server: the %d pod-hours summed on the backend are counted as without "
@@ -241,8 +249,8 @@ class Suite(harness.Suite):
     def pages(self, cfg_path, db):
         md = self.run(cfg_path, db, "advise", "--period", PERIOD, "--format", "md")
         problems = [w for w in ("big-0", "vec", "ws", "MIG 1g.10gb", "8.97", "20.62",
-                                "lower bound") if w not in md]
-        problems += [w for w in ("tiny (", "train (") if w in md]
+                                "whole GPU NVIDIA L4", "5.40", "lower bound") if w not in md]
+        problems += [w for w in ("tiny (", "train (", "emb (") if w in md]
         self.tap.check("pages: advise --format md lists the recommendations, not the "
                        "right-sized workloads", problems)
         out = self.path("report")
