@@ -46,6 +46,7 @@ PLACES = {
     ("load_close", "keys"): "close",
     ("load_work", "keys"): "work",
     ("load_work_counter", "keys"): "work.counters[]",
+    ("load_advise", "keys"): "advise",
 }
 
 ARRAY = re.compile(r"static const char \*const (\w*keys)\[\] = \{(.*?)\};", re.S)

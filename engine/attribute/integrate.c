@@ -483,6 +483,7 @@ void gl_rollup_free(struct gl_rollup *r)
     free(r->slots);
     free(r->index);
     free(r->samples_per_hour);
+    gl_peaks_free(&r->peaks);
     memset(r, 0, sizeof *r);
 }
 
@@ -1753,6 +1754,10 @@ static void step_pods(struct work *w, size_t t)
             const struct pod *po = &POD(w, pp->pod);
             int32_t team = team_at(w, pp->pod, t);
             add(w, t, (int32_t)d, po->ns, po->name, team, GL_KIND_MEMORY_USED, pp->q, estimated);
+            /* advice (never billed): the MiB the pod held at t and its allocation */
+            gl_peaks_add(&w->r->peaks, w->hour_of_t, (int32_t)d, po->ns, po->name, pp->q / step,
+                         (pp->claimed ? pp->dev_q : PN(w, pp->pn).alloc_q) / step,
+                         (pp->claimed ? pp->dev_gpu : PN(w, pp->pn).gpu_u) / step);
             q_add(w, t, dv->sum_q, pp->q, &dv->sum_q, "the pods' memory (MiB·s)", (int32_t)d);
             struct pn *pn = &PN(w, pp->pn);
             if (!pp->claimed) { /* a claimed device's memory is set against its claim */

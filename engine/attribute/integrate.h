@@ -63,6 +63,7 @@
 #include "kinds.h"
 #include "error.h"
 #include "parse.h"
+#include "podpeak.h"
 #include "util.h"
 
 
@@ -118,6 +119,7 @@ struct gl_rollup {
     int64_t *samples_per_hour;     /* memory samples seen per hour */
     size_t bad_samples;
     size_t copy_warnings;          /* process-mode devices that look like copies */
+    struct gl_peaks peaks;         /* per-step memory per pod, for advice (not billed) */
 };
 
 /* Fills r (owned by the caller, gl_rollup_free) from in. */

@@ -1479,10 +1479,24 @@ static enum gl_status load_close(struct cfg_ctx *x, struct gl_config *c, const c
     return GL_OK;
 }
 
+/* advise.headroom: whole percent over the peak (0 to 1000) */
+static enum gl_status load_advise(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"headroom", NULL};
+    long h = c->advise_headroom_pct;
+    enum gl_status rc;
+    if ((rc = check_keys(x, o, "advise", keys)) ||
+        (rc = get_int(x, o, "advise", "headroom", 0, 1000, &h)))
+        return rc;
+    c->advise_headroom_pct = (int)h;
+    return GL_OK;
+}
+
 static void set_defaults(struct gl_config *c)
 {
     c->step = 60;
     c->chunk_hours = 6;
+    c->advise_headroom_pct = 10;
     c->max_samples_in_memory = GL_MAX_SAMPLES_IN_MEMORY_DEFAULT;
     c->shrink_tolerance_ppm = 10000; /* 1 % (README "No silent shrink") */
     c->close_settle_s = 48 * 3600;
@@ -1773,6 +1787,8 @@ static enum gl_status load_sections(struct cfg_ctx *x, struct gl_config *c, cons
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "allocation")) &&
         (rc = load_allocation(x, c, o)))
         return rc;
+    if ((o = cJSON_GetObjectItemCaseSensitive(root, "advise")) && (rc = load_advise(x, c, o)))
+        return rc;
     c->dra_enabled = true;
     if ((o = cJSON_GetObjectItemCaseSensitive(root, "dra")) && (rc = load_dra(x, c, o)))
         return rc;
@@ -1840,7 +1856,7 @@ enum gl_status gl_config_load(const char *path, struct gl_config **out, struct g
     static const char *const keys[] = {"prometheus", "cluster", "clusters", "collection",
                                        "memory_source", "teams", "idle_overhead", "allocation",
                                        "compute", "run", "prices", "billing", "dra", "exporter",
-                                       "metrics", "outputs", "retention", "close", "work", NULL};
+                                       "metrics", "outputs", "retention", "close", "work", "advise", NULL};
     if (!(rc = check_keys(&x, root, "", keys)) && !(rc = load_cluster_section(&x, c, root)))
         rc = load_sections(&x, c, root);
     cJSON_Delete(root);

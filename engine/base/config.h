@@ -296,6 +296,10 @@ struct gl_config {
     struct gl_metrics_cfg metrics;
     /* FOCUS version of the export: 12 (1.2, default) or 13 (1.3) */
     int focus_version;
+
+    /* advise: the margin over a workload's peak a smaller allocation must
+     * keep, in whole percent (advise.headroom, default 10) */
+    int advise_headroom_pct;
 };
 
 /* Loads and validates path. On success *out is owned by the caller

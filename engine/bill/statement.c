@@ -347,6 +347,8 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
             rc = team_trends(s, st, err);
         for (size_t i = 0; !rc && i < st->set->n; i++)
             rc = team_extra(s, prices, st, &st->set->invoices[i], &st->extra[i], err);
+        if (!rc)
+            rc = gl_advise_read(c, s, prices, p, &st->advice, err);
     }
     return rc;
 }
@@ -414,6 +416,7 @@ void gl_statement_free(struct gl_statement *st)
     gl_fleet_free(&st->fleet);
     gl_pending_free(&st->pending);
     gl_unit_cost_free(&st->unit_cost);
+    gl_advice_free(&st->advice);
     gl_invoices_free(st->set);
     free(st);
 }

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "advice.h"
 #include "config.h"
 #include "error.h"
 #include "invoice.h"
@@ -118,6 +119,7 @@ struct gl_statement {
     struct gl_team_usage *teams;      /* GL_ST_PAGES: teams[i] for set->invoices[i] */
     struct gl_team_extra *extra;      /* GL_ST_PAGES: workloads, trend, waste in money */
     struct gl_unit_cost unit_cost;    /* GL_ST_UNIT_COST or GL_ST_PAGES */
+    struct gl_advice advice;          /* GL_ST_PAGES: right-sizing advice (never billed) */
 };
 
 /* Builds period p's statement (the parts asked for) under one read

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "advise.h"
 #include "autoclose.h"
 #include "cli.h"
 #include "close.h"
@@ -326,6 +327,31 @@ static int cmd_report(struct gl_cmd_env *e)
         rc = FAIL(&err);
     gl_statement_free(st);
     return rc;
+}
+
+static const char usage_advise[] =
+    "usage: gpuledger advise --period YYYY-MM [--format json|md]\n"
+    "  Right-sizing per workload (peak and p99 memory per step against its\n"
+    "  allocation; the smallest MIG profile, time-slicing share or smaller GPU\n"
+    "  model that holds the peak with advise.headroom, and the saving at the\n"
+    "  period's prices) and consolidation per node (a bin-packing lower bound).\n"
+    "  Advice only: no bill changes.\n";
+
+static int cmd_advise(struct gl_cmd_env *e)
+{
+    bool md;
+    format_md(e, &md);
+    struct gl_error err = {0};
+    struct gl_advice a;
+    if (gl_period_held(e->store, &e->period, &err) ||
+        gl_advise_build(e->cfg, e->store, e->prices, &e->period, &a, &err))
+        return FAIL(&err);
+    if (md)
+        gl_advise_md(&a, NULL, stdout);
+    else
+        gl_advise_json(&a, stdout);
+    gl_advice_free(&a);
+    return 0;
 }
 
 /* ---- close, run ---- */
@@ -997,6 +1023,9 @@ const struct gl_command gl_commands[] = {
     {"report", usage_report, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true), GL_OPT(out, "out", true)},
      NULL, check_report, cmd_report},
+    {"advise", usage_advise, PERIOD_READ,
+     {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
+     cmd_advise},
     {"close", usage_close, GL_NEED_LOCK_FIRST | PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(now, "now", true), GL_OPT(force, "force", false)},
      NULL, NULL, cmd_close},

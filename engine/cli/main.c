@@ -29,6 +29,7 @@ static const char usage_main[] =
     "  anomalies --period YYYY-MM      GPU memory used without a matching allocation\n"
     "  unit-cost --period YYYY-MM      cost per unit of work (tokens, requests, steps)\n"
     "  report  --period YYYY-MM --out DIR   monthly team reports (HTML, Markdown)\n"
+    "  advise  --period YYYY-MM        right-sizing and consolidation advice (not billed)\n"
     "  close   --period YYYY-MM [--force]   freeze a complete month (later data: corrections)\n"
     "  check   [--at TIME]             validate config and prices, probe Prometheus\n"
     "  prices  [import] [--file CSV]   validate (against stored usage), print or install\n"

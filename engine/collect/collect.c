@@ -17,6 +17,7 @@
 #include "parse.h"
 #include "server.h"
 #include "work.h"
+#include "store_peak.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -495,6 +496,29 @@ static enum gl_status check_shrink(const struct gl_config *c, const struct gl_cl
                         msg);
 }
 
+/* The rollup's per-step memory distribution (advice; never billed). */
+static enum gl_status store_peaks(struct gl_store *s, const struct gl_rollup *r,
+                                  const int64_t *dev_ids, struct gl_error *err)
+{
+    const struct gl_peaks *pk = &r->peaks;
+    struct gl_peak_row *rows = gl_xcalloc(pk->n ? pk->n : 1, sizeof *rows);
+    for (size_t i = 0; i < pk->n; i++) {
+        const struct gl_peak_entry *e = &pk->e[i];
+        rows[i] = (struct gl_peak_row){
+            .hour = r->start + (int64_t)e->hour * 3600,
+            .cluster = gl_intern_str(r->strings, r->devices[e->device].cluster),
+            .ns = gl_intern_str(r->strings, e->ns),
+            .pod = gl_intern_str(r->strings, e->pod),
+            .device_id = dev_ids[e->device],
+            .bucket = e->bucket, .steps = e->steps, .peak_mib = e->peak_mib,
+            .alloc_mib = e->alloc_mib, .alloc_ugpu = e->alloc_ugpu,
+        };
+    }
+    enum gl_status rc = gl_store_put_peaks(s, rows, pk->n, err);
+    free(rows);
+    return rc;
+}
+
 /* Stores a range: the rollups of its shards (one when not split), its
  * counts and label history, in ONE transaction that replaces its hours. */
 static enum gl_status store_range(const struct gl_config *c, const struct gl_cluster *cluster,
@@ -518,14 +542,16 @@ static enum gl_status store_range(const struct gl_config *c, const struct gl_clu
             goto fail;
     /* Replace every row of these hours for each cluster seen, and the
      * configured one (so an hour that lost its data is emptied too). */
-    if ((rc = gl_store_clear_hours(s, cluster->name, start, end, err)))
+    if ((rc = gl_store_clear_hours(s, cluster->name, start, end, err)) ||
+        (rc = gl_store_clear_peaks(s, cluster->name, start, end, err)))
         goto fail;
     for (size_t p = 0; p < nparts; p++) {
         const struct gl_rollup *r = &parts[p];
         for (size_t d = 0; d < r->ndevices; d++) {
             const char *cl = gl_intern_str(r->strings, r->devices[d].cluster);
             if (strcmp(cl, cluster->name) != 0 &&
-                (rc = gl_store_clear_hours(s, cl, start, end, err)))
+                ((rc = gl_store_clear_hours(s, cl, start, end, err)) ||
+                 (rc = gl_store_clear_peaks(s, cl, start, end, err))))
                 goto fail;
         }
     }
@@ -563,6 +589,8 @@ static enum gl_status store_range(const struct gl_config *c, const struct gl_clu
                                          e->first_t, e->last_t, err)))
                 goto fail;
         }
+        if ((rc = store_peaks(s, r, dev_ids, err)))
+            goto fail;
     }
     for (size_t h = 0; h < nhours; h++) {
         int64_t samples = 0, bad = 0;
@@ -1945,6 +1973,9 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
                 if (!rc)
                     rc = gl_srv_integrate(&j->sv, &m[Q_POD_LABELS], &m[Q_NS_LABELS],
                                           &m[Q_NODE_LABELS], &alloc_plain, sr, err);
+                /* one point per hour: no per-step peak to keep (advise counts
+                 * these pod-hours as without peak data) */
+                gl_peaks_free(&sr->peaks);
                 for (size_t h = 0; !rc && h < sr->nhours; h++)
                     stats->samples += sr->samples_per_hour[h];
             }

@@ -402,5 +402,39 @@ enum gl_status gl_query_workload_used_hours(struct gl_store *s, const struct gl_
 /* Period p's units of work per workload and unit word, ordered so. */
 enum gl_status gl_query_workload_units(struct gl_store *s, const struct gl_period *p,
                                        gl_work_fn fn, void *ctx, struct gl_error *err);
+/* ---- advice (schema/013 pod_peak; engine/bill/advice.c) ---- */
+
+/* One pod_peak row of the period with its device, owner and team: the
+ * steps of one hour in one 1 GiB bucket of a pod on a device. */
+struct gl_peak_read {
+    int64_t hour;
+    const char *cluster, *ns, *pod, *team; /* team: of the pod's memory that hour */
+    const char *owner_kind, *owner_name;   /* "" when the pod has no owner row */
+    const char *uuid, *profile, *model, *hostname; /* model: of that hour */
+    int64_t capacity_mib;                  /* the device's capacity that hour */
+    int64_t bucket, steps, peak_mib, alloc_mib, alloc_ugpu;
+};
+typedef enum gl_status (*gl_peak_fn)(void *ctx, const struct gl_peak_read *r,
+                                     struct gl_error *err);
+
+/* The period's pod_peak rows, ordered by cluster, namespace, pod, uuid, hour. */
+enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period *p, gl_peak_fn fn,
+                                     void *ctx, struct gl_error *err);
+
+/* Pod-hours of the period with used memory and no pod_peak row (collected
+ * in server mode, or before schema 013): advice cannot see them. */
+enum gl_status gl_query_advise_missing(struct gl_store *s, const struct gl_period *p,
+                                       int64_t *pod_hours, struct gl_error *err);
+
+/* The GPU sizes seen in the period's fleet: per model, its whole-GPU
+ * capacity (profile "") and each MIG profile's measured capacity. */
+struct gl_fleet_size {
+    char *model, *profile;
+    int64_t capacity_mib;
+};
+enum gl_status gl_query_advise_sizes(struct gl_store *s, const struct gl_period *p,
+                                     struct gl_fleet_size **out, size_t *n,
+                                     struct gl_error *err);
+void gl_fleet_sizes_free(struct gl_fleet_size *x, size_t n);
 
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "advise.h"
 #include "gl_build.h"
 #include "money.h"
 #include "price.h"
@@ -1492,6 +1493,67 @@ static void tbl_unit_cost(const struct team_ctx *x, struct table *t)
     }
 }
 
+/* ---- right-sizing advice (engine/bill/advice.h; never billed) ---- */
+
+static bool advised(const struct team_ctx *x, const struct gl_advice_line *l)
+{
+    return l->to != GL_ADV_NONE && strcmp(l->team, x->inv->team) == 0;
+}
+
+static bool has_advice(const struct team_ctx *x)
+{
+    for (size_t i = 0; i < x->st->advice.nlines; i++)
+        if (advised(x, &x->st->advice.lines[i]))
+            return true;
+    return false;
+}
+
+static void intro_advice(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    const struct gl_advice *a = &x->st->advice;
+    para_open(f, fmt, "note");
+    fprintf(f, "The smallest allocation that held each workload's peak memory per step with "
+               "%d %% headroom; p99 is bounded by 1 GiB buckets. Advice only: %s.",
+            a->headroom_pct, gl_advise_saving_meaning(a));
+    if (a->missing_pod_hours)
+        fprintf(f, " No peak data for %lld pod-hours (collected in server mode, or by an earlier "
+                   "version): not advised.",
+                (long long)a->missing_pod_hours);
+    para_close(f, fmt);
+}
+
+static void tbl_advice(const struct team_ctx *x, struct table *t)
+{
+    char al[256], to[512], v[128];
+    table_col(t, "Cluster", 0);
+    table_col(t, "Workload", 0);
+    table_col(t, "GPU model", 0);
+    table_col(t, "Allocation", 0);
+    table_col(t, "Peak MiB", COL_N);
+    table_col(t, "p99 bound MiB", COL_N);
+    table_col(t, "Recommended", 0);
+    table_col(t, "Saving", COL_N);
+    table_col(t, "Assumes", 0);
+    for (size_t i = 0; i < x->st->advice.nlines; i++) {
+        const struct gl_advice_line *l = &x->st->advice.lines[i];
+        if (!advised(x, l))
+            continue;
+        gl_advise_alloc_text(l, al, sizeof al);
+        gl_advise_to_text(l, to, sizeof to);
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", l->cluster);
+        table_cell(t, 1, CELL_LABEL, "%s/%s (%s)", l->ns, l->wname, l->wkind);
+        table_cell(t, 2, CELL_LABEL, "%s", l->model);
+        table_cell(t, 3, CELL_LABEL, "%s", al);
+        table_cell(t, 4, 0, "%lld", (long long)l->peak_mib);
+        table_cell(t, 5, 0, "%lld", (long long)l->p99_bound_mib);
+        table_cell(t, 6, CELL_LABEL, "%s", to);
+        fmt_money(x->c, l->saving, v, sizeof v);
+        table_cell(t, 7, 0, "%s", v);
+        table_cell(t, 8, CELL_LABEL, "%s", l->assumes);
+    }
+}
+
 static const struct section team_sections[] = {
     {"Daily GB-hours: used vs allocated", always, NULL, intro_daily, true, tbl_daily},
     {"Month over month", always, NULL, intro_trend, true, tbl_trend},
@@ -1503,6 +1565,9 @@ static const struct section team_sections[] = {
      intro_shares, true, tbl_shares},
     {"Compute indicator (not billed)", has_compute, "No busy samples for this team's devices.",
      intro_compute, true, tbl_compute},
+    {"Right-sizing advice (not billed)", has_advice,
+     "Nothing to recommend: every workload's allocation fits its peak with the headroom.",
+     intro_advice, true, tbl_advice},
     {"Anomalies (billed as used)", has_anomalies, "None.", intro_anomalies, false,
      tbl_anomalies},
     /* no empty note: left out of the page without rows (no work counters) */

@@ -2308,5 +2308,138 @@ def unit_cost_with_shares(cl, exp, t_from, t_to, base):
     return out
 
 
+# ---- advice: an independent model of `gpuledger advise` -------------------
+# Worked from the scenario itself (its occupants, requests and GPUs), not
+# from the engine's tables: exclusive-mode GPUs, one occupant per device at
+# a time, GB-Hours prices. Lines are keyed as the command keys them:
+# (cluster, namespace, workload kind, workload, GPU model, MIG profile,
+# allocation MiB); a workload is the pod's "owner", else the pod ("Pod").
+
+ADVICE_BUCKET_MIB = 1024
+
+
+def advice_allocation(cl, pod, gpu):
+    """(MiB, millionths of a GPU) a pod's request allocates on its node, as
+    the engine's allocation rules say (module docstring)."""
+    node = next(n for n in cl.scn["nodes"] if n["name"] == pod["node"])
+    for res, units in pod.get("requests", {}).items():
+        if res == "nvidia.com/gpu":
+            full = next(g for g in node["gpus"] if not g.get("mig"))
+            return units * (full["capacity_mib"] - full["reserved_mib"]), units * 10 ** 6
+        sz = mig_profile_size(res[len("nvidia.com/mig-"):]) if res.startswith(
+            "nvidia.com/mig-") else None
+        if sz:
+            prof = res[len("nvidia.com/mig-"):]
+            mib = max(g["capacity_mib"] - g["reserved_mib"] for g in node["gpus"]
+                      if g.get("mig", {}).get("profile") == prof)
+            return units * mib, units * (cl.step * 10 ** 6 * sz[0] // 7) // cl.step
+    raise ScenarioError("advice model: pod %s/%s has no GPU request"
+                        % (pod["namespace"], pod["name"]))
+
+
+def advice_steps(cl, t_from, t_to):
+    """Per (occupant pod, gpu, t) the MiB it held (steps with memory only)."""
+    for n in cl.scn["nodes"]:
+        for g in n["gpus"]:
+            if g.get("mode", "exclusive") != "exclusive":
+                raise ScenarioError("advice model: exclusive GPUs only")
+            for o in cl._occupants(g):
+                p = o["pod"]
+                lo, hi, _ = cl.pod_window(p)
+                for t in cl._steps(max(t_from, o["from"], lo), min(t_to, o["to"], hi)):
+                    used = value_at(o["used"], (t - cl.start) // cl.step)
+                    if used > 0:
+                        yield n, g, p, t, used
+
+
+def advice_price_amount(cl, per_price):
+    """Σ over price rows of round-half-even(GB-hours × price), each row once."""
+    total = 0
+    for pid, mib_s in per_price.items():
+        price = next(p for p in cl.prices if p["id"] == pid)
+        if price["unit"] != "GB-Hours":
+            raise ScenarioError("advice model: GB-Hours prices only")
+        total += to_units(round_half_even(mib_s_to_gbh(mib_s) * Fraction(price["price"]),
+                                          cl.minor), cl.minor)
+    return total
+
+
+def advice_expected(cl, t_from, t_to, headroom=10, replicas=None):
+    """{"lines": {key: {...}}, "nodes": {(cluster, node, model): {...}}} as
+    `gpuledger advise --format json` must give them for [t_from, t_to)."""
+    replicas = replicas or {}
+    sizes = set()  # (model, profile, capacity) of the fleet's devices
+    for n in cl.scn["nodes"]:
+        for g in n["gpus"]:
+            sizes.add((g["model"], g.get("mig", {}).get("profile", ""), g["capacity_mib"]))
+    sizes = sorted(sizes)
+    lines, node_hours = {}, {}
+    for n, g, p, t, used in advice_steps(cl, t_from, t_to):
+        o = p.get("owner")
+        wk, wn = (o["kind"], o["name"]) if o else ("Pod", p["name"])
+        alloc, ugpu = advice_allocation(cl, p, g)
+        prof = g.get("mig", {}).get("profile", "")
+        key = (cl.cluster_name, p["namespace"], wk, wn, g["model"], prof, alloc)
+        ln = lines.setdefault(key, {"team": cl.team_at(cl.cluster_name, p["namespace"],
+                                                       p["name"], t),
+                                    "node": n["name"], "capacity": g["capacity_mib"],
+                                    "ugpu": ugpu, "peak": 0, "steps": [], "pods": set()})
+        ln["peak"] = max(ln["peak"], used)
+        ln["steps"].append((t, used))
+        ln["pods"].add(p["name"])
+        if not prof:
+            nh = node_hours.setdefault((cl.cluster_name, n["name"], g["model"],
+                                        g["capacity_mib"]), {}).setdefault(t - t % 3600, {})
+            k = (p["name"], g["uuid"])
+            nh[k] = max(nh.get(k, 0), used)
+    out = {"lines": {}, "nodes": {}}
+    for key, ln in lines.items():
+        cl_, ns, wk, wn, model, prof, alloc = key
+        vals = sorted(u for _, u in ln["steps"])
+        rank = -(-99 * len(vals) // 100)  # ⌈0.99 N⌉
+        p99 = min((vals[rank - 1] // ADVICE_BUCKET_MIB + 1) * ADVICE_BUCKET_MIB, ln["peak"])
+        need = -(-ln["peak"] * (100 + headroom) // 100)
+        best = None
+        if ln["ugpu"] <= 10 ** 6:
+            full = max([c for m, pr, c in sizes if m == model and not pr] or [0])
+            cands = [("mig", pr, m, c) for m, pr, c in sizes if pr and m == model]
+            reps = replicas.get(ln["node"], 0)
+            if not prof and reps > 1 and full:
+                cands.append(("time-slicing share", "1/%d of a GPU on %s" % (reps, ln["node"]),
+                              model, full // reps))
+            cands += [("gpu model", m, m, c) for m, pr, c in sizes if not pr and m != model]
+            for c in cands:
+                if need <= c[3] < alloc and (best is None or c[3] < best[3]):
+                    best = c
+        rec = None
+        if best:
+            held, to = {}, {}
+            for t, _ in ln["steps"]:
+                _acc(held, cl._pid(model, t), alloc * cl.step)
+                _acc(to, cl._pid(best[2], t), best[3] * cl.step)
+            rec = {"kind": best[0], "name": best[1], "gpu_model": best[2], "mib": best[3],
+                   "saving": units_to_str(advice_price_amount(cl, held)
+                                          - advice_price_amount(cl, to), cl.minor)}
+        out["lines"][key] = {"team": ln["team"], "pods": len(ln["pods"]), "peak_mib": ln["peak"],
+                             "p99_bound_mib": p99, "steps": len(vals), "need_mib": need,
+                             "recommendation": rec}
+    for nk, hours in node_hours.items():
+        cl_, node, model, cap = nk
+        in_use = bound_sum = 0
+        freed = {}
+        for h, peaks in hours.items():
+            devs = len({u for _, u in peaks})
+            need = -(-sum(peaks.values()) * (100 + headroom) // 100)
+            bound = min(max(1, -(-need // cap)), devs)
+            in_use += devs
+            bound_sum += bound
+            if bound < devs:
+                _acc(freed, cl._pid(model, h), (devs - bound) * cap * 3600)
+        out["nodes"][(cl_, node, model)] = {
+            "gpu_hours_in_use": in_use, "lower_bound_gpu_hours": bound_sum,
+            "saving": units_to_str(advice_price_amount(cl, freed), cl.minor)}
+    return out
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

@@ -1,0 +1,496 @@
+/* advice — right-sizing and consolidation advice (advice.h says the rules). */
+#include "advice.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query.h"
+#include "util.h"
+
+/* One workload line while the rows are read: its buckets' steps. */
+struct acc {
+    int64_t *buckets; /* steps per 1 GiB bucket */
+    size_t nbuckets;
+    struct gl_intern *pods;
+};
+
+/* One (cluster, node, model, hour) while the rows are read. */
+struct node_hour {
+    int32_t node; /* index into the advice's nodes */
+    int64_t hour;
+    int64_t sum_peak;      /* Σ of the pods' hourly peaks (exact, checked) */
+    struct gl_intern *devs; /* the devices in use */
+};
+
+struct ctx {
+    const struct gl_config *c;
+    struct gl_store *s;
+    const struct gl_price_table *prices;
+    struct gl_advice *a;
+    struct gl_intern *line_keys, *node_keys, *hour_keys;
+    struct acc *acc;
+    size_t nacc;
+    struct node_hour *nh;
+    size_t nnh, capnh;
+    struct gl_buf key;
+    /* the current (pod, device, hour)'s peak over its bucket rows */
+    int64_t cur_hour, cur_peak;
+    int32_t cur_nh;
+    char *cur_pod; /* cluster/ns/pod/uuid of the current peak */
+    struct gl_fleet_size *sizes;
+    size_t nsizes;
+    bool pass2;
+    /* pass 2: MiB·s per price entry, held and recommended, per line */
+    int64_t *held_e, *to_e;
+};
+
+static const char SEP[] = "\x1f";
+
+/* The bucket ladder of schema/013 (engine/attribute/podpeak.h writes it). */
+#define GL_LADDER_MIB 1024
+
+static int32_t intern(struct gl_intern *t, const char *s)
+{
+    int32_t id = gl_intern_get(t, s);
+    if (id < 0) {
+        fputs("gpuledger: out of memory\n", stderr);
+        abort();
+    }
+    return id;
+}
+
+static int32_t key_of(struct ctx *x, struct gl_intern *t, const char *const *parts, size_t n,
+                      int64_t num)
+{
+    gl_buf_reset(&x->key);
+    for (size_t i = 0; i < n; i++) {
+        gl_buf_puts(&x->key, parts[i]);
+        gl_buf_puts(&x->key, SEP);
+    }
+    gl_buf_printf(&x->key, "%lld", (long long)num);
+    return intern(t, x->key.data);
+}
+
+static enum gl_status overflow(struct gl_error *err, const char *what, const char *where)
+{
+    return gl_error_set(err, GL_ERR_RUNTIME, "integer overflow: %s of %.300s", what, where);
+}
+
+/* ---- pass 1: lines and node-hours ---- */
+
+static struct gl_advice_line *line_of(struct ctx *x, const struct gl_peak_read *r, int32_t *id)
+{
+    const char *wkind = r->owner_kind[0] ? r->owner_kind : "Pod";
+    const char *wname = r->owner_kind[0] ? r->owner_name : r->pod;
+    gl_buf_reset(&x->key); /* the allocation in both units is part of the key */
+    char alloc[64];
+    snprintf(alloc, sizeof alloc, "%lld/%lld", (long long)r->alloc_mib, (long long)r->alloc_ugpu);
+    const char *parts[] = {r->cluster, r->ns, wkind, wname, r->model, r->profile, alloc};
+    *id = key_of(x, x->line_keys, parts, 7, 0);
+    struct gl_advice *a = x->a;
+    if ((size_t)*id < a->nlines)
+        return &a->lines[*id];
+    a->lines = gl_xrealloc(a->lines, (a->nlines + 1) * sizeof *a->lines);
+    x->acc = gl_xrealloc(x->acc, (a->nlines + 1) * sizeof *x->acc);
+    x->acc[a->nlines] = (struct acc){NULL, 0, gl_intern_new()};
+    struct gl_advice_line *l = &a->lines[a->nlines++];
+    *l = (struct gl_advice_line){
+        .cluster = gl_strdup(r->cluster), .ns = gl_strdup(r->ns), .team = gl_strdup(r->team),
+        .wkind = gl_strdup(wkind), .wname = gl_strdup(wname), .model = gl_strdup(r->model),
+        .profile = gl_strdup(r->profile), .hostname = gl_strdup(r->hostname),
+        .capacity_mib = r->capacity_mib, .alloc_mib = r->alloc_mib, .alloc_ugpu = r->alloc_ugpu,
+    };
+    return l;
+}
+
+static int32_t node_hour_of(struct ctx *x, const struct gl_peak_read *r)
+{
+    const char *parts[] = {r->cluster, r->hostname, r->model};
+    int32_t node = key_of(x, x->node_keys, parts, 3, r->capacity_mib);
+    struct gl_advice *a = x->a;
+    if ((size_t)node == a->nnodes) {
+        a->nodes = gl_xrealloc(a->nodes, (a->nnodes + 1) * sizeof *a->nodes);
+        a->nodes[a->nnodes++] = (struct gl_advice_node){
+            .cluster = gl_strdup(r->cluster), .hostname = gl_strdup(r->hostname),
+            .model = gl_strdup(r->model), .capacity_mib = r->capacity_mib};
+    }
+    gl_buf_reset(&x->key);
+    gl_buf_printf(&x->key, "%d%s%lld", node, SEP, (long long)r->hour);
+    int32_t h = intern(x->hour_keys, x->key.data);
+    if ((size_t)h == x->nnh) {
+        if (x->nnh == x->capnh) {
+            x->capnh = x->capnh ? 2 * x->capnh : 64;
+            x->nh = gl_xrealloc(x->nh, x->capnh * sizeof *x->nh);
+        }
+        x->nh[x->nnh++] = (struct node_hour){node, r->hour, 0, gl_intern_new()};
+    }
+    return h;
+}
+
+/* The pod's peak in the hour on the device is the largest of its bucket
+ * rows: added to the node-hour's sum once the next (pod, device, hour) starts. */
+static enum gl_status flush_pod_hour(struct ctx *x, struct gl_error *err)
+{
+    if (x->cur_nh < 0)
+        return GL_OK;
+    struct node_hour *h = &x->nh[x->cur_nh];
+    if (__builtin_add_overflow(h->sum_peak, x->cur_peak, &h->sum_peak))
+        return overflow(err, "the pods' peaks on node", x->a->nodes[h->node].hostname);
+    x->cur_nh = -1;
+    return GL_OK;
+}
+
+static enum gl_status pass1_row(void *ctx, const struct gl_peak_read *r, struct gl_error *err)
+{
+    struct ctx *x = ctx;
+    int32_t id;
+    struct gl_advice_line *l = line_of(x, r, &id);
+    struct acc *ac = &x->acc[id];
+    if (r->peak_mib > l->peak_mib)
+        l->peak_mib = r->peak_mib;
+    if (__builtin_add_overflow(l->steps, r->steps, &l->steps))
+        return overflow(err, "the steps", l->wname);
+    if ((size_t)r->bucket >= ac->nbuckets) {
+        size_t n = (size_t)r->bucket + 1;
+        ac->buckets = gl_xrealloc(ac->buckets, n * sizeof *ac->buckets);
+        memset(ac->buckets + ac->nbuckets, 0, (n - ac->nbuckets) * sizeof *ac->buckets);
+        ac->nbuckets = n;
+    }
+    ac->buckets[r->bucket] += r->steps; /* ≤ the line's steps: checked above */
+    gl_buf_reset(&x->key);
+    gl_buf_printf(&x->key, "%s%s%s", r->ns, SEP, r->pod);
+    intern(ac->pods, x->key.data);
+    if (r->profile[0] || r->capacity_mib <= 0)
+        return GL_OK; /* consolidation: whole GPUs of known capacity only */
+    gl_buf_reset(&x->key);
+    gl_buf_printf(&x->key, "%s%s%s%s%s%s%s", r->cluster, SEP, r->ns, SEP, r->pod, SEP, r->uuid);
+    bool same = x->cur_nh >= 0 && x->cur_hour == r->hour && strcmp(x->cur_pod, x->key.data) == 0;
+    if (!same) {
+        enum gl_status rc = flush_pod_hour(x, err);
+        if (rc)
+            return rc;
+        free(x->cur_pod);
+        x->cur_pod = gl_strdup(x->key.data);
+        x->cur_hour = r->hour;
+        x->cur_peak = 0;
+        x->cur_nh = node_hour_of(x, r);
+        intern(x->nh[x->cur_nh].devs, r->uuid);
+    }
+    if (r->peak_mib > x->cur_peak)
+        x->cur_peak = r->peak_mib;
+    return GL_OK;
+}
+
+/* p99 ≤ the upper edge of the bucket holding the ⌈0.99 N⌉-th step, and ≤ the peak. */
+static int64_t p99_bound(const struct acc *ac, int64_t steps, int64_t peak)
+{
+    int64_t rank = steps / 100 * 99 + (steps % 100 * 99 + 99) / 100, cum = 0;
+    for (size_t b = 0; b < ac->nbuckets; b++) {
+        cum += ac->buckets[b];
+        if (cum >= rank) {
+            int64_t edge = ((int64_t)b + 1) * GL_LADDER_MIB;
+            return edge < peak ? edge : peak;
+        }
+    }
+    return peak;
+}
+
+/* ---- the recommendation ---- */
+
+static void consider(struct gl_advice_line *l, enum gl_advise_to to, const char *name,
+                     const char *model, int64_t mib, const char *assumes)
+{
+    if (mib < l->need_mib || mib >= l->alloc_mib)
+        return;
+    if (l->to != GL_ADV_NONE && mib >= l->to_mib)
+        return; /* the smallest wins; on a tie the first considered (MIG, share, model) */
+    free(l->to_name);
+    free(l->to_model);
+    free(l->assumes);
+    l->to = to;
+    l->to_name = gl_strdup(name);
+    l->to_model = gl_strdup(model);
+    l->to_mib = mib;
+    l->assumes = gl_strdup(assumes);
+}
+
+static void recommend(struct ctx *x, struct gl_advice_line *l)
+{
+    const struct gl_config *c = x->c;
+    gl_i128 need = ((gl_i128)l->peak_mib * (100 + x->a->headroom_pct) + 99) / 100;
+    l->need_mib = need > INT64_MAX ? INT64_MAX : (int64_t)need;
+    if (l->alloc_mib <= 0 || l->alloc_ugpu > 1000000)
+        return; /* no allocation seen, or several GPUs: not advised per device */
+    char buf[512];
+    int64_t full = 0; /* the model's whole-GPU capacity */
+    for (size_t i = 0; i < x->nsizes; i++)
+        if (!x->sizes[i].profile[0] && strcmp(x->sizes[i].model, l->model) == 0 &&
+            x->sizes[i].capacity_mib > full)
+            full = x->sizes[i].capacity_mib;
+    for (size_t i = 0; i < x->nsizes; i++) /* measured MIG slices of the model */
+        if (x->sizes[i].profile[0] && strcmp(x->sizes[i].model, l->model) == 0)
+            consider(l, GL_ADV_MIG, x->sizes[i].profile, l->model, x->sizes[i].capacity_mib,
+                     "a MIG slice of this profile as measured on this model in the fleet");
+    for (size_t i = 0; i < c->nmig_profiles; i++) { /* configured sizes */
+        const struct gl_kv *kv = &c->mig_profiles[i];
+        bool measured = false;
+        for (size_t k = 0; k < x->nsizes && !measured; k++)
+            measured = strcmp(x->sizes[k].profile, kv->key) == 0 &&
+                       strcmp(x->sizes[k].model, l->model) == 0;
+        if (!measured && (full == 0 || kv->num < full)) {
+            snprintf(buf, sizeof buf,
+                     "MIG profile %.100s of allocation.mig_profiles_mib (%lld MiB), assuming "
+                     "the GPU model supports it (not seen in the fleet)",
+                     kv->key, (long long)kv->num);
+            consider(l, GL_ADV_MIG, kv->key, l->model, kv->num, buf);
+        }
+    }
+    const struct gl_kv *rep = gl_kv_find(c->replicas, c->nreplicas, l->hostname);
+    if (!l->profile[0] && rep && rep->num > 1 && full > 0) {
+        char name[256];
+        snprintf(name, sizeof name, "1/%lld of a GPU on %.200s", (long long)rep->num,
+                 l->hostname);
+        snprintf(buf, sizeof buf,
+                 "a time-slicing share of the node (allocation.replicas %lld: capacity ÷ "
+                 "replicas, floored); shares are not isolated: the headroom is the margin",
+                 (long long)rep->num);
+        consider(l, GL_ADV_SHARE, name, l->model, full / rep->num, buf);
+    }
+    for (size_t i = 0; i < x->nsizes; i++)
+        if (!x->sizes[i].profile[0] && strcmp(x->sizes[i].model, l->model) != 0)
+            consider(l, GL_ADV_MODEL, x->sizes[i].model, x->sizes[i].model,
+                     x->sizes[i].capacity_mib,
+                     "a whole GPU of a smaller model seen in the fleet (its measured capacity), "
+                     "assuming the workload runs on it");
+}
+
+/* ---- pass 2: the saving at the period's prices ---- */
+
+static enum gl_status pass2_row(void *ctx, const struct gl_peak_read *r, struct gl_error *err)
+{
+    struct ctx *x = ctx;
+    int32_t id;
+    struct gl_advice_line *l = line_of(x, r, &id);
+    if (l->to == GL_ADV_NONE)
+        return GL_OK;
+    int e_cur = gl_prices_find(x->prices, l->model, r->hour);
+    int e_to = gl_prices_find(x->prices, l->to_model, r->hour);
+    if (e_cur < 0 || e_to < 0) {
+        l->unpriced_steps += r->steps;
+        return GL_OK;
+    }
+    int64_t held, to, sec;
+    size_t n = x->prices->n;
+    if (__builtin_mul_overflow(r->steps, x->a->step, &sec) ||
+        __builtin_mul_overflow(l->alloc_mib, sec, &held) ||
+        __builtin_mul_overflow(l->to_mib, sec, &to) ||
+        __builtin_add_overflow(l->held_mib_s, held, &l->held_mib_s) ||
+        __builtin_add_overflow(l->to_mib_s, to, &l->to_mib_s) ||
+        __builtin_add_overflow(x->held_e[(size_t)id * n + (size_t)e_cur], held,
+                               &x->held_e[(size_t)id * n + (size_t)e_cur]) ||
+        __builtin_add_overflow(x->to_e[(size_t)id * n + (size_t)e_to], to,
+                               &x->to_e[(size_t)id * n + (size_t)e_to]))
+        return overflow(err, "the allocation held (MiB·s)", l->wname);
+    return GL_OK;
+}
+
+/* amount of mib_s at entry e's price for model (per GB-hour), into *sum. */
+static enum gl_status price_add(struct ctx *x, size_t e, const char *model, int64_t mib_s,
+                                int sign, gl_i128 *sum, struct gl_error *err)
+{
+    if (!mib_s)
+        return GL_OK;
+    gl_i128 unit, amount;
+    enum gl_status rc = gl_price_per_gbh(x->prices, &x->prices->entries[e], model,
+                                         gl_query_model_capacity(x->s, model), &unit, err);
+    if (rc)
+        return rc;
+    if (!gl_amount_minor(mib_s, unit, x->a->minor_digits, &amount))
+        return overflow(err, "the amount", model);
+    *sum += sign * amount; /* far below 2^127: amounts of int64 MiB·s */
+    return GL_OK;
+}
+
+static enum gl_status savings(struct ctx *x, struct gl_error *err)
+{
+    size_t n = x->prices->n;
+    for (size_t i = 0; i < x->a->nlines; i++) {
+        struct gl_advice_line *l = &x->a->lines[i];
+        if (l->to == GL_ADV_NONE)
+            continue;
+        for (size_t e = 0; e < n; e++) {
+            enum gl_status rc;
+            if ((rc = price_add(x, e, l->model, x->held_e[i * n + e], 1, &l->saving, err)) ||
+                (rc = price_add(x, e, l->to_model, x->to_e[i * n + e], -1, &l->saving, err)))
+                return rc;
+        }
+        x->a->total_saving += l->saving;
+    }
+    return GL_OK;
+}
+
+/* Consolidation: each node-hour's devices in use against its lower bound;
+ * the GPU-hours above it priced per node and price entry, rounded once. */
+static enum gl_status consolidate(struct ctx *x, struct gl_error *err)
+{
+    struct gl_advice *a = x->a;
+    size_t np = x->prices->n;
+    int64_t *freed = gl_xcalloc((a->nnodes ? a->nnodes : 1) * (np ? np : 1), sizeof *freed);
+    enum gl_status rc = GL_OK;
+    for (size_t i = 0; i < x->nnh && !rc; i++) {
+        struct node_hour *h = &x->nh[i];
+        struct gl_advice_node *nd = &a->nodes[h->node];
+        int64_t in_use = gl_intern_count(h->devs);
+        gl_i128 need = ((gl_i128)h->sum_peak * (100 + a->headroom_pct) + 99) / 100;
+        gl_i128 bound = (need + nd->capacity_mib - 1) / nd->capacity_mib;
+        if (bound < 1)
+            bound = 1;
+        if (bound > in_use)
+            bound = in_use; /* the peaks need every device: none freed */
+        nd->hours++;
+        nd->gpu_hours += in_use;
+        nd->bound_gpu_hours += (int64_t)bound;
+        if (in_use > nd->max_devices)
+            nd->max_devices = in_use;
+        if (bound == in_use)
+            continue;
+        int e = gl_prices_find(x->prices, nd->model, h->hour);
+        if (e < 0) {
+            nd->unpriced_hours += in_use - (int64_t)bound;
+            continue;
+        }
+        int64_t mib_s, *cell = &freed[(size_t)h->node * np + (size_t)e];
+        if (__builtin_mul_overflow(in_use - (int64_t)bound, nd->capacity_mib * 3600, &mib_s) ||
+            __builtin_add_overflow(*cell, mib_s, cell))
+            rc = overflow(err, "the freed capacity", nd->hostname);
+    }
+    for (size_t n = 0; n < a->nnodes && !rc; n++) {
+        struct gl_advice_node *nd = &a->nodes[n];
+        for (size_t e = 0; e < np && !rc; e++)
+            rc = price_add(x, e, nd->model, freed[n * np + e], 1, &nd->saving, err);
+        a->total_node_saving += nd->saving;
+    }
+    free(freed);
+    return rc;
+}
+
+static int line_cmp(const void *pa, const void *pb)
+{
+    const struct gl_advice_line *a = pa, *b = pb;
+    const char *ka[] = {a->cluster, a->ns, a->wkind, a->wname, a->model, a->profile};
+    const char *kb[] = {b->cluster, b->ns, b->wkind, b->wname, b->model, b->profile};
+    for (int i = 0; i < 6; i++) {
+        int c = strcmp(ka[i], kb[i]);
+        if (c)
+            return c;
+    }
+    return (a->alloc_mib > b->alloc_mib) - (a->alloc_mib < b->alloc_mib);
+}
+
+static int node_cmp(const void *pa, const void *pb)
+{
+    const struct gl_advice_node *a = pa, *b = pb;
+    int c = strcmp(a->cluster, b->cluster);
+    if (!c)
+        c = strcmp(a->hostname, b->hostname);
+    return c ? c : strcmp(a->model, b->model);
+}
+
+static enum gl_status advise(const struct gl_config *c, struct gl_store *s,
+                             const struct gl_price_table *prices, const struct gl_period *p,
+                             bool snapshot, struct gl_advice *out, struct gl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->period, sizeof out->period, "%s", p->name);
+    out->headroom_pct = c->advise_headroom_pct;
+    out->basis = c->basis;
+    out->currency = c->currency;
+    out->minor_digits = c->minor_digits;
+    out->step = c->step;
+    struct ctx x = {.c = c, .s = s, .prices = prices, .a = out, .cur_nh = -1};
+    x.line_keys = gl_intern_new();
+    x.node_keys = gl_intern_new();
+    x.hour_keys = gl_intern_new();
+    gl_buf_init(&x.key);
+    enum gl_status rc = snapshot ? gl_store_read_begin(s, err) : GL_OK;
+    if (rc)
+        goto done;
+    if (!(rc = gl_query_advise_missing(s, p, &out->missing_pod_hours, err)) &&
+        !(rc = gl_query_advise_sizes(s, p, &x.sizes, &x.nsizes, err)) &&
+        !(rc = gl_query_advise_peaks(s, p, pass1_row, &x, err)) &&
+        !(rc = flush_pod_hour(&x, err))) {
+        for (size_t i = 0; i < out->nlines; i++) {
+            struct gl_advice_line *l = &out->lines[i];
+            l->p99_bound_mib = p99_bound(&x.acc[i], l->steps, l->peak_mib);
+            l->pods = gl_intern_count(x.acc[i].pods);
+            recommend(&x, l);
+        }
+        size_t cells = (out->nlines ? out->nlines : 1) * (prices->n ? prices->n : 1);
+        x.held_e = gl_xcalloc(cells, sizeof *x.held_e);
+        x.to_e = gl_xcalloc(cells, sizeof *x.to_e);
+        if (!(rc = gl_query_advise_peaks(s, p, pass2_row, &x, err)) &&
+            !(rc = savings(&x, err)))
+            rc = consolidate(&x, err);
+    }
+    if (snapshot)
+        gl_store_read_end(s);
+    /* sorted after the passes: the line index is the key's intern id until here */
+    if (out->nlines) /* qsort takes no NULL, even for nothing */
+        qsort(out->lines, out->nlines, sizeof *out->lines, line_cmp);
+    if (out->nnodes)
+        qsort(out->nodes, out->nnodes, sizeof *out->nodes, node_cmp);
+done:
+    for (size_t i = 0; i < out->nlines; i++) {
+        free(x.acc[i].buckets);
+        gl_intern_free(x.acc[i].pods);
+    }
+    free(x.acc);
+    for (size_t i = 0; i < x.nnh; i++)
+        gl_intern_free(x.nh[i].devs);
+    free(x.nh);
+    free(x.held_e);
+    free(x.to_e);
+    free(x.cur_pod);
+    gl_fleet_sizes_free(x.sizes, x.nsizes);
+    gl_intern_free(x.line_keys);
+    gl_intern_free(x.node_keys);
+    gl_intern_free(x.hour_keys);
+    gl_buf_free(&x.key);
+    if (rc)
+        gl_advice_free(out);
+    return rc;
+}
+
+enum gl_status gl_advise_build(const struct gl_config *c, struct gl_store *s,
+                               const struct gl_price_table *prices, const struct gl_period *p,
+                               struct gl_advice *out, struct gl_error *err)
+{
+    return advise(c, s, prices, p, true, out, err);
+}
+
+enum gl_status gl_advise_read(const struct gl_config *c, struct gl_store *s,
+                              const struct gl_price_table *prices, const struct gl_period *p,
+                              struct gl_advice *out, struct gl_error *err)
+{
+    return advise(c, s, prices, p, false, out, err);
+}
+
+void gl_advice_free(struct gl_advice *a)
+{
+    for (size_t i = 0; i < a->nlines; i++) {
+        struct gl_advice_line *l = &a->lines[i];
+        char *f[] = {l->cluster, l->ns,      l->team,     l->wkind,    l->wname, l->model,
+                     l->profile, l->hostname, l->to_name, l->to_model, l->assumes};
+        for (size_t k = 0; k < sizeof f / sizeof *f; k++)
+            free(f[k]);
+    }
+    free(a->lines);
+    for (size_t i = 0; i < a->nnodes; i++) {
+        free(a->nodes[i].cluster);
+        free(a->nodes[i].hostname);
+        free(a->nodes[i].model);
+    }
+    free(a->nodes);
+    memset(a, 0, sizeof *a);
+}

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""advise_test.py - right-sizing and consolidation advice (`gpuledger advise`).
+
+Usage: python3 tests/integration/advise_test.py --bin build/gpuledger [--work DIR] [--keep]
+
+scenarios/advise.json (tests/gen/gencluster.py) is backfilled into a real
+Prometheus and collected. Checks:
+  lines     every right-sizing line (workload, team, peak, p99 bound, steps,
+            need, recommendation and saving) equals the generator's
+            independent model (gencluster.advice_expected), exactly
+  hand      the model's recommendations (MIG slices, a smaller GPU model of
+            the fleet at its own price) and savings equal the hand
+            calculation below; right-sized workloads get nothing
+  nodes     consolidation per node: GPU-hours in use, the lower bound and the
+            saving equal the model's; adv-n3's four GPUs fit on two
+  repull    collecting the window again gives the same advice (the hour's
+            peak rows are replaced, not added)
+  invoices  every invoice is byte-identical with the peak table emptied,
+            and equals the generator's expected totals: advice bills nothing
+  server    collection.mode server (billing basis used, every host summed on
+            the backend): every pod-hour is counted as without peak data and
+            named in a warning; no advice is made from the hourly sums
+  pages     `advise --format md`, and the team report page (HTML, Markdown)
+            list the recommendations
+"""
+
+import json
+import os
+import shutil
+import sqlite3
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "tests", "gen"))
+sys.path.insert(0, HERE)
+
+import gencluster as gc  # noqa: E402
+import harness  # noqa: E402
+from harness import tail  # noqa: E402
+
+SCENARIO = os.path.join(HERE, "scenarios", "advise.json")
+PERIOD = "2026-11"
+WINDOW = ("2026-11-03T00:00:00Z", "2026-11-03T04:00:00Z")
+A100 = "NVIDIA A100-SXM4-80GB"
+
+# By hand: 240 steps of 60 s; a whole A100 allocates 81920 - 615 = 81305 MiB;
+# 0.03 USD per GB-hour; an amount = MiB·s × 2^20 / (3600 × 10^9) × 0.03,
+# rounded to the cent once per price row (held and recommended apart).
+#   big-0 peak 9000, needs ⌈9000 × 1.1⌉ = 9900 → MIG 1g.10gb (9984 MiB):
+#     held 81305 × 14400 MiB·s → 10.2305 → 10.23; 9984 × 14400 → 1.2563 → 1.26
+#     saving 10.23 - 1.26 = 8.97
+#   vec (3g.40gb, 40192 MiB) peak 8000, needs 8800 → 1g.10gb:
+#     5.0573 → 5.06, minus 1.26 = 3.80
+#   ws (4 pods on whole A100s, 960 steps) peak 30000, needs 33000 → 3g.40gb
+#     (40192 MiB): 40.9221 → 40.92, minus 20.2293 → 20.23 = 20.69
+#   mid (whole A100) peak 18000, needs 19800 → the fleet's L4 (23034 MiB,
+#     below any MIG slice that holds it), priced at the L4's 0.05:
+#     10.23 - 23034 × 14400 → 4.8306 → 4.83 = 5.40
+#   emb (whole L4, 22534 usable) peak 20000, needs 22000: right-sized.
+#   tiny (1g.10gb) peak 9500 needs 10450 > 9984, train peak 75000 needs
+#     82500 > 81305: right-sized, nothing.
+#   adv-n3: 4 × 30000 × 1.1 = 132000 MiB → ⌈132000 / 81920⌉ = 2 of 4 devices
+#     each of 4 hours: 8 GPU-hours above the bound × 81920 MiB × 3600 s
+#     → 20.6158 → 20.62
+HAND = {("team-a", "Pod", "big-0"): ("1g.10gb", "8.97"),
+        ("team-b", "Job", "vec"): ("1g.10gb", "3.80"),
+        ("team-c", "StatefulSet", "ws"): ("3g.40gb", "20.69"),
+        ("team-e", "StatefulSet", "mid"): ("NVIDIA L4", "5.40"),
+        ("team-b", "Job", "tiny"): None, ("team-d", "Job", "train"): None,
+        ("team-e", "StatefulSet", "emb"): None}
+HAND_NODES = {"adv-n3": (16, 8, "20.62"), "adv-n1": (4, 4, "0.00"), "adv-n4": (4, 4, "0.00"),
+              "adv-n5": (4, 4, "0.00"), "adv-n6": (4, 4, "0.00")}
+
+
+def line_key(x):
+    return (x.get("cluster"), x.get("namespace"), x.get("workload_kind"), x.get("workload"),
+            x.get("gpu_model"), "", x.get("allocation_mib"))
+
+
+class Suite(harness.Suite):
+    proms = ()
+
+    def run(self, cfg, db, *args):
+        rc, out, err = self.eng.run(cfg, db, *args, timeout=300)
+        if rc != 0:
+            raise RuntimeError("%s: exit %s: %s" % (" ".join(args[:3]), rc, tail(err)))
+        return out
+
+    def setup_all(self):
+        gen = self.path("gen")
+        if gc.main(["gencluster.py", SCENARIO, gen]) != 0:
+            raise RuntimeError("gencluster failed")
+        rc, out = harness.backfill(os.path.join(gen, "data.om"), self.path("tsdb"))
+        if rc != 0:
+            raise RuntimeError("promtool backfill: %s" % tail(out))
+        os.makedirs(self.path("prom"), exist_ok=True)
+        prom = harness.Prometheus(self.path("prom"), self.path("tsdb"))
+        prom.start(timeout=30)
+        self.proms.append(prom)
+        with open(os.path.join(gen, "config.json")) as f:
+            cfg = json.load(f)
+        cfg["prometheus"]["url"] = prom.url()
+        cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
+        cfg_path = self.path("config.json")
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f, indent=1)
+        db = self.path("advise.db")
+        self.run(cfg_path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+        return gen, cfg, cfg_path, db
+
+    def main(self):
+        tap = self.tap
+        for t in ("promtool", "prometheus"):
+            if not shutil.which(t):
+                tap.fail("%s on PATH" % t, "not found (Debian package prometheus)")
+                return
+        self.proms = []
+        self.eng = harness.Engine(os.path.abspath(self.args.bin), self.work)
+        try:
+            gen, cfg, cfg_path, db = self.setup_all()
+        except RuntimeError as e:
+            tap.fail("generate, backfill and collect", e)
+            return
+        tap.setup("advise generated, backfilled, collected")
+        with open(SCENARIO) as f:
+            scn = json.load(f)
+        cl = gc.Cluster(scn, os.path.dirname(SCENARIO))
+        want = gc.advice_expected(cl, gc.parse_time(WINDOW[0]), gc.parse_time(WINDOW[1]))
+        doc = json.loads(self.run(cfg_path, db, "advise", "--period", PERIOD))
+        self.lines(doc, want)
+        self.nodes(doc, want)
+        again = self.run(cfg_path, db, "advise", "--period", PERIOD)
+        self.run(cfg_path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+        tap.check("repull: collecting the window again gives the same advice",
+                  [] if self.run(cfg_path, db, "advise", "--period", PERIOD) == again
+                  else ["the advice changed after a re-pull"])
+        self.invoices(gen, cfg_path, db)
+        self.server(cfg)
+        self.pages(cfg_path, db)
+
+    def lines(self, doc, want):
+        tap = self.tap
+        got = {}
+        for x in doc.get("right_sizing") or []:
+            k = list(line_key(x))
+            k[5] = x.get("allocation", "").split(" ")[1] if x.get("allocation", "").startswith(
+                "MIG ") else ""
+            r = x.get("recommendation")
+            got[tuple(k)] = {
+                "team": x.get("team"), "pods": x.get("pods"), "peak_mib": x.get("peak_mib"),
+                "p99_bound_mib": x.get("p99_bound_mib"), "steps": x.get("steps"),
+                "need_mib": x.get("need_mib"),
+                "recommendation": None if r is None else {
+                    "kind": r.get("kind"), "name": r.get("name"),
+                    "gpu_model": r.get("gpu_model"), "mib": r.get("mib"),
+                    "saving": r.get("saving")}}
+        exp = want["lines"]
+        tap.check("lines: right-sizing per workload equals the generator's model exactly",
+                  ["%s: got %s, expected %s" % (k, got.get(k), exp.get(k))
+                   for k in sorted(set(got) | set(exp), key=str) if got.get(k) != exp.get(k)])
+        hand = {(v["team"], k[2], k[3]): (v["recommendation"] and (
+            v["recommendation"]["name"], v["recommendation"]["saving"])) for k, v in exp.items()}
+        tap.check("hand: the model's recommendations and savings equal the hand calculation "
+                  "(nothing for right-sized workloads)",
+                  [] if hand == HAND else ["model %s, by hand %s" % (hand, HAND)])
+        p99 = [x.get("p99") for x in doc.get("right_sizing") or []
+               if "(1 GiB buckets: an upper bound)" not in (x.get("p99") or "")]
+        assumes = [x.get("workload") for x in doc.get("right_sizing") or []
+                   if x.get("recommendation") and not x["recommendation"].get("assumes")]
+        tap.check("lines: every p99 says it is a 1 GiB bucket bound and every recommendation "
+                  "what it assumes", p99 + assumes)
+        total = sum(gc.to_units(v["recommendation"]["saving"], 2) for v in exp.values()
+                    if v["recommendation"])
+        tap.check("lines: the total saving is the sum of the lines'",
+                  [] if doc.get("right_sizing_saving") == gc.units_to_str(total, 2)
+                  else ["got %s, expected %s" % (doc.get("right_sizing_saving"), total)])
+
+    def nodes(self, doc, want):
+        got = {(x.get("cluster"), x.get("node"), x.get("gpu_model")): {
+            "gpu_hours_in_use": x.get("gpu_hours_in_use"),
+            "lower_bound_gpu_hours": x.get("lower_bound_gpu_hours"),
+            "saving": x.get("saving")} for x in doc.get("consolidation") or []}
+        self.tap.check("nodes: consolidation per node equals the generator's model",
+                       [] if got == want["nodes"]
+                       else ["got %s, expected %s" % (got, want["nodes"])])
+        hand = {k[1]: (v["gpu_hours_in_use"], v["lower_bound_gpu_hours"], v["saving"])
+                for k, v in want["nodes"].items()}
+        bound = [x.get("node") for x in doc.get("consolidation") or []
+                 if "lower bound" not in (x.get("bound") or "")]
+        self.tap.check("nodes: the model equals the hand calculation (adv-n3's four GPUs fit "
+                       "on two) and every node line says its bound is a lower bound",
+                       ([] if hand == HAND_NODES else ["model %s, by hand %s" % (hand, HAND_NODES)])
+                       + bound)
+
+    def invoices(self, gen, cfg_path, db):
+        tap = self.tap
+        before = self.run(cfg_path, db, "invoice", "--period", PERIOD, "--format", "json")
+        empty = self.path("no-peaks.db")
+        shutil.copyfile(db, empty)
+        with sqlite3.connect(empty) as con:
+            n = con.execute("SELECT count(*) FROM pod_peak").fetchone()[0]
+            con.execute("DELETE FROM pod_peak")
+        after = self.run(cfg_path, empty, "invoice", "--period", PERIOD, "--format", "json")
+        tap.check("invoices: byte-identical with the peak table emptied (%d rows)" % n,
+                  [] if before == after and n > 0 else ["rows %d; invoices differ" % n])
+        with open(os.path.join(gen, "expected.json")) as f:
+            exp = json.load(f)
+        got = {i.get("team"): i.get("total") for i in json.loads(before).get("invoices") or []}
+        want = {t: v["total"] for t, v in exp["invoices"].items()}
+        tap.check("invoices: totals equal the generator's expected ones",
+                  [] if got == want else ["got %s, expected %s" % (got, want)])
+        doc = json.loads(self.run(cfg_path, empty, "advise", "--period", PERIOD))
+        tap.check("invoices: advice on a database without peak rows says so",
+                  [] if doc.get("pod_hours_without_peak_data", 0) > 0 and
+                  "no peak data" in (doc.get("warning") or "") and not doc.get("right_sizing")
+                  else ["got %s" % {k: doc.get(k) for k in ("pod_hours_without_peak_data",
+                                                            "warning")}])
+
+    def server(self, cfg):
+        doc = json.loads(json.dumps(cfg))
+        doc["collection"]["mode"] = "server"
+        doc.setdefault("billing", {})["basis"] = "used"  # server mode sums basis used only
+        path = self.path("config-server.json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+        db = self.path("server.db")
+        self.run(path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+        adv = json.loads(self.run(path, db, "advise", "--period", PERIOD))
+        with sqlite3.connect(db) as con:
+            hours_without = con.execute(
+                "SELECT count(*) FROM (SELECT DISTINCT hour, namespace, pod FROM usage "
+                "WHERE kind = 'memory_used' AND pod <> '' EXCEPT "
+                "SELECT DISTINCT hour, namespace, pod FROM pod_peak)").fetchone()[0]
+        # the scenario's hosts all sum on the backend: no pod-hour has a peak,
+        # and none may be made up from the hourly sums
+        pod_hours = 10 * 4
+        ok = (adv.get("pod_hours_without_peak_data") == hours_without == pod_hours and
+              "server mode" in (adv.get("warning") or "") and not adv.get("right_sizing"))
+        self.tap.check("server: the %d pod-hours summed on the backend are counted as without "
+                       "peak data, and no advice is made from hourly sums" % pod_hours,
+                       [] if ok else ["advise says %s (lines %s), the database %d"
+                                      % (adv.get("pod_hours_without_peak_data"),
+                                         [(x.get("workload"), x.get("peak_mib"))
+                                          for x in adv.get("right_sizing") or []],
+                                         hours_without)])
+
+    def pages(self, cfg_path, db):
+        md = self.run(cfg_path, db, "advise", "--period", PERIOD, "--format", "md")
+        problems = [w for w in ("big-0", "vec", "ws", "MIG 1g.10gb", "8.97", "20.62",
+                                "whole GPU NVIDIA L4", "5.40", "lower bound") if w not in md]
+        problems += [w for w in ("tiny (", "train (", "emb (") if w in md]
+        self.tap.check("pages: advise --format md lists the recommendations, not the "
+                       "right-sized workloads", problems)
+        out = self.path("report")
+        self.run(cfg_path, db, "report", "--period", PERIOD, "--out", out)
+        problems = []
+        for ext in ("html", "md"):
+            path = os.path.join(out, "report-%s-team-c.%s" % (PERIOD, ext))
+            try:
+                with open(path) as f:
+                    text = f.read()
+            except OSError as e:
+                problems.append(str(e))
+                continue
+            if "Right-sizing" not in text or "3g.40gb" not in text or "20.69" not in text:
+                problems.append("%s without the right-sizing section" % path)
+        self.tap.check("pages: team-c's report page (HTML and Markdown) shows its "
+                       "recommendation", problems)
+
+    def cleanup(self):
+        for p in self.proms:
+            p.stop()
+
+
+def main():
+    ap = harness.arguments(__doc__)
+    return harness.run_driver(Suite, ap.parse_args(), harness.Tap(limit=2000, shown=6),
+                              "advise", "gpuledger-advise-")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
