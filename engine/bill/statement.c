@@ -328,10 +328,13 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
     if ((st->parts & (GL_ST_FLEET | GL_ST_PAGES)) &&
         (rc = gl_query_pending(s, p, GL_STATEMENT_TOP_PENDING, &st->pending, err)))
         return rc;
-    /* the pages and run's tree read it when work counters are configured;
-     * the unit-cost command always */
+    /* the pages and run's tree read it when work counters are configured
+     * and the period is open (a closed month's pages are its frozen
+     * figures: neither unit cost nor advice, which follow today's config,
+     * may change them); the unit-cost command always */
     const bool unit_cost = ((st->parts & GL_ST_UNIT_COST) && !(st->parts & GL_ST_PAGES)) ||
-                           ((st->parts & (GL_ST_UNIT_COST | GL_ST_PAGES)) && c->nwork > 0);
+                           ((st->parts & (GL_ST_UNIT_COST | GL_ST_PAGES)) && c->nwork > 0 &&
+                            !st->closed);
     if (unit_cost && (rc = gl_unit_cost_build(c, s, prices, p, &st->unit_cost, err)))
         return rc;
     if (unit_cost && st->set && (rc = gl_unit_cost_shares(&st->unit_cost, st->set, err)))
@@ -347,7 +350,7 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
             rc = team_trends(s, st, err);
         for (size_t i = 0; !rc && i < st->set->n; i++)
             rc = team_extra(s, prices, st, &st->set->invoices[i], &st->extra[i], err);
-        if (!rc)
+        if (!rc && !st->closed)
             rc = gl_advise_read(c, s, prices, p, &st->advice, err);
     }
     return rc;

@@ -1180,6 +1180,7 @@ struct section {
     void (*intro)(FILE *f, enum fmt fmt, const struct team_ctx *x); /* may be NULL */
     bool intro_always; /* the intro says what the section is: also without rows */
     void (*table)(const struct team_ctx *x, struct table *t);
+    bool open_only; /* follows today's config and prices: not on a closed month's page */
 };
 
 static bool has_pods(const struct team_ctx *x)
@@ -1555,31 +1556,33 @@ static void tbl_advice(const struct team_ctx *x, struct table *t)
 }
 
 static const struct section team_sections[] = {
-    {"Daily GB-hours: used vs allocated", always, NULL, intro_daily, true, tbl_daily},
-    {"Month over month", always, NULL, intro_trend, true, tbl_trend},
+    {"Daily GB-hours: used vs allocated", always, NULL, intro_daily, true, tbl_daily, false},
+    {"Month over month", always, NULL, intro_trend, true, tbl_trend, false},
     {"Top workloads by GB-hours", has_pods,
-     "No pods: this invoice holds fleet shares only.", intro_pods, false, tbl_workloads},
+     "No pods: this invoice holds fleet shares only.", intro_pods, false, tbl_workloads, false},
     {"Reserved-unused memory (waste)", has_alloc, "No GPU allocation in the period.",
-     intro_waste, true, tbl_waste},
+     intro_waste, true, tbl_waste, false},
     {"Idle and overhead shares", has_shares, "This team carries no idle or overhead share.",
-     intro_shares, true, tbl_shares},
+     intro_shares, true, tbl_shares, false},
     {"Compute indicator (not billed)", has_compute, "No busy samples for this team's devices.",
-     intro_compute, true, tbl_compute},
+     intro_compute, true, tbl_compute, false},
     {"Right-sizing advice (not billed)", has_advice,
      "Nothing to recommend: every workload's allocation fits its peak with the headroom.",
-     intro_advice, true, tbl_advice},
+     intro_advice, true, tbl_advice, true},
     {"Anomalies (billed as used)", has_anomalies, "None.", intro_anomalies, false,
-     tbl_anomalies},
+     tbl_anomalies, false},
     /* no empty note: left out of the page without rows (no work counters) */
-    {"Cost per unit of work", has_unit_cost, NULL, intro_unit_cost, false, tbl_unit_cost},
-    {"Invoice lines", always, NULL, NULL, false, tbl_lines_all},
-    {"Prices applied", always, NULL, NULL, false, tbl_prices},
+    {"Cost per unit of work", has_unit_cost, NULL, intro_unit_cost, false, tbl_unit_cost, true},
+    {"Invoice lines", always, NULL, NULL, false, tbl_lines_all, false},
+    {"Prices applied", always, NULL, NULL, false, tbl_prices, false},
 };
 
 static void team_sections_write(FILE *f, enum fmt fmt, const struct team_ctx *x)
 {
     for (size_t i = 0; i < sizeof team_sections / sizeof *team_sections; i++) {
         const struct section *s = &team_sections[i];
+        if (s->open_only && x->st->closed)
+            continue;
         bool rows = s->has_rows(x);
         if (!rows && !s->empty)
             continue;

@@ -18,7 +18,7 @@ _gpuledger() {
         --format) COMPREPLY=($(compgen -W "json md" -- "$cur")); return ;;
     esac
     if [ -z "$cmd" ]; then
-        COMPREPLY=($(compgen -W "--config --db --quiet --verbose --log-format --version --help collect invoice export summary anomalies report close run check prices prune backup" -- "$cur"))
+        COMPREPLY=($(compgen -W "--config --db --quiet --verbose --log-format --version --help collect invoice export summary unit-cost anomalies report advise close run check prices prune backup" -- "$cur"))
         return
     fi
     case $cmd in
@@ -26,8 +26,10 @@ _gpuledger() {
         invoice) opts="--period --team --format --out --reprice-closed --help" ;;
         export) opts="--period --out --focus-version --reprice-closed --help" ;;
         summary) opts="--period --format --help" ;;
+        unit-cost) opts="--period --format --help" ;;
         anomalies) opts="--period --team --format --help" ;;
         report) opts="--period --team --out --help" ;;
+        advise) opts="--period --format --help" ;;
         close) opts="--period --now --force --help" ;;
         run) opts="--out --now --reprice-closed --help" ;;
         check) opts="--at --help" ;;

@@ -295,8 +295,10 @@ class Frozen(harness.Suite):
                   self.refused(cfg, old, ("export", "--period", "2026-09", "--focus-version",
                                           "1.3"), ["2026-09", "1.3", "1.2"]))
 
-    def latest_schema(self):
-        return len(glob.glob(os.path.join(REPO, "schema", "[0-9][0-9][0-9]_*.sql")))
+    def digest_schema(self):
+        """The number of the migration that added frozen_digest."""
+        path, = glob.glob(os.path.join(REPO, "schema", "[0-9][0-9][0-9]_frozen_digest.sql"))
+        return int(os.path.basename(path)[:3])
 
     def digests(self, db):
         """{period: number of tables with a digest}."""
@@ -317,7 +319,9 @@ class Frozen(harness.Suite):
         con = sqlite3.connect(legacy)
         for t in DIGEST_TABLES:
             con.execute("DROP TABLE IF EXISTS %s" % t)
-        con.execute("PRAGMA user_version = %d" % (self.latest_schema() - 1))
+        # the schema just before the digests' migration (later migrations
+        # create their tables only when missing)
+        con.execute("PRAGMA user_version = %d" % (self.digest_schema() - 1))
         con.commit()
         con.close()
         mismatch = self.copy(legacy, "before-digests-mismatch.db")
