@@ -89,20 +89,7 @@ class Suite(harness.Suite):
         return out
 
     def setup_all(self):
-        gen = self.path("gen")
-        if gc.main(["gencluster.py", SCENARIO, gen]) != 0:
-            raise RuntimeError("gencluster failed")
-        rc, out = harness.backfill(os.path.join(gen, "data.om"), self.path("tsdb"))
-        if rc != 0:
-            raise RuntimeError("promtool backfill: %s" % tail(out))
-        os.makedirs(self.path("prom"), exist_ok=True)
-        prom = harness.Prometheus(self.path("prom"), self.path("tsdb"))
-        prom.start(timeout=30)
-        self.proms.append(prom)
-        with open(os.path.join(gen, "config.json")) as f:
-            cfg = json.load(f)
-        cfg["prometheus"]["url"] = prom.url()
-        cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
+        gen, cfg = harness.serve_scenario(self, SCENARIO)
         cfg_path = self.path("config.json")
         with open(cfg_path, "w") as f:
             json.dump(cfg, f, indent=1)

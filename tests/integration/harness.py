@@ -30,6 +30,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -563,3 +564,28 @@ def run_driver(make_suite, args, tap, title, prefix, fresh=True):
         if remove:
             shutil.rmtree(tmp, ignore_errors=True)
     return 1 if tap.failed else 0
+
+
+def serve_scenario(suite, scenario, name=""):
+    """Generates `scenario` with tests/gen/gencluster.py into the suite's
+    gen<name> folder, backfills it into a TSDB and starts a Prometheus on it
+    (appended to suite.proms, which the suite stops): (the generated folder,
+    its config with that Prometheus's URL and the generated price file)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "gen"))
+    import gencluster
+    gen = suite.path("gen" + name)
+    if gencluster.main(["gencluster.py", scenario, gen]) != 0:
+        raise RuntimeError("gencluster failed on %s" % scenario)
+    rc, out = backfill(os.path.join(gen, "data.om"), suite.path("tsdb" + name))
+    if rc != 0:
+        raise RuntimeError("promtool backfill %s: %s" % (scenario, tail(out)))
+    os.makedirs(suite.path("prom" + name), exist_ok=True)
+    prom = Prometheus(suite.path("prom" + name), suite.path("tsdb" + name))
+    prom.start(timeout=30)
+    suite.proms.append(prom)
+    with open(os.path.join(gen, "config.json")) as f:
+        cfg = json.load(f)
+    cfg["prometheus"]["url"] = prom.url()
+    cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
+    return gen, cfg

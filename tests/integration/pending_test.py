@@ -94,20 +94,7 @@ class Suite(harness.Suite):
 
     def collect(self, name, scn_path):
         """Generates, backfills and collects one scenario; its config and db."""
-        gen = self.path("gen-" + name)
-        if gc.main(["gencluster.py", scn_path, gen]) != 0:
-            raise RuntimeError("gencluster failed on %s" % name)
-        rc, out = harness.backfill(os.path.join(gen, "data.om"), self.path("tsdb-" + name))
-        if rc != 0:
-            raise RuntimeError("promtool backfill %s: %s" % (name, tail(out)))
-        os.makedirs(self.path("prom-" + name), exist_ok=True)
-        prom = harness.Prometheus(self.path("prom-" + name), self.path("tsdb-" + name))
-        prom.start(timeout=30)
-        self.proms.append(prom)
-        with open(os.path.join(gen, "config.json")) as f:
-            cfg = json.load(f)
-        cfg["prometheus"]["url"] = prom.url()
-        cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
+        gen, cfg = harness.serve_scenario(self, scn_path, "-" + name)
         os.makedirs(self.path("tf-" + name), exist_ok=True)
         cfg["metrics"] = {"textfile": self.path("tf-" + name, "gpuledger.prom")}
         cfg_path = self.path("config-%s.json" % name)

@@ -97,20 +97,7 @@ class Suite(harness.Suite):
         return out
 
     def setup(self):
-        gen = self.path("gen")
-        if gc.main(["gencluster.py", SCENARIO, gen]) != 0:
-            raise RuntimeError("gencluster failed")
-        rc, out = harness.backfill(os.path.join(gen, "data.om"), self.path("tsdb"))
-        if rc != 0:
-            raise RuntimeError("promtool backfill: %s" % tail(out))
-        os.makedirs(self.path("prom"), exist_ok=True)
-        prom = harness.Prometheus(self.path("prom"), self.path("tsdb"))
-        prom.start(timeout=30)
-        self.proms.append(prom)
-        with open(os.path.join(gen, "config.json")) as f:
-            cfg = json.load(f)
-        cfg["prometheus"]["url"] = prom.url()
-        cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
+        gen, cfg = harness.serve_scenario(self, SCENARIO)
         cfg["run"] = {"start": WINDOW[0]}
         self.cfg = cfg
         self.cfg_path = self.path("config.json")
