@@ -2,18 +2,21 @@
  * integrate — docs/specification.md "Attribution"/"Arithmetic" attribution per step, rolled up per hour.
  *
  * The chunk's series are first indexed (devices, pods, nodes, (pod, node,
- * model) allocation cells); then every step is attributed in five passes:
+ * model) allocation cells: index_inputs); then every step is attributed in
+ * these passes, in this order (run_steps):
  *   A. device totals: pod values, device used, capacity, reserved, usable;
  *   B. allocation of Running pods per (pod, node, model);
- *   C. pod memory per device (process value, device-copy split, or the
- *      allocation of a device with no memory metrics), anomalies, busy;
- *   D. reserved-unused per (pod, node, model), excess devices;
  *   B'. per-device allocation records: HAMi limits, DRA claims (a shared
  *      claim's MiB split by largest remainder);
+ *   C. pod memory per device (process value, device-copy split, or the
+ *      allocation of a device with no memory metrics), anomalies, busy;
+ *   D. reserved-unused per (pod, node, model), excess devices, and
  *   E. idle (reduced by billed reserved-unused under basis max: a DRA
  *      claim's or HAMi limit's on the device it names, a request's over the
- *      node's devices),
- *      excess, both per device.
+ *      node's devices), excess, both per device;
+ *   P. GPUs requested by Pending pods (demand, never billed).
+ * The allocation series themselves are joined from requests and phase in
+ * alloc_join.c.
  * All quantities of a step are integers in MiB·s (MiB × step seconds).
  * Every product and sum of quantities is checked (__builtin_*_overflow):
  * the first overflow is kept with the device, pod and hour it happened at
@@ -221,6 +224,16 @@ struct work {
 #define ASER(w, i) (((struct aser *)(w)->asers.data)[i])
 #define CTR(w, i) (((struct ctr_limit *)(w)->ctrs.data)[i])
 #define PSER(w, i) (((struct aser *)(w)->psers.data)[i])
+
+/* The work's intern tables, for making and freeing them alike. */
+enum { WORK_TABLES = 9 };
+static void work_tables(struct work *w, struct gl_intern **t[WORK_TABLES])
+{
+    struct gl_intern **all[WORK_TABLES] = {&w->devkeys,   &w->podkeys,  &w->nodekeys,
+                                           &w->pnkeys,    &w->pnodekeys, &w->pairkeys,
+                                           &w->labelkeys, &w->claimkeys, &w->ctrkeys};
+    memcpy(t, all, sizeof all);
+}
 
 /* ---- rollup hash table ---- */
 
@@ -1193,79 +1206,145 @@ static void touch_pnode(struct work *w, int32_t pnode)
 }
 
 /* A. Device totals at t. */
-/* The series-major arrays are read one value per series per step, so every
- * 8th step each one's next cache line is a miss (at 4,096 GPUs, from memory):
- * each read asks for the line 8 steps ahead, which is then in cache. */
+
+/* Each device's and pair's values are an array over the steps, read one
+ * value per step: at a fleet's size the lines of step t are gone from the
+ * cache by the time the loop comes back to them (a step touches every
+ * device), so step_devices asks for them AHEAD devices before it reads
+ * them, at this very step. */
+enum { AHEAD = 6 };
+
+static void prefetch_device(struct work *w, size_t d, size_t t)
+{
+    const struct dev *nx = &DEV(w, d);
+    if (!nx->used)
+        return;
+    __builtin_prefetch(nx->used + t);
+    __builtin_prefetch(nx->free_mib + t);
+    __builtin_prefetch(nx->reserved + t);
+    for (int32_t p = nx->first_pair; p >= 0; p = PAIR(w, p).next)
+        if (PAIR(w, p).values)
+            __builtin_prefetch(PAIR(w, p).values + t);
+}
+
+/* The pods' memory on a device at t (MiB). */
+struct pods_at {
+    int64_t sum, v_max;  /* v_max -1 when no pod has a value */
+    int npods;
+    bool all_equal, any_seen;
+};
+
+/* Reads each pair's value at t once (pair cur, for step_pods) and sums
+ * the pods' memory on device d. */
+static struct pods_at device_pods(struct work *w, const struct dev *dv, int32_t d, size_t t)
+{
+    struct pods_at pa = {.v_max = -1, .all_equal = true};
+    for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
+        struct pair *pp = &PAIR(w, p);
+        if (pp->seen && pp->seen[t])
+            pa.any_seen = true;
+        pp->cur = pp->values ? pp->values[t] : (double)NAN;
+        if (isnan(pp->cur))
+            continue;
+        int64_t v = to_mib(pp->cur);
+        if (pa.v_max >= 0 && v != pa.v_max)
+            pa.all_equal = false;
+        if (v > pa.v_max)
+            pa.v_max = v;
+        q_add(w, t, pa.sum, v, &pa.sum, "the sum of the pods' memory (MiB)", d);
+        pa.npods++;
+    }
+    return pa;
+}
+
+/* Process-mode sources that look like per-pod copies of the device: warned
+ * once per device after 10 steps in a row. */
+static void copy_check(struct work *w, struct dev *dv, int32_t d, const struct pods_at *pa,
+                       bool has_dev)
+{
+    if (pa->npods >= 2 && pa->all_equal && pa->v_max > 0 &&
+        (!has_dev || pa->v_max == dv->used_dev))
+        dv->copy_run++;
+    else
+        dv->copy_run = 0;
+    if (dv->copy_run < 10 || dv->copy_warned)
+        return;
+    const struct gl_chunk_device *cd = &w->r->devices[d];
+    dv->copy_warned = true;
+    w->r->copy_warnings++;
+    gl_log(GL_LOG_WARN,
+           "memory source is declared \"process\" but every pod on device %s%s%s "
+           "(node %s) reports the same value as the device for 10+ steps: these "
+           "look like device copies (attribution \"device\")",
+           S(w, cd->uuid), S(w, cd->gpu_i_id)[0] ? "/" : "", S(w, cd->gpu_i_id),
+           S(w, cd->hostname));
+}
+
+/* Capacity, reserved and usable memory of device d at t (MiB). */
+static void device_capacity(struct work *w, struct dev *dv, int32_t d, size_t t, bool has_free)
+{
+    const struct gl_config *c = w->c;
+    const struct gl_chunk_device *cd = &w->r->devices[d];
+    const struct gl_kv *cap_cfg =
+        gl_kv_find(c->model_capacity, c->nmodel_capacity, S(w, cd->model));
+    bool has_res = !isnan(dv->reserved[t]);
+    /* docs/specification.md "Arithmetic": capacity = device used + FREE + RESERVED, FREE and
+     * RESERVED each the max over the group (dcgm-exporter copies them
+     * onto per-pod series, sometimes only there), device used = the
+     * device series, else the pods' value (device) or their sum
+     * (process); never one per-pod series' USED plus the copied
+     * FREE/RESERVED. A missing FREE or RESERVED counts 0. */
+    int64_t cap_ls = -1;
+    if (dv->fb) {
+        cap_ls = dv->used_dev;
+        if (has_free)
+            q_add(w, t, cap_ls, dv->free_v, &cap_ls, "USED + FREE + RESERVED (capacity)", d);
+        if (has_res)
+            q_add(w, t, cap_ls, to_mib(dv->reserved[t]), &cap_ls,
+                  "USED + FREE + RESERVED (capacity)", d);
+    }
+    if (cap_ls < 0) {
+        dv->reserved_v = dv->capacity = 0; /* no memory metrics: capacity unknown */
+    } else if (cap_cfg && !dv->mig && !has_res) {
+        /* docs/specification.md "Missing data": the configured capacity stands in for
+         * a missing FB_RESERVED only (reserved = configured capacity −
+         * USED − FREE); a reported FB_RESERVED wins, so idle stays FREE */
+        int64_t rest = cap_cfg->num > cap_ls ? cap_cfg->num - cap_ls : 0;
+        dv->reserved_v = rest;
+        dv->capacity = cap_cfg->num;
+    } else if (has_res) {
+        dv->reserved_v = to_mib(dv->reserved[t]);
+        dv->capacity = cap_ls;
+    } else {
+        dv->reserved_v = 0;
+        dv->capacity = cap_ls;
+    }
+    dv->usable = dv->capacity > dv->reserved_v ? dv->capacity - dv->reserved_v : 0;
+}
+
 static void step_devices(struct work *w, size_t t)
 {
     const struct gl_config *c = w->c;
-    /* Each device's and pair's values are an array over the steps: at a
-     * fleet's size the lines of step t are gone from the cache by the time
-     * the loop comes back to them (a step touches every device), so they are
-     * fetched a few devices ahead at this very step. */
-    enum { AHEAD = 6 };
     for (size_t d = 0; d < w->devs.n; d++) {
         struct dev *dv = &DEV(w, d);
-        const struct gl_chunk_device *cd = &w->r->devices[d];
-        if (d + AHEAD < w->devs.n) {
-            const struct dev *nx = &DEV(w, d + AHEAD);
-            if (nx->used) {
-                __builtin_prefetch(nx->used + t);
-                __builtin_prefetch(nx->free_mib + t);
-                __builtin_prefetch(nx->reserved + t);
-                for (int32_t p = nx->first_pair; p >= 0; p = PAIR(w, p).next)
-                    if (PAIR(w, p).values)
-                        __builtin_prefetch(PAIR(w, p).values + t);
-            }
-        }
+        if (d + AHEAD < w->devs.n)
+            prefetch_device(w, d + AHEAD, t);
         if (!dv->used)
             continue; /* pseudo-device */
-        int64_t sum = 0, v_max = -1;
-        int npods = 0;
-        bool all_equal = true, any_seen = false;
-        for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
-            struct pair *pp = &PAIR(w, p);
-            if (pp->seen && pp->seen[t])
-                any_seen = true;
-            pp->cur = pp->values ? pp->values[t] : (double)NAN;
-            if (isnan(pp->cur))
-                continue;
-            int64_t v = to_mib(pp->cur);
-            if (v_max >= 0 && v != v_max)
-                all_equal = false;
-            if (v > v_max)
-                v_max = v;
-            q_add(w, t, sum, v, &sum, "the sum of the pods' memory (MiB)", (int32_t)d);
-            npods++;
-        }
+        struct pods_at pa = device_pods(w, dv, (int32_t)d, t);
         bool has_dev = !isnan(dv->used[t]);
         bool has_free = !isnan(dv->free_mib[t]);
-        dv->fb = has_dev || has_free || npods > 0;
-        dv->unknown = !dv->fb && any_seen;
+        dv->fb = has_dev || has_free || pa.npods > 0;
+        dv->unknown = !dv->fb && pa.any_seen;
         if (c->attribution == GL_ATTR_DEVICE)
-            dv->used_dev = has_dev ? to_mib(dv->used[t]) : (v_max > 0 ? v_max : 0);
+            dv->used_dev = has_dev ? to_mib(dv->used[t]) : (pa.v_max > 0 ? pa.v_max : 0);
         else
-            dv->used_dev = has_dev ? to_mib(dv->used[t]) : sum;
+            dv->used_dev = has_dev ? to_mib(dv->used[t]) : pa.sum;
         /* a device query configured and silent here: the pods' sum stands in
          * (memory no pod holds is missed), so its pods' figures are estimated */
-        dv->dev_estimated = c->mem_device_query && !has_dev && npods > 0;
-        /* Process-mode sources that look like per-pod copies of the device. */
-        if (c->attribution == GL_ATTR_PROCESS) {
-            if (npods >= 2 && all_equal && v_max > 0 && (!has_dev || v_max == dv->used_dev))
-                dv->copy_run++;
-            else
-                dv->copy_run = 0;
-            if (dv->copy_run >= 10 && !dv->copy_warned) {
-                dv->copy_warned = true;
-                w->r->copy_warnings++;
-                gl_log(GL_LOG_WARN,
-                       "memory source is declared \"process\" but every pod on device %s%s%s "
-                       "(node %s) reports the same value as the device for 10+ steps: these "
-                       "look like device copies (attribution \"device\")",
-                       S(w, cd->uuid), S(w, cd->gpu_i_id)[0] ? "/" : "", S(w, cd->gpu_i_id),
-                       S(w, cd->hostname));
-            }
-        }
+        dv->dev_estimated = c->mem_device_query && !has_dev && pa.npods > 0;
+        if (c->attribution == GL_ATTR_PROCESS)
+            copy_check(w, dv, (int32_t)d, &pa, has_dev);
         /* docs/specification.md "Arithmetic" "Missing data": an absent FB_FREE or FB_RESERVED counts as 0;
          * without FB_RESERVED a configured model capacity sets it. */
         struct gl_chunk_device *cdw = &w->r->devices[d];
@@ -1279,42 +1358,7 @@ static void step_devices(struct work *w, size_t t)
         if (dv->unknown)
             cdw->unknown_usage = true;
         dv->free_v = has_free ? to_mib(dv->free_mib[t]) : 0;
-        const struct gl_kv *cap_cfg =
-            gl_kv_find(c->model_capacity, c->nmodel_capacity, S(w, cd->model));
-        bool has_res = !isnan(dv->reserved[t]);
-        /* docs/specification.md "Arithmetic": capacity = device used + FREE + RESERVED, FREE and
-         * RESERVED each the max over the group (dcgm-exporter copies them
-         * onto per-pod series, sometimes only there), device used = the
-         * device series, else the pods' value (device) or their sum
-         * (process); never one per-pod series' USED plus the copied
-         * FREE/RESERVED. A missing FREE or RESERVED counts 0. */
-        int64_t cap_ls = -1;
-        if (dv->fb) {
-            cap_ls = dv->used_dev;
-            if (has_free)
-                q_add(w, t, cap_ls, dv->free_v, &cap_ls, "USED + FREE + RESERVED (capacity)",
-                      (int32_t)d);
-            if (has_res)
-                q_add(w, t, cap_ls, to_mib(dv->reserved[t]), &cap_ls,
-                      "USED + FREE + RESERVED (capacity)", (int32_t)d);
-        }
-        if (cap_ls < 0) {
-            dv->reserved_v = dv->capacity = 0; /* no memory metrics: capacity unknown */
-        } else if (cap_cfg && !dv->mig && !has_res) {
-            /* docs/specification.md "Missing data": the configured capacity stands in for
-             * a missing FB_RESERVED only (reserved = configured capacity −
-             * USED − FREE); a reported FB_RESERVED wins, so idle stays FREE */
-            int64_t rest = cap_cfg->num > cap_ls ? cap_cfg->num - cap_ls : 0;
-            dv->reserved_v = rest;
-            dv->capacity = cap_cfg->num;
-        } else if (has_res) {
-            dv->reserved_v = to_mib(dv->reserved[t]);
-            dv->capacity = cap_ls;
-        } else {
-            dv->reserved_v = 0;
-            dv->capacity = cap_ls;
-        }
-        dv->usable = dv->capacity > dv->reserved_v ? dv->capacity - dv->reserved_v : 0;
+        device_capacity(w, dv, (int32_t)d, t, has_free);
         dv->sum_q = 0;
         dv->idle_q = 0;
         struct node *n = &NODE(w, dv->node);
@@ -1392,8 +1436,9 @@ static int64_t unit_alloc(struct work *w, const struct aser *a, size_t t)
     }
 }
 
-/* B. Allocation of Running pods at t. */
-static void step_allocation(struct work *w, size_t t)
+/* Each node's replicas at t (time-slicing): the configured number, else
+ * its replicas label; 1 when neither says more. */
+static void step_replicas(struct work *w, size_t t)
 {
     const struct gl_config *c = w->c;
     for (size_t i = 0; i < w->nodes.n; i++) {
@@ -1413,6 +1458,12 @@ static void step_allocation(struct work *w, size_t t)
         }
         n->replicas = replicas >= 1 ? replicas : 1;
     }
+}
+
+/* B. Allocation of Running pods at t. */
+static void step_allocation(struct work *w, size_t t)
+{
+    step_replicas(w, t);
     /* a HAMi limit on a node replaces the pod's request allocation there */
     for (size_t k = 0; k < w->ctrs.n; k++) {
         const struct pair *pp = &PAIR(w, CTR(w, k).pair);
@@ -1567,6 +1618,102 @@ static int64_t claim_mib(struct work *w, int32_t d)
     return parse_mig_profile(prof, &g, &gb) && gb < INT64_MAX / 1024 ? gb * 1024 : 0;
 }
 
+/* Order of two pairs of a device: by namespace/pod, first by DRA claim at
+ * t when by_claim. */
+static int member_cmp(struct work *w, int32_t pa, int32_t pb, size_t t, bool by_claim)
+{
+    const struct pair *a = &PAIR(w, pa), *b = &PAIR(w, pb);
+    if (by_claim && a->claim[t] != b->claim[t])
+        return a->claim[t] < b->claim[t] ? -1 : 1;
+    const struct pod *x = &POD(w, a->pod), *y = &POD(w, b->pod);
+    int cmp = strcmp(S(w, x->ns), S(w, y->ns));
+    return cmp ? cmp : strcmp(S(w, x->name), S(w, y->name));
+}
+
+/* Insertion sort: a device has a few pods, already nearly in order. */
+static void sort_members(struct work *w, int32_t *members, int nm, size_t t, bool by_claim)
+{
+    for (int i = 1; i < nm; i++)
+        for (int j = i; j > 0; j--) {
+            if (member_cmp(w, members[j - 1], members[j], t, by_claim) <= 0)
+                break;
+            int32_t tmp = members[j];
+            members[j] = members[j - 1];
+            members[j - 1] = tmp;
+        }
+}
+
+/* Pair p holds its device at t by its own record: q MiB·s of it and gpu
+ * micro-GPU-seconds; its rows are the device's (step_claim_rows). */
+static void claim_device(struct work *w, int32_t p, int64_t q, int64_t gpu)
+{
+    struct pair *pp = &PAIR(w, p);
+    pp->dev_q = q;
+    pp->dev_gpu = gpu;
+    pp->dev_alloc = pp->claimed = true;
+    w->claimed[w->nclaimed++] = p;
+    touch_pn(w, pp->pn);
+    touch_pnode(w, pp->pnode);
+}
+
+/* The pairs of device d at t: a HAMi limit claims the device at once; the
+ * pairs on a DRA claim go to members (returns how many). */
+static int limits_and_claims(struct work *w, int32_t d, size_t t, int32_t *members)
+{
+    const int64_t step = w->r->step;
+    int nm = 0;
+    for (int32_t p = DEV(w, d).first_pair; p >= 0; p = PAIR(w, p).next) {
+        struct pair *pp = &PAIR(w, p);
+        pp->dev_alloc = pp->claimed = false;
+        pp->dev_q = pp->dev_gpu = 0;
+        if (pp->limit && !isnan(pp->limit[t])) {
+            struct pn *pn = &PN(w, pp->pn);
+            int64_t q;
+            if (q_mul(w, t, to_mib(pp->limit[t]), step, &q, "a pod's HAMi memory limit (MiB·s)",
+                      d) &&
+                q_add(w, t, pn->claim_q, q, &pn->claim_q, "a pod's allocation (MiB·s)", d))
+                claim_device(w, p, q, 0);
+        } else if (pp->claim && pp->claim[t] >= 0) {
+            members[nm++] = p;
+        }
+    }
+    return nm;
+}
+
+/* One DRA claim on device d at t, held by the k pairs of members (in
+ * namespace/pod order): its MiB split among them, then × step, GPU time
+ * likewise (g sevenths of a GPU); false on overflow. */
+static bool split_claim(struct work *w, size_t t, int32_t d, const int32_t *members, int k,
+                        int64_t g)
+{
+    const int64_t step = w->r->step;
+    gl_i128 *weights = w->scratch_weights, *parts = w->scratch_parts;
+    int64_t q;
+    /* the claim's MiB split among its pods, then × step (docs/specification.md "Arithmetic") */
+    int64_t mib = claim_mib(w, d);
+    if (!q_mul(w, t, mib, step, &q, "a DRA claim's allocation (MiB·s)", d))
+        return false;
+    for (int m = 0; m < k; m++)
+        weights[m] = 1;
+    if (!gl_split_largest_remainder(mib, weights, (size_t)k, parts))
+        overflow_at(w, t, "splitting a DRA claim on %s among %d pods exceeds 128 bits",
+                    device_name(w, d), k);
+    gl_i128 gq = (gl_i128)step * 1000000 * g / 7;
+    gl_i128 *gparts = w->scratch_parts2;
+    if (!gl_split_largest_remainder(gq, weights, (size_t)k, gparts))
+        overflow_at(w, t, "splitting a DRA claim on %s among %d pods exceeds 128 bits",
+                    device_name(w, d), k);
+    for (int m = 0; m < k && !w->overflow; m++) {
+        struct pn *pn = &PN(w, PAIR(w, members[m]).pn);
+        /* each part is at most the claim's MiB: × step fits; the (pod,
+         * node, model) keeps the share only as a split weight */
+        claim_device(w, members[m], (int64_t)parts[m] * step, (int64_t)gparts[m]);
+        q_add(w, t, pn->claim_q, PAIR(w, members[m]).dev_q, &pn->claim_q,
+              "a pod's allocation (MiB·s)", d);
+    }
+    return true;
+}
+
 /* B'. Per-device allocation records at t: a HAMi limit is the pod's
  * allocation of the device its series names (device_uuid); a DRA claim on a
  * pod's series allocates the device (its usable memory, a MIG instance its
@@ -1577,50 +1724,14 @@ static int64_t claim_mib(struct work *w, int32_t d)
  * a HAMi pod's GPU time is its request's, on the node's row. */
 static void step_device_alloc(struct work *w, size_t t)
 {
-    const int64_t step = w->r->step;
     int32_t *members = w->scratch_members;
-    gl_i128 *weights = w->scratch_weights, *parts = w->scratch_parts;
     for (size_t d = 0; d < w->devs.n; d++) {
         struct dev *dv = &DEV(w, d);
         if (!dv->used)
             continue;
-        int nm = 0;
-        for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
-            struct pair *pp = &PAIR(w, p);
-            pp->dev_alloc = pp->claimed = false;
-            pp->dev_q = pp->dev_gpu = 0;
-            if (pp->limit && !isnan(pp->limit[t])) {
-                struct pn *pn = &PN(w, pp->pn);
-                int64_t q;
-                if (q_mul(w, t, to_mib(pp->limit[t]), step, &q, "a pod's HAMi memory limit (MiB·s)",
-                          (int32_t)d) &&
-                    q_add(w, t, pn->claim_q, q, &pn->claim_q, "a pod's allocation (MiB·s)",
-                          (int32_t)d)) {
-                    pp->dev_q = q;
-                    pp->dev_alloc = pp->claimed = true;
-                    w->claimed[w->nclaimed++] = p;
-                    touch_pn(w, pp->pn);
-                    touch_pnode(w, pp->pnode);
-                }
-            } else if (pp->claim && pp->claim[t] >= 0) {
-                members[nm++] = p;
-            }
-        }
+        int nm = limits_and_claims(w, (int32_t)d, t, members);
         /* group by claim, each group in namespace/pod order */
-        for (int i = 1; i < nm; i++)
-            for (int j = i; j > 0; j--) {
-                const struct pair *a = &PAIR(w, members[j - 1]), *b = &PAIR(w, members[j]);
-                int cmp = a->claim[t] != b->claim[t] ? (a->claim[t] < b->claim[t] ? -1 : 1) : 0;
-                if (cmp == 0)
-                    cmp = strcmp(S(w, POD(w, a->pod).ns), S(w, POD(w, b->pod).ns));
-                if (cmp == 0)
-                    cmp = strcmp(S(w, POD(w, a->pod).name), S(w, POD(w, b->pod).name));
-                if (cmp <= 0)
-                    break;
-                int32_t tmp = members[j];
-                members[j] = members[j - 1];
-                members[j - 1] = tmp;
-            }
+        sort_members(w, members, nm, t, true);
         int64_t g = 7, gb;
         if (dv->mig && !parse_mig_profile(S(w, w->r->devices[d].profile), &g, &gb))
             g = 0; /* an unknown profile: no GPU share */
@@ -1628,66 +1739,166 @@ static void step_device_alloc(struct work *w, size_t t)
             int j = i + 1;
             while (j < nm && PAIR(w, members[j]).claim[t] == PAIR(w, members[i]).claim[t])
                 j++;
-            int k = j - i;
-            int64_t q;
-            /* the claim's MiB split among its pods, then × step (docs/specification.md "Arithmetic") */
-            int64_t mib = claim_mib(w, (int32_t)d);
-            if (!q_mul(w, t, mib, step, &q, "a DRA claim's allocation (MiB·s)", (int32_t)d))
+            if (!split_claim(w, t, (int32_t)d, members + i, j - i, dv->mig ? g : 7))
                 break;
-            for (int m = 0; m < k; m++)
-                weights[m] = 1;
-            if (!gl_split_largest_remainder(mib, weights, (size_t)k, parts))
-                overflow_at(w, t, "splitting a DRA claim on %s among %d pods exceeds 128 bits",
-                            device_name(w, (int32_t)d), k);
-            gl_i128 gq = (gl_i128)step * 1000000 * (dv->mig ? g : 7) / 7;
-            gl_i128 *gparts = w->scratch_parts2;
-            if (!gl_split_largest_remainder(gq, weights, (size_t)k, gparts))
-                overflow_at(w, t, "splitting a DRA claim on %s among %d pods exceeds 128 bits",
-                            device_name(w, (int32_t)d), k);
-            for (int m = 0; m < k && !w->overflow; m++) {
-                struct pair *pp = &PAIR(w, members[i + m]);
-                struct pn *pn = &PN(w, pp->pn);
-                /* each part is at most the claim's MiB: × step fits */
-                pp->dev_q = (int64_t)parts[m] * step;
-                pp->dev_gpu = (int64_t)gparts[m];
-                pp->dev_alloc = pp->claimed = true;
-                w->claimed[w->nclaimed++] = members[i + m];
-                /* its rows are the device's (step_claim_rows); the (pod, node,
-                 * model) keeps the share only as a split weight */
-                q_add(w, t, pn->claim_q, pp->dev_q, &pn->claim_q, "a pod's allocation (MiB·s)",
-                      (int32_t)d);
-                touch_pn(w, pp->pn);
-                touch_pnode(w, pp->pnode);
-            }
             i = j;
         }
     }
 }
 
 /* C. Pod memory per device at t. */
+
+/* The pods present on device d at t (their memory, or for a device with no
+ * memory metrics their compute series), to members; returns how many. */
+static int pods_present(struct work *w, const struct dev *dv, size_t t, int32_t *members)
+{
+    int nm = 0;
+    for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
+        struct pair *pp = &PAIR(w, p);
+        pp->q = 0;
+        bool present = dv->unknown ? (pp->seen && pp->seen[t]) : !isnan(pp->cur);
+        if (present)
+            members[nm++] = p;
+    }
+    return nm;
+}
+
+/* Attribution "device": every pod reports the device's memory, so its
+ * largest value × step is split among them by largest remainder (weights:
+ * their allocation under split "allocation", else equal), ties by
+ * namespace/pod. */
+static void split_device_copies(struct work *w, int32_t d, size_t t, int32_t *members, int nm)
+{
+    const struct gl_config *c = w->c;
+    gl_i128 *weights = w->scratch_weights, *parts = w->scratch_parts;
+    sort_members(w, members, nm, t, false);
+    int64_t v = 0;
+    for (int k = 0; k < nm; k++) {
+        int64_t x = to_mib(PAIR(w, members[k]).cur);
+        if (x > v)
+            v = x;
+    }
+    bool any_w = false;
+    for (int k = 0; k < nm; k++) {
+        weights[k] = 1;
+        if (c->split == GL_SPLIT_ALLOCATION) {
+            const struct pn *wpn = &PN(w, PAIR(w, members[k]).pn);
+            weights[k] = (gl_i128)wpn->alloc_q + wpn->claim_q;
+            any_w |= weights[k] > 0;
+        }
+    }
+    if (c->split == GL_SPLIT_ALLOCATION && !any_w)
+        for (int k = 0; k < nm; k++)
+            weights[k] = 1;
+    int64_t vq;
+    /* the parts are at most v × step: they fit when it does */
+    if (q_mul(w, t, v, w->r->step, &vq, "the device's memory (MiB·s)", d) &&
+        !gl_split_largest_remainder(vq, weights, (size_t)nm, parts)) {
+        overflow_at(w, t, "splitting the memory of %s among %d pods exceeds 128 bits",
+                    device_name(w, d), nm);
+    }
+    for (int k = 0; k < nm; k++)
+        PAIR(w, members[k]).q = w->overflow ? 0 : (int64_t)parts[k];
+}
+
+/* memory_used rows, advice peaks, anomalies' cells and usage per (pod,
+ * node, model) of the members of device d at t; the teams with memory on
+ * it go to teams (returns how many). */
+static int pod_rows(struct work *w, struct dev *dv, int32_t d, size_t t, const int32_t *members,
+                    int nm, bool estimated, int32_t *teams)
+{
+    const int64_t step = w->r->step;
+    int nteams = 0;
+    for (int k = 0; k < nm; k++) {
+        struct pair *pp = &PAIR(w, members[k]);
+        if (pp->q <= 0)
+            continue;
+        const struct pod *po = &POD(w, pp->pod);
+        int32_t team = team_at(w, pp->pod, t);
+        add(w, t, d, po->ns, po->name, team, GL_KIND_MEMORY_USED, pp->q, estimated);
+        /* advice (never billed): the MiB the pod held at t and its allocation */
+        gl_peaks_add(&w->r->peaks, w->hour_of_t, d, po->ns, po->name, pp->q / step,
+                     (pp->claimed ? pp->dev_q : PN(w, pp->pn).alloc_q) / step,
+                     (pp->claimed ? pp->dev_gpu : PN(w, pp->pn).gpu_u) / step);
+        q_add(w, t, dv->sum_q, pp->q, &dv->sum_q, "the pods' memory (MiB·s)", d);
+        struct pn *pn = &PN(w, pp->pn);
+        if (!pp->claimed) { /* a claimed device's memory is set against its claim */
+            q_add(w, t, pn->used_q, pp->q, &pn->used_q, "a pod's memory on its node (MiB·s)", d);
+            touch_pn(w, pp->pn);
+            pn_add_dev(pn, d, pp->q);
+        }
+        struct pnode *pnode = &PNODE(w, pp->pnode);
+        touch_pnode(w, pp->pnode);
+        if (!dv->mig)
+            pnode_add_dev(pnode, d, pp->q, pp->dev_alloc);
+        int i;
+        for (i = 0; i < nteams && teams[i] != team; i++)
+            ;
+        if (i == nteams)
+            teams[nteams++] = team;
+    }
+    return nteams;
+}
+
+/* compute indicator: one (device, step) per team with memory on it */
+static void busy_rows(struct work *w, const struct dev *dv, int32_t d, size_t t,
+                      const int32_t *teams, int nteams)
+{
+    const int32_t e = w->empty;
+    if (!dv->busy || isnan(dv->busy[t]))
+        return;
+    double b = dv->busy[t] < 0 ? 0 : dv->busy[t] * 1e6;
+    if (!(b < 9.0e15)) {
+        overflow_at(w, t, "the busy ratio %g of %s is beyond any plausible value", dv->busy[t],
+                    device_name(w, d));
+        b = 0;
+    }
+    int64_t ppm = (int64_t)llround(b);
+    for (int i = 0; i < nteams; i++) {
+        add(w, t, d, e, e, teams[i], GL_KIND_BUSY_PPM, ppm, false);
+        add(w, t, d, e, e, teams[i], GL_KIND_BUSY_STEPS, 1, false);
+    }
+}
+
+/* device rows; idle is written after pass D may reduce it */
+static void device_rows(struct work *w, struct dev *dv, int32_t d, size_t t)
+{
+    const int64_t step = w->r->step;
+    const int32_t e = w->empty;
+    if (dv->capacity <= 0) {
+        /* capacity unknown (0 in the reconciliation): what its pods are
+         * billed is beyond it, so the device row adds up (docs/specification.md "Arithmetic") */
+        add(w, t, d, e, e, e, GL_KIND_EXCESS, dv->sum_q, false);
+        return;
+    }
+    int64_t cap, res, used_dev, taken;
+    q_mul(w, t, dv->capacity, step, &cap, "the capacity (MiB·s)", d);
+    q_mul(w, t, dv->reserved_v, step, &res, "the driver-reserved memory (MiB·s)", d);
+    q_mul(w, t, dv->used_dev, step, &used_dev, "the device's memory (MiB·s)", d);
+    int64_t unatt = used_dev > dv->sum_q ? used_dev - dv->sum_q : 0;
+    q_add(w, t, res, unatt, &taken, "reserved + unattributed (MiB·s)", d);
+    q_add(w, t, taken, dv->sum_q, &taken, "reserved + unattributed + used (MiB·s)", d);
+    add(w, t, d, e, e, e, GL_KIND_CAPACITY, cap, false);
+    add(w, t, d, e, e, e, GL_KIND_RESERVED, res, false);
+    add(w, t, d, e, e, e, GL_KIND_UNATTRIBUTED, unatt, false);
+    add(w, t, d, e, e, e, GL_KIND_EXCESS, taken > cap ? taken - cap : 0, false);
+    dv->idle_q = cap > taken ? cap - taken : 0;
+}
+
 static void step_pods(struct work *w, size_t t)
 {
     const struct gl_config *c = w->c;
     const int64_t step = w->r->step;
     const int32_t e = w->empty;
-    /* scratch sized for the most pods on one device (w->max_pairs) */
+    /* scratch sized for the most pods on one device (prepare_steps) */
     int32_t *teams = w->scratch_teams;
-    gl_i128 *weights = w->scratch_weights, *parts = w->scratch_parts;
     int32_t *members = w->scratch_members;
     for (size_t d = 0; d < w->devs.n; d++) {
         struct dev *dv = &DEV(w, d);
         if (!dv->used)
             continue;
         bool estimated = dv->dev_estimated;
-        /* the pods present on the device at t, ordered by namespace/pod */
-        int nm = 0;
-        for (int32_t p = dv->first_pair; p >= 0; p = PAIR(w, p).next) {
-            struct pair *pp = &PAIR(w, p);
-            pp->q = 0;
-            bool present = dv->unknown ? (pp->seen && pp->seen[t]) : !isnan(pp->cur);
-            if (present)
-                members[nm++] = p;
-        }
+        int nm = pods_present(w, dv, t, members);
         if (nm == 0 && !dv->fb)
             continue;
         if (dv->unknown) {
@@ -1698,119 +1909,16 @@ static void step_pods(struct work *w, size_t t)
             estimated = true;
             add(w, t, (int32_t)d, e, e, e, GL_KIND_UNKNOWN_STEPS, 1, false);
         } else if (c->attribution == GL_ATTR_DEVICE && nm > 0) {
-            /* sort members by namespace/pod for the tie order */
-            for (int i = 1; i < nm; i++)
-                for (int j = i; j > 0; j--) {
-                    const struct pod *a = &POD(w, PAIR(w, members[j - 1]).pod);
-                    const struct pod *b = &POD(w, PAIR(w, members[j]).pod);
-                    int cmp = strcmp(S(w, a->ns), S(w, b->ns));
-                    if (cmp == 0)
-                        cmp = strcmp(S(w, a->name), S(w, b->name));
-                    if (cmp <= 0)
-                        break;
-                    int32_t tmp = members[j];
-                    members[j] = members[j - 1];
-                    members[j - 1] = tmp;
-                }
-            int64_t v = 0;
-            for (int k = 0; k < nm; k++) {
-                int64_t x = to_mib(PAIR(w, members[k]).cur);
-                if (x > v)
-                    v = x;
-            }
-            bool any_w = false;
-            for (int k = 0; k < nm; k++) {
-                weights[k] = 1;
-                if (c->split == GL_SPLIT_ALLOCATION) {
-                    const struct pn *wpn = &PN(w, PAIR(w, members[k]).pn);
-                    weights[k] = (gl_i128)wpn->alloc_q + wpn->claim_q;
-                    any_w |= weights[k] > 0;
-                }
-            }
-            if (c->split == GL_SPLIT_ALLOCATION && !any_w)
-                for (int k = 0; k < nm; k++)
-                    weights[k] = 1;
-            int64_t vq;
-            /* the parts are at most v × step: they fit when it does */
-            if (q_mul(w, t, v, step, &vq, "the device's memory (MiB·s)", (int32_t)d) &&
-                !gl_split_largest_remainder(vq, weights, (size_t)nm, parts)) {
-                overflow_at(w, t, "splitting the memory of %s among %d pods exceeds 128 bits",
-                            device_name(w, (int32_t)d), nm);
-            }
-            for (int k = 0; k < nm; k++)
-                PAIR(w, members[k]).q = w->overflow ? 0 : (int64_t)parts[k];
+            split_device_copies(w, (int32_t)d, t, members, nm);
             estimated = true;
         } else {
             for (int k = 0; k < nm; k++)
                 q_mul(w, t, to_mib(PAIR(w, members[k]).cur), step, &PAIR(w, members[k]).q,
                       "a pod's memory (MiB·s)", (int32_t)d);
         }
-        /* memory_used rows, anomalies, usage per (pod, node, model) */
-        int nteams = 0;
-        for (int k = 0; k < nm; k++) {
-            struct pair *pp = &PAIR(w, members[k]);
-            if (pp->q <= 0)
-                continue;
-            const struct pod *po = &POD(w, pp->pod);
-            int32_t team = team_at(w, pp->pod, t);
-            add(w, t, (int32_t)d, po->ns, po->name, team, GL_KIND_MEMORY_USED, pp->q, estimated);
-            /* advice (never billed): the MiB the pod held at t and its allocation */
-            gl_peaks_add(&w->r->peaks, w->hour_of_t, (int32_t)d, po->ns, po->name, pp->q / step,
-                         (pp->claimed ? pp->dev_q : PN(w, pp->pn).alloc_q) / step,
-                         (pp->claimed ? pp->dev_gpu : PN(w, pp->pn).gpu_u) / step);
-            q_add(w, t, dv->sum_q, pp->q, &dv->sum_q, "the pods' memory (MiB·s)", (int32_t)d);
-            struct pn *pn = &PN(w, pp->pn);
-            if (!pp->claimed) { /* a claimed device's memory is set against its claim */
-                q_add(w, t, pn->used_q, pp->q, &pn->used_q, "a pod's memory on its node (MiB·s)",
-                      (int32_t)d);
-                touch_pn(w, pp->pn);
-                pn_add_dev(pn, (int32_t)d, pp->q);
-            }
-            struct pnode *pnode = &PNODE(w, pp->pnode);
-            touch_pnode(w, pp->pnode);
-            if (!dv->mig)
-                pnode_add_dev(pnode, (int32_t)d, pp->q, pp->dev_alloc);
-            int i;
-            for (i = 0; i < nteams && teams[i] != team; i++)
-                ;
-            if (i == nteams)
-                teams[nteams++] = team;
-        }
-        /* compute indicator: one (device, step) per team with memory on it */
-        if (dv->busy && !isnan(dv->busy[t])) {
-            double b = dv->busy[t] < 0 ? 0 : dv->busy[t] * 1e6;
-            if (!(b < 9.0e15)) {
-                overflow_at(w, t, "the busy ratio %g of %s is beyond any plausible value",
-                            dv->busy[t], device_name(w, (int32_t)d));
-                b = 0;
-            }
-            int64_t ppm = (int64_t)llround(b);
-            for (int i = 0; i < nteams; i++) {
-                add(w, t, (int32_t)d, e, e, teams[i], GL_KIND_BUSY_PPM, ppm, false);
-                add(w, t, (int32_t)d, e, e, teams[i], GL_KIND_BUSY_STEPS, 1, false);
-            }
-        }
-        /* device rows; idle is written after pass D may reduce it */
-        if (dv->capacity > 0) {
-            int64_t cap, res, used_dev, taken;
-            q_mul(w, t, dv->capacity, step, &cap, "the capacity (MiB·s)", (int32_t)d);
-            q_mul(w, t, dv->reserved_v, step, &res, "the driver-reserved memory (MiB·s)",
-                  (int32_t)d);
-            q_mul(w, t, dv->used_dev, step, &used_dev, "the device's memory (MiB·s)", (int32_t)d);
-            int64_t unatt = used_dev > dv->sum_q ? used_dev - dv->sum_q : 0;
-            q_add(w, t, res, unatt, &taken, "reserved + unattributed (MiB·s)", (int32_t)d);
-            q_add(w, t, taken, dv->sum_q, &taken, "reserved + unattributed + used (MiB·s)",
-                  (int32_t)d);
-            add(w, t, (int32_t)d, e, e, e, GL_KIND_CAPACITY, cap, false);
-            add(w, t, (int32_t)d, e, e, e, GL_KIND_RESERVED, res, false);
-            add(w, t, (int32_t)d, e, e, e, GL_KIND_UNATTRIBUTED, unatt, false);
-            add(w, t, (int32_t)d, e, e, e, GL_KIND_EXCESS, taken > cap ? taken - cap : 0, false);
-            dv->idle_q = cap > taken ? cap - taken : 0;
-        } else {
-            /* capacity unknown (0 in the reconciliation): what its pods are
-             * billed is beyond it, so the device row adds up (docs/specification.md "Arithmetic") */
-            add(w, t, (int32_t)d, e, e, e, GL_KIND_EXCESS, dv->sum_q, false);
-        }
+        int nteams = pod_rows(w, dv, (int32_t)d, t, members, nm, estimated, teams);
+        busy_rows(w, dv, (int32_t)d, t, teams, nteams);
+        device_rows(w, dv, (int32_t)d, t);
     }
 }
 
@@ -1952,13 +2060,13 @@ static void step_claim_rows(struct work *w, size_t t)
     w->nclaimed = 0;
 }
 
-static void step_allocation_rows(struct work *w, size_t t)
+/* The rows of each (pod, node, model) touched at t on its node's
+ * allocation row, its billed reserved-unused placed on devices; the cells
+ * emptied for the next step. */
+static void pn_rows(struct work *w, size_t t)
 {
-    const struct gl_config *c = w->c;
-    const int32_t e = w->empty;
-    step_claim_rows(w, t);
     /* basis max takes idle pod by pod: in a fixed order, whatever the series order */
-    if (c->basis == GL_BASIS_MAX && w->ntouched_pn > 1) {
+    if (w->c->basis == GL_BASIS_MAX && w->ntouched_pn > 1) {
         sort_work = w;
         qsort(w->touched_pn, w->ntouched_pn, sizeof *w->touched_pn, pn_cmp);
     }
@@ -1978,6 +2086,67 @@ static void step_allocation_rows(struct work *w, size_t t)
         pn->touched = false;
     }
     w->ntouched_pn = 0;
+}
+
+/* A (pod, node)'s devices by memory, largest first (ties: UUID). */
+static void sort_by_memory(struct work *w, struct pnode *pnode)
+{
+    for (int a = 1; a < pnode->ndev; a++)
+        for (int b = a; b > 0; b--) {
+            int64_t qa = pnode->devq[b - 1], qb = pnode->devq[b];
+            int cmp = qa != qb ? (qa < qb ? 1 : -1)
+                               : strcmp(S(w, w->r->devices[pnode->devs[b - 1]].uuid),
+                                        S(w, w->r->devices[pnode->devs[b]].uuid));
+            if (cmp <= 0)
+                break;
+            int32_t td = pnode->devs[b];
+            pnode->devs[b] = pnode->devs[b - 1];
+            pnode->devs[b - 1] = td;
+            int64_t tq = pnode->devq[b];
+            pnode->devq[b] = pnode->devq[b - 1];
+            pnode->devq[b - 1] = tq;
+        }
+}
+
+/* The anomalies of a (pod, node) at t on full GPUs: memory without any
+ * allocation on the node, or on more devices than it was allocated. */
+static void pnode_anomalies(struct work *w, size_t t, struct pnode *pnode)
+{
+    const struct pod *po = &POD(w, pnode->pod);
+    int64_t r_whole = pnode->whole_units;
+    /* devices with their own allocation record (a DRA claim, a HAMi
+     * limit) are allocated: neither unallocated use nor excess */
+    int nk = 0;
+    for (int k = 0; k < pnode->ndev; k++)
+        if (!pnode->devok[k]) {
+            pnode->devs[nk] = pnode->devs[k];
+            pnode->devq[nk] = pnode->devq[k];
+            pnode->devok[nk++] = false;
+        }
+    pnode->ndev = nk;
+    if (pnode->ndev == 0)
+        return;
+    int32_t team = team_at(w, pnode->pod, t);
+    if (!pnode->has_alloc) {
+        for (int k = 0; k < pnode->ndev; k++)
+            add(w, t, pnode->devs[k], po->ns, po->name, team, GL_KIND_ANOMALY_UNALLOCATED,
+                pnode->devq[k], false);
+    } else if (pnode->ndev > r_whole) {
+        /* keep the r largest (by memory, then UUID); flag the rest */
+        sort_by_memory(w, pnode);
+        for (int k = (int)r_whole; k < pnode->ndev; k++)
+            add(w, t, pnode->devs[k], po->ns, po->name, team, GL_KIND_ANOMALY_EXCESS_DEVICES,
+                pnode->devq[k], false);
+    }
+}
+
+/* D. and E. at t: the allocation rows, anomalies and idle; every cell
+ * touched is emptied for the next step. */
+static void step_allocation_rows(struct work *w, size_t t)
+{
+    const int32_t e = w->empty;
+    step_claim_rows(w, t);
+    pn_rows(w, t);
     for (size_t i = 0; i < w->ntouched_pnode; i++) {
         struct pnode *pnode = &PNODE(w, w->touched_pnode[i]);
         if (i + 8 < w->ntouched_pnode)
@@ -1988,47 +2157,7 @@ static void step_allocation_rows(struct work *w, size_t t)
             __builtin_prefetch(ahead->devs);
             __builtin_prefetch(ahead->devq);
         }
-        const struct pod *po = &POD(w, pnode->pod);
-        int64_t r_whole = pnode->whole_units;
-        /* devices with their own allocation record (a DRA claim, a HAMi
-         * limit) are allocated: neither unallocated use nor excess */
-        int nk = 0;
-        for (int k = 0; k < pnode->ndev; k++)
-            if (!pnode->devok[k]) {
-                pnode->devs[nk] = pnode->devs[k];
-                pnode->devq[nk] = pnode->devq[k];
-                pnode->devok[nk++] = false;
-            }
-        pnode->ndev = nk;
-        if (pnode->ndev > 0) {
-            int32_t team = team_at(w, pnode->pod, t);
-            if (!pnode->has_alloc) {
-                for (int k = 0; k < pnode->ndev; k++)
-                    add(w, t, pnode->devs[k], po->ns, po->name, team,
-                        GL_KIND_ANOMALY_UNALLOCATED, pnode->devq[k], false);
-            } else if (pnode->ndev > r_whole) {
-                /* keep the r largest (by memory, then UUID); flag the rest */
-                for (int a = 1; a < pnode->ndev; a++)
-                    for (int b = a; b > 0; b--) {
-                        int64_t qa = pnode->devq[b - 1], qb = pnode->devq[b];
-                        int cmp = qa != qb ? (qa < qb ? 1 : -1)
-                                           : strcmp(S(w, w->r->devices[pnode->devs[b - 1]].uuid),
-                                                    S(w, w->r->devices[pnode->devs[b]].uuid));
-                        if (cmp <= 0)
-                            break;
-                        int32_t td = pnode->devs[b];
-                        pnode->devs[b] = pnode->devs[b - 1];
-                        pnode->devs[b - 1] = td;
-                        int64_t tq = pnode->devq[b];
-                        pnode->devq[b] = pnode->devq[b - 1];
-                        pnode->devq[b - 1] = tq;
-                    }
-                for (int k = (int)r_whole; k < pnode->ndev; k++)
-                    add(w, t, pnode->devs[k], po->ns, po->name, team,
-                        GL_KIND_ANOMALY_EXCESS_DEVICES, pnode->devq[k], false);
-            }
-        }
-        /* Memory on a MIG instance without any allocation on the node. */
+        pnode_anomalies(w, t, pnode);
         pnode->ndev = 0;
         pnode->whole_units = 0;
         pnode->has_alloc = false;
@@ -2228,8 +2357,9 @@ static char *prefixed(const char *prefix, const char *s)
     return p;
 }
 
-enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_input *in,
-                            struct gl_rollup *r, struct gl_error *err)
+/* The work's tables, empty, for a chunk of in's grid. */
+static void work_init(struct work *w, const struct gl_config *c, const struct gl_chunk_input *in,
+                      struct gl_rollup *r)
 {
     memset(r, 0, sizeof *r);
     const struct gl_matrix *m = in->memory;
@@ -2240,145 +2370,186 @@ enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_inp
     r->strings = gl_intern_new();
     r->samples_per_hour = gl_xcalloc(r->nhours + 1, sizeof *r->samples_per_hour);
     r->bad_samples = m->bad_samples;
-    struct work w = {.c = c, .in = in, .r = r, .hour_t = SIZE_MAX};
-    w.ens_label = prefixed("exported_", c->namespace_label);
-    w.epod_label = prefixed("exported_", c->pod_label);
-    gl_buf_init(&w.keybuf);
-    gl_buf_init(&w.teambuf);
-    gl_buf_init(&w.scratch);
-    gl_buf_init(&w.why);
-    w.devs.size = sizeof(struct dev);
-    w.pairs.size = sizeof(struct pair);
-    w.pods.size = sizeof(struct pod);
-    w.nodes.size = sizeof(struct node);
-    w.pns.size = sizeof(struct pn);
-    w.pnodes.size = sizeof(struct pnode);
-    w.asers.size = sizeof(struct aser);
-    w.ctrs.size = sizeof(struct ctr_limit);
-    w.model_notes.size = sizeof(struct model_note);
-    w.psers.size = sizeof(struct aser);
-    struct gl_intern **tables[] = {&w.devkeys,   &w.podkeys,  &w.nodekeys,  &w.pnkeys,
-                                   &w.pnodekeys, &w.pairkeys, &w.labelkeys,
-                                   &w.claimkeys, &w.ctrkeys};
-    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+    *w = (struct work){.c = c, .in = in, .r = r, .hour_t = SIZE_MAX};
+    w->ens_label = prefixed("exported_", c->namespace_label);
+    w->epod_label = prefixed("exported_", c->pod_label);
+    gl_buf_init(&w->keybuf);
+    gl_buf_init(&w->teambuf);
+    gl_buf_init(&w->scratch);
+    gl_buf_init(&w->why);
+    w->devs.size = sizeof(struct dev);
+    w->pairs.size = sizeof(struct pair);
+    w->pods.size = sizeof(struct pod);
+    w->nodes.size = sizeof(struct node);
+    w->pns.size = sizeof(struct pn);
+    w->pnodes.size = sizeof(struct pnode);
+    w->asers.size = sizeof(struct aser);
+    w->ctrs.size = sizeof(struct ctr_limit);
+    w->model_notes.size = sizeof(struct model_note);
+    w->psers.size = sizeof(struct aser);
+    struct gl_intern **tables[WORK_TABLES];
+    work_tables(w, tables);
+    for (size_t i = 0; i < WORK_TABLES; i++)
         *tables[i] = gl_intern_new();
-    w.empty = str(&w, "");
+    w->empty = str(w, "");
+}
+
+/* The chunk's series indexed: memory samples per hour, devices and pairs,
+ * limits, FB_FREE/FB_RESERVED, busy, labels, nodes, allocation series. */
+static void index_inputs(struct work *w)
+{
+    const struct gl_chunk_input *in = w->in;
+    const struct gl_matrix *m = in->memory;
     size_t steps_per_hour = (size_t)(3600 / m->step);
     for (size_t i = 0; i < m->nseries; i++)
         for (size_t t = 0; t < m->nsteps; t++)
             if (!isnan(m->series[i].values[t]))
-                r->samples_per_hour[t / steps_per_hour]++;
-    add_memory(&w, m);
-    add_limits(&w);
-    add_device_metric(&w, in->fb_free, true);
-    add_device_metric(&w, in->fb_reserved, false);
-    add_compute(&w);
-    index_labels(&w, &w.pl, in->pod_labels, 0);
-    index_labels(&w, &w.nl, in->ns_labels, 1);
-    index_labels(&w, &w.nodel, in->node_labels, 2);
-    resolve_nodes(&w);
-    add_allocations(&w);
-    w.dev_order = gl_xcalloc(w.devs.n + 1, sizeof *w.dev_order);
-    for (size_t d = 0; d < w.devs.n; d++)
-        if (DEV(&w, d).used)
-            w.dev_order[w.ndev_order++] = (int32_t)d;
-    sort_work = &w;
-    qsort(w.dev_order, w.ndev_order, sizeof *w.dev_order, dev_cmp);
-    for (size_t i = 0; i < w.ndev_order; i++)
-        DEV(&w, w.dev_order[i]).rank = (int32_t)i;
+                w->r->samples_per_hour[t / steps_per_hour]++;
+    add_memory(w, m);
+    add_limits(w);
+    add_device_metric(w, in->fb_free, true);
+    add_device_metric(w, in->fb_reserved, false);
+    add_compute(w);
+    index_labels(w, &w->pl, in->pod_labels, 0);
+    index_labels(w, &w->nl, in->ns_labels, 1);
+    index_labels(w, &w->nodel, in->node_labels, 2);
+    resolve_nodes(w);
+    add_allocations(w);
+}
+
+/* The devices' (UUID, GPU_I_ID) order and the per-step scratch, sized
+ * for the most pods on one device and every cell. */
+static void prepare_steps(struct work *w)
+{
+    w->dev_order = gl_xcalloc(w->devs.n + 1, sizeof *w->dev_order);
+    for (size_t d = 0; d < w->devs.n; d++)
+        if (DEV(w, d).used)
+            w->dev_order[w->ndev_order++] = (int32_t)d;
+    sort_work = w;
+    qsort(w->dev_order, w->ndev_order, sizeof *w->dev_order, dev_cmp);
+    for (size_t i = 0; i < w->ndev_order; i++)
+        DEV(w, w->dev_order[i]).rank = (int32_t)i;
     size_t max_pairs = 1;
-    for (size_t d = 0; d < w.devs.n; d++) {
+    for (size_t d = 0; d < w->devs.n; d++) {
         size_t k = 0;
-        for (int32_t p = DEV(&w, d).first_pair; p >= 0; p = PAIR(&w, p).next)
+        for (int32_t p = DEV(w, d).first_pair; p >= 0; p = PAIR(w, p).next)
             k++;
         if (k > max_pairs)
             max_pairs = k;
     }
-    w.scratch_members = gl_xcalloc(max_pairs, sizeof *w.scratch_members);
-    w.scratch_teams = gl_xcalloc(max_pairs, sizeof *w.scratch_teams);
-    w.scratch_weights = gl_xcalloc(max_pairs, sizeof *w.scratch_weights);
-    w.scratch_parts = gl_xcalloc(max_pairs, sizeof *w.scratch_parts);
-    w.scratch_parts2 = gl_xcalloc(max_pairs, sizeof *w.scratch_parts2);
-    w.touched_pn = gl_xcalloc(w.pns.n + 1, sizeof *w.touched_pn);
-    w.touched_pnode = gl_xcalloc(w.pnodes.n + 1, sizeof *w.touched_pnode);
-    w.claimed = gl_xcalloc(w.pairs.n + 1, sizeof *w.claimed);
-    for (size_t t = 0; t < r->nsteps && !w.overflow; t++) {
-        for (size_t i = 0; i < w.nodes.n; i++)
-            NODE(&w, i).usable = 0;
-        step_devices(&w, t);
-        step_allocation(&w, t);
-        step_device_alloc(&w, t);
-        step_pods(&w, t);
-        step_mig_unallocated(&w, t);
-        step_allocation_rows(&w, t);
-        step_pending(&w, t);
-        seen_range(&w, t);
+    w->scratch_members = gl_xcalloc(max_pairs, sizeof *w->scratch_members);
+    w->scratch_teams = gl_xcalloc(max_pairs, sizeof *w->scratch_teams);
+    w->scratch_weights = gl_xcalloc(max_pairs, sizeof *w->scratch_weights);
+    w->scratch_parts = gl_xcalloc(max_pairs, sizeof *w->scratch_parts);
+    w->scratch_parts2 = gl_xcalloc(max_pairs, sizeof *w->scratch_parts2);
+    w->touched_pn = gl_xcalloc(w->pns.n + 1, sizeof *w->touched_pn);
+    w->touched_pnode = gl_xcalloc(w->pnodes.n + 1, sizeof *w->touched_pnode);
+    w->claimed = gl_xcalloc(w->pairs.n + 1, sizeof *w->claimed);
+}
+
+/* Every step attributed, in the passes' order, until the first overflow;
+ * then the last hour staged out and the devices split by model. */
+static void run_steps(struct work *w)
+{
+    for (size_t t = 0; t < w->r->nsteps && !w->overflow; t++) {
+        for (size_t i = 0; i < w->nodes.n; i++)
+            NODE(w, i).usable = 0;
+        step_devices(w, t);
+        step_allocation(w, t);
+        step_device_alloc(w, t);
+        step_pods(w, t);
+        step_mig_unallocated(w, t);
+        step_allocation_rows(w, t);
+        step_pending(w, t);
+        seen_range(w, t);
     }
-    stage_flush(&w);
-    if (!w.overflow)
-        split_model_hours(&w);
-    free(w.stage);
-    free(w.stage_slots);
-    free(w.node_dev_start);
-    free(w.node_dev_list);
-    for (size_t d = 0; d < w.devs.n; d++) {
-        struct dev *dv = &DEV(&w, d);
+    stage_flush(w);
+    if (!w->overflow)
+        split_model_hours(w);
+}
+
+/* The series copies of the devices, pairs and cells. */
+static void work_free_cells(struct work *w)
+{
+    for (size_t d = 0; d < w->devs.n; d++) {
+        struct dev *dv = &DEV(w, d);
         free(dv->used);
         free(dv->free_mib);
         free(dv->reserved);
         free(dv->busy);
         free(dv->hour_cap);
     }
-    for (size_t p = 0; p < w.pairs.n; p++) {
-        free(PAIR(&w, p).values);
-        free(PAIR(&w, p).seen);
-        free(PAIR(&w, p).claim);
-        free(PAIR(&w, p).limit);
+    for (size_t p = 0; p < w->pairs.n; p++) {
+        free(PAIR(w, p).values);
+        free(PAIR(w, p).seen);
+        free(PAIR(w, p).claim);
+        free(PAIR(w, p).limit);
     }
-    for (size_t p = 0; p < w.pnodes.n; p++) {
-        free(PNODE(&w, p).devs);
-        free(PNODE(&w, p).devq);
-        free(PNODE(&w, p).devok);
+    for (size_t p = 0; p < w->pnodes.n; p++) {
+        free(PNODE(w, p).devs);
+        free(PNODE(w, p).devq);
+        free(PNODE(w, p).devok);
     }
-    for (size_t p = 0; p < w.pns.n; p++) {
-        free(PN(&w, p).devs);
-        free(PN(&w, p).devq);
+    for (size_t p = 0; p < w->pns.n; p++) {
+        free(PN(w, p).devs);
+        free(PN(w, p).devq);
     }
-    free(w.dev_order);
-    struct vec *vecs[] = {&w.devs, &w.pairs,  &w.pods,  &w.nodes, &w.pns,
-                          &w.pnodes, &w.asers, &w.ctrs, &w.model_notes, &w.psers};
+}
+
+/* Everything of w but r (the caller's); the overflow kept, if any, is the
+ * error. */
+static enum gl_status work_free(struct work *w, struct gl_error *err)
+{
+    free(w->stage);
+    free(w->stage_slots);
+    free(w->node_dev_start);
+    free(w->node_dev_list);
+    work_free_cells(w);
+    free(w->dev_order);
+    struct vec *vecs[] = {&w->devs, &w->pairs,  &w->pods,  &w->nodes, &w->pns,
+                          &w->pnodes, &w->asers, &w->ctrs, &w->model_notes, &w->psers};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         free(vecs[i]->data);
-    free(w.touched_pn);
-    free(w.touched_pnode);
-    free(w.claimed);
-    free(w.scratch_members);
-    free(w.scratch_teams);
-    free(w.scratch_weights);
-    free(w.scratch_parts);
-    free(w.scratch_parts2);
-    struct label_index *lis[] = {&w.pl, &w.nl, &w.nodel};
+    void *scratch[] = {w->touched_pn,      w->touched_pnode, w->claimed,
+                       w->scratch_members, w->scratch_teams, w->scratch_weights,
+                       w->scratch_parts,   w->scratch_parts2};
+    for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++)
+        free(scratch[i]);
+    struct label_index *lis[] = {&w->pl, &w->nl, &w->nodel};
     for (size_t i = 0; i < 3; i++) {
         free(lis[i]->head);
         free(lis[i]->next);
         free(lis[i]->lo);
         free(lis[i]->hi);
     }
-    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+    struct gl_intern **tables[WORK_TABLES];
+    work_tables(w, tables);
+    for (size_t i = 0; i < WORK_TABLES; i++)
         gl_intern_free(*tables[i]);
     enum gl_status rc = GL_OK;
-    if (w.overflow)
+    if (w->overflow)
         rc = gl_error_set(err, GL_ERR_PROM,
                           "integer overflow: %s; the samples are beyond any plausible GPU "
                           "memory or GPU count (nothing of this chunk is stored)",
-                          w.why.data ? w.why.data : "");
-    free(w.ens_label);
-    free(w.epod_label);
-    gl_buf_free(&w.keybuf);
-    gl_buf_free(&w.teambuf);
-    gl_buf_free(&w.scratch);
-    gl_buf_free(&w.why);
+                          w->why.data ? w->why.data : "");
+    free(w->ens_label);
+    free(w->epod_label);
+    gl_buf_free(&w->keybuf);
+    gl_buf_free(&w->teambuf);
+    gl_buf_free(&w->scratch);
+    gl_buf_free(&w->why);
     return rc;
+}
+
+enum gl_status gl_integrate(const struct gl_config *c, const struct gl_chunk_input *in,
+                            struct gl_rollup *r, struct gl_error *err)
+{
+    struct work w;
+    work_init(&w, c, in, r);
+    index_inputs(&w);
+    prepare_steps(&w);
+    run_steps(&w);
+    return work_free(&w, err);
 }
 
 /* ---- demand waiting: GPUs requested by Pending pods ---- */
@@ -2441,222 +2612,4 @@ static void step_pending(struct work *w, size_t t)
         add(w, t, dev, po->ns, po->name, team_at(w, a->pod, t), GL_KIND_PENDING_GPU,
             (int64_t)u, false);
     }
-}
-
-/* ---- the allocation join (docs/specification.md "Inputs": requests of Running pods) ---- */
-
-/* A length-prefixed key of labels (absent = empty, as in PromQL), so no
- * value can run into the next. */
-static void join_key(struct gl_buf *b, const struct gl_series *s, const char *const *names,
-                     size_t n)
-{
-    gl_buf_reset(b);
-    for (size_t i = 0; i < n; i++) {
-        const char *v = names[i] ? gl_series_label(s, names[i]) : NULL;
-        gl_buf_put_field(b, v);
-    }
-}
-
-struct join_group {
-    const struct gl_series *first; /* its labels */
-    int32_t pod;                   /* key in the phase table, -1 when absent */
-    double *values;
-};
-
-
-static int name_cmp(const void *pa, const void *pb)
-{
-    return strcmp(*(const char *const *)pa, *(const char *const *)pb);
-}
-
-/* The output series of group g: its non-empty grouping labels, sorted by
- * name, in one allocation (packed as parse.c packs them). */
-/* phase (or NULL) adds the label phase="<phase>" (the Pending series). */
-static const char *join_value(const struct gl_series *first, const char *name, const char *phase)
-{
-    return phase && strcmp(name, "phase") == 0 ? phase : gl_series_label(first, name);
-}
-
-static void join_labels(struct gl_series *out, const struct gl_series *first,
-                        const char *const *names, size_t n, const char *phase)
-{
-    const char *sorted[9];
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool dup = false;
-        for (size_t j = 0; j < k; j++)
-            dup |= strcmp(sorted[j], names[i]) == 0;
-        if (!dup && gl_series_label(first, names[i]))
-            sorted[k++] = names[i];
-    }
-    if (phase)
-        sorted[k++] = "phase";
-    qsort(sorted, k, sizeof *sorted, name_cmp);
-    size_t size = k * sizeof(struct gl_label);
-    for (size_t i = 0; i < k; i++)
-        size += strlen(sorted[i]) + strlen(join_value(first, sorted[i], phase)) + 2;
-    out->nlabels = k;
-    out->labels = k ? gl_xcalloc(1, size) : NULL;
-    char *p = (char *)(out->labels + k);
-    for (size_t i = 0; i < k; i++) {
-        const char *v = join_value(first, sorted[i], phase);
-        size_t nl = strlen(sorted[i]) + 1, vl = strlen(v) + 1;
-        out->labels[i].name = memcpy(p, sorted[i], nl);
-        out->labels[i].value = memcpy(p + nl, v, vl);
-        p += nl + vl;
-    }
-}
-
-static void join_skip(struct gl_matrix *m, const struct gl_series *s, size_t t, double x,
-                      enum gl_skip why)
-{
-    size_t k = m->bad_samples++;
-    m->skipped[why]++;
-    if (k >= sizeof m->bad / sizeof *m->bad)
-        return;
-    char when[40], desc[200];
-    gl_time_format(m->start + (int64_t)t * m->step, when, sizeof when);
-    size_t len = 0;
-    desc[0] = '\0';
-    for (size_t i = 0; i < s->nlabels && len < sizeof desc; i++)
-        len += (size_t)snprintf(desc + len, sizeof desc - len, "%s%s=\"%s\"", i ? "," : "",
-                                s->labels[i].name, s->labels[i].value);
-    snprintf(m->bad[k], sizeof m->bad[k], "%s: value \"%.17g\" at %s on the joined {%s}",
-             gl_skip_names[why], x, when, desc);
-}
-
-enum gl_status gl_allocation_join(const struct gl_config *c, const struct gl_matrix *requests,
-                                  const struct gl_matrix *phase, double max,
-                                  struct gl_matrix *out, struct gl_error *err)
-{
-    memset(out, 0, sizeof *out);
-    if (requests->nsteps != phase->nsteps || requests->start != phase->start ||
-        requests->step != phase->step)
-        return gl_error_set(err, GL_ERR_RUNTIME,
-                            "allocation join: the requests and phase grids differ");
-    const size_t nsteps = requests->nsteps;
-    const char *const pod_names[] = {c->cluster_label, "namespace", "pod"};
-    const char *const group_names[] = {c->cluster_label, "namespace", "pod", "node",
-                                       "resource"};
-    struct gl_buf key;
-    gl_buf_init(&key);
-    /* max by (cluster, namespace, pod) (phase == 1): the Running steps
-     * (bit 1: a series phase="Running", or without a phase label as a
-     * custom query may return) and the Pending ones (bit 2), which go out
-     * as series of their own labelled phase="Pending" (add_pending) */
-    struct gl_intern *pods = gl_intern_new();
-    unsigned char *running = NULL;
-    size_t cap = 0;
-    for (size_t i = 0; i < phase->nseries; i++) {
-        const struct gl_series *s = &phase->series[i];
-        if (!s->values || s->first_step < 0)
-            continue;
-        join_key(&key, s, pod_names, 3);
-        size_t id = (size_t)gl_intern_get(pods, key.data);
-        if (id >= cap) {
-            size_t ncap = cap ? 2 * cap : 64;
-            while (ncap <= id)
-                ncap *= 2;
-            running = gl_xrealloc(running, ncap * nsteps + 1);
-            memset(running + cap * nsteps, 0, (ncap - cap) * nsteps);
-            cap = ncap;
-        }
-        const char *ph = gl_series_label(s, "phase");
-        unsigned char bit = !ph || strcmp(ph, "Running") == 0 ? 1
-                          : strcmp(ph, "Pending") == 0       ? 2
-                                                             : 0;
-        for (size_t t = (size_t)s->first_step; t < nsteps; t++)
-            if (s->values[t] == 1.0)
-                running[id * nsteps + t] |= bit;
-    }
-    /* sum by (cluster, namespace, pod, node, resource) (requests) */
-    struct gl_intern *gids = gl_intern_new();
-    struct join_group *g = NULL;
-    size_t ng = 0, gcap = 0;
-    for (size_t i = 0; i < requests->nseries; i++) {
-        const struct gl_series *s = &requests->series[i];
-        if (!s->values || s->first_step < 0)
-            continue;
-        join_key(&key, s, group_names, 5);
-        size_t id = (size_t)gl_intern_get(gids, key.data);
-        if (id == ng) {
-            if (ng == gcap) {
-                gcap = gcap ? 2 * gcap : 64;
-                g = gl_xrealloc(g, gcap * sizeof *g);
-            }
-            g[ng].first = s;
-            g[ng].values = new_values(nsteps);
-            join_key(&key, s, pod_names, 3);
-            g[ng].pod = gl_intern_find(pods, key.data);
-            ng++;
-        }
-        double *v = g[id].values;
-        for (size_t t = (size_t)s->first_step; t < nsteps; t++)
-            if (!isnan(s->values[t]))
-                v[t] = isnan(v[t]) ? s->values[t] : v[t] + s->values[t];
-    }
-    /* * on (cluster, namespace, pod) group_left (): kept where Running; a
-     * second series of the group where Pending (and not Running) */
-    out->start = requests->start;
-    out->step = requests->step;
-    out->nsteps = nsteps;
-    out->series = gl_xcalloc(2 * ng + 1, sizeof *out->series);
-    for (size_t gi = 0; gi < 2 * ng; gi++) {
-        const size_t i = gi / 2;
-        const bool pend = gi % 2;
-        const unsigned char *run = g[i].pod >= 0 ? running + (size_t)g[i].pod * nsteps : NULL;
-        struct gl_series *o = &out->series[out->nseries];
-        if (pend) {
-            bool any = false;
-            for (size_t t = 0; run && t < nsteps && !any; t++)
-                any = run[t] == 2 && !isnan(g[i].values[t]);
-            if (!any) {
-                free(g[i].values);
-                continue;
-            }
-        }
-        join_labels(o, g[i].first, group_names, 5, pend ? "Pending" : NULL);
-        o->values = pend ? g[i].values : gl_xcalloc(nsteps + 1, sizeof *o->values);
-        if (!pend)
-            memcpy(o->values, g[i].values, nsteps * sizeof *o->values);
-        o->first_step = -1;
-        o->first_seen = -1;
-        for (size_t t = 0; t < nsteps; t++) {
-            double x = o->values[t];
-            if (isnan(x))
-                continue;
-            if (!run || (pend ? run[t] != 2 : !(run[t] & 1))) {
-                o->values[t] = NAN;
-                continue;
-            }
-            int why = !isfinite(x) ? GL_SKIP_NAN_INF
-                    : x < 0        ? GL_SKIP_NEGATIVE
-                    : x > max      ? GL_SKIP_OUT_OF_BOUNDS
-                                   : -1;
-            if (why >= 0) {
-                join_skip(out, o, t, x, (enum gl_skip)why);
-                o->values[t] = NAN;
-                continue;
-            }
-            if (o->first_step < 0) {
-                o->first_step = (int64_t)t;
-                o->first_seen = out->start + (int64_t)t * out->step;
-            }
-            out->samples++;
-        }
-        if (o->first_step < 0) { /* never Running (Pending) in the chunk: no series */
-            free(o->labels);
-            free(o->values);
-            memset(o, 0, sizeof *o);
-            continue;
-        }
-        out->nseries++;
-    }
-    qsort(out->series, out->nseries, sizeof *out->series, gl_series_cmp);
-    free(g);
-    free(running);
-    gl_intern_free(pods);
-    gl_intern_free(gids);
-    gl_buf_free(&key);
-    return GL_OK;
 }
