@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -289,6 +290,83 @@ static enum gl_status read_triggers(struct gl_store *s, struct gl_error *err)
     return rc;
 }
 
+/* The store's prepared statements (persistent: used chunk after chunk),
+ * each one's field and SQL: prepared at open in this order, finalized at
+ * close. */
+#define STMT(field, sql) {offsetof(struct gl_store, field), sql}
+static const struct {
+    size_t at; /* of its sqlite3_stmt * in struct gl_store */
+    const char *sql;
+} statements[] = {
+    STMT(ins_usage,
+         "INSERT INTO usage (hour, cluster, namespace, pod, device_id, team, kind, "
+         "quantity, estimated, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+         "ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity, "
+         "estimated = max(estimated, excluded.estimated), "
+         "first_seen = min(first_seen, excluded.first_seen), "
+         "last_seen = max(last_seen, excluded.last_seen)"),
+    STMT(upsert_device,
+         "INSERT INTO device (cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, "
+         "max_capacity_mib, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?) "
+         "ON CONFLICT (cluster, uuid, gpu_i_id) DO UPDATE SET "
+         /* a chunk that lacks a label never erases what an earlier one knew;
+          * the model is the latest hour's (each hour's own is in
+          * device_model_hour): an older hour re-collected keeps it */
+         "gpu_i_profile = CASE excluded.gpu_i_profile WHEN '' THEN gpu_i_profile "
+         "  ELSE excluded.gpu_i_profile END, "
+         "model = CASE WHEN excluded.model = 'unknown' "
+         "  OR excluded.last_seen < last_seen THEN model ELSE excluded.model END, "
+         "hostname = CASE excluded.hostname WHEN '' THEN hostname "
+         "  ELSE excluded.hostname END, "
+         "max_capacity_mib = max(max_capacity_mib, excluded.max_capacity_mib), "
+         "first_seen = min(first_seen, excluded.first_seen), "
+         "last_seen = max(last_seen, excluded.last_seen)"),
+    STMT(get_device, "SELECT id, model FROM device WHERE cluster = ? AND uuid = ? AND gpu_i_id = ?"),
+    STMT(agg_anom_del, agg_anom_del_sql),
+    STMT(agg_anom_ins, agg_anom_sql),
+    STMT(put_model, put_model_sql),
+    STMT(clear_models, clear_models_sql),
+    STMT(out_dev, out_dev_sql),
+    STMT(out_pod, out_pod_sql),
+    STMT(out_key, out_key_sql),
+    STMT(in_dev, in_dev_sql),
+    STMT(in_pod, in_pod_sql),
+    STMT(in_key, in_key_sql),
+    STMT(ins_plain,
+         "INSERT INTO usage (hour, cluster, namespace, pod, device_id, team, kind, "
+         "quantity, estimated, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
+    STMT(put_key, put_key_sql),
+    STMT(put_dev, put_dev_sql),
+    STMT(put_pod, put_pod_sql),
+    STMT(clear_hours, "DELETE FROM usage WHERE cluster = ? AND hour >= ? AND hour < ?"),
+    STMT(pruned_hour,
+         "SELECT min(hour) FROM collected_hour WHERE cluster = ? AND hour >= ? AND "
+         "hour < ? AND samples = -1"),
+    STMT(mark_hour,
+         "INSERT OR REPLACE INTO collected_hour (cluster, hour, collected_at, samples, "
+         "bad_samples) VALUES (?,?,strftime('%s','now'),?,?)"),
+    STMT(label_get, "SELECT first_seen FROM label_series WHERE labels = ?"),
+    STMT(label_put,
+         "INSERT INTO label_series (labels, first_seen) VALUES (?1, ?2) "
+         "ON CONFLICT (labels) DO UPDATE SET first_seen = min(first_seen, ?2)"),
+    STMT(counts_get,
+         "SELECT series, samples FROM collected_query "
+         "WHERE cluster = ? AND hour = ? AND query = ?"),
+    STMT(counts_put,
+         "INSERT OR REPLACE INTO collected_query (cluster, hour, query, series, "
+         "samples) VALUES (?,?,?,?,?)"),
+    STMT(hour_get,
+         "SELECT h.samples, (SELECT count(*) FROM collected_query q "
+         "  WHERE q.cluster = h.cluster AND q.hour = h.hour) "
+         "FROM collected_hour h WHERE h.cluster = ? AND h.hour = ?"),
+};
+#undef STMT
+
+static sqlite3_stmt **statement(struct gl_store *s, size_t i)
+{
+    return (sqlite3_stmt **)((char *)s + statements[i].at);
+}
+
 enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_error *err)
 {
     *out = NULL;
@@ -308,89 +386,22 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
     }
     sqlite3_busy_timeout(s->db, 10000);
     int version = 0;
-    if ((rc = schema_version(s, &version, err)) ||
-        /* temp_store: statement journals (a statement that fires triggers
-         * or upserts needs one) and GROUP BY sorters stay in memory instead
-         * of a temporary file written page by page; durability is the
-         * WAL's (the database's own writes are unchanged) */
-        (rc = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                      "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;",
-                   err)) ||
-        (rc = migrate(s, version, err)) ||
-        (rc = prepare(s,
-                      "INSERT INTO usage (hour, cluster, namespace, pod, device_id, team, kind, "
-                      "quantity, estimated, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
-                      "ON CONFLICT DO UPDATE SET quantity = quantity + excluded.quantity, "
-                      "estimated = max(estimated, excluded.estimated), "
-                      "first_seen = min(first_seen, excluded.first_seen), "
-                      "last_seen = max(last_seen, excluded.last_seen)",
-                      &s->ins_usage, err)) ||
-        (rc = prepare(s,
-                      "INSERT INTO device (cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, "
-                      "max_capacity_mib, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?) "
-                      "ON CONFLICT (cluster, uuid, gpu_i_id) DO UPDATE SET "
-                      /* a chunk that lacks a label never erases what an earlier one knew;
-                       * the model is the latest hour's (each hour's own is in
-                       * device_model_hour): an older hour re-collected keeps it */
-                      "gpu_i_profile = CASE excluded.gpu_i_profile WHEN '' THEN gpu_i_profile "
-                      "  ELSE excluded.gpu_i_profile END, "
-                      "model = CASE WHEN excluded.model = 'unknown' "
-                      "  OR excluded.last_seen < last_seen THEN model ELSE excluded.model END, "
-                      "hostname = CASE excluded.hostname WHEN '' THEN hostname "
-                      "  ELSE excluded.hostname END, "
-                      "max_capacity_mib = max(max_capacity_mib, excluded.max_capacity_mib), "
-                      "first_seen = min(first_seen, excluded.first_seen), "
-                      "last_seen = max(last_seen, excluded.last_seen)",
-                      &s->upsert_device, err)) ||
-        (rc = prepare(s, "SELECT id, model FROM device WHERE cluster = ? AND uuid = ? AND gpu_i_id = ?",
-                      &s->get_device, err)) ||
-        (rc = prepare(s, agg_anom_del_sql, &s->agg_anom_del, err)) ||
-        (rc = prepare(s, agg_anom_sql, &s->agg_anom_ins, err)) ||
-        (rc = prepare(s, put_model_sql, &s->put_model, err)) ||
-        (rc = prepare(s, clear_models_sql, &s->clear_models, err)) ||
-        (rc = read_triggers(s, err)) ||
-        (rc = prepare(s, out_dev_sql, &s->out_dev, err)) ||
-        (rc = prepare(s, out_pod_sql, &s->out_pod, err)) ||
-        (rc = prepare(s, out_key_sql, &s->out_key, err)) ||
-        (rc = prepare(s, in_dev_sql, &s->in_dev, err)) ||
-        (rc = prepare(s, in_pod_sql, &s->in_pod, err)) ||
-        (rc = prepare(s, in_key_sql, &s->in_key, err)) ||
-        (rc = prepare(s,
-                      "INSERT INTO usage (hour, cluster, namespace, pod, device_id, team, kind, "
-                      "quantity, estimated, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                      &s->ins_plain, err)) ||
-        (rc = prepare(s, put_key_sql, &s->put_key, err)) ||
-        (rc = prepare(s, put_dev_sql, &s->put_dev, err)) ||
-        (rc = prepare(s, put_pod_sql, &s->put_pod, err)) ||
-        (rc = prepare(s, "DELETE FROM usage WHERE cluster = ? AND hour >= ? AND hour < ?",
-                      &s->clear_hours, err)) ||
-        (rc = prepare(s,
-                      "SELECT min(hour) FROM collected_hour WHERE cluster = ? AND hour >= ? AND "
-                      "hour < ? AND samples = -1",
-                      &s->pruned_hour, err)) ||
-        (rc = prepare(s,
-                      "INSERT OR REPLACE INTO collected_hour (cluster, hour, collected_at, samples, "
-                      "bad_samples) VALUES (?,?,strftime('%s','now'),?,?)",
-                      &s->mark_hour, err)) ||
-        (rc = prepare(s, "SELECT first_seen FROM label_series WHERE labels = ?", &s->label_get,
-                      err)) ||
-        (rc = prepare(s,
-                      "INSERT INTO label_series (labels, first_seen) VALUES (?1, ?2) "
-                      "ON CONFLICT (labels) DO UPDATE SET first_seen = min(first_seen, ?2)",
-                      &s->label_put, err)) ||
-        (rc = prepare(s,
-                      "SELECT series, samples FROM collected_query "
-                      "WHERE cluster = ? AND hour = ? AND query = ?",
-                      &s->counts_get, err)) ||
-        (rc = prepare(s,
-                      "INSERT OR REPLACE INTO collected_query (cluster, hour, query, series, "
-                      "samples) VALUES (?,?,?,?,?)",
-                      &s->counts_put, err)) ||
-        (rc = prepare(s,
-                      "SELECT h.samples, (SELECT count(*) FROM collected_query q "
-                      "  WHERE q.cluster = h.cluster AND q.hour = h.hour) "
-                      "FROM collected_hour h WHERE h.cluster = ? AND h.hour = ?",
-                      &s->hour_get, err))) {
+    rc = schema_version(s, &version, err);
+    /* temp_store: statement journals (a statement that fires triggers
+     * or upserts needs one) and GROUP BY sorters stay in memory instead
+     * of a temporary file written page by page; durability is the
+     * WAL's (the database's own writes are unchanged) */
+    if (!rc)
+        rc = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                     "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;",
+                  err);
+    if (!rc)
+        rc = migrate(s, version, err);
+    if (!rc)
+        rc = read_triggers(s, err);
+    for (size_t i = 0; !rc && i < sizeof statements / sizeof *statements; i++)
+        rc = prepare(s, statements[i].sql, statement(s, i), err);
+    if (rc) {
         gl_store_close(s);
         return rc;
     }
@@ -404,24 +415,8 @@ void gl_store_close(struct gl_store *s)
 {
     if (!s)
         return;
-    sqlite3_finalize(s->ins_usage);
-    sqlite3_finalize(s->upsert_device);
-    sqlite3_finalize(s->get_device);
-    sqlite3_finalize(s->clear_hours);
-    sqlite3_finalize(s->pruned_hour);
-    sqlite3_finalize(s->mark_hour);
-    sqlite3_finalize(s->label_get);
-    sqlite3_finalize(s->label_put);
-    sqlite3_finalize(s->counts_get);
-    sqlite3_finalize(s->counts_put);
-    sqlite3_finalize(s->hour_get);
-    sqlite3_stmt *agg[] = {s->agg_anom_del, s->agg_anom_ins,
-                           s->put_model,   s->clear_models, s->out_dev,
-                           s->out_pod,     s->out_key,     s->in_dev,       s->in_pod,
-                           s->in_key,      s->ins_plain,   s->put_key,      s->put_dev,
-                           s->put_pod};
-    for (size_t i = 0; i < sizeof agg / sizeof *agg; i++)
-        sqlite3_finalize(agg[i]);
+    for (size_t i = 0; i < sizeof statements / sizeof *statements; i++)
+        sqlite3_finalize(*statement(s, i));
     agg_reset(s);
     free(s->dirty);
     free(s->acc_key.e);
@@ -1233,6 +1228,45 @@ enum gl_status gl_store_query_period(struct gl_store *s, const char *sql, int64_
     return GL_OK;
 }
 
+enum gl_status gl_store_run_once(struct gl_store *s, sqlite3_stmt *st, const char *what,
+                                 struct gl_error *err)
+{
+    int sr = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, what, err);
+}
+
+enum gl_status gl_store_clear_range(struct gl_store *s, const char *sql, const char *cluster,
+                                    int64_t from, int64_t to, const char *what,
+                                    struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    enum gl_status rc = gl_store_prepare(s, sql, &st, what, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, from);
+    sqlite3_bind_int64(st, 3, to);
+    return gl_store_run_once(s, st, what, err);
+}
+
+enum gl_status gl_store_put_row(struct gl_store *s, sqlite3_stmt *st, const char *what,
+                                struct gl_error *err)
+{
+    enum gl_status rc = sqlite3_step(st) == SQLITE_DONE ? GL_OK : gl_store_fail(s, what, err);
+    sqlite3_reset(st);
+    return rc;
+}
+
+enum gl_status gl_store_finish(struct gl_store *s, enum gl_status rc, struct gl_error *err)
+{
+    if (!rc)
+        rc = gl_store_commit(s, err);
+    if (rc)
+        gl_store_rollback(s);
+    return rc;
+}
+
 enum gl_status gl_store_query_counts(struct gl_store *s, const char *cluster, int64_t hour,
                                      const char *query, struct gl_query_counts *out,
                                      struct gl_error *err)
@@ -1321,24 +1355,17 @@ enum gl_status gl_store_note_refused(struct gl_store *s, const char *cluster, in
     enum gl_status rc = gl_store_begin(s, err);
     if (rc)
         return rc;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT OR REPLACE INTO refused_hour (cluster, hour, refused_at, "
-                           "reason) VALUES (?, ?, ?, ?)",
-                           -1, &st, NULL) != SQLITE_OK)
-        rc = gl_store_fail(s, what, err);
+    rc = gl_store_prepare(s,
+                          "INSERT OR REPLACE INTO refused_hour (cluster, hour, refused_at, "
+                          "reason) VALUES (?, ?, ?, ?)",
+                          &st, what, err);
     for (int64_t h = from - from % 3600; !rc && h < to; h += 3600) {
         sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, h);
         sqlite3_bind_int64(st, 3, now);
         sqlite3_bind_text(st, 4, reason, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = gl_store_fail(s, what, err);
-        sqlite3_reset(st);
+        rc = gl_store_put_row(s, st, what, err);
     }
     sqlite3_finalize(st);
-    if (!rc)
-        rc = gl_store_commit(s, err);
-    if (rc)
-        gl_store_rollback(s);
-    return rc;
+    return gl_store_finish(s, rc, err);
 }

@@ -19,7 +19,5 @@ enum gl_status gl_store_put_pod_owner(struct gl_store *s, const char *cluster, c
     for (int i = 0; i < 5; i++)
         sqlite3_bind_text(st, i + 1, v[i], -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 6, seen_at);
-    int sr = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "storing pod owners", err);
+    return gl_store_run_once(s, st, "storing pod owners", err);
 }

@@ -24,4 +24,25 @@ enum gl_status gl_store_query_period(struct gl_store *s, const char *sql, int64_
 enum gl_status gl_store_prepare(struct gl_store *s, const char *sql, sqlite3_stmt **st,
                                 const char *what, struct gl_error *err);
 
+/* Steps st, prepared for one write, and finalizes it: GL_OK when it is
+ * done, else err says what was being written. */
+enum gl_status gl_store_run_once(struct gl_store *s, sqlite3_stmt *st, const char *what,
+                                 struct gl_error *err);
+
+/* Deletes a cluster's hours [from, to) of a table: sql deletes with
+ * ?1 = cluster, ?2 = from and ?3 = to bound. */
+enum gl_status gl_store_clear_range(struct gl_store *s, const char *sql, const char *cluster,
+                                    int64_t from, int64_t to, const char *what,
+                                    struct gl_error *err);
+
+/* Steps st, a write of one row of a loop, and resets it for the next
+ * row; err says what was being written when it is not done. */
+enum gl_status gl_store_put_row(struct gl_store *s, sqlite3_stmt *st, const char *what,
+                                struct gl_error *err);
+
+/* Ends the write transaction of gl_store_begin: committed when rc is
+ * GL_OK, else (or when the commit fails) rolled back; returns the first
+ * failure. */
+enum gl_status gl_store_finish(struct gl_store *s, enum gl_status rc, struct gl_error *err);
+
 #endif

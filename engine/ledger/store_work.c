@@ -10,22 +10,13 @@ static enum gl_status put_rows(struct gl_store *s, const char *cluster, int64_t 
     static const char ins[] =
         "INSERT INTO work_units (cluster, hour, namespace, pod, counter, unit, units, gaps)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-    sqlite3_stmt *st;
-    enum gl_status rc = gl_store_prepare(s, del, &st, "storing units of work", err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, from);
-    sqlite3_bind_int64(st, 3, to);
-    int sr = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (sr != SQLITE_DONE)
-        return gl_store_fail(s, "storing units of work", err);
-    if ((rc = gl_store_prepare(s, ins, &st, "storing units of work", err)))
-        return rc;
-    for (size_t i = 0; i < n; i++) {
+    const char *what = "storing units of work";
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_clear_range(s, del, cluster, from, to, what, err);
+    if (!rc)
+        rc = gl_store_prepare(s, ins, &st, what, err);
+    for (size_t i = 0; !rc && i < n; i++) {
         const struct gl_work_row *r = &rows[i];
-        sqlite3_reset(st);
         sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, r->hour);
         const char *v[] = {r->ns, r->pod, r->counter, r->unit};
@@ -33,13 +24,10 @@ static enum gl_status put_rows(struct gl_store *s, const char *cluster, int64_t 
             sqlite3_bind_text(st, k + 3, v[k], -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 7, r->units);
         sqlite3_bind_int64(st, 8, r->gaps);
-        if (sqlite3_step(st) != SQLITE_DONE) {
-            sqlite3_finalize(st);
-            return gl_store_fail(s, "storing units of work", err);
-        }
+        rc = gl_store_put_row(s, st, what, err);
     }
     sqlite3_finalize(st);
-    return GL_OK;
+    return rc;
 }
 
 enum gl_status gl_store_put_work(struct gl_store *s, const char *cluster, int64_t from,
@@ -49,9 +37,5 @@ enum gl_status gl_store_put_work(struct gl_store *s, const char *cluster, int64_
     enum gl_status rc = gl_store_begin(s, err);
     if (rc)
         return rc;
-    if ((rc = put_rows(s, cluster, from, to, rows, n, err))) {
-        gl_store_rollback(s);
-        return rc;
-    }
-    return gl_store_commit(s, err);
+    return gl_store_finish(s, put_rows(s, cluster, from, to, rows, n, err), err);
 }
