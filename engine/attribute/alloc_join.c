@@ -102,6 +102,23 @@ static void join_skip(struct gl_matrix *m, const struct gl_series *s, size_t t, 
              gl_skip_names[why], x, when, desc);
 }
 
+/* The id in t of series s's key of labels names; -1 for a series without
+ * samples. Out of memory aborts (as gl_xcalloc does): no series is ever
+ * left out of the join. */
+static int32_t join_id(struct gl_buf *key, const struct gl_series *s, const char *const *names,
+                       size_t n, struct gl_intern *t)
+{
+    if (!s->values || s->first_step < 0)
+        return -1;
+    join_key(key, s, names, n);
+    int32_t id = gl_intern_get(t, key->data);
+    if (id < 0) {
+        fputs("gpuledger: out of memory\n", stderr);
+        abort();
+    }
+    return id;
+}
+
 /* max by (cluster, namespace, pod) (phase == 1): per pod of pods (its key)
  * and step, bit 1 where Running (a series phase="Running", or without a
  * phase label as a custom query may return) and bit 2 where Pending (which
@@ -114,10 +131,10 @@ static unsigned char *join_phase(const struct gl_matrix *phase, const struct joi
     size_t cap = 0;
     for (size_t i = 0; i < phase->nseries; i++) {
         const struct gl_series *s = &phase->series[i];
-        if (!s->values || s->first_step < 0)
+        int32_t sid = join_id(key, s, jn->pod, 3, pods);
+        if (sid < 0)
             continue;
-        join_key(key, s, jn->pod, 3);
-        size_t id = (size_t)gl_intern_get(pods, key->data);
+        size_t id = (size_t)sid;
         if (id >= cap) {
             size_t ncap = cap ? 2 * cap : 64;
             while (ncap <= id)
@@ -148,11 +165,11 @@ static struct join_group *join_groups(const struct gl_matrix *requests,
     struct join_group *g = NULL;
     size_t ng = 0, gcap = 0;
     for (size_t i = 0; i < requests->nseries; i++) {
-        const struct gl_series *s = &requests->series[i];
-        if (!s->values || s->first_step < 0)
+        int32_t gid = join_id(key, &requests->series[i], jn->group, 5, gids);
+        if (gid < 0)
             continue;
-        join_key(key, s, jn->group, 5);
-        size_t id = (size_t)gl_intern_get(gids, key->data);
+        const struct gl_series *s = &requests->series[i];
+        size_t id = (size_t)gid;
         if (id == ng) {
             if (ng == gcap) {
                 gcap = gcap ? 2 * gcap : 64;
@@ -174,6 +191,23 @@ static struct join_group *join_groups(const struct gl_matrix *requests,
     gl_intern_free(gids);
     *ng_out = ng;
     return g;
+}
+
+/* The allocation bound on the joined sum at t, as the parser applies it
+ * to a series: NaN/Inf, negative or over max is skipped (NaN in o, counted
+ * in out); false then. */
+static bool join_bound(struct gl_matrix *out, struct gl_series *o, size_t t, double max)
+{
+    double x = o->values[t];
+    int why = !isfinite(x) ? GL_SKIP_NAN_INF
+            : x < 0        ? GL_SKIP_NEGATIVE
+            : x > max      ? GL_SKIP_OUT_OF_BOUNDS
+                           : -1;
+    if (why < 0)
+        return true;
+    join_skip(out, o, t, x, (enum gl_skip)why);
+    o->values[t] = NAN;
+    return false;
 }
 
 /* * on (cluster, namespace, pod) group_left (): group g's series kept where
@@ -208,15 +242,8 @@ static void join_emit(struct gl_matrix *out, struct join_group *g, const unsigne
             o->values[t] = NAN;
             continue;
         }
-        int why = !isfinite(x) ? GL_SKIP_NAN_INF
-                : x < 0        ? GL_SKIP_NEGATIVE
-                : x > max      ? GL_SKIP_OUT_OF_BOUNDS
-                               : -1;
-        if (why >= 0) {
-            join_skip(out, o, t, x, (enum gl_skip)why);
-            o->values[t] = NAN;
+        if (!join_bound(out, o, t, max))
             continue;
-        }
         if (o->first_step < 0) {
             o->first_step = (int64_t)t;
             o->first_seen = out->start + (int64_t)t * out->step;

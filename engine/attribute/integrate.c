@@ -465,26 +465,25 @@ static void add(struct work *w, size_t t, int32_t dev, int32_t ns, int32_t pod, 
 
 /* a × b and a + b of quantities at step t; false (and the overflow kept,
  * with what it was and where) when the result does not fit int64. */
+static bool q_overflow(struct work *w, size_t t, int64_t a, const char *op, int64_t b,
+                       int64_t *out, const char *what, int32_t dev)
+{
+    overflow_at(w, t, "%s on %s exceeds the 64-bit range (%lld %s %lld)", what,
+                device_name(w, dev), (long long)a, op, (long long)b);
+    *out = 0;
+    return false;
+}
+
 static bool q_mul(struct work *w, size_t t, int64_t a, int64_t b, int64_t *out, const char *what,
                   int32_t dev)
 {
-    if (!__builtin_mul_overflow(a, b, out))
-        return true;
-    overflow_at(w, t, "%s on %s exceeds the 64-bit range (%lld × %lld)", what,
-                device_name(w, dev), (long long)a, (long long)b);
-    *out = 0;
-    return false;
+    return !__builtin_mul_overflow(a, b, out) || q_overflow(w, t, a, "×", b, out, what, dev);
 }
 
 static bool q_add(struct work *w, size_t t, int64_t a, int64_t b, int64_t *out, const char *what,
                   int32_t dev)
 {
-    if (!__builtin_add_overflow(a, b, out))
-        return true;
-    overflow_at(w, t, "%s on %s exceeds the 64-bit range (%lld + %lld)", what,
-                device_name(w, dev), (long long)a, (long long)b);
-    *out = 0;
-    return false;
+    return !__builtin_add_overflow(a, b, out) || q_overflow(w, t, a, "+", b, out, what, dev);
 }
 
 void gl_rollup_free(struct gl_rollup *r)
@@ -492,10 +491,9 @@ void gl_rollup_free(struct gl_rollup *r)
     if (!r)
         return;
     gl_intern_free(r->strings);
-    free(r->devices);
-    free(r->slots);
-    free(r->index);
-    free(r->samples_per_hour);
+    void *blocks[] = {r->devices, r->slots, r->index, r->samples_per_hour};
+    for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++)
+        free(blocks[i]);
     gl_peaks_free(&r->peaks);
     memset(r, 0, sizeof *r);
 }
@@ -591,60 +589,60 @@ static void merge_max(double *dst, const double *src, size_t n)
             dst[i] = src[i];
 }
 
+/* Each *_of returns the cell of a key, made (its fields set, the rest
+ * zero) the first time the key is seen: intern ids are dense, so a new
+ * key's id is the count of cells. */
 static int32_t node_of(struct work *w, const char *cluster, const char *host)
 {
     int32_t k = key3(w, w->nodekeys, cluster, host, NULL);
-    if ((size_t)k < w->nodes.n)
-        return k;
-    struct node *n = vec_push(&w->nodes);
-    n->cluster = str(w, cluster);
-    n->host = str(w, host);
-    n->model = -1;
-    n->labels_key = key3(w, w->labelkeys, cluster, host, "node");
+    if ((size_t)k == w->nodes.n) {
+        int32_t cl = str(w, cluster), h = str(w, host);
+        int32_t labels = key3(w, w->labelkeys, cluster, host, "node");
+        *(struct node *)vec_push(&w->nodes) =
+            (struct node){.cluster = cl, .host = h, .model = -1, .labels_key = labels};
+    }
     return k;
 }
 
 static int32_t pod_of(struct work *w, const char *cluster, const char *ns, const char *name)
 {
     int32_t k = key3(w, w->podkeys, cluster, ns, name);
-    if ((size_t)k < w->pods.n)
-        return k;
-    struct pod *p = vec_push(&w->pods);
-    p->ns = str(w, ns);
-    p->name = str(w, name);
-    p->pl_key = key3(w, w->labelkeys, cluster, ns, name);
-    p->nl_key = key3(w, w->labelkeys, cluster, ns, NULL);
-    p->cache_pl = p->cache_nl = -2;
-    p->team_t = -1;
+    if ((size_t)k == w->pods.n) {
+        int32_t ns_id = str(w, ns), name_id = str(w, name);
+        int32_t pl = key3(w, w->labelkeys, cluster, ns, name);
+        int32_t nl = key3(w, w->labelkeys, cluster, ns, NULL);
+        *(struct pod *)vec_push(&w->pods) = (struct pod){
+            .ns = ns_id, .name = name_id, .pl_key = pl, .nl_key = nl,
+            .cache_pl = -2, .cache_nl = -2, .team_t = -1};
+    }
     return k;
+}
+
+/* The id in t of a key of n cell indices ("1/2/3"). */
+static int32_t ids_key(struct gl_intern *t, const int32_t *ids, int n)
+{
+    char buf[48]; /* three int32: bounded */
+    int len = 0;
+    for (int i = 0; i < n; i++)
+        len += snprintf(buf + len, sizeof buf - (size_t)len, i ? "/%d" : "%d", ids[i]);
+    return intern_in(t, buf);
 }
 
 static int32_t pnode_of(struct work *w, int32_t pod, int32_t node)
 {
-    char buf[32]; /* two int32: bounded */
-    snprintf(buf, sizeof buf, "%d/%d", pod, node);
-    int32_t k = intern_in(w->pnodekeys, buf);
-    if ((size_t)k < w->pnodes.n)
-        return k;
-    struct pnode *p = vec_push(&w->pnodes);
-    p->pod = pod;
-    p->node = node;
-    p->limited_t = -1;
+    int32_t k = ids_key(w->pnodekeys, (const int32_t[]){pod, node}, 2);
+    if ((size_t)k == w->pnodes.n)
+        *(struct pnode *)vec_push(&w->pnodes) =
+            (struct pnode){.pod = pod, .node = node, .limited_t = -1};
     return k;
 }
 
 static int32_t pn_of(struct work *w, int32_t pod, int32_t node, int32_t model)
 {
-    char buf[48]; /* three int32: bounded */
-    snprintf(buf, sizeof buf, "%d/%d/%d", pod, node, model);
-    int32_t k = intern_in(w->pnkeys, buf);
-    if ((size_t)k < w->pns.n)
-        return k;
-    struct pn *p = vec_push(&w->pns);
-    p->pod = pod;
-    p->node = node;
-    p->model = model;
-    p->pseudo_dev = -1;
+    int32_t k = ids_key(w->pnkeys, (const int32_t[]){pod, node, model}, 3);
+    if ((size_t)k == w->pns.n)
+        *(struct pn *)vec_push(&w->pns) =
+            (struct pn){.pod = pod, .node = node, .model = model, .pseudo_dev = -1};
     return k;
 }
 
@@ -1460,6 +1458,31 @@ static void step_replicas(struct work *w, size_t t)
     }
 }
 
+/* The units an allocation series requests at t; 0 or less for none. */
+static int64_t units_at(const struct aser *a, size_t t)
+{
+    double v = a->values[t];
+    return isnan(v) || v <= 0 ? 0 : to_mib(v);
+}
+
+/* The GPU time of units of a request for one step, micro-GPU-seconds =
+ * units × step × 10^6 × (MIG g/7 | 1/replicas when shared or the node is
+ * time-sliced | 1), in 128 bits; false when it overflows. */
+static bool gpu_time(const struct aser *a, const struct node *n, int64_t units, int64_t step,
+                     gl_i128 *u)
+{
+    if (__builtin_mul_overflow((gl_i128)units, (gl_i128)step * 1000000, u))
+        return false;
+    if (a->kind == RES_MIG) {
+        bool bad = __builtin_mul_overflow(*u, (gl_i128)a->mig_g, u);
+        *u /= 7;
+        return !bad;
+    }
+    if (a->kind == RES_SHARED || n->replicas > 1)
+        *u /= n->replicas;
+    return true;
+}
+
 /* B. Allocation of Running pods at t. */
 static void step_allocation(struct work *w, size_t t)
 {
@@ -1479,27 +1502,17 @@ static void step_allocation(struct work *w, size_t t)
             __builtin_prefetch(&PN(w, ahead->pn));
             __builtin_prefetch(&PNODE(w, ahead->pnode));
         }
-        double v = a->values[t];
-        if (isnan(v) || v <= 0)
-            continue;
-        int64_t units = to_mib(v);
+        int64_t units = units_at(a, t);
         if (units <= 0)
             continue;
         struct pn *pn = &PN(w, a->pn);
         struct pnode *pnode = &PNODE(w, a->pnode);
         const struct node *n = &NODE(w, a->node);
-        /* allocation MiB·s = units × per-unit MiB × step; micro-GPU-seconds =
-         * units × step × 10^6 × (MIG g/7 | 1/replicas | 1), in 128 bits */
+        /* allocation MiB·s = units × per-unit MiB × step, and its GPU time */
         gl_i128 q, u, aq = 0, gu = 0, wu = (gl_i128)pnode->whole_units + units;
         bool bad = __builtin_mul_overflow((gl_i128)units, (gl_i128)unit_alloc(w, a, t), &q) ||
                    __builtin_mul_overflow(q, (gl_i128)step, &q) ||
-                   __builtin_mul_overflow((gl_i128)units, (gl_i128)step * 1000000, &u);
-        if (!bad && a->kind == RES_MIG) {
-            bad = __builtin_mul_overflow(u, (gl_i128)a->mig_g, &u);
-            u /= 7;
-        } else if (!bad && (a->kind == RES_SHARED || n->replicas > 1)) {
-            u /= n->replicas;
-        }
+                   !gpu_time(a, n, units, step, &u);
         if (!bad && pnode->limited_t == (int64_t)t) {
             q = 0; /* the limit is the allocation (its GPU units stay) */
             pn->limited = true;
@@ -2534,10 +2547,9 @@ static enum gl_status work_free(struct work *w, struct gl_error *err)
                           w->why.data ? w->why.data : "");
     free(w->ens_label);
     free(w->epod_label);
-    gl_buf_free(&w->keybuf);
-    gl_buf_free(&w->teambuf);
-    gl_buf_free(&w->scratch);
-    gl_buf_free(&w->why);
+    struct gl_buf *bufs[] = {&w->keybuf, &w->teambuf, &w->scratch, &w->why};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        gl_buf_free(bufs[i]);
     return rc;
 }
 
@@ -2584,21 +2596,11 @@ static void step_pending(struct work *w, size_t t)
     const int64_t step = w->r->step;
     for (size_t i = 0; i < w->psers.n; i++) {
         const struct aser *a = &PSER(w, i);
-        double v = a->values[t];
-        if (isnan(v) || v <= 0)
-            continue;
-        int64_t units = to_mib(v);
+        int64_t units = units_at(a, t);
         if (units <= 0)
             continue;
-        const struct node *n = &NODE(w, a->node);
         gl_i128 u;
-        bool bad = __builtin_mul_overflow((gl_i128)units, (gl_i128)step * 1000000, &u);
-        if (!bad && a->kind == RES_MIG) {
-            bad = __builtin_mul_overflow(u, (gl_i128)a->mig_g, &u);
-            u /= 7;
-        } else if (!bad && (a->kind == RES_SHARED || n->replicas > 1)) {
-            u /= n->replicas;
-        }
+        bool bad = !gpu_time(a, &NODE(w, a->node), units, step, &u);
         const struct pod *po = &POD(w, a->pod);
         if (bad || u > INT64_MAX) {
             overflow_at(w, t,
