@@ -813,53 +813,46 @@ static enum gl_status put_step(struct gl_store *s, sqlite3_stmt *st, int64_t day
     return GL_OK;
 }
 
-/* The sums kept in C written. */
-static enum gl_status agg_put(struct gl_store *s, struct gl_error *err)
+/* The sums of one table kept in C written by st: the key's columns first
+ * (kinds[j] 't': k[j] is a name's id, 'i': a number), then quantity,
+ * estimated (with_est) and rows. k[day_k] is the row's hour or day, which
+ * an error names the day of. */
+static enum gl_status put_sums(struct gl_store *s, const struct agg_tab *t, sqlite3_stmt *st,
+                               const char *kinds, bool with_est, int day_k,
+                               struct gl_error *err)
 {
     enum gl_status rc = GL_OK;
-    const struct gl_intern *n = s->names;
-    for (size_t i = 0; !rc && i < s->acc_key.cap; i++) {
-        const struct agg_ent *e = &s->acc_key.e[i];
+    const int nk = (int)strlen(kinds);
+    for (size_t i = 0; !rc && i < t->cap; i++) {
+        const struct agg_ent *e = &t->e[i];
         if (!e->used)
             continue;
-        sqlite3_stmt *st = s->put_key;
-        sqlite3_bind_int64(st, 1, e->k[0]);
-        sqlite3_bind_text(st, 2, gl_intern_str(n, (int32_t)e->k[1]), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, gl_intern_str(n, (int32_t)e->k[2]), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, gl_intern_str(n, (int32_t)e->k[3]), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 5, gl_intern_str(n, (int32_t)e->k[4]), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 6, e->q);
-        sqlite3_bind_int64(st, 7, e->est);
-        sqlite3_bind_int64(st, 8, e->rows);
-        rc = put_step(s, st, e->k[0] - e->k[0] % 86400, err);
+        for (int j = 0; j < nk; j++)
+            if (kinds[j] == 't')
+                sqlite3_bind_text(st, j + 1, gl_intern_str(s->names, (int32_t)e->k[j]), -1,
+                                  SQLITE_STATIC);
+            else
+                sqlite3_bind_int64(st, j + 1, e->k[j]);
+        int col = nk + 1;
+        sqlite3_bind_int64(st, col++, e->q);
+        if (with_est)
+            sqlite3_bind_int64(st, col++, e->est);
+        sqlite3_bind_int64(st, col, e->rows);
+        rc = put_step(s, st, e->k[day_k] - e->k[day_k] % 86400, err);
     }
-    for (size_t i = 0; !rc && i < s->acc_dev.cap; i++) {
-        const struct agg_ent *e = &s->acc_dev.e[i];
-        if (!e->used)
-            continue;
-        sqlite3_stmt *st = s->put_dev;
-        sqlite3_bind_int64(st, 1, e->k[0]);
-        sqlite3_bind_int64(st, 2, e->k[1]);
-        sqlite3_bind_text(st, 3, gl_intern_str(n, (int32_t)e->k[2]), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, e->q);
-        sqlite3_bind_int64(st, 5, e->rows);
-        rc = put_step(s, st, e->k[0], err);
-    }
-    for (size_t i = 0; !rc && i < s->acc_pod.cap; i++) {
-        const struct agg_ent *e = &s->acc_pod.e[i];
-        if (!e->used)
-            continue;
-        sqlite3_stmt *st = s->put_pod;
-        sqlite3_bind_text(st, 1, gl_intern_str(n, (int32_t)e->k[0]), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, e->k[1]);
-        for (int j = 2; j < 6; j++)
-            sqlite3_bind_text(st, j + 1, gl_intern_str(n, (int32_t)e->k[j]), -1,
-                              SQLITE_STATIC);
-        sqlite3_bind_int64(st, 7, e->q);
-        sqlite3_bind_int64(st, 8, e->est);
-        sqlite3_bind_int64(st, 9, e->rows);
-        rc = put_step(s, st, e->k[1], err);
-    }
+    return rc;
+}
+
+/* The sums kept in C written: usage_key_hour (hour, cluster, model, team,
+ * kind), device_day (day, device, kind), pod_day (team, day, cluster,
+ * namespace, pod, kind). */
+static enum gl_status agg_put(struct gl_store *s, struct gl_error *err)
+{
+    enum gl_status rc = put_sums(s, &s->acc_key, s->put_key, "itttt", true, 0, err);
+    if (!rc)
+        rc = put_sums(s, &s->acc_dev, s->put_dev, "iit", false, 0, err);
+    if (!rc)
+        rc = put_sums(s, &s->acc_pod, s->put_pod, "titttt", true, 1, err);
     return rc;
 }
 
@@ -955,6 +948,19 @@ enum gl_status gl_store_device(struct gl_store *s, const struct gl_device_info *
     return rc;
 }
 
+/* A pruned hour of the cluster asked for again. */
+static enum gl_status pruned_error(struct gl_store *s, const char *cluster, int64_t hour,
+                                   struct gl_error *err)
+{
+    char ts[32];
+    gl_time_format(hour, ts, sizeof ts);
+    return gl_error_set(err, GL_ERR_STATE,
+                        "%s: cluster %.200s, hour %s was pruned (gpuledger prune): its closed "
+                        "period keeps its figures and cannot be re-collected; collect from "
+                        "the first hour after the pruned periods",
+                        s->path, cluster, ts);
+}
+
 /* A pruned hour (prune: its usage rows are gone, its figures kept in the
  * aggregates) cannot be replaced: the old rows are no longer there to be
  * taken out of the aggregates, so new rows would be counted on top. */
@@ -971,16 +977,7 @@ static enum gl_status refuse_pruned(struct gl_store *s, const char *cluster, int
     enum gl_status rc = r == SQLITE_ROW ? GL_OK : gl_store_fail(s, "reading pruned hours", err);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    if (!rc && pruned) {
-        char ts[32];
-        gl_time_format(hour, ts, sizeof ts);
-        rc = gl_error_set(err, GL_ERR_STATE,
-                          "%s: cluster %.200s, hour %s was pruned (gpuledger prune): its closed "
-                          "period keeps its figures and cannot be re-collected; collect from "
-                          "the first hour after the pruned periods",
-                          s->path, cluster, ts);
-    }
-    return rc;
+    return !rc && pruned ? pruned_error(s, cluster, hour, err) : rc;
 }
 
 enum gl_status gl_store_clear_hours(struct gl_store *s, const char *cluster, int64_t from,
@@ -1228,12 +1225,33 @@ enum gl_status gl_store_query_period(struct gl_store *s, const char *sql, int64_
     return GL_OK;
 }
 
+enum gl_status gl_store_query_named(struct gl_store *s, const char *sql, const char *name,
+                                    sqlite3_stmt **st, const char *what, struct gl_error *err)
+{
+    enum gl_status rc = gl_store_prepare(s, sql, st, what, err);
+    if (!rc)
+        sqlite3_bind_text(*st, 1, name, -1, SQLITE_STATIC);
+    return rc;
+}
+
 enum gl_status gl_store_run_once(struct gl_store *s, sqlite3_stmt *st, const char *what,
                                  struct gl_error *err)
 {
     int sr = sqlite3_step(st);
     sqlite3_finalize(st);
     return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, what, err);
+}
+
+enum gl_status gl_store_read_one(struct gl_store *s, sqlite3_stmt *st, int64_t *v,
+                                 const char *what, struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *v = sqlite3_column_int64(st, 0);
+    else
+        rc = gl_store_fail(s, what, err);
+    sqlite3_finalize(st);
+    return rc;
 }
 
 enum gl_status gl_store_clear_range(struct gl_store *s, const char *sql, const char *cluster,

@@ -41,14 +41,7 @@ static enum gl_status used_bytes(struct gl_store *s, int64_t *bytes, struct gl_e
         "SELECT (p.page_count - f.freelist_count) * s.page_size "
         "FROM pragma_page_count() p, pragma_freelist_count() f, pragma_page_size() s",
         &st, "reading the database size", err);
-    if (rc)
-        return rc;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        *bytes = sqlite3_column_int64(st, 0);
-    else
-        rc = db_fail(s, "reading the database size", err);
-    sqlite3_finalize(st);
-    return rc;
+    return rc ? rc : gl_store_read_one(s, st, bytes, "reading the database size", err);
 }
 
 /* The periods before `before` with usage rows: name, closed, rows, hours. */
@@ -176,13 +169,10 @@ enum gl_status gl_admin_period_pruned(struct gl_store *s, const char *period, bo
         s, "SELECT EXISTS (SELECT 1 FROM collected_hour WHERE hour >= ?1 AND hour < ?2 "
            "AND samples = -1)",
         p.start, p.end, &st, "reading whether a period was pruned", err);
-    if (rc)
-        return rc;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        *pruned = sqlite3_column_int(st, 0) != 0;
-    else
-        rc = db_fail(s, "reading whether a period was pruned", err);
-    sqlite3_finalize(st);
+    int64_t any = 0;
+    if (!rc)
+        rc = gl_store_read_one(s, st, &any, "reading whether a period was pruned", err);
+    *pruned = any != 0;
     return rc;
 }
 

@@ -82,11 +82,10 @@ static enum gl_status digest_table(struct gl_store *s, size_t t, const char *per
                                    int64_t *rows, char hex[65], struct gl_error *err)
 {
     sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_prepare(s, tables[t].sql, &st, "digesting the frozen figures",
-                                         err);
+    enum gl_status rc = gl_store_query_named(s, tables[t].sql, period, &st,
+                                             "digesting the frozen figures", err);
     if (rc)
         return rc;
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
         EVP_MD_CTX_free(md);
@@ -124,11 +123,10 @@ static enum gl_status digest_table(struct gl_store *s, size_t t, const char *per
 enum gl_status gl_frozen_digest_store(struct gl_store *s, const char *period, int64_t sealed_at,
                                       struct gl_error *err)
 {
+    static const char sql[] = "INSERT OR REPLACE INTO frozen_digest (period, tbl, row_count, "
+                              "sha256, sealed_at) VALUES (?,?,?,?,?)";
     sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_prepare(s,
-                                         "INSERT OR REPLACE INTO frozen_digest (period, tbl, "
-                                         "row_count, sha256, sealed_at) VALUES (?,?,?,?,?)",
-                                         &st, "closing the period: its digest", err);
+    enum gl_status rc = gl_store_prepare(s, sql, &st, "closing the period: its digest", err);
     for (size_t t = 0; !rc && t < NTABLES; t++) {
         int64_t rows;
         char hex[65];
@@ -139,10 +137,7 @@ enum gl_status gl_frozen_digest_store(struct gl_store *s, const char *period, in
         sqlite3_bind_int64(st, 3, rows);
         sqlite3_bind_text(st, 4, hex, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int64(st, 5, sealed_at);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = gl_store_fail(s, "closing the period: its digest", err);
-        sqlite3_reset(st);
-        sqlite3_clear_bindings(st);
+        rc = gl_store_put_row(s, st, "closing the period: its digest", err);
     }
     sqlite3_finalize(st);
     return rc;
@@ -182,14 +177,13 @@ enum gl_status gl_frozen_digest_check(struct gl_store *s, const char *period, bo
 {
     *have = false;
     sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_prepare(s,
-                                         "SELECT row_count, sha256 FROM frozen_digest "
-                                         "WHERE period = ?1 AND (tbl = ?2 OR ?2 IS NULL) "
-                                         "LIMIT 1",
-                                         &st, "reading the frozen digest", err);
+    enum gl_status rc = gl_store_query_named(s,
+                                             "SELECT row_count, sha256 FROM frozen_digest "
+                                             "WHERE period = ?1 AND (tbl = ?2 OR ?2 IS NULL) "
+                                             "LIMIT 1",
+                                             period, &st, "reading the frozen digest", err);
     if (rc)
         return rc;
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
     int64_t want_rows = 0;
     char want[65];
     /* none at all: closed before schema 011 (close writes every table's

@@ -436,9 +436,6 @@ static enum gl_status load_config(struct loader *x, const struct gl_config *live
     return finish(x, st, sr, rc);
 }
 
-static const char load_settings_sql[] =
-    "SELECT key, value FROM frozen_setting WHERE period = ?1 ORDER BY key";
-
 /* A setting over the live value the copy holds (a period closed before
  * schema 011 has none until it is sealed: gl_store_frozen_seal). */
 static enum gl_status row_settings(struct loader *x, sqlite3_stmt *st)
@@ -459,11 +456,6 @@ static enum gl_status row_settings(struct loader *x, sqlite3_stmt *st)
     }
     return GL_OK;
 }
-
-static const char load_prices_sql[] =
-    "SELECT seq, row, id, pattern, unit, price12, currency, "
-    "valid_from, valid_to, has_capacity, capacity_gb12 "
-    "FROM frozen_price WHERE period = ?1 ORDER BY seq";
 
 static enum gl_status row_prices(struct loader *x, sqlite3_stmt *st)
 {
@@ -493,10 +485,6 @@ static enum gl_status row_prices(struct loader *x, sqlite3_stmt *st)
     return GL_OK;
 }
 
-static const char load_heads_sql[] =
-    "SELECT team, team_name, cost_center, invoice_id, total "
-    "FROM frozen_head WHERE period = ?1 ORDER BY team";
-
 static enum gl_status row_heads(struct loader *x, sqlite3_stmt *st)
 {
     struct gl_invoice_set *set = x->set;
@@ -512,12 +500,6 @@ static enum gl_status row_heads(struct loader *x, sqlite3_stmt *st)
         return bad(x, inv->team, "an invoice header is incomplete");
     return GL_OK;
 }
-
-static const char load_lines_sql[] =
-    "SELECT team, seq, cluster, model, kind, corrected_period, "
-    "price_seq, unit_price12, mib_seconds, amount, estimated, "
-    "qty_nano, capacity_gb12 FROM frozen_line WHERE period = ?1 "
-    "ORDER BY team, seq";
 
 static enum gl_status row_lines(struct loader *x, sqlite3_stmt *st)
 {
@@ -549,11 +531,6 @@ static enum gl_status row_lines(struct loader *x, sqlite3_stmt *st)
     return GL_OK;
 }
 
-static const char load_days_sql[] =
-    "SELECT team, line, day, mib_seconds, billed, busy_ppm, "
-    "busy_steps, qty_nano FROM frozen_line_day WHERE period = ?1 "
-    "ORDER BY team, line, day";
-
 static enum gl_status row_days(struct loader *x, sqlite3_stmt *st)
 {
     const char *team = col_text(st, 0);
@@ -571,10 +548,6 @@ static enum gl_status row_days(struct loader *x, sqlite3_stmt *st)
         return bad(x, team, "a day of an invoice line is incomplete");
     return GL_OK;
 }
-
-static const char load_info_sql[] =
-    "SELECT team, what, seq, cluster, model, a, b FROM frozen_info "
-    "WHERE period = ?1 ORDER BY team, what, seq";
 
 static enum gl_status row_info(struct loader *x, sqlite3_stmt *st)
 {
@@ -601,11 +574,6 @@ static enum gl_status row_info(struct loader *x, sqlite3_stmt *st)
     (*rows)[(*n)++] = (struct gl_info_row){gl_strdup(cluster), gl_strdup(model), a, b};
     return GL_OK;
 }
-
-static const char load_anomalies_sql[] =
-    "SELECT team, seq, kind, cluster, namespace, pod, node, "
-    "device, model, first_seen, last_seen, mib_seconds "
-    "FROM frozen_anomaly WHERE period = ?1 ORDER BY team, seq";
 
 static enum gl_status row_anomalies(struct loader *x, sqlite3_stmt *st)
 {
@@ -664,10 +632,6 @@ static enum gl_status check_sums(struct loader *x)
     return GL_OK;
 }
 
-static const char load_gaps_sql[] =
-    "SELECT seq, cluster, kind, start_hour, end_hour FROM closed_gap WHERE period = ?1 "
-    "ORDER BY seq";
-
 static enum gl_status row_gaps(struct loader *x, sqlite3_stmt *st)
 {
     struct gl_invoice_set *set = x->set;
@@ -687,6 +651,31 @@ static enum gl_status row_gaps(struct loader *x, sqlite3_stmt *st)
     return GL_OK;
 }
 
+/* The frozen tables read back, in this order (a line's days after its
+ * line): each one's rows of the period (?1) and what takes a row. */
+static const struct {
+    enum gl_status (*row)(struct loader *x, sqlite3_stmt *st);
+    const char *sql;
+} loads[] = {
+    {row_settings, "SELECT key, value FROM frozen_setting WHERE period = ?1 ORDER BY key"},
+    {row_prices, "SELECT seq, row, id, pattern, unit, price12, currency, valid_from, valid_to, "
+                 "has_capacity, capacity_gb12 FROM frozen_price WHERE period = ?1 ORDER BY seq"},
+    {row_heads, "SELECT team, team_name, cost_center, invoice_id, total FROM frozen_head WHERE "
+                "period = ?1 ORDER BY team"},
+    {row_lines, "SELECT team, seq, cluster, model, kind, corrected_period, price_seq, "
+                "unit_price12, mib_seconds, amount, estimated, qty_nano, capacity_gb12 FROM "
+                "frozen_line WHERE period = ?1 ORDER BY team, seq"},
+    {row_days, "SELECT team, line, day, mib_seconds, billed, busy_ppm, busy_steps, qty_nano "
+               "FROM frozen_line_day WHERE period = ?1 ORDER BY team, line, day"},
+    {row_info, "SELECT team, what, seq, cluster, model, a, b FROM frozen_info WHERE period = ?1 "
+               "ORDER BY team, what, seq"},
+    {row_anomalies, "SELECT team, seq, kind, cluster, namespace, pod, node, device, model, "
+                    "first_seen, last_seen, mib_seconds FROM frozen_anomaly WHERE period = ?1 "
+                    "ORDER BY team, seq"},
+    {row_gaps, "SELECT seq, cluster, kind, start_hour, end_hour FROM closed_gap WHERE period = "
+               "?1 ORDER BY seq"},
+};
+
 enum gl_status gl_store_frozen_load(struct gl_store *s, const struct gl_config *live,
                                     const struct gl_period *p, int64_t closed_at,
                                     struct gl_invoice_set **out, bool *sealed,
@@ -705,14 +694,9 @@ enum gl_status gl_store_frozen_load(struct gl_store *s, const struct gl_config *
     struct loader x = {s, set, p->name, err};
     bool have = false;
     rc = load_config(&x, live, &have);
-    if (!rc && have && !(rc = each_row(&x, load_settings_sql, row_settings)) &&
-        !(rc = each_row(&x, load_prices_sql, row_prices)) &&
-        !(rc = each_row(&x, load_heads_sql, row_heads)) &&
-        !(rc = each_row(&x, load_lines_sql, row_lines)) &&
-        !(rc = each_row(&x, load_days_sql, row_days)) &&
-        !(rc = each_row(&x, load_info_sql, row_info)) &&
-        !(rc = each_row(&x, load_anomalies_sql, row_anomalies)) &&
-        !(rc = each_row(&x, load_gaps_sql, row_gaps)))
+    for (size_t i = 0; !rc && have && i < sizeof loads / sizeof *loads; i++)
+        rc = each_row(&x, loads[i].sql, loads[i].row);
+    if (!rc && have)
         rc = check_sums(&x);
     if (rc || !have) {
         gl_invoices_free(set);
@@ -774,10 +758,9 @@ enum gl_status gl_store_freeze(struct gl_store *s, const struct gl_freeze *f,
         goto out;
     for (size_t i = 0; i < f->ninvoices; i++) {
         const struct gl_frozen_text *t = &f->invoices[i];
-        sqlite3_bind_text(fi, 1, f->period, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fi, 2, t->team, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fi, 3, t->json, -1, SQLITE_STATIC);
-        sqlite3_bind_text(fi, 4, t->md, -1, SQLITE_STATIC);
+        const char *v[] = {f->period, t->team, t->json, t->md};
+        for (int k = 0; k < 4; k++)
+            sqlite3_bind_text(fi, k + 1, v[k], -1, SQLITE_STATIC);
         if ((rc = step_reset(s, fi, err)))
             goto out;
     }

@@ -40,13 +40,12 @@ enum gl_status gl_store_reprice_accepted(struct gl_store *s, const char *period,
                                          gl_reprice_row_fn fn, void *ctx, struct gl_error *err)
 {
     sqlite3_stmt *st;
-    enum gl_status rc = gl_store_prepare(s,
-                                         "SELECT model, day, price_key, unit_price FROM "
-                                         "reprice_accepted WHERE period = ?1",
-                                         &st, "reading accepted repricings", err);
+    enum gl_status rc = gl_store_query_named(s,
+                                             "SELECT model, day, price_key, unit_price FROM "
+                                             "reprice_accepted WHERE period = ?1",
+                                             period, &st, "reading accepted repricings", err);
     if (rc)
         return rc;
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
     int sr;
     while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW)
         rc = fn(ctx, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
@@ -175,11 +174,11 @@ enum gl_status gl_store_closed_check_get(struct gl_store *s, const char *period,
     *corrections = true;
     fp[0] = '\0';
     sqlite3_stmt *st;
-    enum gl_status rc = gl_store_prepare(
-        s, "SELECT fingerprint, corrections FROM closed_check WHERE period = ?1", &st, what, err);
+    enum gl_status rc = gl_store_query_named(
+        s, "SELECT fingerprint, corrections FROM closed_check WHERE period = ?1", period, &st,
+        what, err);
     if (rc)
         return rc;
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
     int sr = sqlite3_step(st);
     if (sr == SQLITE_ROW) {
         const char *f = (const char *)sqlite3_column_text(st, 0);
@@ -208,7 +207,5 @@ enum gl_status gl_store_closed_check_put(struct gl_store *s, const char *period,
     sqlite3_bind_text(st, 2, fp, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, corrections ? 1 : 0);
     sqlite3_bind_int64(st, 4, now);
-    int sr = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, what, err);
+    return gl_store_run_once(s, st, what, err);
 }

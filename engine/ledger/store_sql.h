@@ -24,10 +24,20 @@ enum gl_status gl_store_query_period(struct gl_store *s, const char *sql, int64_
 enum gl_status gl_store_prepare(struct gl_store *s, const char *sql, sqlite3_stmt **st,
                                 const char *what, struct gl_error *err);
 
+/* Prepares sql with ?1 = name bound (a period's name: it outlives *st);
+ * on failure *st is NULL and err says what was being read. Finalize *st. */
+enum gl_status gl_store_query_named(struct gl_store *s, const char *sql, const char *name,
+                                    sqlite3_stmt **st, const char *what, struct gl_error *err);
+
 /* Steps st, prepared for one write, and finalizes it: GL_OK when it is
  * done, else err says what was being written. */
 enum gl_status gl_store_run_once(struct gl_store *s, sqlite3_stmt *st, const char *what,
                                  struct gl_error *err);
+
+/* Steps st, a read of one row, and finalizes it: *v is the row's first
+ * column as an integer; err says what was being read when there is none. */
+enum gl_status gl_store_read_one(struct gl_store *s, sqlite3_stmt *st, int64_t *v,
+                                 const char *what, struct gl_error *err);
 
 /* Deletes a cluster's hours [from, to) of a table: sql deletes with
  * ?1 = cluster, ?2 = from and ?3 = to bound. */
