@@ -618,19 +618,22 @@ static int32_t pod_of(struct work *w, const char *cluster, const char *ns, const
     return k;
 }
 
-/* The id in t of a key of n cell indices ("1/2/3"). */
-static int32_t ids_key(struct gl_intern *t, const int32_t *ids, int n)
+/* The id in t of the key "pod/node" of two cell indices, or with_model
+ * "pod/node/model" (one snprintf: a cell is looked up per series). */
+static int32_t ids_key(struct gl_intern *t, int32_t pod, int32_t node, bool with_model,
+                       int32_t model)
 {
     char buf[48]; /* three int32: bounded */
-    int len = 0;
-    for (int i = 0; i < n; i++)
-        len += snprintf(buf + len, sizeof buf - (size_t)len, i ? "/%d" : "%d", ids[i]);
+    if (with_model)
+        snprintf(buf, sizeof buf, "%d/%d/%d", pod, node, model);
+    else
+        snprintf(buf, sizeof buf, "%d/%d", pod, node);
     return intern_in(t, buf);
 }
 
 static int32_t pnode_of(struct work *w, int32_t pod, int32_t node)
 {
-    int32_t k = ids_key(w->pnodekeys, (const int32_t[]){pod, node}, 2);
+    int32_t k = ids_key(w->pnodekeys, pod, node, false, 0);
     if ((size_t)k == w->pnodes.n)
         *(struct pnode *)vec_push(&w->pnodes) =
             (struct pnode){.pod = pod, .node = node, .limited_t = -1};
@@ -639,7 +642,7 @@ static int32_t pnode_of(struct work *w, int32_t pod, int32_t node)
 
 static int32_t pn_of(struct work *w, int32_t pod, int32_t node, int32_t model)
 {
-    int32_t k = ids_key(w->pnkeys, (const int32_t[]){pod, node, model}, 3);
+    int32_t k = ids_key(w->pnkeys, pod, node, true, model);
     if ((size_t)k == w->pns.n)
         *(struct pn *)vec_push(&w->pns) =
             (struct pn){.pod = pod, .node = node, .model = model, .pseudo_dev = -1};
@@ -1744,7 +1747,8 @@ static void step_device_alloc(struct work *w, size_t t)
             continue;
         int nm = limits_and_claims(w, (int32_t)d, t, members);
         /* group by claim, each group in namespace/pod order */
-        sort_members(w, members, nm, t, true);
+        if (nm > 1) /* most devices have one pod or none: no call */
+            sort_members(w, members, nm, t, true);
         int64_t g = 7, gb;
         if (dv->mig && !parse_mig_profile(S(w, w->r->devices[d].profile), &g, &gb))
             g = 0; /* an unknown profile: no GPU share */
