@@ -38,9 +38,10 @@
  * Adding a billing basis (what a pod pays per step beside used memory):
  *   1. a value in enum gl_basis (config.h) and its name in load_billing's
  *      `bases` (config.c);
- *   2. its per-step rule in gl_integrate's attribution (section E of
- *      integrate.c: basis max stores GL_KIND_RESERVED_UNUSED_BILLED and
- *      takes it out of idle, device by device); a new stored kind is a row
+ *   2. its per-step rule in gl_integrate's attribution (pass E of
+ *      integrate.c, alloc_rows and its callers: basis max stores
+ *      GL_KIND_RESERVED_UNUSED_BILLED and takes it out of idle, device by
+ *      device, in place_reserved_unused and step_claim_rows); a new stored kind is a row
  *      in gl_kind_names — the aggregates (schema/004) sum any kind;
  *   3. the invoice lines it bills: engine/bill/invoice.c maps stored kinds to
  *      enum gl_line_kind and charge classes; the fleet summary's SQL reads
