@@ -362,6 +362,44 @@ static struct shortfall *shortfall_new(struct shortfalls *l, int64_t hour, int o
     return s;
 }
 
+/* The shortfalls of a range in one message, in order (as many as it holds,
+ * the rest counted): GL_ERR_PARTIAL, or a warning when allowed. Frees l. */
+static enum gl_status shortfalls_report(const struct gl_config *c,
+                                        const struct gl_cluster *cluster, struct shortfalls *l,
+                                        bool allow, struct gl_error *err)
+{
+    char t1[32], t2[32];
+    qsort(l->v, l->n, sizeof *l->v, shortfall_cmp);
+    gl_time_format(l->v[0].hour, t1, sizeof t1);
+    gl_time_format(l->v[l->n - 1].hour + 3600, t2, sizeof t2);
+    char msg[1600];
+    int len = snprintf(msg, sizeof msg, "cluster %s, hours %s to %s: ", cluster->name, t1, t2);
+    size_t shown = 0;
+    for (; shown < l->n; shown++) {
+        size_t need = strlen(l->v[shown].text) + 2;
+        if (shown > 0 && (size_t)len + need + 160 >= sizeof msg)
+            break;
+        len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%s", shown ? "; " : "",
+                        l->v[shown].text);
+    }
+    snprintf(msg + len, sizeof msg - (size_t)len, " (collection.shrink_tolerance %.6g)",
+             (double)c->shrink_tolerance_ppm / 1e6);
+    len = (int)strlen(msg);
+    if (shown < l->n)
+        snprintf(msg + len, sizeof msg - (size_t)len, "; %zu more shortfall%s in these hours",
+                 l->n - shown, l->n - shown > 1 ? "s" : "");
+    free(l->v);
+    if (allow) {
+        gl_log(GL_LOG_WARN, "replacing stored data with less, as allowed: %s", msg);
+        return GL_OK;
+    }
+    return gl_error_set(err, GL_ERR_PARTIAL,
+                        "%s; not replaced, the stored hours are kept (a backend that lost data "
+                        "or answers partially?); to replace them anyway: collect "
+                        "--allow-shrink, or run.allow_shrink in the config",
+                        msg);
+}
+
 /* Compares the range with what is stored (inside the range's transaction),
  * hour by hour: per query its series and samples; per device the memory
  * attributed to pods (a drop that is not an unknown step becoming known:
@@ -464,36 +502,7 @@ static enum gl_status check_shrink(const struct gl_config *c, const struct gl_cl
         free(l.v);
         return rc;
     }
-    qsort(l.v, l.n, sizeof *l.v, shortfall_cmp);
-    gl_time_format(l.v[0].hour, t1, sizeof t1);
-    gl_time_format(l.v[l.n - 1].hour + 3600, t2, sizeof t2);
-    /* as many as the message holds, in order; the rest counted */
-    char msg[1600];
-    int len = snprintf(msg, sizeof msg, "cluster %s, hours %s to %s: ", cluster->name, t1, t2);
-    size_t shown = 0;
-    for (; shown < l.n; shown++) {
-        size_t need = strlen(l.v[shown].text) + 2;
-        if (shown > 0 && (size_t)len + need + 160 >= sizeof msg)
-            break;
-        len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%s", shown ? "; " : "",
-                        l.v[shown].text);
-    }
-    snprintf(msg + len, sizeof msg - (size_t)len, " (collection.shrink_tolerance %.6g)",
-             (double)c->shrink_tolerance_ppm / 1e6);
-    len = (int)strlen(msg);
-    if (shown < l.n)
-        snprintf(msg + len, sizeof msg - (size_t)len, "; %zu more shortfall%s in these hours",
-                 l.n - shown, l.n - shown > 1 ? "s" : "");
-    free(l.v);
-    if (allow) {
-        gl_log(GL_LOG_WARN, "replacing stored data with less, as allowed: %s", msg);
-        return GL_OK;
-    }
-    return gl_error_set(err, GL_ERR_PARTIAL,
-                        "%s; not replaced, the stored hours are kept (a backend that lost data "
-                        "or answers partially?); to replace them anyway: collect "
-                        "--allow-shrink, or run.allow_shrink in the config",
-                        msg);
+    return shortfalls_report(c, cluster, &l, allow, err);
 }
 
 /* The rollup's per-step memory distribution (advice; never billed). */
