@@ -10,9 +10,9 @@ benchmark's time (about 15,000 OpenMetrics lines/s here: 4,096 GPUs x 6 h x
 8 metrics is 12 M lines), so a loopback HTTP server of this script answers
 the engine's query_range requests from a generated model, the way
 Prometheus would: per request it selects the series of the query's metric,
-applies a matcher on Hostname (=~ / !~, what the engine adds when it splits
-an hour by host) and the instant `count by (Hostname) (...)` (how it finds the
-hosts),
+applies a matcher on Hostname or node (=~ / !~, what the engine adds to the
+device queries and to the allocation's requests when it splits an hour by
+host) and the instant `count by (Hostname) (...)` (how it finds the hosts),
 and writes the [start, end] samples at the step (one value per series,
 constant over time). The bodies have Prometheus's shape and size (labels of
 real dcgm-exporter and kube-state-metrics series).
@@ -137,7 +137,7 @@ METRICS = [("kube_pod_container_resource_requests", "allocation"),
            ("kube_pod_labels", "kube_pod_labels"),
            ("kube_namespace_labels", "kube_namespace_labels"),
            ("kube_node_labels", "kube_node_labels")]
-MATCHER = re.compile(r'Hostname(=~|!~)"((?:[^"\\]|\\.)*)"')
+MATCHER = re.compile(r'\b(Hostname|node)(=~|!~)"((?:[^"\\]|\\.)*)"')
 COUNT_BY = re.compile(r"^\s*count by \((\w+)\)")
 
 
@@ -148,7 +148,7 @@ class Server:
         self.fleet = fleet
         self.requests = []  # (path, bytes)
         self.values_cache = {}
-        self.by_host = {}  # metric -> {Hostname: [series index]}, built on first use
+        self.by_host = {}  # (metric, label) -> {host: [series index]}, built on first use
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -160,7 +160,14 @@ class Server:
             def do_GET(self):
                 outer.handle(self)
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Quiet(http.server.ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                # the engine drops a connection on purpose when a response
+                # runs out of its budget: not worth a traceback
+                if not isinstance(sys.exc_info()[1], ConnectionError):
+                    super().handle_error(request, client_address)
+
+        self.httpd = Quiet(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -176,22 +183,25 @@ class Server:
         return self.values_cache[key]
 
     def selected(self, name, query):
-        """Indices of the metric's series that the query's Hostname matcher
-        keeps, in model order. The matcher is tried once per host, not once
-        per series: a split asks for every host shard of every hour, and
-        100,000 regex matches per request were most of a test's time."""
+        """Indices of the metric's series that the query's Hostname (or
+        node) matcher keeps, in model order; a series without the label
+        matches as the empty string, as in Prometheus. The matcher is tried
+        once per host, not once per series: a split asks for every host
+        shard of every hour, and 100,000 regex matches per request were
+        most of a test's time."""
         series = self.fleet.series[name]
         m = MATCHER.search(query)
         if not m:
             return range(len(series))
-        if name not in self.by_host:
+        key = (name, m.group(1))
+        if key not in self.by_host:
             idx = {}
             for i, e in enumerate(series):
-                idx.setdefault(e[0].get("Hostname"), []).append(i)
-            self.by_host[name] = idx
-        rx = re.compile(m.group(2).replace("\\\\", "\\"))
-        neg = m.group(1) == "!~"
-        keep = [i for h, ix in self.by_host[name].items()
+                idx.setdefault(e[0].get(m.group(1)), []).append(i)
+            self.by_host[key] = idx
+        rx = re.compile(m.group(3).replace("\\\\", "\\"))
+        neg = m.group(2) == "!~"
+        keep = [i for h, ix in self.by_host[key].items()
                 if bool(rx.fullmatch(h or "")) != neg for i in ix]
         keep.sort()
         return keep

@@ -362,6 +362,44 @@ static struct shortfall *shortfall_new(struct shortfalls *l, int64_t hour, int o
     return s;
 }
 
+/* The shortfalls of a range in one message, in order (as many as it holds,
+ * the rest counted): GL_ERR_PARTIAL, or a warning when allowed. Frees l. */
+static enum gl_status shortfalls_report(const struct gl_config *c,
+                                        const struct gl_cluster *cluster, struct shortfalls *l,
+                                        bool allow, struct gl_error *err)
+{
+    char t1[32], t2[32];
+    qsort(l->v, l->n, sizeof *l->v, shortfall_cmp);
+    gl_time_format(l->v[0].hour, t1, sizeof t1);
+    gl_time_format(l->v[l->n - 1].hour + 3600, t2, sizeof t2);
+    char msg[1600];
+    int len = snprintf(msg, sizeof msg, "cluster %s, hours %s to %s: ", cluster->name, t1, t2);
+    size_t shown = 0;
+    for (; shown < l->n; shown++) {
+        size_t need = strlen(l->v[shown].text) + 2;
+        if (shown > 0 && (size_t)len + need + 160 >= sizeof msg)
+            break;
+        len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%s", shown ? "; " : "",
+                        l->v[shown].text);
+    }
+    snprintf(msg + len, sizeof msg - (size_t)len, " (collection.shrink_tolerance %.6g)",
+             (double)c->shrink_tolerance_ppm / 1e6);
+    len = (int)strlen(msg);
+    if (shown < l->n)
+        snprintf(msg + len, sizeof msg - (size_t)len, "; %zu more shortfall%s in these hours",
+                 l->n - shown, l->n - shown > 1 ? "s" : "");
+    free(l->v);
+    if (allow) {
+        gl_log(GL_LOG_WARN, "replacing stored data with less, as allowed: %s", msg);
+        return GL_OK;
+    }
+    return gl_error_set(err, GL_ERR_PARTIAL,
+                        "%s; not replaced, the stored hours are kept (a backend that lost data "
+                        "or answers partially?); to replace them anyway: collect "
+                        "--allow-shrink, or run.allow_shrink in the config",
+                        msg);
+}
+
 /* Compares the range with what is stored (inside the range's transaction),
  * hour by hour: per query its series and samples; per device the memory
  * attributed to pods (a drop that is not an unknown step becoming known:
@@ -464,36 +502,7 @@ static enum gl_status check_shrink(const struct gl_config *c, const struct gl_cl
         free(l.v);
         return rc;
     }
-    qsort(l.v, l.n, sizeof *l.v, shortfall_cmp);
-    gl_time_format(l.v[0].hour, t1, sizeof t1);
-    gl_time_format(l.v[l.n - 1].hour + 3600, t2, sizeof t2);
-    /* as many as the message holds, in order; the rest counted */
-    char msg[1600];
-    int len = snprintf(msg, sizeof msg, "cluster %s, hours %s to %s: ", cluster->name, t1, t2);
-    size_t shown = 0;
-    for (; shown < l.n; shown++) {
-        size_t need = strlen(l.v[shown].text) + 2;
-        if (shown > 0 && (size_t)len + need + 160 >= sizeof msg)
-            break;
-        len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%s", shown ? "; " : "",
-                        l.v[shown].text);
-    }
-    snprintf(msg + len, sizeof msg - (size_t)len, " (collection.shrink_tolerance %.6g)",
-             (double)c->shrink_tolerance_ppm / 1e6);
-    len = (int)strlen(msg);
-    if (shown < l.n)
-        snprintf(msg + len, sizeof msg - (size_t)len, "; %zu more shortfall%s in these hours",
-                 l.n - shown, l.n - shown > 1 ? "s" : "");
-    free(l.v);
-    if (allow) {
-        gl_log(GL_LOG_WARN, "replacing stored data with less, as allowed: %s", msg);
-        return GL_OK;
-    }
-    return gl_error_set(err, GL_ERR_PARTIAL,
-                        "%s; not replaced, the stored hours are kept (a backend that lost data "
-                        "or answers partially?); to replace them anyway: collect "
-                        "--allow-shrink, or run.allow_shrink in the config",
-                        msg);
+    return shortfalls_report(c, cluster, &l, allow, err);
 }
 
 /* The rollup's per-step memory distribution (advice; never billed). */
@@ -691,12 +700,14 @@ static void note_findings(const struct gl_config *c, const struct gl_rollup *r,
  * shards 0..N-2 the hosts of their group (=~), shard N-1 everything else
  * (!~ all the listed hosts: unlisted hosts and series without the label
  * included), so the shards partition every series whatever the discovery
- * saw. The kube-state-metrics queries have no such label on every
- * selector (kube_pod_status_phase has no node): they are fetched whole in
- * each shard, and the allocation series are kept by their node label with
- * the same rule, so everything integrate needs of one node (its devices,
- * its pods' requests) is in one shard. The shards of an hour are stored
- * in one transaction. */
+ * saw. The allocation's requests carry the pod's node: they are asked
+ * with the same matchers on `node` (and kept by it, the same rule), so
+ * everything integrate needs of one node (its devices, its pods' requests)
+ * is in one shard. The other kube-state-metrics queries have no node label
+ * (pod and namespace labels, pod phase; node labels, one series a node):
+ * the first shard asks them and they are kept for the others, under a
+ * bound of their own (kept_whole), so they count once per hour, not once
+ * per shard. The shards of an hour are stored in one transaction. */
 struct shard_plan {
     struct gl_intern *hosts; /* listed hosts; host i is in shard i % nshards */
     int nshards;
@@ -769,6 +780,24 @@ static size_t keep_shard(struct gl_matrix *m, const struct shard_plan *p, int sh
     return n;
 }
 
+/* Queries a split hour asks once, in its first shard, and keeps for the
+ * others: sharding by host cannot make them smaller, so they get a bound of
+ * their own, KEPT_BUDGET × collection.max_samples_in_memory, past which the
+ * hour fails naming the query (split_unit). A backend-joined allocation is
+ * kept whole too, and each shard keeps its nodes' series (keep_shard). */
+#define KEPT_BUDGET 4
+static bool kept_whole(const struct gl_config *c, int q)
+{
+    return q == Q_POD_LABELS || q == Q_NS_LABELS || q == Q_NODE_LABELS ||
+           q == opt_pos(c, Q_OPT_PHASE) || (q == Q_ALLOCATION && c->alloc_backend_join);
+}
+
+/* The engine-joined allocation's requests, asked per shard by `node`. */
+static bool node_sharded(const struct gl_config *c, int q)
+{
+    return q == Q_ALLOCATION && !c->alloc_backend_join;
+}
+
 /* Queries fetched in shards by the device's host label (dcgm-exporter). */
 static bool host_sharded(const struct gl_config *c, int q)
 {
@@ -804,7 +833,9 @@ struct fetch_job {
     char what[Q_MAX][256];           /* names of the queries in parse messages */
     struct gl_parse_opts po[Q_MAX];  /* their plausibility bounds */
     size_t slots_used;               /* the parses' memory (gl_parse_opts) */
+    size_t kept_slots;               /* the kept queries' (a split hour's first shard) */
     bool over_budget;                /* rc GL_ERR_TOO_LARGE from the budget */
+    int over_q;                      /* the query that ran out of it, else -1 */
     enum gl_status rc;
     struct gl_error err;
     thrd_t th;
@@ -819,22 +850,52 @@ struct fetch_job {
 
 static enum gl_status server_fetch(struct fetch_job *j);
 
+/* The unit's queries in one batch; a later shard of a split hour leaves
+ * out the kept ones (its first shard's are used, kept_whole). */
+static enum gl_status fetch_batch(struct fetch_job *j)
+{
+    if (j->plan.nshards <= 1 || j->shard == 0)
+        return gl_prom_query_range_batch(j->prom, (size_t)j->nq, j->qs, j->start, j->end,
+                                         j->step, &j->err);
+    struct gl_range_query ask[Q_MAX];
+    int idx[Q_MAX], n = 0;
+    for (int q = 0; q < j->nq; q++) {
+        if (!kept_whole(j->c, q)) {
+            idx[n] = q;
+            ask[n++] = j->qs[q];
+            continue;
+        }
+        memset(&j->qs[q].m, 0, sizeof j->qs[q].m);
+        j->qs[q].rc = GL_OK;
+        j->qs[q].bytes = 0;
+        j->qs[q].over_budget = false;
+    }
+    enum gl_status rc =
+        gl_prom_query_range_batch(j->prom, (size_t)n, ask, j->start, j->end, j->step, &j->err);
+    for (int k = 0; k < n; k++)
+        j->qs[idx[k]] = ask[k];
+    return rc;
+}
+
 static int fetch_main(void *arg)
 {
     struct fetch_job *j = arg;
     if (j->server && j->plan.nshards <= 1)
         j->rc = server_fetch(j);
     else
-        j->rc = gl_prom_query_range_batch(j->prom, (size_t)j->nq, j->qs, j->start, j->end,
-                                          j->step, &j->err);
+        j->rc = fetch_batch(j);
     /* responses over collection.max_samples_in_memory together: the unit
-     * is split like an oversized response, nothing of it is kept */
-    for (int q = 0; !j->rc && q < j->nq; q++) {
-        if (j->qs[q].rc != GL_ERR_TOO_LARGE)
-            continue;
+     * is split like an oversized response, nothing of it is kept; the
+     * query named is the one that ran out (the others merely stopped) */
+    int over = -1;
+    for (int q = 0; !j->rc && q < j->nq; q++)
+        if (j->qs[q].rc == GL_ERR_TOO_LARGE && (over < 0 || j->qs[q].over_budget))
+            over = q;
+    if (over >= 0) {
         j->rc = GL_ERR_TOO_LARGE;
-        j->err = j->qs[q].err;
+        j->err = j->qs[over].err;
         j->over_budget = true;
+        j->over_q = over;
         for (int k = 0; k < j->nq; k++)
             gl_matrix_free(&j->qs[k].m);
     }
@@ -1521,13 +1582,19 @@ static void job_start(const struct collector *x, struct fetch_job *j)
         j->po[q] = query_opts(x->c, x->cluster, q);
         j->po[q].slots_used = &j->slots_used;
         j->po[q].max_slots = (size_t)x->c->max_samples_in_memory;
+        if (j->plan.nshards > 1 && kept_whole(x->c, q)) {
+            j->po[q].slots_used = &j->kept_slots;
+            j->po[q].max_slots = KEPT_BUDGET * (size_t)x->c->max_samples_in_memory;
+        }
         j->qs[q] = (struct gl_range_query){
             .query = j->queries[q], .what = j->what[q], .opts = &j->po[q]};
     }
     j->rc = GL_OK;
     j->err.msg[0] = '\0';
     j->slots_used = 0;
+    j->kept_slots = 0;
     j->over_budget = false;
+    j->over_q = -1;
     j->server = x->c->server_mode;
     j->c = x->c;
     j->cluster = x->cluster;
@@ -1622,12 +1689,12 @@ static enum gl_status job_prepare(const struct collector *x, struct fetch_job *j
     struct gl_buf sel;
     gl_buf_init(&sel);
     for (int q = 0; !rc && q < x->nq; q++) {
-        if (!host_sharded(c, q))
+        if (!host_sharded(c, q) && !node_sharded(c, q))
             continue;
         gl_buf_reset(&sel);
         if (x->cluster->selector[0])
             gl_buf_printf(&sel, "%s, ", x->cluster->selector);
-        shard_matcher(&j->plan, shard, c->hostname_label, &sel);
+        shard_matcher(&j->plan, shard, node_sharded(c, q) ? "node" : c->hostname_label, &sel);
         struct gl_cluster shard_cluster = *x->cluster;
         shard_cluster.selector = sel.data;
         if (!(rc = gl_config_query(c, &shard_cluster, query_name(c, q), &j->own[q], err)))
@@ -1647,6 +1714,14 @@ static enum gl_status split_unit(const struct collector *x, struct fetch_job *j,
     const int64_t span = (j->ce - j->cs) / 3600;
     char ts[32];
     gl_time_format(j->cs, ts, sizeof ts);
+    if (j->plan.nshards > 1 && j->over_q >= 0 && kept_whole(c, j->over_q))
+        return gl_error_set(
+            err, GL_ERR_PROM,
+            "%s; the hour %s: %s.promql is asked once for all %d host shards, within %d x "
+            "collection.max_samples_in_memory (%lld now), and more shards cannot make it "
+            "smaller: raise collection.max_samples_in_memory",
+            j->err.msg, ts, query_name(c, j->over_q), j->plan.nshards, KEPT_BUDGET,
+            (long long)c->max_samples_in_memory);
     if (span > 1) {
         *hours = span / 2;
         gl_log(GL_LOG_INFO, "splitting chunk start=%s hours=%lld into %lld-hour chunks: %s", ts,
@@ -1781,6 +1856,378 @@ static enum gl_status server_backend(const struct gl_cluster *cluster, struct gl
     return rc;
 }
 
+/* gl_collect's walk over units: two fetch jobs (one prefetching while the
+ * other is integrated) and what the shards of the current range share. */
+struct walk {
+    const struct gl_config *c;
+    const struct gl_cluster *cluster;
+    struct gl_store *s;
+    struct gl_collect_stats *stats;
+    struct collector x;
+    struct fetch_job jobs[2];
+    int cur;
+    int64_t from, to;
+    /* the unit of collection: `hours` hours in `nshards` shards; both
+     * change when a response is too large, and stay for the window */
+    int64_t hours;
+    int nshards;
+    int64_t nchunks;
+    bool progress;
+    struct timespec t0;
+    struct gl_rollup *parts; /* the shards of the current range */
+    size_t nparts, capparts;
+    struct range_counts counts;
+    struct gl_matrix kept[Q_MAX]; /* a split hour's kept queries (kept_whole) */
+};
+
+/* One unit taken from its job: the parsed responses (owned, except the
+ * kept queries of a split hour: borrowed from w->kept) and outcomes. */
+struct unit {
+    struct fetch_job *j;
+    int64_t cs, ce;
+    int shard, shards;
+    bool last_shard;
+    struct gl_matrix m[Q_MAX];
+    bool borrowed[Q_MAX];
+    enum gl_status qrc[Q_MAX];
+    struct gl_error qerr[Q_MAX];
+    int64_t qbytes[Q_MAX];
+    size_t alloc_n;               /* m[Q_ALLOCATION]'s series before keep_shard */
+    struct gl_matrix alloc_plain; /* the plain hosts' allocation (server mode) */
+    bool srv;
+};
+
+static void walk_kept_free(struct walk *w)
+{
+    for (int q = 0; q < Q_MAX; q++)
+        gl_matrix_free(&w->kept[q]);
+}
+
+/* Takes j's parsed responses into u: the first shard of a split hour
+ * hands its kept queries to w->kept, the later shards borrow them. */
+static void unit_take(struct walk *w, struct fetch_job *j, struct unit *u)
+{
+    const int nq = w->x.nq;
+    memset(u, 0, sizeof *u);
+    u->j = j;
+    u->cs = j->cs;
+    u->ce = j->ce;
+    u->shard = j->shard;
+    u->shards = j->plan.nshards;
+    u->last_shard = u->shard == u->shards - 1;
+    for (int q = 0; q < nq; q++) {
+        u->m[q] = j->qs[q].m;
+        memset(&j->qs[q].m, 0, sizeof j->qs[q].m);
+        u->qrc[q] = j->qs[q].rc;
+        u->qerr[q] = j->qs[q].err;
+        u->qbytes[q] = j->qs[q].bytes;
+        if (u->shards <= 1 || !kept_whole(w->c, q))
+            continue;
+        if (u->shard == 0) {
+            gl_matrix_free(&w->kept[q]);
+            w->kept[q] = u->m[q];
+        } else {
+            u->m[q] = w->kept[q];
+        }
+        u->borrowed[q] = true;
+    }
+    if (w->c->server_mode && j->server && u->shards <= 1) {
+        log_server_unit(w->c, j, nq);
+        for (int q = 0; q < nq; q++)
+            gl_log(GL_LOG_DEBUG, "server mode query=%s bytes=%lld", query_name(w->c, q),
+                   (long long)j->qs[q].bytes);
+    }
+}
+
+/* Starts the next unit on the other job: the next shard of the hour, else
+ * the next range. */
+static enum gl_status walk_next(struct walk *w, const struct unit *u, struct gl_error *err)
+{
+    struct fetch_job *nj = &w->jobs[w->cur ^ 1];
+    const int64_t to = w->to, ce = u->ce;
+    enum gl_status rc = GL_OK;
+    nj->cs = to;
+    if (!u->last_shard)
+        rc = job_prepare(&w->x, nj, u->cs, ce, u->shard + 1, u->shards, &u->j->plan, err);
+    else if (ce < to)
+        rc = job_prepare(&w->x, nj, ce, ce + w->hours * 3600 < to ? ce + w->hours * 3600 : to,
+                         0, w->nshards, NULL, err);
+    if (!rc && nj->cs < to)
+        job_start(&w->x, nj);
+    w->cur ^= 1;
+    return rc;
+}
+
+/* The queries' outcomes and skipped samples (a kept query's once, in the
+ * shard that asked it), then the engine's allocation join and the shard's
+ * share of the allocation. */
+static enum gl_status unit_check(struct walk *w, struct unit *u, struct gl_error *err)
+{
+    const struct gl_config *c = w->c;
+    struct gl_collect_stats *stats = w->stats;
+    struct gl_matrix *m = u->m;
+    enum gl_status rc = GL_OK;
+    char ts[32];
+    gl_time_format(u->cs, ts, sizeof ts);
+    const int devq = opt_pos(c, Q_OPT_MEM_DEVICE);
+    if (devq >= 0 && !u->qrc[Q_MEMORY] && !u->qrc[devq])
+        device_series_merge(c, &m[Q_MEMORY], &m[devq]);
+    for (int q = 0; q < w->x.nq && !rc; q++) {
+        stats->bytes += u->qbytes[q];
+        if ((rc = u->qrc[q])) {
+            *err = u->qerr[q];
+            break;
+        }
+        if (u->borrowed[q] && u->shard > 0)
+            continue;
+        for (int why = 0; why < GL_SKIP_N; why++)
+            stats->skipped[why] += (int64_t)m[q].skipped[why];
+        log_skips(query_name(c, q), ts, &m[q]);
+        if (q != Q_MEMORY)
+            stats->bad_samples += (int64_t)m[q].bad_samples;
+    }
+    /* the requests of Running pods, joined here (not on the backend) */
+    const int phase_q = opt_pos(c, Q_OPT_PHASE);
+    if (!rc && phase_q >= 0) {
+        struct gl_matrix joined;
+        if (!(rc = gl_allocation_join(c, &m[Q_ALLOCATION], &m[phase_q], ALLOC_MAX_UNITS,
+                                      &joined, err))) {
+            log_skips("allocation", ts, &joined);
+            for (int why = 0; why < GL_SKIP_N; why++)
+                stats->skipped[why] += (int64_t)joined.skipped[why];
+            stats->bad_samples += (int64_t)joined.bad_samples;
+            gl_matrix_free(&m[Q_ALLOCATION]);
+            m[Q_ALLOCATION] = joined;
+        }
+    }
+    /* the allocation series of this shard's nodes (see shard_plan) */
+    u->alloc_n = m[Q_ALLOCATION].nseries;
+    if (!rc && u->shards > 1)
+        u->alloc_n = keep_shard(&m[Q_ALLOCATION], &u->j->plan, u->shard);
+    return rc;
+}
+
+/* Adds the unit's series and samples per hour and query to the range's
+ * counts; the plain hosts' allocation goes to their hourly integration. */
+static void unit_count(struct walk *w, struct unit *u)
+{
+    const struct gl_config *c = w->c;
+    struct fetch_job *j = u->j;
+    struct range_counts *counts = &w->counts;
+    u->srv = j->server && u->shards <= 1 && j->sv.enabled;
+    if (w->s) {
+        if (u->shard == 0)
+            counts_reset(counts, (size_t)((u->ce - u->cs) / 3600));
+        /* shards split the dcgm-exporter series and the allocation;
+         * the kept queries are whole in each: count them once */
+        for (int q = 0; q < w->x.nq; q++)
+            if (host_sharded(c, q) || q == Q_ALLOCATION || u->last_shard)
+                counts_add(counts, q, &u->m[q], c->step);
+        /* the plain hosts' series of the device queries, from the figures */
+        for (size_t h = 0; u->srv && h < counts->nhours; h++)
+            for (int q = 0; q < w->x.nq; q++) {
+                counts->series[h * Q_MAX + (size_t)q] += j->sv.pl_series[h * GL_SRV_QMAX + (size_t)q];
+                counts->samples[h * Q_MAX + (size_t)q] += j->sv.pl_samples[h * GL_SRV_QMAX + (size_t)q];
+            }
+    }
+    if (u->srv) {
+        gl_srv_split(&j->sv, &u->m[Q_ALLOCATION], "node", &u->alloc_plain);
+        u->alloc_n = u->m[Q_ALLOCATION].nseries;
+    }
+}
+
+/* Integrates the unit into the range's parts; the last shard stores the
+ * range in one transaction. */
+static enum gl_status unit_integrate(struct walk *w, struct unit *u, struct gl_error *err)
+{
+    const struct gl_config *c = w->c;
+    struct gl_collect_stats *stats = w->stats;
+    struct gl_store *s = w->s;
+    struct gl_matrix *m = u->m;
+    enum gl_status rc = GL_OK;
+    const struct gl_matrix *compute[Q_MAX];
+    for (int q = Q_FIXED; q < Q_FIXED + compute_count(c); q++)
+        compute[q - Q_FIXED] = &m[q];
+    int limit_q = opt_pos(c, Q_OPT_MEM_LIMIT);
+    struct gl_chunk_input in = {
+        .cluster = w->cluster,
+        .memory = &m[Q_MEMORY], .fb_free = &m[Q_FREE], .fb_reserved = &m[Q_RESERVED],
+        .pod_labels = &m[Q_POD_LABELS], .ns_labels = &m[Q_NS_LABELS],
+        .allocation = &m[Q_ALLOCATION], .node_labels = &m[Q_NODE_LABELS],
+        .compute = compute, .ncompute = (size_t)compute_count(c),
+        .mem_limit = limit_q >= 0 ? &m[limit_q] : NULL};
+    /* label precedence needs each label series' first appearance
+     * across chunks: read (and later record) it in the database */
+    struct gl_matrix *labels[] = {&m[Q_POD_LABELS], &m[Q_NS_LABELS], &m[Q_NODE_LABELS]};
+    for (size_t i = 0; s && !rc && i < 3; i++)
+        rc = label_history(w->cluster, s, labels[i], false, err);
+    if (w->nparts + 2 > w->capparts) {
+        w->capparts = w->capparts ? 2 * w->capparts : 4;
+        w->parts = gl_xrealloc(w->parts, w->capparts * sizeof *w->parts);
+    }
+    if (u->srv) {
+        struct gl_rollup *sr = &w->parts[w->nparts++];
+        memset(sr, 0, sizeof *sr);
+        if (!rc)
+            rc = gl_srv_integrate(&u->j->sv, &m[Q_POD_LABELS], &m[Q_NS_LABELS],
+                                  &m[Q_NODE_LABELS], &u->alloc_plain, sr, err);
+        /* one point per hour: no per-step peak to keep (advise counts
+         * these pod-hours as without peak data) */
+        gl_peaks_free(&sr->peaks);
+        for (size_t h = 0; !rc && h < sr->nhours; h++)
+            stats->samples += sr->samples_per_hour[h];
+    }
+    struct gl_rollup *r = &w->parts[w->nparts++];
+    memset(r, 0, sizeof *r);
+    if (!rc)
+        rc = gl_integrate(c, &in, r, err);
+    if (!rc && stats->notes)
+        note_findings(c, r, stats->notes);
+    if (!rc && stats->notes && u->srv)
+        note_findings(c, &w->parts[w->nparts - 2], stats->notes);
+    if (!rc && s && u->last_shard)
+        rc = store_range(c, w->cluster, s, w->parts, w->nparts, w->x.nq, &w->counts,
+                         stats->advance_watermark, stats->allow_shrink, labels, 3, err);
+    /* every query's samples of the stored hours (kept queries once) */
+    for (size_t k = 0; !rc && s && u->last_shard && k < w->counts.nhours * Q_MAX; k++)
+        stats->query_samples += w->counts.samples[k];
+    stats->copy_warnings += (int64_t)r->copy_warnings;
+    for (size_t h = 0; !rc && h < r->nhours; h++)
+        stats->samples += r->samples_per_hour[h];
+    stats->bad_samples += (int64_t)m[Q_MEMORY].bad_samples;
+    if (rc || u->last_shard)
+        parts_free(w->parts, &w->nparts);
+    return rc;
+}
+
+/* Frees the unit's own matrices (and, after the last shard, the kept). */
+static void unit_free(struct walk *w, struct unit *u)
+{
+    u->m[Q_ALLOCATION].nseries = u->alloc_n;
+    gl_matrix_free(&u->alloc_plain);
+    for (int q = 0; q < w->x.nq; q++)
+        if (!u->borrowed[q])
+            gl_matrix_free(&u->m[q]);
+    if (u->last_shard)
+        walk_kept_free(w);
+}
+
+/* A stored range: counted, with the progress line on a terminal. */
+static void unit_stored(struct walk *w, const struct unit *u)
+{
+    struct gl_collect_stats *stats = w->stats;
+    stats->chunks++;
+    stats->hours += (u->ce - u->cs) / 3600;
+    if (w->progress) {
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double el = (double)(t1.tv_sec - w->t0.tv_sec) + (double)(t1.tv_nsec - w->t0.tv_nsec) / 1e9;
+        double rate = el > 0 ? (double)stats->samples / el : 0;
+        double eta = el / (double)stats->chunks * (double)(w->nchunks - stats->chunks);
+        fprintf(stderr, "\r%s: %lld/%lld chunks, %.0f samples/s, ETA %.0fs   ", w->cluster->name,
+                (long long)stats->chunks, (long long)w->nchunks, rate, eta);
+        if (stats->chunks == w->nchunks)
+            fputc('\n', stderr);
+    }
+    char ts[32];
+    gl_time_format(u->cs, ts, sizeof ts);
+    gl_log(GL_LOG_DEBUG, "chunk stored start=%s hours=%lld shards=%d", ts,
+           (long long)((u->ce - u->cs) / 3600), u->shards);
+}
+
+/* One turn of the walk: waits for the current job, splits its unit when
+ * it was too large, else starts the next and integrates (and stores) it. */
+static enum gl_status walk_step(struct walk *w, struct gl_error *err)
+{
+    struct fetch_job *j = &w->jobs[w->cur];
+    enum gl_status rc;
+    job_wait(j);
+    if (j->rc == GL_ERR_TOO_LARGE) {
+        parts_free(w->parts, &w->nparts);
+        const int64_t cs = j->cs;
+        if ((rc = split_unit(&w->x, j, &w->hours, &w->nshards, err)))
+            return rc;
+        w->nchunks = w->stats->chunks + (w->to - cs + w->hours * 3600 - 1) / (w->hours * 3600);
+        job_start(&w->x, j);
+        return GL_OK;
+    }
+    if (j->rc) {
+        *err = j->err;
+        return j->rc;
+    }
+    struct unit *u = gl_xcalloc(1, sizeof *u); /* large: off the stack */
+    unit_take(w, j, u);
+    rc = walk_next(w, u, err);
+    if (!rc)
+        rc = unit_check(w, u, err);
+    if (!rc)
+        unit_count(w, u);
+    if (!rc)
+        rc = unit_integrate(w, u, err);
+    unit_free(w, u);
+    if (!rc && u->last_shard)
+        unit_stored(w, u);
+    free(u);
+    return rc;
+}
+
+/* Sets w up: the queries, the client, the backend's kind, the units of
+ * work, and the first unit started. */
+static enum gl_status walk_begin(struct walk *w, struct gl_error *err)
+{
+    const struct gl_config *c = w->c;
+    const struct gl_cluster *cluster = w->cluster;
+    w->x = (struct collector){.c = c, .cluster = cluster, .nq = query_count(c)};
+    for (int k = 0; k < 2; k++)
+        plan_free(&w->jobs[k].plan);
+    enum gl_status rc = GL_OK;
+    for (int q = 0; q < w->x.nq && !rc; q++)
+        rc = gl_config_query(c, cluster, query_name(c, q), &w->x.queries[q], err);
+    if (!rc)
+        rc = gl_prom_new(&cluster->prom, &w->x.prom, err);
+    if (!rc && c->server_mode)
+        rc = server_backend(cluster, w->x.prom, w->from, &w->x.metricsql, err);
+    /* units of work first: a refused counter value stores nothing (work.h) */
+    if (!rc)
+        rc = gl_work_collect(c, cluster, w->s, w->from, w->to, err);
+    w->hours = c->chunk_hours;
+    w->nshards = 1;
+    w->nchunks = (w->to - w->from + w->hours * 3600 - 1) / (w->hours * 3600);
+    w->progress = w->s && isatty(STDERR_FILENO) && gl_log_threshold >= GL_LOG_INFO &&
+                  w->nchunks > 1;
+    clock_gettime(CLOCK_MONOTONIC, &w->t0);
+    for (int k = 0; k < 2; k++) {
+        w->jobs[k].prom = w->x.prom;
+        w->jobs[k].metricsql = w->x.metricsql;
+        w->jobs[k].nq = w->x.nq;
+        w->jobs[k].step = c->step;
+        w->jobs[k].cs = w->to; /* idle */
+    }
+    const int64_t first_end = w->from + w->hours * 3600;
+    if (!rc && !(rc = job_prepare(&w->x, &w->jobs[0], w->from,
+                                  first_end < w->to ? first_end : w->to, 0, w->nshards, NULL,
+                                  err)))
+        job_start(&w->x, &w->jobs[0]);
+    return rc;
+}
+
+static void walk_end(struct walk *w)
+{
+    parts_free(w->parts, &w->nparts);
+    free(w->parts);
+    counts_free(&w->counts);
+    walk_kept_free(w);
+    for (int k = 0; k < 2; k++) {
+        job_wait(&w->jobs[k]); /* a prefetch may run when a chunk failed */
+        for (int q = 0; q < Q_MAX; q++)
+            gl_matrix_free(&w->jobs[k].qs[q].m);
+        job_clear(&w->jobs[k]);
+    }
+    gl_prom_free(w->x.prom);
+    for (int q = 0; q < w->x.nq; q++)
+        free(w->x.queries[q]);
+}
+
 enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cluster,
                           struct gl_store *s, int64_t from, int64_t to,
                           struct gl_collect_stats *stats, struct gl_error *err)
@@ -1798,248 +2245,22 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     to = gl_floor_to(to + 3599, 3600);
     if (to <= from)
         return gl_error_set(err, GL_ERR_USAGE, "empty window: --to must be after --from");
-    struct collector x = {.c = c, .cluster = cluster, .nq = query_count(c)};
-    char **queries = x.queries;
-    const int nq = x.nq;
-    struct fetch_job jobs[2];
-    memset(jobs, 0, sizeof jobs);
-    for (int k = 0; k < 2; k++)
-        plan_free(&jobs[k].plan);
-    enum gl_status rc = GL_OK;
-    for (int q = 0; q < nq && !rc; q++)
-        rc = gl_config_query(c, cluster, query_name(c, q), &queries[q], err);
-    if (!rc)
-        rc = gl_prom_new(&cluster->prom, &x.prom, err);
-    if (!rc && c->server_mode)
-        rc = server_backend(cluster, x.prom, from, &x.metricsql, err);
-    /* units of work first: a refused counter value stores nothing (work.h) */
-    if (!rc)
-        rc = gl_work_collect(c, cluster, s, from, to, err);
-    /* the unit of collection: `hours` hours in `nshards` shards; both
-     * change when a response is too large, and stay for the window */
-    int64_t hours = c->chunk_hours;
-    int nshards = 1;
-    int64_t nchunks = (to - from + hours * 3600 - 1) / (hours * 3600);
-    bool progress = s && isatty(STDERR_FILENO) && gl_log_threshold >= GL_LOG_INFO && nchunks > 1;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int k = 0; k < 2; k++) {
-        jobs[k].prom = x.prom;
-        jobs[k].metricsql = x.metricsql;
-        jobs[k].nq = nq;
-        jobs[k].step = c->step;
-        jobs[k].cs = to; /* idle */
-    }
-    struct gl_rollup *parts = NULL; /* the shards of the current range */
-    size_t nparts = 0, capparts = 0;
-    struct range_counts counts = {0};
-    int cur = 0;
-    if (!rc && !(rc = job_prepare(&x, &jobs[0], from, from + hours * 3600 < to ? from + hours * 3600 : to,
-                                  0, nshards, NULL, err)))
-        job_start(&x, &jobs[0]);
-    while (!rc && jobs[cur].cs < to) {
-        struct fetch_job *j = &jobs[cur];
-        const int64_t cs = j->cs, ce = j->ce;
-        struct gl_matrix m[Q_MAX];
-        memset(m, 0, sizeof m);
-        job_wait(j);
-        if (j->rc == GL_ERR_TOO_LARGE) {
-            parts_free(parts, &nparts);
-            if (!(rc = split_unit(&x, j, &hours, &nshards, err))) {
-                nchunks = stats->chunks + (to - cs + hours * 3600 - 1) / (hours * 3600);
-                job_start(&x, j);
-            }
-            continue;
-        }
-        if (j->rc) {
-            rc = j->rc;
-            *err = j->err;
-            break;
-        }
-        /* the parsed responses are taken: m owns them from here */
-        for (int q = 0; q < nq; q++) {
-            m[q] = j->qs[q].m;
-            memset(&j->qs[q].m, 0, sizeof j->qs[q].m);
-        }
-        if (c->server_mode && j->server && j->plan.nshards <= 1) {
-            log_server_unit(c, j, nq);
-            for (int q = 0; q < nq; q++)
-                gl_log(GL_LOG_DEBUG, "server mode query=%s bytes=%lld", query_name(c, q),
-                       (long long)j->qs[q].bytes);
-        }
-        enum gl_status qrc[Q_MAX];
-        struct gl_error qerr[Q_MAX];
-        int64_t qbytes[Q_MAX];
-        for (int q = 0; q < nq; q++) {
-            qrc[q] = j->qs[q].rc;
-            qerr[q] = j->qs[q].err;
-            qbytes[q] = j->qs[q].bytes;
-        }
-        const int shard = j->shard, shards = j->plan.nshards;
-        const bool last_shard = shard == shards - 1;
-        struct fetch_job *nj = &jobs[cur ^ 1];
-        nj->cs = to;
-        if (!last_shard)
-            rc = job_prepare(&x, nj, cs, ce, shard + 1, shards, &j->plan, err);
-        else if (ce < to)
-            rc = job_prepare(&x, nj, ce, ce + hours * 3600 < to ? ce + hours * 3600 : to, 0,
-                             nshards, NULL, err);
-        if (!rc && nj->cs < to)
-            job_start(&x, nj);
-        cur ^= 1;
-        const int devq = opt_pos(c, Q_OPT_MEM_DEVICE);
-        if (devq >= 0 && !qrc[Q_MEMORY] && !qrc[devq])
-            device_series_merge(c, &m[Q_MEMORY], &m[devq]);
-        for (int q = 0; q < nq && !rc; q++) {
-            stats->bytes += qbytes[q];
-            char ts[32];
-            gl_time_format(cs, ts, sizeof ts);
-            if ((rc = qrc[q])) {
-                *err = qerr[q];
-                break;
-            }
-            for (int why = 0; why < GL_SKIP_N; why++)
-                stats->skipped[why] += (int64_t)m[q].skipped[why];
-            log_skips(query_name(c, q), ts, &m[q]);
-            if (q != Q_MEMORY)
-                stats->bad_samples += (int64_t)m[q].bad_samples;
-        }
-        /* the requests of Running pods, joined here (not on the backend) */
-        const int phase_q = opt_pos(c, Q_OPT_PHASE);
-        if (!rc && phase_q >= 0) {
-            struct gl_matrix joined;
-            if (!(rc = gl_allocation_join(c, &m[Q_ALLOCATION], &m[phase_q], ALLOC_MAX_UNITS,
-                                          &joined, err))) {
-                char ts[32];
-                gl_time_format(cs, ts, sizeof ts);
-                log_skips("allocation", ts, &joined);
-                for (int why = 0; why < GL_SKIP_N; why++)
-                    stats->skipped[why] += (int64_t)joined.skipped[why];
-                stats->bad_samples += (int64_t)joined.bad_samples;
-                gl_matrix_free(&m[Q_ALLOCATION]);
-                m[Q_ALLOCATION] = joined;
-            }
-        }
-        /* the allocation series of this shard's nodes (see shard_plan) */
-        size_t alloc_n = m[Q_ALLOCATION].nseries;
-        if (!rc && shards > 1)
-            alloc_n = keep_shard(&m[Q_ALLOCATION], &j->plan, shard);
-        const bool srv = !rc && j->server && shards <= 1 && j->sv.enabled;
-        if (!rc && s) {
-            if (shard == 0)
-                counts_reset(&counts, (size_t)((ce - cs) / 3600));
-            /* shards split the dcgm-exporter series and the allocation;
-             * the label queries are whole in each: count them once */
-            for (int q = 0; q < nq; q++)
-                if (host_sharded(c, q) || q == Q_ALLOCATION || last_shard)
-                    counts_add(&counts, q, &m[q], c->step);
-            /* the plain hosts' series of the device queries, from the figures */
-            for (size_t h = 0; srv && h < counts.nhours; h++)
-                for (int q = 0; q < nq; q++) {
-                    counts.series[h * Q_MAX + (size_t)q] += j->sv.pl_series[h * GL_SRV_QMAX + (size_t)q];
-                    counts.samples[h * Q_MAX + (size_t)q] += j->sv.pl_samples[h * GL_SRV_QMAX + (size_t)q];
-                }
-        }
-        /* the plain hosts' allocation goes to their hourly integration */
-        struct gl_matrix alloc_plain = {0};
-        if (srv) {
-            gl_srv_split(&j->sv, &m[Q_ALLOCATION], "node", &alloc_plain);
-            alloc_n = m[Q_ALLOCATION].nseries;
-        }
-        if (!rc) {
-            const struct gl_matrix *compute[Q_MAX];
-            for (int q = Q_FIXED; q < Q_FIXED + compute_count(c); q++)
-                compute[q - Q_FIXED] = &m[q];
-            int limit_q = opt_pos(c, Q_OPT_MEM_LIMIT);
-            struct gl_chunk_input in = {
-                .cluster = cluster,
-                .memory = &m[Q_MEMORY], .fb_free = &m[Q_FREE], .fb_reserved = &m[Q_RESERVED],
-                .pod_labels = &m[Q_POD_LABELS], .ns_labels = &m[Q_NS_LABELS],
-                .allocation = &m[Q_ALLOCATION], .node_labels = &m[Q_NODE_LABELS],
-                .compute = compute, .ncompute = (size_t)compute_count(c),
-                .mem_limit = limit_q >= 0 ? &m[limit_q] : NULL};
-            /* label precedence needs each label series' first appearance
-             * across chunks: read (and later record) it in the database */
-            struct gl_matrix *labels[] = {&m[Q_POD_LABELS], &m[Q_NS_LABELS], &m[Q_NODE_LABELS]};
-            for (size_t i = 0; s && !rc && i < 3; i++)
-                rc = label_history(cluster, s, labels[i], false, err);
-            if (nparts + 2 > capparts) {
-                capparts = capparts ? 2 * capparts : 4;
-                parts = gl_xrealloc(parts, capparts * sizeof *parts);
-            }
-            if (srv) {
-                struct gl_rollup *sr = &parts[nparts++];
-                memset(sr, 0, sizeof *sr);
-                if (!rc)
-                    rc = gl_srv_integrate(&j->sv, &m[Q_POD_LABELS], &m[Q_NS_LABELS],
-                                          &m[Q_NODE_LABELS], &alloc_plain, sr, err);
-                /* one point per hour: no per-step peak to keep (advise counts
-                 * these pod-hours as without peak data) */
-                gl_peaks_free(&sr->peaks);
-                for (size_t h = 0; !rc && h < sr->nhours; h++)
-                    stats->samples += sr->samples_per_hour[h];
-            }
-            struct gl_rollup *r = &parts[nparts++];
-            memset(r, 0, sizeof *r);
-            if (!rc)
-                rc = gl_integrate(c, &in, r, err);
-            if (!rc && stats->notes)
-                note_findings(c, r, stats->notes);
-            if (!rc && stats->notes && srv)
-                note_findings(c, &parts[nparts - 2], stats->notes);
-            if (!rc && s && last_shard)
-                rc = store_range(c, cluster, s, parts, nparts, nq, &counts,
-                                 stats->advance_watermark, allow_shrink, labels, 3, err);
-            /* every query's samples of the stored hours (label queries once) */
-            for (size_t k = 0; !rc && s && last_shard && k < counts.nhours * Q_MAX; k++)
-                stats->query_samples += counts.samples[k];
-            stats->copy_warnings += (int64_t)r->copy_warnings;
-            for (size_t h = 0; !rc && h < r->nhours; h++)
-                stats->samples += r->samples_per_hour[h];
-            stats->bad_samples += (int64_t)m[Q_MEMORY].bad_samples;
-            if (rc || last_shard)
-                parts_free(parts, &nparts);
-        }
-        m[Q_ALLOCATION].nseries = alloc_n;
-        gl_matrix_free(&alloc_plain);
-        for (int q = 0; q < nq; q++)
-            gl_matrix_free(&m[q]);
-        if (!rc && last_shard) {
-            stats->chunks++;
-            stats->hours += (ce - cs) / 3600;
-            if (progress) {
-                struct timespec t1;
-                clock_gettime(CLOCK_MONOTONIC, &t1);
-                double el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-                double rate = el > 0 ? (double)stats->samples / el : 0;
-                double eta = el / (double)stats->chunks * (double)(nchunks - stats->chunks);
-                fprintf(stderr, "\r%s: %lld/%lld chunks, %.0f samples/s, ETA %.0fs   ", cluster->name,
-                        (long long)stats->chunks, (long long)nchunks, rate, eta);
-                if (stats->chunks == nchunks)
-                    fputc('\n', stderr);
-            }
-            char ts[32];
-            gl_time_format(cs, ts, sizeof ts);
-            gl_log(GL_LOG_DEBUG, "chunk stored start=%s hours=%lld shards=%d", ts,
-                   (long long)((ce - cs) / 3600), shards);
-        }
-    }
+    struct walk *w = gl_xcalloc(1, sizeof *w); /* two jobs' parse state: off the stack */
+    w->c = c;
+    w->cluster = cluster;
+    w->s = s;
+    w->stats = stats;
+    w->from = from;
+    w->to = to;
+    enum gl_status rc = walk_begin(w, err);
+    while (!rc && w->jobs[w->cur].cs < to)
+        rc = walk_step(w, err);
     if (!rc)
         rc = gl_owner_collect(c, cluster, s, from, to, err); /* workloads (owner.h) */
     if (!rc)
         gl_log(GL_LOG_INFO, "collect transfer cluster=%s mode=%s bytes=%lld", cluster->name,
                c->server_mode ? "server" : "raw", (long long)stats->bytes);
-    parts_free(parts, &nparts);
-    free(parts);
-    counts_free(&counts);
-    for (int k = 0; k < 2; k++) {
-        job_wait(&jobs[k]); /* a prefetch may run when a chunk failed */
-        for (int q = 0; q < Q_MAX; q++)
-            gl_matrix_free(&jobs[k].qs[q].m);
-        job_clear(&jobs[k]);
-    }
-    gl_prom_free(x.prom);
-    for (int q = 0; q < nq; q++)
-        free(queries[q]);
+    walk_end(w);
+    free(w);
     return rc;
 }

@@ -766,6 +766,7 @@ static void batch_finish(struct batch *b, enum gl_status rc, size_t budget)
                 mp = gl_matrix_parser_new(b->start, b->step, b->nsteps, qs[i].what, qs[i].opts);
             qs[i].bytes = (int64_t)b->sinks[i].total;
             qs[i].rc = gl_matrix_parser_finish(mp, &qs[i].m, &qs[i].err);
+            qs[i].over_budget = !rc && budget < b->n && i == budget;
         }
         sink_reset(&b->sinks[i]);
         gl_buf_free(&b->bodies[i]);
@@ -780,6 +781,7 @@ enum gl_status gl_prom_query_range_batch(struct gl_prom *p, size_t n,
         memset(&qs[i].m, 0, sizeof qs[i].m);
         qs[i].bytes = 0;
         qs[i].rc = GL_OK;
+        qs[i].over_budget = false;
         qs[i].err.msg[0] = '\0';
     }
     /* the handles of the batch are copies of p->curl: its credentials are

@@ -14,6 +14,7 @@
 #ifndef GL_FETCH_H
 #define GL_FETCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -41,6 +42,9 @@ struct gl_range_query {
     enum gl_status rc;                /* out: the parse's outcome */
     struct gl_error err;              /* out: why the parse failed */
     int64_t bytes;                    /* out: the response's bytes, decompressed */
+    bool over_budget;                 /* out: this parse ran out of opts' memory budget
+                                       * (GL_ERR_TOO_LARGE); the batch's other queries,
+                                       * stopped with it, are not */
 };
 
 /* The same window for n queries, up to prometheus.max_in_flight requests

@@ -17,7 +17,19 @@ response. Checked:
     memory_used equal to the hand sum: sum over pods of MiB x 60 s;
   * a budget too small for one host's share of the hour (every pod on one
     host): refused with exit status != 0 naming
-    collection.max_samples_in_memory, nothing stored.
+    collection.max_samples_in_memory, nothing stored;
+  * a fleet whose kube-state-metrics series alone are past the budget
+    (512 pods on 64 nodes x 8 GPUs at the smallest budget, 100,000 slots:
+    pod labels, pod phase and requests are about 140,000 slots for the
+    hour). Host shards used to ask them whole in every shard, so no number
+    of shards fitted and the hour failed (exit 4). Now the requests are
+    asked per shard by `node` and the rest once for the hour: exit 0,
+    memory_used and allocated_gpu per team equal to the hand sums, every
+    usage row equal to an unsplit collect's (a budget of 10 M slots), peak
+    RSS <= 256 MiB;
+  * the same with 2,560 pods: the labels and phases that are asked once
+    are past 4 x the budget, and more shards cannot help: exit 4 naming
+    the query and collection.max_samples_in_memory, nothing stored.
 
 The backend is bench/memory.py's loopback stand-in (it answers
 query_range from the model as Prometheus would, with the Hostname matchers
@@ -47,6 +59,21 @@ DAY = 86400
 def expected_mib_s():
     """Each pod's one sample holds for its 60 s step."""
     return sum((1000 + i % 7) * 60 for i in range(PODS))
+
+
+KSM_FLEET = dict(nodes=64, gpus=8, pods_per_gpu=1, containers=1,
+                 per_process_device_metrics=False)
+
+
+def expected_ksm_teams(pods):
+    """{team: (memory_used MiB·s, allocated_gpu micro-GPU-s)} of the hour:
+    pod k (1-based, as bench/memory.py numbers them) has label_team
+    t(k % 40), uses 1000 + 500 (k % 16) MiB all hour and requests one GPU."""
+    out = {}
+    for k in range(1, pods + 1):
+        mib, gpu = out.get("t%02d" % (k % 40), (0, 0))
+        out["t%02d" % (k % 40)] = (mib + (1000 + 500 * (k % 16)) * 3600, gpu + 3600 * 10**6)
+    return out
 
 
 class MemorySuite(harness.Suite):
@@ -129,6 +156,80 @@ class MemorySuite(harness.Suite):
                 else ["exit %d: %s" % (rc, harness.tail(err))])
         rows, _ = self.stored(db)
         t.check("the refused hour stores nothing", [] if rows == 0 else ["%d rows" % rows])
+        self.ksm_heavy()
+
+    def usage_rows(self, db):
+        """Every usage row, devices by UUID (ids are the database's own)."""
+        if not os.path.exists(db):
+            return []
+        con = sqlite3.connect(db)
+        try:
+            return con.execute(
+                "SELECT u.hour, u.namespace, u.pod, d.uuid, u.team, u.kind, u.quantity, "
+                "u.estimated FROM usage u JOIN device d ON d.id = u.device_id "
+                "ORDER BY 1, 2, 3, 4, 5, 6").fetchall()
+        finally:
+            con.close()
+
+    def team_sums(self, db):
+        con = sqlite3.connect(db)
+        try:
+            got = {}
+            for team, kind, q in con.execute(
+                    "SELECT team, kind, sum(quantity) FROM usage WHERE kind IN "
+                    "('memory_used', 'allocated_gpu') GROUP BY team, kind"):
+                mib, gpu = got.get(team, (0, 0))
+                got[team] = (q, gpu) if kind == "memory_used" else (mib, q)
+            return got
+        finally:
+            con.close()
+
+    def ksm_heavy(self):
+        t = self.tap
+        self.srv.close()
+        self.srv = memory.Server(memory.Fleet(**KSM_FLEET))
+        pods = KSM_FLEET["nodes"] * KSM_FLEET["gpus"]
+        t.setup("loopback backend: %d pods on 64 nodes x 8 GPUs, budget 100,000 slots" % pods)
+        rc, err, rss, db = self.collect("ksm", {"chunk_hours": 1,
+                                                "max_samples_in_memory": 100000}, 1)
+        t.note("kube-state-metrics past the budget: exit %d, peak RSS %s KiB, load average %s"
+               % (rc, rss, " ".join("%.2f" % x for x in os.getloadavg())))
+        t.check("kube-state-metrics past one shard's budget: collect exits 0",
+                [] if rc == 0 else ["exit %d: %s" % (rc, harness.tail(err))])
+        t.check("kube-state-metrics past one shard's budget: the hour is split by host",
+                [] if "splitting hour" in err else ["no host split logged: %s"
+                                                    % harness.tail(err)])
+        t.check("kube-state-metrics past one shard's budget: peak RSS <= 256 MiB",
+                [] if rss is not None and rss <= BOUND_KIB else ["peak RSS %s KiB" % rss])
+        want = expected_ksm_teams(pods)
+        got = self.team_sums(db) if os.path.exists(db) else {}
+        t.check("split by host: memory_used and allocated_gpu per team equal the hand sums",
+                [] if got == want else ["got %s, want %s" % (sorted(got.items())[:3],
+                                                             sorted(want.items())[:3])])
+        rc2, err2, _, db2 = self.collect("ksm-whole", {"chunk_hours": 1,
+                                                       "max_samples_in_memory": 10000000}, 1)
+        whole = self.usage_rows(db2) if rc2 == 0 else None
+        split = self.usage_rows(db)
+        t.check("split by host: every usage row equals an unsplit collect's",
+                [] if whole and split == whole
+                else ["unsplit exit %d (%s); %d rows split, %s unsplit"
+                      % (rc2, harness.tail(err2), len(split),
+                         len(whole) if whole is not None else "no")])
+
+        # 2,560 pods: the kept queries alone (labels, phases) are past
+        # 4 x 100,000 slots, whatever the shards
+        self.srv.close()
+        self.srv = memory.Server(memory.Fleet(**dict(KSM_FLEET, pods_per_gpu=5)))
+        rc, err, rss, db = self.collect("ksm-over", {"chunk_hours": 1,
+                                                     "max_samples_in_memory": 100000}, 1)
+        named = re.search(r"(pod_labels|pod_phase|node_labels|namespace_labels)\.promql", err)
+        t.check("kube-state-metrics past 4 x the budget: exit 4 naming the query and the key",
+                [] if rc == 4 and named and "collection.max_samples_in_memory" in err
+                and "more shards cannot" in err
+                else ["exit %d: %s" % (rc, harness.tail(err))])
+        rows, _ = self.stored(db)
+        t.check("kube-state-metrics past 4 x the budget: nothing stored",
+                [] if rows == 0 else ["%d rows" % rows])
 
     def cleanup(self):
         if self.srv:
