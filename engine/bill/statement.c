@@ -223,9 +223,28 @@ static enum gl_status team_trends(struct gl_store *s, struct gl_statement *st,
     return rc;
 }
 
+/* Every team page's demand waiting, read at once (open months). */
+static enum gl_status team_pending(struct gl_store *s, struct gl_statement *st,
+                                   struct gl_error *err)
+{
+    size_t n = st->set->n;
+    const char **teams = gl_xcalloc(n + 1, sizeof *teams);
+    struct gl_pending *outs = gl_xcalloc(n + 1, sizeof *outs);
+    for (size_t i = 0; i < n; i++)
+        teams[i] = st->set->invoices[i].team;
+    enum gl_status rc = gl_query_team_pending(s, &st->period, teams, n,
+                                              GL_STATEMENT_TOP_PENDING, outs, err);
+    for (size_t i = 0; !rc && i < n; i++)
+        st->extra[i].pending = outs[i];
+    free(teams);
+    free(outs);
+    return rc;
+}
+
 static void team_extra_free(struct gl_team_extra *x)
 {
     gl_team_workloads_free(&x->workloads);
+    gl_pending_free(&x->pending);
     for (size_t i = 0; i < x->nwaste; i++) {
         free(x->waste[i].cluster);
         free(x->waste[i].model);
@@ -350,6 +369,8 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
             rc = team_trends(s, st, err);
         for (size_t i = 0; !rc && i < st->set->n; i++)
             rc = team_extra(s, prices, st, &st->set->invoices[i], &st->extra[i], err);
+        if (!rc && !st->closed)
+            rc = team_pending(s, st, err);
         if (!rc && !st->closed)
             rc = gl_advise_read(c, s, prices, p, &st->advice, err);
     }

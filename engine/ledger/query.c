@@ -608,25 +608,45 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
 
 /* ---- demand waiting ---- */
 
-enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, size_t max,
-                                struct gl_pending *out, struct gl_error *err)
+static const char pending_keys_sql[] =
+    "SELECT team, cluster, model, SUM(quantity) FROM usage_key_hour"
+    " WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
+    " GROUP BY 1, 2, 3 HAVING SUM(quantity) <> 0 ORDER BY 1, 2, 3";
+
+/* Where a row of team goes: outs[i] of teams[i] (one gl_pending per team),
+ * or out itself when teams is NULL (the fleet); NULL for a team not asked
+ * for. Rows come ordered by team: *last remembers the previous match. */
+struct pending_dest {
+    struct gl_pending *out;
+    const char *const *teams;
+    size_t nteams, last;
+};
+
+static struct gl_pending *pending_of(struct pending_dest *d, const char *team)
 {
-    static const char keys_sql[] =
-        "SELECT team, cluster, model, SUM(quantity) FROM usage_key_hour"
-        " WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
-        " GROUP BY 1, 2, 3 HAVING SUM(quantity) <> 0 ORDER BY 1, 2, 3";
-    static const char pods_sql[] =
-        "SELECT cluster, namespace, pod, team, MIN(first_seen), MAX(last_seen), SUM(quantity),"
-        " COUNT(*) OVER ()"
-        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
-        " GROUP BY 1, 2, 3, 4"
-        " ORDER BY MAX(last_seen) - MIN(first_seen) DESC, 7 DESC, 1, 2, 3, 4 LIMIT ?3";
-    memset(out, 0, sizeof *out);
+    if (!d->teams)
+        return d->out;
+    for (size_t k = 0; k < d->nteams; k++) {
+        size_t i = (d->last + k) % d->nteams;
+        if (!strcmp(d->teams[i], team)) {
+            d->last = i;
+            return &d->out[i];
+        }
+    }
+    return NULL;
+}
+
+static enum gl_status pending_keys(struct gl_store *s, const struct gl_period *p,
+                                   struct pending_dest *d, struct gl_error *err)
+{
     sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_query_period(s, keys_sql, p->start, p->end, &st,
+    enum gl_status rc = gl_store_query_period(s, pending_keys_sql, p->start, p->end, &st,
                                               "reading pending GPUs", err);
     int sr = SQLITE_DONE;
     while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        struct gl_pending *out = pending_of(d, (const char *)sqlite3_column_text(st, 0));
+        if (!out)
+            continue;
         out->k = gl_xrealloc(out->k, (out->nk + 1) * sizeof *out->k);
         struct gl_pending_key *k = &out->k[out->nk++];
         k->team = gl_strdup((const char *)sqlite3_column_text(st, 0));
@@ -637,13 +657,25 @@ enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, s
     if (!rc && sr != SQLITE_DONE)
         rc = gl_usage_fail(s, p, "reading pending GPUs", err);
     sqlite3_finalize(st);
-    st = NULL;
-    if (!rc)
-        rc = gl_store_query_period(s, pods_sql, p->start, p->end, &st,
-                                   "reading pending pods", err);
+    return rc;
+}
+
+/* The longest waits of sql's rows: cluster, namespace, pod, team, first and
+ * last seen, GPU time, and the pods that waited (of the fleet or the team). */
+static enum gl_status pending_waits(struct gl_store *s, const struct gl_period *p,
+                                    const char *sql, size_t max, struct pending_dest *d,
+                                    struct gl_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                              "reading pending pods", err);
     if (!rc)
         sqlite3_bind_int64(st, 3, (sqlite3_int64)max);
+    int sr = SQLITE_DONE;
     while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        struct gl_pending *out = pending_of(d, (const char *)sqlite3_column_text(st, 3));
+        if (!out)
+            continue;
         out->p = gl_xrealloc(out->p, (out->np + 1) * sizeof *out->p);
         struct gl_pending_pod *x = &out->p[out->np++];
         char **f[] = {&x->cluster, &x->ns, &x->pod, &x->team};
@@ -658,8 +690,52 @@ enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, s
     if (!rc && sr != SQLITE_DONE)
         rc = gl_store_fail(s, "reading pending pods", err);
     sqlite3_finalize(st);
+    return rc;
+}
+
+enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, size_t max,
+                                struct gl_pending *out, struct gl_error *err)
+{
+    static const char pods_sql[] =
+        "SELECT cluster, namespace, pod, team, MIN(first_seen), MAX(last_seen), SUM(quantity),"
+        " COUNT(*) OVER ()"
+        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
+        " GROUP BY 1, 2, 3, 4"
+        " ORDER BY MAX(last_seen) - MIN(first_seen) DESC, 7 DESC, 1, 2, 3, 4 LIMIT ?3";
+    memset(out, 0, sizeof *out);
+    struct pending_dest d = {out, NULL, 0, 0};
+    enum gl_status rc = pending_keys(s, p, &d, err);
+    if (!rc)
+        rc = pending_waits(s, p, pods_sql, max, &d, err);
     if (rc)
         gl_pending_free(out);
+    return rc;
+}
+
+enum gl_status gl_query_team_pending(struct gl_store *s, const struct gl_period *p,
+                                     const char *const *teams, size_t nteams, size_t max,
+                                     struct gl_pending *outs, struct gl_error *err)
+{
+    /* every team's longest waits in one pass (ranked within the team as the
+     * fleet ranks them), not one scan of the month per team */
+    static const char pods_sql[] =
+        "SELECT cluster, namespace, pod, team, f, l, q, n FROM ("
+        " SELECT cluster, namespace, pod, team, MIN(first_seen) AS f, MAX(last_seen) AS l,"
+        "  SUM(quantity) AS q, COUNT(*) OVER (PARTITION BY team) AS n,"
+        "  ROW_NUMBER() OVER (PARTITION BY team ORDER BY MAX(last_seen) - MIN(first_seen) DESC,"
+        "   SUM(quantity) DESC, cluster, namespace, pod) AS r"
+        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
+        " GROUP BY 1, 2, 3, 4)"
+        " WHERE r <= ?3 ORDER BY team, r";
+    memset(outs, 0, nteams * sizeof *outs);
+    if (!nteams)
+        return GL_OK;
+    struct pending_dest d = {outs, teams, nteams, 0};
+    enum gl_status rc = pending_keys(s, p, &d, err);
+    if (!rc)
+        rc = pending_waits(s, p, pods_sql, max, &d, err);
+    for (size_t i = 0; rc && i < nteams; i++)
+        gl_pending_free(&outs[i]);
     return rc;
 }
 
