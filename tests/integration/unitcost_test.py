@@ -24,6 +24,10 @@ and collected with work.presets ["vllm"] and a step counter. Checks:
             as it was
   config    a bad work block (unknown preset, unit, missing query, a name
             twice, unknown key) fails with exit 3 naming the key
+  check     `check` prints "work counter NAME N series" per counter with N
+            the generator's series at the probe time, NO DATA for a counter
+            without series (exit 0), and exits 3 naming the counter when
+            its series lack the pod label
 """
 
 import csv
@@ -128,6 +132,7 @@ class Suite(harness.Suite):
         self.repull()
         self.refuse()
         self.config_errors()
+        self.check()
 
     def units(self):
         tap = self.tap
@@ -287,6 +292,47 @@ class Suite(harness.Suite):
             if rc != 3 or key not in err:
                 problems.append("%s: exit %s, %s" % (work, rc, tail(err)))
         self.tap.check("config: a bad work block fails with exit 3 naming the key", problems)
+
+    def check(self):
+        """check probes the work counters at an instant of the scenario."""
+        at = "2026-11-02T03:00:00Z"
+        t = gc.parse_time(at)
+        want = {}
+        for metric, _, samples in gc.work_series(self.cl):
+            if metric in COUNTER:
+                want.setdefault(COUNTER[metric], 0)
+                want[COUNTER[metric]] += t in samples  # a sample at the probe time
+        want["absent"] = 0
+        doc = json.loads(json.dumps(self.cfg))
+        doc["work"]["counters"].append({"name": "absent", "unit": "requests",
+                                        "query": "absent_units_total{${cluster_selector}}"})
+        path = self.path("config-check.json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+        rc, out, err = self.eng.run(path, self.db, "check", "--at", at, timeout=300)
+        got = {}
+        for line in out.splitlines():
+            words = line.split()
+            if words[:2] == ["work", "counter"] and len(words) >= 5 and words[4] == "series":
+                got[words[2]] = (int(words[3]), "NO DATA" in line)
+        want_g = {k: (n, n == 0) for k, n in want.items()}
+        self.tap.check("check: one line per work counter with the generator's series count, "
+                       "NO DATA for a counter without series, exit 0",
+                       [] if rc == 0 and got == want_g and min(want.values()) == 0 < max(want.values())
+                       else ["exit %s, got %s, expected %s: %s" % (rc, got, want_g, tail(err))])
+        doc["work"]["counters"][-1] = {
+            "name": "no_pod", "unit": "tokens",
+            "query": "sum by (namespace) (vllm:prompt_tokens_total{${cluster_selector}})"}
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+        rc, out, err = self.eng.run(path, self.db, "check", "--at", at, timeout=300)
+        problems = []
+        if rc != 3 or "work counter no_pod" not in err or '"pod"' not in err:
+            problems.append("exit %s: %s" % (rc, tail(err)))
+        if "work counter train_steps" not in out:
+            problems.append("the other counters' lines are missing: %s" % tail(out))
+        self.tap.check("check: a work counter whose series lack the pod label exits 3 naming "
+                       "the counter and the label", problems)
 
     def cleanup(self):
         for p in self.proms:
