@@ -282,7 +282,8 @@ static const char usage_unit_cost[] =
     "usage: gpuledger unit-cost --period YYYY-MM [--format json|csv|md]\n"
     "  Cost per unit of work per workload: memory used (GB-hours), its cost at\n"
     "  the period's prices, the units of the work counters (work.counters,\n"
-    "  work.presets) and the cost per 1M tokens, 1k requests or 1 other unit.\n";
+    "  work.presets) and the cost per 1M tokens, 1k requests or inferences, or\n"
+    "  1 other unit.\n";
 
 static int check_unit_cost(struct gl_cmd_env *e)
 {

@@ -1450,8 +1450,8 @@ static void intro_unit_cost(FILE *f, enum fmt fmt, const struct team_ctx *x)
           "plus its share of its team's idle and overhead lines under the configured policy "
           "(none under platform or unbilled). Units: the increase of its work counters (", f);
     code(f, fmt, "work.counters");
-    fputs(", restarts counted from 0, nothing extrapolated). Per 1M tokens, per 1k requests, "
-          "per step, per 1 of any other unit; the team's top workloads.", f);
+    fputs(", restarts counted from 0, nothing extrapolated). Per 1M tokens, per 1k requests "
+          "or inferences, per step, per 1 of any other unit; the team's top workloads.", f);
     para_close(f, fmt);
 }
 

@@ -24,6 +24,12 @@ and collected with work.presets ["vllm"] and a step counter. Checks:
             as it was
   config    a bad work block (unknown preset, unit, missing query, a name
             twice, unknown key) fails with exit 3 naming the key
+  presets   scenarios/unitcost-presets.json (SGLang, TGI with its token
+            histograms' _sum beside _count and _bucket, Triton; a restart
+            and a scrape gap), collected with work.presets ["sglang", "tgi",
+            "triton"]: each counter's units per pod and hour and each
+            workload's cost per unit equal the generator's model, and the
+            hand totals below
   check     `check` prints "work counter NAME N series" per counter with N
             the generator's series at the probe time, NO DATA for a counter
             without series (exit 0), and exits 3 naming the counter when
@@ -49,6 +55,7 @@ import harness  # noqa: E402
 from harness import tail  # noqa: E402
 
 SCENARIO = os.path.join(HERE, "scenarios", "unitcost.json")
+PRESETS = os.path.join(HERE, "scenarios", "unitcost-presets.json")
 PERIOD = "2026-11"
 WINDOW = ("2026-11-02T00:00:00Z", "2026-11-02T06:00:00Z")
 CLUSTER = "gpu-unit"
@@ -65,6 +72,30 @@ COUNTER = {"vllm:prompt_tokens_total": "vllm_prompt_tokens",
 # 120 + 80 + 95 = 35 539 tokens; generation 119 × 100 + 40 + 33 = 11 973;
 # requests 89 × 6 + 1 + 2 + 0 = 537; train-0 239 steps (240 samples, 01:00
 # to 05:00, the first one the baseline).
+# The presets' counters as each server publishes them (the names in
+# docs/configuration.md), their unit words and the counter names of the
+# presets.
+PRESET_COUNTERS = {
+    "sglang:prompt_tokens_total": ("tokens", "sglang_prompt_tokens"),
+    "sglang:generation_tokens_total": ("tokens", "sglang_generation_tokens"),
+    "sglang:num_requests_total": ("requests", "sglang_requests"),
+    "tgi_request_input_length_sum": ("tokens", "tgi_input_tokens"),
+    "tgi_request_generated_tokens_sum": ("tokens", "tgi_generated_tokens"),
+    "tgi_request_success": ("requests", "tgi_requests"),
+    "nv_inference_request_success": ("requests", "triton_requests"),
+    "nv_inference_count": ("inferences", "triton_inferences"),
+}
+# By hand: sglang-0 has 360 samples, each after the first adding
+# per_step[(k-1) % n] (the restart's sample is that step's increase): prompt
+# 119 × (310+250+275) + 310 + 250 = 99 925; generation 179 × 112 + 64 = 20 112;
+# requests 119 × 6 + 2 + 1 = 717. tgi-0 from 01:00, 300 samples: input
+# 149 × 400 + 180 = 59 780; generated 99 × 270 + 90 + 70 = 26 890; requests
+# 299. triton-0 360 samples, the gap's work carried to 02:40: requests
+# 179 × 9 + 5 = 1 616; inferences 179 × 72 + 40 = 12 928.
+PRESET_HAND = {"sglang:prompt_tokens_total": 99925, "sglang:generation_tokens_total": 20112,
+               "sglang:num_requests_total": 717, "tgi_request_input_length_sum": 59780,
+               "tgi_request_generated_tokens_sum": 26890, "tgi_request_success": 299,
+               "nv_inference_request_success": 1616, "nv_inference_count": 12928}
 HAND = {"vllm:prompt_tokens_total": 35539, "vllm:generation_tokens_total": 11973,
         "vllm:request_success_total": 537, "train_steps_total": 239}
 
@@ -133,6 +164,7 @@ class Suite(harness.Suite):
         self.refuse()
         self.config_errors()
         self.check()
+        self.presets()
 
     def units(self):
         tap = self.tap
@@ -292,6 +324,47 @@ class Suite(harness.Suite):
             if rc != 3 or key not in err:
                 problems.append("%s: exit %s, %s" % (work, rc, tail(err)))
         self.tap.check("config: a bad work block fails with exit 3 naming the key", problems)
+
+    def presets(self):
+        """SGLang, TGI and Triton counters under their presets."""
+        tap = self.tap
+        try:
+            gen, cfg = harness.serve_scenario(self, PRESETS, "-presets")
+            path = self.path("config-presets.json")
+            with open(path, "w") as f:
+                json.dump(cfg, f, indent=1)
+            db = self.path("presets.db")
+            self.run(path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+            doc = json.loads(self.run(path, db, "unit-cost", "--period", PERIOD))
+        except RuntimeError as e:
+            tap.fail("presets: generate, backfill, collect and unit-cost", e)
+            return
+        tap.setup("unitcost-presets generated, backfilled, collected")
+        with open(PRESETS) as f:
+            cl = gc.Cluster(json.load(f), os.path.dirname(PRESETS))
+        exp = gc.work_expected(cl, self.t0, self.t1)
+        want = {(c, ns, pod, PRESET_COUNTERS[m][1], h): u
+                for (c, ns, pod, m), hours in exp.items() for h, u in hours.items()}
+        got = {r[:5]: r[5] for r in work_rows(db)}
+        tap.check("presets: every SGLang, TGI and Triton counter's units per pod and hour "
+                  "equal the generator's model",
+                  [] if got == want else ["got %s, expected %s" % (sorted(got.items()),
+                                                                   sorted(want.items()))])
+        totals = {m: sum(h.values()) for (_, _, _, m), h in exp.items()}
+        tap.check("presets: the model's totals equal the hand calculation",
+                  [] if totals == PRESET_HAND else ["model %s, by hand %s"
+                                                    % (totals, PRESET_HAND)])
+        want_c = gc.unit_cost_expected(cl, self.t0, self.t1,
+                                       {m: v[0] for m, v in PRESET_COUNTERS.items()})
+        got_c = {(w["cluster"], w["namespace"], w["kind"], w["name"]): {
+            "gb_hours": w["memory_used_gb_hours"], "cost": w["cost"],
+            "units": {x["unit"]: (int(x["units"]), x["cost_per"]) for x in w["work"]}}
+            for w in doc.get("workloads") or []}
+        kinds = sorted(k[2] + "/" + k[3] for k in want_c)
+        tap.check("presets: per workload (%s) GB-hours, cost, units and cost per 1M tokens / "
+                  "1k requests / 1k inferences equal the generator's, to the cent" % ", ".join(kinds),
+                  [] if got_c == want_c and len(want_c) == 3
+                  else ["got %s, expected %s" % (got_c, want_c)])
 
     def check(self):
         """check probes the work counters at an instant of the scenario."""
