@@ -1401,7 +1401,7 @@ static bool has_unit_cost(const struct team_ctx *x)
 /* The cost (memory used) of each top workload, labelled with its costs per unit. */
 static void svg_unit_cost(FILE *f, const struct team_ctx *x)
 {
-    enum { W = 1000, ROW = 28, LABEL = 330, BAR = 400 };
+    enum { W = 1000, ROW = 28, LABEL = 330, BAR = 220 }; /* the rest for the costs per unit */
     const struct gl_team_workloads *u = &x->e->workloads;
     gl_i128 max = 0;
     for (size_t i = 0; i < u->n; i++) {
