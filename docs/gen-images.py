@@ -81,15 +81,7 @@ def scenario():
     return scn
 
 
-class Shots(harness.Suite):
-    proms = ()
-
-    def run(self, cfg, db, *args):
-        rc, out, err = self.eng.run(cfg, db, *args, timeout=300)
-        if rc != 0:
-            raise RuntimeError("%s: exit %s: %s" % (" ".join(args[:3]), rc, harness.tail(err)))
-        return out
-
+class Shots(harness.ScenarioSuite):
     def chromium(self, extra, url):
         profile = tempfile.mkdtemp(prefix="chromium-", dir=self.work)
         try:
@@ -135,17 +127,11 @@ class Shots(harness.Suite):
             if not found:
                 self.tap.fail("%s on PATH" % t, "not found")
                 return
-        self.proms = []
-        self.eng = harness.Engine(os.path.abspath(self.args.bin), self.work)
+        self.start_engine()
         path = self.path("scenario.json")
         with open(path, "w") as f:
             json.dump(scenario(), f, indent=1)
-        _, cfg = harness.serve_scenario(self, path)
-        cfg_path = self.path("config.json")
-        with open(cfg_path, "w") as f:
-            json.dump(cfg, f, indent=1)
-        db = self.path("shots.db")
-        self.run(cfg_path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+        _, _, cfg_path, db = self.collect_scenario(path, WINDOW)
         pages = self.path("report")
         self.run(cfg_path, db, "report", "--period", PERIOD, "--out", pages)
         team = os.path.join(pages, "report-%s-team-a.html" % PERIOD)
@@ -161,10 +147,6 @@ class Shots(harness.Suite):
         self.shoot(os.path.join(pages, "fleet-%s.html" % PERIOD),
                    os.path.join(self.args.out, "fleet.png"))
         self.shoot(team, os.path.join(self.args.out, "team.png"))
-
-    def cleanup(self):
-        for p in self.proms:
-            p.stop()
 
 
 def main():

@@ -176,26 +176,15 @@ def invoices(doc):
             for inv in doc.get("invoices") or []}
 
 
-class Suite(harness.Suite):
-    proms = ()
-
+class Suite(harness.ScenarioSuite):
     def collect(self, name, scn_path):
-        """Generates, backfills and collects one scenario; its config and db."""
-        gen, cfg = harness.serve_scenario(self, scn_path, "-" + name)
-        os.makedirs(self.path("tf-" + name), exist_ok=True)
-        cfg["metrics"] = {"textfile": self.path("tf-" + name, "gpuledger.prom")}
-        cfg_path = self.path("config-%s.json" % name)
-        with open(cfg_path, "w") as f:
-            json.dump(cfg, f, indent=1)
-        db = self.path(name + ".db")
-        self.run(cfg_path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
-        return gen, cfg, cfg_path, db
-
-    def run(self, cfg, db, *args):
-        rc, out, err = self.eng.run(cfg, db, *args, timeout=300)
-        if rc != 0:
-            raise RuntimeError("%s: exit %s: %s" % (" ".join(args[:3]), rc, tail(err)))
-        return out
+        """Generates, backfills and collects one scenario (its metrics into a
+        textfile of its own); its config and db."""
+        def metrics(cfg):
+            os.makedirs(self.path("tf-" + name), exist_ok=True)
+            cfg["metrics"] = {"textfile": self.path("tf-" + name, "gpuledger.prom")}
+        return self.collect_scenario(scn_path, WINDOW, "-" + name, metrics,
+                                     self.path(name + ".db"))
 
     def main(self):
         tap = self.tap
@@ -203,8 +192,7 @@ class Suite(harness.Suite):
             if not shutil.which(t):
                 tap.fail("%s on PATH" % t, "not found (Debian package prometheus)")
                 return
-        self.proms = []
-        self.eng = harness.Engine(os.path.abspath(self.args.bin), self.work)
+        self.start_engine()
         with open(SCENARIO) as f:
             scn = json.load(f)
         none_path = self.path("pending-none.json")
@@ -369,10 +357,6 @@ class Suite(harness.Suite):
                 problems.append("the closed month's fleet page lost the section")
         tap.check("team: a closed month's team pages leave demand waiting off (its fleet page "
                   "keeps it)", problems)
-
-    def cleanup(self):
-        for p in self.proms:
-            p.stop()
 
 
 def main():

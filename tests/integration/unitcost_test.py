@@ -122,24 +122,18 @@ def work_rows(db):
         con.close()
 
 
-class Suite(harness.Suite):
-    proms = ()
-
-    def run(self, cfg, db, *args):
-        rc, out, err = self.eng.run(cfg, db, *args, timeout=300)
-        if rc != 0:
-            raise RuntimeError("%s: exit %s: %s" % (" ".join(args[:3]), rc, tail(err)))
-        return out
+class Suite(harness.ScenarioSuite):
+    def config(self, name, doc):
+        """doc written to NAME.json in the work directory: its path."""
+        path = self.path(name + ".json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+        return path
 
     def setup(self):
-        gen, cfg = harness.serve_scenario(self, SCENARIO)
-        cfg["run"] = {"start": WINDOW[0]}
-        self.cfg = cfg
-        self.cfg_path = self.path("config.json")
-        with open(self.cfg_path, "w") as f:
-            json.dump(cfg, f, indent=1)
-        self.db = self.path("unitcost.db")
-        self.run(self.cfg_path, self.db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+        _, self.cfg, self.cfg_path, self.db = self.collect_scenario(
+            SCENARIO, WINDOW, edit=lambda cfg: cfg.update(run={"start": WINDOW[0]}),
+            db=self.path("unitcost.db"))
 
     def main(self):
         tap = self.tap
@@ -147,8 +141,7 @@ class Suite(harness.Suite):
             if not shutil.which(t):
                 tap.fail("%s on PATH" % t, "not found (Debian package prometheus)")
                 return
-        self.proms = []
-        self.eng = harness.Engine(os.path.abspath(self.args.bin), self.work)
+        self.start_engine()
         try:
             self.setup()
         except RuntimeError as e:
@@ -283,9 +276,7 @@ class Suite(harness.Suite):
         doc = json.loads(json.dumps(self.cfg))
         doc["work"]["counters"].append({"name": "bad", "unit": "steps",
                                         "query": "bad_units_total{${cluster_selector}}"})
-        path = self.path("config-bad.json")
-        with open(path, "w") as f:
-            json.dump(doc, f, indent=1)
+        path = self.config("config-bad", doc)
         before = dump(self.db)
         rc, _, err = self.eng.run(path, self.db, "collect", "--from", WINDOW[0], "--to",
                                   WINDOW[1], timeout=300)
@@ -329,12 +320,7 @@ class Suite(harness.Suite):
         """SGLang, TGI and Triton counters under their presets."""
         tap = self.tap
         try:
-            gen, cfg = harness.serve_scenario(self, PRESETS, "-presets")
-            path = self.path("config-presets.json")
-            with open(path, "w") as f:
-                json.dump(cfg, f, indent=1)
-            db = self.path("presets.db")
-            self.run(path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+            _, _, path, db = self.collect_scenario(PRESETS, WINDOW, "-presets")
             doc = json.loads(self.run(path, db, "unit-cost", "--period", PERIOD))
         except RuntimeError as e:
             tap.fail("presets: generate, backfill, collect and unit-cost", e)
@@ -379,9 +365,7 @@ class Suite(harness.Suite):
         doc = json.loads(json.dumps(self.cfg))
         doc["work"]["counters"].append({"name": "absent", "unit": "requests",
                                         "query": "absent_units_total{${cluster_selector}}"})
-        path = self.path("config-check.json")
-        with open(path, "w") as f:
-            json.dump(doc, f, indent=1)
+        path = self.config("config-check", doc)
         rc, out, err = self.eng.run(path, self.db, "check", "--at", at, timeout=300)
         got = {}
         for line in out.splitlines():
@@ -396,8 +380,7 @@ class Suite(harness.Suite):
         doc["work"]["counters"][-1] = {
             "name": "no_pod", "unit": "tokens",
             "query": "sum by (namespace) (vllm:prompt_tokens_total{${cluster_selector}})"}
-        with open(path, "w") as f:
-            json.dump(doc, f, indent=1)
+        path = self.config("config-check", doc)
         rc, out, err = self.eng.run(path, self.db, "check", "--at", at, timeout=300)
         problems = []
         if rc != 3 or "work counter no_pod" not in err or '"pod"' not in err:
@@ -406,10 +389,6 @@ class Suite(harness.Suite):
             problems.append("the other counters' lines are missing: %s" % tail(out))
         self.tap.check("check: a work counter whose series lack the pod label exits 3 naming "
                        "the counter and the label", problems)
-
-    def cleanup(self):
-        for p in self.proms:
-            p.stop()
 
 
 def main():
