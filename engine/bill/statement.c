@@ -223,9 +223,30 @@ static enum gl_status team_trends(struct gl_store *s, struct gl_statement *st,
     return rc;
 }
 
+/* Every team page's demand waiting and the fleet's, read at once (open
+ * months: one pass over the month's rows for both). */
+static enum gl_status team_pending(struct gl_store *s, struct gl_statement *st,
+                                   struct gl_error *err)
+{
+    size_t n = st->set->n;
+    const char **teams = gl_xcalloc(n + 1, sizeof *teams);
+    struct gl_pending *outs = gl_xcalloc(n + 1, sizeof *outs);
+    for (size_t i = 0; i < n; i++)
+        teams[i] = st->set->invoices[i].team;
+    enum gl_status rc = gl_query_team_pending(s, &st->period, teams, n,
+                                              GL_STATEMENT_TOP_PENDING, &st->pending, outs,
+                                              err);
+    for (size_t i = 0; !rc && i < n; i++)
+        st->extra[i].pending = outs[i];
+    free(teams);
+    free(outs);
+    return rc;
+}
+
 static void team_extra_free(struct gl_team_extra *x)
 {
     gl_team_workloads_free(&x->workloads);
+    gl_pending_free(&x->pending);
     for (size_t i = 0; i < x->nwaste; i++) {
         free(x->waste[i].cluster);
         free(x->waste[i].model);
@@ -325,7 +346,9 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
         return rc;
     if ((st->parts & (GL_ST_FLEET | GL_ST_PAGES)) && (rc = gl_query_fleet(s, p, &st->fleet, err)))
         return rc;
-    if ((st->parts & (GL_ST_FLEET | GL_ST_PAGES)) &&
+    /* an open month's pages read it with the teams' (team_pending) */
+    const bool team_pages = (st->parts & GL_ST_PAGES) && !st->closed;
+    if ((st->parts & (GL_ST_FLEET | GL_ST_PAGES)) && !team_pages &&
         (rc = gl_query_pending(s, p, GL_STATEMENT_TOP_PENDING, &st->pending, err)))
         return rc;
     /* the pages and run's tree read it when work counters are configured
@@ -350,6 +373,8 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
             rc = team_trends(s, st, err);
         for (size_t i = 0; !rc && i < st->set->n; i++)
             rc = team_extra(s, prices, st, &st->set->invoices[i], &st->extra[i], err);
+        if (!rc && team_pages)
+            rc = team_pending(s, st, err);
         if (!rc && !st->closed)
             rc = gl_advise_read(c, s, prices, p, &st->advice, err);
     }

@@ -40,7 +40,8 @@
 #define GL_STATEMENT_TOP_WORKLOADS 10
 #define GL_STATEMENT_TREND_MONTHS 5
 
-/* How many of the longest waits of Pending pods the fleet outputs list. */
+/* How many of the longest waits of Pending pods the fleet outputs and
+ * each team page list. */
 #define GL_STATEMENT_TOP_PENDING 10
 
 /* A team's reserved-unused memory in money: per cluster and GPU model, the
@@ -60,6 +61,9 @@ struct gl_team_extra {
     struct gl_waste_money *waste;
     size_t nwaste;
     gl_i128 waste_total; /* Σ amount */
+    /* open months: the team's GPUs requested while Pending and its longest
+     * waits (a closed month's page shows its frozen figures only) */
+    struct gl_pending pending;
 };
 
 /* The parts a caller needs (a command builds what its renderers show). */
@@ -117,7 +121,8 @@ struct gl_statement {
                                        * Pending (demand, never billed) */
     struct gl_day_axis axis;          /* GL_ST_PAGES */
     struct gl_team_usage *teams;      /* GL_ST_PAGES: teams[i] for set->invoices[i] */
-    struct gl_team_extra *extra;      /* GL_ST_PAGES: workloads, trend, waste in money */
+    struct gl_team_extra *extra;      /* GL_ST_PAGES: workloads, trend, waste in money,
+                                       * demand waiting (open) */
     struct gl_unit_cost unit_cost;    /* GL_ST_UNIT_COST or GL_ST_PAGES */
     struct gl_advice advice;          /* GL_ST_PAGES: right-sizing advice (never billed) */
 };

@@ -11,7 +11,9 @@ int64_t gl_unit_scale(const char *unit)
 {
     if (strcmp(unit, "tokens") == 0)
         return 1000000;
-    if (strcmp(unit, "requests") == 0)
+    /* an inference (Triton's) costs a fraction of a cent: per 1 it would
+     * read 0.00 */
+    if (strcmp(unit, "requests") == 0 || strcmp(unit, "inferences") == 0)
         return 1000;
     return 1;
 }

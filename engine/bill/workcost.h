@@ -62,7 +62,8 @@ struct gl_unit_cost {
     bool shares; /* with_shares_minor computed (the period's invoices were read) */
 };
 
-/* The units a cost per unit is given for: 10^6 tokens, 10^3 requests, 1. */
+/* The units a cost per unit is given for: 10^6 tokens, 10^3 requests or
+ * inferences, else 1. */
 int64_t gl_unit_scale(const char *unit);
 
 enum gl_status gl_unit_cost_build(const struct gl_config *c, struct gl_store *s,

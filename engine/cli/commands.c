@@ -28,6 +28,7 @@
 #include "store_admin.h"
 #include "summary.h"
 #include "upload.h"
+#include "work.h"
 #include "teams.h"
 #include "frozen_check.h"
 #include "util.h"
@@ -281,7 +282,8 @@ static const char usage_unit_cost[] =
     "usage: gpuledger unit-cost --period YYYY-MM [--format json|csv|md]\n"
     "  Cost per unit of work per workload: memory used (GB-hours), its cost at\n"
     "  the period's prices, the units of the work counters (work.counters,\n"
-    "  work.presets) and the cost per 1M tokens, 1k requests or 1 other unit.\n";
+    "  work.presets) and the cost per 1M tokens, 1k requests or inferences, or\n"
+    "  1 other unit.\n";
 
 static int check_unit_cost(struct gl_cmd_env *e)
 {
@@ -616,7 +618,9 @@ static const char usage_check[] =
     "  Prometheus, reports how many series each query returns at TIME (default:\n"
     "  now), and dry-runs the collection of the hour before TIME: devices\n"
     "  without FB_RESERVED or without memory metrics, process-mode sources that\n"
-    "  look like device copies, teams missing from the catalogue. Nothing is\n"
+    "  look like device copies, teams missing from the catalogue. Each work\n"
+    "  counter (work.counters, work.presets) is asked too: its series count, or\n"
+    "  NO DATA; series without its namespace or pod label exit 3. Nothing is\n"
     "  stored.\n";
 
 static int check_check(struct gl_cmd_env *e)
@@ -723,6 +727,8 @@ static int cmd_check(struct gl_cmd_env *e)
             enum gl_status src = gl_schema_check(cfg, cl, prom, at, &notes, &err);
             if (!src) /* DRA claims, the device query beside a HAMi source (owner.h) */
                 src = gl_claims_check(cfg, cl, prom, at, &notes, &err);
+            if (!src) /* the work counters of the cost per unit of work (work.h) */
+                src = gl_work_check(cfg, cl, prom, at, &notes, &err);
             if (notes.data)
                 printf("%s", notes.data);
             rc = src ? FAIL(&err) : 0;

@@ -32,15 +32,20 @@ static void rows_free(struct rows *x)
     memset(x, 0, sizeof *x);
 }
 
-/* The series' labels as {a="b",...}, for messages. */
-static void series_text(const struct gl_series *se, char *buf, size_t n)
+/* Labels as {a="b",...}, for messages. */
+static void labels_text(const struct gl_label *l, size_t nl, char *buf, size_t n)
 {
     size_t at = (size_t)snprintf(buf, n, "{");
-    for (size_t k = 0; k < se->nlabels && at < n; k++)
-        at += (size_t)snprintf(buf + at, n - at, "%s%s=\"%s\"", k ? "," : "",
-                               se->labels[k].name, se->labels[k].value);
+    for (size_t k = 0; k < nl && at < n; k++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%s=\"%s\"", k ? "," : "", l[k].name,
+                               l[k].value);
     if (at < n)
         snprintf(buf + at, n - at, "}");
+}
+
+static void series_text(const struct gl_series *se, char *buf, size_t n)
+{
+    labels_text(se->labels, se->nlabels, buf, n);
 }
 
 static enum gl_status refuse(const struct gl_work_counter *w, const struct gl_series *se,
@@ -215,5 +220,62 @@ enum gl_status gl_work_collect(const struct gl_config *c, const struct gl_cluste
         rc = gl_store_put_work(s, cluster->name, from, to, rows.r, rows.n, err);
     gl_prom_free(prom);
     rows_free(&rows);
+    return rc;
+}
+
+/* One counter at the probe time: its line in notes; a series without the
+ * pod's labels is a config error (collect would refuse it). */
+static enum gl_status check_counter(const struct gl_work_counter *w,
+                                    const struct gl_cluster *cluster, struct gl_prom *prom,
+                                    int64_t at, struct gl_buf *notes, struct gl_error *err)
+{
+    char *text = query_text(w, cluster);
+    struct gl_vector vec;
+    enum gl_status rc = gl_prom_vector(prom, text, at, &vec, err);
+    free(text);
+    if (rc)
+        return rc;
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < vec.n; i++)
+        if (!gl_sample_label(&vec.samples[i], w->namespace_label) ||
+            !gl_sample_label(&vec.samples[i], w->pod_label))
+            first = bad++ ? first : i;
+    gl_buf_printf(notes, "  work counter %-18s %zu series%s\n", w->name, vec.n,
+                  vec.n ? "" : "  (NO DATA at the probe time)");
+    if (!vec.n)
+        gl_buf_printf(notes, "    likely cause: the server exporting it is not scraped by this "
+                      "Prometheus (or the cluster selector does not match its series), or it "
+                      "served nothing yet; no unit cost without it\n");
+    if (bad) {
+        char lab[512];
+        labels_text(vec.samples[first].labels, vec.samples[first].nlabels, lab, sizeof lab);
+        rc = gl_error_set(err, GL_ERR_CONFIG,
+                          "work counter %s: %zu of %zu series carry no \"%s\" or \"%s\" label "
+                          "(work.counters' namespace_label, pod_label), first %s: their units "
+                          "cannot be given to a pod and collect refuses them; relabel the "
+                          "scrape (the pod's namespace and name) or set the label names",
+                          w->name, bad, vec.n, w->namespace_label, w->pod_label, lab);
+    }
+    gl_vector_free(&vec);
+    return rc;
+}
+
+enum gl_status gl_work_check(const struct gl_config *c, const struct gl_cluster *cluster,
+                             struct gl_prom *prom, int64_t at, struct gl_buf *notes,
+                             struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    /* every counter gets its line; the first refusal is the one returned,
+     * unless the backend fails, which ends the probe */
+    for (size_t k = 0; k < c->nwork; k++) {
+        struct gl_error e = {0};
+        enum gl_status r = check_counter(&c->work[k], cluster, prom, at, notes, &e);
+        if (r && (!rc || r == GL_ERR_PROM)) {
+            rc = r;
+            *err = e;
+        }
+        if (r == GL_ERR_PROM)
+            break;
+    }
     return rc;
 }

@@ -25,12 +25,24 @@
 
 #include "config.h"
 #include "error.h"
+#include "fetch.h"
 #include "store.h"
+#include "util.h"
 
 /* Collects cluster's units of work in the hours [from, to) into s (nothing
  * when s is NULL or no counter is configured). */
 enum gl_status gl_work_collect(const struct gl_config *c, const struct gl_cluster *cluster,
                                struct gl_store *s, int64_t from, int64_t to,
                                struct gl_error *err);
+
+/* `check`: each work counter of cluster as an instant query at at, one
+ * line per counter into notes ("work counter NAME N series", NO DATA with
+ * its likely cause when none). A counter whose series lack the configured
+ * namespace or pod label fails with GL_ERR_CONFIG naming it and a series
+ * (collect would refuse it); the other counters still get their lines. A
+ * backend failure is GL_ERR_PROM. */
+enum gl_status gl_work_check(const struct gl_config *c, const struct gl_cluster *cluster,
+                             struct gl_prom *prom, int64_t at, struct gl_buf *notes,
+                             struct gl_error *err);
 
 #endif

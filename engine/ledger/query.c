@@ -608,58 +608,141 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
 
 /* ---- demand waiting ---- */
 
-enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, size_t max,
-                                struct gl_pending *out, struct gl_error *err)
+static const char pending_keys_sql[] =
+    "SELECT team, cluster, model, SUM(quantity) FROM usage_key_hour"
+    " WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
+    " GROUP BY 1, 2, 3 HAVING SUM(quantity) <> 0 ORDER BY 1, 2, 3";
+
+/* Where the rows go: the fleet's (NULL when not asked for) and outs[i] of
+ * teams[i]. Rows come ordered by team or by the fleet's ranking: *last
+ * remembers the previous team found. */
+struct pending_dest {
+    struct gl_pending *fleet, *outs;
+    const char *const *teams;
+    size_t nteams, last;
+};
+
+static struct gl_pending *team_of(struct pending_dest *d, const char *team)
 {
-    static const char keys_sql[] =
-        "SELECT team, cluster, model, SUM(quantity) FROM usage_key_hour"
-        " WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
-        " GROUP BY 1, 2, 3 HAVING SUM(quantity) <> 0 ORDER BY 1, 2, 3";
-    static const char pods_sql[] =
-        "SELECT cluster, namespace, pod, team, MIN(first_seen), MAX(last_seen), SUM(quantity),"
-        " COUNT(*) OVER ()"
-        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
-        " GROUP BY 1, 2, 3, 4"
-        " ORDER BY MAX(last_seen) - MIN(first_seen) DESC, 7 DESC, 1, 2, 3, 4 LIMIT ?3";
-    memset(out, 0, sizeof *out);
+    for (size_t k = 0; k < d->nteams; k++) {
+        size_t i = (d->last + k) % d->nteams;
+        if (!strcmp(d->teams[i], team)) {
+            d->last = i;
+            return &d->outs[i];
+        }
+    }
+    return NULL;
+}
+
+static void key_append(struct gl_pending *out, sqlite3_stmt *st)
+{
+    out->k = gl_xrealloc(out->k, (out->nk + 1) * sizeof *out->k);
+    struct gl_pending_key *k = &out->k[out->nk++];
+    k->team = gl_strdup((const char *)sqlite3_column_text(st, 0));
+    k->cluster = gl_strdup((const char *)sqlite3_column_text(st, 1));
+    k->model = gl_strdup((const char *)sqlite3_column_text(st, 2));
+    k->gpu_us = sqlite3_column_int64(st, 3);
+}
+
+static enum gl_status pending_keys(struct gl_store *s, const struct gl_period *p,
+                                   struct pending_dest *d, struct gl_error *err)
+{
     sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_query_period(s, keys_sql, p->start, p->end, &st,
+    enum gl_status rc = gl_store_query_period(s, pending_keys_sql, p->start, p->end, &st,
                                               "reading pending GPUs", err);
     int sr = SQLITE_DONE;
     while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        out->k = gl_xrealloc(out->k, (out->nk + 1) * sizeof *out->k);
-        struct gl_pending_key *k = &out->k[out->nk++];
-        k->team = gl_strdup((const char *)sqlite3_column_text(st, 0));
-        k->cluster = gl_strdup((const char *)sqlite3_column_text(st, 1));
-        k->model = gl_strdup((const char *)sqlite3_column_text(st, 2));
-        k->gpu_us = sqlite3_column_int64(st, 3);
+        struct gl_pending *t = team_of(d, (const char *)sqlite3_column_text(st, 0));
+        if (d->fleet)
+            key_append(d->fleet, st);
+        if (t)
+            key_append(t, st);
     }
     if (!rc && sr != SQLITE_DONE)
         rc = gl_usage_fail(s, p, "reading pending GPUs", err);
     sqlite3_finalize(st);
-    st = NULL;
-    if (!rc)
-        rc = gl_store_query_period(s, pods_sql, p->start, p->end, &st,
-                                   "reading pending pods", err);
-    if (!rc)
+    return rc;
+}
+
+static void wait_append(struct gl_pending *out, sqlite3_stmt *st, int pods_col)
+{
+    out->p = gl_xrealloc(out->p, (out->np + 1) * sizeof *out->p);
+    struct gl_pending_pod *x = &out->p[out->np++];
+    char **f[] = {&x->cluster, &x->ns, &x->pod, &x->team};
+    for (int i = 0; i < 4; i++)
+        *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
+    x->first_seen = sqlite3_column_int64(st, 4);
+    x->last_seen = sqlite3_column_int64(st, 5);
+    x->waited_s = x->last_seen - x->first_seen;
+    x->gpu_us = sqlite3_column_int64(st, 6);
+    out->pods = sqlite3_column_int64(st, pods_col);
+}
+
+/* The longest waits, of the fleet and of each team, from one pass over the
+ * month's rows (the pages read both): each pod that waited ranked in the
+ * fleet (longest first, then GPU time, cluster, namespace, pod, team) and
+ * within its team by the same order, so a team's waits keep the fleet's
+ * order; the rows within either top max, in the fleet's order. */
+static enum gl_status pending_waits(struct gl_store *s, const struct gl_period *p, size_t max,
+                                    struct pending_dest *d, struct gl_error *err)
+{
+    static const char sql[] =
+        "SELECT cluster, namespace, pod, team, f, l, q, n_team, n_fleet, r_team, r_fleet FROM ("
+        " SELECT cluster, namespace, pod, team, MIN(first_seen) AS f, MAX(last_seen) AS l,"
+        "  SUM(quantity) AS q, COUNT(*) OVER (PARTITION BY team) AS n_team,"
+        "  COUNT(*) OVER () AS n_fleet,"
+        "  ROW_NUMBER() OVER (PARTITION BY team ORDER BY MAX(last_seen) - MIN(first_seen) DESC,"
+        "   SUM(quantity) DESC, cluster, namespace, pod) AS r_team,"
+        "  ROW_NUMBER() OVER (ORDER BY MAX(last_seen) - MIN(first_seen) DESC, SUM(quantity) DESC,"
+        "   cluster, namespace, pod, team) AS r_fleet"
+        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
+        " GROUP BY 1, 2, 3, 4)"
+        " WHERE (?4 AND r_fleet <= ?3) OR (?5 AND r_team <= ?3) ORDER BY r_fleet";
+    sqlite3_stmt *st = NULL;
+    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
+                                              "reading pending pods", err);
+    if (!rc) {
         sqlite3_bind_int64(st, 3, (sqlite3_int64)max);
+        sqlite3_bind_int(st, 4, d->fleet != NULL);
+        sqlite3_bind_int(st, 5, d->nteams > 0);
+    }
+    int sr = SQLITE_DONE;
     while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        out->p = gl_xrealloc(out->p, (out->np + 1) * sizeof *out->p);
-        struct gl_pending_pod *x = &out->p[out->np++];
-        char **f[] = {&x->cluster, &x->ns, &x->pod, &x->team};
-        for (int i = 0; i < 4; i++)
-            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
-        x->first_seen = sqlite3_column_int64(st, 4);
-        x->last_seen = sqlite3_column_int64(st, 5);
-        x->waited_s = x->last_seen - x->first_seen;
-        x->gpu_us = sqlite3_column_int64(st, 6);
-        out->pods = sqlite3_column_int64(st, 7);
+        if (d->fleet && sqlite3_column_int64(st, 10) <= (sqlite3_int64)max)
+            wait_append(d->fleet, st, 8);
+        struct gl_pending *t = team_of(d, (const char *)sqlite3_column_text(st, 3));
+        if (t && sqlite3_column_int64(st, 9) <= (sqlite3_int64)max)
+            wait_append(t, st, 7);
     }
     if (!rc && sr != SQLITE_DONE)
         rc = gl_store_fail(s, "reading pending pods", err);
     sqlite3_finalize(st);
-    if (rc)
-        gl_pending_free(out);
+    return rc;
+}
+
+enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, size_t max,
+                                struct gl_pending *out, struct gl_error *err)
+{
+    return gl_query_team_pending(s, p, NULL, 0, max, out, NULL, err);
+}
+
+enum gl_status gl_query_team_pending(struct gl_store *s, const struct gl_period *p,
+                                     const char *const *teams, size_t nteams, size_t max,
+                                     struct gl_pending *fleet, struct gl_pending *outs,
+                                     struct gl_error *err)
+{
+    if (fleet)
+        memset(fleet, 0, sizeof *fleet);
+    if (nteams)
+        memset(outs, 0, nteams * sizeof *outs);
+    struct pending_dest d = {fleet, outs, teams, nteams, 0};
+    enum gl_status rc = pending_keys(s, p, &d, err);
+    if (!rc)
+        rc = pending_waits(s, p, max, &d, err);
+    if (rc && fleet)
+        gl_pending_free(fleet);
+    for (size_t i = 0; rc && i < nteams; i++)
+        gl_pending_free(&outs[i]);
     return rc;
 }
 

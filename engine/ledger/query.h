@@ -213,6 +213,14 @@ struct gl_pending {
  * hourly usage rows: a pruned month keeps its sums, not its waits. */
 enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, size_t max,
                                 struct gl_pending *out, struct gl_error *err);
+/* The same for the fleet (when fleet is not NULL) and each of
+ * teams[0..nteams) at once, from one pass over the period's rows (the
+ * pages show both): outs[i] gets team i's keys, its max longest waits (in
+ * the fleet's order) and its pods that waited. */
+enum gl_status gl_query_team_pending(struct gl_store *s, const struct gl_period *p,
+                                     const char *const *teams, size_t nteams, size_t max,
+                                     struct gl_pending *fleet, struct gl_pending *outs,
+                                     struct gl_error *err);
 void gl_pending_free(struct gl_pending *x);
 
 /* ---- the reports' workloads, trend and waste in money ---- */

@@ -1401,7 +1401,7 @@ static bool has_unit_cost(const struct team_ctx *x)
 /* The cost (memory used) of each top workload, labelled with its costs per unit. */
 static void svg_unit_cost(FILE *f, const struct team_ctx *x)
 {
-    enum { W = 1000, ROW = 28, LABEL = 330, BAR = 400 };
+    enum { W = 1000, ROW = 28, LABEL = 330, BAR = 220 }; /* the rest for the costs per unit */
     const struct gl_team_workloads *u = &x->e->workloads;
     gl_i128 max = 0;
     for (size_t i = 0; i < u->n; i++) {
@@ -1450,8 +1450,8 @@ static void intro_unit_cost(FILE *f, enum fmt fmt, const struct team_ctx *x)
           "plus its share of its team's idle and overhead lines under the configured policy "
           "(none under platform or unbilled). Units: the increase of its work counters (", f);
     code(f, fmt, "work.counters");
-    fputs(", restarts counted from 0, nothing extrapolated). Per 1M tokens, per 1k requests, "
-          "per step, per 1 of any other unit; the team's top workloads.", f);
+    fputs(", restarts counted from 0, nothing extrapolated). Per 1M tokens, per 1k requests "
+          "or inferences, per step, per 1 of any other unit; the team's top workloads.", f);
     para_close(f, fmt);
 }
 
@@ -1555,6 +1555,96 @@ static void tbl_advice(const struct team_ctx *x, struct table *t)
     }
 }
 
+/* ---- GPU demand waiting (Pending pods; never billed) ---- */
+
+/* Micro-GPU-seconds, or seconds waited, as hours to 2 decimals for reading
+ * (exact GPU-hours in the summary JSON). */
+static void fmt_hours(int64_t v, int64_t per_hour, char *buf, size_t n)
+{
+    gl_dec_format(gl_div_half_even((gl_i128)v * 100, per_hour), 2, buf, n);
+}
+
+/* GPU-hours waiting per team (the fleet's only), cluster and GPU model. */
+static void tbl_pending_keys(const struct gl_pending *pd, bool teams, struct table *t)
+{
+    if (teams)
+        table_col(t, "Team", 0);
+    table_col(t, "Cluster", 0);
+    table_col(t, "GPU model", 0);
+    table_col(t, "GPU-h waiting", COL_N);
+    const size_t c = teams ? 1 : 0;
+    for (size_t i = 0; i < pd->nk; i++) {
+        char v[96];
+        table_row(t);
+        if (teams)
+            table_cell(t, 0, CELL_LABEL, "%s", pd->k[i].team);
+        table_cell(t, c, CELL_LABEL, "%s", pd->k[i].cluster);
+        table_cell(t, c + 1, CELL_LABEL, "%s", pd->k[i].model);
+        fmt_hours(pd->k[i].gpu_us, INT64_C(3600000000), v, sizeof v);
+        table_cell(t, c + 2, 0, "%s", v);
+    }
+}
+
+/* The longest waits, with each pod's team on the fleet's list only. */
+static void tbl_pending_waits(const struct gl_pending *pd, bool teams, struct table *t)
+{
+    table_col(t, "Cluster", 0);
+    table_col(t, "Pod", 0);
+    if (teams)
+        table_col(t, "Team", 0);
+    table_col(t, "First Pending (UTC)", 0);
+    table_col(t, "Hours, first to last Pending", COL_N);
+    table_col(t, "GPU-h", COL_N);
+    const size_t c = teams ? 3 : 2;
+    for (size_t i = 0; i < pd->np; i++) {
+        const struct gl_pending_pod *w = &pd->p[i];
+        char v[96];
+        table_row(t);
+        table_cell(t, 0, CELL_LABEL, "%s", w->cluster);
+        table_cell(t, 1, CELL_LABEL | CELL_CODE, "%s/%s", w->ns, w->pod);
+        if (teams)
+            table_cell(t, 2, CELL_LABEL, "%s", w->team);
+        gl_time_format(w->first_seen, v, sizeof v);
+        table_cell(t, c, 0, "%s", v);
+        fmt_hours(w->waited_s, 3600, v, sizeof v);
+        table_cell(t, c + 1, 0, "%s", v);
+        fmt_hours(w->gpu_us, INT64_C(3600000000), v, sizeof v);
+        table_cell(t, c + 2, 0, "%s", v);
+    }
+}
+
+static const char pending_note[] =
+    "GPUs requested by pods while Pending (kube-state-metrics): demand the fleet did not "
+    "serve, never billed. A MIG profile counts its slices/7 of a GPU; a time-slicing share "
+    "1/replicas of its node's GPU, or a whole GPU while the pod has no node.";
+
+static bool has_team_pending(const struct team_ctx *x)
+{
+    return x->e->pending.nk || x->e->pending.np;
+}
+
+/* The team's GPU-hours waiting per cluster and model, then what the table
+ * (its longest waits) lists. */
+static void intro_team_pending(FILE *f, enum fmt fmt, const struct team_ctx *x)
+{
+    const struct gl_pending *pd = &x->e->pending;
+    struct table t = {0};
+    tbl_pending_keys(pd, false, &t);
+    (fmt == FMT_HTML ? table_html : table_md)(f, &t);
+    table_free(&t);
+    if (fmt == FMT_MD)
+        fputc('\n', f);
+    para_open(f, fmt, "note");
+    fprintf(f, "%s Longest waits (%zu of %lld pods):", pending_note, pd->np,
+            (long long)pd->pods);
+    para_close(f, fmt);
+}
+
+static void tbl_team_waits(const struct team_ctx *x, struct table *t)
+{
+    tbl_pending_waits(&x->e->pending, false, t);
+}
+
 static const struct section team_sections[] = {
     {"Daily GB-hours: used vs allocated", always, NULL, intro_daily, true, tbl_daily, false},
     {"Month over month", always, NULL, intro_trend, true, tbl_trend, false},
@@ -1573,6 +1663,9 @@ static const struct section team_sections[] = {
      tbl_anomalies, false},
     /* no empty note: left out of the page without rows (no work counters) */
     {"Cost per unit of work", has_unit_cost, NULL, intro_unit_cost, false, tbl_unit_cost, true},
+    /* left out without Pending pods, as on the fleet page */
+    {"GPU demand waiting (Pending pods)", has_team_pending, NULL, intro_team_pending, false,
+     tbl_team_waits, true},
     {"Invoice lines", always, NULL, NULL, false, tbl_lines_all, false},
     {"Prices applied", always, NULL, NULL, false, tbl_prices, false},
 };
@@ -1870,13 +1963,6 @@ static void tbl_fleet_devices(const struct fleet_ctx *x, struct table *t)
     }
 }
 
-/* GPUs requested by Pending pods: micro-GPU-seconds, or seconds waited, as
- * hours to 2 decimals for reading (exact GPU-hours in the summary JSON). */
-static void fmt_hours(int64_t v, int64_t per_hour, char *buf, size_t n)
-{
-    gl_dec_format(gl_div_half_even((gl_i128)v * 100, per_hour), 2, buf, n);
-}
-
 static bool has_pending(const struct gl_statement *st)
 {
     return st->pending.nk || st->pending.np;
@@ -1884,50 +1970,13 @@ static bool has_pending(const struct gl_statement *st)
 
 static void tbl_fleet_pending(const struct fleet_ctx *x, struct table *t)
 {
-    const struct gl_pending *pd = &x->st->pending;
-    table_col(t, "Team", 0);
-    table_col(t, "Cluster", 0);
-    table_col(t, "GPU model", 0);
-    table_col(t, "GPU-h waiting", COL_N);
-    for (size_t i = 0; i < pd->nk; i++) {
-        char v[96];
-        table_row(t);
-        table_cell(t, 0, CELL_LABEL, "%s", pd->k[i].team);
-        table_cell(t, 1, CELL_LABEL, "%s", pd->k[i].cluster);
-        table_cell(t, 2, CELL_LABEL, "%s", pd->k[i].model);
-        fmt_hours(pd->k[i].gpu_us, INT64_C(3600000000), v, sizeof v);
-        table_cell(t, 3, 0, "%s", v);
-    }
+    tbl_pending_keys(&x->st->pending, true, t);
 }
 
 static void tbl_fleet_waits(const struct fleet_ctx *x, struct table *t)
 {
-    const struct gl_pending *pd = &x->st->pending;
-    static const char *const heads[] = {"Cluster", "Pod", "Team", "First Pending (UTC)"};
-    for (size_t k = 0; k < 4; k++)
-        table_col(t, heads[k], 0);
-    table_col(t, "Hours, first to last Pending", COL_N);
-    table_col(t, "GPU-h", COL_N);
-    for (size_t i = 0; i < pd->np; i++) {
-        const struct gl_pending_pod *w = &pd->p[i];
-        char v[96];
-        table_row(t);
-        table_cell(t, 0, CELL_LABEL, "%s", w->cluster);
-        table_cell(t, 1, CELL_LABEL | CELL_CODE, "%s/%s", w->ns, w->pod);
-        table_cell(t, 2, CELL_LABEL, "%s", w->team);
-        gl_time_format(w->first_seen, v, sizeof v);
-        table_cell(t, 3, 0, "%s", v);
-        fmt_hours(w->waited_s, 3600, v, sizeof v);
-        table_cell(t, 4, 0, "%s", v);
-        fmt_hours(w->gpu_us, INT64_C(3600000000), v, sizeof v);
-        table_cell(t, 5, 0, "%s", v);
-    }
+    tbl_pending_waits(&x->st->pending, true, t);
 }
-
-static const char pending_note[] =
-    "GPUs requested by pods while Pending (kube-state-metrics): demand the fleet did not "
-    "serve, never billed. A MIG profile counts its slices/7 of a GPU; a time-slicing share "
-    "1/replicas of its node's GPU, or a whole GPU while the pod has no node.";
 
 /* Builds a table with fn and writes it in the format. */
 static void fleet_table(FILE *f, enum fmt fmt, const struct fleet_ctx *x,

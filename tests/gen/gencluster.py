@@ -2164,8 +2164,13 @@ def main(argv):
 #                                     that step's increase alone (from 0)
 #    "gap": {"from": T, "to": T},     no sample in [from, to): the counter
 #                                     goes on, the next sample carries it
-#    "fraction": true}                every value + 0.5 (a counter a bill
+#    "fraction": true,                every value + 0.5 (a counter a bill
 #                                     must refuse)
+#    "histogram": true}               metric is a histogram's NAME_sum (TGI's
+#                                     token lengths): written as the family
+#                                     NAME with NAME_bucket{le="+Inf"} and
+#                                     NAME_count (one observation per step,
+#                                     restarting with the sum) beside it
 # The model below works from these parameters alone: every step's increase
 # is work done at that step; it is seen at the step's own sample, or at the
 # first sample after a gap; the hour is that sample's.
@@ -2198,16 +2203,41 @@ def work_series(cl):
     return out
 
 
+def _histogram_counts(cl, w):
+    """{t: observations} of a histogram entry: one per step after the first,
+    from 1 again at its restart, no sample in its gap (as its _sum)."""
+    counts, c = {}, 0
+    for k, t, _, in_gap, reset in _work_steps(cl, w):
+        c = 1 if reset else c + (1 if k else 0)
+        if not in_gap:
+            counts[t] = c
+    return counts
+
+
 def write_work_counters(cl, f):
-    """The work counters as OpenMetrics counters; the number of samples."""
+    """The work counters as OpenMetrics counters (histograms for entries
+    with "histogram"); the number of samples."""
     n, done = 0, set()
-    for metric, labels, samples in work_series(cl):
-        fam = metric[:-len("_total")] if metric.endswith("_total") else metric
+    for w, (metric, labels, samples) in zip(cl.scn.get("work", []), work_series(cl)):
+        hist = bool(w.get("histogram"))
+        if hist and not metric.endswith("_sum"):
+            raise ScenarioError("work %s: a histogram entry names NAME_sum" % metric)
+        fam = metric[:-len("_sum")] if hist else \
+            metric[:-len("_total")] if metric.endswith("_total") else metric
         if fam not in done:
-            f.write("# HELP %s Units of work (scenario).\n# TYPE %s %s\n"
-                    % (fam, fam, "counter" if metric.endswith("_total") else "unknown"))
+            kind = "histogram" if hist else "counter" if metric.endswith("_total") else "unknown"
+            f.write("# HELP %s Units of work (scenario).\n# TYPE %s %s\n" % (fam, fam, kind))
             done.add(fam)
-        head = metric + "{" + ",".join('%s="%s"' % (k, esc(v)) for k, v in labels) + "}"
+        lab = ",".join('%s="%s"' % (k, esc(v)) for k, v in labels)
+        if hist:
+            counts = _histogram_counts(cl, w)
+            for t in sorted(samples):
+                f.write('%s_bucket{%s,le="+Inf"} %d %d\n%s_count{%s} %d %d\n'
+                        % (fam, lab, counts[t], t, fam, lab, counts[t], t))
+                f.write("%s_sum{%s} %s %d\n" % (fam, lab, samples[t], t))
+                n += 3
+            continue
+        head = metric + "{" + lab + "}"
         for t in sorted(samples):
             v = samples[t]
             f.write("%s %s %d\n" % (head, str(float(v)) if isinstance(v, Fraction) else v, t))
@@ -2242,7 +2272,7 @@ def unit_cost_expected(cl, t_from, t_to, units_of):
     one model and price in the scenario) and per unit word its units and the
     cost per scale units (half-even to the minor unit). units_of maps a
     metric to its unit word."""
-    scale = {"tokens": 10 ** 6, "requests": 1000}
+    scale = {"tokens": 10 ** 6, "requests": 1000, "inferences": 1000}
     used = cl.direct_pod_totals(t_from, t_to)
     if len(cl.prices) != 1:
         raise ScenarioError("unit_cost_expected: one price entry only")
@@ -2280,7 +2310,7 @@ def unit_cost_with_shares(cl, exp, t_from, t_to, base):
     its team's idle and overhead lines in the generator's expected invoices
     exp: per team, amount × the workload's memory used / the team's,
     half-even to the minor unit; the costs per unit again of that."""
-    scale = {"tokens": 10 ** 6, "requests": 1000}
+    scale = {"tokens": 10 ** 6, "requests": 1000, "inferences": 1000}
     team_amount, team_used, wl_team = {}, {}, {}
     for team, inv in exp["invoices"].items():
         for l in inv["lines"]:

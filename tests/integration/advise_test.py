@@ -79,23 +79,9 @@ def line_key(x):
             x.get("gpu_model"), "", x.get("allocation_mib"))
 
 
-class Suite(harness.Suite):
-    proms = ()
-
-    def run(self, cfg, db, *args):
-        rc, out, err = self.eng.run(cfg, db, *args, timeout=300)
-        if rc != 0:
-            raise RuntimeError("%s: exit %s: %s" % (" ".join(args[:3]), rc, tail(err)))
-        return out
-
+class Suite(harness.ScenarioSuite):
     def setup_all(self):
-        gen, cfg = harness.serve_scenario(self, SCENARIO)
-        cfg_path = self.path("config.json")
-        with open(cfg_path, "w") as f:
-            json.dump(cfg, f, indent=1)
-        db = self.path("advise.db")
-        self.run(cfg_path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
-        return gen, cfg, cfg_path, db
+        return self.collect_scenario(SCENARIO, WINDOW, db=self.path("advise.db"))
 
     def main(self):
         tap = self.tap
@@ -103,8 +89,7 @@ class Suite(harness.Suite):
             if not shutil.which(t):
                 tap.fail("%s on PATH" % t, "not found (Debian package prometheus)")
                 return
-        self.proms = []
-        self.eng = harness.Engine(os.path.abspath(self.args.bin), self.work)
+        self.start_engine()
         try:
             gen, cfg, cfg_path, db = self.setup_all()
         except RuntimeError as e:
@@ -255,10 +240,6 @@ class Suite(harness.Suite):
                 problems.append("%s without the right-sizing section" % path)
         self.tap.check("pages: team-c's report page (HTML and Markdown) shows its "
                        "recommendation", problems)
-
-    def cleanup(self):
-        for p in self.proms:
-            p.stop()
 
 
 def main():

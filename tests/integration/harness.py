@@ -589,3 +589,40 @@ def serve_scenario(suite, scenario, name=""):
     cfg["prometheus"]["url"] = prom.url()
     cfg["prices"]["file"] = os.path.join(gen, "prices.csv")
     return gen, cfg
+
+
+class ScenarioSuite(Suite):
+    """A Suite over generated scenarios served by Prometheus: run() an
+    engine command that must succeed, collect_scenario() to serve and
+    collect one, the Prometheus servers stopped in cleanup()."""
+    proms = ()
+
+    def start_engine(self):
+        """Call first in main(): the engine of --bin, and the server list."""
+        self.proms = []
+        self.eng = Engine(os.path.abspath(self.args.bin), self.work)
+
+    def run(self, cfg, db, *args):
+        """The command's stdout; RuntimeError naming it when it fails."""
+        rc, out, err = self.eng.run(cfg, db, *args, timeout=300)
+        if rc != 0:
+            raise RuntimeError("%s: exit %s: %s" % (" ".join(args[:3]), rc, tail(err)))
+        return out
+
+    def collect_scenario(self, scenario, window, name="", edit=None, db=None):
+        """serve_scenario, its config (edit(cfg) first, when given) written
+        to config<name>.json, the window collected into db (default
+        collect<name>.db): (generated folder, cfg, config path, db)."""
+        gen, cfg = serve_scenario(self, scenario, name)
+        if edit:
+            edit(cfg)
+        cfg_path = self.path("config%s.json" % name)
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f, indent=1)
+        db = db or self.path("collect%s.db" % name)
+        self.run(cfg_path, db, "collect", "--from", window[0], "--to", window[1])
+        return gen, cfg, cfg_path, db
+
+    def cleanup(self):
+        for p in self.proms:
+            p.stop()

@@ -11,9 +11,9 @@ second one. Checks:
             generator's model (gencluster.Cluster.pending) per cluster,
             team and model, exactly (GPU-hours, 9 decimals half-even of the
             micro-GPU-seconds), and the figures worked by hand below
-  waits     the longest waits: pods, first Pending instant and seconds
+  waits     the 10 longest waits: pods, first Pending instant and seconds
             waited (from the first to the last Pending sample) equal the generator's, longest
-            first
+            first, and the count of pods that waited
   invoices  every invoice (lines and totals) equals the collection without
             the waiting, and the generator's expected totals: demand is
             never billed
@@ -21,6 +21,12 @@ second one. Checks:
   pages     the fleet page (HTML, Markdown) and the summary Markdown show
             the section; the run's metrics textfile carries
             gpuledger_pending_gpu_hours per team and model
+  team      each team page (HTML and Markdown) of the open month shows the
+            team's GPU-hours waiting per cluster and model and its longest
+            waits, equal to the generator's (2 decimals half-even); a team
+            without Pending pods has no such section; once the month is
+            closed the team pages leave the section off (the fleet page
+            keeps it)
 """
 
 import json
@@ -28,6 +34,7 @@ import os
 import re
 import shutil
 import sys
+from html.parser import HTMLParser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -49,17 +56,97 @@ CLUSTER = "gpu-pend"
 #   team-a train-1: 2 GPUs × 360 steps        = 43 200 000 000 → 12 GPU-h, unknown
 #   team-b infer-0: 1 GPU × 120 steps (to 02:00) = 7 200 000 000 → 2 GPU-h, unknown
 #          warm-0: 1 GPU × 120 steps on gpu-p1  = 7 200 000 000 → 2 GPU-h, A100
+#          batch-0..9: 1 GPU × (10+k) steps, Σ 145 = 8 700 000 000
+#          → unknown 15 900 000 000 µGPU·s × 1000 / 3600 = 4 416 666 666.7 → 4.416666667
 #   team-c vec-1: 3g × 210 steps (01:00-04:30) = 5 399 999 850
 #          chat-1: 1 share × 180 steps (03:00-06:00) = 10 800 000 000
 #          → 16 199 999 850 µGPU·s × 1000 / 3600 = 4 499 999 958.3 → 4.499999958
 A100 = "NVIDIA A100-SXM4-80GB"
-HAND = {("team-a", "unknown"): "12.000000000", ("team-b", "unknown"): "2.000000000",
+HAND = {("team-a", "unknown"): "12.000000000", ("team-b", "unknown"): "4.416666667",
         ("team-b", A100): "2.000000000", ("team-c", "unknown"): "4.499999958"}
 
 
 def gpu_hours(us):
     """micro-GPU-seconds → GPU-hours, 9 decimals, half-even."""
     return "%d.%09d" % divmod(gc.div_half_even(us * 1000, 3600), 10 ** 9)
+
+
+def hours2(v, per_hour):
+    """v (micro-GPU-seconds or seconds) as hours to 2 decimals, half-even,
+    as the pages print it for reading."""
+    return "%d.%02d" % divmod(gc.div_half_even(v * 100, per_hour), 100)
+
+
+SECTION = "GPU demand waiting (Pending pods)"
+
+
+class Tables(HTMLParser):
+    """The table rows (cell texts) under the <h2> named SECTION, up to the
+    next <h2>: one list of rows per table."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tables, self.inside, self.h2, self.cell = [], False, None, None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "h2":
+            self.h2 = []
+        elif self.inside and tag == "table":
+            self.tables.append([])
+        elif self.inside and tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif self.inside and tag in ("td", "th") and self.tables and self.tables[-1]:
+            self.cell = []
+
+    def handle_endtag(self, tag):
+        if tag == "h2" and self.h2 is not None:
+            self.inside = "".join(self.h2).strip() == SECTION
+            self.h2 = None
+        elif tag in ("td", "th") and self.cell is not None:
+            self.tables[-1][-1].append("".join(self.cell).strip())
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.h2 is not None:
+            self.h2.append(data)
+        elif self.cell is not None:
+            self.cell.append(data)
+
+
+def html_section(text):
+    t = Tables()
+    t.feed(text)
+    return [rows[1:] for rows in t.tables]  # without the header rows
+
+
+def md_section(text):
+    """The Markdown section's tables (rows of cells, header and rule left out)."""
+    head = "## " + SECTION + "\n"
+    if head not in text:
+        return []
+    body = text.split(head, 1)[1].split("\n## ", 1)[0]
+    tables, cur = [], None
+    for line in body.split("\n"):
+        if line.startswith("|"):
+            if cur is None:
+                cur = []
+                tables.append(cur)
+            cur.append([c.strip() for c in line.strip("|").split(" | ")])
+        else:
+            cur = None
+    return [rows[2:] for rows in tables]
+
+
+def team_model(by_key, by_pod, team):
+    """A team page's section by the generator: [keys rows, waits rows], and
+    the count of its pods that waited."""
+    keys = sorted([k[0], k[2], hours2(v, 3600 * 10 ** 6)]
+                  for k, v in by_key.items() if k[1] == team)
+    waits = sorted(((k, v) for k, v in by_pod.items() if k[3] == team),
+                   key=lambda kv: (-(kv[1][1] - kv[1][0]), -kv[1][2], kv[0]))
+    rows = [[k[0], "%s/%s" % (k[1], k[2]), gc.fmt_time(v[0]), hours2(v[1] - v[0], 3600),
+             hours2(v[2], 3600 * 10 ** 6)] for k, v in waits[:10]]
+    return [keys, rows] if keys or rows else [], len(waits)
 
 
 def without_waiting(scn):
@@ -89,26 +176,15 @@ def invoices(doc):
             for inv in doc.get("invoices") or []}
 
 
-class Suite(harness.Suite):
-    proms = ()
-
+class Suite(harness.ScenarioSuite):
     def collect(self, name, scn_path):
-        """Generates, backfills and collects one scenario; its config and db."""
-        gen, cfg = harness.serve_scenario(self, scn_path, "-" + name)
-        os.makedirs(self.path("tf-" + name), exist_ok=True)
-        cfg["metrics"] = {"textfile": self.path("tf-" + name, "gpuledger.prom")}
-        cfg_path = self.path("config-%s.json" % name)
-        with open(cfg_path, "w") as f:
-            json.dump(cfg, f, indent=1)
-        db = self.path(name + ".db")
-        self.run(cfg_path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
-        return gen, cfg, cfg_path, db
-
-    def run(self, cfg, db, *args):
-        rc, out, err = self.eng.run(cfg, db, *args, timeout=300)
-        if rc != 0:
-            raise RuntimeError("%s: exit %s: %s" % (" ".join(args[:3]), rc, tail(err)))
-        return out
+        """Generates, backfills and collects one scenario (its metrics into a
+        textfile of its own); its config and db."""
+        def metrics(cfg):
+            os.makedirs(self.path("tf-" + name), exist_ok=True)
+            cfg["metrics"] = {"textfile": self.path("tf-" + name, "gpuledger.prom")}
+        return self.collect_scenario(scn_path, WINDOW, "-" + name, metrics,
+                                     self.path(name + ".db"))
 
     def main(self):
         tap = self.tap
@@ -116,8 +192,7 @@ class Suite(harness.Suite):
             if not shutil.which(t):
                 tap.fail("%s on PATH" % t, "not found (Debian package prometheus)")
                 return
-        self.proms = []
-        self.eng = harness.Engine(os.path.abspath(self.args.bin), self.work)
+        self.start_engine()
         with open(SCENARIO) as f:
             scn = json.load(f)
         none_path = self.path("pending-none.json")
@@ -148,7 +223,7 @@ class Suite(harness.Suite):
                   else ["generator %s, by hand %s" % (sorted(want.items()), HAND)])
 
         want_w = sorted(((k[2], k[1], k[3], gc.fmt_time(v[0]), v[1] - v[0], gpu_hours(v[2]))
-                         for k, v in by_pod.items()), key=lambda r: (-r[4], r))
+                         for k, v in by_pod.items()), key=lambda r: (-r[4], r))[:10]
         got_w = [(w.get("pod"), w.get("namespace"), w.get("team"), w.get("first_pending"),
                   w.get("waited_seconds"), w.get("gpu_hours"))
                  for w in pend.get("longest_waits") or []]
@@ -171,6 +246,7 @@ class Suite(harness.Suite):
                   [] if totals == want_t else ["got %s, expected %s" % (totals, want_t)])
         self.server_mode(cfg, pend, inv)
         self.pages(cfg, cfg_path, db, want)
+        self.team_pages(cfg_path, db, by_key, by_pod, inv)
 
     def server_mode(self, cfg, pend, inv):
         """collection.mode server (hourly sums on the backend where a node's
@@ -229,9 +305,58 @@ class Suite(harness.Suite):
                   "metrics textfile",
                   [] if series == want_m else ["got %s, expected %s" % (series, want_m)])
 
-    def cleanup(self):
-        for p in self.proms:
-            p.stop()
+    def team_sections(self, out, teams):
+        """{(team, ext): (section tables, page text)} of the report in out."""
+        got = {}
+        for team in teams:
+            for ext, read in (("html", html_section), ("md", md_section)):
+                path = os.path.join(out, "report-%s-%s.%s" % (PERIOD, team, ext))
+                try:
+                    with open(path) as f:
+                        text = f.read()
+                except OSError as e:
+                    got[(team, ext)] = (None, str(e))
+                    continue
+                got[(team, ext)] = (read(text), text)
+        return got
+
+    def team_pages(self, cfg_path, db, by_key, by_pod, inv):
+        tap = self.tap
+        teams = sorted(inv)
+        waiting = sorted({k[1] for k in by_key})
+        out = self.path("report")  # written by pages() from the open month
+        problems = []
+        for (team, ext), (tables, text) in sorted(self.team_sections(out, teams).items()):
+            want, pods = team_model(by_key, by_pod, team)
+            if tables != want:
+                problems.append("%s %s: got %s, expected %s" % (team, ext, tables, want))
+            elif want and "Longest waits (%d of %d pods)" % (len(want[1]), pods) not in text:
+                problems.append("%s %s: no count of %d pods" % (team, ext, pods))
+        shown = [t for t in teams if team_model(by_key, by_pod, t)[0]]
+        if len(shown) < 2 or len(shown) == len(teams):
+            problems.append("the scenario should give some team pages the section and leave "
+                            "it off one: shown on %s of %s" % (shown, teams))
+        tap.check("team: each team page's demand waiting (per cluster and model, longest "
+                  "waits) equals the generator's; none on a team without Pending pods",
+                  problems)
+        no_page = [t for t in waiting if t not in teams]
+        tap.note("teams with Pending pods but no invoice (demand on the fleet page only): %s"
+                 % (no_page or "none"))
+
+        closed_db = self.path("closed.db")
+        shutil.copyfile(db, closed_db)
+        self.run(cfg_path, closed_db, "close", "--period", PERIOD, "--force",
+                 "--now", "2026-12-05T00:00:00Z")
+        out = self.path("report-closed")
+        self.run(cfg_path, closed_db, "report", "--period", PERIOD, "--out", out)
+        problems = ["%s %s still shows the section" % k
+                    for k, (tables, text) in sorted(self.team_sections(out, teams).items())
+                    if tables or SECTION in (text or "")]
+        with open(os.path.join(out, "fleet-%s.md" % PERIOD)) as f:
+            if SECTION not in f.read():
+                problems.append("the closed month's fleet page lost the section")
+        tap.check("team: a closed month's team pages leave demand waiting off (its fleet page "
+                  "keeps it)", problems)
 
 
 def main():

@@ -24,6 +24,16 @@ and collected with work.presets ["vllm"] and a step counter. Checks:
             as it was
   config    a bad work block (unknown preset, unit, missing query, a name
             twice, unknown key) fails with exit 3 naming the key
+  presets   scenarios/unitcost-presets.json (SGLang, TGI with its token
+            histograms' _sum beside _count and _bucket, Triton; a restart
+            and a scrape gap), collected with work.presets ["sglang", "tgi",
+            "triton"]: each counter's units per pod and hour and each
+            workload's cost per unit equal the generator's model, and the
+            hand totals below
+  check     `check` prints "work counter NAME N series" per counter with N
+            the generator's series at the probe time, NO DATA for a counter
+            without series (exit 0), and exits 3 naming the counter when
+            its series lack the pod label
 """
 
 import csv
@@ -45,6 +55,7 @@ import harness  # noqa: E402
 from harness import tail  # noqa: E402
 
 SCENARIO = os.path.join(HERE, "scenarios", "unitcost.json")
+PRESETS = os.path.join(HERE, "scenarios", "unitcost-presets.json")
 PERIOD = "2026-11"
 WINDOW = ("2026-11-02T00:00:00Z", "2026-11-02T06:00:00Z")
 CLUSTER = "gpu-unit"
@@ -61,6 +72,30 @@ COUNTER = {"vllm:prompt_tokens_total": "vllm_prompt_tokens",
 # 120 + 80 + 95 = 35 539 tokens; generation 119 × 100 + 40 + 33 = 11 973;
 # requests 89 × 6 + 1 + 2 + 0 = 537; train-0 239 steps (240 samples, 01:00
 # to 05:00, the first one the baseline).
+# The presets' counters as each server publishes them (the names in
+# docs/configuration.md), their unit words and the counter names of the
+# presets.
+PRESET_COUNTERS = {
+    "sglang:prompt_tokens_total": ("tokens", "sglang_prompt_tokens"),
+    "sglang:generation_tokens_total": ("tokens", "sglang_generation_tokens"),
+    "sglang:num_requests_total": ("requests", "sglang_requests"),
+    "tgi_request_input_length_sum": ("tokens", "tgi_input_tokens"),
+    "tgi_request_generated_tokens_sum": ("tokens", "tgi_generated_tokens"),
+    "tgi_request_success": ("requests", "tgi_requests"),
+    "nv_inference_request_success": ("requests", "triton_requests"),
+    "nv_inference_count": ("inferences", "triton_inferences"),
+}
+# By hand: sglang-0 has 360 samples, each after the first adding
+# per_step[(k-1) % n] (the restart's sample is that step's increase): prompt
+# 119 × (310+250+275) + 310 + 250 = 99 925; generation 179 × 112 + 64 = 20 112;
+# requests 119 × 6 + 2 + 1 = 717. tgi-0 from 01:00, 300 samples: input
+# 149 × 400 + 180 = 59 780; generated 99 × 270 + 90 + 70 = 26 890; requests
+# 299. triton-0 360 samples, the gap's work carried to 02:40: requests
+# 179 × 9 + 5 = 1 616; inferences 179 × 72 + 40 = 12 928.
+PRESET_HAND = {"sglang:prompt_tokens_total": 99925, "sglang:generation_tokens_total": 20112,
+               "sglang:num_requests_total": 717, "tgi_request_input_length_sum": 59780,
+               "tgi_request_generated_tokens_sum": 26890, "tgi_request_success": 299,
+               "nv_inference_request_success": 1616, "nv_inference_count": 12928}
 HAND = {"vllm:prompt_tokens_total": 35539, "vllm:generation_tokens_total": 11973,
         "vllm:request_success_total": 537, "train_steps_total": 239}
 
@@ -87,24 +122,18 @@ def work_rows(db):
         con.close()
 
 
-class Suite(harness.Suite):
-    proms = ()
-
-    def run(self, cfg, db, *args):
-        rc, out, err = self.eng.run(cfg, db, *args, timeout=300)
-        if rc != 0:
-            raise RuntimeError("%s: exit %s: %s" % (" ".join(args[:3]), rc, tail(err)))
-        return out
+class Suite(harness.ScenarioSuite):
+    def config(self, name, doc):
+        """doc written to NAME.json in the work directory: its path."""
+        path = self.path(name + ".json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+        return path
 
     def setup(self):
-        gen, cfg = harness.serve_scenario(self, SCENARIO)
-        cfg["run"] = {"start": WINDOW[0]}
-        self.cfg = cfg
-        self.cfg_path = self.path("config.json")
-        with open(self.cfg_path, "w") as f:
-            json.dump(cfg, f, indent=1)
-        self.db = self.path("unitcost.db")
-        self.run(self.cfg_path, self.db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+        _, self.cfg, self.cfg_path, self.db = self.collect_scenario(
+            SCENARIO, WINDOW, edit=lambda cfg: cfg.update(run={"start": WINDOW[0]}),
+            db=self.path("unitcost.db"))
 
     def main(self):
         tap = self.tap
@@ -112,8 +141,7 @@ class Suite(harness.Suite):
             if not shutil.which(t):
                 tap.fail("%s on PATH" % t, "not found (Debian package prometheus)")
                 return
-        self.proms = []
-        self.eng = harness.Engine(os.path.abspath(self.args.bin), self.work)
+        self.start_engine()
         try:
             self.setup()
         except RuntimeError as e:
@@ -128,6 +156,8 @@ class Suite(harness.Suite):
         self.repull()
         self.refuse()
         self.config_errors()
+        self.check()
+        self.presets()
 
     def units(self):
         tap = self.tap
@@ -246,9 +276,7 @@ class Suite(harness.Suite):
         doc = json.loads(json.dumps(self.cfg))
         doc["work"]["counters"].append({"name": "bad", "unit": "steps",
                                         "query": "bad_units_total{${cluster_selector}}"})
-        path = self.path("config-bad.json")
-        with open(path, "w") as f:
-            json.dump(doc, f, indent=1)
+        path = self.config("config-bad", doc)
         before = dump(self.db)
         rc, _, err = self.eng.run(path, self.db, "collect", "--from", WINDOW[0], "--to",
                                   WINDOW[1], timeout=300)
@@ -288,9 +316,79 @@ class Suite(harness.Suite):
                 problems.append("%s: exit %s, %s" % (work, rc, tail(err)))
         self.tap.check("config: a bad work block fails with exit 3 naming the key", problems)
 
-    def cleanup(self):
-        for p in self.proms:
-            p.stop()
+    def presets(self):
+        """SGLang, TGI and Triton counters under their presets."""
+        tap = self.tap
+        try:
+            _, _, path, db = self.collect_scenario(PRESETS, WINDOW, "-presets")
+            doc = json.loads(self.run(path, db, "unit-cost", "--period", PERIOD))
+        except RuntimeError as e:
+            tap.fail("presets: generate, backfill, collect and unit-cost", e)
+            return
+        tap.setup("unitcost-presets generated, backfilled, collected")
+        with open(PRESETS) as f:
+            cl = gc.Cluster(json.load(f), os.path.dirname(PRESETS))
+        exp = gc.work_expected(cl, self.t0, self.t1)
+        want = {(c, ns, pod, PRESET_COUNTERS[m][1], h): u
+                for (c, ns, pod, m), hours in exp.items() for h, u in hours.items()}
+        got = {r[:5]: r[5] for r in work_rows(db)}
+        tap.check("presets: every SGLang, TGI and Triton counter's units per pod and hour "
+                  "equal the generator's model",
+                  [] if got == want else ["got %s, expected %s" % (sorted(got.items()),
+                                                                   sorted(want.items()))])
+        totals = {m: sum(h.values()) for (_, _, _, m), h in exp.items()}
+        tap.check("presets: the model's totals equal the hand calculation",
+                  [] if totals == PRESET_HAND else ["model %s, by hand %s"
+                                                    % (totals, PRESET_HAND)])
+        want_c = gc.unit_cost_expected(cl, self.t0, self.t1,
+                                       {m: v[0] for m, v in PRESET_COUNTERS.items()})
+        got_c = {(w["cluster"], w["namespace"], w["kind"], w["name"]): {
+            "gb_hours": w["memory_used_gb_hours"], "cost": w["cost"],
+            "units": {x["unit"]: (int(x["units"]), x["cost_per"]) for x in w["work"]}}
+            for w in doc.get("workloads") or []}
+        kinds = sorted(k[2] + "/" + k[3] for k in want_c)
+        tap.check("presets: per workload (%s) GB-hours, cost, units and cost per 1M tokens / "
+                  "1k requests / 1k inferences equal the generator's, to the cent" % ", ".join(kinds),
+                  [] if got_c == want_c and len(want_c) == 3
+                  else ["got %s, expected %s" % (got_c, want_c)])
+
+    def check(self):
+        """check probes the work counters at an instant of the scenario."""
+        at = "2026-11-02T03:00:00Z"
+        t = gc.parse_time(at)
+        want = {}
+        for metric, _, samples in gc.work_series(self.cl):
+            if metric in COUNTER:
+                want.setdefault(COUNTER[metric], 0)
+                want[COUNTER[metric]] += t in samples  # a sample at the probe time
+        want["absent"] = 0
+        doc = json.loads(json.dumps(self.cfg))
+        doc["work"]["counters"].append({"name": "absent", "unit": "requests",
+                                        "query": "absent_units_total{${cluster_selector}}"})
+        path = self.config("config-check", doc)
+        rc, out, err = self.eng.run(path, self.db, "check", "--at", at, timeout=300)
+        got = {}
+        for line in out.splitlines():
+            words = line.split()
+            if words[:2] == ["work", "counter"] and len(words) >= 5 and words[4] == "series":
+                got[words[2]] = (int(words[3]), "NO DATA" in line)
+        want_g = {k: (n, n == 0) for k, n in want.items()}
+        self.tap.check("check: one line per work counter with the generator's series count, "
+                       "NO DATA for a counter without series, exit 0",
+                       [] if rc == 0 and got == want_g and min(want.values()) == 0 < max(want.values())
+                       else ["exit %s, got %s, expected %s: %s" % (rc, got, want_g, tail(err))])
+        doc["work"]["counters"][-1] = {
+            "name": "no_pod", "unit": "tokens",
+            "query": "sum by (namespace) (vllm:prompt_tokens_total{${cluster_selector}})"}
+        path = self.config("config-check", doc)
+        rc, out, err = self.eng.run(path, self.db, "check", "--at", at, timeout=300)
+        problems = []
+        if rc != 3 or "work counter no_pod" not in err or '"pod"' not in err:
+            problems.append("exit %s: %s" % (rc, tail(err)))
+        if "work counter train_steps" not in out:
+            problems.append("the other counters' lines are missing: %s" % tail(out))
+        self.tap.check("check: a work counter whose series lack the pod label exits 3 naming "
+                       "the counter and the label", problems)
 
 
 def main():
