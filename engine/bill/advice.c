@@ -36,16 +36,6 @@ static const char SEP[] = "\x1f";
 /* The bucket ladder of schema/013 (engine/attribute/podpeak.h writes it). */
 #define GL_LADDER_MIB 1024
 
-static int32_t intern(struct gl_intern *t, const char *s)
-{
-    int32_t id = gl_intern_get(t, s);
-    if (id < 0) {
-        fputs("gpuledger: out of memory\n", stderr);
-        abort();
-    }
-    return id;
-}
-
 static int32_t key_of(struct ctx *x, struct gl_intern *t, const char *const *parts, size_t n,
                       int64_t num)
 {
@@ -55,7 +45,7 @@ static int32_t key_of(struct ctx *x, struct gl_intern *t, const char *const *par
         gl_buf_puts(&x->key, SEP);
     }
     gl_buf_printf(&x->key, "%lld", (long long)num);
-    return intern(t, x->key.data);
+    return gl_intern_xget(t, x->key.data);
 }
 
 static enum gl_status overflow(struct gl_error *err, const char *what, const char *where)
@@ -109,7 +99,7 @@ static enum gl_status line_group(struct ctx *x, const struct gl_peak_read *r,
     ac->buckets[r->bucket] += r->steps; /* ≤ the line's steps: checked above */
     gl_buf_reset(&x->key);
     gl_buf_printf(&x->key, "%s%s%s", r->ns, SEP, r->pod);
-    intern(ac->pods, x->key.data);
+    gl_intern_xget(ac->pods, x->key.data);
     return GL_OK;
 }
 
@@ -328,11 +318,9 @@ static int line_cmp(const void *pa, const void *pb)
     const struct gl_advice_line *a = pa, *b = pb;
     const char *ka[] = {a->cluster, a->ns, a->wkind, a->wname, a->model, a->profile};
     const char *kb[] = {b->cluster, b->ns, b->wkind, b->wname, b->model, b->profile};
-    for (int i = 0; i < 6; i++) {
-        int c = strcmp(ka[i], kb[i]);
-        if (c)
-            return c;
-    }
+    int c = gl_strcmp_n(ka, kb, 6);
+    if (c)
+        return c;
     if (a->alloc_mib != b->alloc_mib)
         return a->alloc_mib < b->alloc_mib ? -1 : 1;
     return (a->alloc_ugpu > b->alloc_ugpu) - (a->alloc_ugpu < b->alloc_ugpu);

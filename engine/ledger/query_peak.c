@@ -61,29 +61,10 @@ struct scan {
     int64_t run_peak;
 };
 
+/* The groups' strings are held once, whatever the number of rows. */
 static const char *str(struct gl_peak_groups *o, const char *s)
 {
-    int32_t id = gl_intern_get(o->strs, s);
-    if (id < 0) {
-        fputs("gpuledger: out of memory\n", stderr);
-        abort();
-    }
-    return gl_intern_str(o->strs, id);
-}
-
-static int32_t intern(struct gl_intern *t, const char *s)
-{
-    int32_t id = gl_intern_get(t, s);
-    if (id < 0) {
-        fputs("gpuledger: out of memory\n", stderr);
-        abort();
-    }
-    return id;
-}
-
-static enum gl_status overflow(struct gl_error *err, const char *what, const char *where)
-{
-    return gl_error_set(err, GL_ERR_RUNTIME, "integer overflow: %s of %.300s", what, where);
+    return gl_intern_str(o->strs, gl_intern_xget(o->strs, s));
 }
 
 /* The run's peak joins its node-hour's sum. */
@@ -95,7 +76,8 @@ static enum gl_status end_run(struct scan *x, struct gl_error *err)
         return GL_OK;
     struct gl_node_hour_read *h = &x->nh[x->run_nh];
     if (__builtin_add_overflow(h->sum_peak, x->run_peak, &h->sum_peak))
-        return overflow(err, "the pods' peaks on node", h->hostname);
+        return gl_error_set(err, GL_ERR_RUNTIME, "integer overflow: the pods' peaks on node %.300s",
+                            h->hostname);
     return GL_OK;
 }
 
@@ -129,7 +111,7 @@ static void start_run(struct scan *x, const struct gl_peak_read *g, int64_t hour
     gl_buf_reset(&x->key);
     gl_buf_printf(&x->key, "%s%s%s%s%s%s%lld", g->cluster, SEP, g->hostname, SEP, g->model, SEP,
                   (long long)g->capacity_mib);
-    int32_t id = intern(x->nkeys, x->key.data);
+    int32_t id = gl_intern_xget(x->nkeys, x->key.data);
     if ((size_t)id == x->nnh) {
         if (x->nnh == x->capnh) {
             x->capnh = x->capnh ? 2 * x->capnh : 64;
@@ -143,7 +125,7 @@ static void start_run(struct scan *x, const struct gl_peak_read *g, int64_t hour
     gl_buf_reset(&x->key);
     gl_buf_printf(&x->key, "%d%s%s", id, SEP, g->uuid);
     int32_t before = gl_intern_count(x->ndevs);
-    intern(x->ndevs, x->key.data);
+    gl_intern_xget(x->ndevs, x->key.data);
     if (gl_intern_count(x->ndevs) > before)
         x->nh[id].devices++;
 }
@@ -164,7 +146,7 @@ static struct gl_peak_read *group_of(struct scan *x, sqlite3_stmt *st, int64_t h
                   (long long)sqlite3_column_int64(st, 13), SEP,
                   (long long)sqlite3_column_int64(st, 16), SEP,
                   (long long)sqlite3_column_int64(st, 17), SEP, (long long)seg);
-    int32_t id = intern(x->keys, x->key.data);
+    int32_t id = gl_intern_xget(x->keys, x->key.data);
     struct gl_peak_groups *o = x->out;
     if ((size_t)id < o->n)
         return &o->g[id];
@@ -196,7 +178,7 @@ static enum gl_status scan_row(struct scan *x, sqlite3_stmt *st, struct gl_error
     struct gl_peak_read *g = group_of(x, st, hour);
     int64_t steps = sqlite3_column_int64(st, 14), peak = sqlite3_column_int64(st, 15);
     if (__builtin_add_overflow(g->steps, steps, &g->steps))
-        return overflow(err, "the steps", g->pod);
+        return gl_error_set(err, GL_ERR_RUNTIME, "integer overflow: the steps of %.300s", g->pod);
     if (peak > g->peak_mib)
         g->peak_mib = peak;
     if (hour < g->hour)
@@ -218,11 +200,9 @@ static int group_cmp(const void *pa, const void *pb)
     const struct gl_peak_read *a = pa, *b = pb;
     const char *ka[] = {a->cluster, a->ns, a->pod, a->uuid, a->instance};
     const char *kb[] = {b->cluster, b->ns, b->pod, b->uuid, b->instance};
-    for (int i = 0; i < 5; i++) {
-        int c = strcmp(ka[i], kb[i]);
-        if (c)
-            return c;
-    }
+    int c = gl_strcmp_n(ka, kb, 5);
+    if (c)
+        return c;
     if (a->hour != b->hour)
         return a->hour < b->hour ? -1 : 1;
     return (a->bucket > b->bucket) - (a->bucket < b->bucket);

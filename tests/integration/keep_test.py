@@ -123,10 +123,10 @@ class Suite(harness.Suite):
 
     def main(self):
         tap = self.tap
-        for t in ("promtool", "prometheus"):
-            if not shutil.which(t):
-                tap.fail("%s on PATH" % t, "not found (Debian package prometheus)")
-                return
+        missing = [t for t in ("promtool", "prometheus") if not shutil.which(t)]
+        if missing:
+            tap.fail("%s on PATH" % " and ".join(missing), "not found (Debian package prometheus)")
+            return
         self.proms = []
         self.eng = harness.Engine(os.path.abspath(self.args.bin), self.work)
         try:
@@ -262,11 +262,6 @@ class Suite(harness.Suite):
             p.stop()
 
 
-def main():
-    ap = harness.arguments(__doc__)
-    return harness.run_driver(Suite, ap.parse_args(), harness.Tap(limit=2000, shown=6),
-                              "keep", "gpuledger-keep-")
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.run_driver(Suite, harness.arguments(__doc__).parse_args(),
+                                harness.Tap(limit=2000, shown=6), "keep", "gpuledger-keep-"))
