@@ -81,6 +81,7 @@ SUITES = [
     _it("unitcost", "unitcost_test.py",
         ("prometheus", "outputs", "unit-cost", "focus", "report"), True, 3),
     _it("advise", "advise_test.py", ("prometheus", "advise", "report"), True, 3),
+    _it("keep", "keep_test.py", ("prometheus", "outputs", "run"), True, 5),
     _it("agg", "agg_test.py", ("ledger",), cost=9),
     _it("focus", "focus_test.py", ("focus",), cost=6),
     _it("server-mode", "server_mode_test.py", ("server-mode", "vm"), cost=60),

@@ -202,6 +202,26 @@ static bool intern_grow(struct gl_intern *t)
     return true;
 }
 
+int gl_strcmp_n(const char *const *a, const char *const *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int c = strcmp(a[i], b[i]);
+        if (c)
+            return c;
+    }
+    return 0;
+}
+
+int32_t gl_intern_xget(struct gl_intern *t, const char *s)
+{
+    int32_t id = gl_intern_get(t, s);
+    if (id < 0) {
+        fputs("gpuledger: out of memory\n", stderr);
+        abort();
+    }
+    return id;
+}
+
 int32_t gl_intern_find(const struct gl_intern *t, const char *s)
 {
     return t->slots[intern_slot(t, s)];

@@ -46,10 +46,16 @@ struct gl_intern *gl_intern_new(void);
 void gl_intern_free(struct gl_intern *t);
 /* Returns the id, or -1 on allocation failure. */
 int32_t gl_intern_get(struct gl_intern *t, const char *s);
+/* The same, aborting when memory runs out (as gl_xrealloc). */
+int32_t gl_intern_xget(struct gl_intern *t, const char *s);
 /* Returns the id of s or -1 when absent (does not insert). */
 int32_t gl_intern_find(const struct gl_intern *t, const char *s);
 const char *gl_intern_str(const struct gl_intern *t, int32_t id);
 int32_t gl_intern_count(const struct gl_intern *t);
+
+/* strcmp of the first differing of n strings a[i], b[i] (0: all equal):
+ * a sort key of several text columns. */
+int gl_strcmp_n(const char *const *a, const char *const *b, size_t n);
 
 /* qsort that accepts an empty (possibly NULL) array. */
 void gl_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));

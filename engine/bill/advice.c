@@ -15,50 +15,26 @@ struct acc {
     struct gl_intern *pods;
 };
 
-/* One (cluster, node, model, hour) while the rows are read. */
-struct node_hour {
-    int32_t node; /* index into the advice's nodes */
-    int64_t hour;
-    int64_t sum_peak;      /* Σ of the pods' hourly peaks (exact, checked) */
-    struct gl_intern *devs; /* the devices in use */
-};
-
 struct ctx {
     const struct gl_config *c;
     struct gl_store *s;
     const struct gl_price_table *prices;
     struct gl_advice *a;
-    struct gl_intern *line_keys, *node_keys, *hour_keys;
+    struct gl_intern *line_keys, *node_keys;
     struct acc *acc;
-    size_t nacc;
-    struct node_hour *nh;
-    size_t nnh, capnh;
     struct gl_buf key;
-    /* the current (pod, device, hour)'s peak over its bucket rows */
-    int64_t cur_hour, cur_peak;
-    int32_t cur_nh;
-    char *cur_pod; /* cluster/ns/pod/uuid of the current peak */
     struct gl_fleet_size *sizes;
     size_t nsizes;
-    bool pass2;
-    /* pass 2: MiB·s per price entry, held and recommended, per line */
+    /* MiB·s per price entry, per line: held and recommended */
     int64_t *held_e, *to_e;
+    /* consolidation: MiB·s freed per node and price entry (node-major) */
+    int64_t *freed;
 };
 
 static const char SEP[] = "\x1f";
 
 /* The bucket ladder of schema/013 (engine/attribute/podpeak.h writes it). */
 #define GL_LADDER_MIB 1024
-
-static int32_t intern(struct gl_intern *t, const char *s)
-{
-    int32_t id = gl_intern_get(t, s);
-    if (id < 0) {
-        fputs("gpuledger: out of memory\n", stderr);
-        abort();
-    }
-    return id;
-}
 
 static int32_t key_of(struct ctx *x, struct gl_intern *t, const char *const *parts, size_t n,
                       int64_t num)
@@ -69,7 +45,7 @@ static int32_t key_of(struct ctx *x, struct gl_intern *t, const char *const *par
         gl_buf_puts(&x->key, SEP);
     }
     gl_buf_printf(&x->key, "%lld", (long long)num);
-    return intern(t, x->key.data);
+    return gl_intern_xget(t, x->key.data);
 }
 
 static enum gl_status overflow(struct gl_error *err, const char *what, const char *where)
@@ -77,7 +53,7 @@ static enum gl_status overflow(struct gl_error *err, const char *what, const cha
     return gl_error_set(err, GL_ERR_RUNTIME, "integer overflow: %s of %.300s", what, where);
 }
 
-/* ---- pass 1: lines and node-hours ---- */
+/* ---- lines: the groups of the read summed per workload ---- */
 
 static struct gl_advice_line *line_of(struct ctx *x, const struct gl_peak_read *r, int32_t *id)
 {
@@ -104,46 +80,9 @@ static struct gl_advice_line *line_of(struct ctx *x, const struct gl_peak_read *
     return l;
 }
 
-static int32_t node_hour_of(struct ctx *x, const struct gl_peak_read *r)
+static enum gl_status line_group(struct ctx *x, const struct gl_peak_read *r,
+                                 struct gl_error *err)
 {
-    const char *parts[] = {r->cluster, r->hostname, r->model};
-    int32_t node = key_of(x, x->node_keys, parts, 3, r->capacity_mib);
-    struct gl_advice *a = x->a;
-    if ((size_t)node == a->nnodes) {
-        a->nodes = gl_xrealloc(a->nodes, (a->nnodes + 1) * sizeof *a->nodes);
-        a->nodes[a->nnodes++] = (struct gl_advice_node){
-            .cluster = gl_strdup(r->cluster), .hostname = gl_strdup(r->hostname),
-            .model = gl_strdup(r->model), .capacity_mib = r->capacity_mib};
-    }
-    gl_buf_reset(&x->key);
-    gl_buf_printf(&x->key, "%d%s%lld", node, SEP, (long long)r->hour);
-    int32_t h = intern(x->hour_keys, x->key.data);
-    if ((size_t)h == x->nnh) {
-        if (x->nnh == x->capnh) {
-            x->capnh = x->capnh ? 2 * x->capnh : 64;
-            x->nh = gl_xrealloc(x->nh, x->capnh * sizeof *x->nh);
-        }
-        x->nh[x->nnh++] = (struct node_hour){node, r->hour, 0, gl_intern_new()};
-    }
-    return h;
-}
-
-/* The pod's peak in the hour on the device is the largest of its bucket
- * rows: added to the node-hour's sum once the next (pod, device, hour) starts. */
-static enum gl_status flush_pod_hour(struct ctx *x, struct gl_error *err)
-{
-    if (x->cur_nh < 0)
-        return GL_OK;
-    struct node_hour *h = &x->nh[x->cur_nh];
-    if (__builtin_add_overflow(h->sum_peak, x->cur_peak, &h->sum_peak))
-        return overflow(err, "the pods' peaks on node", x->a->nodes[h->node].hostname);
-    x->cur_nh = -1;
-    return GL_OK;
-}
-
-static enum gl_status pass1_row(void *ctx, const struct gl_peak_read *r, struct gl_error *err)
-{
-    struct ctx *x = ctx;
     int32_t id;
     struct gl_advice_line *l = line_of(x, r, &id);
     struct acc *ac = &x->acc[id];
@@ -160,25 +99,7 @@ static enum gl_status pass1_row(void *ctx, const struct gl_peak_read *r, struct 
     ac->buckets[r->bucket] += r->steps; /* ≤ the line's steps: checked above */
     gl_buf_reset(&x->key);
     gl_buf_printf(&x->key, "%s%s%s", r->ns, SEP, r->pod);
-    intern(ac->pods, x->key.data);
-    if (r->profile[0] || r->capacity_mib <= 0)
-        return GL_OK; /* consolidation: whole GPUs of known capacity only */
-    gl_buf_reset(&x->key);
-    gl_buf_printf(&x->key, "%s%s%s%s%s%s%s", r->cluster, SEP, r->ns, SEP, r->pod, SEP, r->uuid);
-    bool same = x->cur_nh >= 0 && x->cur_hour == r->hour && strcmp(x->cur_pod, x->key.data) == 0;
-    if (!same) {
-        enum gl_status rc = flush_pod_hour(x, err);
-        if (rc)
-            return rc;
-        free(x->cur_pod);
-        x->cur_pod = gl_strdup(x->key.data);
-        x->cur_hour = r->hour;
-        x->cur_peak = 0;
-        x->cur_nh = node_hour_of(x, r);
-        intern(x->nh[x->cur_nh].devs, r->uuid);
-    }
-    if (r->peak_mib > x->cur_peak)
-        x->cur_peak = r->peak_mib;
+    gl_intern_xget(ac->pods, x->key.data);
     return GL_OK;
 }
 
@@ -265,11 +186,13 @@ static void recommend(struct ctx *x, struct gl_advice_line *l)
                      "assuming the workload runs on it");
 }
 
-/* ---- pass 2: the saving at the period's prices ---- */
+/* ---- the saving at the period's prices ---- */
 
-static enum gl_status pass2_row(void *ctx, const struct gl_peak_read *r, struct gl_error *err)
+/* A group's hours share one price entry per model (the read cuts them at
+ * every entry's bounds), so its first hour finds it. */
+static enum gl_status saving_group(struct ctx *x, const struct gl_peak_read *r,
+                                   struct gl_error *err)
 {
-    struct ctx *x = ctx;
     int32_t id;
     struct gl_advice_line *l = line_of(x, r, &id);
     if (l->to == GL_ADV_NONE)
@@ -330,48 +253,63 @@ static enum gl_status savings(struct ctx *x, struct gl_error *err)
     return GL_OK;
 }
 
-/* Consolidation: each node-hour's devices in use against its lower bound;
- * the GPU-hours above it priced per node and price entry, rounded once. */
-static enum gl_status consolidate(struct ctx *x, struct gl_error *err)
+/* Consolidation, as the read hands each node-hour over: its devices in use
+ * against its lower bound; the GPU-hours above it summed per node and
+ * price entry, priced once at the end (node_savings). */
+static enum gl_status node_hour(void *ctx, const struct gl_node_hour_read *h,
+                                struct gl_error *err)
+{
+    struct ctx *x = ctx;
+    struct gl_advice *a = x->a;
+    size_t np = x->prices->n ? x->prices->n : 1;
+    const char *parts[] = {h->cluster, h->hostname, h->model};
+    size_t node = (size_t)key_of(x, x->node_keys, parts, 3, h->capacity_mib);
+    if (node == a->nnodes) {
+        a->nodes = gl_xrealloc(a->nodes, (a->nnodes + 1) * sizeof *a->nodes);
+        a->nodes[a->nnodes++] = (struct gl_advice_node){
+            .cluster = gl_strdup(h->cluster), .hostname = gl_strdup(h->hostname),
+            .model = gl_strdup(h->model), .capacity_mib = h->capacity_mib};
+        x->freed = gl_xrealloc(x->freed, a->nnodes * np * sizeof *x->freed);
+        memset(x->freed + node * np, 0, np * sizeof *x->freed);
+    }
+    struct gl_advice_node *nd = &a->nodes[node];
+    int64_t in_use = h->devices;
+    gl_i128 need = ((gl_i128)h->sum_peak * (100 + a->headroom_pct) + 99) / 100;
+    gl_i128 bound = (need + nd->capacity_mib - 1) / nd->capacity_mib;
+    if (bound < 1)
+        bound = 1;
+    if (bound > in_use)
+        bound = in_use; /* the peaks need every device: none freed */
+    nd->hours++;
+    nd->gpu_hours += in_use;
+    nd->bound_gpu_hours += (int64_t)bound;
+    if (in_use > nd->max_devices)
+        nd->max_devices = in_use;
+    if (bound == in_use)
+        return GL_OK;
+    int e = gl_prices_find(x->prices, nd->model, h->hour);
+    if (e < 0) {
+        nd->unpriced_hours += in_use - (int64_t)bound;
+        return GL_OK;
+    }
+    int64_t mib_s, *cell = &x->freed[node * np + (size_t)e];
+    if (__builtin_mul_overflow(in_use - (int64_t)bound, nd->capacity_mib * 3600, &mib_s) ||
+        __builtin_add_overflow(*cell, mib_s, cell))
+        return overflow(err, "the freed capacity", nd->hostname);
+    return GL_OK;
+}
+
+static enum gl_status node_savings(struct ctx *x, struct gl_error *err)
 {
     struct gl_advice *a = x->a;
     size_t np = x->prices->n;
-    int64_t *freed = gl_xcalloc((a->nnodes ? a->nnodes : 1) * (np ? np : 1), sizeof *freed);
     enum gl_status rc = GL_OK;
-    for (size_t i = 0; i < x->nnh && !rc; i++) {
-        struct node_hour *h = &x->nh[i];
-        struct gl_advice_node *nd = &a->nodes[h->node];
-        int64_t in_use = gl_intern_count(h->devs);
-        gl_i128 need = ((gl_i128)h->sum_peak * (100 + a->headroom_pct) + 99) / 100;
-        gl_i128 bound = (need + nd->capacity_mib - 1) / nd->capacity_mib;
-        if (bound < 1)
-            bound = 1;
-        if (bound > in_use)
-            bound = in_use; /* the peaks need every device: none freed */
-        nd->hours++;
-        nd->gpu_hours += in_use;
-        nd->bound_gpu_hours += (int64_t)bound;
-        if (in_use > nd->max_devices)
-            nd->max_devices = in_use;
-        if (bound == in_use)
-            continue;
-        int e = gl_prices_find(x->prices, nd->model, h->hour);
-        if (e < 0) {
-            nd->unpriced_hours += in_use - (int64_t)bound;
-            continue;
-        }
-        int64_t mib_s, *cell = &freed[(size_t)h->node * np + (size_t)e];
-        if (__builtin_mul_overflow(in_use - (int64_t)bound, nd->capacity_mib * 3600, &mib_s) ||
-            __builtin_add_overflow(*cell, mib_s, cell))
-            rc = overflow(err, "the freed capacity", nd->hostname);
-    }
     for (size_t n = 0; n < a->nnodes && !rc; n++) {
         struct gl_advice_node *nd = &a->nodes[n];
         for (size_t e = 0; e < np && !rc; e++)
-            rc = price_add(x, e, nd->model, freed[n * np + e], 1, &nd->saving, err);
+            rc = price_add(x, e, nd->model, x->freed[n * np + e], 1, &nd->saving, err);
         a->total_node_saving += nd->saving;
     }
-    free(freed);
     return rc;
 }
 
@@ -380,12 +318,12 @@ static int line_cmp(const void *pa, const void *pb)
     const struct gl_advice_line *a = pa, *b = pb;
     const char *ka[] = {a->cluster, a->ns, a->wkind, a->wname, a->model, a->profile};
     const char *kb[] = {b->cluster, b->ns, b->wkind, b->wname, b->model, b->profile};
-    for (int i = 0; i < 6; i++) {
-        int c = strcmp(ka[i], kb[i]);
-        if (c)
-            return c;
-    }
-    return (a->alloc_mib > b->alloc_mib) - (a->alloc_mib < b->alloc_mib);
+    int c = gl_strcmp_n(ka, kb, 6);
+    if (c)
+        return c;
+    if (a->alloc_mib != b->alloc_mib)
+        return a->alloc_mib < b->alloc_mib ? -1 : 1;
+    return (a->alloc_ugpu > b->alloc_ugpu) - (a->alloc_ugpu < b->alloc_ugpu);
 }
 
 static int node_cmp(const void *pa, const void *pb)
@@ -394,7 +332,47 @@ static int node_cmp(const void *pa, const void *pb)
     int c = strcmp(a->cluster, b->cluster);
     if (!c)
         c = strcmp(a->hostname, b->hostname);
-    return c ? c : strcmp(a->model, b->model);
+    if (!c)
+        c = strcmp(a->model, b->model);
+    /* a model measured at two capacities on one node: two rows, in order */
+    return c ? c : (a->capacity_mib > b->capacity_mib) - (a->capacity_mib < b->capacity_mib);
+}
+
+/* Every bound of a price entry: the read keeps the hours between two of
+ * them apart, so a group is priced by one entry per model. */
+static int64_t *price_cuts(const struct gl_price_table *t, size_t *n)
+{
+    int64_t *cuts = gl_xcalloc(2 * t->n + 1, sizeof *cuts);
+    *n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        cuts[(*n)++] = t->entries[i].valid_from;
+        if (t->entries[i].valid_to != INT64_MAX)
+            cuts[(*n)++] = t->entries[i].valid_to;
+    }
+    return cuts;
+}
+
+/* The groups into lines, each line's recommendation, then its saving. */
+static enum gl_status lines(struct ctx *x, const struct gl_peak_groups *g, struct gl_error *err)
+{
+    struct gl_advice *a = x->a;
+    enum gl_status rc = GL_OK;
+    for (size_t i = 0; !rc && i < g->n; i++)
+        rc = line_group(x, &g->g[i], err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < a->nlines; i++) {
+        struct gl_advice_line *l = &a->lines[i];
+        l->p99_bound_mib = p99_bound(&x->acc[i], l->steps, l->peak_mib);
+        l->pods = gl_intern_count(x->acc[i].pods);
+        recommend(x, l);
+    }
+    size_t cells = (a->nlines ? a->nlines : 1) * (x->prices->n ? x->prices->n : 1);
+    x->held_e = gl_xcalloc(cells, sizeof *x->held_e);
+    x->to_e = gl_xcalloc(cells, sizeof *x->to_e);
+    for (size_t i = 0; !rc && i < g->n; i++)
+        rc = saving_group(x, &g->g[i], err);
+    return rc ? rc : savings(x, err);
 }
 
 static enum gl_status advise(const struct gl_config *c, struct gl_store *s,
@@ -408,31 +386,21 @@ static enum gl_status advise(const struct gl_config *c, struct gl_store *s,
     out->currency = c->currency;
     out->minor_digits = c->minor_digits;
     out->step = c->step;
-    struct ctx x = {.c = c, .s = s, .prices = prices, .a = out, .cur_nh = -1};
+    struct ctx x = {.c = c, .s = s, .prices = prices, .a = out};
     x.line_keys = gl_intern_new();
     x.node_keys = gl_intern_new();
-    x.hour_keys = gl_intern_new();
     gl_buf_init(&x.key);
+    struct gl_peak_groups g = {0};
+    size_t ncuts;
+    int64_t *cuts = price_cuts(prices, &ncuts);
     enum gl_status rc = snapshot ? gl_store_read_begin(s, err) : GL_OK;
     if (rc)
         goto done;
     if (!(rc = gl_query_advise_missing(s, p, &out->missing_pod_hours, err)) &&
         !(rc = gl_query_advise_sizes(s, p, &x.sizes, &x.nsizes, err)) &&
-        !(rc = gl_query_advise_peaks(s, p, pass1_row, &x, err)) &&
-        !(rc = flush_pod_hour(&x, err))) {
-        for (size_t i = 0; i < out->nlines; i++) {
-            struct gl_advice_line *l = &out->lines[i];
-            l->p99_bound_mib = p99_bound(&x.acc[i], l->steps, l->peak_mib);
-            l->pods = gl_intern_count(x.acc[i].pods);
-            recommend(&x, l);
-        }
-        size_t cells = (out->nlines ? out->nlines : 1) * (prices->n ? prices->n : 1);
-        x.held_e = gl_xcalloc(cells, sizeof *x.held_e);
-        x.to_e = gl_xcalloc(cells, sizeof *x.to_e);
-        if (!(rc = gl_query_advise_peaks(s, p, pass2_row, &x, err)) &&
-            !(rc = savings(&x, err)))
-            rc = consolidate(&x, err);
-    }
+        !(rc = gl_query_advise_peaks(s, p, cuts, ncuts, node_hour, &x, &g, err)) &&
+        !(rc = lines(&x, &g, err)))
+        rc = node_savings(&x, err);
     if (snapshot)
         gl_store_read_end(s);
     /* sorted after the passes: the line index is the key's intern id until here */
@@ -446,16 +414,14 @@ done:
         gl_intern_free(x.acc[i].pods);
     }
     free(x.acc);
-    for (size_t i = 0; i < x.nnh; i++)
-        gl_intern_free(x.nh[i].devs);
-    free(x.nh);
     free(x.held_e);
     free(x.to_e);
-    free(x.cur_pod);
+    free(x.freed);
+    free(cuts);
+    gl_peak_groups_free(&g);
     gl_fleet_sizes_free(x.sizes, x.nsizes);
     gl_intern_free(x.line_keys);
     gl_intern_free(x.node_keys);
-    gl_intern_free(x.hour_keys);
     gl_buf_free(&x.key);
     if (rc)
         gl_advice_free(out);

@@ -1635,53 +1635,7 @@ enum gl_status gl_query_workload_units(struct gl_store *s, const struct gl_perio
     return work_read(s, p, sql, true, fn, ctx, "unit cost: reading units of work", err);
 }
 
-/* ---- advice (schema/013 pod_peak) ---- */
-
-enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period *p, gl_peak_fn fn,
-                                     void *ctx, struct gl_error *err)
-{
-    /* team: the pod's used memory that hour on that device is in usage under
-     * one team (its labels at the hour); model and capacity of that hour */
-    static const char sql[] =
-        "SELECT k.hour, k.cluster, k.namespace, k.pod,"
-        " coalesce((SELECT u.team FROM usage u WHERE u.hour = k.hour AND u.cluster = k.cluster"
-        "   AND u.namespace = k.namespace AND u.pod = k.pod AND u.device_id = k.device_id"
-        "   AND u.kind = '" GL_K_MEMORY_USED "' ORDER BY u.quantity DESC, u.team LIMIT 1), ''),"
-        " coalesce(o.owner_kind, ''), coalesce(o.owner_name, ''),"
-        " d.uuid, d.gpu_i_profile, coalesce(m.model, d.model), d.hostname,"
-        " coalesce(m.max_capacity_mib, d.max_capacity_mib),"
-        " k.bucket, k.steps, k.peak_mib, k.alloc_mib, k.alloc_ugpu"
-        " FROM pod_peak k JOIN device d ON d.id = k.device_id"
-        " LEFT JOIN device_model_hour m ON m.hour = k.hour AND m.device_id = k.device_id"
-        " LEFT JOIN pod_owner o ON o.cluster = k.cluster AND o.namespace = k.namespace"
-        "  AND o.pod = k.pod"
-        " WHERE k.hour >= ?1 AND k.hour < ?2"
-        " ORDER BY k.cluster, k.namespace, k.pod, d.uuid, d.gpu_i_id, k.hour, k.bucket";
-    sqlite3_stmt *st;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                              "advise: reading pod peaks", err);
-    if (rc)
-        return rc;
-    int sr;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *t[11];
-        for (int i = 0; i < 11; i++)
-            t[i] = (const char *)sqlite3_column_text(st, i == 0 ? 1 : i);
-        struct gl_peak_read r = {
-            .hour = sqlite3_column_int64(st, 0), .cluster = t[0], .ns = t[2], .pod = t[3],
-            .team = t[4], .owner_kind = t[5], .owner_name = t[6], .uuid = t[7],
-            .profile = t[8], .model = t[9], .hostname = t[10],
-            .capacity_mib = sqlite3_column_int64(st, 11), .bucket = sqlite3_column_int64(st, 12),
-            .steps = sqlite3_column_int64(st, 13), .peak_mib = sqlite3_column_int64(st, 14),
-            .alloc_mib = sqlite3_column_int64(st, 15), .alloc_ugpu = sqlite3_column_int64(st, 16),
-        };
-        rc = fn(ctx, &r, err);
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_store_fail(s, "advise: reading pod peaks", err);
-    sqlite3_finalize(st);
-    return rc;
-}
+/* ---- advice (schema/013 pod_peak; its rows: query_peak.c) ---- */
 
 enum gl_status gl_query_advise_missing(struct gl_store *s, const struct gl_period *p,
                                        int64_t *pod_hours, struct gl_error *err)

@@ -412,22 +412,49 @@ enum gl_status gl_query_workload_units(struct gl_store *s, const struct gl_perio
                                        gl_work_fn fn, void *ctx, struct gl_error *err);
 /* ---- advice (schema/013 pod_peak; engine/bill/advice.c) ---- */
 
-/* One pod_peak row of the period with its device, owner and team: the
- * steps of one hour in one 1 GiB bucket of a pod on a device. */
+/* One group of the period's pod_peak rows (query_peak.c): the steps of a
+ * pod on a device, with the device's model and capacity of the hour and
+ * the allocation held, in one 1 GiB bucket and one price segment. */
 struct gl_peak_read {
-    int64_t hour;
-    const char *cluster, *ns, *pod, *team; /* team: of the pod's memory that hour */
+    int64_t hour;                          /* the group's first hour */
+    const char *cluster, *ns, *pod, *team; /* team: of the pod's memory that first hour */
     const char *owner_kind, *owner_name;   /* "" when the pod has no owner row */
-    const char *uuid, *profile, *model, *hostname; /* model: of that hour */
-    int64_t capacity_mib;                  /* the device's capacity that hour */
-    int64_t bucket, steps, peak_mib, alloc_mib, alloc_ugpu;
+    const char *uuid, *instance, *profile, *model, *hostname; /* model: of the hours */
+    int64_t device_id;
+    int64_t capacity_mib;                  /* the device's capacity those hours */
+    int64_t bucket, steps, peak_mib, alloc_mib, alloc_ugpu; /* steps: Σ; peak_mib: max */
 };
-typedef enum gl_status (*gl_peak_fn)(void *ctx, const struct gl_peak_read *r,
-                                     struct gl_error *err);
 
-/* The period's pod_peak rows, ordered by cluster, namespace, pod, uuid, hour. */
-enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period *p, gl_peak_fn fn,
-                                     void *ctx, struct gl_error *err);
+/* One hour of one node's whole GPUs of known capacity (cluster, hostname,
+ * model and capacity of the hour): the pods' peaks of the hour (each pod's
+ * largest MiB on each device) summed, and the devices with a pod step. */
+struct gl_node_hour_read {
+    int64_t hour;
+    const char *cluster, *hostname, *model;
+    int64_t capacity_mib, sum_peak, devices;
+};
+typedef enum gl_status (*gl_node_hour_fn)(void *ctx, const struct gl_node_hour_read *r,
+                                          struct gl_error *err);
+
+struct gl_peak_groups {
+    struct gl_peak_read *g;
+    size_t n;
+    struct gl_intern *strs; /* the groups' strings */
+};
+
+/* The period's pod_peak rows in one pass, summed per (cluster, namespace,
+ * pod, device, model and capacity of the hour, allocation, bucket, price
+ * segment): a segment is the hours between two of cuts (any order; the
+ * caller's price boundaries), so a group's hours share one price entry.
+ * out is sorted by cluster, namespace, pod, uuid, instance, first hour,
+ * bucket: the order of the groups' first rows. Memory follows the groups
+ * and one hour's node-hours, not the rows: fn receives each hour's
+ * node-hours as the hour ends. */
+enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period *p,
+                                     const int64_t *cuts, size_t ncuts, gl_node_hour_fn fn,
+                                     void *ctx, struct gl_peak_groups *out,
+                                     struct gl_error *err);
+void gl_peak_groups_free(struct gl_peak_groups *g);
 
 /* Pod-hours of the period with used memory and no pod_peak row (collected
  * in server mode, or before schema 013): advice cannot see them. */

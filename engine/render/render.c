@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "export.h"
+#include "keepfile.h"
 #include "gl_build.h"
 #include "report.h"
 #include "summary.h"
@@ -253,8 +254,11 @@ char *gl_render_file_name(const struct gl_renderer *r, const struct gl_statement
     return b.data ? b.data : gl_strdup("");
 }
 
-enum gl_status gl_render_to_file(const struct gl_renderer *r, const struct gl_statement *st,
-                                 size_t i, const char *path, struct gl_error *err)
+/* Output i of r into path: written, or taken from prev (keepfile.h) when
+ * keep is given and its file there holds the same bytes. */
+static enum gl_status render_to(const struct gl_renderer *r, const struct gl_statement *st,
+                                size_t i, const char *path, const char *prev,
+                                struct gl_render_keep *keep, struct gl_error *err)
 {
     char *data = NULL;
     size_t len = 0;
@@ -266,15 +270,28 @@ enum gl_status gl_render_to_file(const struct gl_renderer *r, const struct gl_st
     ok = fclose(f) == 0 && ok;
     if (!rc && !ok)
         rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: out of memory", path);
-    if (!rc)
+    bool linked = false;
+    if (!rc && keep)
+        rc = gl_keep_or_write(path, prev, data ? data : "", len, &linked, err);
+    else if (!rc)
         rc = gl_write_atomic(path, data ? data : "", len, err);
+    if (!rc && keep)
+        (*(linked ? &keep->unchanged : &keep->written))++;
     free(data);
     return rc;
 }
 
-enum gl_status gl_render_all(const struct gl_renderer *r, const struct gl_statement *st,
-                             const char *team, const char *dir, size_t *count,
-                             struct gl_error *err)
+enum gl_status gl_render_to_file(const struct gl_renderer *r, const struct gl_statement *st,
+                                 size_t i, const char *path, struct gl_error *err)
+{
+    return render_to(r, st, i, path, NULL, NULL, err);
+}
+
+/* gl_render_all, each file also looked for under prev_dir (keep given). */
+static enum gl_status render_all(const struct gl_renderer *r, const struct gl_statement *st,
+                                 const char *team, const char *dir, const char *prev_dir,
+                                 struct gl_render_keep *keep, size_t *count,
+                                 struct gl_error *err)
 {
     enum gl_status rc = GL_OK;
     size_t n = gl_render_count(st, r->scope);
@@ -284,37 +301,60 @@ enum gl_status gl_render_all(const struct gl_renderer *r, const struct gl_statem
         if (team && t && strcmp(team, t) != 0)
             continue;
         char *name = gl_render_file_name(r, st, i);
-        struct gl_buf path;
+        struct gl_buf path, prev;
         gl_buf_init(&path);
-        if (!gl_buf_printf(&path, "%s/%s", dir, name))
+        gl_buf_init(&prev);
+        if (!gl_buf_printf(&path, "%s/%s", dir, name) ||
+            (prev_dir && !gl_buf_printf(&prev, "%s/%s", prev_dir, name)))
             rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-        else if (!(rc = gl_render_to_file(r, st, i, path.data, err)))
+        else if (!(rc = render_to(r, st, i, path.data, prev.data, keep, err)))
             (*count)++;
         gl_buf_free(&path);
+        gl_buf_free(&prev);
         free(name);
     }
     return rc;
 }
 
+enum gl_status gl_render_all(const struct gl_renderer *r, const struct gl_statement *st,
+                             const char *team, const char *dir, size_t *count,
+                             struct gl_error *err)
+{
+    return render_all(r, st, team, dir, NULL, NULL, count, err);
+}
+
+enum gl_status gl_render_all_kept(const struct gl_renderer *r, const struct gl_statement *st,
+                                  const char *dir, struct gl_render_keep *keep,
+                                  struct gl_error *err)
+{
+    size_t n;
+    return render_all(r, st, NULL, dir, keep->prev, keep, &n, err);
+}
+
 enum gl_status gl_render_tree(const struct gl_statement *st, const char *dir,
-                              struct gl_error *err)
+                              struct gl_render_keep *keep, struct gl_error *err)
 {
     enum gl_status rc = GL_OK;
     for (size_t k = 0; !rc && k < gl_nrenderers; k++) {
         const struct gl_renderer *r = &gl_renderers[k];
         if (!r->folder)
             continue;
-        struct gl_buf sub;
+        struct gl_buf sub, prev;
         gl_buf_init(&sub);
-        if (!gl_buf_printf(&sub, "%s%s%s", dir, r->folder[0] ? "/" : "", r->folder))
+        gl_buf_init(&prev);
+        const char *slash = r->folder[0] ? "/" : "";
+        if (!gl_buf_printf(&sub, "%s%s%s", dir, slash, r->folder) ||
+            (keep && keep->prev &&
+             !gl_buf_printf(&prev, "%s%s%s", keep->prev, slash, r->folder)))
             rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
         else if (mkdir(sub.data, 0777) != 0 && errno != EEXIST)
             rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", sub.data,
                               strerror(errno));
         size_t n;
         if (!rc)
-            rc = gl_render_all(r, st, NULL, sub.data, &n, err);
+            rc = render_all(r, st, NULL, sub.data, prev.data, keep, &n, err);
         gl_buf_free(&sub);
+        gl_buf_free(&prev);
     }
     return rc;
 }

@@ -73,10 +73,24 @@ enum gl_status gl_render_all(const struct gl_renderer *r, const struct gl_statem
                              const char *team, const char *dir, size_t *count,
                              struct gl_error *err);
 
+/* A tree written beside the one it replaces: prev is that tree (NULL:
+ * none); a file whose bytes equal prev's file of the same name is
+ * hard-linked from it, not written (keepfile.h). The counts of both. */
+struct gl_render_keep {
+    const char *prev;
+    size_t written, unchanged;
+};
+
 /* Every renderer of the table with a folder into dir/<folder>/ (folders
- * created): a period's whole tree, from one statement. */
+ * created): a period's whole tree, from one statement; keep: NULL, or the
+ * tree it replaces and the counts. */
 enum gl_status gl_render_tree(const struct gl_statement *st, const char *dir,
-                              struct gl_error *err);
+                              struct gl_render_keep *keep, struct gl_error *err);
+
+/* gl_render_all of every team into dir, a folder of such a tree. */
+enum gl_status gl_render_all_kept(const struct gl_renderer *r, const struct gl_statement *st,
+                                  const char *dir, struct gl_render_keep *keep,
+                                  struct gl_error *err);
 
 /* Outputs a command prints with a team filter (NULL = every team). */
 enum gl_status gl_render_anomalies_json(const struct gl_statement *st, const char *team,

@@ -31,19 +31,19 @@ static enum gl_status make_dir(const char *dir, struct gl_error *err)
 }
 
 /* Every output of one open period into dir (a fresh folder): one
- * statement, every renderer of the table (render.c). */
+ * statement, every renderer of the table (render.c); a file equal to the
+ * one of the tree in place (keep->prev) is linked from it, not written. */
 static enum gl_status write_tree(const struct gl_config *c, struct gl_store *s,
                                  const struct gl_price_table *prices, const struct gl_period *p,
-                                 const char *dir, size_t *ninvoices, size_t *nrows,
-                                 struct gl_error *err)
+                                 const char *dir, struct gl_render_keep *keep, size_t *ninvoices,
+                                 size_t *nrows, struct gl_error *err)
 {
     struct gl_statement *st = NULL;
     enum gl_status rc = gl_statement_build_checked(c, s, prices, p, GL_ST_ALL, gl_frozen_verify, &st, err);
     if (!rc)
-        rc = gl_render_tree(st, dir, err);
-    size_t n;
+        rc = gl_render_tree(st, dir, keep, err);
     if (!rc && c->nwork > 0) /* the FOCUS export's companion: cost per unit of work */
-        rc = gl_render_all(gl_renderer_find("unit-cost-csv"), st, NULL, dir, &n, err);
+        rc = gl_render_all_kept(gl_renderer_find("unit-cost-csv"), st, dir, keep, err);
     if (!rc)
         rc = gl_render_focus_rows(st, nrows, err);
     *ninvoices = st ? gl_render_count(st, GL_SCOPE_INVOICE) : 0;
@@ -116,11 +116,15 @@ static enum gl_status write_period(const struct gl_config *c, struct gl_store *s
         !gl_buf_printf(&dir, "%s/%s", out_dir, p->name))
         rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
     size_t n = 0, rows = 0;
+    /* the tree in place: its unchanged files keep their inode and mtime */
+    struct stat old;
+    struct gl_render_keep keep = {
+        .prev = !rc && lstat(dir.data, &old) == 0 && S_ISDIR(old.st_mode) ? dir.data : NULL};
     if (!rc && !(rc = gl_output_tree_remove(tmp.data, err)) && mkdir(tmp.data, 0777) != 0)
         rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", tmp.data,
                           strerror(errno));
     else if (!rc) {
-        rc = write_tree(c, s, prices, p, tmp.data, &n, &rows, err);
+        rc = write_tree(c, s, prices, p, tmp.data, &keep, &n, &rows, err);
         if (!rc)
             rc = gl_output_tree_files(tmp.data, &files, err);
         if (!rc)
@@ -131,8 +135,10 @@ static enum gl_status write_period(const struct gl_config *c, struct gl_store *s
     if (!rc)
         rc = gl_outstate_record(s, out_dir, p->name, fp, files.data, err);
     if (!rc)
-        gl_log(GL_LOG_INFO, "wrote outputs period=%s dir=%s invoices=%zu focus_rows=%zu",
-               p->name, dir.data, n, rows);
+        gl_log(GL_LOG_INFO,
+               "wrote outputs period=%s dir=%s invoices=%zu focus_rows=%zu files_written=%zu "
+               "files_unchanged=%zu",
+               p->name, dir.data, n, rows, keep.written, keep.unchanged);
     gl_buf_free(&tmp);
     gl_buf_free(&dir);
     gl_buf_free(&files);

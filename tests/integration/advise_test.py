@@ -15,6 +15,11 @@ Prometheus and collected. Checks:
             saving equal the model's; adv-n3's four GPUs fit on two
   repull    collecting the window again gives the same advice (the hour's
             peak rows are replaced, not added)
+  hours     the window's stored hours copied over 30 windows (120 hours, one
+            pod on a device for all of them) under an A100 price that changes
+            on day 5: every line's peak, p99 bound, steps, pods, team and
+            saving, and every node's GPU-hours, bound and saving equal a
+            calculation from the stored peak rows in this file
   invoices  every invoice is byte-identical with the peak table emptied,
             and equals the generator's expected totals: advice bills nothing
   server    collection.mode server (billing basis used, every host summed on
@@ -24,6 +29,7 @@ Prometheus and collected. Checks:
             list the recommendations
 """
 
+import fractions
 import json
 import os
 import shutil
@@ -79,6 +85,71 @@ def line_key(x):
             x.get("gpu_model"), "", x.get("allocation_mib"))
 
 
+def price_amount(prices, per_entry):
+    """Σ over price rows of GB-hours × price, each rounded half-even to the cent once."""
+    return sum(gc.to_units(gc.round_half_even(gc.mib_s_to_gbh(mib_s)
+                                              * fractions.Fraction(prices[e][1]), 2), 2)
+               for e, mib_s in per_entry.items())
+
+
+def price_entry(prices, model, hour):
+    return next((i for i, (m, _, vf, vt) in enumerate(prices) if m == model and
+                 (vf is None or hour >= vf) and (vt is None or hour < vt)), None)
+
+
+def hours_expected(rows, prices, rec, headroom=10, step=60):
+    """Lines and nodes from stored peak rows: per workload, model and
+    allocation the largest MiB, the steps, the p99 bucket's upper edge, the
+    pods; the saving of the recommendation rec (its size does not depend on
+    the hours) per price row; per node-hour the devices with a step against
+    ⌈Σ pod peaks × 1.1 ÷ capacity⌉."""
+    lines, pod_hour = {}, {}
+    for (hour, cl, ns, pod, uuid, host, okind, oname, prof, model, cap, bucket, steps, peak,
+         alloc, team) in sorted(rows, key=lambda r: (r[1], r[2], r[3], r[4], r[0], r[11])):
+        key = (cl, ns, okind or "Pod", oname if okind else pod, model, "", alloc)
+        ln = lines.setdefault(key, {"team": team or "", "pods": set(), "peak_mib": 0,
+                                    "steps": 0, "buckets": {}, "hours": {}})
+        ln["pods"].add(pod)
+        ln["peak_mib"] = max(ln["peak_mib"], peak)
+        ln["steps"] += steps
+        ln["buckets"][bucket] = ln["buckets"].get(bucket, 0) + steps
+        ln["hours"][hour] = ln["hours"].get(hour, 0) + steps
+        if not prof and cap > 0:
+            k = (cl, host, model, cap, hour)
+            ph = pod_hour.setdefault(k, {})
+            ph[(ns, pod, uuid)] = max(ph.get((ns, pod, uuid), 0), peak)
+    out = {}
+    for key, ln in lines.items():
+        n, cum, p99 = ln["steps"], 0, ln["peak_mib"]
+        rank = -(-99 * n // 100)
+        for b in sorted(ln["buckets"]):
+            cum += ln["buckets"][b]
+            if cum >= rank:
+                p99 = min((b + 1) * 1024, ln["peak_mib"])
+                break
+        r, saving = rec.get(key), None
+        if r:
+            held, to = {}, {}
+            for hour, steps in ln["hours"].items():
+                e, f = price_entry(prices, key[4], hour), price_entry(prices, r["gpu_model"], hour)
+                held[e] = held.get(e, 0) + key[6] * steps * step
+                to[f] = to.get(f, 0) + r["mib"] * steps * step
+            saving = gc.units_to_str(price_amount(prices, held) - price_amount(prices, to), 2)
+        out[key] = {"team": ln["team"], "pods": len(ln["pods"]), "peak_mib": ln["peak_mib"],
+                    "p99_bound_mib": p99, "steps": n, "saving": saving}
+    nodes = {}
+    for (cl, host, model, cap, hour), ph in pod_hour.items():
+        nd = nodes.setdefault((cl, host, model), [0, 0, {}])
+        in_use = len({u for (_, _, u) in ph})
+        bound = min(max(-(-(-(-sum(ph.values()) * (100 + headroom) // 100)) // cap), 1), in_use)
+        nd[0] += in_use
+        nd[1] += bound
+        e = price_entry(prices, model, hour)
+        nd[2][e] = nd[2].get(e, 0) + (in_use - bound) * cap * 3600
+    return out, {k: (v[0], v[1], gc.units_to_str(price_amount(prices, v[2]), 2))
+                 for k, v in nodes.items()}
+
+
 class Suite(harness.ScenarioSuite):
     def setup_all(self):
         return self.collect_scenario(SCENARIO, WINDOW, db=self.path("advise.db"))
@@ -108,6 +179,7 @@ class Suite(harness.ScenarioSuite):
         tap.check("repull: collecting the window again gives the same advice",
                   [] if self.run(cfg_path, db, "advise", "--period", PERIOD) == again
                   else ["the advice changed after a re-pull"])
+        self.hours(cfg, db, doc)
         self.invoices(gen, cfg_path, db)
         self.server(cfg)
         self.pages(cfg_path, db)
@@ -165,6 +237,63 @@ class Suite(harness.ScenarioSuite):
                        "on two) and every node line says its bound is a lower bound",
                        ([] if hand == HAND_NODES else ["model %s, by hand %s" % (hand, HAND_NODES)])
                        + bound)
+
+    def hours(self, cfg, db, doc4):
+        """The window's hours copied COPIES times, 4 h apart, and the advice
+        against a calculation from the copied rows (not the engine's code)."""
+        copies, cut = 30, gc.parse_time("2026-11-05T00:00:00Z")
+        path = self.path("hours.db")
+        shutil.copyfile(db, path)
+        w0, w1 = gc.parse_time(WINDOW[0]), gc.parse_time(WINDOW[1])
+        with sqlite3.connect(path) as con:
+            for table in ("pod_peak", "device_model_hour", "usage"):
+                cols = [r[1] for r in con.execute("PRAGMA table_info(%s)" % table)]
+                sel = ", ".join("hour + ?" if c == "hour" else c for c in cols)
+                for k in range(1, copies):
+                    con.execute("INSERT INTO %s (%s) SELECT %s FROM %s WHERE hour >= ? AND "
+                                "hour < ?" % (table, ", ".join(cols), sel, table),
+                                (k * (w1 - w0), w0, w1))
+            rows = con.execute(
+                "SELECT k.hour, k.cluster, k.namespace, k.pod, d.uuid, d.hostname,"
+                " coalesce(o.owner_kind, ''), coalesce(o.owner_name, ''), d.gpu_i_profile,"
+                " coalesce(m.model, d.model), coalesce(m.max_capacity_mib, d.max_capacity_mib),"
+                " k.bucket, k.steps, k.peak_mib, k.alloc_mib,"
+                " (SELECT u.team FROM usage u WHERE u.hour = k.hour AND u.cluster = k.cluster"
+                "  AND u.namespace = k.namespace AND u.pod = k.pod AND u.device_id = k.device_id"
+                "  AND u.kind = 'memory_used' ORDER BY u.quantity DESC, u.team LIMIT 1)"
+                " FROM pod_peak k JOIN device d ON d.id = k.device_id"
+                " LEFT JOIN device_model_hour m ON m.hour = k.hour AND m.device_id = k.device_id"
+                " LEFT JOIN pod_owner o ON o.cluster = k.cluster AND o.namespace = k.namespace"
+                "  AND o.pod = k.pod").fetchall()
+        prices = [(A100, "0.03", None, cut), (A100, "0.04", cut, None),
+                  ("NVIDIA L4", "0.05", None, None)]
+        c2 = json.loads(json.dumps(cfg))
+        c2["prices"] = {"entries": [
+            {"model_pattern": "^%s$" % m, "unit": "GB-Hours", "price": pr, "currency": "USD",
+             "valid_from": "2026-01-01T00:00:00Z" if vf is None else "2026-11-05T00:00:00Z",
+             "valid_to": "" if vt is None else "2026-11-05T00:00:00Z"}
+            for m, pr, vf, vt in prices]}
+        c2_path = self.path("config-hours.json")
+        with open(c2_path, "w") as f:
+            json.dump(c2, f, indent=1)
+        doc = json.loads(self.run(c2_path, path, "advise", "--period", PERIOD))
+        rec = {line_key(x): x.get("recommendation") for x in doc4.get("right_sizing") or []}
+        want_lines, want_nodes = hours_expected(rows, prices, rec)
+        got = {line_key(x): {k: x.get(k) for k in ("team", "pods", "peak_mib", "p99_bound_mib",
+                                                   "steps")}
+               | {"saving": (x.get("recommendation") or {}).get("saving")}
+               for x in doc.get("right_sizing") or []}
+        big = sum(1 for r in rows if r[3] == "big-0")
+        self.tap.check("hours: %d stored hours (big-0 in %d peak rows): every line equals the "
+                       "calculation from the rows" % (copies * 4, big),
+                       ["%s: got %s, expected %s" % (k, got.get(k), want_lines.get(k))
+                        for k in sorted(set(got) | set(want_lines), key=str)
+                        if got.get(k) != want_lines.get(k)])
+        got = {(x.get("cluster"), x.get("node"), x.get("gpu_model")): (
+            x.get("gpu_hours_in_use"), x.get("lower_bound_gpu_hours"), x.get("saving"))
+            for x in doc.get("consolidation") or []}
+        self.tap.check("hours: every node's GPU-hours, bound and saving equal the calculation",
+                       [] if got == want_nodes else ["got %s, expected %s" % (got, want_nodes)])
 
     def invoices(self, gen, cfg_path, db):
         tap = self.tap
@@ -240,6 +369,7 @@ class Suite(harness.ScenarioSuite):
                 problems.append("%s without the right-sizing section" % path)
         self.tap.check("pages: team-c's report page (HTML and Markdown) shows its "
                        "recommendation", problems)
+
 
 
 def main():
