@@ -8,7 +8,7 @@
 #   ./tests/run.sh --list            the suites and their tags
 #   ./tests/run.sh --only focus ...  the suites named, or carrying a tag
 #   ./tests/run.sh --no-asan         without the sanitizer pass
-#   ./tests/run.sh -j 3              three suites at a time (default: cores)
+#   ./tests/run.sh -j 2              two suites at a time (default: cores + 1)
 #
 # Longer fuzzing is tests/fuzz/run.sh --minutes N (not part of this run: the
 # corpora and regressions replay here as the replay-* suites).
