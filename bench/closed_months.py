@@ -7,8 +7,8 @@ Usage:
       [--reuse DIR] [--repeat K] [--callgrind]
 
 A database a year old holds 11-12 closed months; the hourly CronJob's `run`
-must not cost more with every month closed (issue 13 item 1: "flat across
-the month", and across the year). Per N of --closed, a database holds the N
+must not cost more with every month closed ("flat across the month", and
+across the year). Per N of --closed, a database holds the N
 months 2027-01 - N .. 2026-12, every one closed, and the open month 2027-01
 up to day --days, all written straight with SQLite into the engine's own
 schema (the engine creates it; the usage triggers of schema 004 keep the

@@ -1,5 +1,5 @@
 /*
- * json_eval — JSON parsers for the matrix path (issue 13 item 2), on the
+ * json_eval — JSON parsers for the matrix path, on the
  * engine's own query_range bodies (bench/json_capture.py), every parser
  * doing the same work: walk status / data.resultType / data.result, copy
  * every label name and value of each series (one allocation per label,

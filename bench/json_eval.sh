@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# JSON parsers for the matrix path (issue 13 item 2): the engine's
+# JSON parsers for the matrix path: the engine's
 # parser against yajl alone, Boost.JSON, simdjson, RapidJSON and cJSON, and zlib against
 # libdeflate and ISA-L, on the engine's own query_range bodies of a 6 h
 # collect of bench/scale.py's fleets (see bench/json_eval.cpp).

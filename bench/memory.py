@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """memory.py - peak memory of `gpuledger collect` for one chunk of a large
-fleet (issue 7, finding 6; SPEC 10 "bounded memory").
+fleet (the integrity rule "bounded memory").
 
 Usage: python3 bench/memory.py --bin PATH [--case fleet4096|series100k|all]
            [--hours N] [--keep] [--work DIR]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scale.py - the scale benchmark (issue 13 item 5): collect and the outputs
+"""scale.py - the scale benchmark: collect and the outputs
 from 64 to 4,096 GPUs against a real Prometheus, next to same-run baselines.
 
 Usage:

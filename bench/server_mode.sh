@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/server_mode.sh - collection.mode "raw" vs "server" (issue 13 item 4):
+# bench/server_mode.sh - collection.mode "raw" vs "server":
 # `gpuledger collect` of the generated 64-GPU benchmark cluster
 # (bench/make_scenario.py, default 30 days at 60 s) from a real Prometheus,
 # once per mode, printing next to each other: engine CPU (user+sys), wall,

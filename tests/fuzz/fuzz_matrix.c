@@ -11,7 +11,7 @@
  *               like collection.chunk_hours
  *   bytes 3-4   int16 little endian: hours from the fixed start
  * After a successful parse the result is checked against what parse.h and
- * SPEC §10 promise: the body is exactly one JSON document (cJSON as the
+ * the integrity rules promise: the body is exactly one JSON document (cJSON as the
  * oracle: nothing but white space after it, no NUL byte in it), values are
  * finite and in bounds, first_step and the sample count agree with the
  * slots (a duplicate timestamp cannot be a kept sample).
