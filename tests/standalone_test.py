@@ -35,8 +35,9 @@ PATTERNS = [
 EXEMPT = ("tests/fixtures/focus/",)
 
 # references to the internal tracker, work sessions and specification
-# sections; "SPEC" and the section sign are assembled so that this file
-# does not match itself. Text files only: a PNG's bytes may spell anything.
+# sections; the specification's short name and the section sign are
+# assembled so that this file does not match itself. Text files only: a
+# PNG's bytes may spell anything.
 SECTION = "\u00a7"
 REFS = ("a reference to the internal tracker, a work session or a specification section",
         re.compile(r"\b[Ii]ssues? #?[0-9]+|\b[Ss]essions? [0-9]+|\b[Ff]indings? [0-9]+"

@@ -10,7 +10,7 @@ Writes into OUTDIR:
                  Load it with `promtool tsdb create-blocks-from openmetrics`.
   config.json    gpuledger config (docs/interfaces.md); prometheus.url is the
                  placeholder "http://127.0.0.1:PORT" for the caller to rewrite.
-  prices.csv     price table (SPEC section 9).
+  prices.csv     price table (docs/specification.md, Arithmetic).
   expected.json  figures computed here, never by the engine (see below), for
                  config.json.
   config-RUN.json, expected-RUN.json
@@ -19,9 +19,10 @@ Writes into OUTDIR:
                  billing basis, idle policy, identity labels).
 
 Only the Python 3 standard library is used; all money and quantity arithmetic
-is exact (int / fractions.Fraction), rounded half-even once where SPEC says.
+is exact (int / fractions.Fraction), rounded half-even once where the
+specification says.
 No code is shared with the engine: the reference model below is written from
-SPEC sections 3 and 9 and docs/interfaces.md ("Sharing-aware attribution").
+docs/specification.md (Attribution, Arithmetic) and docs/interfaces.md ("Sharing-aware attribution").
 
 The module can also be imported (tests/integration/run.py does):
   load_scenario(path) -> Cluster;  Cluster.expected(t_from, t_to, exclude, overrides)
@@ -194,7 +195,7 @@ SCENARIO FORMAT (JSON; times are RFC 3339 UTC "YYYY-MM-DDTHH:MM:SSZ")
                                        expected-NAME.json are written for each
 }
 
-THE REFERENCE MODEL (SPEC 3 and 9; interfaces.md "Sharing-aware attribution")
+THE REFERENCE MODEL (specification: Attribution, Arithmetic; interfaces.md "Sharing-aware attribution")
 ----------------------------------------------------------------------
 Computed on the very samples written to data.om, step by step over the
 window, for one engine config (memory_source.attribution "process" or
@@ -202,7 +203,7 @@ window, for one engine config (memory_source.attribution "process" or
 identity_labels "auto" / "exported", billing.basis "used" / "max",
 idle_overhead.policy "platform" / "proportional" / "unbilled",
 allocation.replicas / mig_profiles_mib / resources):
-- DRA / HAMi / issue 12: a DRA claim on a pod's series allocates that device
+- DRA / HAMi / fleet: a DRA claim on a pod's series allocates that device
   (capacity - reserved; MIG: the slice, else mig_profiles_mib, else the
   profile size x 1024), shared by its pods by largest remainder (ties by
   namespace/pod); a HAMi limit (bytes -> MiB half-even, containers summed)
@@ -212,7 +213,7 @@ allocation.replicas / mig_profiles_mib / resources):
   (allocation - its memory on that device) and, under basis max, the billed
   reserved-unused out of that device's idle with the rest that device's
   excess, stay on it; other devices' idle is untouched. Capacity =
-  device used + max FREE + max RESERVED (SPEC 9), with or without a device
+  device used + max FREE + max RESERVED (specification: Arithmetic), with or without a device
   series (never one per-pod series' USED plus the copied FREE/RESERVED). Billed reserved-unused taken on a device
   and the excess left over (on the pod's device with most memory, else the
   node's first with a capacity) are kept per device; a device with unknown
@@ -1055,7 +1056,7 @@ class Cluster:
         return v if v else self.cluster_name
 
     def identity(self, d, mode=None):
-        """(namespace, pod) of a dcgm series per SPEC 9, or None."""
+        """(namespace, pod) of a dcgm series per the specification (Arithmetic), or None."""
         mode = mode or self.identity_mode
         ens, epod = d.get("exported_namespace", ""), d.get("exported_pod", "")
         ns, pod = d.get("namespace", ""), d.get("pod", "")
@@ -1394,12 +1395,12 @@ class Cluster:
                     devused = dev["devused"] if has_dev else sum(vals)
                 dev["devused_v"] = devused
                 cap = None
-                if fbk:    # SPEC 9: device used + FREE + RESERVED (each max over the group)
+                if fbk:    # Arithmetic: device used + FREE + RESERVED (each max over the group)
                     cap = devused + (dev["free"] or 0) + (dev["res"] or 0)
                 res_v = 0
                 if cap is not None:
                     cfgc = cap_cfg.get(dev["model"])
-                    # SPEC 9 Missing data: only without FB_RESERVED, never for a MIG instance
+                    # Missing data: only without FB_RESERVED, never for a MIG instance
                     if cfgc and not dev["mig"] and not has_res:
                         res_v = max(0, cfgc - cap)
                         cap = cfgc
@@ -1506,7 +1507,7 @@ class Cluster:
                     if dev["mig"]:
                         sz = mig_profile_size(dev["profile"])
                         g = sz[0] if sz else 0
-                    # SPEC 9: the claim's MiB split per step, each share x step
+                    # Arithmetic: the claim's MiB split per step, each share x step
                     parts = [p * step for p in largest_remainder(a_mib, [1] * len(members))]
                     gparts = largest_remainder(step * 10 ** 6 * g // 7, [1] * len(members))
                     for (ns, pod), q, gq in zip(members, parts, gparts):
@@ -1605,7 +1606,7 @@ class Cluster:
                     dev["idle_q"] = 0
             # -- D. reserved-unused, basis max
             # a DRA claim's or HAMi limit's on the device it names: out of that
-            # device's idle, the rest that device's excess (SPEC 9), before the
+            # device's idle, the rest that device's excess (specification: Arithmetic), before the
             # requests
             for key, ns, pod, ak, q_alloc, gq in claim_rows:
                 cl, model = key[0], ak[4]
@@ -1715,7 +1716,7 @@ class Cluster:
         """(Fraction unit price per GB-hour, printed string, capacity_gb used)."""
         if price["unit"] == "GB-Hours":
             return Fraction(price["price"]), price["price"], None
-        # the measured capacity first (issue 11: a full GPU-hour costs the
+        # the measured capacity first (a full GPU-hour costs the
         # price), capacity_gb only for a model never measured
         matching = [c for m, c in caps.items() if price["re"].search(m)]
         if matching:
@@ -1893,7 +1894,7 @@ class Cluster:
                                "price": p["price"], "unit_price_per_gb_hour": up_s,
                                "capacity_gb": None if cap_gb is None else
                                round_half_even(cap_gb, 9),
-                               # FOCUS SkuPriceId part: pattern@valid_from (issue 11)
+                               # FOCUS SkuPriceId part: pattern@valid_from
                                "price_key": "%s@%s" % (p["pattern"], fmt_time(p["valid_from"]))}
         ms = cfg.get("memory_source", {})
         return {
@@ -2045,7 +2046,7 @@ def self_check(cl, exp):
             problems.append("%s/%s: invoice lines %d MiB.s, capacity + excess (- idle - "
                             "overhead if unbilled) %d" % (m["cluster"], m["gpu_model"],
                                                           billed, want))
-    # every device row adds up too (SPEC 9: excess per device)
+    # every device row adds up too (Arithmetic: excess per device)
     for d in exp["summary"]["devices"]:
         q = {f: int(v) for f, v in d["mib_seconds"].items()}
         if q["capacity"] + q["excess"] != q["memory_used"] + q["reserved_unused_billed"] + \

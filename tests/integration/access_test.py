@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gpuledger access to Prometheus as deployed (issue 4, item 5).
+"""gpuledger access to Prometheus as deployed.
 
 Usage: python3 tests/integration/access_test.py --bin build/gpuledger [--work DIR] [--keep]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""agg_test.py - the aggregates the outputs read (issue 13 item 1, schema 004).
+"""agg_test.py - the aggregates the outputs read (schema 004).
 
 Usage: python3 tests/integration/agg_test.py --bin build/gpuledger
            [--main-bin PATH] [--work DIR] [--keep] [--kills N]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """alloc_join_test.py - the allocation joined in the engine equals the
-backend's join (issue 13 item 3).
+backend's join.
 
 Usage: python3 tests/integration/alloc_join_test.py --bin build/gpuledger
            [--work DIR] [--keep] [--only NAME,...] [--all]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""arith_test.py - issue 7 findings 2 and 3 against a real Prometheus:
+"""arith_test.py - exact arithmetic against a real Prometheus:
 no wrapped arithmetic, no truncated identity.
 
 Usage: python3 tests/integration/arith_test.py --bin build/gpuledger [--work DIR] [--keep]
@@ -165,7 +165,7 @@ def gbh(mib_s):
 
 
 def gbh_read(mib_s):
-    """GB-hours as the report pages print them (issue 11): the 9-decimal
+    """GB-hours as the report pages print them: the 9-decimal
     figure rounded half-even to 2 decimals, thousands grouped with commas."""
     cents = half_even(Fraction(half_even(Fraction(mib_s * 2 ** 20, 3600)), 10 ** 7))
     whole, frac = divmod(abs(cents), 100)
@@ -387,7 +387,7 @@ class ArithSuite(harness.Suite):
         self.prices()
         self.identity()
 
-    # ---- findings 2: int64 overflow
+    # ---- int64 overflow
 
     def collect(self, cfg, db, day, hours=24):
         return self.engine.run(cfg, db, "collect", "--from", iso(day), "--to",
@@ -462,7 +462,7 @@ class ArithSuite(harness.Suite):
                             p.append("%s does not show %s GB-h" % (f, gbh_read(mib_s)))
             self.tap.check(title + "report exit 0: the team pages show the model's GB-hours", p)
 
-    # ---- finding 2: a price near the int128 limit
+    # ---- a price near the int128 limit
 
     def prices(self):
         db = self.path("identity-prices.db")
@@ -473,7 +473,7 @@ class ArithSuite(harness.Suite):
             return
         teams, _ = model(D_ID)
         cases = [
-            # capacity_gb 80 is ignored: the measured capacity converts (issue 11)
+            # capacity_gb 80 is ignored: the measured capacity converts
             ("with capacity_gb 80", "340282366920938.463463374608", "80",
              Fraction(CAPACITY * 2 ** 20, 10 ** 9)),
             ("with the measured capacity", "340282366920938463.463374607432", "",
@@ -506,7 +506,7 @@ class ArithSuite(harness.Suite):
             p += invoice_problems(doc, teams, per_gbh)
             self.tap.check(name + ": exit 0 with exact amounts (never 0.00)", p)
 
-    # ---- finding 3: identity
+    # ---- identity
 
     def identity(self):
         cfg = self.config("identity", run_start=iso(D_ID))

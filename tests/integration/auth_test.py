@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gpuledger against managed Prometheus services, natively (issue 9, item 4).
+"""gpuledger against managed Prometheus services, natively.
 
 Usage: python3 tests/integration/auth_test.py --bin build/gpuledger [--work DIR] [--keep]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gpuledger multi-cluster and second-backend tests (issue 4, items 4 and 8).
+"""gpuledger multi-cluster and second-backend tests.
 
 Usage: python3 tests/integration/backends_test.py --bin build/gpuledger [--work DIR] [--keep]
 

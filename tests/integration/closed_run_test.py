@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """closed_run_test.py - the hourly run does not recompute unchanged closed
-months, and still refuses a price change of one (issue 13 item 1).
+months, and still refuses a price change of one.
 
 Usage: python3 tests/integration/closed_run_test.py --bin build/gpuledger [--work DIR] [--keep]
 

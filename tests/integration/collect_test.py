@@ -3,7 +3,7 @@
 precedence across chunks, the progress line, prices checked against stored
 usage.
 
-SPEC 9: "If two kube_pod_labels series for the same object are present at t,
+The specification (Arithmetic): "If two kube_pod_labels series for the same object are present at t,
 the one that first appeared later wins." A pod holds 1000 MiB for three hours
 (2026-10-07 00:00-03:00, 60 s samples); its kube_pod_labels series with
 label_team=alpha is present throughout, a second one with label_team=beta

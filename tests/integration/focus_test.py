@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """focus_test.py - the FOCUS CSV against the FinOps Foundation's rule data,
-and GPU-hour prices that mean what they say (issue 11 items 1-3).
+and GPU-hour prices that mean what they say.
 
 Usage: python3 tests/integration/focus_test.py --bin build/gpuledger
            [--work DIR] [--keep]

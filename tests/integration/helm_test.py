@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""The Helm chart charts/gpuledger, checked offline with the real tools
-(issue 10, item 4).
+"""The Helm chart charts/gpuledger, checked offline with the real tools.
 
 Usage: python3 tests/integration/helm_test.py [--bin build/gpuledger]
                                               [--cache DIR] [--keep]
@@ -748,7 +747,7 @@ def engine_on_chart(docs, scn, binary, work):
         rc, out, err = mt.run_engine([binary, "--config", cfg, "--db", db, "check", "--at", at],
                                      root)
         # the stub answers every query with no series: check accepts the
-        # config, then exits 4 for the required queries without data (issue 10)
+        # config, then exits 4 for the required queries without data
         expect(rc == 0 or (rc == 4 and "required queries without data" in err),
                f"gpuledger check exited {rc}: {mt.tail(err)}")
         n_check = {w: len(s.requests) for w, s in stubs.items()}

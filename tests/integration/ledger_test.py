@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ledger_test.py - the ledger side of collection (issue 7, SPEC 10): no
+"""ledger_test.py - the ledger side of collection (specification: Integrity): no
 silent shrink, chunk splitting, the schema version and the writer lock.
 
 A generated fleet (4 nodes n1..n4, 4 A100 each, one pod on GPUs 0 and 1,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Retention and backup (issue 10, item 6): `prune` and `backup` against a
+"""Retention and backup: `prune` and `backup` against a
 database a concurrent `run` keeps writing, with a real Prometheus.
 
 Usage: python3 tests/integration/maintain_test.py --bin build/gpuledger

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Offline checks of the deployment files in examples/ (issue 4, item 7).
+"""Offline checks of the deployment files in examples/.
 
 Usage: python3 tests/integration/manifests_test.py [--bin build/gpuledger]
                                                    [--no-image-build] [--keep]
@@ -934,7 +934,7 @@ def engine_check(docs, cj, binary, work):
     finally:
         stub.close()
     # the stub answers every query with no series: check accepts the config,
-    # then exits 4 for the required queries without data (issue 10)
+    # then exits 4 for the required queries without data
     expect(rc == 0 or (rc == 4 and "required queries without data" in err),
            f"gpuledger check exited {rc}: {tail(err)}")
     expect(stub.requests, "check sent no request to the stub Prometheus")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gpuledger's own metrics, alerts and dashboard (issue 10 items 1-3) with
+"""gpuledger's own metrics, alerts and dashboard with
 real parts: promtool, a real Prometheus serving a scenario, a real
 Pushgateway (Debian prometheus-pushgateway) and a second real Prometheus
 scraping it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""model_change_test.py - a GPU's model is a fact of each hour (issue 21 item 2).
+"""model_change_test.py - a GPU's model is a fact of each hour.
 
 Usage: python3 tests/integration/model_change_test.py --bin build/gpuledger [--work DIR] [--keep]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""gpuledger `run` outputs that are always complete (issue 7, finding 5 and
-the kill loop of "Done when") against a real Prometheus.
+"""gpuledger `run` outputs that are always complete (a killed run leaves
+no partial file) against a real Prometheus.
 
 Usage: python3 tests/integration/outputs_test.py --bin build/gpuledger
                                                  [--work DIR] [--keep] [--seed N] [--kills N]
@@ -15,7 +15,7 @@ at --now 2026-12-01T20:00 (window to 19:00) backfills across the month end
 and the next run (--now 2026-12-01T20:00 again, or 23:00) re-pulls only
 December 1st 17:00 on: November is not re-collected by it.
 
-1. Finding 5: into a fresh database and output folder, `run --now
+1. Killed runs: into a fresh database and output folder, `run --now
    2026-12-01T20:00` is SIGKILLed (a) as soon as the first output file
    appears after the "collected cluster=" line, (b) halfway through the
    output stage (its duration measured on an uninterrupted run); then
@@ -237,7 +237,7 @@ class OutputsTest(harness.Suite):
         self.exp_nov = self.gen.expected()
         p = gc.self_check(self.gen, self.exp_nov)
         if series > 20:
-            p.append("%d series (SPEC 9 budget: ~20)" % series)
+            p.append("%d series (test budget: about 20)" % series)
         with open(self.path("prices.csv"), "w", encoding="utf-8", newline="") as f:
             f.write(self.gen.prices_csv())
         if not tap.check("generator: %d series, %d lines (%.1fs)" % (series, nlines,
@@ -354,7 +354,7 @@ class OutputsTest(harness.Suite):
                            "".join(lines) + ("(killed, mode %s, %.3fs)" % (mode, delay)))
         return was_killed, proc.returncode, "".join(lines), secs
 
-    # ---- 1. finding 5
+    # ---- 1. killed runs
     def reference(self):
         tap = self.tap
         self.ref_db, self.ref_out = self.path("ref.db"), self.path("out-ref")
@@ -425,7 +425,7 @@ class OutputsTest(harness.Suite):
             for f in sorted(set(ref_nov) | set(got)):
                 if f in ref_nov and f in got and got[f] != ref_nov[f]:
                     p.append("%s differs from the uninterrupted run's" % f)
-            tap.check("finding 5: run --now %s killed %s (%.3fs, %d periods written before); "
+            tap.check("killed run: run --now %s killed %s (%.3fs, %d periods written before); "
                       "run --now %s (November not re-pulled) -> exit 0 and %s complete: every "
                       "file, generator figures, identical to the uninterrupted run's" % (
                           T1, name, secs, len(wrote), T2, NOV), p)
@@ -623,7 +623,7 @@ class OutputsTest(harness.Suite):
                                      timeout=ENGINE_TIMEOUT)
         if not self.setup() or not self.reference():
             return
-        for name, step in (("finding 5", self.finding5), ("output state", self.state),
+        for name, step in (("killed runs", self.finding5), ("output state", self.state),
                            ("kill loop", self.kill_loop)):
             if self.a.only and name not in self.a.only:
                 continue

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Exporter schema presets (issue 9 item 3): units and labels per query.
+"""Exporter schema presets: units and labels per query.
 
 The fleet scenario (scenarios/fleet.json: exclusive, time-sliced, MIG and
 per-process GPUs, FB_FREE / FB_RESERVED only on per-pod series on one) is

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gpuledger against the real dcgm-exporter / HAMi captures (issue 3).
+"""gpuledger against the real dcgm-exporter / HAMi captures.
 
 Usage: python3 tests/integration/real_fixtures.py --bin build/gpuledger
                  [--fixtures DIR] [--work DIR] [--keep]
@@ -24,7 +24,7 @@ then runs `collect`, `summary --format json`, `invoice --format json` and
 Each run only sees its own clusters (the query files are copied into the work
 directory with ${cluster_selector} set to those clusters). The expected
 figures are computed here from the capture values x 180 steps x 60 s, with
-SPEC 9 ("Missing data") applied by hand.
+The specification's "Missing data" rule applied by hand.
 
 Prints one line per check, "ok - NAME" or "not ok - NAME: REASON", and
 otherwise only "# ..." comments; exits 1 when any check failed.
@@ -197,7 +197,7 @@ class Run:
         self.requests = {}      # (cluster, ns, pod) -> (node, resource)
         self.build()
 
-    # ---- reading the captures the way SPEC 9 says
+    # ---- reading the captures the way the specification (Arithmetic) says
     def device(self, cluster, labels):
         d = dict(labels)
         lab = self.memory.get("labels", {})
@@ -296,7 +296,7 @@ class Run:
                 # pods billed their allocation: one instance of the profile
                 # (measured capacity - reserved of an instance of that profile
                 # on the node, else -- no mig_profiles_mib configured -- the
-                # size in the resource name x 1024 MiB, SPEC 9)
+                # size in the resource name x 1024 MiB, specification: Arithmetic)
                 for ns, pod in sorted(dev.compute_pods):
                     req = self.requests.get((dev.cluster, ns, pod))
                     if not req:
@@ -354,7 +354,7 @@ class Run:
             used = dev.used_dev if dev.used_dev is not None else max(vals.values(), default=0)
         else:
             used = dev.used_dev if dev.used_dev is not None else sum(vals.values())
-        free = dev.free or 0        # missing samples count as zero (SPEC 9)
+        free = dev.free or 0        # missing samples count as zero (specification: Arithmetic)
         cfg = self.capacity.get(dev.model)
         if dev.reserved is not None:
             res, cap = dev.reserved, used + free + dev.reserved
@@ -732,7 +732,7 @@ class Suite(harness.Suite):
                                  name, r.get("capacity"), want_cap, e["capacity"],
                                  NSTEPS * STEP, e["rule"], dev.used_dev if dev.used_dev
                                  is not None else "pods", dev.free, dev.reserved,
-                                 "; an absent FB_FREE counts as 0, SPEC 9"
+                                 "; an absent FB_FREE counts as 0 (specification: Arithmetic)"
                                  if dev.free is None else ""))
             lhs = vals["capacity"] + vals["excess"]
             rhs = vals["memory_used"] + vals["reserved"] + vals["unattributed"] + vals["idle"]
@@ -752,11 +752,11 @@ class Suite(harness.Suite):
                     p_fig.append("%s %s %s, expected %s" % (name, f, r.get(f), want))
         tap.check("%s: device gpu_model, node, gpu_i_profile" % n, p_meta)
         tap.check("%s: device capacity = USED+FREE+RESERVED, or the configured model "
-                  "capacity when RESERVED is absent, or USED+FREE without either (SPEC 9)" % n,
+                  "capacity when RESERVED is absent, or USED+FREE without either (specification: Arithmetic)" % n,
                   p_cap)
         tap.check("%s: device idle = FB_FREE (consistent data)" % n, p_idle)
         tap.check("%s: every device with FB metrics reconciles: capacity + excess = "
-                  "memory_used + reserved + unattributed + idle (SPEC 3)" % n, p_rec)
+                  "memory_used + reserved + unattributed + idle (specification: Attribution)" % n, p_rec)
         tap.check("%s: device memory_used, reserved, unattributed, idle, excess "
                   "(capture value x 10800 s)" % n, p_fig)
         tap.check("%s: unknown_usage true exactly for devices without FB metrics" % n, p_unk)
@@ -989,7 +989,7 @@ class Suite(harness.Suite):
         text = out + "\n" + err
         with open(self.path("check-%s.txt" % n), "w") as f:
             f.write(text)
-        # issue 10: check exits 4 when a required query has no data: the
+        # check exits 4 when a required query has no data: the
         # capacity (no capture of the run has FB_FREE and no capacity is
         # configured) or the allocation (no kube-state-metrics series)
         missing = []

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""reprice_test.py - closed months keep their prices (issue 11 item 4).
+"""reprice_test.py - closed months keep their prices.
 
 Usage: python3 tests/integration/reprice_test.py --bin build/gpuledger [--work DIR] [--keep]
 

@@ -22,7 +22,7 @@ re-collect the same window (unchanged), collect in two halves (same totals)
 HTTP 400 bad_data (exit 4), 503 + Retry-After twice (retried, succeeds),
 NaN / +Inf / -5 sample values (skipped, reported, the rest billed).
 
-Sharing-aware attribution (issue 3): tests/integration/scenarios/sharing.json
+Sharing-aware attribution: tests/integration/scenarios/sharing.json
 is generated beside the main scenario (in the background), backfilled into
 the same TSDB (its time range does not overlap) and served by the same
 Prometheus. The engine then runs once per config of the scenario's "runs"
@@ -110,8 +110,8 @@ FLEET_KINDS = ("idle_share", "overhead_share")
 # ---------------------------------------------------------------- invoices
 
 def price_ids(exp, data):
-    """The rows with SkuPriceId (gpu-memory/<model>|<pattern>@<valid_from>,
-    issue 11) replaced by the generator's price id when it names a price of
+    """The rows with SkuPriceId (gpu-memory/<model>|<pattern>@<valid_from>)
+    replaced by the generator's price id when it names a price of
     exp, after checking its SkuId part (an unknown one stays as it is and
     fails the row checks)."""
     by_key = {p["price_key"]: pid for pid, p in exp.get("prices", {}).items()}
@@ -297,7 +297,7 @@ def compare_invoices(tap, label, doc, exp, per_team=True, memory_only=False):
     if not memory_only:
         p = compare_fleet_lines(doc, exp)
         if per_team:
-            tap.check("%s: idle and overhead lines (SPEC 9: idle = FB_FREE)" % label, p)
+            tap.check("%s: idle and overhead lines (specification: Arithmetic, idle = FB_FREE)" % label, p)
         all_problems += p
     if tap is not None and not per_team:
         tap.check(label, all_problems)
@@ -309,7 +309,7 @@ def fleet_key(l):
 
 
 def compare_fleet_lines(doc, exp):
-    """Idle/overhead lines may sit on a platform team's invoice (SPEC default)
+    """Idle/overhead lines may sit on a platform team's invoice (the specification's default)
     or be spread over teams: compare MiB.s summed over invoices, and the
     amounts when one invoice holds the whole key."""
     p = []
@@ -507,7 +507,7 @@ def check_focus(tap, label, text, doc, exp):
                 p_cost.append("%s BilledCost %s, expected %s"
                               % (k, d["BilledCost"], dd["billed_cost"]))
             # a GPU-Hours price: PricingQuantity in GPU-hours at the listed
-            # price (issue 11); ConsumedQuantity stays GB-hours
+            # price; ConsumedQuantity stays GB-hours
             pr = exp["prices"][l["price_id"]]
             gpuh = pr["unit"] == "GPU-Hours"
             want_q = {"ConsumedQuantity": dec(dd["gb_hours"]), "PricingQuantity": dec(dd["gb_hours"])}
@@ -847,7 +847,7 @@ class Run(harness.Suite):
             self.sharing = Sharing(self, os.path.abspath(a.sharing))
             self.sharing.start_generator()
         if a.extra != "none":
-            # DRA, HAMi, fleet-summary scenarios (issues 9, 12): same Prometheus
+            # DRA, HAMi, fleet-summary scenarios: same Prometheus
             for path in (a.extra.split(",") if a.extra else platforms.EXTRA_FILES):
                 x = platforms.extra_for(self, Sharing, os.path.abspath(path))
                 x.start_generator()
@@ -1358,7 +1358,7 @@ class Run(harness.Suite):
             self.prom.stop()
 
 
-# ---------------------------------------------------------------- sharing (issue 3)
+# ---------------------------------------------------------------- sharing
 
 def fr(s):
     """Decimal text -> Fraction (None for None / bad text)."""
@@ -1389,7 +1389,7 @@ def line_key(l):
 
 
 class Sharing:
-    """The "sharing" scenario (issue 3): one generated cluster served by the
+    """The "sharing" scenario: one generated cluster served by the
     same Prometheus as the main scenario, and the engine run once per config
     of the scenario's "runs" (attribution mode, split, basis, idle policy,
     identity labels), each into its own database, each compared in full with
@@ -1677,7 +1677,7 @@ class Sharing:
                                                   m.get("gpu_i_id") or None))):
             got = {keyf(m): m for m in doc.get(what) or []}
             want = {keyf(m): m for m in exp["summary"][what]}
-            fields = list(gc.SUMMARY_FIELDS)   # devices too: excess per device (SPEC 9)
+            fields = list(gc.SUMMARY_FIELDS)   # devices too: excess per device (specification: Arithmetic)
             for k in sorted(set(got) - set(want), key=str):
                 p.append("unexpected %s %s" % (what[:-1], k))
             for k in sorted(want, key=str):
@@ -1695,7 +1695,7 @@ class Sharing:
 
     @staticmethod
     def device_identity_problems(doc):
-        """Engine figures only (SPEC 9): every device row of summary --format
+        """Engine figures only (specification: Arithmetic): every device row of summary --format
         json adds up exactly: capacity + excess = memory_used +
         reserved_unused_billed + reserved + unattributed + idle (GB-h with 9
         decimals, each rounded once: compared in MiB.s-exact Fractions would
@@ -2210,11 +2210,11 @@ class Sharing:
                         "device_steps"), len(ts)))
             self.tap.check(title, p)
 
-        # 12b. a process source over virtual-GPU copies (SPEC 9 capacity = device used +
+        # 12b. a process source over virtual-GPU copies (Arithmetic: capacity = device used +
         # FREE + RESERVED, device used = the pods' sum in process mode without a device series)
         title = ("sharing: attribution \"process\" over virtual-GPU copies (a misdeclared "
                  "source): with no device series, device used is the sum of the pods' copies, "
-                 "so capacity = that sum + FB_FREE + FB_RESERVED (SPEC 9), idle stays FB_FREE, "
+                 "so capacity = that sum + FB_FREE + FB_RESERVED (specification: Arithmetic), idle stays FB_FREE, "
                  "no excess, and collect warns that the pods look like device copies")
         if (self.out.get("process") or {}).get("summary") is None:
             self.tap.fail(title, "the process run produced no summary")
@@ -2238,9 +2238,9 @@ class Sharing:
                 p.append("collect printed no device-copies warning for %s" % g_ts["uuid"])
             self.tap.check(title, p)
 
-        # 12. idle = FB_FREE under basis used (SPEC 9), where the attribution fits the data
+        # 12. idle = FB_FREE under basis used (specification: Arithmetic), where the attribution fits the data
         title = ("sharing: under basis used the summary's idle equals the generator's FB_FREE "
-                 "per model, in every run (process over virtual-GPU copies too: SPEC 9)")
+                 "per model, in every run (process over virtual-GPU copies too; specification: Arithmetic)")
         p = []
         for run, exp in self.exps.items():
             if exp["config"]["basis"] != "used" or (self.out.get(run) or {}).get("summary") is None:
@@ -2321,10 +2321,10 @@ def main():
     ap = harness.arguments(__doc__)
     ap.add_argument("--scenario", default=os.path.join(HERE, "scenarios", "shared.json"))
     ap.add_argument("--sharing", default=os.path.join(HERE, "scenarios", "sharing.json"),
-                    help="the sharing-aware scenario (issue 3), served by the same "
+                    help="the sharing-aware scenario, served by the same "
                     "Prometheus; \"none\" skips it")
     ap.add_argument("--extra", default="",
-                    help="comma-separated DRA / HAMi / fleet scenarios (issues 9, 12; default: "
+                    help="comma-separated DRA / HAMi / fleet scenarios (default: "
                     "scenarios/dra.json, hami.json, fleet.json), served by the same "
                     "Prometheus; \"none\" skips them")
     return harness.run_driver(Run, ap.parse_args(), harness.Tap(), "integration run",

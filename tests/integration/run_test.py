@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""gpuledger `run` / `close` / corrections / SIGKILL / lock tests (issue 4,
-"Done when" bullet 1) against a real Prometheus.
+"""gpuledger `run` / `close` / corrections / SIGKILL / lock tests against a real Prometheus.
 
 Usage: python3 tests/integration/run_test.py --bin build/gpuledger
                                              [--work DIR] [--keep] [--seed N] [--kills N]
@@ -363,7 +362,7 @@ class RunTest(harness.Suite):
         with open(self.path("prices.csv"), "w", encoding="utf-8", newline="") as f:
             f.write(self.full.prices_csv())
         if series > 20:
-            p.append("%d series (SPEC 9 budget: ~20)" % series)
+            p.append("%d series (test budget: about 20)" % series)
         ok = tap.check("generator: %d series, %d lines complete / %d incomplete, %d late samples "
                        "(%s %s..%s) (%.1fs)" % (series, nfull, ninc, len(late_samples), GAP_NODE,
                                                 GAP[0][11:16], GAP[1][11:16], time.time() - t0), p)
@@ -536,7 +535,7 @@ class RunTest(harness.Suite):
         p = []
         if frozen != nov_open:
             p.append("export --period %s after the close differs from before" % NOV)
-        # the same figures; only the status says the month is final now (issue 11)
+        # the same figures; only the status says the month is final now
         def figures(text, status):
             d = json.loads(text)
             for i in d["invoices"]:
@@ -713,7 +712,7 @@ class RunTest(harness.Suite):
                   "FOCUS key (%d keys changed, %d of them in cost), ChargeClass=Correction, "
                   "x_CorrectedPeriod=%s, November ChargePeriod, December BillingPeriod"
                   % (len(corr), DEC, len(diff), cost_keys, NOV), p)
-        tap.check("late: correction ConsumedQuantity (GB-hours) = recomputed - frozen (SPEC 9 "
+        tap.check("late: correction ConsumedQuantity (GB-hours) = recomputed - frozen (specification: Arithmetic "
                   "\"recomputed - frozen, both rounded\": frozen + corrections = recomputed)", qp)
         if not corr:
             tap.note("the engine wrote no correction rows at all")

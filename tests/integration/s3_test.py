@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`run` delivers the period trees to S3-compatible object storage
-(outputs.s3; issue 10, item 5), against a real S3 server on loopback.
+(outputs.s3), against a real S3 server on loopback.
 
 Usage: python3 tests/integration/s3_test.py --bin build/gpuledger [--work DIR]
                                             [--keep] [--cache DIR]

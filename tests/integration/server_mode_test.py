@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""server_mode_test.py - collection.mode "server" equals "raw" (issue 13 item 4).
+"""server_mode_test.py - collection.mode "server" equals "raw".
 
 Every chosen scenario of tests/integration/scenarios (the long ones with
 --all) is generated, backfilled into a real Prometheus and collected twice,
@@ -17,7 +17,7 @@ most series-hours of at least one scenario (so the comparison proves
 something). On an engine without collection.mode every collect in server
 mode fails as a config error.
 
-VictoriaMetrics (issue 13 item 4): each TSDB's samples are also imported
+VictoriaMetrics: each TSDB's samples are also imported
 into a VictoriaMetrics 1.79 (VM_FLAGS, the flags raw mode needs there) and
 every scenario/config collected from it in both modes: server equals raw
 on VictoriaMetrics and raw on Prometheus row by row, and takes the same

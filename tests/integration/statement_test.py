@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""statement_test.py - one period statement per output (issue 8).
+"""statement_test.py - one period statement per output.
 
 Usage: python3 tests/integration/statement_test.py --bin build/gpuledger
            [--work DIR] [--keep] [--rounds N]
@@ -44,7 +44,7 @@ MEM = re.compile(r"^- Memory used: (\d+\.\d+) GB-hours$", re.M)
 LINE = re.compile(r"^\| [^|]+ \| [^|]+ \| Memory used(?: \(estimated\))? \| (\d+\.\d+) \|", re.M)
 DAY = re.compile(r"^\| (\d{4}-\d\d-\d\d) \| (\d+\.\d+) \| (\d+\.\d+) \| (\d+\.\d+) \|$", re.M)
 TOL = Decimal("0.00000001")  # each invoice JSON line is rounded to 10^-9
-# the pages print GB-hours rounded to 2 decimals for reading (issue 11):
+# the pages print GB-hours rounded to 2 decimals for reading:
 # the total and each line are within half a cent-hour of the exact figure
 HALF = Decimal("0.005")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""wire_test.py - what comes off HTTP and how it is parsed (issue 7, findings
-1, 4, 6 and 7: the wire side).
+"""wire_test.py - what comes off HTTP and how it is parsed (the wire side of
+collection integrity).
 
 Usage: python3 tests/integration/wire_test.py --bin build/gpuledger [--work DIR] [--keep]
 

@@ -553,7 +553,7 @@ static void test_dra_claims(void)
      * GPU-1: p1, p2, p3 on claim c1, each a copy of 9000 MiB; FREE 72001,
      * RESERVED 919: capacity 81920, usable 81001 MiB = 27000 × 3 + 1: p1
      * (first by namespace/pod) gets the remainder MiB, each share × 100 s
-     * (SPEC §9: the MiB split, not the MiB·s). GPU-2: q uses 500 MiB with
+     * (Arithmetic: the MiB split, not the MiB·s). GPU-2: q uses 500 MiB with
      * no claim and no request. */
     struct gl_config *c = config(", \"memory_source\": {\"attribution\": \"device\"},"
                                  " \"dra\": {\"labels\": {\"claim_name\": \"claim\","
@@ -801,7 +801,7 @@ static void test_hami_limit(void)
 
 static void test_device_excess(void)
 {
-    /* Issue 12: a time-sliced A100 (replicas 4: 81408 / 4 = 20352 MiB each)
+    /* Fleet: a time-sliced A100 (replicas 4: 81408 / 4 = 20352 MiB each)
      * in per-process mode; p uses 65000, r 3000, s 2000, a non-pod process
      * 700 (device 70700); RESERVED 512, FREE 10708: capacity 81920. Under
      * basis max r and s leave 17352 + 18352 reserved-unused: 10708 from the
@@ -830,7 +830,7 @@ static void test_device_excess(void)
     struct gl_error err = {0};
     CHECK(gl_integrate(c, &in, &r, &err) == GL_OK);
     CHECK(sum(&r, NULL, NULL, GL_KIND_RESERVED_UNUSED_BILLED) == (17352 + 18352) * 60);
-    /* the spill first takes GPU-2's idle: same node, same model (SPEC §3) */
+    /* the spill first takes GPU-2's idle: same node, same model (Attribution rules) */
     int64_t idle2 = sum_dev(&r, "GPU-2", "", GL_KIND_IDLE);
     int64_t ru1 = sum_dev(&r, "GPU-1", "", GL_KIND_DEVICE_RU_BILLED);
     int64_t ru2 = sum_dev(&r, "GPU-2", "", GL_KIND_DEVICE_RU_BILLED);
