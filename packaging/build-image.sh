@@ -4,10 +4,15 @@
 # queries and the example configuration, committed by buildah into an OCI
 # archive.
 #
-#   packaging/build-image.sh [--work DIR] [--out DIR] [--rootfs DIR]
+#   packaging/build-image.sh [--work DIR] [--out DIR] [--rootfs DIR] [--build DIR]
 #
 #   --work DIR    build folder: release build, staging tree, buildah storage
 #                 (default build/release)
+#   --build DIR   an existing release build folder of this source tree to
+#                 build the binary in instead of WORK/build (tests/run.sh
+#                 makes one, build-release, shared by the suites); it must
+#                 have been set up with --buildtype=release and
+#                 -Dqueries_dir=/usr/share/gpuledger/queries, else it is refused
 #   --out DIR     where gpuledger-VERSION-image.oci.tar goes (default build/release/dist)
 #   --rootfs DIR  an already assembled packaging/rootfs.sh tree to start
 #                 from (copied, not changed); default: assembled in WORK
@@ -19,12 +24,13 @@
 # archive's path.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$root/build/release out=$root/build/release/dist rootfs=""
+work=$root/build/release out=$root/build/release/dist rootfs="" rbuild=""
 while [ $# -gt 0 ]; do
   case $1 in
     --work) work=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --rootfs) rootfs=$2; shift 2 ;;
+    --build) rbuild=$2; shift 2 ;;
     *) echo "build-image.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -38,12 +44,28 @@ work=$(cd "$work" && pwd) out=$(cd "$out" && pwd)
 
 # ---- the release binary: its default query folder is the image's
 commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-if [ ! -f "$work/build/build.ninja" ]; then
-  meson setup "$work/build" "$root" --buildtype=release \
-    -Dqueries_dir=/usr/share/gpuledger/queries -Dcommit="$commit" >/dev/null
+if [ -n "$rbuild" ]; then
+  # Another folder's options would give another binary (a debug build, the
+  # repository's query folder): only the image's own are accepted.
+  [ -f "$rbuild/build.ninja" ] || { echo "build-image.sh: --build $rbuild is no meson build folder" >&2; exit 2; }
+  opts=$(meson introspect --buildoptions "$rbuild" | python3 -c '
+import json, sys
+o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
+print(o.get("buildtype"), o.get("queries_dir"))')
+  [ "$opts" = "release /usr/share/gpuledger/queries" ] || {
+    echo "build-image.sh: --build $rbuild has buildtype and queries_dir '$opts', not 'release /usr/share/gpuledger/queries'" >&2
+    exit 2
+  }
+  bdir=$(cd "$rbuild" && pwd)
+else
+  bdir=$work/build
+  if [ ! -f "$bdir/build.ninja" ]; then
+    meson setup "$bdir" "$root" --buildtype=release \
+      -Dqueries_dir=/usr/share/gpuledger/queries -Dcommit="$commit" >/dev/null
+  fi
 fi
-ninja -C "$work/build" gpuledger >/dev/null
-version=$(meson introspect --projectinfo "$work/build" |
+ninja -C "$bdir" gpuledger >/dev/null
+version=$(meson introspect --projectinfo "$bdir" |
           python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
 epoch=$(git -C "$root" log -1 --format=%ct 2>/dev/null || date +%s)
 
@@ -55,7 +77,7 @@ fi
 stage=$work/stage
 rm -rf "$stage"
 cp -a "$rootfs" "$stage"
-install -D -m 0755 "$work/build/gpuledger" "$stage/usr/local/bin/gpuledger"
+install -D -m 0755 "$bdir/gpuledger" "$stage/usr/local/bin/gpuledger"
 strip "$stage/usr/local/bin/gpuledger"
 install -d "$stage/usr/share/gpuledger/queries" "$stage/usr/share/gpuledger/examples"
 install -m 0644 "$root"/queries/*.promql "$stage/usr/share/gpuledger/queries/"

@@ -8,9 +8,9 @@
 #   gpuledger-VERSION-sbom.cdx.json     CycloneDX SBOM of the image's packages
 #   SHA256SUMS                          the checksums of the four
 #
-#   packaging/release.sh [--out DIR] [--work DIR] [--rootfs DIR]
+#   packaging/release.sh [--out DIR] [--work DIR] [--rootfs DIR] [--build DIR]
 #
-# OUT defaults to build/release/dist; --work and --rootfs go to
+# OUT defaults to build/release/dist; --work, --rootfs and --build go to
 # build-image.sh. VERSION is meson.build's; the chart must carry it. A work
 # tree with uncommitted changes is refused (the tarball is HEAD's, the image
 # would not be): ALLOW_DIRTY=1 builds anyway, for a trial. HELM names the
@@ -22,7 +22,7 @@ pass=()
 while [ $# -gt 0 ]; do
   case $1 in
     --out) out=$2; shift 2 ;;
-    --work|--rootfs) pass+=("$1" "$2"); shift 2 ;;
+    --work|--rootfs|--build) pass+=("$1" "$2"); shift 2 ;;
     *) echo "release.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # gpuledger's test command: installs what it needs (Debian packages, npm
-# packages where a tool ships there), builds the engine (-Werror) and its
-# AddressSanitizer/UBSan twin, then runs the suites of tests/runner.py two
-# or more at a time. The last line is "N passed, N failed, N skipped".
+# packages where a tool ships there), builds the engine (-Werror), its
+# AddressSanitizer/UBSan twin and, when the image or manifests suite is
+# chosen, the release binary those two share (build-release), then runs the
+# suites of tests/runner.py two or more at a time. The last line is
+# "N passed, N failed, N skipped".
 #
 #   ./tests/run.sh                   everything
 #   ./tests/run.sh --list            the suites and their tags
@@ -42,7 +44,9 @@ build() { # dir, meson options...
   if [ ! -f "$dir/build.ninja" ]; then
     meson setup "$dir" "$@" >"$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
   fi
-  ninja -C "$dir" >"$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
+  # $target: one target instead of everything (the release build needs
+  # the engine only)
+  ninja -C "$dir" ${target:-} >"$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
 }
 if ! build build --werror; then
   echo "not ok - build (-Werror)"
@@ -59,10 +63,26 @@ if [ $asan -eq 1 ]; then
     asan_failed=1
   fi
 fi
+# The release binary (the image's build options) is compiled once here for
+# the image suite (packaging/build-image.sh --build) and the manifests
+# suite (its replay of the Dockerfile's build stage takes the objects whose
+# command line and inputs are identical); tests/runner.py names it to them
+# in GL_RELEASE_BUILD.
+release_ok=0 release_failed=0
+if python3 tests/runner.py --wants-release "$@"; then
+  if target=gpuledger build build-release --buildtype=release \
+       -Dqueries_dir=/usr/share/gpuledger/queries; then
+    echo "ok - release build (the image's options)"
+    release_ok=1
+  else
+    echo "not ok - release build (the image's options)"
+    release_failed=1
+  fi
+fi
 t2=$(date +%s)
 echo "# build: $((t2 - t1)) s"
 
 # the build lines above are checks too: the runner adds them to its count
-built=1; [ $asan -eq 1 ] && [ -z "${asan_failed:-}" ] && built=2
+built=$((1 + release_ok)); [ $asan -eq 1 ] && [ -z "${asan_failed:-}" ] && built=$((built + 1))
 echo "# setup before the suites: $((t2 - t0)) s (install $((t1 - t0)) s, build $((t2 - t1)) s)"
-exec python3 tests/runner.py --add "$built" "${asan_failed:-0}" "${extra[@]}" "$@"
+exec python3 tests/runner.py --add "$built" "$(( ${asan_failed:-0} + release_failed ))" "${extra[@]}" "$@"

@@ -107,6 +107,12 @@ SUITES = [
 ]
 
 
+# The suites that build the release binary (the image's options): run.sh
+# compiles it once, in build-release, when one of them is chosen, and the
+# runner names that folder to them in GL_RELEASE_BUILD.
+RELEASE_USERS = {"image", "manifests"}
+
+
 def suite_rows():
     """The table with rows whose executable is absent from this checkout
     (a suite added later) kept: a missing file is a failure, not a skip."""
@@ -226,9 +232,16 @@ def main():
                     help="skip the sanitizer pass (the asan rows)")
     ap.add_argument("--add", nargs=2, type=int, default=[0, 0], metavar=("PASSED", "FAILED"),
                     help=argparse.SUPPRESS)  # run.sh's build checks, in the one closing line
+    ap.add_argument("--release-build", default="build-release",
+                    help="the release build folder shared by the image and manifests suites "
+                         "(default: build-release; used when it exists)")
+    ap.add_argument("--wants-release", action="store_true",
+                    help=argparse.SUPPRESS)  # run.sh: exit 0 when a chosen suite uses it
     ap.add_argument("--times", help="append per-suite wall times as JSON lines to this file")
     a = ap.parse_args()
     rows = suite_rows()
+    if a.wants_release:
+        return 0 if any(r["name"] in RELEASE_USERS for r in select(rows, a.only)) else 1
 
     if a.meson:
         # name|tags|is-asan|timeout|argv... one per line, for tests/meson.build
@@ -256,6 +269,9 @@ def main():
 
     env = dict(os.environ)
     env.setdefault("GL_TEST_CACHE", os.path.join(ROOT, a.build, "test-cache"))
+    release = os.path.join(ROOT, a.release_build)
+    if os.path.isfile(os.path.join(release, "build.ninja")):
+        env.setdefault("GL_RELEASE_BUILD", release)
     asan_env = dict(env, ASAN_OPTIONS="detect_leaks=1",
                     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
     tally = Tally(os.environ.get("CI", "") == "true")

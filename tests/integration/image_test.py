@@ -132,16 +132,23 @@ class ImageSuite(harness.Suite):
                 raise RuntimeError("rootfs.sh exit %s: %s" % (rc, harness.tail(out + err)))
         rootfs, hit = cached_dir("image-rootfs", key, make_rootfs, self.work)
         tap.setup("root file system %s%s" % (rootfs, " (from the test cache)" if hit else ""))
-        # The release build folder is reused (ninja rebuilds what changed).
+        # The release build folder is reused (ninja rebuilds what changed):
+        # tests/run.sh's build-release when the runner names it, else one in
+        # the test cache.
         cache = os.environ.get("GL_TEST_CACHE")
         build_work = os.path.join(cache, "image-build") if cache else self.path("image-build")
+        shared = os.environ.get("GL_RELEASE_BUILD")
         helm = find_helm()
         tap.setup("helm %s" % helm)
         env = dict(harness.CHILD_ENV, ALLOW_DIRTY="1", HELM=helm)
+        self.refuses_other_build(env)
         self.dist = self.path("dist")
         rc, out, err = harness.run_cmd([os.path.join(PACKAGING, "release.sh"), "--work",
-                                        build_work, "--out", self.dist, "--rootfs", rootfs],
+                                        build_work, "--out", self.dist, "--rootfs", rootfs] +
+                                       (["--build", shared] if shared else []),
                                        900, env=env)
+        if shared:
+            tap.setup("release binary built in %s" % shared)
         for line in out.strip().splitlines():
             if line.startswith("#"):
                 tap.note(line[1:].strip())
@@ -150,6 +157,19 @@ class ImageSuite(harness.Suite):
             return None
         self.artifacts()
         return os.path.join(self.dist, "gpuledger-%s-image.oci.tar" % meson_version())
+
+    def refuses_other_build(self, env):
+        """--build with a folder of other options (the test build of --bin:
+        not --buildtype=release, the repository's query folder) would put
+        another binary in the image: refused before anything is built."""
+        other = os.path.dirname(os.path.abspath(self.args.bin))
+        rc, out, err = harness.run_cmd([os.path.join(PACKAGING, "build-image.sh"), "--work",
+                                        self.path("refused"), "--out", self.path("refused"),
+                                        "--build", other], 120, env=env)
+        self.tap.check("release: build-image.sh --build refuses a build folder without the "
+                       "image's buildtype and queries_dir (%s)" % os.path.basename(other),
+                       [] if rc == 2 and "not 'release /usr/share/gpuledger/queries'" in err
+                       else ["exit %s: %s" % (rc, harness.tail(out + err))])
 
     def artifacts(self):
         """The five files, their checksums, the chart's and the SBOM's
