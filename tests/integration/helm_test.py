@@ -60,6 +60,7 @@ import copy  # noqa: E402
 import glob  # noqa: E402
 import json  # noqa: E402
 import posixpath  # noqa: E402
+import queue  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
@@ -469,17 +470,72 @@ def with_cluster(scn, rendered, creds=None):
     return docs
 
 
+class Validator:
+    """helm_validate.js --serve: one node process answers every
+    validate_objects call of the run, so kubernetes-models' modules load
+    once (a process per call cost about 0.6 s of CPU each, 15 calls)."""
+    running = {}
+
+    @classmethod
+    def of(cls, node, mods, work):
+        if (node, mods) not in cls.running:
+            cls.running[(node, mods)] = cls(node, mods, work)
+        return cls.running[(node, mods)]
+
+    def __init__(self, node, mods, work):
+        self.err = os.path.join(work, "helm_validate.stderr")
+        with open(self.err, "w") as err:
+            self.p = subprocess.Popen([node, os.path.join(HERE, "helm_validate.js"), "--serve"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                      env=dict(harness.CHILD_ENV, NODE_PATH=mods), text=True)
+        self.lines = queue.Queue()
+        threading.Thread(target=self.pump, daemon=True).start()
+
+    def pump(self):
+        for line in self.p.stdout:
+            self.lines.put(line)
+        self.lines.put(None)  # the process ended
+
+    def ask(self, path, timeout=120):
+        """The answer lines for one objects file."""
+        def died(why):
+            with open(self.err, encoding="utf-8", errors="replace") as f:
+                return f"helm_validate.js {why}: {harness.tail(f.read(), 400)}"
+        try:
+            self.p.stdin.write(path + "\n")
+            self.p.stdin.flush()
+        except OSError as e:
+            raise Fail(died(f"does not read its input ({e})"))
+        out, end = [], time.time() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.1, end - time.time()))
+            except queue.Empty:
+                raise Fail(died(f"gave no answer within {timeout} s"))
+            if line is None:
+                raise Fail(died(f"exited {self.p.wait()}"))
+            if json.loads(line).get("done") == path:
+                return out
+            out.append(line)
+
+    @classmethod
+    def stop_all(cls):
+        for v in cls.running.values():
+            v.p.stdin.close()
+            try:
+                v.p.wait(10)
+            except subprocess.TimeoutExpired:
+                v.p.kill()
+        cls.running.clear()
+
+
 def validate_objects(node, mods, work, label, objects):
     """kubernetes-models on each (id, object); returns {id: error or None}."""
     path = os.path.join(work, f"objects-{label}.json")
     with open(path, "w") as fh:
         json.dump([{"id": i, "object": o} for i, o in objects], fh)
-    env = dict(harness.CHILD_ENV, NODE_PATH=mods)
-    rc, out, err = harness.run_cmd([node, os.path.join(HERE, "helm_validate.js"), path], 120,
-                                   env=env)
-    expect(rc == 0, f"helm_validate.js exited {rc}: {harness.tail(err, 400)}")
     res = {}
-    for line in out.splitlines():
+    for line in Validator.of(node, mods, work).ask(path):
         r = json.loads(line)
         res[r["id"]] = None if r["ok"] else r["error"]
     expect(set(res) == {i for i, _ in objects},
@@ -1380,6 +1436,9 @@ class HelmSuite(harness.Suite):
              "a warning; without prometheus.url it fails naming it", check_packaged, helm,
              self.work)
         comment(f"helm test took {time.time() - t0:.1f} s")
+
+    def cleanup(self):
+        Validator.stop_all()
 
     def scenario(self, helm, scn, models, uid, binary):
         p = f"[{scn.name}]"

@@ -6,11 +6,24 @@
 // OBJECTS.json: [{"id": "...", "object": {...}}, ...]. Prints one JSON line
 // per object, {"id", "ok": true} or {"id", "ok": false, "error": "..."}; an
 // apiVersion/kind the package does not know is an error, never a pass.
+//
+//   NODE_PATH=DIR/node_modules node helm_validate.js --serve
+//
+// reads the path of one OBJECTS.json per line of stdin and answers each as
+// above, then {"done": PATH}: one process for every check of a test run, so
+// that kubernetes-models' modules are loaded once.
 "use strict";
 const fs = require("fs");
+const readline = require("readline");
 
-const items = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
-for (const { id, object } of items) {
+function validateFile(path) {
+  const items = JSON.parse(fs.readFileSync(path, "utf8"));
+  for (const { id, object } of items) {
+    process.stdout.write(JSON.stringify(validate(id, object)) + "\n");
+  }
+}
+
+function validate(id, object) {
   const out = { id, ok: false };
   try {
     const api = object && object.apiVersion;
@@ -36,5 +49,15 @@ for (const { id, object } of items) {
   } catch (e) {
     out.error = String(e && e.message ? e.message : e);
   }
-  process.stdout.write(JSON.stringify(out) + "\n");
+  return out;
+}
+
+if (process.argv[2] === "--serve") {
+  const rl = readline.createInterface({ input: process.stdin, terminal: false });
+  rl.on("line", (path) => {
+    validateFile(path);
+    process.stdout.write(JSON.stringify({ done: path }) + "\n");
+  });
+} else {
+  validateFile(process.argv[2]);
 }
