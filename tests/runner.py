@@ -96,8 +96,9 @@ SUITES = [
     _it("period", "period_test.py", ("close", "cli"), True, 4),
     _it("autoclose", "autoclose_test.py", ("close", "run"), cost=30),
     _it("release", "release_test.py", ("deploy", "release"), cost=2),
-    # the first run in a build tree downloads the image's packages and
-    # compiles the release binary (145 s measured); later runs take 35-45 s
+    # the first run in a build tree downloads the image's packages (145 s
+    # measured when it also compiled the release binary, now build-release's
+    # from run.sh); later runs take 35-45 s
     _it("image", "image_test.py", ("deploy", "image", "release"), cost=145),
     _it("model-change", "model_change_test.py", ("prometheus", "collect"), True, 3),
     ("demo", ("demo",), ["tests/demo_check.sh"], False, 12),

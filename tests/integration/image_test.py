@@ -19,7 +19,10 @@ generator's model. Also checked: the OCI labels, the numeric user, the size
 The root file system and the release build are kept in the test cache
 (GL_TEST_CACHE/image-*) under a digest of their inputs: the first run
 downloads the packages and compiles (about 4 minutes), later ones reuse
-them. Needs root, buildah and mmdebstrap (tests/deps.sh); without them the
+them. When tests/runner.py names a release build folder in
+GL_RELEASE_BUILD (tests/run.sh's build-release), the binary is built there
+(packaging/build-image.sh --build) instead of compiled again; a folder of
+other build options is refused, which is checked too. Needs root, buildah and mmdebstrap (tests/deps.sh); without them the
 checks are skipped, which is a failure under CI=true.
 """
 

@@ -26,7 +26,10 @@ examples/Dockerfile is linted statically (stages, FROM bookworm, packages,
 USER numeric and non-root, COPY --from=build of the binary and queries) and
 its build stage is replayed on this Debian 12 host: the files it copies, and
 only those, are enough for its meson/ninja commands, and every shared library
-the binary needs belongs to a package the runtime stage installs.
+the binary needs belongs to a package the runtime stage installs. With
+GL_RELEASE_BUILD (tests/run.sh's release build, named by tests/runner.py)
+a compile whose command line and input files are identical to one of that
+build's takes its object instead of running again (ninja_from_reference).
 
 PyYAML comes from Debian's python3-yaml, installed for /usr/bin/python3; when
 the python3 running this script cannot import yaml it re-executes itself
