@@ -1414,7 +1414,7 @@ def ninja_from_reference(cwd, build, targets, ref, env):
         ran += 1
     expect(cmds, f"ninja lists no command for {' '.join(targets)}")
     if moved:
-        return (f"all {ran} commands run: {len(moved)} files differ from the repository's at "
+        return (f"all {ran} commands run: {len(moved)} file(s) differ from the repository's at "
                 f"the same path, e.g. {moved[:3]}")
     return (f"{ran} of ninja's {len(cmds)} commands run, {reused} objects taken from the "
             f"release build {ref} (same command line, byte-identical inputs)")
