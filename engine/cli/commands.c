@@ -31,6 +31,7 @@
 #include "work.h"
 #include "teams.h"
 #include "frozen_check.h"
+#include "invoice_codec.h"
 #include "util.h"
 
 /* A failed step: print err, return its status. */
@@ -818,7 +819,7 @@ static enum gl_status prices_against_closed(struct gl_cmd_env *e, const struct g
         size_t n = 0;
         rc = gl_period_invoices(e->cfg, s, t, &open[i], &set, &frozen, err);
         if (!rc && set)
-            gl_reprice_print_corrections(set, stdout, &n);
+            gl_invoice_md_corrections(set, stdout, &n);
         lines += n;
         gl_invoices_free(set);
     }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "export.h"
+#include "invoice_codec.h"
 #include "keepfile.h"
 #include "gl_build.h"
 #include "report.h"

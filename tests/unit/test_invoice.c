@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "invoice.h"
+#include "invoice_codec.h"
 #include "price.h"
 #include "store.h"
 #include "tap.h"
