@@ -10,83 +10,61 @@
 #include "price.h"
 #include "util.h"
 
-/* Every column any FOCUS version writes; a version is its list of them. */
+/* The versions' bits: which versions write a column. */
+#define V12 1u
+#define V13 2u
+#define ALL (V12 | V13)
+
+/* Every column any FOCUS version writes, in the order written: FOCUS
+ * columns alphabetically, then x_ columns (FOCUS.md); each with the
+ * versions that write it. 1.3 adds the split cost allocation columns, and
+ * its ServiceProviderName and HostProviderName replace the deprecated
+ * ProviderName and PublisherName. */
+#define COLUMNS(X)                                                                             \
+    X(AllocatedMethodDetails, V13) X(AllocatedMethodId, V13) X(AllocatedResourceId, V13)       \
+    X(AllocatedResourceName, V13) X(AllocatedTags, V13) X(BilledCost, ALL)                     \
+    X(BillingAccountId, ALL) X(BillingAccountName, ALL) X(BillingCurrency, ALL)                \
+    X(BillingPeriodEnd, ALL) X(BillingPeriodStart, ALL) X(ChargeCategory, ALL)                 \
+    X(ChargeClass, ALL) X(ChargeDescription, ALL) X(ChargeFrequency, ALL)                      \
+    X(ChargePeriodEnd, ALL) X(ChargePeriodStart, ALL) X(ConsumedQuantity, ALL)                 \
+    X(ConsumedUnit, ALL) X(ContractedCost, ALL) X(ContractedUnitPrice, ALL)                    \
+    X(EffectiveCost, ALL) X(HostProviderName, V13) X(InvoiceId, ALL)                           \
+    X(InvoiceIssuerName, ALL) X(ListCost, ALL) X(ListUnitPrice, ALL) X(PricingQuantity, ALL)   \
+    X(PricingUnit, ALL) X(ProviderName, V12) X(PublisherName, V12) X(RegionId, ALL)            \
+    X(RegionName, ALL) X(ResourceId, ALL) X(ResourceName, ALL) X(ResourceType, ALL)            \
+    X(ServiceCategory, ALL) X(ServiceName, ALL) X(ServiceProviderName, V13)                    \
+    X(ServiceSubcategory, ALL) X(SkuId, ALL) X(SkuMeter, ALL) X(SkuPriceDetails, ALL)          \
+    X(SkuPriceId, ALL) X(SubAccountId, ALL) X(SubAccountName, ALL) X(Tags, ALL)                \
+    X(x_ChargeKind, ALL) X(x_CorrectedPeriod, ALL) X(x_CostCenter, ALL) X(x_Cluster, ALL)      \
+    X(x_GpuModel, ALL) X(x_ComputeIndicator, ALL) X(x_Estimated, ALL)
+
 enum col {
-    C_END, /* ends a version's list */
-    C_AllocatedMethodDetails, C_AllocatedMethodId, C_AllocatedResourceId,
-    C_AllocatedResourceName, C_AllocatedTags, C_BilledCost, C_BillingAccountId,
-    C_BillingAccountName, C_BillingCurrency, C_BillingPeriodEnd, C_BillingPeriodStart,
-    C_ChargeCategory, C_ChargeClass, C_ChargeDescription, C_ChargeFrequency, C_ChargePeriodEnd,
-    C_ChargePeriodStart, C_ConsumedQuantity, C_ConsumedUnit, C_ContractedCost,
-    C_ContractedUnitPrice, C_EffectiveCost, C_HostProviderName, C_InvoiceId,
-    C_InvoiceIssuerName, C_ListCost, C_ListUnitPrice, C_PricingQuantity, C_PricingUnit,
-    C_ProviderName, C_PublisherName, C_RegionId, C_RegionName, C_ResourceId, C_ResourceName,
-    C_ResourceType, C_ServiceCategory, C_ServiceName, C_ServiceProviderName,
-    C_ServiceSubcategory, C_SkuId, C_SkuMeter, C_SkuPriceDetails, C_SkuPriceId, C_SubAccountId,
-    C_SubAccountName, C_Tags, C_x_ChargeKind, C_x_CorrectedPeriod, C_x_CostCenter, C_x_Cluster,
-    C_x_GpuModel, C_x_ComputeIndicator, C_x_Estimated,
+#define COL_ID(name, versions) C_##name,
+    COLUMNS(COL_ID)
+#undef COL_ID
+    NCOLS
 };
 
-#define COL(name) [C_##name] = #name
-static const char *const col_name[] = {
-    COL(AllocatedMethodDetails), COL(AllocatedMethodId), COL(AllocatedResourceId),
-    COL(AllocatedResourceName), COL(AllocatedTags), COL(BilledCost), COL(BillingAccountId),
-    COL(BillingAccountName), COL(BillingCurrency), COL(BillingPeriodEnd),
-    COL(BillingPeriodStart), COL(ChargeCategory), COL(ChargeClass), COL(ChargeDescription),
-    COL(ChargeFrequency), COL(ChargePeriodEnd), COL(ChargePeriodStart), COL(ConsumedQuantity),
-    COL(ConsumedUnit), COL(ContractedCost), COL(ContractedUnitPrice), COL(EffectiveCost),
-    COL(HostProviderName), COL(InvoiceId), COL(InvoiceIssuerName), COL(ListCost),
-    COL(ListUnitPrice), COL(PricingQuantity), COL(PricingUnit), COL(ProviderName),
-    COL(PublisherName), COL(RegionId), COL(RegionName), COL(ResourceId), COL(ResourceName),
-    COL(ResourceType), COL(ServiceCategory), COL(ServiceName), COL(ServiceProviderName),
-    COL(ServiceSubcategory), COL(SkuId), COL(SkuMeter), COL(SkuPriceDetails), COL(SkuPriceId),
-    COL(SubAccountId), COL(SubAccountName), COL(Tags), COL(x_ChargeKind), COL(x_CorrectedPeriod),
-    COL(x_CostCenter), COL(x_Cluster), COL(x_GpuModel), COL(x_ComputeIndicator),
-    COL(x_Estimated),
-};
-#undef COL
-
-/* 1.2: FOCUS columns in alphabetical order, then x_ columns (FOCUS.md). */
-static const enum col cols12[] = {
-    C_BilledCost, C_BillingAccountId, C_BillingAccountName, C_BillingCurrency,
-    C_BillingPeriodEnd, C_BillingPeriodStart, C_ChargeCategory, C_ChargeClass,
-    C_ChargeDescription, C_ChargeFrequency, C_ChargePeriodEnd, C_ChargePeriodStart,
-    C_ConsumedQuantity, C_ConsumedUnit, C_ContractedCost, C_ContractedUnitPrice,
-    C_EffectiveCost, C_InvoiceId, C_InvoiceIssuerName, C_ListCost, C_ListUnitPrice,
-    C_PricingQuantity, C_PricingUnit, C_ProviderName, C_PublisherName, C_RegionId,
-    C_RegionName, C_ResourceId, C_ResourceName, C_ResourceType, C_ServiceCategory,
-    C_ServiceName, C_ServiceSubcategory, C_SkuId, C_SkuMeter, C_SkuPriceDetails, C_SkuPriceId,
-    C_SubAccountId, C_SubAccountName, C_Tags, C_x_ChargeKind, C_x_CorrectedPeriod,
-    C_x_CostCenter, C_x_Cluster, C_x_GpuModel, C_x_ComputeIndicator, C_x_Estimated, C_END,
-};
-/* 1.3: the split cost allocation columns; ServiceProviderName and
- * HostProviderName replace the deprecated ProviderName and PublisherName. */
-static const enum col cols13[] = {
-    C_AllocatedMethodDetails, C_AllocatedMethodId, C_AllocatedResourceId,
-    C_AllocatedResourceName, C_AllocatedTags, C_BilledCost, C_BillingAccountId,
-    C_BillingAccountName, C_BillingCurrency, C_BillingPeriodEnd, C_BillingPeriodStart,
-    C_ChargeCategory, C_ChargeClass, C_ChargeDescription, C_ChargeFrequency, C_ChargePeriodEnd,
-    C_ChargePeriodStart, C_ConsumedQuantity, C_ConsumedUnit, C_ContractedCost,
-    C_ContractedUnitPrice, C_EffectiveCost, C_HostProviderName, C_InvoiceId,
-    C_InvoiceIssuerName, C_ListCost, C_ListUnitPrice, C_PricingQuantity, C_PricingUnit,
-    C_RegionId, C_RegionName, C_ResourceId, C_ResourceName, C_ResourceType, C_ServiceCategory,
-    C_ServiceName, C_ServiceProviderName, C_ServiceSubcategory, C_SkuId, C_SkuMeter,
-    C_SkuPriceDetails, C_SkuPriceId, C_SubAccountId, C_SubAccountName, C_Tags, C_x_ChargeKind,
-    C_x_CorrectedPeriod, C_x_CostCenter, C_x_Cluster, C_x_GpuModel, C_x_ComputeIndicator,
-    C_x_Estimated, C_END,
+static const struct column {
+    const char *name;
+    unsigned versions;
+} columns[NCOLS] = {
+#define COL_ROW(name, versions) {#name, versions},
+    COLUMNS(COL_ROW)
+#undef COL_ROW
 };
 
-/* The versions written: a new one is its column list and a line here (and
- * its renderer rows, render.c). */
+/* The versions written: a new one is a bit, its columns marked above, and
+ * a line here (and its renderer rows, render.c). */
 static const struct version {
     int number;         /* as the config holds it: 13 = 1.3 */
     const char *name;   /* FocusVersion */
     const char *marker; /* a column only it writes: how a stored CSV's header tells it
                            (NULL: the version a header without any marker is) */
-    const enum col *cols;
+    unsigned bit;
 } versions[] = {
-    {12, "1.2", NULL, cols12},
-    {13, "1.3", "ServiceProviderName", cols13},
+    {12, "1.2", NULL, V12},
+    {13, "1.3", "ServiceProviderName", V13},
 };
 
 static const struct version *version_of(int number)
@@ -99,10 +77,7 @@ static const struct version *version_of(int number)
 
 static bool has_col(const struct version *v, enum col k)
 {
-    for (const enum col *c = v->cols; *c; c++)
-        if (*c == k)
-            return true;
-    return false;
+    return (columns[k].versions & v->bit) != 0;
 }
 
 int gl_focus_version_of_csv(const char *csv)
@@ -524,7 +499,7 @@ static void day_cell(struct row *r, enum col k, const struct day_row *d)
         }
         break;
     case C_x_Estimated: cell_bare(r, l->estimated ? "true" : "false"); break;
-    case C_END: break;
+    case NCOLS: break;
     }
 }
 
@@ -544,8 +519,9 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, int version, FI
     if (!v)
         return unknown_version(version, err);
     struct row r = {out, 0, NULL};
-    for (const enum col *k = v->cols; *k; k++)
-        cell_bare(&r, col_name[*k]);
+    for (enum col k = 0; k < NCOLS; k++)
+        if (has_col(v, k))
+            cell_bare(&r, columns[k].name);
     end_row(&r);
     const bool allocated = has_col(v, C_AllocatedMethodDetails);
     char pstart[32], pend[32];
@@ -571,8 +547,9 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, int version, FI
                 struct day_row dr = {c, pstart, pend, inv, l, &x, &l->days[d], &f, NULL};
                 char *details = allocated ? alloc_details(&x, ratio, nratio, ri, f.qty) : NULL;
                 dr.details = details;
-                for (const enum col *k = v->cols; *k; k++)
-                    day_cell(&r, *k, &dr);
+                for (enum col k = 0; k < NCOLS; k++)
+                    if (has_col(v, k))
+                        day_cell(&r, k, &dr);
                 end_row(&r);
                 free(details);
                 (*rows)++;
@@ -654,8 +631,9 @@ enum gl_status gl_export_metadata(int version, const struct gl_config *c, const 
             cJSON_AddItemToArray(cols, cJSON_CreateString(f));
         free(line);
     } else {
-        for (const enum col *k = v->cols; *k; k++)
-            cJSON_AddItemToArray(cols, cJSON_CreateString(col_name[*k]));
+        for (enum col k = 0; k < NCOLS; k++)
+            if (has_col(v, k))
+                cJSON_AddItemToArray(cols, cJSON_CreateString(columns[k].name));
     }
     const char *version_name = v->name;
     cJSON *defs = cJSON_CreateArray();

@@ -77,10 +77,12 @@ DIGEST_TABLES = ("frozen_setting", "frozen_digest")  # schema 011
 WORDING_OLD, WORDING_NEW = "- Cost center: ", "- Cost centre: "
 ADDED_COLUMN, ADDED_VALUE = "x_TestBuild", "tb"
 PATCHES = (
-    ("engine/bill/invoice.c", WORDING_OLD, WORDING_NEW, 1),
-    ("engine/render/export.c", '"x_Estimated", NULL,', '"x_Estimated", "%s", NULL,' % ADDED_COLUMN, 2),
-    ("engine/render/export.c", '/* x_Estimated */',
-     '/* x_Estimated */\n                cell_str(r, "%s");' % ADDED_VALUE, 1),
+    ("engine/render/invoice_codec.c", WORDING_OLD, WORDING_NEW, 1),
+    ("engine/render/export.c", "X(x_Estimated, ALL)",
+     "X(x_Estimated, ALL) X(%s, ALL)" % ADDED_COLUMN, 1),
+    ("engine/render/export.c", "    case NCOLS: break;",
+     '    case C_%s: cell_str(r, "%s"); break;\n    case NCOLS: break;'
+     % (ADDED_COLUMN, ADDED_VALUE), 1),
 )
 # what the test build needs of this source tree
 BUILD_PARTS = ("meson.build", "meson_options.txt", "engine", "schema", "queries", "tests/unit")

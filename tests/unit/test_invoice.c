@@ -1,4 +1,4 @@
-/* Unit tests: invoices (engine/bill/invoice.c) built from a database filled
+/* Unit tests: invoices (engine/bill/invoice.c, their text engine/render/invoice_codec.c) built from a database filled
  * through the store API, every figure worked by hand.
  *
  * The price 34.332275390625 per GB-hour makes a line's amount in cents
