@@ -46,6 +46,19 @@ static enum gl_status r_invoice_md(const struct gl_renderer *r, const struct gl_
     return GL_OK;
 }
 
+/* Prints {"period": st's, key: items} (items taken over). */
+static void print_period_json(const struct gl_statement *st, const char *key, cJSON *items,
+                              FILE *out)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "period", st->period.name);
+    cJSON_AddItemToObject(root, key, items);
+    char *text = cJSON_Print(root);
+    fprintf(out, "%s\n", text);
+    free(text);
+    cJSON_Delete(root);
+}
+
 /* Whether invoice i of st is shown with a team filter (NULL: all). */
 static bool invoice_shown(const struct gl_statement *st, size_t i, const char *team)
 {
@@ -78,13 +91,7 @@ static enum gl_status p_invoices_json(const struct gl_renderer *r, const struct 
         cJSON_Delete(all);
         return rc;
     }
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "period", st->period.name);
-    cJSON_AddItemToObject(root, "invoices", all);
-    char *text = cJSON_Print(root);
-    fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    print_period_json(st, "invoices", all, out);
     return GL_OK;
 }
 
@@ -206,16 +213,11 @@ static enum gl_status p_anomalies_json(const struct gl_renderer *r, const struct
 {
     (void)r;
     (void)err;
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "period", st->period.name);
-    cJSON *arr = cJSON_AddArrayToObject(root, "anomalies");
+    cJSON *arr = cJSON_CreateArray();
     for (size_t k = 0; k < st->anomalies.n; k++)
         if (!team || strcmp(team, st->anomalies.items[k].team) == 0)
             cJSON_AddItemToArray(arr, gl_anomaly_json(&st->anomalies.items[k]));
-    char *text = cJSON_Print(root);
-    fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    print_period_json(st, "anomalies", arr, out);
     return GL_OK;
 }
 
