@@ -484,7 +484,9 @@ static void day_cell(struct row *r, enum col k, const struct day_row *d)
     case C_SubAccountName: cell_str(r, inv->team_name); break;
     case C_Tags: cell_str(r, x->tags); break;
     case C_x_ChargeKind: cell_str(r, gl_line_kind_name(l->kind)); break;
-    case C_x_CorrectedPeriod: cell_str(r, l->corrected_period[0] ? l->corrected_period : NULL); break;
+    case C_x_CorrectedPeriod:
+        cell_str(r, l->corrected_period[0] ? l->corrected_period : NULL);
+        break;
     case C_x_CostCenter: cell_str(r, inv->cost_center); break;
     case C_x_Cluster: cell_str(r, l->cluster); break;
     case C_x_GpuModel: cell_str(r, l->model); break;

@@ -306,6 +306,37 @@ static void test_table(void)
     teardown(&f);
 }
 
+/* `invoice` without --out, of a month closed before its figures were
+ * stored: the texts stored at close, read back into one document; a text
+ * that is no JSON object is an error, never an invoice left out. */
+static void test_invoices_from_texts(void)
+{
+    char ta[] = "a", tb[] = "b", ja[] = "{\n\t\"team\":\t\"a\"\n}", jb[] = "{\n\t\"team\":\t\"b\"\n}";
+    char ma[] = "# a\n", mb[] = "# b\n", bad[] = "{\"team\": \"b\", truncated";
+    struct gl_frozen_invoice texts[] = {{ta, ja, ma}, {tb, jb, mb}};
+    struct gl_statement st = {.closed = true, .from_texts = true, .frozen = texts, .nfrozen = 2};
+    gl_period_parse("2026-08", &st.period);
+    const struct gl_renderer *json = gl_renderer_of("invoice", "json");
+    const struct gl_renderer *md = gl_renderer_of("invoice", "md");
+    char *text = NULL;
+    size_t len = 0;
+    struct gl_error err = {0};
+    FILE *out = open_memstream(&text, &len);
+    CHECK(out && json && gl_render_print(json, &st, NULL, out, &err) == GL_OK);
+    CHECK(out && md && gl_render_print(md, &st, "b", out, &err) == GL_OK);
+    if (out)
+        fclose(out);
+    CHECK_STR(text, "{\n\t\"period\":\t\"2026-08\",\n\t\"invoices\":\t[{\n\t\t\t\"team\":\t\"a\"\n"
+                    "\t\t}, {\n\t\t\t\"team\":\t\"b\"\n\t\t}]\n}\n# b\n");
+    free(text);
+    texts[1].json = bad;
+    out = fopen("/dev/null", "w");
+    CHECK(out && gl_render_print(json, &st, NULL, out, &err) == GL_ERR_STATE);
+    CHECK(strstr(err.msg, "team \"b\"") != NULL);
+    if (out)
+        fclose(out);
+}
+
 int main(void)
 {
     RUN(test_build_all);
@@ -313,5 +344,6 @@ int main(void)
     RUN(test_closed);
     RUN(test_closed_new_renderer);
     RUN(test_table);
+    RUN(test_invoices_from_texts);
     return TAP_END();
 }
