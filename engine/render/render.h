@@ -26,8 +26,8 @@
  * row formats of that command). Then an expected file in tests/golden
  * (golden_test.py --regen, then read the diff) and the format in
  * docs/interfaces.md. A FOCUS version is one row per output (CSV,
- * metadata) with its version as the row's `focus` and its columns in
- * export.c.
+ * metadata) with its version as the row's `focus`, and its bit on the
+ * columns it writes in export.c's column list.
  */
 #ifndef GL_RENDER_H
 #define GL_RENDER_H
