@@ -108,8 +108,8 @@ def schema_version(db):
 
 
 def integrity(db):
-    """'ok' when PRAGMA integrity_check finds nothing."""
-    return _one(db, "PRAGMA integrity_check")
+    """PRAGMA integrity_check's lines: 'ok' when it finds nothing."""
+    return "\n".join(str(r[0]) for r in _all(db, "PRAGMA integrity_check"))
 
 
 def file_state(db):
@@ -810,7 +810,7 @@ def add_device(db, cluster, uuid, model, hostname, capacity_mib, first_seen, las
 
 class History:
     """Months of the past written by hand for the trend of a report: key
-    hours and frozen FOCUS rows, committed together by close()."""
+    hours and frozen FOCUS rows, written together by commit()."""
 
     def __init__(self, db):
         self.con = sqlite3.connect(db, timeout=TIMEOUT)
@@ -836,8 +836,10 @@ class History:
                          " FROM frozen_row WHERE period = ? AND team = ? LIMIT 1",
                          (period, corrected_period, minor, corrected_period, team))
 
-    def close(self):
+    def commit(self):
         self.con.commit()
+
+    def close(self):
         self.con.close()
 
 
@@ -880,6 +882,11 @@ def insert_device(con, id_, cluster, uuid, gpu_i_id, profile, model, hostname, c
                 "hostname, max_capacity_mib, first_seen, last_seen) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?)", (id_, cluster, uuid, gpu_i_id, profile, model,
                                                  hostname, capacity_mib, first_seen, last_seen))
+
+
+def delete_devices(con):
+    """Every device deleted (before a fixture of other devices)."""
+    con.execute("DELETE FROM device")
 
 
 def insert_watermark(con, cluster, collected_to, updated_at):
