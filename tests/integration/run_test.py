@@ -281,7 +281,7 @@ def integrity(db):
     try:
         return ledger_db.integrity(db)
     except ledger_db.Error as e:
-        return "sqlite3 failed: %s" % e
+        return "integrity_check failed: %s" % e
 
 
 def watermark(db):
@@ -998,7 +998,7 @@ class RunTest(harness.Suite):
         if not (os.path.isfile(a.bin) and os.access(a.bin, os.X_OK)):
             tap.fail("engine binary present", "%s is missing or not executable" % a.bin)
             return
-        missing = [t for t in ("promtool", "prometheus", "sqlite3", "flock")
+        missing = [t for t in ("promtool", "prometheus", "flock")
                    if not shutil.which(t)]
         if missing:
             tap.fail("tools present", "%s not found on PATH" % ", ".join(missing))
