@@ -646,14 +646,15 @@ def delete_missing_gaps(db, period):
                            (period,)).rowcount
 
 
-def closed_check_count(db):
-    return _one(db, "SELECT count(*) FROM closed_check")
-
-
 def delete_closed_checks(db):
     """As a database that never recorded a check of its closed months."""
     with _change(db) as con:
         con.execute("DELETE FROM closed_check")
+
+
+def closed_check_count(db):
+    """The number of recorded checks of closed months against late data."""
+    return _one(db, "SELECT count(*) FROM closed_check")
 
 
 def reprice_accepted_count(db):
