@@ -77,6 +77,17 @@ def _change(db):
         con.commit()
 
 
+def _run(db, *statements):
+    """Runs statements (SQL, or (SQL, arguments)) in one transaction;
+    returns the rows they changed."""
+    n = 0
+    with _change(db) as con:
+        for s in statements:
+            sql, args = (s, ()) if isinstance(s, str) else s
+            n += max(0, con.execute(sql, args).rowcount)
+    return n
+
+
 def _one(db, sql, args=()):
     with _open(db) as con:
         return con.execute(sql, args).fetchone()[0]
@@ -125,9 +136,7 @@ def file_state(db):
 def make_foreign(db, version):
     """A database that is not the ledger's: one table of its own and the
     given user_version."""
-    with _change(db) as con:
-        con.execute("CREATE TABLE keep (x)")
-        con.execute("PRAGMA user_version = %d" % version)
+    _run(db, "CREATE TABLE keep (x)", "PRAGMA user_version = %d" % version)
 
 
 def make_placeholder(db):
@@ -270,9 +279,8 @@ def bad_sample_hours(db):
 def bump_last_collected(db):
     """The last collected hour re-stamped a second later, as after each
     hourly collect into the open month (its data changed)."""
-    with _change(db) as con:
-        con.execute("UPDATE collected_hour SET collected_at = collected_at + 1 WHERE hour = "
-                    "(SELECT MAX(hour) FROM collected_hour)")
+    _run(db, "UPDATE collected_hour SET collected_at = collected_at + 1 WHERE hour = "
+             "(SELECT MAX(hour) FROM collected_hour)")
 
 
 def query_counts(db, query=None):
@@ -389,10 +397,9 @@ def device_hours(db):
 def delete_first_memory_hour(db, team):
     """The first hour of team's memory_used rows deleted (data changed
     under a closed month)."""
-    with _change(db) as con:
-        con.execute("DELETE FROM usage WHERE team = ? AND kind = 'memory_used' AND hour = "
-                    "(SELECT MIN(hour) FROM usage WHERE team = ? AND kind = 'memory_used')",
-                    (team, team))
+    _run(db, ("DELETE FROM usage WHERE team = ? AND kind = 'memory_used' AND hour = "
+              "(SELECT MIN(hour) FROM usage WHERE team = ? AND kind = 'memory_used')",
+              (team, team)))
 
 
 class Writer:
@@ -417,14 +424,13 @@ def alter_usage(db, h0, hours):
     'ghost-' copy of every pod's row added (estimated), and at h0 the
     memory_used rows of one pod deleted."""
     end = h0 + hours * 3600
-    with _change(db) as con:
-        con.execute("UPDATE usage SET quantity = quantity * 2 WHERE hour >= ? AND hour < ?",
-                    (h0, end))
-        con.execute("INSERT INTO usage SELECT hour, cluster, namespace, 'ghost-' || pod, device_id,"
-                    " team, kind, quantity, 1, first_seen, last_seen FROM usage"
-                    " WHERE hour >= ? AND hour < ? AND pod <> ''", (h0, end))
-        con.execute("DELETE FROM usage WHERE hour = ? AND kind = 'memory_used' AND pod IN"
-                    " (SELECT pod FROM usage WHERE hour = ? AND pod <> '' LIMIT 1)", (h0, h0))
+    _run(db, ("UPDATE usage SET quantity = quantity * 2 WHERE hour >= ? AND hour < ?",
+              (h0, end)),
+         ("INSERT INTO usage SELECT hour, cluster, namespace, 'ghost-' || pod, device_id,"
+          " team, kind, quantity, 1, first_seen, last_seen FROM usage"
+          " WHERE hour >= ? AND hour < ? AND pod <> ''", (h0, end)),
+         ("DELETE FROM usage WHERE hour = ? AND kind = 'memory_used' AND pod IN"
+          " (SELECT pod FROM usage WHERE hour = ? AND pod <> '' LIMIT 1)", (h0, h0)))
 
 
 def delete_usage_as_prune(db, first_day, end_day):
@@ -539,8 +545,7 @@ def device_model_hour_count(db):
 
 def drop_device_model_hours(db):
     """The database as before the model-per-hour migration (schema 9)."""
-    with _open(db) as con:
-        con.executescript("DROP TABLE device_model_hour; PRAGMA user_version = 9;")
+    _run(db, "DROP TABLE device_model_hour", "PRAGMA user_version = 9")
 
 
 def pod_owners(db):
@@ -641,15 +646,12 @@ def close_state(db, period):
 def delete_missing_gaps(db, period):
     """The 'missing' rows of what a forced close of period lacked deleted;
     returns how many."""
-    with _change(db) as con:
-        return con.execute("DELETE FROM closed_gap WHERE period = ? AND kind = 'missing'",
-                           (period,)).rowcount
+    return _run(db, ("DELETE FROM closed_gap WHERE period = ? AND kind = 'missing'", (period,)))
 
 
 def delete_closed_checks(db):
     """As a database that never recorded a check of its closed months."""
-    with _change(db) as con:
-        con.execute("DELETE FROM closed_check")
+    _run(db, "DELETE FROM closed_check")
 
 
 def closed_check_count(db):
@@ -679,21 +681,17 @@ def stored_texts(db, period):
 
 def delete_stored_texts(db):
     """Every invoice and FOCUS text stored at a close deleted."""
-    with _change(db) as con:
-        con.execute("DELETE FROM frozen_invoice")
-        con.execute("UPDATE closed_period SET focus_csv = ''")
+    _run(db, "DELETE FROM frozen_invoice", "UPDATE closed_period SET focus_csv = ''")
 
 
 def append_to_stored_markdown(db, period, text, team=None):
     """text appended to the Markdown invoices stored for period (team's only,
     when given)."""
-    with _change(db) as con:
-        if team is None:
-            con.execute("UPDATE frozen_invoice SET md = md || ? WHERE period = ?",
-                        (text, period))
-        else:
-            con.execute("UPDATE frozen_invoice SET md = md || ? WHERE period = ? AND team = ?",
-                        (text, period, team))
+    if team is None:
+        _run(db, ("UPDATE frozen_invoice SET md = md || ? WHERE period = ?", (text, period)))
+    else:
+        _run(db, ("UPDATE frozen_invoice SET md = md || ? WHERE period = ? AND team = ?",
+                  (text, period, team)))
 
 
 def frozen_correction_lines(db, period, corrected):
@@ -721,20 +719,16 @@ def migration_number(name):
 def drop_frozen_figures(db):
     """As an engine before frozen figures left its closed months: only the
     texts (figure and digest tables dropped, user_version 6)."""
-    with _change(db) as con:
-        for t in FIGURE_TABLES + DIGEST_TABLES:
-            con.execute("DROP TABLE IF EXISTS %s" % t)
-        con.execute("PRAGMA user_version = 6")
+    _run(db, *["DROP TABLE IF EXISTS %s" % t for t in FIGURE_TABLES + DIGEST_TABLES],
+         "PRAGMA user_version = 6")
 
 
 def drop_digests(db):
     """As an engine with frozen figures but before their digests left its
     closed months: the schema just before the digests' migration (later
     migrations create their tables only when missing)."""
-    with _change(db) as con:
-        for t in DIGEST_TABLES:
-            con.execute("DROP TABLE IF EXISTS %s" % t)
-        con.execute("PRAGMA user_version = %d" % (migration_number("frozen_digest") - 1))
+    _run(db, *["DROP TABLE IF EXISTS %s" % t for t in DIGEST_TABLES],
+         "PRAGMA user_version = %d" % (migration_number("frozen_digest") - 1))
 
 
 def digests(db):
@@ -803,10 +797,9 @@ def tamper(db, name):
 
 def add_device(db, cluster, uuid, model, hostname, capacity_mib, first_seen, last_seen):
     """A whole GPU stored by hand (no MIG instance)."""
-    with _change(db) as con:
-        con.execute("INSERT INTO device (cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname,"
-                    " max_capacity_mib, first_seen, last_seen) VALUES (?, ?, '', '', ?, ?, ?, ?, ?)",
-                    (cluster, uuid, model, hostname, capacity_mib, first_seen, last_seen))
+    _run(db, ("INSERT INTO device (cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname,"
+              " max_capacity_mib, first_seen, last_seen) VALUES (?, ?, '', '', ?, ?, ?, ?, ?)",
+              (cluster, uuid, model, hostname, capacity_mib, first_seen, last_seen)))
 
 
 class History:
