@@ -714,17 +714,20 @@ static void skipped_raw_needed(struct gl_srv_unit *u, const struct gl_range_quer
 }
 
 /* What the configuration alone rules out: the sums are of the used-memory
- * basis, MiB sources, one device-label schema, at most 999 steps an hour
- * (the packed figures' fields), and FB_FREE beside the memory. */
+ * basis, without a query whose registry row refuses server mode (a limit
+ * or device query beside the memory source: queryreg.c), of MiB sources,
+ * one device-label schema, at most 999 steps an hour (the packed figures'
+ * fields), and FB_FREE beside the memory. */
 static const char *config_refusal(const struct gl_srv_unit *u)
 {
     const struct gl_config *c = u->c;
     if (c->basis != GL_BASIS_USED)
         return "billing basis max";
-    if (c->mem_limit_query)
-        return "a memory limit query (HAMi)";
-    if (c->mem_device_query)
-        return "a device query beside the memory source";
+    for (int i = 0; i < GL_Q_COUNT; i++) { /* the registry's srv_refusal */
+        const struct gl_qrow *r = gl_qr_row((enum gl_qid)i);
+        if (r->srv_refusal && gl_qr_count(c, r))
+            return r->srv_refusal;
+    }
     for (int k = 0; k < GL_MQ_COUNT; k++) {
         if (k != GL_MQ_LIMIT && c->mq[k].unit == GL_UNIT_BYTES)
             return "a bytes source";
