@@ -20,6 +20,7 @@
 #include "owner.h"
 #include "probe.h"
 #include "query.h"
+#include "queryreg.h"
 #include "render.h"
 #include "reprice.h"
 #include "report.h"
@@ -520,17 +521,6 @@ static void print_model_changes(const char *db, const char *cluster)
     gl_store_close(s);
 }
 
-/* check: the queries without which nothing can be billed (memory, capacity,
- * allocation: alloc_requests and pod_phase, joined in the engine, or the
- * backend-joined allocation), and the likely cause of a query's missing data. Capacity
- * (fb_free) is not required when allocation.model_capacity_mib gives it. */
-static bool query_required(const struct gl_config *cfg, const char *name)
-{
-    return strcmp(name, cfg->mem_query) == 0 || strcmp(name, "allocation") == 0 ||
-           strcmp(name, "alloc_requests") == 0 || strcmp(name, "pod_phase") == 0 ||
-           (strcmp(name, "fb_free") == 0 && cfg->nmodel_capacity == 0);
-}
-
 /* The team labels the rules read from a label query's series (pods or
  * namespaces): true when one of them is on some series, or no rule reads
  * one; *label names the first rule's label otherwise. */
@@ -550,21 +540,28 @@ static bool team_labels_present(const struct gl_config *cfg, enum gl_rule_kind k
     return *label == NULL;
 }
 
-static const char *query_cause(const struct gl_config *cfg, const char *name)
+/* check: the likely cause of a query's missing data, from who exports it
+ * (the registry's source). */
+static const char *query_cause(const struct gl_qslot *q)
 {
-    if (strcmp(name, "allocation") == 0 || strcmp(name, "alloc_requests") == 0 ||
-        strcmp(name, "node_labels") == 0)
+    enum gl_qsource src = q->row->source;
+    if (src == GL_QS_EXPORTER && strncmp(q->name, "fb_", 3) == 0)
+        src = GL_QS_DCGM; /* a dcgm-exporter FB field by its name */
+    switch (src) {
+    case GL_QS_KSM_REQUESTS:
         return "kube-state-metrics is not scraped by this Prometheus (or the cluster selector "
                "does not match its series), or no pod requests a GPU at the probe time";
-    if (strcmp(name, "pod_labels") == 0 || strcmp(name, "namespace_labels") == 0 ||
-        strcmp(name, "pod_phase") == 0)
+    case GL_QS_KSM:
         return "kube-state-metrics is not scraped by this Prometheus (or the cluster selector "
                "does not match its series)";
-    if (strcmp(name, cfg->mem_query) == 0 || strncmp(name, "fb_", 3) == 0)
+    case GL_QS_DCGM:
         return "dcgm-exporter is not scraped by this Prometheus (ServiceMonitor or scrape "
                "config), the cluster selector does not match its series, or the field is not in "
                "dcgm-exporter's counters CSV (without DCGM_FI_DEV_FB_FREE, set "
                "allocation.model_capacity_mib)";
+    case GL_QS_EXPORTER:
+        break;
+    }
     return "the exporter of this metric is not scraped, or the field is not exported";
 }
 
@@ -608,12 +605,15 @@ static int check_check(struct gl_cmd_env *e)
 }
 
 /* check: one query of cluster cl at the probe time, printed with its series
- * count and, without data, its likely cause; a required one is added to
- * required ("cluster/query"). Returns the exit status (0: go on). */
+ * count and, without data, its likely cause; a required one (the
+ * registry's need: nothing can be billed without memory, capacity and
+ * allocation) is added to required ("cluster/query"). Returns the exit
+ * status (0: go on). */
 static int probe_query(const struct gl_config *cfg, const struct gl_cluster *cl,
-                       struct gl_prom *prom, const char *name, int64_t at,
+                       struct gl_prom *prom, const struct gl_qslot *qs, int64_t at,
                        struct gl_buf *required, int *missing)
 {
+    const char *name = qs->name;
     struct gl_error err = {0};
     char *q = NULL;
     struct gl_vector res;
@@ -623,20 +623,21 @@ static int probe_query(const struct gl_config *cfg, const struct gl_cluster *cl,
     }
     int rc = 0;
     size_t n = res.n;
-    bool req = query_required(cfg, name);
+    bool req = gl_qr_required(cfg, qs);
     printf("  query %-18s %zu series%s\n", name, n,
            n > 0 ? "" : req ? "  (NO DATA at the probe time: required)"
                             : "  (NO DATA at the probe time)");
     if (n == 0) {
         (*missing)++;
-        printf("    likely cause: %s\n", query_cause(cfg, name));
+        printf("    likely cause: %s\n", query_cause(qs));
         if (req && !gl_buf_printf(required, "%s%s/%s", required->len ? ", " : "", cl->name,
                                   name))
             rc = FAIL((gl_error_set(&err, GL_ERR_RUNTIME, "out of memory"), &err));
     }
     const char *label = NULL;
-    bool pods = strcmp(name, "pod_labels") == 0;
-    if (n > 0 && (pods || strcmp(name, "namespace_labels") == 0) &&
+    /* the labels the team rules read, on the label queries' series */
+    bool pods = qs->row->labels == GL_QL_TEAM_POD;
+    if (n > 0 && (pods || qs->row->labels == GL_QL_TEAM_NAMESPACE) &&
         !team_labels_present(cfg, pods ? GL_RULE_POD_LABEL : GL_RULE_NAMESPACE_LABEL, &res,
                              &label))
         printf("    likely cause: no series carries %s, which a team rule reads: "
@@ -668,15 +669,13 @@ static int cmd_check(struct gl_cmd_env *e)
            models ? ", a price for every model and hour with stored usage" : "");
     gl_prices_free(prices);
     print_cost_centers(cfg);
-    /* the allocation: joined by the backend (allocation.promql in the
-     * queries folder) or by the engine from two selectors */
-    const bool bj = cfg->alloc_backend_join;
-    const char *fixed[] = {cfg->mem_query,     "fb_free",
-                           "fb_reserved",      "pod_labels",
-                           "namespace_labels", bj ? "allocation" : "alloc_requests",
-                           "node_labels",      bj ? NULL : "pod_phase",
-                           cfg->mem_device_query};
-    size_t nnames = sizeof fixed / sizeof *fixed + cfg->ncompute_queries;
+    /* the queries check probes (the registry's check_rank order; the
+     * allocation joined by the backend or by the engine from two
+     * selectors); the count printed has always had a place for the device
+     * query, configured or not */
+    struct gl_qslot probes[GL_QR_MAX];
+    const int nprobes = gl_qr_check_list(cfg, probes);
+    const size_t nnames = (size_t)nprobes + !cfg->mem_device_query;
     struct gl_buf required; /* cluster/query of each required query without data */
     gl_buf_init(&required);
     for (size_t ci = 0; !rc && ci < cfg->nclusters; ci++) {
@@ -691,13 +690,8 @@ static int cmd_check(struct gl_cmd_env *e)
             break;
         }
         int missing = 0;
-        for (size_t i = 0; i < nnames && !rc; i++) {
-            const char *name = i < sizeof fixed / sizeof *fixed
-                                   ? fixed[i]
-                                   : cfg->compute_queries[i - sizeof fixed / sizeof *fixed];
-            if (name)
-                rc = probe_query(cfg, cl, prom, name, at, &required, &missing);
-        }
+        for (int i = 0; i < nprobes && !rc; i++)
+            rc = probe_query(cfg, cl, prom, &probes[i], at, &required, &missing);
         if (!rc) { /* exporter schema: units and the hostname label (probe.h) */
             struct gl_buf notes;
             gl_buf_init(&notes);
@@ -714,8 +708,7 @@ static int cmd_check(struct gl_cmd_env *e)
         gl_prom_free(prom);
         if (rc)
             break;
-        printf("  prometheus reachable; %d of %zu queries without data\n", missing,
-               nnames - (size_t)bj);
+        printf("  prometheus reachable; %d of %zu queries without data\n", missing, nnames);
         struct gl_collect_stats st = {.notes = gl_intern_new()};
         int64_t hour = gl_floor_to(at, 3600);
         if (gl_collect(cfg, cl, NULL, hour - 3600, hour, &st, &err)) {

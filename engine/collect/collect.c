@@ -46,12 +46,15 @@ static int compute_count(const struct gl_config *c)
     return (int)gl_qr_count(c, gl_qr_row(GL_Q_COMPUTE));
 }
 
-/* Query q of the chunk's list: its registry row and name. */
+/* Query q of the chunk's list: its registry row and name. Every caller
+ * asks for a q below query_count: anything else is a bug, stopped here. */
 static struct gl_qslot query_slot(const struct gl_config *c, int q)
 {
     struct gl_qslot list[GL_QR_MAX];
     int n = gl_qr_list(c, list);
-    return q >= 0 && q < n ? list[q] : (struct gl_qslot){0};
+    if (q < 0 || q >= n)
+        abort();
+    return list[q];
 }
 
 /* The registry row of query q. */

@@ -15,6 +15,7 @@
 #include "close.h"
 #include "money.h"
 #include "output.h"
+#include "queryreg.h"
 #include "statement.h"
 #include "timeutil.h"
 
@@ -79,18 +80,17 @@ void gl_run_figures_cluster(struct gl_run_figures *f, const char *cluster,
 
 /* ---- loud when data is missing ---- */
 
-/* The query names collect runs, in its order (collect.c query_name). */
+/* The stored counts the error names, in the chunk's order: the registry's
+ * queries marked no_data_named that the config runs, under their counts
+ * names (the allocation as "allocation", whichever side joins it). */
 static size_t query_names(const struct gl_config *c, const char **names, size_t max)
 {
-    const char *fixed[] = {c->mem_query, "fb_free", "fb_reserved", "pod_labels",
-                           "namespace_labels", "allocation", "node_labels"};
+    struct gl_qslot list[GL_QR_MAX];
+    int nq = gl_qr_list(c, list);
     size_t n = 0;
-    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && n < max; i++)
-        names[n++] = fixed[i];
-    for (size_t i = 0; i < c->ncompute_queries && n < max; i++)
-        names[n++] = c->compute_queries[i];
-    if (c->mem_limit_query && n < max)
-        names[n++] = c->mem_limit_query;
+    for (int q = 0; q < nq && n < max; q++)
+        if (list[q].row->no_data_named && gl_qr_counts_name(c, list[q].row, list[q].k))
+            names[n++] = gl_qr_counts_name(c, list[q].row, list[q].k);
     return n;
 }
 
