@@ -6,8 +6,9 @@
  * requires it and under which config, the labels it must carry, how a
  * split hour shards it, the name its hourly counts are stored under, and
  * its server-mode rule. collect (the chunk's list, bounds, shards, counts,
- * server roles), `check` (what it probes, required-ness, likely causes),
- * run's missing-data error and server mode (its refusals) loop over it.
+ * server roles), `check` (what it probes, required-ness, likely causes,
+ * the exporter schema test of the presets), run's missing-data error and
+ * server mode (its refusals) loop over it.
  *
  * The queries outside a chunk keep their own owners: the pod owners and
  * DRA claims (collect/owner.c) and the work counters (collect/work.c,
@@ -140,6 +141,8 @@ struct gl_qrow {
     enum gl_qshard shard;
     const char *counts;   /* the name its hourly counts are stored under: "" its
                            * own name, NULL none (counted as the memory source's) */
+    bool capacity;        /* a term of a device's USED + FREE + RESERVED: `check`'s
+                           * exporter schema test reads it (collect/probe.c) */
     bool no_data_named;   /* named by run's error when a cluster returns no data */
     int check_rank;       /* its place in `check`'s probe list, 0: not probed */
     enum gl_srv_role srv; /* its server-mode planning role */
