@@ -16,8 +16,9 @@
  *
  * Adding a query: its row in rows[] (queryreg.c, at the place it takes in
  * the chunk's list), its id below, the config field naming it when the
- * name is configurable (config.h, config.c), its file in queries/, and the
- * consumer of its matrix (attribute/integrate.h's gl_chunk_input).
+ * name is configurable (config.h, config.c), its file in queries/, and
+ * its matrix handed to the attribution by collect/collect.c (found by
+ * gl_qr_pos, into attribute/integrate.h's gl_chunk_input).
  */
 #ifndef GL_QUERYREG_H
 #define GL_QUERYREG_H
