@@ -66,7 +66,8 @@ static const struct gl_qrow rows[GL_Q_COUNT] = {
                         .counts = "", .no_data_named = true, .srv = GL_SRV_OTHER,
                         .srv_refusal = "a memory limit query (HAMi)"},
     /* the exporter's device series, read as FB_FREE's (its unit and labels);
-     * merged into the memory source's matrix, so counted as the source's */
+     * merged into the memory source's matrix (collect.c device_series_merge),
+     * so counted as the source's */
     [GL_Q_MEM_DEVICE] = {.id = GL_Q_MEM_DEVICE, .key = "memory_source.device_query",
                          .field = CFG(mem_device_query), .when = GL_QW_CONFIGURED,
                          .unit = GL_QU_MEMORY, .schema = GL_MQ_FREE, .labels = GL_QL_DEVICE,
@@ -74,9 +75,10 @@ static const struct gl_qrow rows[GL_Q_COUNT] = {
                          .shard = GL_QSH_HOST, .counts = NULL, .check_rank = 9,
                          .srv = GL_SRV_OTHER,
                          .srv_refusal = "a device query beside the memory source"},
-    /* kube-state-metrics without a node label: kept whole, not host-sharded;
-     * left out of run's missing-data error, which names the device, label
-     * and allocation queries */
+    /* kube_pod_status_phase, joined with alloc_requests by the engine
+     * (attribute/alloc_join.h); kube-state-metrics without a node label:
+     * kept whole, not host-sharded; left out of run's missing-data error,
+     * which names the device, label and allocation queries */
     [GL_Q_PHASE] = {.id = GL_Q_PHASE, .name = "pod_phase", .when = GL_QW_ENGINE_JOIN,
                     .unit = GL_QU_INFO, .labels = GL_QL_POD, .need = GL_QN_REQUIRED,
                     .source = GL_QS_KSM, .shard = GL_QSH_KEPT, .counts = "",
