@@ -2164,7 +2164,8 @@ static bool stored_series(struct walk *w, int64_t series[Q_MAX])
         for (int q = 0; q < w->x.nq; q++) {
             struct gl_query_counts n;
             struct gl_error e;
-            if (gl_store_query_counts(w->s, w->cluster->name, h, counts_name(w->c, q), &n, &e) ||
+            if (!counts_name(w->c, q) || /* counted as the memory source's */
+                gl_store_query_counts(w->s, w->cluster->name, h, counts_name(w->c, q), &n, &e) ||
                 !n.found)
                 continue;
             found = true;
