@@ -17,11 +17,18 @@ static const char *minimal =
     " \"prices\": {\"file\": \"prices.csv\"},\n"
     " \"billing\": {\"currency\": \"EUR\"}}\n";
 
-static void test_minimal_defaults(void)
+/* The minimal config loaded (a check), NULL when it failed to load. */
+static struct gl_config *load_minimal(void)
 {
     struct gl_config *c = NULL;
     struct gl_error err = {0};
     CHECK(load(minimal, &c, &err) == GL_OK);
+    return c;
+}
+
+static void test_minimal_defaults(void)
+{
+    struct gl_config *c = load_minimal();
     if (!c)
         return;
     CHECK_STR(c->clusters[0].prom.url, "http://127.0.0.1:9090"); /* trailing slash dropped */
@@ -176,12 +183,10 @@ static const char *names_of(const struct gl_qslot *l, int n, char *buf, size_t s
 /* The query registry (engine/base/queryreg.c) against the chunk's list as
  * the engine runs it: the memory source, FB_FREE, FB_RESERVED, the label
  * queries, the allocation, node labels, the compute queries, the limit and
- * device queries, pod_phase; and `check`'s probe order (README "check"). */
+ * device queries, pod_phase; and the order `check` probes them in. */
 static void test_query_registry(void)
 {
-    struct gl_config *c = NULL;
-    struct gl_error err = {0};
-    CHECK(load(minimal, &c, &err) == GL_OK);
+    struct gl_config *c = load_minimal();
     if (!c)
         return;
     for (int i = 0; i < GL_Q_COUNT; i++) /* the ids index the rows */
