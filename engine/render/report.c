@@ -493,24 +493,19 @@ static void tbl_fleet_models(const struct fleet_ctx *x, struct table *t)
 static void tbl_fleet_teams(const struct fleet_ctx *x, struct table *t)
 {
     const struct gl_fleet *fl = x->fl;
-    rp_table_col(t, "Cluster", 0);
-    rp_table_col(t, "GPU model", 0);
-    rp_table_col(t, "Team", 0);
-    rp_table_col(t, "Billed GB-h", COL_N);
-    rp_table_col(t, "Share of capacity", COL_N);
+    static const struct rp_col cols[] = {{"Cluster", 0}, {"GPU model", 0}, {"Team", 0},
+                                         {"Billed GB-h", COL_N}, {"Share of capacity", COL_N}};
+    RP_COLS(t, cols);
     for (size_t i = 0; i < fl->n; i++) {
         const struct gl_fleet_model *m = &fl->m[i];
         for (size_t k = 0; k < m->nteams; k++) {
-            char v[96];
             rp_table_row(t);
             rp_table_cell(t, 0, CELL_LABEL, "%s", m->cluster);
             rp_table_cell(t, 1, CELL_LABEL, "%s", m->model);
             rp_table_cell(t, 2, CELL_LABEL, "%s", fl->teams[m->teams[k].team]);
             rp_table_last(t, 2)->swatch = palette[(size_t)m->teams[k].team % NPALETTE];
-            rp_fmt_gbh(m->teams[k].q, v, sizeof v);
-            rp_table_cell(t, 3, 0, "%s", v);
-            rp_fmt_share(m->teams[k].q, m->v[GL_F_CAP], v, sizeof v);
-            rp_table_cell(t, 4, 0, "%s", v);
+            rp_cell_gbh(t, 3, m->teams[k].q);
+            rp_cell_share(t, 4, m->teams[k].q, m->v[GL_F_CAP]);
         }
     }
 }
@@ -548,25 +543,21 @@ static void tbl_fleet_invoices(const struct fleet_ctx *x, struct table *t)
 static void tbl_fleet_devices(const struct fleet_ctx *x, struct table *t)
 {
     const struct gl_fleet *fl = x->fl;
-    static const char *const heads[] = {"Cluster", "Node", "Device", "Profile", "GPU model"};
-    for (size_t k = 0; k < 5; k++)
-        rp_table_col(t, heads[k], 0);
-    rp_table_col(t, "Capacity GB-h", COL_N);
-    rp_table_col(t, "Excess GB-h", COL_N);
-    rp_table_col(t, "Why", 0);
+    static const struct rp_col cols[] = {
+        {"Cluster", 0},   {"Node", 0},     {"Device", 0},
+        {"Profile", 0},   {"GPU model", 0}, {"Capacity GB-h", COL_N},
+        {"Excess GB-h", COL_N}, {"Why", 0}};
+    RP_COLS(t, cols);
     for (size_t i = 0; i < fl->ndev; i++) {
         const struct gl_device_row *d = &fl->dev[i];
         if (!needs_attention(d))
             continue;
         const char *cells[] = {d->cluster, d->node, d->device, d->profile, d->model};
-        char v[96];
         rp_table_row(t);
         for (size_t k = 0; k < 5; k++)
             rp_table_cell(t, k, CELL_LABEL, "%s", cells[k]);
-        rp_fmt_gbh(d->capacity, v, sizeof v);
-        rp_table_cell(t, 5, 0, "%s", v);
-        rp_fmt_gbh(d->excess, v, sizeof v);
-        rp_table_cell(t, 6, 0, "%s", v);
+        rp_cell_gbh(t, 5, d->capacity);
+        rp_cell_gbh(t, 6, d->excess);
         rp_table_cell(t, 7, 0, "%s%s%s",
                    d->unknown ? "usage unknown (no memory metrics; pods billed by allocation)" : "",
                    d->unknown && d->excess ? "; " : "",

@@ -200,6 +200,26 @@ void rp_table_cell(struct table *t, size_t k, unsigned flags, const char *fmt, .
     c->flags = flags;
 }
 
+void rp_table_cols(struct table *t, const struct rp_col *cols, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        rp_table_col(t, cols[k].head, cols[k].flags);
+}
+
+void rp_cell_gbh(struct table *t, size_t k, gl_i128 mib_s)
+{
+    char v[96];
+    rp_fmt_gbh(mib_s, v, sizeof v);
+    rp_table_cell(t, k, 0, "%s", v);
+}
+
+void rp_cell_share(struct table *t, size_t k, gl_i128 part, gl_i128 whole)
+{
+    char v[96];
+    rp_fmt_share(part, whole, v, sizeof v);
+    rp_table_cell(t, k, 0, "%s", v);
+}
+
 /* The last row's cell k. */
 struct tcell *rp_table_last(struct table *t, size_t k)
 {

@@ -98,11 +98,21 @@ void rp_swatch(FILE *f, const char *color, const char *label);
  * of the last row (flags CELL_*: our text with 0, else a label); the last
  * row's cell k; the table freed; the table written in either format. */
 void rp_table_col(struct table *t, const char *head, unsigned flags);
+/* Columns from a list: each heading (a literal) and its flags. */
+struct rp_col {
+    const char *head;
+    unsigned flags;
+};
+void rp_table_cols(struct table *t, const struct rp_col *cols, size_t n);
+#define RP_COLS(t, cols) rp_table_cols((t), (cols), sizeof(cols) / sizeof *(cols))
 void rp_table_row(struct table *t);
 void rp_table_cell(struct table *t, size_t k, unsigned flags, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 struct tcell *rp_table_last(struct table *t, size_t k);
 void rp_table_free(struct table *t);
+/* Cell k of the last row: MiB·s as GB-hours; part of whole as a share. */
+void rp_cell_gbh(struct table *t, size_t k, gl_i128 mib_s);
+void rp_cell_share(struct table *t, size_t k, gl_i128 part, gl_i128 whole);
 void rp_table_html(FILE *f, const struct table *t);
 void rp_table_md(FILE *f, const struct table *t);
 

@@ -3,6 +3,7 @@
  * around them: report.c). */
 #include "report_page.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,78 +56,101 @@ static void svg_day_labels(FILE *f, const struct gl_day_axis *ax, int left, int 
     }
 }
 
-/* Daily used (solid) inside allocated (light) GB-hours per UTC day. */
-static void svg_daily_used(FILE *f, const struct gl_team_usage *u, const struct gl_day_axis *ax)
+/* A daily chart: its height and aria-label, the two figures of a day its
+ * titles name, the day's peak the axis must reach, and the bar group drawn
+ * in a day's slot [x0, x1) above base (top: the axis' top, ph pixels). */
+struct day_chart {
+    int h;
+    const char *label, *name[2];
+    size_t fig[2]; /* offsets in struct gl_day_row of the named figures */
+    gl_i128 (*peak)(const struct gl_day_row *d);
+    void (*bars)(FILE *f, const struct gl_day_row *d, int x0, int x1, gl_i128 top, int base,
+                 int ph);
+};
+
+static int64_t day_fig(const struct gl_day_row *d, size_t off)
 {
-    enum { W = 1000, H = 280, L = 90, R = 10, T = 12, B = 30 };
-    const int pw = W - L - R, ph = H - T - B;
+    return *(const int64_t *)(const void *)((const char *)d + off);
+}
+
+static void svg_days(FILE *f, const struct day_chart *c, const struct gl_team_usage *u,
+                     const struct gl_day_axis *ax)
+{
+    enum { W = 1000, L = 90, R = 10, T = 12, B = 30 };
+    const int pw = W - L - R, ph = c->h - T - B;
     gl_i128 max = 0;
-    for (size_t i = 0; i < ax->n; i++) {
-        gl_i128 a = gl_gbh_nano(u->days[i].used), b = gl_gbh_nano(u->days[i].allocated);
-        if (a > max)
-            max = a;
-        if (b > max)
-            max = b;
-    }
-    fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
-               "aria-label=\"Daily GB-hours used and allocated\">\n", W, H);
+    for (size_t i = 0; i < ax->n; i++)
+        if (c->peak(&u->days[i]) > max)
+            max = c->peak(&u->days[i]);
+    fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\">\n", W,
+            c->h, c->label);
     gl_i128 top = svg_axis(f, max, L, W - R, T, ph);
     for (size_t i = 0; i < ax->n; i++) {
         const struct gl_day_row *d = &u->days[i];
         int x0 = L + (int)(i * (size_t)pw / ax->n), x1 = L + (int)((i + 1) * (size_t)pw / ax->n);
-        int slot = x1 - x0, cx = (x0 + x1) / 2;
-        int wa = slot * 8 / 10 < 90 ? slot * 8 / 10 : 90, wu = slot / 2 < 56 ? slot / 2 : 56;
-        int ha = rp_px(gl_gbh_nano(d->allocated), top, ph), hu = rp_px(gl_gbh_nano(d->used), top, ph);
         char day[16], a[64], b[64];
         gl_date_format(ax->first + (int64_t)i * 86400, day, sizeof day);
-        rp_fmt_gbh(d->used, a, sizeof a);
-        rp_fmt_gbh(d->allocated, b, sizeof b);
-        fprintf(f,
-                "<g><title>%s: used %s GB-h, allocated %s GB-h</title>"
-                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#93c5fd\"/>"
-                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/></g>\n",
-                day, a, b, cx - wa / 2, T + ph - ha, wa, ha, COLOR_ALLOC, cx - wu / 2, T + ph - hu,
-                wu, hu, COLOR_USED);
+        rp_fmt_gbh(day_fig(d, c->fig[0]), a, sizeof a);
+        rp_fmt_gbh(day_fig(d, c->fig[1]), b, sizeof b);
+        fprintf(f, "<g><title>%s: %s %s GB-h, %s %s GB-h</title>", day, c->name[0], a,
+                c->name[1], b);
+        c->bars(f, d, x0, x1, top, T + ph, ph);
+        fputs("</g>\n", f);
     }
-    svg_day_labels(f, ax, L, pw, H - 10);
+    svg_day_labels(f, ax, L, pw, c->h - 10);
     fputs("</svg>\n", f);
 }
 
-/* Daily idle (light) and overhead (dark) shares, stacked. */
-static void svg_daily_shares(FILE *f, const struct gl_team_usage *u, const struct gl_day_axis *ax)
+static gl_i128 peak_used(const struct gl_day_row *d)
 {
-    enum { W = 1000, H = 240, L = 90, R = 10, T = 12, B = 30 };
-    const int pw = W - L - R, ph = H - T - B;
-    gl_i128 max = 0;
-    for (size_t i = 0; i < ax->n; i++) {
-        gl_i128 v = gl_gbh_nano(u->days[i].idle + u->days[i].overhead);
-        if (v > max)
-            max = v;
-    }
-    fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" "
-               "aria-label=\"Daily idle and overhead shares\">\n", W, H);
-    gl_i128 top = svg_axis(f, max, L, W - R, T, ph);
-    for (size_t i = 0; i < ax->n; i++) {
-        const struct gl_day_row *d = &u->days[i];
-        int x0 = L + (int)(i * (size_t)pw / ax->n), x1 = L + (int)((i + 1) * (size_t)pw / ax->n);
-        int slot = x1 - x0, w = slot * 6 / 10 < 70 ? slot * 6 / 10 : 70;
-        int x = (x0 + x1) / 2 - w / 2;
-        int hall = rp_px(gl_gbh_nano(d->idle + d->overhead), top, ph);
-        int ho = rp_px(gl_gbh_nano(d->overhead), top, ph);
-        char day[16], a[64], b[64];
-        gl_date_format(ax->first + (int64_t)i * 86400, day, sizeof day);
-        rp_fmt_gbh(d->idle, a, sizeof a);
-        rp_fmt_gbh(d->overhead, b, sizeof b);
-        fprintf(f,
-                "<g><title>%s: idle %s GB-h, overhead %s GB-h</title>"
-                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>"
-                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/></g>\n",
-                day, a, b, x, T + ph - hall, w, hall - ho, COLOR_IDLE, x, T + ph - ho, w, ho,
-                COLOR_OVERHEAD);
-    }
-    svg_day_labels(f, ax, L, pw, H - 10);
-    fputs("</svg>\n", f);
+    gl_i128 a = gl_gbh_nano(d->used), b = gl_gbh_nano(d->allocated);
+    return a > b ? a : b;
 }
+
+/* Used (solid) inside allocated (light). */
+static void bars_used(FILE *f, const struct gl_day_row *d, int x0, int x1, gl_i128 top, int base,
+                      int ph)
+{
+    int slot = x1 - x0, cx = (x0 + x1) / 2;
+    int wa = slot * 8 / 10 < 90 ? slot * 8 / 10 : 90, wu = slot / 2 < 56 ? slot / 2 : 56;
+    int ha = rp_px(gl_gbh_nano(d->allocated), top, ph), hu = rp_px(gl_gbh_nano(d->used), top, ph);
+    fprintf(f,
+            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#93c5fd\"/>"
+            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>",
+            cx - wa / 2, base - ha, wa, ha, COLOR_ALLOC, cx - wu / 2, base - hu, wu, hu,
+            COLOR_USED);
+}
+
+static gl_i128 peak_shares(const struct gl_day_row *d)
+{
+    return gl_gbh_nano(d->idle + d->overhead);
+}
+
+/* Idle (light) under overhead (dark), stacked. */
+static void bars_shares(FILE *f, const struct gl_day_row *d, int x0, int x1, gl_i128 top,
+                        int base, int ph)
+{
+    int w = (x1 - x0) * 6 / 10 < 70 ? (x1 - x0) * 6 / 10 : 70;
+    int x = (x0 + x1) / 2 - w / 2;
+    int hall = rp_px(peak_shares(d), top, ph);
+    int ho = rp_px(gl_gbh_nano(d->overhead), top, ph);
+    fprintf(f,
+            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>"
+            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>",
+            x, base - hall, w, hall - ho, COLOR_IDLE, x, base - ho, w, ho, COLOR_OVERHEAD);
+}
+
+/* Daily used inside allocated GB-hours per UTC day. */
+static const struct day_chart daily_used = {
+    280, "Daily GB-hours used and allocated", {"used", "allocated"},
+    {offsetof(struct gl_day_row, used), offsetof(struct gl_day_row, allocated)},
+    peak_used, bars_used};
+
+/* Daily idle and overhead shares, stacked. */
+static const struct day_chart daily_shares = {
+    240, "Daily idle and overhead shares", {"idle", "overhead"},
+    {offsetof(struct gl_day_row, idle), offsetof(struct gl_day_row, overhead)},
+    peak_shares, bars_shares};
 
 /* Top workloads: used (solid) over allocated (light), one row each. */
 static void svg_workloads(FILE *f, const struct gl_team_workloads *u)
@@ -245,24 +269,23 @@ static size_t share_lines(const struct gl_invoice *inv)
 static void tbl_daily(const struct team_ctx *x, struct table *t)
 {
     const struct gl_team_usage *u = x->u;
-    rp_table_col(t, "UTC day", 0);
-    rp_table_col(t, "Used GB-h", COL_N);
-    rp_table_col(t, "Allocated GB-h", COL_N);
-    rp_table_col(t, "Reserved-unused GB-h", COL_N);
+    static const struct rp_col cols[] = {{"UTC day", 0}, {"Used GB-h", COL_N},
+                                         {"Allocated GB-h", COL_N},
+                                         {"Reserved-unused GB-h", COL_N}};
+    RP_COLS(t, cols);
     if (u->has_shares) {
         rp_table_col(t, "Idle share GB-h", COL_N);
         rp_table_col(t, "Overhead share GB-h", COL_N);
     }
     for (size_t i = 0; i < x->ax->n; i++) {
         const struct gl_day_row *d = &u->days[i];
-        char day[16], v[96];
+        char day[16];
         gl_date_format(x->ax->first + (int64_t)i * 86400, day, sizeof day);
         rp_table_row(t);
         rp_table_cell(t, 0, 0, "%s", day);
         const int64_t fig[] = {d->used, d->allocated, d->waste, d->idle, d->overhead};
         for (size_t k = 1; k < t->ncols; k++) {
-            rp_fmt_gbh(fig[k - 1], v, sizeof v);
-            rp_table_cell(t, k, 0, "%s", v);
+            rp_cell_gbh(t, k, fig[k - 1]);
         }
     }
 }
@@ -271,32 +294,23 @@ static void tbl_workloads(const struct team_ctx *x, struct table *t)
 {
     const struct gl_team_usage *u = x->u;
     const struct gl_team_workloads *w = &x->e->workloads;
-    rp_table_col(t, "#", COL_MD_RIGHT);
-    rp_table_col(t, "Cluster", 0);
-    rp_table_col(t, "Namespace", 0);
-    rp_table_col(t, "Workload", 0);
-    rp_table_col(t, "Pods", COL_N);
-    rp_table_col(t, "Used GB-h", COL_N);
-    rp_table_col(t, "Share of team", COL_N);
-    rp_table_col(t, "Allocated GB-h", COL_N);
-    rp_table_col(t, "Reserved-unused GB-h", COL_N);
+    static const struct rp_col cols[] = {{"#", COL_MD_RIGHT}, {"Cluster", 0}, {"Namespace", 0},
+                                         {"Workload", 0}, {"Pods", COL_N}, {"Used GB-h", COL_N},
+                                         {"Share of team", COL_N}, {"Allocated GB-h", COL_N},
+                                         {"Reserved-unused GB-h", COL_N}};
+    RP_COLS(t, cols);
     for (size_t i = 0; i < w->n; i++) {
         const struct gl_workload_row *r = &w->w[i];
-        char v[96];
         rp_table_row(t);
         rp_table_cell(t, 0, 0, "%zu", i + 1);
         rp_table_cell(t, 1, CELL_LABEL, "%s", r->cluster);
         rp_table_cell(t, 2, CELL_LABEL, "%s", r->ns);
         rp_table_cell(t, 3, CELL_LABEL | (r->estimated ? CELL_EST : 0), "%s/%s", r->kind, r->name);
         rp_table_cell(t, 4, 0, "%lld", (long long)r->pods);
-        rp_fmt_gbh(r->used, v, sizeof v);
-        rp_table_cell(t, 5, 0, "%s", v);
-        rp_fmt_share(r->used, u->used, v, sizeof v);
-        rp_table_cell(t, 6, 0, "%s", v);
-        rp_fmt_gbh(r->allocated, v, sizeof v);
-        rp_table_cell(t, 7, 0, "%s", v);
-        rp_fmt_gbh(r->waste, v, sizeof v);
-        rp_table_cell(t, 8, 0, "%s", v);
+        rp_cell_gbh(t, 5, r->used);
+        rp_cell_share(t, 6, r->used, u->used);
+        rp_cell_gbh(t, 7, r->allocated);
+        rp_cell_gbh(t, 8, r->waste);
     }
 }
 
@@ -315,10 +329,9 @@ static void fmt_change(gl_i128 a, gl_i128 b, char *buf, size_t n)
 /* Earlier months, then this one: memory used and the invoice total. */
 static void tbl_trend(const struct team_ctx *x, struct table *t)
 {
-    rp_table_col(t, "Month", 0);
-    rp_table_col(t, "Status", 0);
-    rp_table_col(t, "Used GB-h", COL_N);
-    rp_table_col(t, "Change", COL_N);
+    static const struct rp_col cols[] = {{"Month", 0}, {"Status", 0}, {"Used GB-h", COL_N},
+                                         {"Change", COL_N}};
+    RP_COLS(t, cols);
     snprintf(t->head_buf[0], sizeof t->head_buf[0], "Invoice total (%s)", x->c->currency);
     rp_table_col(t, t->head_buf[0], COL_N);
     rp_table_col(t, "Change", COL_N);
@@ -337,8 +350,7 @@ static void tbl_trend(const struct team_ctx *x, struct table *t)
                    now ? " (this report)" : "");
         rp_table_cell(t, 1, 0, "%s", now ? (x->st->closed ? "final" : "draft")
                                       : r->closed ? "final" : "open (not totalled here)");
-        rp_fmt_gbh(used, v, sizeof v);
-        rp_table_cell(t, 2, 0, "%s", v);
+        rp_cell_gbh(t, 2, used);
         fmt_change(i ? prev_used : 0, used, v, sizeof v);
         rp_table_cell(t, 3, 0, "%s", v);
         if (has_total)
@@ -357,12 +369,11 @@ static void tbl_trend(const struct team_ctx *x, struct table *t)
 static void tbl_waste(const struct team_ctx *x, struct table *t)
 {
     const struct gl_invoice *inv = x->inv;
-    rp_table_col(t, "Cluster", 0);
-    rp_table_col(t, "GPU model", 0);
-    rp_table_col(t, "Allocated GB-h", COL_N);
-    rp_table_col(t, "GPU-hours", COL_N);
-    rp_table_col(t, "Reserved-unused GB-h", COL_N);
-    rp_table_col(t, "Share of allocation", COL_N);
+    static const struct rp_col cols[] = {{"Cluster", 0}, {"GPU model", 0},
+                                         {"Allocated GB-h", COL_N}, {"GPU-hours", COL_N},
+                                         {"Reserved-unused GB-h", COL_N},
+                                         {"Share of allocation", COL_N}};
+    RP_COLS(t, cols);
     snprintf(t->head_buf[0], sizeof t->head_buf[0], "At the applicable price (%s)",
              x->c->currency);
     rp_table_col(t, t->head_buf[0], COL_N);
@@ -377,14 +388,11 @@ static void tbl_waste(const struct team_ctx *x, struct table *t)
         rp_table_row(t);
         rp_table_cell(t, 0, CELL_LABEL, "%s", r->cluster);
         rp_table_cell(t, 1, CELL_LABEL, "%s", r->model);
-        rp_fmt_gbh(r->a, v, sizeof v);
-        rp_table_cell(t, 2, 0, "%s", v);
+        rp_cell_gbh(t, 2, r->a);
         rp_fmt_read(gl_div_half_even((gl_i128)r->b * 1000, 3600), v, sizeof v);
         rp_table_cell(t, 3, 0, "%s", v);
-        rp_fmt_gbh(waste, v, sizeof v);
-        rp_table_cell(t, 4, 0, "%s", v);
-        rp_fmt_share(waste, r->a, v, sizeof v);
-        rp_table_cell(t, 5, 0, "%s", v);
+        rp_cell_gbh(t, 4, waste);
+        rp_cell_share(t, 5, waste, r->a);
         const struct gl_waste_money *m = waste_money(x, r->cluster, r->model);
         if (m)
             gl_dec_format(m->amount, x->c->minor_digits, v, sizeof v);
@@ -399,10 +407,9 @@ static void tbl_lines(const struct team_ctx *x, struct table *t, bool shares_onl
 {
     const struct gl_config *c = x->c;
     const struct gl_invoice *inv = x->inv;
-    rp_table_col(t, "Cluster", 0);
-    rp_table_col(t, "GPU model", 0);
-    rp_table_col(t, "Kind", 0);
-    rp_table_col(t, "GB-hours", COL_N);
+    static const struct rp_col cols[] = {{"Cluster", 0}, {"GPU model", 0}, {"Kind", 0},
+                                         {"GB-hours", COL_N}};
+    RP_COLS(t, cols);
     if (!shares_only) {
         snprintf(t->head_buf[0], sizeof t->head_buf[0], "Unit price (%s per GB-hour)",
                  c->currency);
@@ -423,8 +430,7 @@ static void tbl_lines(const struct team_ctx *x, struct table *t, bool shares_onl
         rp_table_cell(t, k++, 0, "%s%s%s%s", rp_kind_label(l->kind),
                    !shares_only && l->estimated ? " (estimated)" : "",
                    l->corrected_period[0] ? ", correction of " : "", l->corrected_period);
-        rp_fmt_gbh(l->mib_s, v, sizeof v);
-        rp_table_cell(t, k++, 0, "%s", v);
+        rp_cell_gbh(t, k++, l->mib_s);
         if (!shares_only) {
             gl_dec_format_trim(l->unit_price12, GL_PRICE_DECIMALS, v, sizeof v);
             rp_table_cell(t, k++, 0, "%s", v);
@@ -444,20 +450,18 @@ static void tbl_lines(const struct team_ctx *x, struct table *t, bool shares_onl
 static void tbl_compute(const struct team_ctx *x, struct table *t)
 {
     const struct gl_invoice *inv = x->inv;
-    rp_table_col(t, "Cluster", 0);
-    rp_table_col(t, "GPU model", 0);
-    rp_table_col(t, "Busy (share of device steps)", COL_N);
-    rp_table_col(t, "Device steps", COL_N);
+    static const struct rp_col cols[] = {{"Cluster", 0}, {"GPU model", 0},
+                                         {"Busy (share of device steps)", COL_N},
+                                         {"Device steps", COL_N}};
+    RP_COLS(t, cols);
     for (size_t i = 0; i < inv->ncompute; i++) {
         const struct gl_info_row *r = &inv->compute[i];
         if (r->b <= 0)
             continue;
-        char v[96];
         rp_table_row(t);
         rp_table_cell(t, 0, CELL_LABEL, "%s", r->cluster);
         rp_table_cell(t, 1, CELL_LABEL, "%s", r->model);
-        rp_fmt_share(r->a, (gl_i128)r->b * 1000000, v, sizeof v);
-        rp_table_cell(t, 2, 0, "%s", v);
+        rp_cell_share(t, 2, r->a, (gl_i128)r->b * 1000000);
         rp_table_cell(t, 3, 0, "%lld", (long long)r->b);
     }
 }
@@ -465,12 +469,10 @@ static void tbl_compute(const struct team_ctx *x, struct table *t)
 static void tbl_anomalies(const struct team_ctx *x, struct table *t)
 {
     const struct gl_invoice *inv = x->inv;
-    static const char *const heads[] = {"Kind", "Namespace/pod", "Node", "Device", "GPU model"};
-    for (size_t k = 0; k < 5; k++)
-        rp_table_col(t, heads[k], 0);
-    rp_table_col(t, "First seen", COL_T);
-    rp_table_col(t, "Last seen", COL_T);
-    rp_table_col(t, "GB-hours", COL_N);
+    static const struct rp_col cols[] = {
+        {"Kind", 0},          {"Namespace/pod", 0},    {"Node", 0},         {"Device", 0},
+        {"GPU model", 0},     {"First seen", COL_T},   {"Last seen", COL_T}, {"GB-hours", COL_N}};
+    RP_COLS(t, cols);
     t->wide = true;
     for (size_t i = 0; i < inv->anomalies.n; i++) {
         const struct gl_anomaly *y = &inv->anomalies.items[i];
@@ -485,22 +487,18 @@ static void tbl_anomalies(const struct team_ctx *x, struct table *t)
         rp_table_cell(t, 5, 0, "%s", v);
         gl_time_format(y->last_seen, v, sizeof v);
         rp_table_cell(t, 6, 0, "%s", v);
-        rp_fmt_gbh(y->mib_s, v, sizeof v);
-        rp_table_cell(t, 7, 0, "%s", v);
+        rp_cell_gbh(t, 7, y->mib_s);
     }
 }
 
 static void tbl_prices(const struct team_ctx *x, struct table *t)
 {
     const struct gl_invoice *inv = x->inv;
-    static const char *const heads[] = {"Price entry", "GPU model", "Model pattern", "Unit"};
-    for (size_t k = 0; k < 4; k++)
-        rp_table_col(t, heads[k], 0);
-    rp_table_col(t, "List price", COL_N);
-    rp_table_col(t, "Per GB-hour", COL_N);
-    rp_table_col(t, "Currency", 0);
-    rp_table_col(t, "Valid from", COL_T);
-    rp_table_col(t, "Valid to", COL_T);
+    static const struct rp_col cols[] = {
+        {"Price entry", 0},    {"GPU model", 0}, {"Model pattern", 0},  {"Unit", 0},
+        {"List price", COL_N}, {"Per GB-hour", COL_N}, {"Currency", 0}, {"Valid from", COL_T},
+        {"Valid to", COL_T}};
+    RP_COLS(t, cols);
     t->wide = true;
     for (size_t j = 0; j < inv->nlines; j++) {
         const struct gl_invoice_line *l = &inv->lines[j];
@@ -615,7 +613,7 @@ static void intro_daily(FILE *f, enum fmt fmt, const struct team_ctx *x)
     if (fmt != FMT_HTML)
         return;
     if (u->used || u->allocated) {
-        svg_daily_used(f, u, x->ax);
+        svg_days(f, &daily_used, u, x->ax);
         fputs("<p class=\"legend\">", f);
         rp_swatch(f, COLOR_USED, "memory used (billed)");
         rp_swatch(f, COLOR_ALLOC, "allocated (GPU requests of running pods)");
@@ -627,7 +625,7 @@ static void intro_daily(FILE *f, enum fmt fmt, const struct team_ctx *x)
     }
     if (u->has_shares) {
         fputs("<h2>Daily idle and overhead shares</h2>\n", f);
-        svg_daily_shares(f, u, x->ax);
+        svg_days(f, &daily_shares, u, x->ax);
         fputs("<p class=\"legend\">", f);
         rp_swatch(f, COLOR_IDLE, "idle");
         rp_swatch(f, COLOR_OVERHEAD, "overhead (driver-reserved + unattributed)");
@@ -829,14 +827,11 @@ static void intro_unit_cost(FILE *f, enum fmt fmt, const struct team_ctx *x)
 
 static void tbl_unit_cost(const struct team_ctx *x, struct table *t)
 {
-    rp_table_col(t, "Cluster", 0);
-    rp_table_col(t, "Namespace", 0);
-    rp_table_col(t, "Workload", 0);
-    rp_table_col(t, "Used GB-h", COL_N);
-    rp_table_col(t, "Cost (memory used)", COL_N);
-    rp_table_col(t, "With idle/overhead", COL_N);
-    rp_table_col(t, "Units", COL_N);
-    rp_table_col(t, "Cost per", COL_N);
+    static const struct rp_col cols[] = {{"Cluster", 0}, {"Namespace", 0}, {"Workload", 0},
+                                         {"Used GB-h", COL_N}, {"Cost (memory used)", COL_N},
+                                         {"With idle/overhead", COL_N}, {"Units", COL_N},
+                                         {"Cost per", COL_N}};
+    RP_COLS(t, cols);
     for (size_t i = 0; i < x->e->workloads.n; i++) {
         const struct gl_unit_cost_row *r = unit_cost_of(x, &x->e->workloads.w[i]);
         for (size_t k = 0; r && k < (r->nwork ? r->nwork : 1); k++) {
@@ -846,8 +841,7 @@ static void tbl_unit_cost(const struct team_ctx *x, struct table *t)
             rp_table_cell(t, 0, CELL_LABEL, "%s", r->cluster);
             rp_table_cell(t, 1, CELL_LABEL, "%s", r->ns);
             rp_table_cell(t, 2, CELL_LABEL, "%s/%s", r->kind, r->name);
-            rp_fmt_gbh(r->used_mib_s, v, sizeof v);
-            rp_table_cell(t, 3, 0, "%s", v);
+            rp_cell_gbh(t, 3, r->used_mib_s);
             rp_fmt_money(x->c, r->cost_minor, v, sizeof v);
             rp_table_cell(t, 4, 0, "%s", v);
             rp_fmt_money(x->c, r->with_shares_minor, v, sizeof v);
@@ -898,15 +892,11 @@ static void intro_advice(FILE *f, enum fmt fmt, const struct team_ctx *x)
 static void tbl_advice(const struct team_ctx *x, struct table *t)
 {
     char al[256], to[512], v[128];
-    rp_table_col(t, "Cluster", 0);
-    rp_table_col(t, "Workload", 0);
-    rp_table_col(t, "GPU model", 0);
-    rp_table_col(t, "Allocation", 0);
-    rp_table_col(t, "Peak MiB", COL_N);
-    rp_table_col(t, "p99 bound MiB", COL_N);
-    rp_table_col(t, "Recommended", 0);
-    rp_table_col(t, "Saving", COL_N);
-    rp_table_col(t, "Assumes", 0);
+    static const struct rp_col cols[] = {{"Cluster", 0}, {"Workload", 0}, {"GPU model", 0},
+                                         {"Allocation", 0}, {"Peak MiB", COL_N},
+                                         {"p99 bound MiB", COL_N}, {"Recommended", 0},
+                                         {"Saving", COL_N}, {"Assumes", 0}};
+    RP_COLS(t, cols);
     for (size_t i = 0; i < x->st->advice.nlines; i++) {
         const struct gl_advice_line *l = &x->st->advice.lines[i];
         if (!advised(x, l))
@@ -941,9 +931,9 @@ void rp_tbl_pending_keys(const struct gl_pending *pd, bool teams, struct table *
 {
     if (teams)
         rp_table_col(t, "Team", 0);
-    rp_table_col(t, "Cluster", 0);
-    rp_table_col(t, "GPU model", 0);
-    rp_table_col(t, "GPU-h waiting", COL_N);
+    static const struct rp_col cols[] = {{"Cluster", 0}, {"GPU model", 0},
+                                         {"GPU-h waiting", COL_N}};
+    RP_COLS(t, cols);
     const size_t c = teams ? 1 : 0;
     for (size_t i = 0; i < pd->nk; i++) {
         char v[96];
@@ -964,9 +954,10 @@ void rp_tbl_pending_waits(const struct gl_pending *pd, bool teams, struct table 
     rp_table_col(t, "Pod", 0);
     if (teams)
         rp_table_col(t, "Team", 0);
-    rp_table_col(t, "First Pending (UTC)", 0);
-    rp_table_col(t, "Hours, first to last Pending", COL_N);
-    rp_table_col(t, "GPU-h", COL_N);
+    static const struct rp_col cols[] = {{"First Pending (UTC)", 0},
+                                         {"Hours, first to last Pending", COL_N},
+                                         {"GPU-h", COL_N}};
+    RP_COLS(t, cols);
     const size_t c = teams ? 3 : 2;
     for (size_t i = 0; i < pd->np; i++) {
         const struct gl_pending_pod *w = &pd->p[i];
