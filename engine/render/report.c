@@ -274,34 +274,34 @@ struct keyfig {
     char unit[128];
 };
 
-static size_t team_keyfigs(const struct team_ctx *x, struct keyfig *k)
+/* Key figure k: label and MiB·s as GB-hours. */
+static struct keyfig *keyfig_gbh(struct keyfig *k, const char *label, gl_i128 mib_s)
+{
+    k->label = label;
+    rp_fmt_gbh(mib_s, k->value, sizeof k->value);
+    snprintf(k->unit, sizeof k->unit, "GB-hours");
+    return k;
+}
+
+static size_t team_keyfigs(const struct page_ctx *x, struct keyfig *k)
 {
     const struct gl_team_usage *u = x->u;
     size_t n = 0;
     char sh[32];
     if (u->used || u->allocated || !u->has_shares) {
-        k[n].label = "Memory used";
-        rp_fmt_gbh(u->used, k[n].value, sizeof k[n].value);
-        snprintf(k[n++].unit, sizeof k->unit, "GB-hours");
-        k[n].label = "Allocated";
-        rp_fmt_gbh(u->allocated, k[n].value, sizeof k[n].value);
-        snprintf(k[n++].unit, sizeof k->unit, "GB-hours");
-        k[n].label = "Reserved-unused (waste)";
-        rp_fmt_gbh(u->waste, k[n].value, sizeof k[n].value);
+        keyfig_gbh(&k[n++], "Memory used", u->used);
+        keyfig_gbh(&k[n++], "Allocated", u->allocated);
+        struct keyfig *w = keyfig_gbh(&k[n++], "Reserved-unused (waste)", u->waste);
         rp_fmt_share(u->waste, u->allocated, sh, sizeof sh);
         char money[64] = "";
         if (x->e && x->e->nwaste)
             rp_fmt_money(x->c, x->e->waste_total, money, sizeof money);
-        snprintf(k[n++].unit, sizeof k->unit, "GB-hours · %s of allocation%s%s", sh,
+        snprintf(w->unit, sizeof w->unit, "GB-hours · %s of allocation%s%s", sh,
                  money[0] ? " · " : "", money);
     }
     if (u->has_shares) {
-        k[n].label = "Idle share";
-        rp_fmt_gbh(u->idle_share, k[n].value, sizeof k[n].value);
-        snprintf(k[n++].unit, sizeof k->unit, "GB-hours");
-        k[n].label = "Overhead share";
-        rp_fmt_gbh(u->overhead_share, k[n].value, sizeof k[n].value);
-        snprintf(k[n++].unit, sizeof k->unit, "GB-hours");
+        keyfig_gbh(&k[n++], "Idle share", u->idle_share);
+        keyfig_gbh(&k[n++], "Overhead share", u->overhead_share);
     }
     k[n].label = "Anomalies";
     snprintf(k[n].value, sizeof k[n].value, "%zu", x->inv->anomalies.n);
@@ -310,10 +310,8 @@ static size_t team_keyfigs(const struct team_ctx *x, struct keyfig *k)
     return n;
 }
 
-static void team_html(FILE *f, const void *vctx)
+static void team_html(FILE *f, const struct page_ctx *x)
 {
-    const struct team_ctx *x = vctx;
-    const struct gl_config *c = x->c;
     const struct gl_invoice *inv = x->inv;
     const struct gl_period *p = &x->set->period;
     char a[96];
@@ -337,8 +335,8 @@ static void team_html(FILE *f, const void *vctx)
     incomplete_note(f, x->st, true);
 
     fputs("<div class=\"cards\">\n", f);
-    gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
-    html_card(f, "total", "Invoice total", "invoice-total", a, c->currency);
+    gl_dec_format(inv->total, x->c->minor_digits, a, sizeof a);
+    html_card(f, "total", "Invoice total", "invoice-total", a, x->c->currency);
     struct keyfig kf[6];
     size_t nkf = team_keyfigs(x, kf);
     for (size_t i = 0; i < nkf; i++)
@@ -346,17 +344,14 @@ static void team_html(FILE *f, const void *vctx)
     fputs("</div>\n", f);
 
     rp_team_sections_write(f, FMT_HTML, x);
-    html_foot(f, c);
+    html_foot(f, x->c);
 }
 
-static void team_md(FILE *f, const void *vctx)
+static void team_md(FILE *f, const struct page_ctx *x)
 {
-    const struct team_ctx *x = vctx;
-    const struct gl_config *c = x->c;
+    char a[96];
     const struct gl_invoice *inv = x->inv;
     const struct gl_period *p = &x->set->period;
-    char a[96];
-
     fputs("# GPU report: ", f);
     rp_md(f, inv->team_name);
     fputs(" (`", f);
@@ -371,8 +366,9 @@ static void team_md(FILE *f, const void *vctx)
     status_text(x->st, false, stt, sizeof stt);
     fprintf(f, "- Status: %s\n", stt);
     incomplete_note(f, x->st, false);
-    gl_dec_format(inv->total, c->minor_digits, a, sizeof a);
-    fprintf(f, "- Fleet page: fleet-%s.md\n\n**Total: %s %s**\n\n", p->name, a, c->currency);
+    gl_dec_format(inv->total, x->c->minor_digits, a, sizeof a);
+    fprintf(f, "- Fleet page: fleet-%s.md\n\n**Total: %s %s**\n\n", p->name, a,
+            x->c->currency);
     struct keyfig kf[6];
     size_t nkf = team_keyfigs(x, kf);
     for (size_t i = 0; i < nkf; i++)
@@ -399,14 +395,6 @@ static size_t attention_count(const struct gl_fleet *fl)
         n += needs_attention(&fl->dev[i]);
     return n;
 }
-
-struct fleet_ctx {
-    const struct gl_config *c;
-    const struct gl_invoice_set *set;
-    const struct gl_fleet *fl;
-    const struct gl_day_axis *ax;
-    const struct gl_statement *st;
-};
 
 static bool fleet_reconciles(const struct gl_fleet_model *m)
 {
@@ -459,10 +447,10 @@ static gl_i128 fleet_total(const struct gl_invoice_set *set)
 
 /* ---- the fleet page's tables ---- */
 
-static void tbl_fleet_models(const struct fleet_ctx *x, struct table *t)
+static void tbl_fleet_models(const struct page_ctx *x, struct table *t)
 {
     const struct gl_config *c = x->c;
-    const struct gl_fleet *fl = x->fl;
+    const struct gl_fleet *fl = &x->st->fleet;
     rp_table_col(t, "Cluster", COL_T);
     rp_table_col(t, "GPU model", COL_T);
     for (int k = 0; k < FLEET_COLS; k++)
@@ -490,9 +478,9 @@ static void tbl_fleet_models(const struct fleet_ctx *x, struct table *t)
     }
 }
 
-static void tbl_fleet_teams(const struct fleet_ctx *x, struct table *t)
+static void tbl_fleet_teams(const struct page_ctx *x, struct table *t)
 {
-    const struct gl_fleet *fl = x->fl;
+    const struct gl_fleet *fl = &x->st->fleet;
     static const struct rp_col cols[] = {{"Cluster", 0}, {"GPU model", 0}, {"Team", 0},
                                          {"Billed GB-h", COL_N}, {"Share of capacity", COL_N}};
     RP_COLS(t, cols);
@@ -510,7 +498,7 @@ static void tbl_fleet_teams(const struct fleet_ctx *x, struct table *t)
     }
 }
 
-static void tbl_fleet_invoices(const struct fleet_ctx *x, struct table *t)
+static void tbl_fleet_invoices(const struct page_ctx *x, struct table *t)
 {
     const struct gl_config *c = x->c;
     const struct gl_period *p = &x->set->period;
@@ -540,9 +528,9 @@ static void tbl_fleet_invoices(const struct fleet_ctx *x, struct table *t)
     gl_dec_format(fleet_total(x->set), c->minor_digits, t->sum_value, sizeof t->sum_value);
 }
 
-static void tbl_fleet_devices(const struct fleet_ctx *x, struct table *t)
+static void tbl_fleet_devices(const struct page_ctx *x, struct table *t)
 {
-    const struct gl_fleet *fl = x->fl;
+    const struct gl_fleet *fl = &x->st->fleet;
     static const struct rp_col cols[] = {
         {"Cluster", 0},   {"Node", 0},     {"Device", 0},
         {"Profile", 0},   {"GPU model", 0}, {"Capacity GB-h", COL_N},
@@ -570,52 +558,156 @@ static bool has_pending(const struct gl_statement *st)
     return st->pending.nk || st->pending.np;
 }
 
-static void tbl_fleet_pending(const struct fleet_ctx *x, struct table *t)
+static void tbl_fleet_pending(const struct page_ctx *x, struct table *t)
 {
     rp_tbl_pending_keys(&x->st->pending, true, t);
 }
 
-static void tbl_fleet_waits(const struct fleet_ctx *x, struct table *t)
+static void tbl_fleet_waits(const struct page_ctx *x, struct table *t)
 {
     rp_tbl_pending_waits(&x->st->pending, true, t);
 }
 
-/* Builds a table with fn and writes it in the format. */
-static void fleet_table(FILE *f, enum fmt fmt, const struct fleet_ctx *x,
-                        void (*fn)(const struct fleet_ctx *x, struct table *t))
+/* The fleet's figures: 128-bit sums of int64 figures (cannot overflow). */
+struct fleet_sums {
+    gl_i128 cap, billed, idle, overhead, excess;
+};
+
+static struct fleet_sums fleet_sums(const struct gl_fleet *fl)
 {
-    struct table t = {0};
-    fn(x, &t);
-    (fmt == FMT_HTML ? rp_table_html : rp_table_md)(f, &t);
-    rp_table_free(&t);
+    struct fleet_sums t = {0};
+    for (size_t i = 0; i < fl->n; i++) {
+        const int64_t *v = fl->m[i].v;
+        t.cap += v[GL_F_CAP];
+        t.billed += (gl_i128)v[GL_F_USED] + v[GL_F_RUB];
+        t.idle += v[GL_F_IDLE];
+        t.overhead += (gl_i128)v[GL_F_RESERVED] + v[GL_F_UNATTR];
+        t.excess += v[GL_F_EXCESS];
+    }
+    return t;
 }
 
-static void fleet_html(FILE *f, const void *vctx)
+/* The capacity chart and its legend (HTML), the per-model table, what its
+ * columns add up to. */
+static void fleet_models_body(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
-    const struct fleet_ctx *x = vctx;
-    const struct gl_config *c = x->c;
-    const struct gl_fleet *fl = x->fl;
-    const struct gl_period *p = &x->set->period;
-    char a[96], b[96], q[96];
-    /* 128-bit sums of int64 figures: cannot overflow */
-    gl_i128 cap = 0, billed = 0, idle = 0, overhead = 0, excess = 0;
-    for (size_t i = 0; i < fl->n; i++) {
-        cap += fl->m[i].v[GL_F_CAP];
-        billed += (gl_i128)fl->m[i].v[GL_F_USED] + fl->m[i].v[GL_F_RUB];
-        idle += fl->m[i].v[GL_F_IDLE];
-        overhead += (gl_i128)fl->m[i].v[GL_F_RESERVED] + fl->m[i].v[GL_F_UNATTR];
-        excess += fl->m[i].v[GL_F_EXCESS];
+    const struct gl_fleet *fl = &x->st->fleet;
+    if (fmt == FMT_HTML && fl->n) {
+        svg_fleet(f, fl);
+        fputs("<p class=\"legend\">", f);
+        for (size_t t = 0; t < fl->nteams; t++)
+            rp_swatch(f, palette[t % NPALETTE], fl->teams[t]);
+        rp_swatch(f, COLOR_OVERHEAD, "overhead");
+        rp_swatch(f, COLOR_IDLE, "idle");
+        fputs("</p>\n", f);
     }
+    rp_table_write(f, fmt, x, tbl_fleet_models);
+    fputs(fmt == FMT_HTML
+              ? "<p class=\"note\">GB-hours. Capacity = billed to teams + idle + overhead "
+                "(driver-reserved + unattributed) − excess, per GPU model, exactly. Excess is "
+                "memory billed beyond capacity (reported, never hidden).</p>\n"
+              : "\nCapacity = billed to teams + idle + overhead (driver-reserved + unattributed) "
+                "− excess.\n",
+          f);
+}
+
+/* GPU-hours waiting, then the longest waits. */
+static void fleet_pending_body(FILE *f, enum fmt fmt, const struct page_ctx *x)
+{
+    const struct gl_pending *pd = &x->st->pending;
+    rp_table_write(f, fmt, x, tbl_fleet_pending);
+    fprintf(f,
+            fmt == FMT_HTML ? "<p class=\"note\">%s Longest waits (%zu of %lld pods):</p>\n"
+                            : "\n%s\n\nLongest waits (%zu of %lld pods):\n\n",
+            rp_pending_note, pd->np, (long long)pd->pods);
+    rp_table_write(f, fmt, x, tbl_fleet_waits);
+}
+
+static void fleet_devices_body(FILE *f, enum fmt fmt, const struct page_ctx *x)
+{
+    const struct gl_fleet *fl = &x->st->fleet;
+    if (attention_count(fl))
+        rp_table_write(f, fmt, x, tbl_fleet_devices);
+    else if (fmt == FMT_HTML)
+        fprintf(f, "<p class=\"note\">None: all %zu devices reported memory metrics and none was "
+                   "billed beyond capacity. Per-device figures: <code>gpuledger summary --period "
+                   "%s</code>.</p>\n", fl->ndev, x->set->period.name);
+    else
+        fprintf(f, "None: all %zu devices reported memory metrics and none was billed beyond "
+                   "capacity.\n", fl->ndev);
+}
+
+static bool fleet_has_pending(const struct page_ctx *x)
+{
+    return has_pending(x->st);
+}
+
+/* The fleet page's sections after its headline figures: a heading (per
+ * format), whether shown (NULL: always), and what follows it: body, or
+ * else the one table. */
+static const struct fleet_section {
+    const char *title[2];
+    bool (*shown)(const struct page_ctx *x);
+    void (*body)(FILE *f, enum fmt fmt, const struct page_ctx *x);
+    void (*table)(const struct page_ctx *x, struct table *t);
+} fleet_sections[] = {
+    {{"Capacity per GPU model: teams + idle + overhead",
+      "Capacity per GPU model: teams + idle + overhead (GB-hours)"},
+     NULL, fleet_models_body, NULL},
+    {{"Teams per GPU model", "Teams per GPU model"}, NULL, NULL, tbl_fleet_teams},
+    {{"Invoices", "Invoices"}, NULL, NULL, tbl_fleet_invoices},
+    {{"GPU demand waiting (Pending pods)", "GPU demand waiting (Pending pods)"},
+     fleet_has_pending, fleet_pending_body, NULL},
+    {{"Devices needing attention", "Devices needing attention"}, NULL, fleet_devices_body,
+     NULL},
+};
+
+static void fleet_sections_write(FILE *f, enum fmt fmt, const struct page_ctx *x)
+{
+    for (size_t i = 0; i < sizeof fleet_sections / sizeof *fleet_sections; i++) {
+        const struct fleet_section *s = &fleet_sections[i];
+        if (s->shown && !s->shown(x))
+            continue;
+        rp_heading(f, fmt, i == 0, s->title[fmt]);
+        if (s->body)
+            s->body(f, fmt, x);
+        else
+            rp_table_write(f, fmt, x, s->table);
+    }
+}
+
+/* The idle policy after its phrase: the platform team, as code. */
+static void platform_team(FILE *f, enum fmt fmt, const struct gl_config *c)
+{
+    if (c->idle_policy != GL_IDLE_PLATFORM)
+        return;
+    fputs(" (", f);
+    rp_code(f, fmt, c->platform_team);
+    fputs(")", f);
+}
+
+/* A card of a share of capacity: GB-hours, and the share as its unit. */
+static void share_card(FILE *f, const char *key, gl_i128 part, gl_i128 cap)
+{
+    char q[96], b[96], a[96];
+    rp_fmt_gbh(part, q, sizeof q);
+    rp_fmt_share(part, cap, b, sizeof b);
+    snprintf(a, sizeof a, "GB-hours · %s of capacity", b);
+    html_card(f, "", key, NULL, q, a);
+}
+
+static void fleet_html(FILE *f, const struct page_ctx *x)
+{
+    const struct gl_config *c = x->c;
+    const struct gl_period *p = &x->set->period;
+    char a[96];
+    struct fleet_sums sum = fleet_sums(&x->st->fleet);
     snprintf(a, sizeof a, "%s", p->name);
     html_head(f, x->st->closed ? "GPU fleet — " : "DRAFT GPU fleet — ", a);
     day_range_text(x->ax, a, sizeof a);
     fprintf(f, "<h1>GPU fleet: %s %d</h1>\n<p class=\"meta\">Data for %s (UTC) · idle and "
                "overhead are %s", month_name(p->month), p->year, a, rp_policy_text(c));
-    if (c->idle_policy == GL_IDLE_PLATFORM) {
-        fputs(" (<code>", f);
-        rp_html(f, c->platform_team);
-        fputs("</code>)", f);
-    }
+    platform_team(f, FMT_HTML, c);
     char stt[200];
     status_text(x->st, true, stt, sizeof stt);
     fprintf(f, " · billing basis <code>%s</code></p>\n<p class=\"meta\" id=\"invoice-status\">"
@@ -625,168 +717,87 @@ static void fleet_html(FILE *f, const void *vctx)
     fputs("<div class=\"cards\">\n", f);
     gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
     html_card(f, "total", "All invoices", "fleet-total", a, c->currency);
-    rp_fmt_gbh(cap, q, sizeof q);
-    html_card(f, "", "Capacity", NULL, q, "GB-hours");
-    rp_fmt_gbh(billed, q, sizeof q);
-    rp_fmt_share(billed, cap, b, sizeof b);
-    snprintf(a, sizeof a, "GB-hours · %s of capacity", b);
-    html_card(f, "", "Billed to teams", NULL, q, a);
-    rp_fmt_gbh(idle, q, sizeof q);
-    rp_fmt_share(idle, cap, b, sizeof b);
-    snprintf(a, sizeof a, "GB-hours · %s of capacity", b);
-    html_card(f, "", "Idle", NULL, q, a);
-    rp_fmt_gbh(overhead, q, sizeof q);
-    rp_fmt_share(overhead, cap, b, sizeof b);
-    snprintf(a, sizeof a, "GB-hours · %s of capacity", b);
-    html_card(f, "", "Overhead", NULL, q, a);
+    rp_fmt_gbh(sum.cap, a, sizeof a);
+    html_card(f, "", "Capacity", NULL, a, "GB-hours");
+    share_card(f, "Billed to teams", sum.billed, sum.cap);
+    share_card(f, "Idle", sum.idle, sum.cap);
+    share_card(f, "Overhead", sum.overhead, sum.cap);
     fputs("</div>\n", f);
-
-    fputs("<h2>Capacity per GPU model: teams + idle + overhead</h2>\n", f);
-    if (fl->n) {
-        svg_fleet(f, fl);
-        fputs("<p class=\"legend\">", f);
-        for (size_t t = 0; t < fl->nteams; t++)
-            rp_swatch(f, palette[t % NPALETTE], fl->teams[t]);
-        rp_swatch(f, COLOR_OVERHEAD, "overhead");
-        rp_swatch(f, COLOR_IDLE, "idle");
-        fputs("</p>\n", f);
-    }
-    fleet_table(f, FMT_HTML, x, tbl_fleet_models);
-    fputs("<p class=\"note\">GB-hours. Capacity = billed to teams + idle + overhead "
-          "(driver-reserved + unattributed) − excess, per GPU model, exactly. Excess is memory billed beyond "
-          "capacity (reported, never hidden).</p>\n",
-          f);
-
-    fputs("<h2>Teams per GPU model</h2>\n", f);
-    fleet_table(f, FMT_HTML, x, tbl_fleet_teams);
-    fputs("<h2>Invoices</h2>\n", f);
-    fleet_table(f, FMT_HTML, x, tbl_fleet_invoices);
-
-    if (has_pending(x->st)) {
-        fputs("<h2>GPU demand waiting (Pending pods)</h2>\n", f);
-        fleet_table(f, FMT_HTML, x, tbl_fleet_pending);
-        fprintf(f, "<p class=\"note\">%s Longest waits (%zu of %lld pods):</p>\n", rp_pending_note,
-                x->st->pending.np, (long long)x->st->pending.pods);
-        fleet_table(f, FMT_HTML, x, tbl_fleet_waits);
-    }
-    fputs("<h2>Devices needing attention</h2>\n", f);
-    if (attention_count(fl)) {
-        fleet_table(f, FMT_HTML, x, tbl_fleet_devices);
-    } else {
-        fprintf(f, "<p class=\"note\">None: all %zu devices reported memory metrics and none was "
-                   "billed beyond capacity. Per-device figures: <code>gpuledger summary --period "
-                   "%s</code>.</p>\n", fl->ndev, p->name);
-    }
+    fleet_sections_write(f, FMT_HTML, x);
     html_foot(f, c);
 }
 
-static void fleet_md(FILE *f, const void *vctx)
+static void fleet_md(FILE *f, const struct page_ctx *x)
 {
-    const struct fleet_ctx *x = vctx;
     const struct gl_config *c = x->c;
-    const struct gl_fleet *fl = x->fl;
     const struct gl_period *p = &x->set->period;
-    char a[96], b[96], q[96];
+    char a[96], b[96], stt[200];
     day_range_text(x->ax, a, sizeof a);
     fprintf(f, "# GPU fleet: %s %d\n\n- Data for: %s (UTC)\n- Idle and overhead: %s",
             month_name(p->month), p->year, a, rp_policy_text(c));
-    if (c->idle_policy == GL_IDLE_PLATFORM) {
-        fputs(" (`", f);
-        rp_md(f, c->platform_team);
-        fputs("`)", f);
-    }
-    gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
-    char stt[200];
+    platform_team(f, FMT_MD, c);
     status_text(x->st, false, stt, sizeof stt);
     fprintf(f, "\n- Billing basis: `%s`\n- Status: %s\n",
             c->basis == GL_BASIS_MAX ? "max" : "used", stt);
     incomplete_note(f, x->st, false);
+    gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
     fprintf(f, "\n**All invoices: %s %s**\n\n", a, c->currency);
-    {
-        gl_i128 cap = 0, billed = 0, idle = 0, overhead = 0; /* cannot overflow */
-        for (size_t i = 0; i < fl->n; i++) {
-            cap += fl->m[i].v[GL_F_CAP];
-            billed += (gl_i128)fl->m[i].v[GL_F_USED] + fl->m[i].v[GL_F_RUB];
-            idle += fl->m[i].v[GL_F_IDLE];
-            overhead += (gl_i128)fl->m[i].v[GL_F_RESERVED] + fl->m[i].v[GL_F_UNATTR];
-        }
-        rp_fmt_gbh(cap, q, sizeof q);
-        fprintf(f, "| Capacity GB-h | Billed to teams GB-h | Idle GB-h | Overhead GB-h |\n"
-                   "|---:|---:|---:|---:|\n| %s", q);
-        gl_i128 parts[] = {billed, idle, overhead};
-        for (int k = 0; k < 3; k++) {
-            rp_fmt_gbh(parts[k], a, sizeof a);
-            rp_fmt_share(parts[k], cap, b, sizeof b);
-            fprintf(f, " | %s (%s)", a, b);
-        }
-        fputs(" |\n\n", f);
+    struct fleet_sums sum = fleet_sums(&x->st->fleet);
+    rp_fmt_gbh(sum.cap, a, sizeof a);
+    fprintf(f, "| Capacity GB-h | Billed to teams GB-h | Idle GB-h | Overhead GB-h |\n"
+               "|---:|---:|---:|---:|\n| %s", a);
+    gl_i128 parts[] = {sum.billed, sum.idle, sum.overhead};
+    for (int k = 0; k < 3; k++) {
+        rp_fmt_gbh(parts[k], a, sizeof a);
+        rp_fmt_share(parts[k], sum.cap, b, sizeof b);
+        fprintf(f, " | %s (%s)", a, b);
     }
-
-    fputs("## Capacity per GPU model: teams + idle + overhead (GB-hours)\n\n", f);
-    fleet_table(f, FMT_MD, x, tbl_fleet_models);
-    fputs("\nCapacity = billed to teams + idle + overhead (driver-reserved + unattributed) − "
-          "excess.\n\n## Teams per GPU model\n\n",
-          f);
-    fleet_table(f, FMT_MD, x, tbl_fleet_teams);
-    fputs("\n## Invoices\n\n", f);
-    fleet_table(f, FMT_MD, x, tbl_fleet_invoices);
-    if (has_pending(x->st)) {
-        fputs("\n## GPU demand waiting (Pending pods)\n\n", f);
-        fleet_table(f, FMT_MD, x, tbl_fleet_pending);
-        fprintf(f, "\n%s\n\nLongest waits (%zu of %lld pods):\n\n", rp_pending_note,
-                x->st->pending.np, (long long)x->st->pending.pods);
-        fleet_table(f, FMT_MD, x, tbl_fleet_waits);
-    }
-    fputs("\n## Devices needing attention\n\n", f);
-    if (attention_count(fl)) {
-        fleet_table(f, FMT_MD, x, tbl_fleet_devices);
-    } else {
-        fprintf(f, "None: all %zu devices reported memory metrics and none was billed beyond "
-                   "capacity.\n", fl->ndev);
-    }
+    fputs(" |\n\n", f);
+    fleet_sections_write(f, FMT_MD, x);
     fprintf(f, "\n---\nGenerated by gpuledger %s. GB = 10^9 bytes; GB-hours rounded to 2 "
                "decimals for reading (exact in the summary JSON).\n", GL_VERSION);
 }
 
 /* ------------------------------------------------------------ entry points */
 
+/* Page i of st written by page: team i's, or (team false) the fleet's. */
+static enum gl_status write_page(const struct gl_statement *st, bool team, size_t i, FILE *out,
+                                 void (*page)(FILE *f, const struct page_ctx *x),
+                                 struct gl_error *err)
+{
+    (void)err;
+    struct page_ctx x = {st->cfg, st->set, NULL, NULL, &st->axis, NULL, st};
+    if (team) {
+        x.inv = &st->set->invoices[i];
+        x.u = &st->teams[i];
+        x.e = &st->extra[i];
+    }
+    page(out, &x);
+    return GL_OK;
+}
+
 enum gl_status gl_report_team_html(const struct gl_statement *st, size_t i, FILE *out,
                                    struct gl_error *err)
 {
-    (void)err;
-    struct team_ctx ctx = {st->cfg, st->set, &st->set->invoices[i], &st->teams[i], &st->axis,
-                           &st->extra[i], st};
-    team_html(out, &ctx);
-    return GL_OK;
+    return write_page(st, true, i, out, team_html, err);
 }
 
 enum gl_status gl_report_team_md(const struct gl_statement *st, size_t i, FILE *out,
                                  struct gl_error *err)
 {
-    (void)err;
-    struct team_ctx ctx = {st->cfg, st->set, &st->set->invoices[i], &st->teams[i], &st->axis,
-                           &st->extra[i], st};
-    team_md(out, &ctx);
-    return GL_OK;
+    return write_page(st, true, i, out, team_md, err);
 }
 
 enum gl_status gl_report_fleet_html(const struct gl_statement *st, size_t i, FILE *out,
                                     struct gl_error *err)
 {
-    (void)i;
-    (void)err;
-    struct fleet_ctx ctx = {st->cfg, st->set, &st->fleet, &st->axis, st};
-    fleet_html(out, &ctx);
-    return GL_OK;
+    (void)i; /* one fleet page */
+    return write_page(st, false, 0, out, fleet_html, err);
 }
 
 enum gl_status gl_report_fleet_md(const struct gl_statement *st, size_t i, FILE *out,
                                   struct gl_error *err)
 {
-    (void)i;
-    (void)err;
-    struct fleet_ctx ctx = {st->cfg, st->set, &st->fleet, &st->axis, st};
-    fleet_md(out, &ctx);
-    return GL_OK;
+    (void)i; /* one fleet page */
+    return write_page(st, false, 0, out, fleet_md, err);
 }
-

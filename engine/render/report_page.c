@@ -308,3 +308,27 @@ void rp_table_md(FILE *f, const struct table *t)
         fprintf(f, " **%s** |\n", t->sum_value);
     }
 }
+
+void rp_table_write(FILE *f, enum fmt fmt, const struct page_ctx *x,
+                    void (*build)(const struct page_ctx *x, struct table *t))
+{
+    struct table t = {0};
+    build(x, &t);
+    (fmt == FMT_HTML ? rp_table_html : rp_table_md)(f, &t);
+    rp_table_free(&t);
+}
+
+void rp_heading(FILE *f, enum fmt fmt, bool first, const char *title)
+{
+    if (fmt == FMT_HTML)
+        fprintf(f, "<h2>%s</h2>\n", title);
+    else
+        fprintf(f, "%s## %s\n\n", first ? "" : "\n", title);
+}
+
+void rp_code(FILE *f, enum fmt fmt, const char *text)
+{
+    fputs(fmt == FMT_HTML ? "<code>" : "`", f);
+    (fmt == FMT_HTML ? rp_html : rp_md)(f, text);
+    fputs(fmt == FMT_HTML ? "</code>" : "`", f);
+}

@@ -20,8 +20,9 @@
 #define COLOR_IDLE "#cbd5e1"
 #define COLOR_OVERHEAD "#64748b"
 
-/* What a team page is written from. */
-struct team_ctx {
+/* What a page is written from: a team page's invoice, usage and extras
+ * (NULL on the fleet page) and the statement they are of. */
+struct page_ctx {
     const struct gl_config *c;
     const struct gl_invoice_set *set;
     const struct gl_invoice *inv;
@@ -115,11 +116,18 @@ void rp_cell_gbh(struct table *t, size_t k, gl_i128 mib_s);
 void rp_cell_share(struct table *t, size_t k, gl_i128 part, gl_i128 whole);
 void rp_table_html(FILE *f, const struct table *t);
 void rp_table_md(FILE *f, const struct table *t);
+/* Builds a table with build and writes it in the format. */
+void rp_table_write(FILE *f, enum fmt fmt, const struct page_ctx *x,
+                    void (*build)(const struct page_ctx *x, struct table *t));
+/* A section's heading in the format (first: the page's first section). */
+void rp_heading(FILE *f, enum fmt fmt, bool first, const char *title);
+/* `text` as code: <code> in HTML, backquotes in Markdown; escaped. */
+void rp_code(FILE *f, enum fmt fmt, const char *text);
 
 /* ---- report_team.c ---- */
 
 /* The team page's sections, in order, in the format. */
-void rp_team_sections_write(FILE *f, enum fmt fmt, const struct team_ctx *x);
+void rp_team_sections_write(FILE *f, enum fmt fmt, const struct page_ctx *x);
 /* GPU demand waiting, also on the fleet page (teams: with a team column):
  * GPU-hours waiting per cluster and model; the longest waits; what both
  * mean. */

@@ -236,7 +236,7 @@ static void svg_compute(FILE *f, const struct gl_invoice *inv)
 }
 
 /* The reserved-unused money of a (cluster, model), or NULL. */
-static const struct gl_waste_money *waste_money(const struct team_ctx *x, const char *cluster,
+static const struct gl_waste_money *waste_money(const struct page_ctx *x, const char *cluster,
                                                 const char *model)
 {
     for (size_t i = 0; x->e && i < x->e->nwaste; i++)
@@ -266,7 +266,7 @@ static size_t share_lines(const struct gl_invoice *inv)
 
 /* ---- the team page: its sections' tables ---- */
 
-static void tbl_daily(const struct team_ctx *x, struct table *t)
+static void tbl_daily(const struct page_ctx *x, struct table *t)
 {
     const struct gl_team_usage *u = x->u;
     static const struct rp_col cols[] = {{"UTC day", 0}, {"Used GB-h", COL_N},
@@ -290,7 +290,7 @@ static void tbl_daily(const struct team_ctx *x, struct table *t)
     }
 }
 
-static void tbl_workloads(const struct team_ctx *x, struct table *t)
+static void tbl_workloads(const struct page_ctx *x, struct table *t)
 {
     const struct gl_team_usage *u = x->u;
     const struct gl_team_workloads *w = &x->e->workloads;
@@ -327,7 +327,7 @@ static void fmt_change(gl_i128 a, gl_i128 b, char *buf, size_t n)
 }
 
 /* Earlier months, then this one: memory used and the invoice total. */
-static void tbl_trend(const struct team_ctx *x, struct table *t)
+static void tbl_trend(const struct page_ctx *x, struct table *t)
 {
     static const struct rp_col cols[] = {{"Month", 0}, {"Status", 0}, {"Used GB-h", COL_N},
                                          {"Change", COL_N}};
@@ -366,7 +366,7 @@ static void tbl_trend(const struct team_ctx *x, struct table *t)
     }
 }
 
-static void tbl_waste(const struct team_ctx *x, struct table *t)
+static void tbl_waste(const struct page_ctx *x, struct table *t)
 {
     const struct gl_invoice *inv = x->inv;
     static const struct rp_col cols[] = {{"Cluster", 0}, {"GPU model", 0},
@@ -403,7 +403,7 @@ static void tbl_waste(const struct team_ctx *x, struct table *t)
 }
 
 /* The invoice's lines (only the idle and overhead shares when shares_only). */
-static void tbl_lines(const struct team_ctx *x, struct table *t, bool shares_only)
+static void tbl_lines(const struct page_ctx *x, struct table *t, bool shares_only)
 {
     const struct gl_config *c = x->c;
     const struct gl_invoice *inv = x->inv;
@@ -447,7 +447,7 @@ static void tbl_lines(const struct team_ctx *x, struct table *t, bool shares_onl
     }
 }
 
-static void tbl_compute(const struct team_ctx *x, struct table *t)
+static void tbl_compute(const struct page_ctx *x, struct table *t)
 {
     const struct gl_invoice *inv = x->inv;
     static const struct rp_col cols[] = {{"Cluster", 0}, {"GPU model", 0},
@@ -466,7 +466,7 @@ static void tbl_compute(const struct team_ctx *x, struct table *t)
     }
 }
 
-static void tbl_anomalies(const struct team_ctx *x, struct table *t)
+static void tbl_anomalies(const struct page_ctx *x, struct table *t)
 {
     const struct gl_invoice *inv = x->inv;
     static const struct rp_col cols[] = {
@@ -491,7 +491,7 @@ static void tbl_anomalies(const struct team_ctx *x, struct table *t)
     }
 }
 
-static void tbl_prices(const struct team_ctx *x, struct table *t)
+static void tbl_prices(const struct page_ctx *x, struct table *t)
 {
     const struct gl_invoice *inv = x->inv;
     static const struct rp_col cols[] = {
@@ -526,12 +526,12 @@ static void tbl_prices(const struct team_ctx *x, struct table *t)
     }
 }
 
-static void tbl_lines_all(const struct team_ctx *x, struct table *t)
+static void tbl_lines_all(const struct page_ctx *x, struct table *t)
 {
     tbl_lines(x, t, false);
 }
 
-static void tbl_shares(const struct team_ctx *x, struct table *t)
+static void tbl_shares(const struct page_ctx *x, struct table *t)
 {
     tbl_lines(x, t, true);
 }
@@ -545,30 +545,30 @@ static void tbl_shares(const struct team_ctx *x, struct table *t)
 
 struct section {
     const char *title;
-    bool (*has_rows)(const struct team_ctx *x);
+    bool (*has_rows)(const struct page_ctx *x);
     const char *empty; /* the note without rows */
-    void (*intro)(FILE *f, enum fmt fmt, const struct team_ctx *x); /* may be NULL */
+    void (*intro)(FILE *f, enum fmt fmt, const struct page_ctx *x); /* may be NULL */
     bool intro_always; /* the intro says what the section is: also without rows */
-    void (*table)(const struct team_ctx *x, struct table *t);
+    void (*table)(const struct page_ctx *x, struct table *t);
     bool open_only; /* follows today's config and prices: not on a closed month's page */
 };
 
-static bool has_pods(const struct team_ctx *x)
+static bool has_pods(const struct page_ctx *x)
 {
     return x->e->workloads.n > 0;
 }
 
-static bool has_alloc(const struct team_ctx *x)
+static bool has_alloc(const struct page_ctx *x)
 {
     return x->inv->nallocated || x->inv->nwaste;
 }
 
-static bool has_shares(const struct team_ctx *x)
+static bool has_shares(const struct page_ctx *x)
 {
     return share_lines(x->inv) > 0;
 }
 
-static bool has_compute(const struct team_ctx *x)
+static bool has_compute(const struct page_ctx *x)
 {
     for (size_t i = 0; i < x->inv->ncompute; i++)
         if (x->inv->compute[i].b > 0)
@@ -576,12 +576,12 @@ static bool has_compute(const struct team_ctx *x)
     return false;
 }
 
-static bool has_anomalies(const struct team_ctx *x)
+static bool has_anomalies(const struct page_ctx *x)
 {
     return x->inv->anomalies.n > 0;
 }
 
-static bool always(const struct team_ctx *x)
+static bool always(const struct page_ctx *x)
 {
     (void)x;
     return true;
@@ -599,15 +599,7 @@ static void para_close(FILE *f, enum fmt fmt)
     fputs(fmt == FMT_HTML ? "</p>\n" : "\n\n", f);
 }
 
-/* `text` as code: <code> in HTML, backquotes in Markdown; escaped. */
-static void code(FILE *f, enum fmt fmt, const char *text)
-{
-    fputs(fmt == FMT_HTML ? "<code>" : "`", f);
-    (fmt == FMT_HTML ? rp_html : rp_md)(f, text);
-    fputs(fmt == FMT_HTML ? "</code>" : "`", f);
-}
-
-static void intro_daily(FILE *f, enum fmt fmt, const struct team_ctx *x)
+static void intro_daily(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     const struct gl_team_usage *u = x->u;
     if (fmt != FMT_HTML)
@@ -633,7 +625,7 @@ static void intro_daily(FILE *f, enum fmt fmt, const struct team_ctx *x)
     }
 }
 
-static void intro_pods(FILE *f, enum fmt fmt, const struct team_ctx *x)
+static void intro_pods(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     const struct gl_team_workloads *w = &x->e->workloads;
     if (fmt == FMT_HTML) {
@@ -649,11 +641,11 @@ static void intro_pods(FILE *f, enum fmt fmt, const struct team_ctx *x)
     }
     para_open(f, fmt, "note");
     fputs("A workload is the pods of one owner (kube-state-metrics ", f);
-    code(f, fmt, "kube_pod_owner");
+    rp_code(f, fmt, "kube_pod_owner");
     fputs(": Deployment, StatefulSet, Job, ...; a ReplicaSet named with a pod-template-hash "
           "shows as its Deployment); a pod without a known owner is its own workload (",
           f);
-    code(f, fmt, "Pod/<name>");
+    rp_code(f, fmt, "Pod/<name>");
     fputs(").", f);
     para_close(f, fmt);
 }
@@ -661,7 +653,7 @@ static void intro_pods(FILE *f, enum fmt fmt, const struct team_ctx *x)
 /* What idle and overhead are and where they went this period, on every
  * team page: a team that carries no share still reads why the platform's
  * invoice is large (or why its own share is what it is). */
-static void intro_idle_explained(FILE *f, enum fmt fmt, const struct team_ctx *x)
+static void intro_idle_explained(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     const struct gl_config *c = x->c;
     const struct gl_fleet *fl = &x->st->fleet;
@@ -686,19 +678,19 @@ static void intro_idle_explained(FILE *f, enum fmt fmt, const struct team_ctx *x
             bo, bc, bo, bc, a, pa, b, pb, rp_policy_text(c));
     if (c->idle_policy == GL_IDLE_PLATFORM) {
         fputs(" (", f);
-        code(f, fmt, c->platform_team);
+        rp_code(f, fmt, c->platform_team);
         fputs("), so that team's invoice carries them and other teams' do not", f);
     }
     fputs(".", f);
     para_close(f, fmt);
 }
 
-static void intro_shares(FILE *f, enum fmt fmt, const struct team_ctx *x)
+static void intro_shares(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     intro_idle_explained(f, fmt, x);
 }
 
-static void intro_trend(FILE *f, enum fmt fmt, const struct team_ctx *x)
+static void intro_trend(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     (void)x;
     para_open(f, fmt, "note");
@@ -708,7 +700,7 @@ static void intro_trend(FILE *f, enum fmt fmt, const struct team_ctx *x)
     para_close(f, fmt);
 }
 
-static void intro_waste(FILE *f, enum fmt fmt, const struct team_ctx *x)
+static void intro_waste(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     para_open(f, fmt, "note");
     fputs(fmt == FMT_HTML ? "Allocated minus used, per pod and step, when positive: memory "
@@ -724,7 +716,7 @@ static void intro_waste(FILE *f, enum fmt fmt, const struct team_ctx *x)
     para_close(f, fmt);
 }
 
-static void intro_compute(FILE *f, enum fmt fmt, const struct team_ctx *x)
+static void intro_compute(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     if (fmt == FMT_HTML) {
         fputs("<p class=\"caveat\">", f);
@@ -737,7 +729,7 @@ static void intro_compute(FILE *f, enum fmt fmt, const struct team_ctx *x)
     }
 }
 
-static void intro_anomalies(FILE *f, enum fmt fmt, const struct team_ctx *x)
+static void intro_anomalies(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     if (fmt == FMT_HTML && has_anomalies(x))
         fputs("<p class=\"warn\">GPU memory used without a matching GPU allocation on that node "
@@ -749,7 +741,7 @@ static void intro_anomalies(FILE *f, enum fmt fmt, const struct team_ctx *x)
 /* ---- cost per unit of work: the team's top workloads with work counters ---- */
 
 /* The unit-cost row of a top workload, or NULL. */
-static const struct gl_unit_cost_row *unit_cost_of(const struct team_ctx *x,
+static const struct gl_unit_cost_row *unit_cost_of(const struct page_ctx *x,
                                                    const struct gl_workload_row *w)
 {
     const struct gl_unit_cost *u = &x->st->unit_cost;
@@ -760,7 +752,7 @@ static const struct gl_unit_cost_row *unit_cost_of(const struct team_ctx *x,
     return NULL;
 }
 
-static bool has_unit_cost(const struct team_ctx *x)
+static bool has_unit_cost(const struct page_ctx *x)
 {
     for (size_t i = 0; x->c->nwork > 0 && i < x->e->workloads.n; i++)
         if (unit_cost_of(x, &x->e->workloads.w[i]))
@@ -769,7 +761,7 @@ static bool has_unit_cost(const struct team_ctx *x)
 }
 
 /* The cost (memory used) of each top workload, labelled with its costs per unit. */
-static void svg_unit_cost(FILE *f, const struct team_ctx *x)
+static void svg_unit_cost(FILE *f, const struct page_ctx *x)
 {
     enum { W = 1000, ROW = 28, LABEL = 330, BAR = 220 }; /* the rest for the costs per unit */
     const struct gl_team_workloads *u = &x->e->workloads;
@@ -811,7 +803,7 @@ static void svg_unit_cost(FILE *f, const struct team_ctx *x)
     fputs("</svg>\n", f);
 }
 
-static void intro_unit_cost(FILE *f, enum fmt fmt, const struct team_ctx *x)
+static void intro_unit_cost(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     if (fmt == FMT_HTML && has_unit_cost(x))
         svg_unit_cost(f, x);
@@ -819,13 +811,13 @@ static void intro_unit_cost(FILE *f, enum fmt fmt, const struct team_ctx *x)
     fputs("Cost: the memory each workload used at the period's prices; with idle/overhead: "
           "plus its share of its team's idle and overhead lines under the configured policy "
           "(none under platform or unbilled). Units: the increase of its work counters (", f);
-    code(f, fmt, "work.counters");
+    rp_code(f, fmt, "work.counters");
     fputs(", restarts counted from 0, nothing extrapolated). Per 1M tokens, per 1k requests "
           "or inferences, per step, per 1 of any other unit; the team's top workloads.", f);
     para_close(f, fmt);
 }
 
-static void tbl_unit_cost(const struct team_ctx *x, struct table *t)
+static void tbl_unit_cost(const struct page_ctx *x, struct table *t)
 {
     static const struct rp_col cols[] = {{"Cluster", 0}, {"Namespace", 0}, {"Workload", 0},
                                          {"Used GB-h", COL_N}, {"Cost (memory used)", COL_N},
@@ -862,12 +854,12 @@ static void tbl_unit_cost(const struct team_ctx *x, struct table *t)
 
 /* ---- right-sizing advice (engine/bill/advice.h; never billed) ---- */
 
-static bool advised(const struct team_ctx *x, const struct gl_advice_line *l)
+static bool advised(const struct page_ctx *x, const struct gl_advice_line *l)
 {
     return l->to != GL_ADV_NONE && strcmp(l->team, x->inv->team) == 0;
 }
 
-static bool has_advice(const struct team_ctx *x)
+static bool has_advice(const struct page_ctx *x)
 {
     for (size_t i = 0; i < x->st->advice.nlines; i++)
         if (advised(x, &x->st->advice.lines[i]))
@@ -875,7 +867,7 @@ static bool has_advice(const struct team_ctx *x)
     return false;
 }
 
-static void intro_advice(FILE *f, enum fmt fmt, const struct team_ctx *x)
+static void intro_advice(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     const struct gl_advice *a = &x->st->advice;
     para_open(f, fmt, "note");
@@ -889,7 +881,7 @@ static void intro_advice(FILE *f, enum fmt fmt, const struct team_ctx *x)
     para_close(f, fmt);
 }
 
-static void tbl_advice(const struct team_ctx *x, struct table *t)
+static void tbl_advice(const struct page_ctx *x, struct table *t)
 {
     char al[256], to[512], v[128];
     static const struct rp_col cols[] = {{"Cluster", 0}, {"Workload", 0}, {"GPU model", 0},
@@ -981,20 +973,22 @@ const char rp_pending_note[] =
     "serve, never billed. A MIG profile counts its slices/7 of a GPU; a time-slicing share "
     "1/replicas of its node's GPU, or a whole GPU while the pod has no node.";
 
-static bool has_team_pending(const struct team_ctx *x)
+static void tbl_team_pending_keys(const struct page_ctx *x, struct table *t)
+{
+    rp_tbl_pending_keys(&x->e->pending, false, t);
+}
+
+static bool has_team_pending(const struct page_ctx *x)
 {
     return x->e->pending.nk || x->e->pending.np;
 }
 
 /* The team's GPU-hours waiting per cluster and model, then what the table
  * (its longest waits) lists. */
-static void intro_team_pending(FILE *f, enum fmt fmt, const struct team_ctx *x)
+static void intro_team_pending(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     const struct gl_pending *pd = &x->e->pending;
-    struct table t = {0};
-    rp_tbl_pending_keys(pd, false, &t);
-    (fmt == FMT_HTML ? rp_table_html : rp_table_md)(f, &t);
-    rp_table_free(&t);
+    rp_table_write(f, fmt, x, tbl_team_pending_keys);
     if (fmt == FMT_MD)
         fputc('\n', f);
     para_open(f, fmt, "note");
@@ -1003,7 +997,7 @@ static void intro_team_pending(FILE *f, enum fmt fmt, const struct team_ctx *x)
     para_close(f, fmt);
 }
 
-static void tbl_team_waits(const struct team_ctx *x, struct table *t)
+static void tbl_team_waits(const struct page_ctx *x, struct table *t)
 {
     rp_tbl_pending_waits(&x->e->pending, false, t);
 }
@@ -1033,7 +1027,7 @@ static const struct section team_sections[] = {
     {"Prices applied", always, NULL, NULL, false, tbl_prices, false},
 };
 
-void rp_team_sections_write(FILE *f, enum fmt fmt, const struct team_ctx *x)
+void rp_team_sections_write(FILE *f, enum fmt fmt, const struct page_ctx *x)
 {
     for (size_t i = 0; i < sizeof team_sections / sizeof *team_sections; i++) {
         const struct section *s = &team_sections[i];
@@ -1042,10 +1036,7 @@ void rp_team_sections_write(FILE *f, enum fmt fmt, const struct team_ctx *x)
         bool rows = s->has_rows(x);
         if (!rows && !s->empty)
             continue;
-        if (fmt == FMT_HTML)
-            fprintf(f, "<h2>%s</h2>\n", s->title);
-        else
-            fprintf(f, "%s## %s\n\n", i ? "\n" : "", s->title);
+        rp_heading(f, fmt, i == 0, s->title);
         if (s->intro && (rows || s->intro_always))
             s->intro(f, fmt, x);
         if (!rows) {
@@ -1055,9 +1046,6 @@ void rp_team_sections_write(FILE *f, enum fmt fmt, const struct team_ctx *x)
                 fprintf(f, "%s\n", s->empty);
             continue;
         }
-        struct table t = {0};
-        s->table(x, &t);
-        (fmt == FMT_HTML ? rp_table_html : rp_table_md)(f, &t);
-        rp_table_free(&t);
+        rp_table_write(f, fmt, x, s->table);
     }
 }
