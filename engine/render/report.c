@@ -6,27 +6,23 @@
  * with the invoice) and SQL sums over the hourly rollups (daily used and
  * allocated, pods, the fleet's capacity split). Charts are scaled with
  * integer arithmetic on nano-GB-hours; labels print the exact decimal
- * strings. Nothing here uses floating point.
+ * strings. Nothing here uses floating point. This file writes the pages
+ * around their sections: a team page's head and headline figures (its
+ * sections: report_team.c) and the fleet page; the pieces both use are
+ * report_page.c's.
  */
 #include "report.h"
 #include "report_page.h"
+#include "report_team.h"
 
-
-#include <cjson/cJSON.h>
-#include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "advise.h"
 #include "gl_build.h"
 #include "money.h"
-#include "price.h"
 #include "statement.h"
 #include "timeutil.h"
-#include "unitcost.h"
 #include "util.h"
 
 static const char *month_name(int month)

@@ -124,15 +124,4 @@ void rp_heading(FILE *f, enum fmt fmt, bool first, const char *title);
 /* `text` as code: <code> in HTML, backquotes in Markdown; escaped. */
 void rp_code(FILE *f, enum fmt fmt, const char *text);
 
-/* ---- report_team.c ---- */
-
-/* The team page's sections, in order, in the format. */
-void rp_team_sections_write(FILE *f, enum fmt fmt, const struct page_ctx *x);
-/* GPU demand waiting, also on the fleet page (teams: with a team column):
- * GPU-hours waiting per cluster and model; the longest waits; what both
- * mean. */
-void rp_tbl_pending_keys(const struct gl_pending *pd, bool teams, struct table *t);
-void rp_tbl_pending_waits(const struct gl_pending *pd, bool teams, struct table *t);
-extern const char rp_pending_note[];
-
 #endif

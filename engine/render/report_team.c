@@ -1,7 +1,7 @@
 /* report_team — the team page's sections: charts, intros and tables in
  * the order a team page shows them, written as HTML or Markdown (the page
  * around them: report.c). */
-#include "report_page.h"
+#include "report_team.h"
 
 #include <stddef.h>
 #include <stdlib.h>
