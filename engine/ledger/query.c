@@ -1064,11 +1064,7 @@ enum gl_status gl_query_devices_seen(struct gl_store *s, const struct gl_period 
 
 void gl_output_state_clear(struct gl_output_state *o)
 {
-    free(o->closed);
-    free(o->devices);
-    free(o->prices);
-    free(o->config);
-    free(o->files);
+    free_each((void *[]){o->closed, o->devices, o->prices, o->config, o->files}, 5);
     memset(o, 0, sizeof *o);
 }
 
