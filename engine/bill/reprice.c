@@ -509,23 +509,6 @@ enum gl_status gl_reprice_open_periods(struct gl_store *s, struct gl_period **ou
     return rc;
 }
 
-void gl_reprice_print_corrections(const struct gl_invoice_set *set, FILE *out, size_t *nlines)
-{
-    *nlines = 0;
-    for (size_t i = 0; i < set->n; i++) {
-        const struct gl_invoice *inv = &set->invoices[i];
-        bool any = false;
-        for (size_t j = 0; !any && j < inv->nlines; j++)
-            any = inv->lines[j].corrected_period[0] != '\0';
-        if (!any)
-            continue;
-        fprintf(out, "\ncorrection lines of %s for team `", set->period.name);
-        gl_md_cell(out, inv->team);
-        fprintf(out, "` (invoice %s):\n\n", inv->invoice_id);
-        *nlines += gl_invoice_md_lines(set, inv, true, out);
-    }
-}
-
 /* ---- correction lines of an open period (gl_period_invoices, period.h) ---- */
 
 static void period_before(const struct gl_period *p, struct gl_period *out)

@@ -21,14 +21,6 @@ long gl_statement_team(const struct gl_statement *st, const char *team)
     return -1;
 }
 
-bool gl_statement_focus_version(struct gl_statement *st, int v)
-{
-    if (!st->closed || st->from_texts || !st->set || !st->set->own)
-        return false;
-    st->set->own->cfg.focus_version = v; /* st->cfg is this frozen config */
-    return true;
-}
-
 static void frozen_one(void *ctx, const char *team, const char *json, const char *md)
 {
     struct gl_statement *st = ctx;
@@ -375,9 +367,11 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
             rc = team_extra(s, prices, st, &st->set->invoices[i], &st->extra[i], err);
         if (!rc && team_pages)
             rc = team_pending(s, st, err);
-        if (!rc && !st->closed)
-            rc = gl_advise_read(c, s, prices, p, &st->advice, err);
     }
+    /* advice follows today's config: the pages show an open month's, the
+     * advise command any month's */
+    if (!rc && (((st->parts & GL_ST_PAGES) && !st->closed) || (st->parts & GL_ST_ADVICE)))
+        rc = gl_advise_read(c, s, prices, p, &st->advice, err);
     return rc;
 }
 

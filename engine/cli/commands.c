@@ -31,24 +31,44 @@
 #include "work.h"
 #include "teams.h"
 #include "frozen_check.h"
+#include "invoice_codec.h"
 #include "util.h"
 
 /* A failed step: print err, return its status. */
 #define FAIL(err) gl_cli_fail(err)
 
-/* --format json|md into *md (default json). */
-static int format_md(const struct gl_cmd_env *e, bool *md)
+/* The one place a command's output format is resolved: the row of the
+ * renderer table (render.h) that command prints for value, the value of
+ * its option opt (--format; export's --focus-version). value NULL: *r
+ * NULL (the command's default). A value no row of the command has is a
+ * usage error listing the values the command accepts, from the table. */
+static int renderer_for(const struct gl_cmd_env *e, const char *opt, const char *value,
+                        const struct gl_renderer **r)
 {
-    *md = e->o.format && strcmp(e->o.format, "md") == 0;
-    if (e->o.format && !*md && strcmp(e->o.format, "json") != 0)
-        return gl_cli_usage(e->cmd->usage, "--format \"%s\" is not json or md", e->o.format);
-    return 0;
+    *r = value ? gl_renderer_of(e->cmd->name, value) : NULL;
+    if (!value || *r)
+        return 0;
+    struct gl_buf accepted;
+    gl_buf_init(&accepted);
+    int rc = gl_renderer_formats(e->cmd->name, &accepted)
+                 ? gl_cli_usage(e->cmd->usage, "%s \"%s\" is not %s", opt, value, accepted.data)
+                 : gl_cli_usage(e->cmd->usage, "%s", "out of memory");
+    gl_buf_free(&accepted);
+    return rc;
+}
+
+/* --format of a command that prints a period (default json). */
+static const struct gl_renderer *format_renderer(const struct gl_cmd_env *e)
+{
+    const struct gl_renderer *r;
+    renderer_for(e, "--format", e->o.format ? e->o.format : "json", &r);
+    return r;
 }
 
 static int check_format(struct gl_cmd_env *e)
 {
-    bool md;
-    return format_md(e, &md);
+    const struct gl_renderer *r;
+    return renderer_for(e, "--format", e->o.format ? e->o.format : "json", &r);
 }
 
 /* Builds the period's statement (the parts asked for); NULL after printing
@@ -62,6 +82,20 @@ static struct gl_statement *statement(struct gl_cmd_env *e, unsigned parts, int 
         gl_statement_build_checked(e->cfg, e->store, e->prices, &e->period, parts, gl_frozen_verify, &st, &err))
         *rc = FAIL(&err);
     return st;
+}
+
+/* Prints what r renders of the period's statement (built with the parts r
+ * reads) to stdout, only --team's when given; 0 or the printed failure's
+ * status. */
+static int print_period(struct gl_cmd_env *e, const struct gl_renderer *r)
+{
+    int rc;
+    struct gl_statement *st = statement(e, r->parts, &rc);
+    struct gl_error err = {0};
+    if (st && gl_render_print(r, st, e->o.team, stdout, &err))
+        rc = FAIL(&err);
+    gl_statement_free(st);
+    return rc;
 }
 
 /* --reprice-closed on run, invoice, export: accepts, in one transaction,
@@ -165,15 +199,14 @@ static const char usage_invoice[] =
 
 static int cmd_invoice(struct gl_cmd_env *e)
 {
-    bool md;
-    format_md(e, &md);
+    const struct gl_renderer *r = format_renderer(e);
     int rc = accept_repricing(e);
     if (rc)
         return rc;
-    struct gl_statement *st = statement(e, GL_ST_INVOICES, &rc);
+    struct gl_statement *st = statement(e, r->parts, &rc);
     struct gl_error err = {0};
     size_t n = 0;
-    if (st && gl_output_invoices(st, e->o.team, md, e->o.out, &n, &err))
+    if (st && gl_output_invoices(st, r, e->o.team, e->o.out, &n, &err))
         rc = FAIL(&err);
     else if (st && e->o.out)
         gl_log(GL_LOG_INFO, "wrote invoices period=%s count=%zu dir=%s", e->period.name, n,
@@ -193,23 +226,8 @@ static const char usage_export[] =
 
 static int check_export(struct gl_cmd_env *e)
 {
-    const char *v = e->o.focus_version;
-    if (v && strcmp(v, "1.2") != 0 && strcmp(v, "1.3") != 0)
-        return gl_cli_usage(e->cmd->usage, "--focus-version \"%s\" is not 1.2 or 1.3", v);
-    return 0;
-}
-
-/* The FOCUS version a closed period's rows were frozen in (12 or 13): its
- * frozen config's, or for a period closed before schema 007 its stored
- * CSV's header (1.3 has ServiceProviderName). */
-static int frozen_focus_version(const struct gl_statement *st)
-{
-    if (!st->from_texts)
-        return st->cfg->focus_version;
-    const char *csv = st->frozen_focus ? st->frozen_focus : "";
-    size_t n = strcspn(csv, "\r\n");
-    const char *hit = strstr(csv, "ServiceProviderName");
-    return hit && (size_t)(hit - csv) < n ? 13 : 12;
+    const struct gl_renderer *r;
+    return renderer_for(e, "--focus-version", e->o.focus_version, &r);
 }
 
 static int cmd_export(struct gl_cmd_env *e)
@@ -217,23 +235,26 @@ static int cmd_export(struct gl_cmd_env *e)
     int rc = accept_repricing(e);
     if (rc)
         return rc;
-    if (e->o.focus_version)
-        e->cfg->focus_version = strcmp(e->o.focus_version, "1.3") == 0 ? 13 : 12;
+    const struct gl_renderer *csv;
+    renderer_for(e, "--focus-version", e->o.focus_version, &csv);
     struct gl_statement *st = statement(e, GL_ST_INVOICES, &rc);
     struct gl_error err = {0};
     size_t rows = 0;
-    /* a closed month with figures renders the version asked for from them */
-    if (st && e->o.focus_version)
-        gl_statement_focus_version(st, e->cfg->focus_version);
-    if (st && e->o.focus_version && st->closed && frozen_focus_version(st) != e->cfg->focus_version) {
-        int v = frozen_focus_version(st);
+    /* without --focus-version: the version the period is in (a closed
+     * month's as closed) */
+    if (st && !csv)
+        csv = gl_renderer_focus("focus-csv", gl_render_focus_version(st));
+    int v = st ? gl_render_focus_version(st) : 0;
+    /* a closed month with figures renders any version from them; one
+     * closed before them only the version of its stored text */
+    if (st && st->from_texts && csv->focus != v) {
         gl_error_set(&err, GL_ERR_STATE,
                      "period %s was closed by an engine that stored only its FOCUS %d.%d text, "
                      "no figures: --focus-version %s cannot be rendered for it (leave out "
                      "--focus-version, or ask for %d.%d)",
-                     e->period.name, v / 10, v % 10, e->o.focus_version, v / 10, v % 10);
+                     e->period.name, v / 10, v % 10, csv->format, v / 10, v % 10);
         rc = FAIL(&err);
-    } else if (st && gl_output_focus(st, e->o.out, &rows, &err))
+    } else if (st && gl_output_focus(st, csv, e->o.out, &rows, &err))
         rc = FAIL(&err);
     else if (st && e->o.out)
         gl_log(GL_LOG_INFO, "wrote FOCUS CSV period=%s file=%s rows=%zu", e->period.name,
@@ -249,15 +270,7 @@ static const char usage_summary[] =
 
 static int cmd_summary(struct gl_cmd_env *e)
 {
-    bool md;
-    format_md(e, &md);
-    int rc;
-    struct gl_statement *st = statement(e, GL_ST_FLEET, &rc);
-    struct gl_error err = {0};
-    if (st && (md ? gl_summary_md : gl_summary_json)(st, stdout, &err))
-        rc = FAIL(&err);
-    gl_statement_free(st);
-    return rc;
+    return print_period(e, format_renderer(e));
 }
 
 static const char usage_anomalies[] =
@@ -268,14 +281,7 @@ static const char usage_anomalies[] =
 
 static int cmd_anomalies(struct gl_cmd_env *e)
 {
-    bool md;
-    format_md(e, &md);
-    int rc;
-    struct gl_statement *st = statement(e, GL_ST_ANOMALIES, &rc);
-    if (st)
-        (md ? gl_render_anomalies_md : gl_render_anomalies_json)(st, e->o.team, stdout);
-    gl_statement_free(st);
-    return rc;
+    return print_period(e, format_renderer(e));
 }
 
 static const char usage_unit_cost[] =
@@ -285,26 +291,9 @@ static const char usage_unit_cost[] =
     "  work.presets) and the cost per 1M tokens, 1k requests or inferences, or\n"
     "  1 other unit.\n";
 
-static int check_unit_cost(struct gl_cmd_env *e)
-{
-    const char *f = e->o.format ? e->o.format : "json";
-    if (strcmp(f, "json") != 0 && strcmp(f, "csv") != 0 && strcmp(f, "md") != 0)
-        return gl_cli_usage(e->cmd->usage, "--format \"%s\" is not json, csv or md", f);
-    return 0;
-}
-
 static int cmd_unit_cost(struct gl_cmd_env *e)
 {
-    char name[32];
-    snprintf(name, sizeof name, "unit-cost-%s", e->o.format ? e->o.format : "json");
-    int rc;
-    /* the invoices: the teams' idle and overhead shares of "with idle/overhead" */
-    struct gl_statement *st = statement(e, GL_ST_UNIT_COST | GL_ST_INVOICES, &rc);
-    struct gl_error err = {0};
-    if (st && gl_renderer_find(name)->fn(st, 0, stdout, &err))
-        rc = FAIL(&err);
-    gl_statement_free(st);
-    return rc;
+    return print_period(e, format_renderer(e));
 }
 
 static const char usage_report[] =
@@ -341,19 +330,7 @@ static const char usage_advise[] =
 
 static int cmd_advise(struct gl_cmd_env *e)
 {
-    bool md;
-    format_md(e, &md);
-    struct gl_error err = {0};
-    struct gl_advice a;
-    if (gl_period_held(e->store, &e->period, &err) ||
-        gl_advise_build(e->cfg, e->store, e->prices, &e->period, &a, &err))
-        return FAIL(&err);
-    if (md)
-        gl_advise_md(&a, NULL, stdout);
-    else
-        gl_advise_json(&a, stdout);
-    gl_advice_free(&a);
-    return 0;
+    return print_period(e, format_renderer(e));
 }
 
 /* ---- close, run ---- */
@@ -818,7 +795,7 @@ static enum gl_status prices_against_closed(struct gl_cmd_env *e, const struct g
         size_t n = 0;
         rc = gl_period_invoices(e->cfg, s, t, &open[i], &set, &frozen, err);
         if (!rc && set)
-            gl_reprice_print_corrections(set, stdout, &n);
+            gl_invoice_md_corrections(set, stdout, &n);
         lines += n;
         gl_invoices_free(set);
     }
@@ -1020,7 +997,7 @@ const struct gl_command gl_commands[] = {
      {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
      cmd_summary},
     {"unit-cost", usage_unit_cost, PERIOD_READ,
-     {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_unit_cost,
+     {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
      cmd_unit_cost},
     {"anomalies", usage_anomalies, GL_NEED_PERIOD | GL_NEED_DB,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true),

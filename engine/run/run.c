@@ -45,7 +45,7 @@ static enum gl_status write_tree(const struct gl_config *c, struct gl_store *s,
     if (!rc && c->nwork > 0) /* the FOCUS export's companion: cost per unit of work */
         rc = gl_render_all_kept(gl_renderer_find("unit-cost-csv"), st, dir, keep, err);
     if (!rc)
-        rc = gl_render_focus_rows(st, nrows, err);
+        rc = gl_render_focus_rows(st, gl_render_focus_version(st), nrows, err);
     *ninvoices = st ? gl_render_count(st, GL_SCOPE_INVOICE) : 0;
     gl_statement_free(st);
     return rc;

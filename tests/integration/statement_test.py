@@ -25,7 +25,6 @@ base). Checks:
 import json
 import os
 import re
-import sqlite3
 import sys
 import threading
 import time
@@ -37,6 +36,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "golden"))
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 import golden_test  # noqa: E402
 import make_db  # noqa: E402
 
@@ -60,14 +60,11 @@ class Writer(threading.Thread):
         self.commits = 0
 
     def run(self):
-        con = sqlite3.connect(self.db, timeout=30, isolation_level=None)
+        con = ledger_db.Writer(self.db)
         h = make_db.hour("2026-10-01T10")
         values = (40000 * 3600, 10000 * 3600)
         while not self.stop.is_set():
-            con.execute("BEGIN IMMEDIATE")
-            con.execute("UPDATE usage SET quantity = ? WHERE hour = ? AND team = 'ml-research' "
-                        "AND kind = 'memory_used'", (values[self.commits % 2], h))
-            con.execute("COMMIT")
+            con.set_usage(h, "ml-research", "memory_used", values[self.commits % 2])
             self.commits += 1
             time.sleep(0.0003)  # let the engine's own writes (output state) in
         con.close()

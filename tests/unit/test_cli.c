@@ -1,6 +1,8 @@
 /* Unit tests: the command line (engine/cli/cli.c): the edit distance and the
- * suggestion for a mistyped option or command, and global options given
- * after the command. */
+ * suggestion for a mistyped option or command, global options given
+ * after the command, and the output formats a command accepts. */
+#include <unistd.h>
+
 #include "cli.h"
 #include "tap.h"
 #include "util.h"
@@ -82,10 +84,74 @@ static void test_global_after_command(void)
     CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == GL_ERR_USAGE);
 }
 
+/* The check of command name with --format (or export's --focus-version)
+ * value: its exit status, and the first line it printed into msg. */
+static int format_check(const char *name, const char *value, char *msg, size_t n)
+{
+    const struct gl_command *cmd = gl_command_find(name);
+    struct gl_cmd_env e = {.cmd = cmd};
+    if (strcmp(name, "export") == 0)
+        e.o.focus_version = value;
+    else
+        e.o.format = value;
+    msg[0] = '\0';
+    FILE *tmp = tmpfile();
+    if (!cmd || !cmd->check || !tmp)
+        return -1;
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    int rc = cmd->check(&e);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    if (!fgets(msg, (int)n, tmp))
+        msg[0] = '\0';
+    msg[strcspn(msg, "\n")] = '\0';
+    fclose(tmp);
+    return rc;
+}
+
+/* Every command that prints a period resolves --format in one place and
+ * names the formats it accepts when given another. */
+static void test_formats(void)
+{
+    char msg[256];
+    static const struct {
+        const char *cmd, *value;
+        int rc;
+        const char *msg;
+    } cases[] = {
+        {"invoice", "json", 0, ""},
+        {"invoice", "md", 0, ""},
+        {"invoice", "csv", GL_ERR_USAGE, "gpuledger: --format \"csv\" is not json or md"},
+        {"summary", "md", 0, ""},
+        {"summary", "html", GL_ERR_USAGE, "gpuledger: --format \"html\" is not json or md"},
+        {"anomalies", "md", 0, ""},
+        {"anomalies", "xml", GL_ERR_USAGE, "gpuledger: --format \"xml\" is not json or md"},
+        {"unit-cost", "csv", 0, ""},
+        {"unit-cost", "html", GL_ERR_USAGE,
+         "gpuledger: --format \"html\" is not json, csv or md"},
+        {"advise", "md", 0, ""},
+        {"advise", "csv", GL_ERR_USAGE, "gpuledger: --format \"csv\" is not json or md"},
+        {"export", "1.3", 0, ""},
+        {"export", "1.2", 0, ""},
+        {"export", "1.4", GL_ERR_USAGE,
+         "gpuledger: --focus-version \"1.4\" is not 1.2 or 1.3"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        int rc = format_check(cases[k].cmd, cases[k].value, msg, sizeof msg);
+        CHECK(rc == cases[k].rc);
+        CHECK_STR(msg, cases[k].msg);
+    }
+}
+
 int main(void)
 {
     RUN(test_distance);
     RUN(test_suggest);
     RUN(test_global_after_command);
+    RUN(test_formats);
     return TAP_END();
 }
