@@ -6,9 +6,9 @@
  * the open period's billed memory and amounts per team and GPU model, the
  * fleet's capacity and idle memory, anomalies: from the statement run
  * built for that period's tree, or one built here when run wrote none)
- * are rendered once in the
- * Prometheus text exposition format (0.0.4, which both the Pushgateway and
- * node-exporter's textfile collector read) and
+ * are rendered once in the Prometheus text exposition format (0.0.4,
+ * which both the Pushgateway and node-exporter's textfile collector read)
+ * and
  *   - PUT to metrics.pushgateway_url as one group per cluster, grouping key
  *     job=<metrics.job>/cluster=<name> (a failed run POSTs instead and leaves
  *     out the last-success timestamp, so the group keeps the previous one);
