@@ -52,8 +52,8 @@ static int renderer_for(const struct gl_cmd_env *e, const char *opt, const char 
     struct gl_buf accepted;
     gl_buf_init(&accepted);
     int rc = gl_renderer_formats(e->cmd->name, &accepted)
-                 ? gl_cli_usage(e->cmd->usage, "%s \"%s\" is not %s", opt, value, accepted.data)
-                 : gl_cli_usage(e->cmd->usage, "%s", "out of memory");
+                 ? gl_cli_usage(e->cmd, "%s \"%s\" is not %s", opt, value, accepted.data)
+                 : gl_cli_usage(e->cmd, "%s", "out of memory");
     gl_buf_free(&accepted);
     return rc;
 }
@@ -139,7 +139,7 @@ static const char usage_collect[] =
 
 static int check_collect(struct gl_cmd_env *e)
 {
-    const char *usage = e->cmd->usage;
+    const struct gl_command *usage = e->cmd;
     int64_t from, to;
     if (!e->o.from || !e->o.to)
         return gl_cli_usage(usage, "%s", "--from and --to are required");
@@ -159,7 +159,7 @@ static int cmd_collect(struct gl_cmd_env *e)
     gl_time_parse(e->o.from, &from);
     gl_time_parse(e->o.to, &to);
     if (e->o.cluster && !gl_config_cluster(cfg, e->o.cluster))
-        return gl_cli_usage(e->cmd->usage, "no cluster \"%s\" in the config", e->o.cluster);
+        return gl_cli_usage(e->cmd, "no cluster \"%s\" in the config", e->o.cluster);
     /* Each cluster on its own: one that fails does not stop the others. */
     int failed = 0, done = 0, first_rc = 0;
     for (size_t i = 0; i < cfg->nclusters; i++) {
@@ -189,7 +189,7 @@ static int cmd_collect(struct gl_cmd_env *e)
 /* ---- the period's outputs: invoice, export, summary, anomalies, report ---- */
 
 static const char usage_invoice[] =
-    "usage: gpuledger invoice --period YYYY-MM [--team ID] [--format json|md] [--out DIR]\n"
+    "usage: gpuledger invoice --period YYYY-MM [--team ID] [--format " GL_USAGE_FORMATS "] [--out DIR]\n"
     "                         [--reprice-closed]\n"
     "  One invoice per team with usage in the period. Without --out, prints all\n"
     "  (JSON: {\"period\", \"invoices\": [...]}); with --out, writes\n"
@@ -217,7 +217,7 @@ static int cmd_invoice(struct gl_cmd_env *e)
 }
 
 static const char usage_export[] =
-    "usage: gpuledger export --period YYYY-MM [--out FILE] [--focus-version 1.2|1.3]\n"
+    "usage: gpuledger export --period YYYY-MM [--out FILE] [--focus-version " GL_USAGE_FORMATS "]\n"
     "                        [--reprice-closed]\n"
     "  FOCUS CSV (1.2 unless --focus-version or billing.focus_version says 1.3),\n"
     "  one row per team x cluster x GPU model x kind x price entry\n"
@@ -265,7 +265,7 @@ static int cmd_export(struct gl_cmd_env *e)
 }
 
 static const char usage_summary[] =
-    "usage: gpuledger summary --period YYYY-MM [--format json|md]\n"
+    "usage: gpuledger summary --period YYYY-MM [--format " GL_USAGE_FORMATS "]\n"
     "  Fleet summary per cluster and GPU model, in GB-hours: capacity, memory\n"
     "  used by pods, driver-reserved, unattributed, idle, and excess.\n";
 
@@ -275,7 +275,7 @@ static int cmd_summary(struct gl_cmd_env *e)
 }
 
 static const char usage_anomalies[] =
-    "usage: gpuledger anomalies --period YYYY-MM [--team ID] [--format json|md]\n"
+    "usage: gpuledger anomalies --period YYYY-MM [--team ID] [--format " GL_USAGE_FORMATS "]\n"
     "  Pods that used GPU memory without holding a GPU allocation on that node\n"
     "  (unallocated_use), or on more whole GPUs than they requested there\n"
     "  (excess_devices). Both are billed as used.\n";
@@ -286,7 +286,7 @@ static int cmd_anomalies(struct gl_cmd_env *e)
 }
 
 static const char usage_unit_cost[] =
-    "usage: gpuledger unit-cost --period YYYY-MM [--format json|csv|md]\n"
+    "usage: gpuledger unit-cost --period YYYY-MM [--format " GL_USAGE_FORMATS "]\n"
     "  Cost per unit of work per workload: memory used (GB-hours), its cost at\n"
     "  the period's prices, the units of the work counters (work.counters,\n"
     "  work.presets) and the cost per 1M tokens, 1k requests or inferences, or\n"
@@ -306,7 +306,7 @@ static const char usage_report[] =
 static int check_report(struct gl_cmd_env *e)
 {
     if (!e->o.out || !*e->o.out)
-        return gl_cli_usage(e->cmd->usage, "%s", "--out DIR is required");
+        return gl_cli_usage(e->cmd, "%s", "--out DIR is required");
     return 0;
 }
 
@@ -322,7 +322,7 @@ static int cmd_report(struct gl_cmd_env *e)
 }
 
 static const char usage_advise[] =
-    "usage: gpuledger advise --period YYYY-MM [--format json|md]\n"
+    "usage: gpuledger advise --period YYYY-MM [--format " GL_USAGE_FORMATS "]\n"
     "  Right-sizing per workload (peak and p99 memory per step against its\n"
     "  allocation; the smallest MIG profile, time-slicing share or smaller GPU\n"
     "  model that holds the peak with advise.headroom, and the saving at the\n"
@@ -600,7 +600,7 @@ static const char usage_check[] =
 static int check_check(struct gl_cmd_env *e)
 {
     if (e->o.at && !gl_time_parse(e->o.at, &e->now))
-        return gl_cli_usage(e->cmd->usage, "--at \"%s\" is not an RFC 3339 UTC time", e->o.at);
+        return gl_cli_usage(e->cmd, "--at \"%s\" is not an RFC 3339 UTC time", e->o.at);
     return 0;
 }
 
@@ -752,9 +752,9 @@ static const char usage_prices[] =
 static int check_prices(struct gl_cmd_env *e)
 {
     if (e->o.word && !e->o.file)
-        return gl_cli_usage(e->cmd->usage, "%s", "prices import needs --file CSV");
+        return gl_cli_usage(e->cmd, "%s", "prices import needs --file CSV");
     if (!e->o.word && e->o.file && e->o.reprice_closed)
-        return gl_cli_usage(e->cmd->usage, "%s",
+        return gl_cli_usage(e->cmd, "%s",
                             "--reprice-closed with --file needs import (only the installed "
                             "table is accepted)");
     return 0;
@@ -886,9 +886,9 @@ static int check_prune(struct gl_cmd_env *e)
 {
     struct gl_period p;
     if (!e->o.before)
-        return gl_cli_usage(e->cmd->usage, "%s", "--before YYYY-MM is required");
+        return gl_cli_usage(e->cmd, "%s", "--before YYYY-MM is required");
     if (!gl_period_parse(e->o.before, &p))
-        return gl_cli_usage(e->cmd->usage, "--before \"%s\" is not YYYY-MM", e->o.before);
+        return gl_cli_usage(e->cmd, "--before \"%s\" is not YYYY-MM", e->o.before);
     return 0;
 }
 
@@ -929,7 +929,7 @@ static const char usage_backup[] =
 static int check_backup(struct gl_cmd_env *e)
 {
     if (!e->o.to || !*e->o.to)
-        return gl_cli_usage(e->cmd->usage, "%s", "--to FILE is required");
+        return gl_cli_usage(e->cmd, "%s", "--to FILE is required");
     return 0;
 }
 
@@ -942,7 +942,7 @@ static int cmd_backup(struct gl_cmd_env *e)
         return FAIL(&err);
     if (cfg && !cfg->s3) {
         gl_config_free(cfg);
-        return gl_cli_usage(e->cmd->usage, "--upload needs outputs.s3 in %s", e->g->config);
+        return gl_cli_usage(e->cmd, "--upload needs outputs.s3 in %s", e->g->config);
     }
     int rc = 0;
     if (gl_admin_backup(e->store, e->o.to, &bytes, &err)) {
@@ -971,53 +971,68 @@ static int cmd_backup(struct gl_cmd_env *e)
 
 #define PERIOD_READ (GL_NEED_PERIOD | GL_NEED_CONFIG | GL_NEED_DB | GL_NEED_PRICES)
 
+/* One row per command, in the order `gpuledger --help` lists them: name,
+ * synopsis and summary (that listing), usage, needs, options, words,
+ * check, function. */
 const struct gl_command gl_commands[] = {
-    {"collect", usage_collect, GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE,
+    {"run", "[--out DIR]", "the CronJob: collect since the watermark, write outputs", usage_run,
+     GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE | GL_NEED_PRICES,
+     {GL_OPT(out, "out", true), GL_OPT(now, "now", true),
+      GL_OPT(reprice_closed, "reprice-closed", false)},
+     NULL, NULL, cmd_run},
+    {"collect", "--from TIME --to TIME", "pull and integrate [from, to) from Prometheus",
+     usage_collect, GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE,
      {GL_OPT(from, "from", true), GL_OPT(to, "to", true), GL_OPT(cluster, "cluster", true),
       GL_OPT(allow_shrink, "allow-shrink", false)},
      NULL, check_collect, cmd_collect},
-    {"invoice", usage_invoice, PERIOD_READ,
+    {"invoice", "--period YYYY-MM", "invoices per team (JSON or Markdown)", usage_invoice,
+     PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true),
       GL_OPT(format, "format", true), GL_OPT(out, "out", true),
       GL_OPT(reprice_closed, "reprice-closed", false)},
      NULL, check_format, cmd_invoice},
-    {"export", usage_export, PERIOD_READ,
+    {"export", "--period YYYY-MM", "FOCUS 1.2 CSV for finance", usage_export, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(out, "out", true),
       GL_OPT(focus_version, "focus-version", true),
       GL_OPT(reprice_closed, "reprice-closed", false)},
      NULL, check_export, cmd_export},
-    {"summary", usage_summary, GL_NEED_PERIOD | GL_NEED_DB,
+    {"summary", "--period YYYY-MM", "fleet summary per cluster, GPU model and device",
+     usage_summary, GL_NEED_PERIOD | GL_NEED_DB,
      {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
      cmd_summary},
-    {"unit-cost", usage_unit_cost, PERIOD_READ,
-     {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
-     cmd_unit_cost},
-    {"anomalies", usage_anomalies, GL_NEED_PERIOD | GL_NEED_DB,
+    {"anomalies", "--period YYYY-MM", "GPU memory used without a matching allocation",
+     usage_anomalies, GL_NEED_PERIOD | GL_NEED_DB,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true),
       GL_OPT(format, "format", true)},
      NULL, check_format, cmd_anomalies},
-    {"report", usage_report, PERIOD_READ,
+    {"unit-cost", "--period YYYY-MM", "cost per unit of work (tokens, requests, steps)",
+     usage_unit_cost, PERIOD_READ,
+     {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
+     cmd_unit_cost},
+    {"report", "--period YYYY-MM --out DIR", "monthly team reports (HTML, Markdown)",
+     usage_report, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true), GL_OPT(out, "out", true)},
      NULL, check_report, cmd_report},
-    {"advise", usage_advise, PERIOD_READ,
+    {"advise", "--period YYYY-MM", "right-sizing and consolidation advice (not billed)",
+     usage_advise, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
      cmd_advise},
-    {"close", usage_close, GL_NEED_LOCK_FIRST | PERIOD_READ,
+    {"close", "--period YYYY-MM [--force]", "freeze a complete month (later data: corrections)",
+     usage_close, GL_NEED_LOCK_FIRST | PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(now, "now", true), GL_OPT(force, "force", false)},
      NULL, NULL, cmd_close},
-    {"run", usage_run, GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE | GL_NEED_PRICES,
-     {GL_OPT(out, "out", true), GL_OPT(now, "now", true),
-      GL_OPT(reprice_closed, "reprice-closed", false)},
-     NULL, NULL, cmd_run},
-    {"check", usage_check, GL_NEED_CONFIG, {GL_OPT(at, "at", true)}, NULL, check_check,
-     cmd_check},
-    {"prices", usage_prices, GL_NEED_CONFIG,
+    {"check", "[--at TIME]", "validate config and prices, probe Prometheus", usage_check,
+     GL_NEED_CONFIG, {GL_OPT(at, "at", true)}, NULL, check_check, cmd_check},
+    {"prices", "[import] [--file CSV]", "validate (against stored usage), print or install",
+     usage_prices, GL_NEED_CONFIG,
      {GL_OPT(file, "file", true), GL_OPT(reprice_closed, "reprice-closed", false)}, "import",
      check_prices, cmd_prices},
-    {"prune", usage_prune, GL_NEED_LOCK_FIRST | GL_NEED_DB,
+    {"prune", "--before YYYY-MM [--dry-run]", "delete hourly rows of older closed periods",
+     usage_prune, GL_NEED_LOCK_FIRST | GL_NEED_DB,
      {GL_OPT(before, "before", true), GL_OPT(dry_run, "dry-run", false)}, NULL, check_prune,
      cmd_prune},
-    {"backup", usage_backup, GL_NEED_DB, {GL_OPT(to, "to", true), GL_OPT(upload, "upload", false)},
-     NULL, check_backup, cmd_backup},
+    {"backup", "--to FILE [--upload]", "consistent copy of the database (online backup)",
+     usage_backup, GL_NEED_DB, {GL_OPT(to, "to", true), GL_OPT(upload, "upload", false)}, NULL,
+     check_backup, cmd_backup},
 };
 const size_t gl_ncommands = sizeof gl_commands / sizeof *gl_commands;

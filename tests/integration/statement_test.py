@@ -20,6 +20,10 @@ base). Checks:
    GB-hours equal the team page's.
 3. `run --verbose` builds one statement per period it writes (the debug line
    "statement built period=..."), and none when the outputs are up to date.
+   With metrics.textfile, the metrics reuse the statement of the open
+   period's tree (still one per period written); a run whose outputs are
+   up to date builds exactly one, for the metrics, and its billed figures
+   equal the first run's line for line.
 """
 
 import json
@@ -86,7 +90,49 @@ def page_problems(text, name):
     return out
 
 
+BILLED = re.compile(r"^gpuledger_(?:billed|fleet|anomalies|pending)\S*\{.*$", re.M)
+
+
 class Statement(harness.Suite):
+    def metrics_reuse(self, eng, cfg, db):
+        """3, with metrics.textfile: the open period's statement is the tree's."""
+        tap = self.tap
+        with open(cfg) as f:
+            doc = json.load(f)
+        prom = self.path("gpuledger.prom")
+        doc["metrics"] = {"textfile": prom}
+        mcfg = self.path("metrics.json")
+        with open(mcfg, "w") as f:
+            json.dump(doc, f)
+        out = self.path("run-out-metrics")
+        texts, problems = [], []
+        for n in (1, 2):
+            rc, _, err = eng.run(mcfg, db, "--verbose", "run", "--out", out,
+                                 "--now", "2026-10-03T00:10:00Z")
+            built = re.findall(r"statement built period=(\S+)", err)
+            written = re.findall(r"writing outputs period=(\S+)", err)
+            if rc != 0:
+                problems.append("run %d: exit %d: %s" % (n, rc, harness.tail(err)))
+            # the first writes every period (a new folder); the second none
+            want = written if n == 1 else ["2026-10"]
+            if (n == 1 and "2026-10" not in written) or (n == 2 and written) or \
+                    sorted(built) != sorted(want):
+                problems.append("run %d: periods written %s, statements built %s (want %s)"
+                                % (n, written, built, want))
+            with open(prom) as f:
+                texts.append(BILLED.findall(f.read()))
+        if not any(l.startswith("gpuledger_billed_amount{") for l in texts[0]):
+            problems.append("no gpuledger_billed_amount in the textfile")
+        if texts[0] != texts[1]:
+            problems.append("billed figures differ: from the tree's statement %d lines, "
+                            "built for the metrics %d lines, first difference %s" % (
+                                len(texts[0]), len(texts[1]),
+                                next(((a, b) for a, b in zip(texts[0], texts[1]) if a != b),
+                                     "in length")))
+        tap.check("metrics reuse the statement of the tree run wrote (one build per period "
+                  "written), build one when up to date, the same billed figures (%d lines)"
+                  % len(texts[0]), problems)
+
     def main(self):
         tap, args = self.tap, self.args
         eng = harness.Engine(args.bin, self.work)
@@ -116,6 +162,7 @@ class Statement(harness.Suite):
                             (rc, built2))
         tap.check("run builds one statement per period it writes (%s), none when up to date"
                   % ", ".join(written), problems)
+        self.metrics_reuse(eng, cfg, db)
 
         w = Writer(db)
         w.start()

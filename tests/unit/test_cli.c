@@ -1,9 +1,11 @@
 /* Unit tests: the command line (engine/cli/cli.c): the edit distance and the
  * suggestion for a mistyped option or command, global options given
- * after the command, and the output formats a command accepts. */
+ * after the command, the output formats a command accepts, and the usage
+ * texts composed from the command and renderer tables. */
 #include <unistd.h>
 
 #include "cli.h"
+#include "render.h"
 #include "tap.h"
 #include "util.h"
 
@@ -60,28 +62,29 @@ static void test_global_after_command(void)
         argv[k] = words[k];
     int argc = (int)(sizeof argv / sizeof *argv);
     bool matched = false, lf = false;
+    const struct gl_command *inv = gl_command_find("invoice");
     int i = 1;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == 0 && matched &&
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == 0 && matched &&
           i == 2);
     CHECK_STR(g.config, "x.json");
     i = 3;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == 0 && matched);
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == 0 && matched);
     CHECK_STR(g.db, "y.db");
     i = 4;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == 0 && !matched &&
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == 0 && !matched &&
           i == 4);
     enum gl_log_level before = gl_log_threshold;
     i = 5;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == 0 && matched &&
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == 0 && matched &&
           gl_log_threshold == GL_LOG_ERROR);
     gl_log_threshold = before;
     i = 6;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == 0 && matched && lf &&
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == 0 && matched && lf &&
           gl_log_format == GL_LOG_JSON && i == 7);
     gl_log_format = GL_LOG_TEXT;
     /* --config as the last word: no value, a usage error */
     i = 8;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == GL_ERR_USAGE);
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == GL_ERR_USAGE);
 }
 
 /* The check of command name with --format (or export's --focus-version)
@@ -147,11 +150,94 @@ static void test_formats(void)
     }
 }
 
+/* What f printed for the usage of c (NULL: the program's); malloc'd. */
+static char *usage_text(const struct gl_command *c)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    gl_cli_usage_print(c, f);
+    fclose(f);
+    return text;
+}
+
+/* The program's usage lists the command table, one row a line in table
+ * order, the summaries aligned (as the listing was written by hand). */
+static void test_usage_listing(void)
+{
+    char *u = usage_text(NULL);
+    CHECK(u != NULL);
+    if (!u)
+        return;
+    CHECK(strncmp(u, "usage: gpuledger [--config FILE]", 32) == 0);
+    CHECK(strstr(u, "\ncommands:\n"
+                    "  run     [--out DIR]             the CronJob: collect since the "
+                    "watermark, write outputs\n"
+                    "  collect --from TIME --to TIME   pull and integrate [from, to) from "
+                    "Prometheus\n") != NULL);
+    /* a long name, and a synopsis reaching past the summaries' column */
+    CHECK(strstr(u, "\n  anomalies --period YYYY-MM      GPU memory used without a matching "
+                    "allocation\n") != NULL);
+    CHECK(strstr(u, "\n  report  --period YYYY-MM --out DIR   monthly team reports (HTML, "
+                    "Markdown)\n") != NULL);
+    CHECK(strstr(u, "\n  backup  --to FILE [--upload]    consistent copy of the database "
+                    "(online backup)\n\nglobal options:\n") != NULL);
+    /* every row, in order, and nothing else */
+    const char *line = strstr(u, "\ncommands:\n");
+    size_t rows = 0;
+    for (line = line ? line + 11 : ""; *line == ' '; line = strchr(line, '\n') + 1) {
+        const char *name = line + 2;
+        CHECK(rows < gl_ncommands && strncmp(name, gl_commands[rows].name,
+                                             strlen(gl_commands[rows].name)) == 0 &&
+              name[strlen(gl_commands[rows].name)] == ' ');
+        rows++;
+    }
+    CHECK(rows == gl_ncommands);
+    free(u);
+}
+
+/* A command's usage names its --format values from the renderer table. */
+static void test_usage_formats(void)
+{
+    static const struct {
+        const char *cmd, *has;
+    } cases[] = {
+        {"invoice", "usage: gpuledger invoice --period YYYY-MM [--team ID] [--format json|md] "
+                    "[--out DIR]\n                         [--reprice-closed]\n"},
+        {"unit-cost", "usage: gpuledger unit-cost --period YYYY-MM [--format json|csv|md]\n"},
+        {"export", "[--out FILE] [--focus-version 1.2|1.3]\n"},
+        {"summary", "[--format json|md]\n"},
+        {"anomalies", "[--team ID] [--format json|md]\n"},
+        {"advise", "[--format json|md]\n"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char *u = usage_text(gl_command_find(cases[k].cmd));
+        CHECK(u && strstr(u, cases[k].has) != NULL);
+        free(u);
+    }
+    /* the mark is always replaced, and only commands with renderer rows
+     * have one (a command printing a format names its values) */
+    for (size_t c = 0; c < gl_ncommands; c++) {
+        char *u = usage_text(&gl_commands[c]);
+        CHECK(u && !strstr(u, GL_USAGE_FORMATS) && strncmp(u, "usage: gpuledger ", 17) == 0);
+        free(u);
+        bool rows = false;
+        for (size_t r = 0; r < gl_nrenderers; r++)
+            rows |= gl_renderers[r].command &&
+                    strcmp(gl_renderers[r].command, gl_commands[c].name) == 0;
+        CHECK(rows == (strstr(gl_commands[c].usage, GL_USAGE_FORMATS) != NULL));
+    }
+}
+
 int main(void)
 {
     RUN(test_distance);
     RUN(test_suggest);
     RUN(test_global_after_command);
     RUN(test_formats);
+    RUN(test_usage_listing);
+    RUN(test_usage_formats);
     return TAP_END();
 }
