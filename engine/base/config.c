@@ -1874,46 +1874,18 @@ void gl_config_free(struct gl_config *c)
     if (!c)
         return;
     metrics_free(&c->metrics);
-    free(c->path);
-    free(c->dir);
     for (size_t i = 0; i < c->nclusters; i++) {
-        free(c->clusters[i].name);
-        free(c->clusters[i].selector);
+        GL_FREE_EACH(c->clusters[i].name, c->clusters[i].selector);
         prom_free(&c->clusters[i].prom);
     }
     free(c->clusters);
-    free(c->cluster_label);
-    free(c->hostname_label);
-    free(c->queries_dir);
     for (size_t i = 0; i < c->nwork; i++) {
         struct gl_work_counter *w = &c->work[i];
-        char *f[] = {w->name, w->unit, w->query, w->namespace_label, w->pod_label};
-        for (size_t k = 0; k < sizeof f / sizeof *f; k++)
-            free(f[k]);
+        GL_FREE_EACH(w->name, w->unit, w->query, w->namespace_label, w->pod_label);
     }
     free(c->work);
-    free(c->mem_query);
-    free(c->uuid_label);
-    free(c->exporter_preset);
-    for (int q = 0; q < GL_MQ_COUNT; q++) {
-        free(c->mq[q].uuid_label);
-        free(c->mq[q].gpu_i_id_label);
-        free(c->mq[q].hostname_label);
-    }
-    free(c->gpu_i_id_label);
-    free(c->namespace_label);
-    free(c->pod_label);
-    free(c->mem_limit_query);
-    free(c->dra_claim_name_label);
-    free(c->dra_claim_namespace_label);
-    free(c->dra_mig_profile_label);
-    free(c->dra_driver_label);
-    free(c->dra_pool_label);
-    free(c->dra_device_label);
-    free(c->dra_mig_device_uuid_label);
-    free(c->dra_driver);
-    free(c->mem_device_query);
-    free(c->mem_preset);
+    for (int q = 0; q < GL_MQ_COUNT; q++)
+        GL_FREE_EACH(c->mq[q].uuid_label, c->mq[q].gpu_i_id_label, c->mq[q].hostname_label);
     struct {
         struct gl_kv *kv;
         size_t n;
@@ -1922,45 +1894,33 @@ void gl_config_free(struct gl_config *c)
                 {c->model_capacity, c->nmodel_capacity},
                 {c->node_models, c->nnode_models}};
     for (size_t m = 0; m < sizeof maps / sizeof *maps; m++) {
-        for (size_t i = 0; i < maps[m].n; i++) {
-            free(maps[m].kv[i].key);
-            free(maps[m].kv[i].str);
-        }
+        for (size_t i = 0; i < maps[m].n; i++)
+            GL_FREE_EACH(maps[m].kv[i].key, maps[m].kv[i].str);
         free(maps[m].kv);
     }
-    for (size_t i = 0; i < c->nextra_resources; i++)
-        free(c->extra_resources[i]);
-    free(c->extra_resources);
-    for (size_t i = 0; i < c->ncompute_queries; i++)
-        free(c->compute_queries[i]);
-    free(c->compute_queries);
+    gl_free_strs(c->extra_resources, c->nextra_resources);
+    gl_free_strs(c->compute_queries, c->ncompute_queries);
     for (size_t i = 0; i < c->nrules; i++) {
-        free(c->rules[i].label);
-        free(c->rules[i].regex);
-        free(c->rules[i].team);
+        GL_FREE_EACH(c->rules[i].label, c->rules[i].regex, c->rules[i].team);
         pcre2_code_free(c->rules[i].code);
     }
     free(c->rules);
-    free(c->default_team);
-    free(c->default_cost_center);
-    for (size_t i = 0; i < c->nteams; i++) {
-        free(c->teams[i].id);
-        free(c->teams[i].name);
-        free(c->teams[i].cost_center);
-    }
+    for (size_t i = 0; i < c->nteams; i++)
+        GL_FREE_EACH(c->teams[i].id, c->teams[i].name, c->teams[i].cost_center);
     free(c->teams);
-    free(c->platform_team);
-    free(c->run_out_dir);
-    free(c->prices_file);
     for (size_t i = 0; i < c->nprice_entries; i++)
         for (int k = 0; k < 7; k++)
             free(c->price_entries[i][k]);
     free(c->price_entries);
-    free(c->currency);
-    free(c->account_id);
-    free(c->account_name);
-    free(c->provider);
-    free(c->service_name);
+    /* the config's own strings */
+    GL_FREE_EACH(c->path, c->dir, c->cluster_label, c->hostname_label, c->queries_dir, c->mem_query,
+                 c->uuid_label, c->exporter_preset, c->gpu_i_id_label, c->namespace_label,
+                 c->pod_label, c->mem_limit_query, c->dra_claim_name_label,
+                 c->dra_claim_namespace_label, c->dra_mig_profile_label, c->dra_driver_label,
+                 c->dra_pool_label, c->dra_device_label, c->dra_mig_device_uuid_label,
+                 c->dra_driver, c->mem_device_query, c->mem_preset, c->default_team,
+                 c->default_cost_center, c->platform_team, c->run_out_dir, c->prices_file,
+                 c->currency, c->account_id, c->account_name, c->provider, c->service_name);
     s3_free(c->s3);
     free(c);
 }

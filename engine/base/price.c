@@ -242,14 +242,11 @@ void gl_prices_free(struct gl_price_table *t)
     if (!t)
         return;
     for (size_t i = 0; i < t->n; i++) {
-        free(t->entries[i].id);
-        free(t->entries[i].pattern);
-        free(t->entries[i].currency);
-        pcre2_code_free(t->entries[i].code);
+        struct gl_price_entry *e = &t->entries[i];
+        GL_FREE_EACH(e->id, e->pattern, e->currency);
+        pcre2_code_free(e->code);
     }
-    free(t->entries);
-    free(t->file);
-    free(t);
+    GL_FREE_EACH(t->entries, t->file, t);
 }
 
 static bool matches(const struct gl_price_entry *e, const char *model)

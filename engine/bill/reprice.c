@@ -571,12 +571,8 @@ static struct key_figures *key_get(struct key_table *t, const char *team, const 
 
 static void key_table_free(struct key_table *t)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        free(t->k[i].team);
-        free(t->k[i].cluster);
-        free(t->k[i].model);
-        free(t->k[i].price_id);
-    }
+    for (size_t i = 0; i < t->n; i++)
+        GL_FREE_EACH(t->k[i].team, t->k[i].cluster, t->k[i].model, t->k[i].price_id);
     free(t->k);
     gl_intern_free(t->ids);
     gl_buf_free(&t->key);

@@ -239,23 +239,17 @@ static void team_extra_free(struct gl_team_extra *x)
 {
     gl_team_workloads_free(&x->workloads);
     gl_pending_free(&x->pending);
-    for (size_t i = 0; i < x->nwaste; i++) {
-        free(x->waste[i].cluster);
-        free(x->waste[i].model);
-    }
+    for (size_t i = 0; i < x->nwaste; i++)
+        GL_FREE_EACH(x->waste[i].cluster, x->waste[i].model);
     free(x->waste);
     memset(x, 0, sizeof *x);
 }
 
 static void texts_free(struct gl_statement *st)
 {
-    for (size_t i = 0; i < st->nfrozen; i++) {
-        free(st->frozen[i].team);
-        free(st->frozen[i].json);
-        free(st->frozen[i].md);
-    }
-    free(st->frozen);
-    free(st->frozen_focus);
+    for (size_t i = 0; i < st->nfrozen; i++)
+        GL_FREE_EACH(st->frozen[i].team, st->frozen[i].json, st->frozen[i].md);
+    GL_FREE_EACH(st->frozen, st->frozen_focus);
     st->frozen = NULL;
     st->nfrozen = 0;
     st->frozen_focus = NULL;
