@@ -530,16 +530,10 @@ static void prom_copy(struct gl_prom_cfg *dst, const struct gl_prom_cfg *src)
 
 static void prom_free(struct gl_prom_cfg *p)
 {
-    free(p->url);
-    free(p->bearer_token_file);
-    free(p->basic_auth_file);
-    free(p->ca_file);
-    free(p->client_cert_file);
-    free(p->client_key_file);
-    for (size_t i = 0; i < p->nheaders; i++) {
-        free(p->headers[i].name);
-        free(p->headers[i].value);
-    }
+    GL_FREE_EACH(p->url, p->bearer_token_file, p->basic_auth_file, p->ca_file,
+                 p->client_cert_file, p->client_key_file);
+    for (size_t i = 0; i < p->nheaders; i++)
+        GL_FREE_EACH(p->headers[i].name, p->headers[i].value);
     free(p->headers);
     prom_wire_free(p);
     prom_auth_free(p);
@@ -1261,12 +1255,8 @@ static enum gl_status load_metrics(struct cfg_ctx *x, struct gl_config *c, const
 
 static void metrics_free(struct gl_metrics_cfg *m)
 {
-    free(m->pushgateway_url);
-    free(m->job);
-    free(m->bearer_token_file);
-    free(m->basic_auth_file);
-    free(m->ca_file);
-    free(m->textfile);
+    GL_FREE_EACH(m->pushgateway_url, m->job, m->bearer_token_file, m->basic_auth_file,
+                 m->ca_file, m->textfile);
 }
 
 /* ---- outputs.s3, retention, GPULEDGER_* (README "Delivery, retention and

@@ -411,11 +411,7 @@ done:
         free(x.acc[i].buckets);
         gl_intern_free(x.acc[i].pods);
     }
-    free(x.acc);
-    free(x.held_e);
-    free(x.to_e);
-    free(x.freed);
-    free(cuts);
+    GL_FREE_EACH(x.acc, x.held_e, x.to_e, x.freed, cuts);
     gl_peak_groups_free(&g);
     gl_fleet_sizes_free(x.sizes, x.nsizes);
     gl_intern_free(x.line_keys);

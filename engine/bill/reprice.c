@@ -245,16 +245,9 @@ void gl_reprice_list_free(struct gl_reprice_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         struct gl_reprice_change *c = &l->c[i];
-        for (size_t k = 0; k < c->nkeys; k++) {
-            free(c->keys[k]);
-            free(c->units[k]);
-        }
-        free(c->keys);
-        free(c->units);
-        free(c->team);
-        free(c->model);
-        free(c->old_key);
-        free(c->new_key);
+        for (size_t k = 0; k < c->nkeys; k++)
+            GL_FREE_EACH(c->keys[k], c->units[k]);
+        GL_FREE_EACH(c->keys, c->units, c->team, c->model, c->old_key, c->new_key);
     }
     free(l->c);
     memset(l, 0, sizeof *l);
