@@ -2,6 +2,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "config.h"
 
+#include "pattern.h"
 #include "preset.h"
 #include "work_preset.h"
 
@@ -264,16 +265,11 @@ static enum gl_status prom_wire_load(struct cfg_ctx *x, const cJSON *o, const ch
         snprintf(ip, sizeof ip, "%s[%zu]", path, i);
         if (!cJSON_IsString(it) || !it->valuestring[0])
             return cfg_fail(x, ip, "expected a non-empty string (a PCRE2 pattern)");
-        int errcode;
-        PCRE2_SIZE off;
-        pcre2_code *code = pcre2_compile((PCRE2_SPTR)it->valuestring, PCRE2_ZERO_TERMINATED,
-                                         PCRE2_UTF, &errcode, &off, NULL);
-        if (!code) {
-            PCRE2_UCHAR msg[256];
-            pcre2_get_error_message(errcode, msg, sizeof msg);
-            return cfg_fail(x, ip, "\"%s\": %s at offset %zu", it->valuestring, (char *)msg,
-                            (size_t)off);
-        }
+        char why[256];
+        size_t off;
+        pcre2_code *code = gl_pattern_compile(it->valuestring, why, sizeof why, &off);
+        if (!code)
+            return cfg_fail(x, ip, "\"%s\": %s at offset %zu", it->valuestring, why, off);
         p->accept_warnings[p->naccept_warnings].source = gl_strdup(it->valuestring);
         p->accept_warnings[p->naccept_warnings].code = code;
         p->naccept_warnings++;
@@ -1084,17 +1080,11 @@ static enum gl_status load_rule(struct cfg_ctx *x, struct gl_team_rule *r, const
         r->kind = GL_RULE_NAMESPACE_REGEX;
         if (!r->team)
             r->team = gl_strdup("$0");
-        int errcode;
-        PCRE2_SIZE off;
-        pcre2_code *code = pcre2_compile((PCRE2_SPTR)r->regex, PCRE2_ZERO_TERMINATED,
-                                         PCRE2_UTF, &errcode, &off, NULL);
-        if (!code) {
-            PCRE2_UCHAR msg[256];
-            pcre2_get_error_message(errcode, msg, sizeof msg);
-            return cfg_fail(x, path, "namespace_regex \"%s\": %s at offset %zu", r->regex,
-                            (char *)msg, (size_t)off);
-        }
-        r->code = code;
+        char why[256];
+        size_t off;
+        if (!(r->code = gl_pattern_compile(r->regex, why, sizeof why, &off)))
+            return cfg_fail(x, path, "namespace_regex \"%s\": %s at offset %zu", r->regex, why,
+                            off);
     }
     if (r->kind != GL_RULE_NAMESPACE_REGEX && r->team)
         return cfg_fail(x, path, "\"team\" only goes with namespace_regex");
