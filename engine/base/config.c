@@ -1010,43 +1010,69 @@ const struct gl_kv *gl_kv_find(const struct gl_kv *kv, size_t n, const char *key
     return NULL;
 }
 
+/* One item of a config array, at path ("teams.rules[2]"): the caller made
+ * room for item i. */
+typedef enum gl_status (*item_fn)(struct cfg_ctx *x, struct gl_config *c, size_t i,
+                                  const cJSON *it, const char *path);
+
+/* Each item of the array a found at key (absent: none) through load; *n
+ * counts the items begun, so that gl_config_free sees a half-loaded one. */
+static enum gl_status load_items(struct cfg_ctx *x, struct gl_config *c, const cJSON *a,
+                                 const char *key, const char *what, size_t *n, item_fn load)
+{
+    if (!a)
+        return GL_OK;
+    if (!cJSON_IsArray(a))
+        return cfg_fail(x, key, "expected an array of %s", what);
+    size_t i = 0;
+    for (const cJSON *it = a->child; it; it = it->next, i++) {
+        char path[64];
+        snprintf(path, sizeof path, "%s[%zu]", key, i);
+        *n = i + 1;
+        enum gl_status rc = load(x, c, i, it, path);
+        if (rc)
+            return rc;
+    }
+    return GL_OK;
+}
+
 /* prices.entries: objects with the price table's columns; prices are
  * decimal strings, never JSON numbers (docs/specification.md "Arithmetic"). */
-static enum gl_status load_price_entries(struct cfg_ctx *x, struct gl_config *c, const cJSON *a)
+static enum gl_status load_price_entry(struct cfg_ctx *x, struct gl_config *c, size_t i,
+                                       const cJSON *it, const char *path)
 {
     static const char *const cols[7] = {"model_pattern", "unit",     "price",      "currency",
                                         "valid_from",    "valid_to", "capacity_gb"};
     static const char *const keys[] = {"model_pattern", "unit",     "price",      "currency",
                                        "valid_from",    "valid_to", "capacity_gb", NULL};
-    if (!cJSON_IsArray(a))
-        return cfg_fail(x, "prices.entries", "expected an array of price entries");
-    c->price_entries = gl_xcalloc((size_t)cJSON_GetArraySize(a), sizeof *c->price_entries);
-    size_t i = 0;
     enum gl_status rc;
-    for (const cJSON *it = a->child; it; it = it->next, i++) {
-        char path[64];
-        snprintf(path, sizeof path, "prices.entries[%zu]", i);
-        c->nprice_entries = i + 1;
-        if ((rc = check_keys(x, it, path, keys)))
-            return rc;
-        for (int k = 0; k < 7; k++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, cols[k]);
-            if (cJSON_IsNumber(v)) {
-                char p2[96];
-                snprintf(p2, sizeof p2, "%s.%s", path, cols[k]);
-                return cfg_fail(x, p2, "write it as a string (\"%g\"): prices are exact decimals",
-                                v->valuedouble);
-            }
-            if ((rc = get_str(x, it, path, cols[k], k < 5, &c->price_entries[i][k])))
-                return rc;
+    if ((rc = check_keys(x, it, path, keys)))
+        return rc;
+    for (int k = 0; k < 7; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, cols[k]);
+        if (cJSON_IsNumber(v)) {
+            char p2[96];
+            snprintf(p2, sizeof p2, "%s.%s", path, cols[k]);
+            return cfg_fail(x, p2, "write it as a string (\"%g\"): prices are exact decimals",
+                            v->valuedouble);
         }
+        if ((rc = get_str(x, it, path, cols[k], k < 5, &c->price_entries[i][k])))
+            return rc;
     }
     return GL_OK;
 }
 
-static enum gl_status load_rule(struct cfg_ctx *x, struct gl_team_rule *r, const cJSON *o,
-                                const char *path)
+static enum gl_status load_price_entries(struct cfg_ctx *x, struct gl_config *c, const cJSON *a)
 {
+    c->price_entries = gl_xcalloc((size_t)cJSON_GetArraySize(a), sizeof *c->price_entries);
+    return load_items(x, c, a, "prices.entries", "price entries", &c->nprice_entries,
+                      load_price_entry);
+}
+
+static enum gl_status load_rule(struct cfg_ctx *x, struct gl_config *c, size_t i,
+                                const cJSON *o, const char *path)
+{
+    struct gl_team_rule *r = &c->rules[i];
     static const char *const keys[] = {"pod_label", "namespace_label", "namespace_regex",
                                        "team", NULL};
     enum gl_status rc;
@@ -1091,6 +1117,30 @@ static enum gl_status load_rule(struct cfg_ctx *x, struct gl_team_rule *r, const
     return GL_OK;
 }
 
+/* One team of teams.catalogue. */
+static enum gl_status load_team(struct cfg_ctx *x, struct gl_config *c, size_t i, const cJSON *it,
+                                const char *path)
+{
+    static const char *const tkeys[] = {"id", "name", "cost_center", NULL};
+    struct gl_team_info *t = &c->teams[i];
+    enum gl_status rc;
+    if ((rc = check_keys(x, it, path, tkeys)) ||
+        (rc = get_str(x, it, path, "id", true, &t->id)) ||
+        (rc = get_str(x, it, path, "name", false, &t->name)) ||
+        (rc = get_str(x, it, path, "cost_center", false, &t->cost_center)))
+        return rc;
+    if (!t->name)
+        t->name = gl_strdup(t->id);
+    if (!gl_is_ascii(t->id) || !gl_is_ascii(t->name) ||
+        (t->cost_center && !gl_is_ascii(t->cost_center)))
+        return cfg_fail(x, path, "team ids, names and cost centers must be printable "
+                                 "ASCII (FOCUS string columns)");
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(c->teams[j].id, t->id) == 0)
+            return cfg_fail(x, path, "team \"%s\" is listed twice", t->id);
+    return GL_OK;
+}
+
 static enum gl_status load_teams(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
     static const char *const keys[] = {"rules", "default", "catalogue", "default_cost_center",
@@ -1105,49 +1155,13 @@ static enum gl_status load_teams(struct cfg_ctx *x, struct gl_config *c, const c
         return cfg_fail(x, "teams.default_cost_center",
                         "must be a non-empty printable ASCII cost center (FOCUS x_CostCenter)");
     const cJSON *rules = cJSON_GetObjectItemCaseSensitive(o, "rules");
-    if (rules) {
-        if (!cJSON_IsArray(rules))
-            return cfg_fail(x, "teams.rules", "expected an array of rules");
-        size_t n = (size_t)cJSON_GetArraySize(rules);
-        c->rules = gl_xcalloc(n, sizeof *c->rules);
-        size_t i = 0;
-        for (const cJSON *it = rules->child; it; it = it->next, i++) {
-            char path[64];
-            snprintf(path, sizeof path, "teams.rules[%zu]", i);
-            c->nrules = i + 1;
-            if ((rc = load_rule(x, &c->rules[i], it, path)))
-                return rc;
-        }
-    }
+    c->rules = gl_xcalloc((size_t)cJSON_GetArraySize(rules), sizeof *c->rules);
+    if ((rc = load_items(x, c, rules, "teams.rules", "rules", &c->nrules, load_rule)))
+        return rc;
     const cJSON *cat = cJSON_GetObjectItemCaseSensitive(o, "catalogue");
-    if (cat) {
-        if (!cJSON_IsArray(cat))
-            return cfg_fail(x, "teams.catalogue", "expected an array of teams");
-        size_t n = (size_t)cJSON_GetArraySize(cat);
-        c->teams = gl_xcalloc(n, sizeof *c->teams);
-        size_t i = 0;
-        static const char *const tkeys[] = {"id", "name", "cost_center", NULL};
-        for (const cJSON *it = cat->child; it; it = it->next, i++) {
-            char path[64];
-            snprintf(path, sizeof path, "teams.catalogue[%zu]", i);
-            struct gl_team_info *t = &c->teams[i];
-            c->nteams = i + 1;
-            if ((rc = check_keys(x, it, path, tkeys)) ||
-                (rc = get_str(x, it, path, "id", true, &t->id)) ||
-                (rc = get_str(x, it, path, "name", false, &t->name)) ||
-                (rc = get_str(x, it, path, "cost_center", false, &t->cost_center)))
-                return rc;
-            if (!t->name)
-                t->name = gl_strdup(t->id);
-            if (!gl_is_ascii(t->id) || !gl_is_ascii(t->name) ||
-                (t->cost_center && !gl_is_ascii(t->cost_center)))
-                return cfg_fail(x, path, "team ids, names and cost centers must be printable "
-                                         "ASCII (FOCUS string columns)");
-            for (size_t j = 0; j < i; j++)
-                if (strcmp(c->teams[j].id, t->id) == 0)
-                    return cfg_fail(x, path, "team \"%s\" is listed twice", t->id);
-        }
-    }
+    c->teams = gl_xcalloc((size_t)cJSON_GetArraySize(cat), sizeof *c->teams);
+    if ((rc = load_items(x, c, cat, "teams.catalogue", "teams", &c->nteams, load_team)))
+        return rc;
     if (!c->default_team)
         c->default_team = gl_strdup("unallocated");
     if (!c->default_team[0] || !gl_is_ascii(c->default_team))
