@@ -1441,16 +1441,22 @@ static enum gl_status load_outputs(struct cfg_ctx *x, struct gl_config *c, const
     return GL_OK;
 }
 
+/* A section whose one key (keys[0]) is a whole number from min to max;
+ * *out is left as it was when the key is absent. */
+static enum gl_status load_int_section(struct cfg_ctx *x, const cJSON *o, const char *section,
+                                       const char *const *keys, long min, long max, long *out)
+{
+    enum gl_status rc = check_keys(x, o, section, keys);
+    return rc ? rc : get_int(x, o, section, keys[0], min, max, out);
+}
+
 static enum gl_status load_retention(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
     static const char *const keys[] = {"months", NULL};
     long months = 0;
-    enum gl_status rc;
-    if ((rc = check_keys(x, o, "retention", keys)) ||
-        (rc = get_int(x, o, "retention", "months", 0, 1200, &months)))
-        return rc;
+    enum gl_status rc = load_int_section(x, o, "retention", keys, 0, 1200, &months);
     c->retention_months = (int)months;
-    return GL_OK;
+    return rc;
 }
 
 /* close.settle_hours: how long after a period's end its collection must
@@ -1478,12 +1484,9 @@ static enum gl_status load_advise(struct cfg_ctx *x, struct gl_config *c, const 
 {
     static const char *const keys[] = {"headroom", NULL};
     long h = c->advise_headroom_pct;
-    enum gl_status rc;
-    if ((rc = check_keys(x, o, "advise", keys)) ||
-        (rc = get_int(x, o, "advise", "headroom", 0, 1000, &h)))
-        return rc;
+    enum gl_status rc = load_int_section(x, o, "advise", keys, 0, 1000, &h);
     c->advise_headroom_pct = (int)h;
-    return GL_OK;
+    return rc;
 }
 
 static void set_defaults(struct gl_config *c)

@@ -516,19 +516,17 @@ static void log_format(struct log_text *t, const char *fmt, va_list ap)
         spec[k++] = *p++;
         while (*p && strchr("-+ #0", *p) && k < 20)
             spec[k++] = *p++;
-        if (*p == '*') {
-            star[nstar++] = va_arg(ap, int);
-            spec[k++] = *p++;
-        }
-        while (*p >= '0' && *p <= '9' && k < 20)
-            spec[k++] = *p++;
-        if (*p == '.') {
-            spec[k++] = *p++;
+        /* the width, then the precision after a '.': each a '*' (its value
+         * taken from ap) or digits, the spec kept short of its end */
+        static const size_t digits_end[2] = {20, 24};
+        for (int part = 0; part < 2 && (part == 0 || *p == '.'); part++) {
+            if (part == 1)
+                spec[k++] = *p++;
             if (*p == '*') {
                 star[nstar++] = va_arg(ap, int);
                 spec[k++] = *p++;
             }
-            while (*p >= '0' && *p <= '9' && k < 24)
+            while (*p >= '0' && *p <= '9' && k < digits_end[part])
                 spec[k++] = *p++;
         }
         char len[3] = "";
