@@ -73,6 +73,16 @@ static bool close_enough(size_t d, size_t n)
     return d > 0 && d <= (n <= 4 ? 1 : 2);
 }
 
+const char *gl_cli_option_owner(const char *word, size_t n)
+{
+    for (size_t c = 0; c < gl_ncommands; c++)
+        for (size_t k = 0; k < GL_MAX_OPTS && gl_commands[c].opts[k].name; k++)
+            if (strlen(gl_commands[c].opts[k].name) == n &&
+                strncmp(gl_commands[c].opts[k].name, word, n) == 0)
+                return gl_commands[c].name;
+    return NULL;
+}
+
 const char *gl_cli_suggest(const char *word, size_t n, const char *const *names, size_t count)
 {
     const char *best = NULL;
@@ -135,14 +145,12 @@ static int unknown_option(const struct gl_command *cmd, const char *arg, const c
     if (near)
         return gl_cli_usage(cmd, "unknown option \"%s\" for %s (did you mean --%s?)", arg,
                             cmd->name, near);
-    for (size_t c = 0; c < gl_ncommands; c++)
-        for (size_t k = 0; k < GL_MAX_OPTS && gl_commands[c].opts[k].name; k++)
-            if (strlen(gl_commands[c].opts[k].name) == n &&
-                strncmp(gl_commands[c].opts[k].name, name, n) == 0)
-                return gl_cli_usage(cmd,
-                                    "unknown option \"%s\" for %s (--%.*s is an option of "
-                                    "'gpuledger %s')",
-                                    arg, cmd->name, (int)n, name, gl_commands[c].name);
+    const char *owner = gl_cli_option_owner(name, n);
+    if (owner)
+        return gl_cli_usage(cmd,
+                            "unknown option \"%s\" for %s (--%.*s is an option of "
+                            "'gpuledger %s')",
+                            arg, cmd->name, (int)n, name, owner);
     return gl_cli_usage(cmd, "unknown option \"%s\" for %s (see 'gpuledger %s --help')",
                         arg, cmd->name, cmd->name);
 }

@@ -138,6 +138,10 @@ size_t gl_cli_distance(const char *word, size_t n, const char *name);
  * (distance 1, or 2 for words over 4 bytes), else NULL. */
 const char *gl_cli_suggest(const char *word, size_t n, const char *const *names, size_t count);
 
+/* The first command of gl_commands with an option named word[0..n), else
+ * NULL (an option given to the wrong command, or before it). */
+const char *gl_cli_option_owner(const char *word, size_t n);
+
 /* Prints "gpuledger: <message>" and returns err's exit status. */
 int gl_cli_fail(const struct gl_error *err);
 

@@ -264,15 +264,17 @@ static int cmd_export(struct gl_cmd_env *e)
     return rc;
 }
 
+/* summary, anomalies and unit-cost: the period in the renderer row that
+ * the command and --format name. */
+static int cmd_print(struct gl_cmd_env *e)
+{
+    return print_period(e, format_renderer(e));
+}
+
 static const char usage_summary[] =
     "usage: gpuledger summary --period YYYY-MM [--format " GL_USAGE_FORMATS "]\n"
     "  Fleet summary per cluster and GPU model, in GB-hours: capacity, memory\n"
     "  used by pods, driver-reserved, unattributed, idle, and excess.\n";
-
-static int cmd_summary(struct gl_cmd_env *e)
-{
-    return print_period(e, format_renderer(e));
-}
 
 static const char usage_anomalies[] =
     "usage: gpuledger anomalies --period YYYY-MM [--team ID] [--format " GL_USAGE_FORMATS "]\n"
@@ -280,22 +282,12 @@ static const char usage_anomalies[] =
     "  (unallocated_use), or on more whole GPUs than they requested there\n"
     "  (excess_devices). Both are billed as used.\n";
 
-static int cmd_anomalies(struct gl_cmd_env *e)
-{
-    return print_period(e, format_renderer(e));
-}
-
 static const char usage_unit_cost[] =
     "usage: gpuledger unit-cost --period YYYY-MM [--format " GL_USAGE_FORMATS "]\n"
     "  Cost per unit of work per workload: memory used (GB-hours), its cost at\n"
     "  the period's prices, the units of the work counters (work.counters,\n"
     "  work.presets) and the cost per 1M tokens, 1k requests or inferences, or\n"
     "  1 other unit.\n";
-
-static int cmd_unit_cost(struct gl_cmd_env *e)
-{
-    return print_period(e, format_renderer(e));
-}
 
 static const char usage_report[] =
     "usage: gpuledger report --period YYYY-MM [--team ID] --out DIR\n"
@@ -999,16 +991,16 @@ const struct gl_command gl_commands[] = {
     {"summary", "--period YYYY-MM", "fleet summary per cluster, GPU model and device",
      usage_summary, GL_NEED_PERIOD | GL_NEED_DB,
      {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
-     cmd_summary},
+     cmd_print},
     {"anomalies", "--period YYYY-MM", "GPU memory used without a matching allocation",
      usage_anomalies, GL_NEED_PERIOD | GL_NEED_DB,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true),
       GL_OPT(format, "format", true)},
-     NULL, check_format, cmd_anomalies},
+     NULL, check_format, cmd_print},
     {"unit-cost", "--period YYYY-MM", "cost per unit of work (tokens, requests, steps)",
      usage_unit_cost, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
-     cmd_unit_cost},
+     cmd_print},
     {"report", "--period YYYY-MM --out DIR", "monthly team reports (HTML, Markdown)",
      usage_report, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true), GL_OPT(out, "out", true)},

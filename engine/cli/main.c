@@ -27,14 +27,12 @@ static int unknown_global(const char *a)
     if (near)
         return gl_cli_usage(NULL, "unknown or incomplete option \"%s\" (did you mean "
                                         "--%s?)", a, near);
-    for (size_t c = 0; c < gl_ncommands; c++)
-        for (size_t k = 0; k < GL_MAX_OPTS && gl_commands[c].opts[k].name; k++)
-            if (strlen(gl_commands[c].opts[k].name) == n &&
-                strncmp(gl_commands[c].opts[k].name, name, n) == 0)
-                return gl_cli_usage(NULL,
-                                    "option \"%s\" goes after the command (e.g. 'gpuledger %s "
-                                    "--%.*s ...'); only global options come before it",
-                                    a, gl_commands[c].name, (int)n, name);
+    const char *owner = gl_cli_option_owner(name, n);
+    if (owner)
+        return gl_cli_usage(NULL,
+                            "option \"%s\" goes after the command (e.g. 'gpuledger %s "
+                            "--%.*s ...'); only global options come before it",
+                            a, owner, (int)n, name);
     return gl_cli_usage(NULL, "unknown or incomplete option \"%s\"", a);
 }
 

@@ -2197,8 +2197,9 @@ static void plan_from_stored(struct walk *w)
         return;
     int64_t hours = (fill / all - fixed) / per_hour, nshards = 1;
     if (hours < 1) {
-        /* the kept queries alone over their bound: split_unit says so */
-        if ((all - sharded) * (per_hour + fixed) > KEPT_BUDGET * fill || sharded <= 0)
+        /* no shard makes the kept queries smaller: when they are over
+         * their own bound, the first shard fails naming them (split_unit) */
+        if (sharded <= 0)
             return;
         hours = 1;
         nshards = (sharded * (per_hour + fixed) + fill - 1) / fill;

@@ -70,6 +70,28 @@ static char *join2(const char *a, const char *b)
     return p;
 }
 
+enum gl_status gl_output_remove_entries(const char *dir, bool (*match)(const char *name),
+                                        const char *verb, struct gl_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: %s: %s", dir, verb, strerror(errno));
+    enum gl_status rc = GL_OK;
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            (match && !match(e->d_name)))
+            continue;
+        char *sub = join2(dir, e->d_name);
+        if (!(rc = gl_output_tree_remove(sub, err)) && match)
+            gl_log(GL_LOG_INFO, "removed the temporary folder of an interrupted run path=%s",
+                   sub);
+        free(sub);
+    }
+    closedir(d);
+    return rc;
+}
+
 enum gl_status gl_output_tree_remove(const char *path, struct gl_error *err)
 {
     struct stat st;
@@ -78,20 +100,7 @@ enum gl_status gl_output_tree_remove(const char *path, struct gl_error *err)
                                : gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot remove: %s", path,
                                               strerror(errno));
     if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (!d)
-            return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot remove: %s", path,
-                                strerror(errno));
-        enum gl_status rc = GL_OK;
-        struct dirent *e;
-        while (!rc && (e = readdir(d))) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char *sub = join2(path, e->d_name);
-            rc = gl_output_tree_remove(sub, err);
-            free(sub);
-        }
-        closedir(d);
+        enum gl_status rc = gl_output_remove_entries(path, NULL, "cannot remove", err);
         if (rc)
             return rc;
         if (rmdir(path) != 0)

@@ -39,6 +39,11 @@ enum gl_status gl_output_focus(const struct gl_statement *st, const struct gl_re
 /* Removes path: a file, or a folder with everything under it (symbolic
  * links removed, never followed). A missing path is not an error. */
 enum gl_status gl_output_tree_remove(const char *path, struct gl_error *err);
+/* Removes the entries of folder dir that match() accepts (NULL: all), each
+ * a whole tree; each one removed for match() is logged as the temporary
+ * folder of an interrupted run. verb names a failure to open dir. */
+enum gl_status gl_output_remove_entries(const char *dir, bool (*match)(const char *name),
+                                        const char *verb, struct gl_error *err);
 
 /* The regular files under dir as "<path relative to dir>\t<size>\n" lines,
  * sorted, appended to out (which holds "" at least on success). Every

@@ -1,7 +1,6 @@
 /* run — incremental collection per cluster and the open periods' outputs. */
 #include "run.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,26 +83,7 @@ static bool is_temp_name(const char *name)
  * output folder (the lock keeps its runs apart). */
 static enum gl_status remove_leftovers(const char *out_dir, struct gl_error *err)
 {
-    DIR *d = opendir(out_dir);
-    if (!d)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot list: %s", out_dir,
-                            strerror(errno));
-    enum gl_status rc = GL_OK;
-    struct dirent *e;
-    while (!rc && (e = readdir(d))) {
-        if (!is_temp_name(e->d_name))
-            continue;
-        struct gl_buf b;
-        gl_buf_init(&b);
-        if (!gl_buf_printf(&b, "%s/%s", out_dir, e->d_name))
-            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-        else if (!(rc = gl_output_tree_remove(b.data, err)))
-            gl_log(GL_LOG_INFO, "removed the temporary folder of an interrupted run path=%s",
-                   b.data);
-        gl_buf_free(&b);
-    }
-    closedir(d);
-    return rc;
+    return gl_output_remove_entries(out_dir, is_temp_name, "cannot list", err);
 }
 
 /* Writes p's whole tree beside out_dir/<period>, swaps it into place and

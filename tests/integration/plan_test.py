@@ -19,6 +19,8 @@ recorded), 512 pods on 64 nodes x 8 GPUs:
   * budget 1,000,000 slots, chunk_hours 6 over 6 hours: the re-collect
     plans units of fewer hours without host shards, refuses nothing and
     costs the backend fewer bytes;
+  * 1,536 pods, whose labels and phases (asked once for all shards) are
+    near their own bound of 4 x the budget: planned too, nothing refused;
   * a first collect (nothing stored) plans nothing.
 """
 
@@ -134,6 +136,24 @@ class PlanSuite(harness.Suite):
         got = self.memory_by_team(inv2) if inv2 else {}
         t.check("memory_used per team equals the hand sums",
                 [] if got == hand_teams(pods, 1) else ["got %s" % (sorted(got.items())[:3],)])
+
+        # 1,536 pods: their labels and phases, asked once for all shards,
+        # near their own bound (4 x the budget) but within it
+        self.srv.close()
+        self.srv = memory.Server(memory.Fleet(**dict(FLEET, pods_per_gpu=3)))
+        t.setup("loopback backend: 1,536 pods on 64 nodes x 8 GPUs")
+        cfg = self.config("kept", {"chunk_hours": 1, "max_samples_in_memory": 100000})
+        db = self.path("kept.db")
+        rc, err, first = self.collect(cfg, db, 1)
+        t.check("kept queries near their bound: a first collect exits 0",
+                [] if rc == 0 else ["exit %d: %s" % (rc, harness.tail(err))])
+        rc, err, again = self.collect(cfg, db, 1)
+        t.check("kept queries near their bound: collected again, planned in host shards "
+                "and nothing refused",
+                [] if rc == 0 and PLANNED in err and REFUSED not in err
+                else ["exit %d: %s" % (rc, harness.tail(err))])
+        self.srv.close()
+        self.srv = memory.Server(memory.Fleet(**FLEET))
 
         cfg = self.config("hours", {"chunk_hours": 6, "max_samples_in_memory": 1000000})
         db = self.path("hours.db")
