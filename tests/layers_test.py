@@ -2,7 +2,9 @@
 """The engine's layers hold: every folder of engine/ includes only itself and
 the folders below it (the table LAYERS, which engine/README.md explains), no
 two files include each other in a loop, and SQLite is called only in the
-ledger. Reads the sources as text; prints TAP.
+ledger. The tests hold the same line: only tests/integration/ledger_db.py
+(their one view of the schema) opens the database with Python's sqlite3
+module or the sqlite3 command. Reads the sources as text; prints TAP.
 
     python3 tests/layers_test.py [--root DIR]
 """
@@ -30,6 +32,14 @@ GENERATED = {"gl_build.h": "base", "gl_vcs.h": "cli", "schema_sql.h": "ledger"}
 
 # Only these folders may name SQLite (the ledger owns the database).
 SQLITE_FOLDERS = {"ledger"}
+
+# The one test file that opens the database itself (relative to the root).
+TESTS_DB_MODULE = "tests/integration/ledger_db.py"
+# Python opening SQLite: an import of the module (also inside a function or
+# among other names), its import by name, or the sqlite3 command as an argv
+SQLITE_IN_PYTHON = re.compile(r"^\s*(?:import\s+(?:[\w.]+\s*,\s*)*sqlite3\b|from\s+sqlite3\b)"
+                              r"|\b(?:__import__|import_module)\(\s*[\"']sqlite3\b"
+                              r"|[\[(,]\s*[\"']sqlite3[\"']\s*[,)\]]", re.M)
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 SOURCE_EXT = (".c", ".h", ".cpp")
@@ -138,6 +148,21 @@ def main():
     sql = sorted(p for p, t in files.items()
                  if folder(p) not in SQLITE_FOLDERS and re.search(r"\bsqlite3_\w+|<sqlite3\.h>", strip_comments(t)))
     check(not sql, "only the ledger calls SQLite", "outside the ledger: " + ", ".join(sql))
+
+    root = os.path.dirname(engine)
+    opened = []
+    for dirpath, _, names in os.walk(os.path.join(root, "tests")):
+        for n in sorted(names):
+            p = os.path.join(dirpath, n)
+            rel = os.path.relpath(p, root)
+            if not n.endswith(".py") or rel == TESTS_DB_MODULE:
+                continue
+            with open(p, encoding="utf-8") as f:
+                m = SQLITE_IN_PYTHON.search(f.read())
+            if m:
+                opened.append("%s: %s" % (rel, m.group(0).strip()))
+    check(not opened, "only %s opens the database among the tests" % TESTS_DB_MODULE,
+          "; ".join(sorted(opened)))
 
     print(f"1..{len(checks)}")
     failed = 0

@@ -2359,11 +2359,7 @@ static void split_model_hours(struct work *w)
     }
     if (r->nindex)
         rollup_reindex(r);
-    free(hm);
-    free(map);
-    free(last);
-    free(split);
-    free(node_src);
+    GL_FREE_EACH(hm, map, last, split, node_src);
 }
 
 static char *prefixed(const char *prefix, const char *s)
@@ -2490,11 +2486,7 @@ static void work_free_cells(struct work *w)
 {
     for (size_t d = 0; d < w->devs.n; d++) {
         struct dev *dv = &DEV(w, d);
-        free(dv->used);
-        free(dv->free_mib);
-        free(dv->reserved);
-        free(dv->busy);
-        free(dv->hour_cap);
+        GL_FREE_EACH(dv->used, dv->free_mib, dv->reserved, dv->busy, dv->hour_cap);
     }
     for (size_t p = 0; p < w->pairs.n; p++) {
         free(PAIR(w, p).values);

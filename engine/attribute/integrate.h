@@ -23,18 +23,26 @@
  *      device (the device's UUID/GPU_I_ID labels, the pod's namespace/pod);
  *   2. config: `memory_source.query` names it; its unit (MiB or bytes) and
  *      label names come from `memory_source` / `exporter.queries.<name>`,
- *      or a preset row in engine/base/preset.c for a new exporter generation;
- *      a per-pod memory limit it publishes (as HAMi does) is
+ *      a memory preset row in engine/base/preset.c (query, unit, UUID label,
+ *      limit and device queries), or a preset row there for a new exporter
+ *      generation; a per-pod memory limit it publishes (as HAMi does) is
  *      `memory_source.limit_query`, read by add_limits here;
- *   3. `check` (engine/cli/commands.c) probes every configured query already;
- *      the unit-mismatch check (preset.c) covers the new query once its unit
- *      is declared;
+ *   3. nothing per query elsewhere: the query registry's memory source row
+ *      (engine/base/queryreg.c) takes the configured name, and collect (the
+ *      chunk's list, the plausibility bound in the schema entry's unit, the
+ *      host shards, the stored counts), `check` (its probe, required-ness,
+ *      likely cause; the unit-mismatch test of collect/probe.c once its unit
+ *      is declared) and run's missing-data error read it there. A new kind
+ *      of query beside the source (as the limit and device queries are) is
+ *      one row there, with its config field (config.h, config.c), and its
+ *      matrix in gl_chunk_input below (handed over by collect.c);
  *   4. a scenario in tests/gen/gencluster.py's shapes with its own expected
  *      figures, collected by tests/integration/run.py;
  *   5. server mode (engine/collect/server.c config_refusal) takes only MiB
- *      sources with the memory query's device labels and no limit or device
- *      query beside it: everything else is collected raw, which needs no
- *      change; a source it should sum is a change to that rule.
+ *      sources with the memory query's device labels and no query whose
+ *      registry row refuses it (the limit and device queries' srv_refusal):
+ *      everything else is collected raw, which needs no change; a source it
+ *      should sum is a change to that rule.
  * Adding a billing basis (what a pod pays per step beside used memory):
  *   1. a value in enum gl_basis (config.h) and its name in load_billing's
  *      `bases` (config.c);

@@ -2,6 +2,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "config.h"
 
+#include "pattern.h"
 #include "preset.h"
 #include "work_preset.h"
 
@@ -264,16 +265,11 @@ static enum gl_status prom_wire_load(struct cfg_ctx *x, const cJSON *o, const ch
         snprintf(ip, sizeof ip, "%s[%zu]", path, i);
         if (!cJSON_IsString(it) || !it->valuestring[0])
             return cfg_fail(x, ip, "expected a non-empty string (a PCRE2 pattern)");
-        int errcode;
-        PCRE2_SIZE off;
-        pcre2_code *code = pcre2_compile((PCRE2_SPTR)it->valuestring, PCRE2_ZERO_TERMINATED,
-                                         PCRE2_UTF, &errcode, &off, NULL);
-        if (!code) {
-            PCRE2_UCHAR msg[256];
-            pcre2_get_error_message(errcode, msg, sizeof msg);
-            return cfg_fail(x, ip, "\"%s\": %s at offset %zu", it->valuestring, (char *)msg,
-                            (size_t)off);
-        }
+        char why[256];
+        size_t off;
+        pcre2_code *code = gl_pattern_compile(it->valuestring, why, sizeof why, &off);
+        if (!code)
+            return cfg_fail(x, ip, "\"%s\": %s at offset %zu", it->valuestring, why, off);
         p->accept_warnings[p->naccept_warnings].source = gl_strdup(it->valuestring);
         p->accept_warnings[p->naccept_warnings].code = code;
         p->naccept_warnings++;
@@ -530,16 +526,10 @@ static void prom_copy(struct gl_prom_cfg *dst, const struct gl_prom_cfg *src)
 
 static void prom_free(struct gl_prom_cfg *p)
 {
-    free(p->url);
-    free(p->bearer_token_file);
-    free(p->basic_auth_file);
-    free(p->ca_file);
-    free(p->client_cert_file);
-    free(p->client_key_file);
-    for (size_t i = 0; i < p->nheaders; i++) {
-        free(p->headers[i].name);
-        free(p->headers[i].value);
-    }
+    GL_FREE_EACH(p->url, p->bearer_token_file, p->basic_auth_file, p->ca_file,
+                 p->client_cert_file, p->client_key_file);
+    for (size_t i = 0; i < p->nheaders; i++)
+        GL_FREE_EACH(p->headers[i].name, p->headers[i].value);
     free(p->headers);
     prom_wire_free(p);
     prom_auth_free(p);
@@ -1020,43 +1010,69 @@ const struct gl_kv *gl_kv_find(const struct gl_kv *kv, size_t n, const char *key
     return NULL;
 }
 
+/* One item of a config array, at path ("teams.rules[2]"): the caller made
+ * room for item i. */
+typedef enum gl_status (*item_fn)(struct cfg_ctx *x, struct gl_config *c, size_t i,
+                                  const cJSON *it, const char *path);
+
+/* Each item of the array a found at key (absent: none) through load; *n
+ * counts the items begun, so that gl_config_free sees a half-loaded one. */
+static enum gl_status load_items(struct cfg_ctx *x, struct gl_config *c, const cJSON *a,
+                                 const char *key, const char *what, size_t *n, item_fn load)
+{
+    if (!a)
+        return GL_OK;
+    if (!cJSON_IsArray(a))
+        return cfg_fail(x, key, "expected an array of %s", what);
+    size_t i = 0;
+    for (const cJSON *it = a->child; it; it = it->next, i++) {
+        char path[64];
+        snprintf(path, sizeof path, "%s[%zu]", key, i);
+        *n = i + 1;
+        enum gl_status rc = load(x, c, i, it, path);
+        if (rc)
+            return rc;
+    }
+    return GL_OK;
+}
+
 /* prices.entries: objects with the price table's columns; prices are
  * decimal strings, never JSON numbers (docs/specification.md "Arithmetic"). */
-static enum gl_status load_price_entries(struct cfg_ctx *x, struct gl_config *c, const cJSON *a)
+static enum gl_status load_price_entry(struct cfg_ctx *x, struct gl_config *c, size_t i,
+                                       const cJSON *it, const char *path)
 {
     static const char *const cols[7] = {"model_pattern", "unit",     "price",      "currency",
                                         "valid_from",    "valid_to", "capacity_gb"};
     static const char *const keys[] = {"model_pattern", "unit",     "price",      "currency",
                                        "valid_from",    "valid_to", "capacity_gb", NULL};
-    if (!cJSON_IsArray(a))
-        return cfg_fail(x, "prices.entries", "expected an array of price entries");
-    c->price_entries = gl_xcalloc((size_t)cJSON_GetArraySize(a), sizeof *c->price_entries);
-    size_t i = 0;
     enum gl_status rc;
-    for (const cJSON *it = a->child; it; it = it->next, i++) {
-        char path[64];
-        snprintf(path, sizeof path, "prices.entries[%zu]", i);
-        c->nprice_entries = i + 1;
-        if ((rc = check_keys(x, it, path, keys)))
-            return rc;
-        for (int k = 0; k < 7; k++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, cols[k]);
-            if (cJSON_IsNumber(v)) {
-                char p2[96];
-                snprintf(p2, sizeof p2, "%s.%s", path, cols[k]);
-                return cfg_fail(x, p2, "write it as a string (\"%g\"): prices are exact decimals",
-                                v->valuedouble);
-            }
-            if ((rc = get_str(x, it, path, cols[k], k < 5, &c->price_entries[i][k])))
-                return rc;
+    if ((rc = check_keys(x, it, path, keys)))
+        return rc;
+    for (int k = 0; k < 7; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, cols[k]);
+        if (cJSON_IsNumber(v)) {
+            char p2[96];
+            snprintf(p2, sizeof p2, "%s.%s", path, cols[k]);
+            return cfg_fail(x, p2, "write it as a string (\"%g\"): prices are exact decimals",
+                            v->valuedouble);
         }
+        if ((rc = get_str(x, it, path, cols[k], k < 5, &c->price_entries[i][k])))
+            return rc;
     }
     return GL_OK;
 }
 
-static enum gl_status load_rule(struct cfg_ctx *x, struct gl_team_rule *r, const cJSON *o,
-                                const char *path)
+static enum gl_status load_price_entries(struct cfg_ctx *x, struct gl_config *c, const cJSON *a)
 {
+    c->price_entries = gl_xcalloc((size_t)cJSON_GetArraySize(a), sizeof *c->price_entries);
+    return load_items(x, c, a, "prices.entries", "price entries", &c->nprice_entries,
+                      load_price_entry);
+}
+
+static enum gl_status load_rule(struct cfg_ctx *x, struct gl_config *c, size_t i,
+                                const cJSON *o, const char *path)
+{
+    struct gl_team_rule *r = &c->rules[i];
     static const char *const keys[] = {"pod_label", "namespace_label", "namespace_regex",
                                        "team", NULL};
     enum gl_status rc;
@@ -1090,20 +1106,38 @@ static enum gl_status load_rule(struct cfg_ctx *x, struct gl_team_rule *r, const
         r->kind = GL_RULE_NAMESPACE_REGEX;
         if (!r->team)
             r->team = gl_strdup("$0");
-        int errcode;
-        PCRE2_SIZE off;
-        pcre2_code *code = pcre2_compile((PCRE2_SPTR)r->regex, PCRE2_ZERO_TERMINATED,
-                                         PCRE2_UTF, &errcode, &off, NULL);
-        if (!code) {
-            PCRE2_UCHAR msg[256];
-            pcre2_get_error_message(errcode, msg, sizeof msg);
-            return cfg_fail(x, path, "namespace_regex \"%s\": %s at offset %zu", r->regex,
-                            (char *)msg, (size_t)off);
-        }
-        r->code = code;
+        char why[256];
+        size_t off;
+        if (!(r->code = gl_pattern_compile(r->regex, why, sizeof why, &off)))
+            return cfg_fail(x, path, "namespace_regex \"%s\": %s at offset %zu", r->regex, why,
+                            off);
     }
     if (r->kind != GL_RULE_NAMESPACE_REGEX && r->team)
         return cfg_fail(x, path, "\"team\" only goes with namespace_regex");
+    return GL_OK;
+}
+
+/* One team of teams.catalogue. */
+static enum gl_status load_team(struct cfg_ctx *x, struct gl_config *c, size_t i, const cJSON *it,
+                                const char *path)
+{
+    static const char *const tkeys[] = {"id", "name", "cost_center", NULL};
+    struct gl_team_info *t = &c->teams[i];
+    enum gl_status rc;
+    if ((rc = check_keys(x, it, path, tkeys)) ||
+        (rc = get_str(x, it, path, "id", true, &t->id)) ||
+        (rc = get_str(x, it, path, "name", false, &t->name)) ||
+        (rc = get_str(x, it, path, "cost_center", false, &t->cost_center)))
+        return rc;
+    if (!t->name)
+        t->name = gl_strdup(t->id);
+    if (!gl_is_ascii(t->id) || !gl_is_ascii(t->name) ||
+        (t->cost_center && !gl_is_ascii(t->cost_center)))
+        return cfg_fail(x, path, "team ids, names and cost centers must be printable "
+                                 "ASCII (FOCUS string columns)");
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(c->teams[j].id, t->id) == 0)
+            return cfg_fail(x, path, "team \"%s\" is listed twice", t->id);
     return GL_OK;
 }
 
@@ -1121,49 +1155,13 @@ static enum gl_status load_teams(struct cfg_ctx *x, struct gl_config *c, const c
         return cfg_fail(x, "teams.default_cost_center",
                         "must be a non-empty printable ASCII cost center (FOCUS x_CostCenter)");
     const cJSON *rules = cJSON_GetObjectItemCaseSensitive(o, "rules");
-    if (rules) {
-        if (!cJSON_IsArray(rules))
-            return cfg_fail(x, "teams.rules", "expected an array of rules");
-        size_t n = (size_t)cJSON_GetArraySize(rules);
-        c->rules = gl_xcalloc(n, sizeof *c->rules);
-        size_t i = 0;
-        for (const cJSON *it = rules->child; it; it = it->next, i++) {
-            char path[64];
-            snprintf(path, sizeof path, "teams.rules[%zu]", i);
-            c->nrules = i + 1;
-            if ((rc = load_rule(x, &c->rules[i], it, path)))
-                return rc;
-        }
-    }
+    c->rules = gl_xcalloc((size_t)cJSON_GetArraySize(rules), sizeof *c->rules);
+    if ((rc = load_items(x, c, rules, "teams.rules", "rules", &c->nrules, load_rule)))
+        return rc;
     const cJSON *cat = cJSON_GetObjectItemCaseSensitive(o, "catalogue");
-    if (cat) {
-        if (!cJSON_IsArray(cat))
-            return cfg_fail(x, "teams.catalogue", "expected an array of teams");
-        size_t n = (size_t)cJSON_GetArraySize(cat);
-        c->teams = gl_xcalloc(n, sizeof *c->teams);
-        size_t i = 0;
-        static const char *const tkeys[] = {"id", "name", "cost_center", NULL};
-        for (const cJSON *it = cat->child; it; it = it->next, i++) {
-            char path[64];
-            snprintf(path, sizeof path, "teams.catalogue[%zu]", i);
-            struct gl_team_info *t = &c->teams[i];
-            c->nteams = i + 1;
-            if ((rc = check_keys(x, it, path, tkeys)) ||
-                (rc = get_str(x, it, path, "id", true, &t->id)) ||
-                (rc = get_str(x, it, path, "name", false, &t->name)) ||
-                (rc = get_str(x, it, path, "cost_center", false, &t->cost_center)))
-                return rc;
-            if (!t->name)
-                t->name = gl_strdup(t->id);
-            if (!gl_is_ascii(t->id) || !gl_is_ascii(t->name) ||
-                (t->cost_center && !gl_is_ascii(t->cost_center)))
-                return cfg_fail(x, path, "team ids, names and cost centers must be printable "
-                                         "ASCII (FOCUS string columns)");
-            for (size_t j = 0; j < i; j++)
-                if (strcmp(c->teams[j].id, t->id) == 0)
-                    return cfg_fail(x, path, "team \"%s\" is listed twice", t->id);
-        }
-    }
+    c->teams = gl_xcalloc((size_t)cJSON_GetArraySize(cat), sizeof *c->teams);
+    if ((rc = load_items(x, c, cat, "teams.catalogue", "teams", &c->nteams, load_team)))
+        return rc;
     if (!c->default_team)
         c->default_team = gl_strdup("unallocated");
     if (!c->default_team[0] || !gl_is_ascii(c->default_team))
@@ -1261,12 +1259,8 @@ static enum gl_status load_metrics(struct cfg_ctx *x, struct gl_config *c, const
 
 static void metrics_free(struct gl_metrics_cfg *m)
 {
-    free(m->pushgateway_url);
-    free(m->job);
-    free(m->bearer_token_file);
-    free(m->basic_auth_file);
-    free(m->ca_file);
-    free(m->textfile);
+    GL_FREE_EACH(m->pushgateway_url, m->job, m->bearer_token_file, m->basic_auth_file,
+                 m->ca_file, m->textfile);
 }
 
 /* ---- outputs.s3, retention, GPULEDGER_* (README "Delivery, retention and
@@ -1447,16 +1441,22 @@ static enum gl_status load_outputs(struct cfg_ctx *x, struct gl_config *c, const
     return GL_OK;
 }
 
+/* A section whose one key (keys[0]) is a whole number from min to max;
+ * *out is left as it was when the key is absent. */
+static enum gl_status load_int_section(struct cfg_ctx *x, const cJSON *o, const char *section,
+                                       const char *const *keys, long min, long max, long *out)
+{
+    enum gl_status rc = check_keys(x, o, section, keys);
+    return rc ? rc : get_int(x, o, section, keys[0], min, max, out);
+}
+
 static enum gl_status load_retention(struct cfg_ctx *x, struct gl_config *c, const cJSON *o)
 {
     static const char *const keys[] = {"months", NULL};
     long months = 0;
-    enum gl_status rc;
-    if ((rc = check_keys(x, o, "retention", keys)) ||
-        (rc = get_int(x, o, "retention", "months", 0, 1200, &months)))
-        return rc;
+    enum gl_status rc = load_int_section(x, o, "retention", keys, 0, 1200, &months);
     c->retention_months = (int)months;
-    return GL_OK;
+    return rc;
 }
 
 /* close.settle_hours: how long after a period's end its collection must
@@ -1484,12 +1484,9 @@ static enum gl_status load_advise(struct cfg_ctx *x, struct gl_config *c, const 
 {
     static const char *const keys[] = {"headroom", NULL};
     long h = c->advise_headroom_pct;
-    enum gl_status rc;
-    if ((rc = check_keys(x, o, "advise", keys)) ||
-        (rc = get_int(x, o, "advise", "headroom", 0, 1000, &h)))
-        return rc;
+    enum gl_status rc = load_int_section(x, o, "advise", keys, 0, 1000, &h);
     c->advise_headroom_pct = (int)h;
-    return GL_OK;
+    return rc;
 }
 
 static void set_defaults(struct gl_config *c)
@@ -1874,46 +1871,18 @@ void gl_config_free(struct gl_config *c)
     if (!c)
         return;
     metrics_free(&c->metrics);
-    free(c->path);
-    free(c->dir);
     for (size_t i = 0; i < c->nclusters; i++) {
-        free(c->clusters[i].name);
-        free(c->clusters[i].selector);
+        GL_FREE_EACH(c->clusters[i].name, c->clusters[i].selector);
         prom_free(&c->clusters[i].prom);
     }
     free(c->clusters);
-    free(c->cluster_label);
-    free(c->hostname_label);
-    free(c->queries_dir);
     for (size_t i = 0; i < c->nwork; i++) {
         struct gl_work_counter *w = &c->work[i];
-        char *f[] = {w->name, w->unit, w->query, w->namespace_label, w->pod_label};
-        for (size_t k = 0; k < sizeof f / sizeof *f; k++)
-            free(f[k]);
+        GL_FREE_EACH(w->name, w->unit, w->query, w->namespace_label, w->pod_label);
     }
     free(c->work);
-    free(c->mem_query);
-    free(c->uuid_label);
-    free(c->exporter_preset);
-    for (int q = 0; q < GL_MQ_COUNT; q++) {
-        free(c->mq[q].uuid_label);
-        free(c->mq[q].gpu_i_id_label);
-        free(c->mq[q].hostname_label);
-    }
-    free(c->gpu_i_id_label);
-    free(c->namespace_label);
-    free(c->pod_label);
-    free(c->mem_limit_query);
-    free(c->dra_claim_name_label);
-    free(c->dra_claim_namespace_label);
-    free(c->dra_mig_profile_label);
-    free(c->dra_driver_label);
-    free(c->dra_pool_label);
-    free(c->dra_device_label);
-    free(c->dra_mig_device_uuid_label);
-    free(c->dra_driver);
-    free(c->mem_device_query);
-    free(c->mem_preset);
+    for (int q = 0; q < GL_MQ_COUNT; q++)
+        GL_FREE_EACH(c->mq[q].uuid_label, c->mq[q].gpu_i_id_label, c->mq[q].hostname_label);
     struct {
         struct gl_kv *kv;
         size_t n;
@@ -1922,45 +1891,33 @@ void gl_config_free(struct gl_config *c)
                 {c->model_capacity, c->nmodel_capacity},
                 {c->node_models, c->nnode_models}};
     for (size_t m = 0; m < sizeof maps / sizeof *maps; m++) {
-        for (size_t i = 0; i < maps[m].n; i++) {
-            free(maps[m].kv[i].key);
-            free(maps[m].kv[i].str);
-        }
+        for (size_t i = 0; i < maps[m].n; i++)
+            GL_FREE_EACH(maps[m].kv[i].key, maps[m].kv[i].str);
         free(maps[m].kv);
     }
-    for (size_t i = 0; i < c->nextra_resources; i++)
-        free(c->extra_resources[i]);
-    free(c->extra_resources);
-    for (size_t i = 0; i < c->ncompute_queries; i++)
-        free(c->compute_queries[i]);
-    free(c->compute_queries);
+    gl_free_strs(c->extra_resources, c->nextra_resources);
+    gl_free_strs(c->compute_queries, c->ncompute_queries);
     for (size_t i = 0; i < c->nrules; i++) {
-        free(c->rules[i].label);
-        free(c->rules[i].regex);
-        free(c->rules[i].team);
+        GL_FREE_EACH(c->rules[i].label, c->rules[i].regex, c->rules[i].team);
         pcre2_code_free(c->rules[i].code);
     }
     free(c->rules);
-    free(c->default_team);
-    free(c->default_cost_center);
-    for (size_t i = 0; i < c->nteams; i++) {
-        free(c->teams[i].id);
-        free(c->teams[i].name);
-        free(c->teams[i].cost_center);
-    }
+    for (size_t i = 0; i < c->nteams; i++)
+        GL_FREE_EACH(c->teams[i].id, c->teams[i].name, c->teams[i].cost_center);
     free(c->teams);
-    free(c->platform_team);
-    free(c->run_out_dir);
-    free(c->prices_file);
     for (size_t i = 0; i < c->nprice_entries; i++)
         for (int k = 0; k < 7; k++)
             free(c->price_entries[i][k]);
     free(c->price_entries);
-    free(c->currency);
-    free(c->account_id);
-    free(c->account_name);
-    free(c->provider);
-    free(c->service_name);
+    /* the config's own strings */
+    GL_FREE_EACH(c->path, c->dir, c->cluster_label, c->hostname_label, c->queries_dir, c->mem_query,
+                 c->uuid_label, c->exporter_preset, c->gpu_i_id_label, c->namespace_label,
+                 c->pod_label, c->mem_limit_query, c->dra_claim_name_label,
+                 c->dra_claim_namespace_label, c->dra_mig_profile_label, c->dra_driver_label,
+                 c->dra_pool_label, c->dra_device_label, c->dra_mig_device_uuid_label,
+                 c->dra_driver, c->mem_device_query, c->mem_preset, c->default_team,
+                 c->default_cost_center, c->platform_team, c->run_out_dir, c->prices_file,
+                 c->currency, c->account_id, c->account_name, c->provider, c->service_name);
     s3_free(c->s3);
     free(c);
 }

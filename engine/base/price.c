@@ -2,6 +2,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "price.h"
 
+#include "pattern.h"
+
 #include <csv.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -100,21 +102,16 @@ static void parse_row(struct load_ctx *x)
     }
     struct gl_price_entry e = {0};
     e.row = x->row;
-    int errcode;
-    PCRE2_SIZE off;
     if (!f[0][0]) {
         row_fail(x, "model_pattern", "empty");
         return;
     }
-    pcre2_code *code = pcre2_compile((PCRE2_SPTR)f[0], PCRE2_ZERO_TERMINATED, PCRE2_UTF,
-                                     &errcode, &off, NULL);
-    if (!code) {
-        PCRE2_UCHAR msg[256];
-        pcre2_get_error_message(errcode, msg, sizeof msg);
-        row_fail(x, "model_pattern", "\"%s\": %s at offset %zu", f[0], (char *)msg, (size_t)off);
+    char why[256];
+    size_t off;
+    if (!(e.code = gl_pattern_compile(f[0], why, sizeof why, &off))) {
+        row_fail(x, "model_pattern", "\"%s\": %s at offset %zu", f[0], why, off);
         return;
     }
-    e.code = code;
     if (strcmp(f[1], "GB-Hours") == 0) {
         e.unit = GL_PRICE_GB_HOURS;
     } else if (strcmp(f[1], "GPU-Hours") == 0) {
@@ -172,7 +169,7 @@ static void parse_row(struct load_ctx *x)
     t->entries[t->n++] = e;
     return;
 fail:
-    pcre2_code_free(code);
+    pcre2_code_free(e.code);
 }
 
 static void on_row(int c, void *data)
@@ -242,14 +239,11 @@ void gl_prices_free(struct gl_price_table *t)
     if (!t)
         return;
     for (size_t i = 0; i < t->n; i++) {
-        free(t->entries[i].id);
-        free(t->entries[i].pattern);
-        free(t->entries[i].currency);
-        pcre2_code_free(t->entries[i].code);
+        struct gl_price_entry *e = &t->entries[i];
+        GL_FREE_EACH(e->id, e->pattern, e->currency);
+        pcre2_code_free(e->code);
     }
-    free(t->entries);
-    free(t->file);
-    free(t);
+    GL_FREE_EACH(t->entries, t->file, t);
 }
 
 static bool matches(const struct gl_price_entry *e, const char *model)

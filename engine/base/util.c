@@ -127,6 +127,19 @@ bool gl_buf_printf(struct gl_buf *b, const char *fmt, ...)
     return ok;
 }
 
+void gl_free_each(void *const *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
+}
+
+void gl_free_strs(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 void gl_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
     if (n > 1)
@@ -170,9 +183,7 @@ void gl_intern_free(struct gl_intern *t)
 {
     if (!t)
         return;
-    for (int32_t i = 0; i < t->count; i++)
-        free(t->strs[i]);
-    free(t->strs);
+    gl_free_strs(t->strs, (size_t)t->count);
     free(t->slots);
     free(t);
 }
@@ -505,19 +516,17 @@ static void log_format(struct log_text *t, const char *fmt, va_list ap)
         spec[k++] = *p++;
         while (*p && strchr("-+ #0", *p) && k < 20)
             spec[k++] = *p++;
-        if (*p == '*') {
-            star[nstar++] = va_arg(ap, int);
-            spec[k++] = *p++;
-        }
-        while (*p >= '0' && *p <= '9' && k < 20)
-            spec[k++] = *p++;
-        if (*p == '.') {
-            spec[k++] = *p++;
+        /* the width, then the precision after a '.': each a '*' (its value
+         * taken from ap) or digits, the spec kept short of its end */
+        static const size_t digits_end[2] = {20, 24};
+        for (int part = 0; part < 2 && (part == 0 || *p == '.'); part++) {
+            if (part == 1)
+                spec[k++] = *p++;
             if (*p == '*') {
                 star[nstar++] = va_arg(ap, int);
                 spec[k++] = *p++;
             }
-            while (*p >= '0' && *p <= '9' && k < 24)
+            while (*p >= '0' && *p <= '9' && k < digits_end[part])
                 spec[k++] = *p++;
         }
         char len[3] = "";
@@ -538,28 +547,18 @@ static void log_format(struct log_text *t, const char *fmt, va_list ap)
                   : snprintf(out, sizeof out, spec, v))
         int w;
         _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wformat-nonliteral\"")
+        /* an integer's argument by its length modifier: one ladder for the
+         * signed conversions' types and the unsigned ones' */
+#define EMIT_INT(ll, l, z, j, i)                                                               \
+    (strcmp(len, "ll") == 0 ? EMIT(va_arg(ap, ll))                                             \
+     : strcmp(len, "l") == 0 ? EMIT(va_arg(ap, l))                                             \
+     : strcmp(len, "z") == 0 || strcmp(len, "t") == 0 ? EMIT(va_arg(ap, z))                    \
+     : strcmp(len, "j") == 0 ? EMIT(va_arg(ap, j))                                             \
+                             : EMIT(va_arg(ap, i)))
         if (strchr("di", conv)) {
-            if (strcmp(len, "ll") == 0)
-                w = EMIT(va_arg(ap, long long));
-            else if (strcmp(len, "l") == 0)
-                w = EMIT(va_arg(ap, long));
-            else if (strcmp(len, "z") == 0 || strcmp(len, "t") == 0)
-                w = EMIT(va_arg(ap, ptrdiff_t));
-            else if (strcmp(len, "j") == 0)
-                w = EMIT(va_arg(ap, intmax_t));
-            else
-                w = EMIT(va_arg(ap, int));
+            w = EMIT_INT(long long, long, ptrdiff_t, intmax_t, int);
         } else if (strchr("uxXo", conv)) {
-            if (strcmp(len, "ll") == 0)
-                w = EMIT(va_arg(ap, unsigned long long));
-            else if (strcmp(len, "l") == 0)
-                w = EMIT(va_arg(ap, unsigned long));
-            else if (strcmp(len, "z") == 0 || strcmp(len, "t") == 0)
-                w = EMIT(va_arg(ap, size_t));
-            else if (strcmp(len, "j") == 0)
-                w = EMIT(va_arg(ap, uintmax_t));
-            else
-                w = EMIT(va_arg(ap, unsigned));
+            w = EMIT_INT(unsigned long long, unsigned long, size_t, uintmax_t, unsigned);
         } else if (strchr("fFeEgGaA", conv)) {
             if (strcmp(len, "L") == 0)
                 w = EMIT(va_arg(ap, long double));
@@ -574,6 +573,7 @@ static void log_format(struct log_text *t, const char *fmt, va_list ap)
             w = EMIT(sv ? sv : "(null)");
         }
         _Pragma("GCC diagnostic pop")
+#undef EMIT_INT
 #undef EMIT
         if (w > 0)
             text_add(t, out, (size_t)w < sizeof out ? (size_t)w : sizeof out - 1, false);

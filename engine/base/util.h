@@ -111,6 +111,14 @@ char *gl_strdup(const char *s);
 void *gl_xcalloc(size_t n, size_t size);
 void *gl_xrealloc(void *p, size_t size);
 
+/* free() of each of n pointers, and GL_FREE_EACH(a, b, ...) its use on a
+ * list: the owned fields of one record, freed in one statement. */
+void gl_free_each(void *const *p, size_t n);
+#define GL_FREE_EACH(...)                                                                      \
+    gl_free_each((void *[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
+/* Frees the n owned strings of v, then v itself (NULL with n 0 is fine). */
+void gl_free_strs(char **v, size_t n);
+
 /* Logging to stderr, one line per event. gl_log's format string is a
  * message followed by key=value fields (`"wrote outputs period=%s
  * reason=\"%s\""`); keys are taken from the format string only. Written

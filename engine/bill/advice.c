@@ -329,11 +329,9 @@ static int line_cmp(const void *pa, const void *pb)
 static int node_cmp(const void *pa, const void *pb)
 {
     const struct gl_advice_node *a = pa, *b = pb;
-    int c = strcmp(a->cluster, b->cluster);
-    if (!c)
-        c = strcmp(a->hostname, b->hostname);
-    if (!c)
-        c = strcmp(a->model, b->model);
+    const char *ka[] = {a->cluster, a->hostname, a->model};
+    const char *kb[] = {b->cluster, b->hostname, b->model};
+    int c = gl_strcmp_n(ka, kb, 3);
     /* a model measured at two capacities on one node: two rows, in order */
     return c ? c : (a->capacity_mib > b->capacity_mib) - (a->capacity_mib < b->capacity_mib);
 }
@@ -413,11 +411,7 @@ done:
         free(x.acc[i].buckets);
         gl_intern_free(x.acc[i].pods);
     }
-    free(x.acc);
-    free(x.held_e);
-    free(x.to_e);
-    free(x.freed);
-    free(cuts);
+    GL_FREE_EACH(x.acc, x.held_e, x.to_e, x.freed, cuts);
     gl_peak_groups_free(&g);
     gl_fleet_sizes_free(x.sizes, x.nsizes);
     gl_intern_free(x.line_keys);
@@ -446,17 +440,12 @@ void gl_advice_free(struct gl_advice *a)
 {
     for (size_t i = 0; i < a->nlines; i++) {
         struct gl_advice_line *l = &a->lines[i];
-        char *f[] = {l->cluster, l->ns,      l->team,     l->wkind,    l->wname, l->model,
-                     l->profile, l->hostname, l->to_name, l->to_model, l->assumes};
-        for (size_t k = 0; k < sizeof f / sizeof *f; k++)
-            free(f[k]);
+        GL_FREE_EACH(l->cluster, l->ns, l->team, l->wkind, l->wname, l->model, l->profile,
+                     l->hostname, l->to_name, l->to_model, l->assumes);
     }
     free(a->lines);
-    for (size_t i = 0; i < a->nnodes; i++) {
-        free(a->nodes[i].cluster);
-        free(a->nodes[i].hostname);
-        free(a->nodes[i].model);
-    }
+    for (size_t i = 0; i < a->nnodes; i++)
+        GL_FREE_EACH(a->nodes[i].cluster, a->nodes[i].hostname, a->nodes[i].model);
     free(a->nodes);
     memset(a, 0, sizeof *a);
 }

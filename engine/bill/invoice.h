@@ -5,7 +5,8 @@
  * price table. Builds lines keyed (team, cluster, GPU model, kind, price
  * entry) with exact MiB·s, an amount rounded half-even once per line, and
  * per-UTC-day quantities with the line amount split by largest remainder
- * (what the FOCUS export writes). Writes invoices as JSON and Markdown.
+ * (what the FOCUS export writes). Computes only: an invoice's JSON and
+ * Markdown are render/invoice_codec.h's.
  */
 #ifndef GL_INVOICE_H
 #define GL_INVOICE_H
@@ -33,9 +34,6 @@ enum gl_status gl_invoices_build(const struct gl_config *c, struct gl_store *s,
                                  struct gl_invoice_set **out, struct gl_error *err);
 void gl_invoices_free(struct gl_invoice_set *set);
 
-/* JSON object of one anomaly (cJSON *, as void * to keep cJSON out of the header). */
-void *gl_anomaly_json(const struct gl_anomaly *a);
-
 /* A correction line (days filled by the caller with exact differences):
  * added to team's invoice, created when needed. gl_invoices_finish sorts
  * and re-totals after corrections were added (an error when a total
@@ -54,15 +52,5 @@ gl_i128 gl_line_gbh_nano(const struct gl_invoice_line *l);
 
 /* The caveat printed with the compute indicator everywhere. */
 extern const char gl_compute_caveat[];
-
-/* JSON of one invoice (cJSON). */
-char *gl_invoice_json(const struct gl_invoice_set *set, const struct gl_invoice *inv);
-/* The Markdown table of an invoice's lines (header included), or of its
- * correction lines only; returns how many lines it printed. */
-size_t gl_invoice_md_lines(const struct gl_invoice_set *set, const struct gl_invoice *inv,
-                           bool corrections_only, FILE *out);
-/* Markdown of one invoice. */
-void gl_invoice_markdown(const struct gl_invoice_set *set, const struct gl_invoice *inv,
-                         FILE *out);
 
 #endif

@@ -245,16 +245,9 @@ void gl_reprice_list_free(struct gl_reprice_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         struct gl_reprice_change *c = &l->c[i];
-        for (size_t k = 0; k < c->nkeys; k++) {
-            free(c->keys[k]);
-            free(c->units[k]);
-        }
-        free(c->keys);
-        free(c->units);
-        free(c->team);
-        free(c->model);
-        free(c->old_key);
-        free(c->new_key);
+        for (size_t k = 0; k < c->nkeys; k++)
+            GL_FREE_EACH(c->keys[k], c->units[k]);
+        GL_FREE_EACH(c->keys, c->units, c->team, c->model, c->old_key, c->new_key);
     }
     free(l->c);
     memset(l, 0, sizeof *l);
@@ -509,23 +502,6 @@ enum gl_status gl_reprice_open_periods(struct gl_store *s, struct gl_period **ou
     return rc;
 }
 
-void gl_reprice_print_corrections(const struct gl_invoice_set *set, FILE *out, size_t *nlines)
-{
-    *nlines = 0;
-    for (size_t i = 0; i < set->n; i++) {
-        const struct gl_invoice *inv = &set->invoices[i];
-        bool any = false;
-        for (size_t j = 0; !any && j < inv->nlines; j++)
-            any = inv->lines[j].corrected_period[0] != '\0';
-        if (!any)
-            continue;
-        fprintf(out, "\ncorrection lines of %s for team `", set->period.name);
-        gl_md_cell(out, inv->team);
-        fprintf(out, "` (invoice %s):\n\n", inv->invoice_id);
-        *nlines += gl_invoice_md_lines(set, inv, true, out);
-    }
-}
-
 /* ---- correction lines of an open period (gl_period_invoices, period.h) ---- */
 
 static void period_before(const struct gl_period *p, struct gl_period *out)
@@ -588,12 +564,8 @@ static struct key_figures *key_get(struct key_table *t, const char *team, const 
 
 static void key_table_free(struct key_table *t)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        free(t->k[i].team);
-        free(t->k[i].cluster);
-        free(t->k[i].model);
-        free(t->k[i].price_id);
-    }
+    for (size_t i = 0; i < t->n; i++)
+        GL_FREE_EACH(t->k[i].team, t->k[i].cluster, t->k[i].model, t->k[i].price_id);
     free(t->k);
     gl_intern_free(t->ids);
     gl_buf_free(&t->key);

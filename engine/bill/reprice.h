@@ -85,10 +85,6 @@ enum gl_status gl_reprice_closed_months(const struct gl_config *c, struct gl_sto
 enum gl_status gl_reprice_open_periods(struct gl_store *s, struct gl_period **out, size_t *n,
                                        struct gl_error *err);
 
-/* Prints the correction lines of set per team, in the invoice's Markdown
- * line format (gl_invoice_md_lines); *nlines receives how many. */
-void gl_reprice_print_corrections(const struct gl_invoice_set *set, FILE *out, size_t *nlines);
-
 /* ---- the check skipped when nothing it reads changed (schema/008) ----
  *
  * Recomputing a closed month costs as much as building it: gl_reprice_

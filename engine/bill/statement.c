@@ -21,14 +21,6 @@ long gl_statement_team(const struct gl_statement *st, const char *team)
     return -1;
 }
 
-bool gl_statement_focus_version(struct gl_statement *st, int v)
-{
-    if (!st->closed || st->from_texts || !st->set || !st->set->own)
-        return false;
-    st->set->own->cfg.focus_version = v; /* st->cfg is this frozen config */
-    return true;
-}
-
 static void frozen_one(void *ctx, const char *team, const char *json, const char *md)
 {
     struct gl_statement *st = ctx;
@@ -247,23 +239,17 @@ static void team_extra_free(struct gl_team_extra *x)
 {
     gl_team_workloads_free(&x->workloads);
     gl_pending_free(&x->pending);
-    for (size_t i = 0; i < x->nwaste; i++) {
-        free(x->waste[i].cluster);
-        free(x->waste[i].model);
-    }
+    for (size_t i = 0; i < x->nwaste; i++)
+        GL_FREE_EACH(x->waste[i].cluster, x->waste[i].model);
     free(x->waste);
     memset(x, 0, sizeof *x);
 }
 
 static void texts_free(struct gl_statement *st)
 {
-    for (size_t i = 0; i < st->nfrozen; i++) {
-        free(st->frozen[i].team);
-        free(st->frozen[i].json);
-        free(st->frozen[i].md);
-    }
-    free(st->frozen);
-    free(st->frozen_focus);
+    for (size_t i = 0; i < st->nfrozen; i++)
+        GL_FREE_EACH(st->frozen[i].team, st->frozen[i].json, st->frozen[i].md);
+    GL_FREE_EACH(st->frozen, st->frozen_focus);
     st->frozen = NULL;
     st->nfrozen = 0;
     st->frozen_focus = NULL;
@@ -375,9 +361,11 @@ static enum gl_status build(const struct gl_config *c, struct gl_store *s,
             rc = team_extra(s, prices, st, &st->set->invoices[i], &st->extra[i], err);
         if (!rc && team_pages)
             rc = team_pending(s, st, err);
-        if (!rc && !st->closed)
-            rc = gl_advise_read(c, s, prices, p, &st->advice, err);
     }
+    /* advice follows today's config: the pages show an open month's, the
+     * advise command any month's */
+    if (!rc && (((st->parts & GL_ST_PAGES) && !st->closed) || (st->parts & GL_ST_ADVICE)))
+        rc = gl_advise_read(c, s, prices, p, &st->advice, err);
     return rc;
 }
 

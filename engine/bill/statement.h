@@ -75,7 +75,8 @@ enum gl_statement_part {
                                  against the frozen totals when closed), the day axis,
                                  each team's days and pods, the fleet */
     GL_ST_UNIT_COST = 1 << 4, /* cost per unit of work per workload (workcost.h) */
-    GL_ST_ALL = (1 << 5) - 1,
+    GL_ST_ALL = (1 << 5) - 1, /* a period's tree (run): every part above */
+    GL_ST_ADVICE = 1 << 5,    /* right-sizing advice, open or closed month (`advise`) */
 };
 
 /* A closed period's invoice as frozen at close (the audit copy). */
@@ -124,7 +125,8 @@ struct gl_statement {
     struct gl_team_extra *extra;      /* GL_ST_PAGES: workloads, trend, waste in money,
                                        * demand waiting (open) */
     struct gl_unit_cost unit_cost;    /* GL_ST_UNIT_COST or GL_ST_PAGES */
-    struct gl_advice advice;          /* GL_ST_PAGES: right-sizing advice (never billed) */
+    struct gl_advice advice;          /* GL_ST_ADVICE, or GL_ST_PAGES of an open month:
+                                       * right-sizing advice (never billed) */
 };
 
 /* Builds period p's statement (the parts asked for) under one read
@@ -148,12 +150,6 @@ void gl_statement_free(struct gl_statement *st);
 
 /* Statements built by this process (tests, the run log). */
 extern unsigned long gl_statement_builds;
-
-/* A closed period with frozen figures rendered in FOCUS version v (12 or
- * 13) rather than the one it was closed with (export --focus-version); its
- * figures are the same. False when st has no figures to render (open, or
- * closed before schema 007: only its stored CSV exists). */
-bool gl_statement_focus_version(struct gl_statement *st, int v);
 
 /* The index of team's invoice in st->set, or -1. */
 long gl_statement_team(const struct gl_statement *st, const char *team);

@@ -19,7 +19,7 @@ int gl_cli_fail(const struct gl_error *err)
     return err->code ? (int)err->code : 1;
 }
 
-int gl_cli_usage(const char *cmd_usage, const char *fmt, ...)
+int gl_cli_usage(const struct gl_command *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -27,7 +27,7 @@ int gl_cli_usage(const char *cmd_usage, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    fputs(cmd_usage, stderr);
+    gl_cli_usage_print(cmd, stderr);
     return GL_ERR_USAGE;
 }
 
@@ -73,6 +73,16 @@ static bool close_enough(size_t d, size_t n)
     return d > 0 && d <= (n <= 4 ? 1 : 2);
 }
 
+const char *gl_cli_option_owner(const char *word, size_t n)
+{
+    for (size_t c = 0; c < gl_ncommands; c++)
+        for (size_t k = 0; k < GL_MAX_OPTS && gl_commands[c].opts[k].name; k++)
+            if (strlen(gl_commands[c].opts[k].name) == n &&
+                strncmp(gl_commands[c].opts[k].name, word, n) == 0)
+                return gl_commands[c].name;
+    return NULL;
+}
+
 const char *gl_cli_suggest(const char *word, size_t n, const char *const *names, size_t count)
 {
     const char *best = NULL;
@@ -92,7 +102,7 @@ static const char *const global_names[] = {"config", "db", "quiet", "verbose", "
 #define NGLOBAL (sizeof global_names / sizeof *global_names)
 
 int gl_cli_global(struct gl_cli *g, int argc, char **argv, int *i, bool *matched,
-                  bool *log_format_given, const char *usage)
+                  bool *log_format_given, const struct gl_command *usage_of)
 {
     const char *a = argv[*i];
     *matched = true;
@@ -103,12 +113,12 @@ int gl_cli_global(struct gl_cli *g, int argc, char **argv, int *i, bool *matched
     } else if (strcmp(a, "--log-format") == 0 || strncmp(a, "--log-format=", 13) == 0) {
         const char *v = a[12] == '=' ? a + 13 : *i + 1 < argc ? argv[++*i] : "";
         if (!gl_log_format_parse(v, &gl_log_format))
-            return gl_cli_usage(usage, "--log-format \"%s\" is not logfmt, json or text", v);
+            return gl_cli_usage(usage_of, "--log-format \"%s\" is not logfmt, json or text", v);
         if (log_format_given)
             *log_format_given = true;
     } else if (strcmp(a, "--config") == 0 || strcmp(a, "--db") == 0) {
         if (*i + 1 >= argc)
-            return gl_cli_usage(usage, "option \"%s\" needs a value", a);
+            return gl_cli_usage(usage_of, "option \"%s\" needs a value", a);
         *(a[2] == 'c' ? &g->config : &g->db) = argv[++*i];
     } else if (strncmp(a, "--config=", 9) == 0) {
         g->config = a + 9;
@@ -133,17 +143,15 @@ static int unknown_option(const struct gl_command *cmd, const char *arg, const c
         names[count++] = global_names[k];
     const char *near = gl_cli_suggest(name, n, names, count);
     if (near)
-        return gl_cli_usage(cmd->usage, "unknown option \"%s\" for %s (did you mean --%s?)", arg,
+        return gl_cli_usage(cmd, "unknown option \"%s\" for %s (did you mean --%s?)", arg,
                             cmd->name, near);
-    for (size_t c = 0; c < gl_ncommands; c++)
-        for (size_t k = 0; k < GL_MAX_OPTS && gl_commands[c].opts[k].name; k++)
-            if (strlen(gl_commands[c].opts[k].name) == n &&
-                strncmp(gl_commands[c].opts[k].name, name, n) == 0)
-                return gl_cli_usage(cmd->usage,
-                                    "unknown option \"%s\" for %s (--%.*s is an option of "
-                                    "'gpuledger %s')",
-                                    arg, cmd->name, (int)n, name, gl_commands[c].name);
-    return gl_cli_usage(cmd->usage, "unknown option \"%s\" for %s (see 'gpuledger %s --help')",
+    const char *owner = gl_cli_option_owner(name, n);
+    if (owner)
+        return gl_cli_usage(cmd,
+                            "unknown option \"%s\" for %s (--%.*s is an option of "
+                            "'gpuledger %s')",
+                            arg, cmd->name, (int)n, name, owner);
+    return gl_cli_usage(cmd, "unknown option \"%s\" for %s (see 'gpuledger %s --help')",
                         arg, cmd->name, cmd->name);
 }
 
@@ -175,14 +183,14 @@ static int parse(const struct gl_command *cmd, int argc, char **argv, struct gl_
             return 0;
         }
         bool global;
-        int grc = gl_cli_global(g, argc, argv, &i, &global, NULL, cmd->usage);
+        int grc = gl_cli_global(g, argc, argv, &i, &global, NULL, cmd);
         if (grc || global) {
             if (grc)
                 return grc;
             continue;
         }
         if (strncmp(a, "--", 2) != 0)
-            return gl_cli_usage(cmd->usage, "unexpected argument \"%s\"", a);
+            return gl_cli_usage(cmd, "unexpected argument \"%s\"", a);
         const char *name = a + 2;
         const char *eq = strchr(name, '=');
         size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
@@ -199,7 +207,7 @@ static int parse(const struct gl_command *cmd, int argc, char **argv, struct gl_
             *field = eq + 1;
         } else {
             if (i + 1 >= argc)
-                return gl_cli_usage(cmd->usage, "option \"%s\" needs a value", a);
+                return gl_cli_usage(cmd, "option \"%s\" needs a value", a);
             *field = argv[++i];
         }
     }
@@ -214,13 +222,13 @@ static int setup(struct gl_cmd_env *e)
     unsigned need = cmd->needs;
     if (need & GL_NEED_PERIOD) {
         if (!e->o.period)
-            return gl_cli_usage(cmd->usage, "%s", "--period YYYY-MM is required");
+            return gl_cli_usage(cmd, "%s", "--period YYYY-MM is required");
         if (!gl_period_parse(e->o.period, &e->period))
-            return gl_cli_usage(cmd->usage, "--period \"%s\" is not YYYY-MM", e->o.period);
+            return gl_cli_usage(cmd, "--period \"%s\" is not YYYY-MM", e->o.period);
     }
     e->now = (int64_t)time(NULL);
     if (e->o.now && !gl_time_parse(e->o.now, &e->now))
-        return gl_cli_usage(cmd->usage, "--now \"%s\" is not an RFC 3339 UTC time", e->o.now);
+        return gl_cli_usage(cmd, "--now \"%s\" is not an RFC 3339 UTC time", e->o.now);
     int rc;
     if (cmd->check && (rc = cmd->check(e)))
         return rc;
@@ -255,7 +263,7 @@ int gl_cli_run(const struct gl_command *cmd, const struct gl_cli *g0, int argc, 
     if (rc)
         return rc;
     if (help) {
-        fputs(cmd->usage, stdout);
+        gl_cli_usage_print(cmd, stdout);
         return 0;
     }
     rc = setup(&e);

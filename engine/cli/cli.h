@@ -11,12 +11,17 @@
  *      frees only what it allocates itself: the dispatcher opens and
  *      closes the rest, in one place (gl_cli_run);
  *   2. add its usage text and one row to gl_commands[] in commands.c: the
- *      name, the usage, what it needs (GL_NEED_* below), its options
+ *      name, its synopsis and one-line summary (the listing of `gpuledger
+ *      --help` prints them, in table order), the usage (its values of
+ *      --format written GL_USAGE_FORMATS: they come from its rows of the
+ *      renderer table), what it needs (GL_NEED_* below), its options
  *      (GL_OPT(field, "name", has_arg); a new option is a new field of
  *      struct gl_cmd_opts) and, when some option needs checking before
  *      anything is opened, a check function returning 0 or a usage status;
- *   3. list it in main.c's usage, README.md and docs/interfaces.md, and
- *      test it (tests/integration, a golden file when it prints a format).
+ *   3. describe it in README.md and docs/interfaces.md, regenerate the man
+ *      page (docs/gen-man.py) and the completion file (examples/completion,
+ *      `gpuledger --completion bash`), and test it (tests/integration, a
+ *      golden file when it prints a format).
  */
 #ifndef GL_CLI_H
 #define GL_CLI_H
@@ -24,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "error.h"
@@ -83,7 +89,9 @@ struct gl_cmd_env {
 
 struct gl_command {
     const char *name;
-    const char *usage;
+    const char *synopsis;                  /* its options in short, for the listing */
+    const char *summary;                   /* what it does, in one line of the listing */
+    const char *usage;                     /* `gpuledger NAME --help` (gl_cli_usage_print) */
     unsigned needs;                        /* enum gl_need */
     struct gl_cli_opt opts[GL_MAX_OPTS];   /* ends at the first without a name */
     const char *words;                     /* accepted subcommand words ("import"), or NULL */
@@ -101,17 +109,26 @@ const struct gl_command *gl_command_find(const char *name);
  * runs it and cleans up; returns the exit status. */
 int gl_cli_run(const struct gl_command *cmd, const struct gl_cli *g, int argc, char **argv);
 
+/* Where a usage names the values of the command's --format (export:
+ * --focus-version): replaced by its rows' values in the renderer table,
+ * "json|md". */
+#define GL_USAGE_FORMATS "{formats}"
+
+/* The usage of c (its text, GL_USAGE_FORMATS replaced), or with c NULL
+ * the program's: the global options and the listing of gl_commands[]. */
+void gl_cli_usage_print(const struct gl_command *c, FILE *f);
+
 /* The bash completion script, from gl_commands (--completion bash). */
-#include <stdio.h>
 void gl_cli_completion_bash(FILE *f);
 
 /* A global option at argv[*i] (--config, --db, --quiet/-q, --verbose/-v,
  * --log-format): applied to g (or the log settings), *i advanced past its
  * value, *matched set; accepted before the command (main.c) and after it.
  * Returns 0, or the usage status after printing why (a missing or bad
- * value). log_format_given (may be NULL) is set by --log-format. */
+ * value, with usage_of's usage: NULL, the program's). log_format_given
+ * (may be NULL) is set by --log-format. */
 int gl_cli_global(struct gl_cli *g, int argc, char **argv, int *i, bool *matched,
-                  bool *log_format_given, const char *usage);
+                  bool *log_format_given, const struct gl_command *usage_of);
 
 /* Edit distance (optimal string alignment) between word[0..n) and name;
  * SIZE_MAX for words over 64 bytes. */
@@ -121,11 +138,16 @@ size_t gl_cli_distance(const char *word, size_t n, const char *name);
  * (distance 1, or 2 for words over 4 bytes), else NULL. */
 const char *gl_cli_suggest(const char *word, size_t n, const char *const *names, size_t count);
 
+/* The first command of gl_commands with an option named word[0..n), else
+ * NULL (an option given to the wrong command, or before it). */
+const char *gl_cli_option_owner(const char *word, size_t n);
+
 /* Prints "gpuledger: <message>" and returns err's exit status. */
 int gl_cli_fail(const struct gl_error *err);
 
-/* Prints "gpuledger: <message>" and the command's usage; returns 2. */
-int gl_cli_usage(const char *cmd_usage, const char *fmt, ...)
+/* Prints "gpuledger: <message>" and the usage of cmd (NULL: the
+ * program's) on stderr; returns 2. */
+int gl_cli_usage(const struct gl_command *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #endif

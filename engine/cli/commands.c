@@ -20,6 +20,7 @@
 #include "owner.h"
 #include "probe.h"
 #include "query.h"
+#include "queryreg.h"
 #include "render.h"
 #include "reprice.h"
 #include "report.h"
@@ -31,24 +32,44 @@
 #include "work.h"
 #include "teams.h"
 #include "frozen_check.h"
+#include "invoice_codec.h"
 #include "util.h"
 
 /* A failed step: print err, return its status. */
 #define FAIL(err) gl_cli_fail(err)
 
-/* --format json|md into *md (default json). */
-static int format_md(const struct gl_cmd_env *e, bool *md)
+/* The one place a command's output format is resolved: the row of the
+ * renderer table (render.h) that command prints for value, the value of
+ * its option opt (--format; export's --focus-version). value NULL: *r
+ * NULL (the command's default). A value no row of the command has is a
+ * usage error listing the values the command accepts, from the table. */
+static int renderer_for(const struct gl_cmd_env *e, const char *opt, const char *value,
+                        const struct gl_renderer **r)
 {
-    *md = e->o.format && strcmp(e->o.format, "md") == 0;
-    if (e->o.format && !*md && strcmp(e->o.format, "json") != 0)
-        return gl_cli_usage(e->cmd->usage, "--format \"%s\" is not json or md", e->o.format);
-    return 0;
+    *r = value ? gl_renderer_of(e->cmd->name, value) : NULL;
+    if (!value || *r)
+        return 0;
+    struct gl_buf accepted;
+    gl_buf_init(&accepted);
+    int rc = gl_renderer_formats(e->cmd->name, &accepted)
+                 ? gl_cli_usage(e->cmd, "%s \"%s\" is not %s", opt, value, accepted.data)
+                 : gl_cli_usage(e->cmd, "%s", "out of memory");
+    gl_buf_free(&accepted);
+    return rc;
+}
+
+/* --format of a command that prints a period (default json). */
+static const struct gl_renderer *format_renderer(const struct gl_cmd_env *e)
+{
+    const struct gl_renderer *r;
+    renderer_for(e, "--format", e->o.format ? e->o.format : "json", &r);
+    return r;
 }
 
 static int check_format(struct gl_cmd_env *e)
 {
-    bool md;
-    return format_md(e, &md);
+    const struct gl_renderer *r;
+    return renderer_for(e, "--format", e->o.format ? e->o.format : "json", &r);
 }
 
 /* Builds the period's statement (the parts asked for); NULL after printing
@@ -62,6 +83,20 @@ static struct gl_statement *statement(struct gl_cmd_env *e, unsigned parts, int 
         gl_statement_build_checked(e->cfg, e->store, e->prices, &e->period, parts, gl_frozen_verify, &st, &err))
         *rc = FAIL(&err);
     return st;
+}
+
+/* Prints what r renders of the period's statement (built with the parts r
+ * reads) to stdout, only --team's when given; 0 or the printed failure's
+ * status. */
+static int print_period(struct gl_cmd_env *e, const struct gl_renderer *r)
+{
+    int rc;
+    struct gl_statement *st = statement(e, r->parts, &rc);
+    struct gl_error err = {0};
+    if (st && gl_render_print(r, st, e->o.team, stdout, &err))
+        rc = FAIL(&err);
+    gl_statement_free(st);
+    return rc;
 }
 
 /* --reprice-closed on run, invoice, export: accepts, in one transaction,
@@ -104,7 +139,7 @@ static const char usage_collect[] =
 
 static int check_collect(struct gl_cmd_env *e)
 {
-    const char *usage = e->cmd->usage;
+    const struct gl_command *usage = e->cmd;
     int64_t from, to;
     if (!e->o.from || !e->o.to)
         return gl_cli_usage(usage, "%s", "--from and --to are required");
@@ -124,7 +159,7 @@ static int cmd_collect(struct gl_cmd_env *e)
     gl_time_parse(e->o.from, &from);
     gl_time_parse(e->o.to, &to);
     if (e->o.cluster && !gl_config_cluster(cfg, e->o.cluster))
-        return gl_cli_usage(e->cmd->usage, "no cluster \"%s\" in the config", e->o.cluster);
+        return gl_cli_usage(e->cmd, "no cluster \"%s\" in the config", e->o.cluster);
     /* Each cluster on its own: one that fails does not stop the others. */
     int failed = 0, done = 0, first_rc = 0;
     for (size_t i = 0; i < cfg->nclusters; i++) {
@@ -154,7 +189,7 @@ static int cmd_collect(struct gl_cmd_env *e)
 /* ---- the period's outputs: invoice, export, summary, anomalies, report ---- */
 
 static const char usage_invoice[] =
-    "usage: gpuledger invoice --period YYYY-MM [--team ID] [--format json|md] [--out DIR]\n"
+    "usage: gpuledger invoice --period YYYY-MM [--team ID] [--format " GL_USAGE_FORMATS "] [--out DIR]\n"
     "                         [--reprice-closed]\n"
     "  One invoice per team with usage in the period. Without --out, prints all\n"
     "  (JSON: {\"period\", \"invoices\": [...]}); with --out, writes\n"
@@ -165,15 +200,14 @@ static const char usage_invoice[] =
 
 static int cmd_invoice(struct gl_cmd_env *e)
 {
-    bool md;
-    format_md(e, &md);
+    const struct gl_renderer *r = format_renderer(e);
     int rc = accept_repricing(e);
     if (rc)
         return rc;
-    struct gl_statement *st = statement(e, GL_ST_INVOICES, &rc);
+    struct gl_statement *st = statement(e, r->parts, &rc);
     struct gl_error err = {0};
     size_t n = 0;
-    if (st && gl_output_invoices(st, e->o.team, md, e->o.out, &n, &err))
+    if (st && gl_output_invoices(st, r, e->o.team, e->o.out, &n, &err))
         rc = FAIL(&err);
     else if (st && e->o.out)
         gl_log(GL_LOG_INFO, "wrote invoices period=%s count=%zu dir=%s", e->period.name, n,
@@ -183,7 +217,7 @@ static int cmd_invoice(struct gl_cmd_env *e)
 }
 
 static const char usage_export[] =
-    "usage: gpuledger export --period YYYY-MM [--out FILE] [--focus-version 1.2|1.3]\n"
+    "usage: gpuledger export --period YYYY-MM [--out FILE] [--focus-version " GL_USAGE_FORMATS "]\n"
     "                        [--reprice-closed]\n"
     "  FOCUS CSV (1.2 unless --focus-version or billing.focus_version says 1.3),\n"
     "  one row per team x cluster x GPU model x kind x price entry\n"
@@ -193,23 +227,8 @@ static const char usage_export[] =
 
 static int check_export(struct gl_cmd_env *e)
 {
-    const char *v = e->o.focus_version;
-    if (v && strcmp(v, "1.2") != 0 && strcmp(v, "1.3") != 0)
-        return gl_cli_usage(e->cmd->usage, "--focus-version \"%s\" is not 1.2 or 1.3", v);
-    return 0;
-}
-
-/* The FOCUS version a closed period's rows were frozen in (12 or 13): its
- * frozen config's, or for a period closed before schema 007 its stored
- * CSV's header (1.3 has ServiceProviderName). */
-static int frozen_focus_version(const struct gl_statement *st)
-{
-    if (!st->from_texts)
-        return st->cfg->focus_version;
-    const char *csv = st->frozen_focus ? st->frozen_focus : "";
-    size_t n = strcspn(csv, "\r\n");
-    const char *hit = strstr(csv, "ServiceProviderName");
-    return hit && (size_t)(hit - csv) < n ? 13 : 12;
+    const struct gl_renderer *r;
+    return renderer_for(e, "--focus-version", e->o.focus_version, &r);
 }
 
 static int cmd_export(struct gl_cmd_env *e)
@@ -217,23 +236,26 @@ static int cmd_export(struct gl_cmd_env *e)
     int rc = accept_repricing(e);
     if (rc)
         return rc;
-    if (e->o.focus_version)
-        e->cfg->focus_version = strcmp(e->o.focus_version, "1.3") == 0 ? 13 : 12;
+    const struct gl_renderer *csv;
+    renderer_for(e, "--focus-version", e->o.focus_version, &csv);
     struct gl_statement *st = statement(e, GL_ST_INVOICES, &rc);
     struct gl_error err = {0};
     size_t rows = 0;
-    /* a closed month with figures renders the version asked for from them */
-    if (st && e->o.focus_version)
-        gl_statement_focus_version(st, e->cfg->focus_version);
-    if (st && e->o.focus_version && st->closed && frozen_focus_version(st) != e->cfg->focus_version) {
-        int v = frozen_focus_version(st);
+    /* without --focus-version: the version the period is in (a closed
+     * month's as closed) */
+    if (st && !csv)
+        csv = gl_renderer_focus("focus-csv", gl_render_focus_version(st));
+    int v = st ? gl_render_focus_version(st) : 0;
+    /* a closed month with figures renders any version from them; one
+     * closed before them only the version of its stored text */
+    if (st && st->from_texts && csv->focus != v) {
         gl_error_set(&err, GL_ERR_STATE,
                      "period %s was closed by an engine that stored only its FOCUS %d.%d text, "
                      "no figures: --focus-version %s cannot be rendered for it (leave out "
                      "--focus-version, or ask for %d.%d)",
-                     e->period.name, v / 10, v % 10, e->o.focus_version, v / 10, v % 10);
+                     e->period.name, v / 10, v % 10, csv->format, v / 10, v % 10);
         rc = FAIL(&err);
-    } else if (st && gl_output_focus(st, e->o.out, &rows, &err))
+    } else if (st && gl_output_focus(st, csv, e->o.out, &rows, &err))
         rc = FAIL(&err);
     else if (st && e->o.out)
         gl_log(GL_LOG_INFO, "wrote FOCUS CSV period=%s file=%s rows=%zu", e->period.name,
@@ -242,70 +264,30 @@ static int cmd_export(struct gl_cmd_env *e)
     return rc;
 }
 
+/* summary, anomalies and unit-cost: the period in the renderer row that
+ * the command and --format name. */
+static int cmd_print(struct gl_cmd_env *e)
+{
+    return print_period(e, format_renderer(e));
+}
+
 static const char usage_summary[] =
-    "usage: gpuledger summary --period YYYY-MM [--format json|md]\n"
+    "usage: gpuledger summary --period YYYY-MM [--format " GL_USAGE_FORMATS "]\n"
     "  Fleet summary per cluster and GPU model, in GB-hours: capacity, memory\n"
     "  used by pods, driver-reserved, unattributed, idle, and excess.\n";
 
-static int cmd_summary(struct gl_cmd_env *e)
-{
-    bool md;
-    format_md(e, &md);
-    int rc;
-    struct gl_statement *st = statement(e, GL_ST_FLEET, &rc);
-    struct gl_error err = {0};
-    if (st && (md ? gl_summary_md : gl_summary_json)(st, stdout, &err))
-        rc = FAIL(&err);
-    gl_statement_free(st);
-    return rc;
-}
-
 static const char usage_anomalies[] =
-    "usage: gpuledger anomalies --period YYYY-MM [--team ID] [--format json|md]\n"
+    "usage: gpuledger anomalies --period YYYY-MM [--team ID] [--format " GL_USAGE_FORMATS "]\n"
     "  Pods that used GPU memory without holding a GPU allocation on that node\n"
     "  (unallocated_use), or on more whole GPUs than they requested there\n"
     "  (excess_devices). Both are billed as used.\n";
 
-static int cmd_anomalies(struct gl_cmd_env *e)
-{
-    bool md;
-    format_md(e, &md);
-    int rc;
-    struct gl_statement *st = statement(e, GL_ST_ANOMALIES, &rc);
-    if (st)
-        (md ? gl_render_anomalies_md : gl_render_anomalies_json)(st, e->o.team, stdout);
-    gl_statement_free(st);
-    return rc;
-}
-
 static const char usage_unit_cost[] =
-    "usage: gpuledger unit-cost --period YYYY-MM [--format json|csv|md]\n"
+    "usage: gpuledger unit-cost --period YYYY-MM [--format " GL_USAGE_FORMATS "]\n"
     "  Cost per unit of work per workload: memory used (GB-hours), its cost at\n"
     "  the period's prices, the units of the work counters (work.counters,\n"
     "  work.presets) and the cost per 1M tokens, 1k requests or inferences, or\n"
     "  1 other unit.\n";
-
-static int check_unit_cost(struct gl_cmd_env *e)
-{
-    const char *f = e->o.format ? e->o.format : "json";
-    if (strcmp(f, "json") != 0 && strcmp(f, "csv") != 0 && strcmp(f, "md") != 0)
-        return gl_cli_usage(e->cmd->usage, "--format \"%s\" is not json, csv or md", f);
-    return 0;
-}
-
-static int cmd_unit_cost(struct gl_cmd_env *e)
-{
-    char name[32];
-    snprintf(name, sizeof name, "unit-cost-%s", e->o.format ? e->o.format : "json");
-    int rc;
-    /* the invoices: the teams' idle and overhead shares of "with idle/overhead" */
-    struct gl_statement *st = statement(e, GL_ST_UNIT_COST | GL_ST_INVOICES, &rc);
-    struct gl_error err = {0};
-    if (st && gl_renderer_find(name)->fn(st, 0, stdout, &err))
-        rc = FAIL(&err);
-    gl_statement_free(st);
-    return rc;
-}
 
 static const char usage_report[] =
     "usage: gpuledger report --period YYYY-MM [--team ID] --out DIR\n"
@@ -316,7 +298,7 @@ static const char usage_report[] =
 static int check_report(struct gl_cmd_env *e)
 {
     if (!e->o.out || !*e->o.out)
-        return gl_cli_usage(e->cmd->usage, "%s", "--out DIR is required");
+        return gl_cli_usage(e->cmd, "%s", "--out DIR is required");
     return 0;
 }
 
@@ -332,7 +314,7 @@ static int cmd_report(struct gl_cmd_env *e)
 }
 
 static const char usage_advise[] =
-    "usage: gpuledger advise --period YYYY-MM [--format json|md]\n"
+    "usage: gpuledger advise --period YYYY-MM [--format " GL_USAGE_FORMATS "]\n"
     "  Right-sizing per workload (peak and p99 memory per step against its\n"
     "  allocation; the smallest MIG profile, time-slicing share or smaller GPU\n"
     "  model that holds the peak with advise.headroom, and the saving at the\n"
@@ -341,19 +323,7 @@ static const char usage_advise[] =
 
 static int cmd_advise(struct gl_cmd_env *e)
 {
-    bool md;
-    format_md(e, &md);
-    struct gl_error err = {0};
-    struct gl_advice a;
-    if (gl_period_held(e->store, &e->period, &err) ||
-        gl_advise_build(e->cfg, e->store, e->prices, &e->period, &a, &err))
-        return FAIL(&err);
-    if (md)
-        gl_advise_md(&a, NULL, stdout);
-    else
-        gl_advise_json(&a, stdout);
-    gl_advice_free(&a);
-    return 0;
+    return print_period(e, format_renderer(e));
 }
 
 /* ---- close, run ---- */
@@ -543,17 +513,6 @@ static void print_model_changes(const char *db, const char *cluster)
     gl_store_close(s);
 }
 
-/* check: the queries without which nothing can be billed (memory, capacity,
- * allocation: alloc_requests and pod_phase, joined in the engine, or the
- * backend-joined allocation), and the likely cause of a query's missing data. Capacity
- * (fb_free) is not required when allocation.model_capacity_mib gives it. */
-static bool query_required(const struct gl_config *cfg, const char *name)
-{
-    return strcmp(name, cfg->mem_query) == 0 || strcmp(name, "allocation") == 0 ||
-           strcmp(name, "alloc_requests") == 0 || strcmp(name, "pod_phase") == 0 ||
-           (strcmp(name, "fb_free") == 0 && cfg->nmodel_capacity == 0);
-}
-
 /* The team labels the rules read from a label query's series (pods or
  * namespaces): true when one of them is on some series, or no rule reads
  * one; *label names the first rule's label otherwise. */
@@ -573,21 +532,28 @@ static bool team_labels_present(const struct gl_config *cfg, enum gl_rule_kind k
     return *label == NULL;
 }
 
-static const char *query_cause(const struct gl_config *cfg, const char *name)
+/* check: the likely cause of a query's missing data, from who exports it
+ * (the registry's source). */
+static const char *query_cause(const struct gl_qslot *q)
 {
-    if (strcmp(name, "allocation") == 0 || strcmp(name, "alloc_requests") == 0 ||
-        strcmp(name, "node_labels") == 0)
+    enum gl_qsource src = q->row->source;
+    if (src == GL_QS_EXPORTER && strncmp(q->name, "fb_", 3) == 0)
+        src = GL_QS_DCGM; /* a dcgm-exporter FB field by its name */
+    switch (src) {
+    case GL_QS_KSM_REQUESTS:
         return "kube-state-metrics is not scraped by this Prometheus (or the cluster selector "
                "does not match its series), or no pod requests a GPU at the probe time";
-    if (strcmp(name, "pod_labels") == 0 || strcmp(name, "namespace_labels") == 0 ||
-        strcmp(name, "pod_phase") == 0)
+    case GL_QS_KSM:
         return "kube-state-metrics is not scraped by this Prometheus (or the cluster selector "
                "does not match its series)";
-    if (strcmp(name, cfg->mem_query) == 0 || strncmp(name, "fb_", 3) == 0)
+    case GL_QS_DCGM:
         return "dcgm-exporter is not scraped by this Prometheus (ServiceMonitor or scrape "
                "config), the cluster selector does not match its series, or the field is not in "
                "dcgm-exporter's counters CSV (without DCGM_FI_DEV_FB_FREE, set "
                "allocation.model_capacity_mib)";
+    case GL_QS_EXPORTER:
+        break;
+    }
     return "the exporter of this metric is not scraped, or the field is not exported";
 }
 
@@ -626,17 +592,20 @@ static const char usage_check[] =
 static int check_check(struct gl_cmd_env *e)
 {
     if (e->o.at && !gl_time_parse(e->o.at, &e->now))
-        return gl_cli_usage(e->cmd->usage, "--at \"%s\" is not an RFC 3339 UTC time", e->o.at);
+        return gl_cli_usage(e->cmd, "--at \"%s\" is not an RFC 3339 UTC time", e->o.at);
     return 0;
 }
 
 /* check: one query of cluster cl at the probe time, printed with its series
- * count and, without data, its likely cause; a required one is added to
- * required ("cluster/query"). Returns the exit status (0: go on). */
+ * count and, without data, its likely cause; a required one (the
+ * registry's need: nothing can be billed without memory, capacity and
+ * allocation) is added to required ("cluster/query"). Returns the exit
+ * status (0: go on). */
 static int probe_query(const struct gl_config *cfg, const struct gl_cluster *cl,
-                       struct gl_prom *prom, const char *name, int64_t at,
+                       struct gl_prom *prom, const struct gl_qslot *qs, int64_t at,
                        struct gl_buf *required, int *missing)
 {
+    const char *name = qs->name;
     struct gl_error err = {0};
     char *q = NULL;
     struct gl_vector res;
@@ -646,20 +615,21 @@ static int probe_query(const struct gl_config *cfg, const struct gl_cluster *cl,
     }
     int rc = 0;
     size_t n = res.n;
-    bool req = query_required(cfg, name);
+    bool req = gl_qr_required(cfg, qs);
     printf("  query %-18s %zu series%s\n", name, n,
            n > 0 ? "" : req ? "  (NO DATA at the probe time: required)"
                             : "  (NO DATA at the probe time)");
     if (n == 0) {
         (*missing)++;
-        printf("    likely cause: %s\n", query_cause(cfg, name));
+        printf("    likely cause: %s\n", query_cause(qs));
         if (req && !gl_buf_printf(required, "%s%s/%s", required->len ? ", " : "", cl->name,
                                   name))
             rc = FAIL((gl_error_set(&err, GL_ERR_RUNTIME, "out of memory"), &err));
     }
     const char *label = NULL;
-    bool pods = strcmp(name, "pod_labels") == 0;
-    if (n > 0 && (pods || strcmp(name, "namespace_labels") == 0) &&
+    /* the labels the team rules read, on the label queries' series */
+    bool pods = qs->row->labels == GL_QL_TEAM_POD;
+    if (n > 0 && (pods || qs->row->labels == GL_QL_TEAM_NAMESPACE) &&
         !team_labels_present(cfg, pods ? GL_RULE_POD_LABEL : GL_RULE_NAMESPACE_LABEL, &res,
                              &label))
         printf("    likely cause: no series carries %s, which a team rule reads: "
@@ -691,15 +661,13 @@ static int cmd_check(struct gl_cmd_env *e)
            models ? ", a price for every model and hour with stored usage" : "");
     gl_prices_free(prices);
     print_cost_centers(cfg);
-    /* the allocation: joined by the backend (allocation.promql in the
-     * queries folder) or by the engine from two selectors */
-    const bool bj = cfg->alloc_backend_join;
-    const char *fixed[] = {cfg->mem_query,     "fb_free",
-                           "fb_reserved",      "pod_labels",
-                           "namespace_labels", bj ? "allocation" : "alloc_requests",
-                           "node_labels",      bj ? NULL : "pod_phase",
-                           cfg->mem_device_query};
-    size_t nnames = sizeof fixed / sizeof *fixed + cfg->ncompute_queries;
+    /* the queries check probes (the registry's check_rank order; the
+     * allocation joined by the backend or by the engine from two
+     * selectors); the count printed has always had a place for the device
+     * query, configured or not */
+    struct gl_qslot probes[GL_QR_MAX];
+    const int nprobes = gl_qr_check_list(cfg, probes);
+    const size_t nnames = (size_t)nprobes + !cfg->mem_device_query;
     struct gl_buf required; /* cluster/query of each required query without data */
     gl_buf_init(&required);
     for (size_t ci = 0; !rc && ci < cfg->nclusters; ci++) {
@@ -714,13 +682,8 @@ static int cmd_check(struct gl_cmd_env *e)
             break;
         }
         int missing = 0;
-        for (size_t i = 0; i < nnames && !rc; i++) {
-            const char *name = i < sizeof fixed / sizeof *fixed
-                                   ? fixed[i]
-                                   : cfg->compute_queries[i - sizeof fixed / sizeof *fixed];
-            if (name)
-                rc = probe_query(cfg, cl, prom, name, at, &required, &missing);
-        }
+        for (int i = 0; i < nprobes && !rc; i++)
+            rc = probe_query(cfg, cl, prom, &probes[i], at, &required, &missing);
         if (!rc) { /* exporter schema: units and the hostname label (probe.h) */
             struct gl_buf notes;
             gl_buf_init(&notes);
@@ -737,8 +700,7 @@ static int cmd_check(struct gl_cmd_env *e)
         gl_prom_free(prom);
         if (rc)
             break;
-        printf("  prometheus reachable; %d of %zu queries without data\n", missing,
-               nnames - (size_t)bj);
+        printf("  prometheus reachable; %d of %zu queries without data\n", missing, nnames);
         struct gl_collect_stats st = {.notes = gl_intern_new()};
         int64_t hour = gl_floor_to(at, 3600);
         if (gl_collect(cfg, cl, NULL, hour - 3600, hour, &st, &err)) {
@@ -782,9 +744,9 @@ static const char usage_prices[] =
 static int check_prices(struct gl_cmd_env *e)
 {
     if (e->o.word && !e->o.file)
-        return gl_cli_usage(e->cmd->usage, "%s", "prices import needs --file CSV");
+        return gl_cli_usage(e->cmd, "%s", "prices import needs --file CSV");
     if (!e->o.word && e->o.file && e->o.reprice_closed)
-        return gl_cli_usage(e->cmd->usage, "%s",
+        return gl_cli_usage(e->cmd, "%s",
                             "--reprice-closed with --file needs import (only the installed "
                             "table is accepted)");
     return 0;
@@ -818,7 +780,7 @@ static enum gl_status prices_against_closed(struct gl_cmd_env *e, const struct g
         size_t n = 0;
         rc = gl_period_invoices(e->cfg, s, t, &open[i], &set, &frozen, err);
         if (!rc && set)
-            gl_reprice_print_corrections(set, stdout, &n);
+            gl_invoice_md_corrections(set, stdout, &n);
         lines += n;
         gl_invoices_free(set);
     }
@@ -916,9 +878,9 @@ static int check_prune(struct gl_cmd_env *e)
 {
     struct gl_period p;
     if (!e->o.before)
-        return gl_cli_usage(e->cmd->usage, "%s", "--before YYYY-MM is required");
+        return gl_cli_usage(e->cmd, "%s", "--before YYYY-MM is required");
     if (!gl_period_parse(e->o.before, &p))
-        return gl_cli_usage(e->cmd->usage, "--before \"%s\" is not YYYY-MM", e->o.before);
+        return gl_cli_usage(e->cmd, "--before \"%s\" is not YYYY-MM", e->o.before);
     return 0;
 }
 
@@ -959,7 +921,7 @@ static const char usage_backup[] =
 static int check_backup(struct gl_cmd_env *e)
 {
     if (!e->o.to || !*e->o.to)
-        return gl_cli_usage(e->cmd->usage, "%s", "--to FILE is required");
+        return gl_cli_usage(e->cmd, "%s", "--to FILE is required");
     return 0;
 }
 
@@ -972,7 +934,7 @@ static int cmd_backup(struct gl_cmd_env *e)
         return FAIL(&err);
     if (cfg && !cfg->s3) {
         gl_config_free(cfg);
-        return gl_cli_usage(e->cmd->usage, "--upload needs outputs.s3 in %s", e->g->config);
+        return gl_cli_usage(e->cmd, "--upload needs outputs.s3 in %s", e->g->config);
     }
     int rc = 0;
     if (gl_admin_backup(e->store, e->o.to, &bytes, &err)) {
@@ -1001,53 +963,68 @@ static int cmd_backup(struct gl_cmd_env *e)
 
 #define PERIOD_READ (GL_NEED_PERIOD | GL_NEED_CONFIG | GL_NEED_DB | GL_NEED_PRICES)
 
+/* One row per command, in the order `gpuledger --help` lists them: name,
+ * synopsis and summary (that listing), usage, needs, options, words,
+ * check, function. */
 const struct gl_command gl_commands[] = {
-    {"collect", usage_collect, GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE,
+    {"run", "[--out DIR]", "the CronJob: collect since the watermark, write outputs", usage_run,
+     GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE | GL_NEED_PRICES,
+     {GL_OPT(out, "out", true), GL_OPT(now, "now", true),
+      GL_OPT(reprice_closed, "reprice-closed", false)},
+     NULL, NULL, cmd_run},
+    {"collect", "--from TIME --to TIME", "pull and integrate [from, to) from Prometheus",
+     usage_collect, GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE,
      {GL_OPT(from, "from", true), GL_OPT(to, "to", true), GL_OPT(cluster, "cluster", true),
       GL_OPT(allow_shrink, "allow-shrink", false)},
      NULL, check_collect, cmd_collect},
-    {"invoice", usage_invoice, PERIOD_READ,
+    {"invoice", "--period YYYY-MM", "invoices per team (JSON or Markdown)", usage_invoice,
+     PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true),
       GL_OPT(format, "format", true), GL_OPT(out, "out", true),
       GL_OPT(reprice_closed, "reprice-closed", false)},
      NULL, check_format, cmd_invoice},
-    {"export", usage_export, PERIOD_READ,
+    {"export", "--period YYYY-MM", "FOCUS 1.2 CSV for finance", usage_export, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(out, "out", true),
       GL_OPT(focus_version, "focus-version", true),
       GL_OPT(reprice_closed, "reprice-closed", false)},
      NULL, check_export, cmd_export},
-    {"summary", usage_summary, GL_NEED_PERIOD | GL_NEED_DB,
+    {"summary", "--period YYYY-MM", "fleet summary per cluster, GPU model and device",
+     usage_summary, GL_NEED_PERIOD | GL_NEED_DB,
      {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
-     cmd_summary},
-    {"unit-cost", usage_unit_cost, PERIOD_READ,
-     {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_unit_cost,
-     cmd_unit_cost},
-    {"anomalies", usage_anomalies, GL_NEED_PERIOD | GL_NEED_DB,
+     cmd_print},
+    {"anomalies", "--period YYYY-MM", "GPU memory used without a matching allocation",
+     usage_anomalies, GL_NEED_PERIOD | GL_NEED_DB,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true),
       GL_OPT(format, "format", true)},
-     NULL, check_format, cmd_anomalies},
-    {"report", usage_report, PERIOD_READ,
+     NULL, check_format, cmd_print},
+    {"unit-cost", "--period YYYY-MM", "cost per unit of work (tokens, requests, steps)",
+     usage_unit_cost, PERIOD_READ,
+     {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
+     cmd_print},
+    {"report", "--period YYYY-MM --out DIR", "monthly team reports (HTML, Markdown)",
+     usage_report, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(team, "team", true), GL_OPT(out, "out", true)},
      NULL, check_report, cmd_report},
-    {"advise", usage_advise, PERIOD_READ,
+    {"advise", "--period YYYY-MM", "right-sizing and consolidation advice (not billed)",
+     usage_advise, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
      cmd_advise},
-    {"close", usage_close, GL_NEED_LOCK_FIRST | PERIOD_READ,
+    {"close", "--period YYYY-MM [--force]", "freeze a complete month (later data: corrections)",
+     usage_close, GL_NEED_LOCK_FIRST | PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(now, "now", true), GL_OPT(force, "force", false)},
      NULL, NULL, cmd_close},
-    {"run", usage_run, GL_NEED_CONFIG | GL_NEED_LOCK | GL_NEED_STORE | GL_NEED_PRICES,
-     {GL_OPT(out, "out", true), GL_OPT(now, "now", true),
-      GL_OPT(reprice_closed, "reprice-closed", false)},
-     NULL, NULL, cmd_run},
-    {"check", usage_check, GL_NEED_CONFIG, {GL_OPT(at, "at", true)}, NULL, check_check,
-     cmd_check},
-    {"prices", usage_prices, GL_NEED_CONFIG,
+    {"check", "[--at TIME]", "validate config and prices, probe Prometheus", usage_check,
+     GL_NEED_CONFIG, {GL_OPT(at, "at", true)}, NULL, check_check, cmd_check},
+    {"prices", "[import] [--file CSV]", "validate (against stored usage), print or install",
+     usage_prices, GL_NEED_CONFIG,
      {GL_OPT(file, "file", true), GL_OPT(reprice_closed, "reprice-closed", false)}, "import",
      check_prices, cmd_prices},
-    {"prune", usage_prune, GL_NEED_LOCK_FIRST | GL_NEED_DB,
+    {"prune", "--before YYYY-MM [--dry-run]", "delete hourly rows of older closed periods",
+     usage_prune, GL_NEED_LOCK_FIRST | GL_NEED_DB,
      {GL_OPT(before, "before", true), GL_OPT(dry_run, "dry-run", false)}, NULL, check_prune,
      cmd_prune},
-    {"backup", usage_backup, GL_NEED_DB, {GL_OPT(to, "to", true), GL_OPT(upload, "upload", false)},
-     NULL, check_backup, cmd_backup},
+    {"backup", "--to FILE [--upload]", "consistent copy of the database (online backup)",
+     usage_backup, GL_NEED_DB, {GL_OPT(to, "to", true), GL_OPT(upload, "upload", false)}, NULL,
+     check_backup, cmd_backup},
 };
 const size_t gl_ncommands = sizeof gl_commands / sizeof *gl_commands;

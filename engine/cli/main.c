@@ -1,8 +1,9 @@
 /*
  * gpuledger — command line entry point: the global options, then the
  * command from the table (commands.c, cli.h), which sets up what the
- * command needs, runs it and cleans up. Errors are printed and exit
- * statuses chosen only here and in the commands.
+ * command needs, runs it and cleans up. The usage texts are composed from
+ * the tables (usage.c). Errors are printed and exit statuses chosen only
+ * here and in the commands.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,42 +15,6 @@
 #include "gl_vcs.h"
 #include "util.h"
 
-static const char usage_main[] =
-    "usage: gpuledger [--config FILE] [--db FILE] [--quiet|--verbose] [--log-format F] COMMAND "
-    "[options]\n"
-    "\n"
-    "GPU chargeback for Kubernetes: bills GPU memory (GB-hours) per team.\n"
-    "\n"
-    "commands:\n"
-    "  run     [--out DIR]             the CronJob: collect since the watermark, write outputs\n"
-    "  collect --from TIME --to TIME   pull and integrate [from, to) from Prometheus\n"
-    "  invoice --period YYYY-MM        invoices per team (JSON or Markdown)\n"
-    "  export  --period YYYY-MM        FOCUS 1.2 CSV for finance\n"
-    "  summary --period YYYY-MM        fleet summary per cluster, GPU model and device\n"
-    "  anomalies --period YYYY-MM      GPU memory used without a matching allocation\n"
-    "  unit-cost --period YYYY-MM      cost per unit of work (tokens, requests, steps)\n"
-    "  report  --period YYYY-MM --out DIR   monthly team reports (HTML, Markdown)\n"
-    "  advise  --period YYYY-MM        right-sizing and consolidation advice (not billed)\n"
-    "  close   --period YYYY-MM [--force]   freeze a complete month (later data: corrections)\n"
-    "  check   [--at TIME]             validate config and prices, probe Prometheus\n"
-    "  prices  [import] [--file CSV]   validate (against stored usage), print or install\n"
-    "  prune   --before YYYY-MM [--dry-run]   delete hourly rows of older closed periods\n"
-    "  backup  --to FILE [--upload]    consistent copy of the database (online backup)\n"
-    "\n"
-    "global options:\n"
-    "  --config FILE   configuration (default gpuledger.json)\n"
-    "  --db FILE       SQLite database (default gpuledger.db)\n"
-    "  --quiet         errors only on stderr;  --verbose  debug events too\n"
-    "  --log-format F  logfmt (default), json or text (GPULEDGER_LOG_FORMAT)\n"
-    "  --completion bash   print the bash completion script\n"
-    "  --version, --help\n"
-    "\n"
-    "Global options go before or after the command.\n"
-    "TIME is RFC 3339 UTC, e.g. 2026-10-01T00:00:00Z. Run 'gpuledger COMMAND --help'.\n"
-    "exit status: 0 ok, 1 runtime error, 2 usage, 3 config/prices, 4 Prometheus, 5 partial,\n"
-    "  6 locked by another run, 7 period state (closed twice, not finished, not complete,\n"
-    "  never collected)\n";
-
 /* An unknown option before the command: the nearest global option, or
  * where a command's option goes. */
 static int unknown_global(const char *a)
@@ -60,17 +25,15 @@ static int unknown_global(const char *a)
     size_t n = strcspn(name, "=");
     const char *near = gl_cli_suggest(name, n, globals, sizeof globals / sizeof *globals);
     if (near)
-        return gl_cli_usage(usage_main, "unknown or incomplete option \"%s\" (did you mean "
+        return gl_cli_usage(NULL, "unknown or incomplete option \"%s\" (did you mean "
                                         "--%s?)", a, near);
-    for (size_t c = 0; c < gl_ncommands; c++)
-        for (size_t k = 0; k < GL_MAX_OPTS && gl_commands[c].opts[k].name; k++)
-            if (strlen(gl_commands[c].opts[k].name) == n &&
-                strncmp(gl_commands[c].opts[k].name, name, n) == 0)
-                return gl_cli_usage(usage_main,
-                                    "option \"%s\" goes after the command (e.g. 'gpuledger %s "
-                                    "--%.*s ...'); only global options come before it",
-                                    a, gl_commands[c].name, (int)n, name);
-    return gl_cli_usage(usage_main, "unknown or incomplete option \"%s\"", a);
+    const char *owner = gl_cli_option_owner(name, n);
+    if (owner)
+        return gl_cli_usage(NULL,
+                            "option \"%s\" goes after the command (e.g. 'gpuledger %s "
+                            "--%.*s ...'); only global options come before it",
+                            a, owner, (int)n, name);
+    return gl_cli_usage(NULL, "unknown or incomplete option \"%s\"", a);
 }
 
 int main(int argc, char **argv)
@@ -82,11 +45,11 @@ int main(int argc, char **argv)
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_main, stdout);
+            gl_cli_usage_print(NULL, stdout);
             return 0;
         } else if (strcmp(a, "--completion") == 0) {
             if (i + 1 >= argc || strcmp(argv[i + 1], "bash") != 0)
-                return gl_cli_usage(usage_main, "%s", "--completion takes bash");
+                return gl_cli_usage(NULL, "%s", "--completion takes bash");
             gl_cli_completion_bash(stdout);
             return 0;
         } else if (strcmp(a, "--version") == 0) {
@@ -94,7 +57,7 @@ int main(int argc, char **argv)
             return 0;
         } else {
             bool matched;
-            int rc = gl_cli_global(&g, argc, argv, &i, &matched, &log_format_given, usage_main);
+            int rc = gl_cli_global(&g, argc, argv, &i, &matched, &log_format_given, NULL);
             if (rc)
                 return rc;
             if (!matched)
@@ -104,10 +67,10 @@ int main(int argc, char **argv)
     /* the flag wins over GPULEDGER_LOG_FORMAT */
     const char *lf = getenv("GPULEDGER_LOG_FORMAT");
     if (!log_format_given && lf && *lf && !gl_log_format_parse(lf, &gl_log_format))
-        return gl_cli_usage(usage_main, "GPULEDGER_LOG_FORMAT \"%s\" is not logfmt, json or text",
+        return gl_cli_usage(NULL, "GPULEDGER_LOG_FORMAT \"%s\" is not logfmt, json or text",
                             lf);
     if (i >= argc)
-        return gl_cli_usage(usage_main, "%s", "a command is required");
+        return gl_cli_usage(NULL, "%s", "a command is required");
     const char *cmd = argv[i];
     int sub_argc = argc - i;
     char **sub_argv = argv + i;
@@ -119,9 +82,9 @@ int main(int argc, char **argv)
             names[n++] = gl_commands[k].name;
         const char *near = gl_cli_suggest(cmd, strlen(cmd), names, n);
         if (near)
-            return gl_cli_usage(usage_main, "unknown command \"%s\" (did you mean %s?)", cmd,
+            return gl_cli_usage(NULL, "unknown command \"%s\" (did you mean %s?)", cmd,
                                 near);
-        return gl_cli_usage(usage_main, "unknown command \"%s\"", cmd);
+        return gl_cli_usage(NULL, "unknown command \"%s\"", cmd);
     }
     return gl_cli_run(c, &g, sub_argc, sub_argv);
 }

@@ -15,23 +15,27 @@
 #include "money.h"
 #include "owner.h"
 #include "parse.h"
+#include "queryreg.h"
 #include "server.h"
 #include "work.h"
 #include "store_peak.h"
 #include "timeutil.h"
 #include "util.h"
 
-/* The queries of one chunk; compute queries follow Q_FIXED, then the
- * optional ones that are configured (Q_OPT_*, in that order). */
-enum { Q_MEMORY, Q_FREE, Q_RESERVED, Q_POD_LABELS, Q_NS_LABELS, Q_ALLOCATION, Q_NODE_LABELS,
-       Q_FIXED };
-/* Q_OPT_PHASE: kube_pod_status_phase, joined with the requests of
- * Q_ALLOCATION in the engine (gl_allocation_join), unless the queries
- * folder holds the backend-joined allocation.promql. */
-/* Q_OPT_MEM_DEVICE: memory_source.device_query, the exporter's device
- * series read beside the memory source (device_series_merge). */
-enum { Q_OPT_MEM_LIMIT, Q_OPT_MEM_DEVICE, Q_OPT_PHASE, Q_OPT_N };
-#define Q_MAX (Q_FIXED + 8 + Q_OPT_N)
+/* The queries of one chunk: the registry's rows that the config runs, in
+ * its order (queryreg.h); those every config runs at constant positions,
+ * the compute queries from Q_FIXED on, then the other configured ones. */
+enum {
+    Q_MEMORY = GL_QP_MEMORY,
+    Q_FREE = GL_QP_FREE,
+    Q_RESERVED = GL_QP_RESERVED,
+    Q_POD_LABELS = GL_QP_POD_LABELS,
+    Q_NS_LABELS = GL_QP_NS_LABELS,
+    Q_ALLOCATION = GL_QP_ALLOCATION,
+    Q_NODE_LABELS = GL_QP_NODE_LABELS,
+    Q_FIXED = GL_QP_FIXED
+};
+#define Q_MAX GL_QR_MAX
 /* Plausibility bound of a pod's allocation (GPU units per resource). */
 #define ALLOC_MAX_UNITS 1024
 /* The most hours of one unit (collection.chunk_hours <= 24 × 31). */
@@ -39,62 +43,43 @@ enum { Q_OPT_MEM_LIMIT, Q_OPT_MEM_DEVICE, Q_OPT_PHASE, Q_OPT_N };
 
 static int compute_count(const struct gl_config *c)
 {
-    return (int)(c->ncompute_queries < 8 ? c->ncompute_queries : 8);
+    return (int)gl_qr_count(c, gl_qr_row(GL_Q_COMPUTE));
 }
 
-/* Name of optional query o, NULL when not configured. */
-static const char *opt_query(const struct gl_config *c, int o)
+/* Query q of the chunk's list: its registry row and name. Every caller
+ * asks for a q below query_count: anything else is a bug, stopped here. */
+static struct gl_qslot query_slot(const struct gl_config *c, int q)
 {
-    if (o == Q_OPT_PHASE)
-        return c->alloc_backend_join ? NULL : "pod_phase";
-    return o == Q_OPT_MEM_LIMIT ? c->mem_limit_query
-           : o == Q_OPT_MEM_DEVICE ? c->mem_device_query
-                                   : NULL;
+    struct gl_qslot list[GL_QR_MAX];
+    int n = gl_qr_list(c, list);
+    if (q < 0 || q >= n)
+        abort();
+    return list[q];
 }
 
-/* Position of optional query o in the chunk's list, -1 when not configured. */
-static int opt_pos(const struct gl_config *c, int o)
+/* The registry row of query q. */
+static const struct gl_qrow *query_row(const struct gl_config *c, int q)
 {
-    if (!opt_query(c, o))
-        return -1;
-    int pos = Q_FIXED + compute_count(c);
-    for (int k = 0; k < o; k++)
-        pos += opt_query(c, k) != NULL;
-    return pos;
+    return query_slot(c, q).row;
 }
 
 static const char *query_name(const struct gl_config *c, int q)
 {
-    static const char *const fixed[Q_FIXED] = {NULL,         "fb_free",    "fb_reserved",
-                                               "pod_labels", "namespace_labels",
-                                               "allocation", "node_labels"};
-    if (q == Q_MEMORY)
-        return c->mem_query;
-    if (q == Q_ALLOCATION)
-        return c->alloc_backend_join ? "allocation" : "alloc_requests";
-    if (q < Q_FIXED)
-        return fixed[q];
-    if (q < Q_FIXED + compute_count(c))
-        return c->compute_queries[q - Q_FIXED];
-    for (int o = 0; o < Q_OPT_N; o++)
-        if (opt_pos(c, o) == q)
-            return opt_query(c, o);
-    return NULL;
+    return query_slot(c, q).name;
 }
 
-/* The name an hour's counts of query q are stored under (docs/specification.md "Integrity"): the
- * allocation is counted once joined, whichever side joined it. */
+/* The name an hour's counts of query q are stored under (docs/specification.md "Integrity"),
+ * NULL when they are not (the registry's counts). */
 static const char *counts_name(const struct gl_config *c, int q)
 {
-    return q == Q_ALLOCATION ? "allocation" : query_name(c, q);
+    struct gl_qslot s = query_slot(c, q);
+    return gl_qr_counts_name(c, s.row, s.k);
 }
 
 static int query_count(const struct gl_config *c)
 {
-    int n = Q_FIXED + compute_count(c);
-    for (int o = 0; o < Q_OPT_N; o++)
-        n += opt_query(c, o) != NULL;
-    return n;
+    struct gl_qslot list[GL_QR_MAX];
+    return gl_qr_list(c, list);
 }
 
 /* Logs the samples of one response that the parse (or the allocation
@@ -430,7 +415,7 @@ static enum gl_status check_shrink(const struct gl_config *c, const struct gl_cl
         less[h] = -1;
         for (int q = 0; q < nq; q++) {
             struct gl_query_counts was;
-            if (q == opt_pos(c, Q_OPT_MEM_DEVICE))
+            if (!counts_name(c, q))
                 continue; /* counted as the memory source's */
             if ((rc = gl_store_query_counts(s, cluster->name, hour, counts_name(c, q), &was,
                                             err)))
@@ -611,7 +596,7 @@ static enum gl_status store_range(const struct gl_config *c, const struct gl_clu
         if ((rc = gl_store_mark_hour(s, cluster->name, hour, samples, bad, err)))
             goto fail;
         for (int q = 0; q < nq; q++)
-            if (q != opt_pos(c, Q_OPT_MEM_DEVICE) && /* counted as the memory source's */
+            if (counts_name(c, q) && /* else counted as the memory source's */
                 (rc = gl_store_put_counts(s, cluster->name, hour, counts_name(c, q),
                                           counts->series[h * Q_MAX + (size_t)q],
                                           counts->samples[h * Q_MAX + (size_t)q], err)))
@@ -788,22 +773,19 @@ static size_t keep_shard(struct gl_matrix *m, const struct shard_plan *p, int sh
 #define KEPT_BUDGET 4
 static bool kept_whole(const struct gl_config *c, int q)
 {
-    return q == Q_POD_LABELS || q == Q_NS_LABELS || q == Q_NODE_LABELS ||
-           q == opt_pos(c, Q_OPT_PHASE) || (q == Q_ALLOCATION && c->alloc_backend_join);
+    return query_row(c, q)->shard == GL_QSH_KEPT;
 }
 
 /* The engine-joined allocation's requests, asked per shard by `node`. */
 static bool node_sharded(const struct gl_config *c, int q)
 {
-    return q == Q_ALLOCATION && !c->alloc_backend_join;
+    return query_row(c, q)->shard == GL_QSH_NODE;
 }
 
 /* Queries fetched in shards by the device's host label (dcgm-exporter). */
 static bool host_sharded(const struct gl_config *c, int q)
 {
-    if (q == opt_pos(c, Q_OPT_PHASE))
-        return false; /* kube-state-metrics */
-    return q == Q_MEMORY || q == Q_FREE || q == Q_RESERVED || q >= Q_FIXED;
+    return query_row(c, q)->shard == GL_QSH_HOST;
 }
 
 struct collector {
@@ -1121,20 +1103,6 @@ static void server_finish(struct gl_matrix *m)
 
 static int alloc_max_units(void) { return ALLOC_MAX_UNITS; }
 
-/* The planning role of query q (server.h). */
-static enum gl_srv_role srv_role(const struct gl_config *c, int q)
-{
-    if (q == Q_MEMORY)
-        return GL_SRV_MEMORY;
-    if (q == Q_FREE)
-        return GL_SRV_FREE;
-    if (q == Q_RESERVED)
-        return GL_SRV_RESERVED;
-    if (q >= Q_FIXED && q < Q_FIXED + compute_count(c))
-        return GL_SRV_COMPUTE;
-    return GL_SRV_OTHER;
-}
-
 /* The unit server mode plans: the window, the queries and their roles. */
 static void server_unit_init(struct fetch_job *j)
 {
@@ -1151,12 +1119,12 @@ static void server_unit_init(struct fetch_job *j)
     u->nhours = (size_t)((j->ce - j->cs) / 3600);
     u->metricsql = j->metricsql;
     u->alloc_q = Q_ALLOCATION;
-    u->phase_q = opt_pos(c, Q_OPT_PHASE);
+    u->phase_q = gl_qr_pos(c, GL_Q_PHASE);
     u->pod_labels_q = Q_POD_LABELS;
     u->ns_labels_q = Q_NS_LABELS;
     u->node_labels_q = Q_NODE_LABELS;
     for (int q = 0; q < j->nq; q++) {
-        u->role[q] = srv_role(c, q);
+        u->role[q] = query_row(c, q)->srv;
         u->queries[q] = j->queries[q];
         u->query_names[q] = query_name(c, q);
     }
@@ -1549,26 +1517,22 @@ static struct gl_parse_opts query_opts(const struct gl_config *c,
     struct gl_parse_opts po = {.max = 1048576.0,
                                .accept_warnings = cluster->prom.accept_warnings,
                                .naccept_warnings = cluster->prom.naccept_warnings};
-    const int devq = opt_pos(c, Q_OPT_MEM_DEVICE);
-    bool mem = q == Q_MEMORY || q == opt_pos(c, Q_OPT_MEM_LIMIT) || q == Q_FREE ||
-               q == Q_RESERVED || q == devq;
-    /* exporter schema unit (the device query is the exporter's, as FB_FREE) */
-    enum gl_mq mq = q == Q_MEMORY ? GL_MQ_MEMORY
-                    : q == Q_FREE || q == devq ? GL_MQ_FREE
-                    : q == Q_RESERVED ? GL_MQ_RESERVED : GL_MQ_LIMIT;
-    if (mem && c->mq[mq].unit == GL_UNIT_BYTES)
-        po.max = 1099511627776.0;
-    else if (mem)
-        po.max = 1048576.0;
-    else if (q == Q_POD_LABELS || q == Q_NS_LABELS || q == Q_NODE_LABELS ||
-             q == opt_pos(c, Q_OPT_PHASE))
+    const struct gl_qrow *r = query_row(c, q);
+    switch (r->unit) {
+    case GL_QU_MEMORY: /* in its exporter schema entry's unit */
+        po.max = c->mq[r->schema].unit == GL_UNIT_BYTES ? 1099511627776.0 : 1048576.0;
+        break;
+    case GL_QU_INFO:
+    case GL_QU_REQUEST: /* the bound applies to the joined sum */
         po.any_finite = true;
-    else if (q == Q_ALLOCATION && !c->alloc_backend_join)
-        po.any_finite = true; /* the bound applies to the joined sum */
-    else if (q == Q_ALLOCATION)
+        break;
+    case GL_QU_UNITS:
         po.max = ALLOC_MAX_UNITS;
-    else if (q >= Q_FIXED)
+        break;
+    case GL_QU_RATIO:
         po.max = 1, po.max_name = "DCGM_FI_DEV_GPU_UTIL", po.named_max = 100;
+        break;
+    }
     return po;
 }
 
@@ -1969,7 +1933,7 @@ static enum gl_status unit_check(struct walk *w, struct unit *u, struct gl_error
     enum gl_status rc = GL_OK;
     char ts[32];
     gl_time_format(u->cs, ts, sizeof ts);
-    const int devq = opt_pos(c, Q_OPT_MEM_DEVICE);
+    const int devq = gl_qr_pos(c, GL_Q_MEM_DEVICE);
     if (devq >= 0 && !u->qrc[Q_MEMORY] && !u->qrc[devq])
         device_series_merge(c, &m[Q_MEMORY], &m[devq]);
     for (int q = 0; q < w->x.nq && !rc; q++) {
@@ -1987,7 +1951,7 @@ static enum gl_status unit_check(struct walk *w, struct unit *u, struct gl_error
             stats->bad_samples += (int64_t)m[q].bad_samples;
     }
     /* the requests of Running pods, joined here (not on the backend) */
-    const int phase_q = opt_pos(c, Q_OPT_PHASE);
+    const int phase_q = gl_qr_pos(c, GL_Q_PHASE);
     if (!rc && phase_q >= 0) {
         struct gl_matrix joined;
         if (!(rc = gl_allocation_join(c, &m[Q_ALLOCATION], &m[phase_q], ALLOC_MAX_UNITS,
@@ -2048,7 +2012,7 @@ static enum gl_status unit_integrate(struct walk *w, struct unit *u, struct gl_e
     const struct gl_matrix *compute[Q_MAX];
     for (int q = Q_FIXED; q < Q_FIXED + compute_count(c); q++)
         compute[q - Q_FIXED] = &m[q];
-    int limit_q = opt_pos(c, Q_OPT_MEM_LIMIT);
+    int limit_q = gl_qr_pos(c, GL_Q_MEM_LIMIT);
     struct gl_chunk_input in = {
         .cluster = w->cluster,
         .memory = &m[Q_MEMORY], .fb_free = &m[Q_FREE], .fb_reserved = &m[Q_RESERVED],
@@ -2171,6 +2135,85 @@ static enum gl_status walk_step(struct walk *w, struct gl_error *err)
     return rc;
 }
 
+/* ---- the unit planned from the stored hours ----
+ * A window with hours stored before (run's re-pull, a re-collect) starts
+ * with the hours and host shards that their recorded series would need
+ * under collection.max_samples_in_memory, instead of learning them by
+ * asking too much: each refused ask costs the backend a whole evaluation
+ * and the engine a parse up to the budget. Only the split depends on the
+ * plan, never a figure; a plan too small still splits further
+ * (split_unit). A series costs its step slots, its own bookkeeping
+ * (gl_series_slots) and its labels, estimated at PLAN_LABEL_SLOTS (a
+ * dcgm-exporter series' dozen labels are about 500 bytes); the plan fills
+ * PLAN_FILL_PCT of the budget, the rest is room for uneven shards and
+ * hours with more series. Server mode's units hold hourly figures, not
+ * steps: it is not planned. */
+#define PLAN_LABEL_SLOTS 64
+#define PLAN_FILL_PCT 75
+#define PLAN_LOOKUP_HOURS 8
+
+/* The most series each query had in a stored hour among the hour before
+ * the window and its first PLAN_LOOKUP_HOURS hours; false when none was
+ * stored (a first collect of these hours: nothing to plan from). */
+static bool stored_series(struct walk *w, int64_t series[Q_MAX])
+{
+    bool found = false;
+    memset(series, 0, Q_MAX * sizeof *series);
+    for (int64_t h = w->from - 3600; h < w->to && h < w->from + PLAN_LOOKUP_HOURS * 3600;
+         h += 3600) {
+        for (int q = 0; q < w->x.nq; q++) {
+            struct gl_query_counts n;
+            struct gl_error e;
+            if (!counts_name(w->c, q) || /* counted as the memory source's */
+                gl_store_query_counts(w->s, w->cluster->name, h, counts_name(w->c, q), &n, &e) ||
+                !n.found)
+                continue;
+            found = true;
+            if (n.series > series[q])
+                series[q] = n.series;
+        }
+    }
+    return found;
+}
+
+static void plan_from_stored(struct walk *w)
+{
+    const struct gl_config *c = w->c;
+    int64_t series[Q_MAX];
+    if (!w->s || c->server_mode || !stored_series(w, series))
+        return;
+    /* a unit of h hours holds each series' h * per_hour steps and its
+     * fixed cost (bookkeeping and labels) */
+    const int64_t per_hour = 3600 / c->step;
+    const int64_t fixed = (int64_t)gl_series_slots(0) + PLAN_LABEL_SLOTS;
+    int64_t all = 0, sharded = 0;
+    for (int q = 0; q < w->x.nq; q++) {
+        all += series[q];
+        if (host_sharded(c, q) || node_sharded(c, q))
+            sharded += series[q];
+    }
+    const int64_t fill = c->max_samples_in_memory / 100 * PLAN_FILL_PCT;
+    if (all <= 0 || fill <= 0 || all * (w->hours * per_hour + fixed) <= fill)
+        return;
+    int64_t hours = (fill / all - fixed) / per_hour, nshards = 1;
+    if (hours < 1) {
+        /* no shard makes the kept queries smaller: when they are over
+         * their own bound, the first shard fails naming them (split_unit) */
+        if (sharded <= 0)
+            return;
+        hours = 1;
+        nshards = (sharded * (per_hour + fixed) + fill - 1) / fill;
+        nshards = nshards < 2 ? 2 : nshards > 4096 ? 4096 : nshards;
+    }
+    w->hours = hours;
+    w->nshards = (int)nshards;
+    gl_log(GL_LOG_INFO,
+           "planning the window from its stored hours: %lld-hour units in %d host shard%s "
+           "(%lld series an hour, %lld of them sharded; collection.max_samples_in_memory %lld)",
+           (long long)w->hours, w->nshards, w->nshards > 1 ? "s" : "", (long long)all,
+           (long long)sharded, (long long)c->max_samples_in_memory);
+}
+
 /* Sets w up: the queries, the client, the backend's kind, the units of
  * work, and the first unit started. */
 static enum gl_status walk_begin(struct walk *w, struct gl_error *err)
@@ -2192,6 +2235,8 @@ static enum gl_status walk_begin(struct walk *w, struct gl_error *err)
         rc = gl_work_collect(c, cluster, w->s, w->from, w->to, err);
     w->hours = c->chunk_hours;
     w->nshards = 1;
+    if (!rc)
+        plan_from_stored(w);
     w->nchunks = (w->to - w->from + w->hours * 3600 - 1) / (w->hours * 3600);
     w->progress = w->s && isatty(STDERR_FILENO) && gl_log_threshold >= GL_LOG_INFO &&
                   w->nchunks > 1;

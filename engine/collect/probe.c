@@ -6,8 +6,9 @@
 
 #include "parse.h"
 #include "preset.h"
+#include "queryreg.h"
 
-#define NQ 3                     /* memory source, fb_free, fb_reserved */
+#define NQ 3                     /* the capacity queries: memory source, fb_free, fb_reserved */
 #define PLAUSIBLE_MIN 256.0      /* MiB: below any GPU or MIG instance */
 #define PLAUSIBLE_MAX 1048576.0  /* MiB: 1 TiB, beyond any GPU */
 
@@ -125,8 +126,21 @@ enum gl_status gl_schema_check(const struct gl_config *c, const struct gl_cluste
                                struct gl_prom *prom, int64_t at, struct gl_buf *notes,
                                struct gl_error *err)
 {
-    const char *names[NQ] = {c->mem_query, "fb_free", "fb_reserved"};
-    const enum gl_mq which[NQ] = {GL_MQ_MEMORY, GL_MQ_FREE, GL_MQ_RESERVED};
+    /* the registry's capacity queries, in its order (the memory source
+     * first: the device series beside it are read with it) */
+    const char *names[NQ];
+    enum gl_mq which[NQ];
+    struct gl_qslot list[GL_QR_MAX];
+    int nq = gl_qr_list(c, list), ncap = 0;
+    for (int i = 0; i < nq; i++)
+        if (list[i].row->capacity) {
+            if (ncap == NQ)
+                abort(); /* the registry has grown past this test's sums */
+            names[ncap] = list[i].name;
+            which[ncap++] = list[i].row->schema;
+        }
+    if (ncap != NQ || which[0] != GL_MQ_MEMORY)
+        abort();
     enum gl_mem_unit unit[NQ];
     struct sdev *devs = NULL;
     size_t ndev = 0;

@@ -714,17 +714,20 @@ static void skipped_raw_needed(struct gl_srv_unit *u, const struct gl_range_quer
 }
 
 /* What the configuration alone rules out: the sums are of the used-memory
- * basis, MiB sources, one device-label schema, at most 999 steps an hour
- * (the packed figures' fields), and FB_FREE beside the memory. */
+ * basis, without a query whose registry row refuses server mode (a limit
+ * or device query beside the memory source: queryreg.c), of MiB sources,
+ * one device-label schema, at most 999 steps an hour (the packed figures'
+ * fields), and FB_FREE beside the memory. */
 static const char *config_refusal(const struct gl_srv_unit *u)
 {
     const struct gl_config *c = u->c;
     if (c->basis != GL_BASIS_USED)
         return "billing basis max";
-    if (c->mem_limit_query)
-        return "a memory limit query (HAMi)";
-    if (c->mem_device_query)
-        return "a device query beside the memory source";
+    for (int i = 0; i < GL_Q_COUNT; i++) { /* the registry's srv_refusal */
+        const struct gl_qrow *r = gl_qr_row((enum gl_qid)i);
+        if (r->srv_refusal && gl_qr_count(c, r))
+            return r->srv_refusal;
+    }
     for (int k = 0; k < GL_MQ_COUNT; k++) {
         if (k != GL_MQ_LIMIT && c->mq[k].unit == GL_UNIT_BYTES)
             return "a bytes source";
@@ -1404,17 +1407,12 @@ static void plan_free(struct plan *p)
 {
     for (size_t d = 0; d < p->ndevs; d++) {
         struct sdev *dv = &p->devs[d];
-        unsigned char *a[] = {dv->mem, dv->devtot, dv->nz_pairs, dv->free_, dv->free_nz,
-                              dv->res, dv->kc_ok, dv->c0, dv->c0_ok, dv->ck, dv->u_ok,
-                              dv->seen, dv->claim};
-        for (size_t i = 0; i < sizeof a / sizeof *a; i++)
-            free(a[i]);
+        GL_FREE_EACH(dv->mem, dv->devtot, dv->nz_pairs, dv->free_, dv->free_nz, dv->res,
+                     dv->kc_ok, dv->c0, dv->c0_ok, dv->ck, dv->u_ok, dv->seen, dv->claim);
     }
-    free(p->devs);
-    free(p->ph);
     for (size_t i = 0; i < p->nbad; i++)
         free(p->bad[i]);
-    free(p->bad);
+    GL_FREE_EACH(p->devs, p->ph, p->bad);
     gl_intern_free(p->devkeys);
     gl_intern_free(p->strings);
     gl_intern_free(p->podkeys);
@@ -1833,20 +1831,14 @@ void gl_srv_unit_free(struct gl_srv_unit *u)
 {
     if (!u)
         return;
-    for (size_t i = 0; i < u->nfig; i++)
-        free(u->fig_text[i]);
-    free(u->fig_text);
-    free(u->fig_kind);
-    free(u->fig_q);
+    gl_free_strs(u->fig_text, u->nfig);
+    GL_FREE_EACH(u->fig_kind, u->fig_q);
     for (int q = 0; q < GL_SRV_QMAX; q++)
         gl_matrix_free(&u->synth[q]);
     gl_intern_free(u->plain);
     gl_intern_free(u->hosts);
-    free(u->ok);
-    free(u->raw_needed_h);
+    GL_FREE_EACH(u->ok, u->raw_needed_h, u->pl_series, u->pl_samples);
     u->ok = u->raw_needed_h = NULL;
-    free(u->pl_series);
-    free(u->pl_samples);
     u->nfig = 0;
     u->fig_text = NULL;
     u->fig_kind = u->fig_q = NULL;

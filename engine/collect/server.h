@@ -39,16 +39,8 @@
 #include "fetch.h"
 #include "integrate.h"
 #include "parse.h"
+#include "queryreg.h" /* the queries' planning roles (enum gl_srv_role) */
 #include "util.h"
-
-/* What a unit's query is for the server planning. */
-enum gl_srv_role {
-    GL_SRV_OTHER, /* label and allocation queries: rebuilt when constant, else raw */
-    GL_SRV_MEMORY,
-    GL_SRV_FREE,
-    GL_SRV_RESERVED,
-    GL_SRV_COMPUTE, /* in preference order */
-};
 
 #define GL_SRV_QMAX 32
 

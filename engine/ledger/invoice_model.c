@@ -57,18 +57,23 @@ static void info_free(struct gl_info_row *rows, size_t n)
     free(rows);
 }
 
+static void lines_free(struct gl_invoice_line *lines, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        free(lines[j].cluster);
+        free(lines[j].model);
+        free(lines[j].days);
+    }
+    free(lines);
+}
+
 void gl_invoices_free(struct gl_invoice_set *set)
 {
     if (!set)
         return;
     for (size_t i = 0; i < set->n; i++) {
         struct gl_invoice *inv = &set->invoices[i];
-        for (size_t j = 0; j < inv->nlines; j++) {
-            free(inv->lines[j].cluster);
-            free(inv->lines[j].model);
-            free(inv->lines[j].days);
-        }
-        free(inv->lines);
+        lines_free(inv->lines, inv->nlines);
         free(inv->team);
         free(inv->invoice_id);
         info_free(inv->waste, inv->nwaste);

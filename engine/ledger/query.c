@@ -50,6 +50,171 @@ static const char devices_sql[] =
     " WHERE d.uuid NOT LIKE 'node:%' AND d.first_seen < ?2 AND d.last_seen >= ?1"
     " ORDER BY d.cluster, d.hostname, d.uuid, d.gpu_i_id";
 
+
+/* ---- the shared read: prepare, bind, step each row, finalize ---- */
+
+/* A parameter of a read after its bounds: text (NULL binds NULL) or an
+ * integer. */
+struct qarg {
+    const char *text;
+    int64_t v;
+    bool is_text;
+};
+#define QTEXT(x) ((struct qarg){(x), 0, true})
+#define QINT(x) ((struct qarg){NULL, (int64_t)(x), false})
+
+/* One read: sql with ?1 and ?2 bound to p's bounds when p is set and the
+ * args after them (from ?1 without p). what names it in errors (prep_what,
+ * when set, a failed prepare). A failed step is gl_usage_fail's when usage
+ * (a SUM of the read may pass int64), else gl_store_fail's. */
+struct qread {
+    const char *sql, *what, *prep_what;
+    const struct gl_period *p;
+    bool usage;
+    int nargs;
+    struct qarg arg[6];
+};
+
+/* Called per row of a read; a non-zero status stops it and is returned. */
+typedef enum gl_status (*qrow_fn)(void *ctx, sqlite3_stmt *st, struct gl_error *err);
+
+static enum gl_status read_rows(struct gl_store *s, const struct qread *q, qrow_fn row,
+                                void *ctx, struct gl_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    const char *pw = q->prep_what ? q->prep_what : q->what;
+    enum gl_status rc = q->p ? gl_store_query_period(s, q->sql, q->p->start, q->p->end, &st,
+                                                     pw, err)
+                             : gl_store_prepare(s, q->sql, &st, pw, err);
+    if (rc)
+        return rc;
+    for (int i = 0, at = q->p ? 3 : 1; i < q->nargs; i++, at++)
+        if (q->arg[i].is_text)
+            sqlite3_bind_text(st, at, q->arg[i].text, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_int64(st, at, q->arg[i].v);
+    int sr = SQLITE_DONE;
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW)
+        rc = row(ctx, st, err);
+    if (!rc && sr != SQLITE_DONE)
+        rc = q->usage ? gl_usage_fail(s, q->p, q->what, err) : gl_store_fail(s, q->what, err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+    return (const char *)sqlite3_column_text(st, i);
+}
+
+/* The column readers: n text columns from first copied into *f[k], n
+ * integer columns into *v[k]. */
+static void texts_at(sqlite3_stmt *st, int first, char **const f[], int n)
+{
+    for (int k = 0; k < n; k++)
+        *f[k] = gl_strdup(col_text(st, first + k));
+}
+
+static void ints_at(sqlite3_stmt *st, int first, int64_t *const v[], int n)
+{
+    for (int k = 0; k < n; k++)
+        *v[k] = sqlite3_column_int64(st, first + k);
+}
+
+/* Which field of a gl_usage_row each column of a usage read fills. */
+enum ucol { UC_TEAM, UC_CLUSTER, UC_MODEL, UC_KIND, UC_HOUR, UC_A, UC_B, UC_EST, UC_END };
+
+/* A usage read handing rows to fn: cols ends with UC_END; team (may be
+ * NULL) is the rows' team when no column gives it. */
+struct usage_read {
+    const enum ucol *cols;
+    const char *team;
+    gl_usage_fn fn;
+    void *ctx;
+};
+
+static enum gl_status usage_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    const struct usage_read *u = ctx;
+    struct gl_usage_row r = {.team = u->team};
+    for (int i = 0; u->cols[i] != UC_END; i++) {
+        switch (u->cols[i]) {
+        case UC_TEAM: r.team = col_text(st, i); break;
+        case UC_CLUSTER: r.cluster = col_text(st, i); break;
+        case UC_MODEL: r.model = col_text(st, i); break;
+        case UC_KIND: r.kind = sqlite3_column_int(st, i); break;
+        case UC_HOUR: r.hour = sqlite3_column_int64(st, i); break;
+        case UC_A: r.a = sqlite3_column_int64(st, i); break;
+        case UC_B: r.b = sqlite3_column_int64(st, i); break;
+        case UC_EST: r.estimated = sqlite3_column_int(st, i); break;
+        case UC_END: break;
+        }
+    }
+    return u->fn(u->ctx, &r, err);
+}
+
+/* A caller's callback and its context: fn is cast back to its type by the
+ * row function that calls it. */
+struct caller {
+    void (*fn)(void);
+    void *ctx;
+};
+#define CALLER(f, c) ((struct caller){(void (*)(void))(f), (c)})
+
+/* Appends a zeroed element to array a of n elements: its address. */
+#define PUSH(a, n)                                                                           \
+    ((a) = gl_xrealloc((a), ((n) + 1) * sizeof *(a)), memset(&(a)[(n)], 0, sizeof *(a)),     \
+     &(a)[(n)++])
+
+/* Frees the n blocks of one record. */
+static void free_each(void *const f[], size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        free(f[k]);
+}
+
+/* A top-max list being read (the SQL's LIMIT keeps to max; max is the
+ * room's guard): fill copies a row's columns into row i of rows (each
+ * size bytes); *total the count of all rows (column total_col). */
+struct top_read {
+    void *rows;
+    size_t size, *n, max;
+    void (*fill)(void *row, sqlite3_stmt *st);
+    int64_t *total;
+    int total_col;
+};
+
+static enum gl_status top_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    struct top_read *t = ctx;
+    if (*t->n < t->max) {
+        t->fill((char *)t->rows + *t->n * t->size, st);
+        ++*t->n;
+        *t->total = sqlite3_column_int64(st, t->total_col);
+    }
+    return GL_OK;
+}
+
+/* The first row's integer columns into v (left as they are when there is
+ * no row or the first column is NULL); *found says whether there was a
+ * row. */
+struct first_ints {
+    int64_t *const *v;
+    int n;
+    bool found;
+};
+
+static enum gl_status first_ints_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    struct first_ints *f = ctx;
+    if (!f->found && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        ints_at(st, 0, f->v, f->n);
+    f->found = true;
+    return GL_OK;
+}
+
 enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, const char *what,
                              struct gl_error *err)
 {
@@ -71,12 +236,10 @@ enum gl_status gl_usage_fail(struct gl_store *s, const struct gl_period *p, cons
         if (gl_store_query_period(s, locate[i], p->start, p->end, &st, what, &ignored))
             break;
         if (sqlite3_step(st) == SQLITE_ROW) {
-            const char *team = (const char *)sqlite3_column_text(st, 0);
+            const char *team = col_text(st, 0);
             gl_buf_printf(&where, "%s%.300s%s cluster %.200s, GPU model \"%.200s\", kind %s: ",
                           team[0] ? "team \"" : "all teams,", team, team[0] ? "\"," : "",
-                          (const char *)sqlite3_column_text(st, 1),
-                          (const char *)sqlite3_column_text(st, 2),
-                          (const char *)sqlite3_column_text(st, 3));
+                          col_text(st, 1), col_text(st, 2), col_text(st, 3));
         }
         sqlite3_finalize(st);
     }
@@ -99,21 +262,10 @@ enum gl_status gl_query_axis(struct gl_store *s, const struct gl_period *p,
         " SELECT MIN(hour) AS a, MAX(hour) AS b FROM usage_key_hour WHERE hour >= ?1 AND hour < ?2"
         " UNION ALL"
         " SELECT MIN(hour), MAX(hour) FROM collected_hour WHERE hour >= ?1 AND hour < ?2)";
-    sqlite3_stmt *st;
-    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                               "report: reading the period's hours", err);
-    if (qrc)
-        return qrc;
     int64_t a = p->start, b = p->end - 3600;
-    int sr = sqlite3_step(st);
-    if (sr == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-        a = sqlite3_column_int64(st, 0);
-        b = sqlite3_column_int64(st, 1);
-    }
-    enum gl_status rc = sr == SQLITE_ROW || sr == SQLITE_DONE
-                            ? GL_OK
-                            : gl_store_fail(s, "report: reading the period's hours", err);
-    sqlite3_finalize(st);
+    struct first_ints f = {.v = (int64_t *const[]){&a, &b}, .n = 2};
+    struct qread q = {.sql = sql, .what = "report: reading the period's hours", .p = p};
+    enum gl_status rc = read_rows(s, &q, first_ints_row, &f, err);
     if (rc)
         return rc;
     ax->first = gl_floor_to(a, 86400);
@@ -123,23 +275,49 @@ enum gl_status gl_query_axis(struct gl_store *s, const struct gl_period *p,
 
 void gl_team_usage_free(struct gl_team_usage *u)
 {
-    for (size_t i = 0; i < u->npods; i++) {
-        free(u->pods[i].cluster);
-        free(u->pods[i].ns);
-        free(u->pods[i].pod);
-    }
+    for (struct gl_pod_row *r = u->pods; r && r < u->pods + u->npods; r++)
+        free_each((void *[]){r->cluster, r->ns, r->pod}, 3);
     free(u->pods);
     free(u->days);
     memset(u, 0, sizeof *u);
 }
 
-static enum gl_status team_overflow(const struct gl_period *p, const char *team,
-                                    const char *what, struct gl_error *err)
+/* A team's daily usage being read: the period, the team, the day axis. */
+struct team_read {
+    const struct gl_period *p;
+    const char *team;
+    const struct gl_day_axis *ax;
+    struct gl_team_usage *u;
+};
+
+static enum gl_status team_day_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
 {
-    return gl_error_set(err, GL_ERR_RUNTIME,
-                        "integer overflow: %s (MiB·s) of team \"%.300s\" in period %s exceed "
-                        "the 64-bit range (the stored usage holds implausible samples)",
-                        what, team, p->name);
+    struct team_read *t = ctx;
+    struct gl_team_usage *u = t->u;
+    int64_t i = (sqlite3_column_int64(st, 0) - t->ax->first) / 86400;
+    if (i < 0 || (size_t)i >= t->ax->n)
+        return GL_OK; /* cannot happen: the axis spans every usage hour */
+    int64_t q[3] = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                    sqlite3_column_int64(st, 3)};
+    int64_t *day[3] = {&u->days[i].used, &u->days[i].allocated, &u->days[i].waste};
+    int64_t *all[3] = {&u->used, &u->allocated, &u->waste};
+    for (int k = 0; k < 3; k++)
+        if (__builtin_add_overflow(*day[k], q[k], day[k]) ||
+            __builtin_add_overflow(*all[k], q[k], all[k]))
+            return gl_error_set(err, GL_ERR_RUNTIME,
+                                "integer overflow: the daily usage (MiB·s) of team \"%.300s\" "
+                                "in period %s exceed the 64-bit range (the stored usage holds "
+                                "implausible samples)",
+                                t->team, t->p->name);
+    return GL_OK;
+}
+
+static void fill_pod(void *row, sqlite3_stmt *st)
+{
+    struct gl_pod_row *r = row;
+    texts_at(st, 0, (char **const[]){&r->cluster, &r->ns, &r->pod}, 3);
+    ints_at(st, 3, (int64_t *const[]){&r->used, &r->allocated, &r->waste}, 3);
+    r->estimated = sqlite3_column_int(st, 6);
 }
 
 enum gl_status gl_query_team_usage(struct gl_store *s, const struct gl_period *p,
@@ -167,55 +345,18 @@ enum gl_status gl_query_team_usage(struct gl_store *s, const struct gl_period *p
         " ORDER BY used DESC, alloc DESC, cluster, namespace, pod LIMIT ?4";
     memset(u, 0, sizeof *u);
     u->days = gl_xcalloc(ax->n, sizeof *u->days);
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = GL_OK;
-    int sr;
-    if ((rc = gl_store_query_period(s, daily_sql, p->start, p->end, &st,
-                                    "report: reading daily usage", err)))
-        goto done;
-    sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t i = (sqlite3_column_int64(st, 0) - ax->first) / 86400;
-        if (i < 0 || (size_t)i >= ax->n)
-            continue; /* cannot happen: the axis spans every usage hour */
-        int64_t q[3] = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                        sqlite3_column_int64(st, 3)};
-        int64_t *day[3] = {&u->days[i].used, &u->days[i].allocated, &u->days[i].waste};
-        int64_t *all[3] = {&u->used, &u->allocated, &u->waste};
-        for (int k = 0; k < 3; k++)
-            if (__builtin_add_overflow(*day[k], q[k], day[k]) ||
-                __builtin_add_overflow(*all[k], q[k], all[k])) {
-                rc = team_overflow(p, team, "the daily usage", err);
-                goto done;
-            }
+    struct team_read t = {.p = p, .team = team, .ax = ax, .u = u};
+    struct qread daily = {.sql = daily_sql, .what = "report: reading daily usage", .p = p,
+                          .usage = true, .nargs = 1, .arg = {QTEXT(team)}};
+    struct qread pods = {.sql = pods_sql, .what = "report: reading pods", .p = p, .usage = true,
+                         .nargs = 2, .arg = {QTEXT(team), QINT(max_pods)}};
+    enum gl_status rc = read_rows(s, &daily, team_day_row, &t, err);
+    if (!rc) {
+        u->pods = gl_xcalloc(max_pods ? max_pods : 1, sizeof *u->pods);
+        struct top_read top = {u->pods, sizeof *u->pods, &u->npods, max_pods, fill_pod,
+                               &u->pods_total, 7};
+        rc = read_rows(s, &pods, top_row, &top, err);
     }
-    if (sr != SQLITE_DONE) {
-        rc = gl_usage_fail(s, p, "report: reading daily usage", err);
-        goto done;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if ((rc = gl_store_query_period(s, pods_sql, p->start, p->end, &st, "report: reading pods",
-                                    err)))
-        goto done;
-    sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)max_pods);
-    u->pods = gl_xcalloc(max_pods ? max_pods : 1, sizeof *u->pods);
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW && u->npods < max_pods) {
-        struct gl_pod_row *r = &u->pods[u->npods++];
-        r->cluster = gl_strdup((const char *)sqlite3_column_text(st, 0));
-        r->ns = gl_strdup((const char *)sqlite3_column_text(st, 1));
-        r->pod = gl_strdup((const char *)sqlite3_column_text(st, 2));
-        r->used = sqlite3_column_int64(st, 3);
-        r->allocated = sqlite3_column_int64(st, 4);
-        r->waste = sqlite3_column_int64(st, 5);
-        r->estimated = sqlite3_column_int(st, 6);
-        u->pods_total = sqlite3_column_int64(st, 7);
-    }
-    if (sr != SQLITE_DONE && sr != SQLITE_ROW)
-        rc = gl_usage_fail(s, p, "report: reading pods", err);
-done:
-    sqlite3_finalize(st);
     if (rc)
         gl_team_usage_free(u);
     return rc;
@@ -223,24 +364,19 @@ done:
 
 void gl_fleet_free(struct gl_fleet *fl)
 {
-    for (size_t i = 0; i < fl->n; i++) {
-        free(fl->m[i].cluster);
-        free(fl->m[i].model);
-        free(fl->m[i].teams);
-    }
+    for (struct gl_fleet_model *m = fl->m; m && m < fl->m + fl->n; m++)
+        free_each((void *[]){m->cluster, m->model, m->teams}, 3);
     free(fl->m);
     for (size_t i = 0; i < fl->nteams; i++)
         free(fl->teams[i]);
     free(fl->teams);
-    for (size_t i = 0; i < fl->ndev; i++) {
-        struct gl_device_row *d = &fl->dev[i];
-        char *f[] = {d->cluster, d->uuid, d->gpu_i_id, d->profile, d->model, d->node, d->device};
-        for (size_t k = 0; k < sizeof f / sizeof *f; k++)
-            free(f[k]);
+    for (struct gl_device_row *d = fl->dev; d && d < fl->dev + fl->ndev; d++) {
+        free_each((void *[]){d->cluster, d->uuid, d->gpu_i_id, d->profile, d->model, d->node,
+                             d->device, d->model_from},
+                  8);
         for (size_t k = 0; k < d->nmodels; k++)
             free(d->models[k]);
         free(d->models);
-        free(d->model_from);
     }
     free(fl->dev);
     memset(fl, 0, sizeof *fl);
@@ -253,6 +389,13 @@ static const char model_changes_sql[] =
     " WHERE hour >= ?1 AND hour < ?2 AND device_id IN (SELECT device_id FROM device_model_hour"
     "  WHERE hour >= ?1 AND hour < ?2 GROUP BY device_id HAVING COUNT(DISTINCT model) > 1)"
     " GROUP BY device_id, model ORDER BY device_id, 3, model";
+
+static const char fleet_teams_sql[] =
+    "SELECT cluster, model, team, SUM(quantity)"
+    " FROM usage_key_hour"
+    " WHERE hour >= ?1 AND hour < ?2"
+    "  AND kind IN ('" GL_K_MEMORY_USED "', '" GL_K_RESERVED_UNUSED_BILLED "')"
+    " GROUP BY 1, 2, 3 HAVING SUM(quantity) <> 0 ORDER BY 3, 1, 2";
 
 static struct gl_device_row *fleet_device(struct gl_fleet *fl, int64_t id)
 {
@@ -276,98 +419,101 @@ static struct gl_fleet_model *fleet_model_for(struct gl_fleet *fl, const char *c
     return m;
 }
 
+static enum gl_status fleet_model_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    struct gl_fleet_model *m = fleet_model_for(ctx, col_text(st, 0), col_text(st, 1));
+    for (int k = 0; k < GL_F_N; k++)
+        m->v[k] = sqlite3_column_int64(st, k + 2);
+    return GL_OK;
+}
+
+static enum gl_status fleet_device_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    struct gl_fleet *fl = ctx;
+    struct gl_device_row *d = PUSH(fl->dev, fl->ndev);
+    texts_at(st, 0,
+             (char **const[]){&d->cluster, &d->uuid, &d->gpu_i_id, &d->profile, &d->model,
+                              &d->node},
+             6);
+    size_t n = strlen(d->uuid) + strlen(d->gpu_i_id) + 2;
+    d->device = gl_xcalloc(n, 1);
+    snprintf(d->device, n, "%s%s%s", d->uuid, d->gpu_i_id[0] ? "/" : "", d->gpu_i_id);
+    ints_at(st, 6,
+            (int64_t *const[]){&d->capacity, &d->used, &d->rub, &d->reserved, &d->unattributed,
+                               &d->idle, &d->excess},
+            7);
+    d->unknown = sqlite3_column_int64(st, 13) > 0 || d->capacity == 0;
+    d->id = sqlite3_column_int64(st, 14);
+    return GL_OK;
+}
+
+static enum gl_status fleet_change_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    struct gl_device_row *d = fleet_device(ctx, sqlite3_column_int64(st, 0));
+    if (!d) /* a node's pseudo-device: no row of its own */
+        return GL_OK;
+    d->models = gl_xrealloc(d->models, (d->nmodels + 1) * sizeof *d->models);
+    d->model_from = gl_xrealloc(d->model_from, (d->nmodels + 1) * sizeof *d->model_from);
+    d->models[d->nmodels] = gl_strdup(col_text(st, 1));
+    d->model_from[d->nmodels++] = sqlite3_column_int64(st, 2);
+    return GL_OK;
+}
+
+static enum gl_status fleet_team_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    struct gl_fleet *fl = ctx;
+    const char *team = col_text(st, 2);
+    /* rows come in team order: a new team is the last one or new */
+    if (!fl->nteams || strcmp(fl->teams[fl->nteams - 1], team) != 0) {
+        fl->teams = gl_xrealloc(fl->teams, (fl->nteams + 1) * sizeof *fl->teams);
+        fl->teams[fl->nteams++] = gl_strdup(team);
+    }
+    struct gl_fleet_model *m = fleet_model_for(fl, col_text(st, 0), col_text(st, 1));
+    m->teams = gl_xrealloc(m->teams, (m->nteams + 1) * sizeof *m->teams);
+    m->teams[m->nteams++] =
+        (struct gl_fleet_team){(int)fl->nteams - 1, sqlite3_column_int64(st, 3)};
+    return GL_OK;
+}
+
 enum gl_status gl_query_fleet(struct gl_store *s, const struct gl_period *p, struct gl_fleet *fl,
                               struct gl_error *err)
 {
-    static const char teams_sql[] =
-        "SELECT cluster, model, team, SUM(quantity)"
-        " FROM usage_key_hour"
-        " WHERE hour >= ?1 AND hour < ?2"
-        "  AND kind IN ('" GL_K_MEMORY_USED "', '" GL_K_RESERVED_UNUSED_BILLED "')"
-        " GROUP BY 1, 2, 3 HAVING SUM(quantity) <> 0 ORDER BY 3, 1, 2";
+    /* the fleet's reads in order: each fills its part of fl */
+    const struct {
+        struct qread q;
+        qrow_fn row;
+    } reads[] = {
+        {{.sql = models_sql, .what = "summary per model", .prep_what = "summary", .p = p,
+          .usage = true},
+         fleet_model_row},
+        {{.sql = devices_sql, .what = "summary per device", .prep_what = "summary", .p = p,
+          .usage = true},
+         fleet_device_row},
+        {{.sql = model_changes_sql, .what = "summary: model changes", .p = p},
+         fleet_change_row},
+        {{.sql = fleet_teams_sql, .what = "report: fleet teams", .p = p, .usage = true},
+         fleet_team_row},
+    };
     memset(fl, 0, sizeof *fl);
-    sqlite3_stmt *st = NULL;
     enum gl_status rc = GL_OK;
-    int sr;
-    if ((rc = gl_store_query_period(s, models_sql, p->start, p->end, &st, "summary",
-                                    err)))
-        goto done;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        struct gl_fleet_model *m = fleet_model_for(fl, (const char *)sqlite3_column_text(st, 0),
-                                                   (const char *)sqlite3_column_text(st, 1));
-        for (int k = 0; k < GL_F_N; k++)
-            m->v[k] = sqlite3_column_int64(st, k + 2);
-    }
-    if (sr != SQLITE_DONE) {
-        rc = gl_usage_fail(s, p, "summary per model", err);
-        goto done;
-    }
-    sqlite3_finalize(st);
-    if ((rc = gl_store_query_period(s, devices_sql, p->start, p->end, &st, "summary",
-                                    err)))
-        goto done;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        fl->dev = gl_xrealloc(fl->dev, (fl->ndev + 1) * sizeof *fl->dev);
-        struct gl_device_row *d = &fl->dev[fl->ndev++];
-        memset(d, 0, sizeof *d);
-        char **f[] = {&d->cluster, &d->uuid, &d->gpu_i_id, &d->profile, &d->model, &d->node};
-        for (int i = 0; i < 6; i++)
-            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
-        size_t n = strlen(d->uuid) + strlen(d->gpu_i_id) + 2;
-        d->device = gl_xcalloc(n, 1);
-        snprintf(d->device, n, "%s%s%s", d->uuid, d->gpu_i_id[0] ? "/" : "", d->gpu_i_id);
-        int64_t *v[] = {&d->capacity, &d->used, &d->rub, &d->reserved, &d->unattributed,
-                        &d->idle, &d->excess};
-        for (int k = 0; k < 7; k++)
-            *v[k] = sqlite3_column_int64(st, 6 + k);
-        d->unknown = sqlite3_column_int64(st, 13) > 0 || d->capacity == 0;
-        d->id = sqlite3_column_int64(st, 14);
-    }
-    if (sr != SQLITE_DONE) {
-        rc = gl_usage_fail(s, p, "summary per device", err);
-        goto done;
-    }
-    sqlite3_finalize(st);
-    if ((rc = gl_store_query_period(s, model_changes_sql, p->start, p->end, &st,
-                                    "summary: model changes", err)))
-        goto done;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        struct gl_device_row *d = fleet_device(fl, sqlite3_column_int64(st, 0));
-        if (!d) /* a node's pseudo-device: no row of its own */
-            continue;
-        d->models = gl_xrealloc(d->models, (d->nmodels + 1) * sizeof *d->models);
-        d->model_from = gl_xrealloc(d->model_from, (d->nmodels + 1) * sizeof *d->model_from);
-        d->models[d->nmodels] = gl_strdup((const char *)sqlite3_column_text(st, 1));
-        d->model_from[d->nmodels++] = sqlite3_column_int64(st, 2);
-    }
-    if (sr != SQLITE_DONE) {
-        rc = gl_store_fail(s, "summary: model changes", err);
-        goto done;
-    }
-    sqlite3_finalize(st);
-    if ((rc = gl_store_query_period(s, teams_sql, p->start, p->end, &st, "report: fleet teams",
-                                    err)))
-        goto done;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *team = (const char *)sqlite3_column_text(st, 2);
-        /* rows come in team order: a new team is the last one or new */
-        if (!fl->nteams || strcmp(fl->teams[fl->nteams - 1], team) != 0) {
-            fl->teams = gl_xrealloc(fl->teams, (fl->nteams + 1) * sizeof *fl->teams);
-            fl->teams[fl->nteams++] = gl_strdup(team);
-        }
-        struct gl_fleet_model *m = fleet_model_for(fl, (const char *)sqlite3_column_text(st, 0),
-                                                   (const char *)sqlite3_column_text(st, 1));
-        m->teams = gl_xrealloc(m->teams, (m->nteams + 1) * sizeof *m->teams);
-        m->teams[m->nteams++] =
-            (struct gl_fleet_team){(int)fl->nteams - 1, sqlite3_column_int64(st, 3)};
-    }
-    if (sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, p, "report: fleet teams", err);
-done:
-    sqlite3_finalize(st);
-    if (rc)
+    for (size_t i = 0; !rc && i < sizeof reads / sizeof *reads; i++)
+        rc = read_rows(s, &reads[i].q, reads[i].row, fl, err);
+    if (rc) /* nothing half-read is handed back */
         gl_fleet_free(fl);
     return rc;
+}
+
+static enum gl_status model_change_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    const struct caller *c = ctx;
+    ((void (*)(void *, const char *, const char *, int64_t))c->fn)(
+        c->ctx, col_text(st, 0), col_text(st, 1), sqlite3_column_int64(st, 2));
+    return GL_OK;
 }
 
 enum gl_status gl_query_model_changes(struct gl_store *s, const char *cluster,
@@ -382,17 +528,17 @@ enum gl_status gl_query_model_changes(struct gl_store *s, const char *cluster,
         "  SELECT device_id FROM device_model_hour GROUP BY device_id"
         "  HAVING COUNT(DISTINCT model) > 1)"
         " GROUP BY m.device_id, m.model ORDER BY 1, 3, 2";
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_prepare(s, sql, &st, "reading model changes", err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW)
-        fn(ctx, (const char *)sqlite3_column_text(st, 0),
-           (const char *)sqlite3_column_text(st, 1), sqlite3_column_int64(st, 2));
-    sqlite3_finalize(st);
-    return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading model changes", err);
+    struct caller m = CALLER(fn, ctx);
+    struct qread q = {.sql = sql, .what = "reading model changes", .nargs = 1,
+                      .arg = {QTEXT(cluster)}};
+    return read_rows(s, &q, model_change_row, &m, err);
+}
+
+static enum gl_status billable_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    const struct caller *c = ctx;
+    return ((enum gl_status(*)(void *, const char *, int64_t, struct gl_error *))c->fn)(
+        c->ctx, col_text(st, 0), sqlite3_column_int64(st, 1), err);
 }
 
 enum gl_status gl_query_billable_hours(struct gl_store *s,
@@ -400,54 +546,14 @@ enum gl_status gl_query_billable_hours(struct gl_store *s,
                                                             int64_t hour, struct gl_error *err),
                                        void *ctx, struct gl_error *err)
 {
+    /* every stored hour: no period bounds */
     static const char sql[] =
         "SELECT DISTINCT model, hour FROM usage_key_hour"
         " WHERE kind IN ('" GL_K_MEMORY_USED "', '" GL_K_RESERVED_UNUSED_BILLED "', '" GL_K_IDLE "', '" GL_K_RESERVED "',"
         " '" GL_K_UNATTRIBUTED "') ORDER BY model, hour";
-    sqlite3_stmt *st = NULL;
-    /* the period bounds are unused: every stored hour */
-    enum gl_status rc = gl_store_query_period(s, sql, 0, 0, &st, "reading models", err);
-    if (rc)
-        return rc;
-    int sr;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW)
-        rc = fn(ctx, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1), err);
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_store_fail(s, "reading models", err);
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* Steps st, calling fn with each row as read (read: fills r from st);
- * finalizes st. */
-static enum gl_status each_row(struct gl_store *s, const struct gl_period *p, sqlite3_stmt *st,
-                               void (*read)(sqlite3_stmt *st, struct gl_usage_row *r),
-                               gl_usage_fn fn, void *ctx, const char *what,
-                               struct gl_error *err)
-{
-    enum gl_status rc = GL_OK;
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        struct gl_usage_row r = {0};
-        read(st, &r);
-        if ((rc = fn(ctx, &r, err)))
-            break;
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, p, what, err);
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static void read_billed(sqlite3_stmt *st, struct gl_usage_row *r)
-{
-    r->team = (const char *)sqlite3_column_text(st, 0);
-    r->cluster = (const char *)sqlite3_column_text(st, 1);
-    r->model = (const char *)sqlite3_column_text(st, 2);
-    r->kind = sqlite3_column_int(st, 3);
-    r->hour = sqlite3_column_int64(st, 4);
-    r->a = sqlite3_column_int64(st, 5);
-    r->estimated = sqlite3_column_int(st, 6);
+    struct caller b = CALLER(fn, ctx);
+    struct qread q = {.sql = sql, .what = "reading models"};
+    return read_rows(s, &q, billable_row, &b, err);
 }
 
 enum gl_status gl_query_billed(struct gl_store *s, const struct gl_period *p,
@@ -471,27 +577,18 @@ enum gl_status gl_query_billed(struct gl_store *s, const struct gl_period *p,
         "  AND u.kind IN ('" GL_K_IDLE "', '" GL_K_RESERVED "', '" GL_K_UNATTRIBUTED "'))"
         " GROUP BY team, cluster, model, kind, hour"
         " ORDER BY team, cluster, model, kind, hour";
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st, "reading usage",
-                                              err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 3, platform_team ? platform_team : "", -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, platform_team != NULL);
-    static const enum gl_line_kind kinds[] = {GL_LINE_MEMORY_USED, GL_LINE_RESERVED_UNUSED,
-                                              GL_LINE_IDLE_SHARE, GL_LINE_OVERHEAD_SHARE};
-    for (int k = 0; k < 4; k++)
-        sqlite3_bind_int(st, 5 + k, (int)kinds[k]);
-    return each_row(s, p, st, read_billed, fn, ctx, "reading usage", err);
-}
-
-static void read_idle(sqlite3_stmt *st, struct gl_usage_row *r)
-{
-    r->cluster = (const char *)sqlite3_column_text(st, 0);
-    r->model = (const char *)sqlite3_column_text(st, 1);
-    r->hour = sqlite3_column_int64(st, 2);
-    r->a = sqlite3_column_int64(st, 3);
-    r->b = sqlite3_column_int64(st, 4);
+    static const enum ucol cols[] = {UC_TEAM, UC_CLUSTER, UC_MODEL, UC_KIND,
+                                     UC_HOUR, UC_A,       UC_EST,   UC_END};
+    struct usage_read u = {.cols = cols, .fn = fn, .ctx = ctx};
+    /* ?3, ?4: the platform team that idle and overhead go to, if any;
+     * ?5 to ?8: the line kinds of memory used, reserved-unused, idle and
+     * overhead shares */
+    struct qread q = {.sql = sql, .what = "reading usage", .p = p, .usage = true, .nargs = 6,
+                      .arg = {QTEXT(platform_team ? platform_team : ""),
+                              QINT(platform_team != NULL), QINT(GL_LINE_MEMORY_USED),
+                              QINT(GL_LINE_RESERVED_UNUSED), QINT(GL_LINE_IDLE_SHARE),
+                              QINT(GL_LINE_OVERHEAD_SHARE)}};
+    return read_rows(s, &q, usage_row, &u, err);
 }
 
 enum gl_status gl_query_idle(struct gl_store *s, const struct gl_period *p, gl_usage_fn fn,
@@ -504,22 +601,10 @@ enum gl_status gl_query_idle(struct gl_store *s, const struct gl_period *p, gl_u
         " FROM usage_key_hour"
         " WHERE hour >= ?1 AND hour < ?2 AND kind IN ('" GL_K_IDLE "', '" GL_K_RESERVED "', '" GL_K_UNATTRIBUTED "')"
         " GROUP BY cluster, model, hour ORDER BY cluster, model, hour";
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st, "reading idle",
-                                              err);
-    if (rc)
-        return rc;
-    return each_row(s, p, st, read_idle, fn, ctx, "reading idle", err);
-}
-
-static void read_info(sqlite3_stmt *st, struct gl_usage_row *r)
-{
-    r->team = (const char *)sqlite3_column_text(st, 0);
-    r->cluster = (const char *)sqlite3_column_text(st, 1);
-    r->model = (const char *)sqlite3_column_text(st, 2);
-    r->kind = sqlite3_column_int(st, 3);
-    r->hour = sqlite3_column_int64(st, 4);
-    r->a = sqlite3_column_int64(st, 5);
+    static const enum ucol cols[] = {UC_CLUSTER, UC_MODEL, UC_HOUR, UC_A, UC_B, UC_END};
+    struct usage_read u = {.cols = cols, .fn = fn, .ctx = ctx};
+    struct qread q = {.sql = sql, .what = "reading idle", .p = p, .usage = true};
+    return read_rows(s, &q, usage_row, &u, err);
 }
 
 enum gl_status gl_query_team_info(struct gl_store *s, const struct gl_period *p, gl_usage_fn fn,
@@ -535,32 +620,40 @@ enum gl_status gl_query_team_info(struct gl_store *s, const struct gl_period *p,
         " WHERE u.hour >= ?1 AND u.hour < ?2"
         "  AND u.kind IN ('" GL_K_RESERVED_UNUSED "', '" GL_K_ALLOCATED "', '" GL_K_ALLOCATED_GPU "', '" GL_K_BUSY_PPM "', '" GL_K_BUSY_STEPS "')"
         " GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5";
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                              "reading allocation", err);
-    if (rc)
-        return rc;
-    static const enum gl_info_kind kinds[] = {GL_INFO_ALLOCATED, GL_INFO_ALLOCATED_GPU,
-                                              GL_INFO_BUSY_PPM, GL_INFO_BUSY_STEPS,
-                                              GL_INFO_WASTE};
-    for (int k = 0; k < 5; k++)
-        sqlite3_bind_int(st, 3 + k, (int)kinds[k]);
-    return each_row(s, p, st, read_info, fn, ctx, "reading allocation", err);
+    static const enum ucol cols[] = {UC_TEAM, UC_CLUSTER, UC_MODEL, UC_KIND, UC_HOUR, UC_A, UC_END};
+    struct usage_read u = {.cols = cols, .fn = fn, .ctx = ctx};
+    struct qread q = {.sql = sql, .what = "reading allocation", .p = p, .usage = true, .nargs = 5,
+                      .arg = {QINT(GL_INFO_ALLOCATED), QINT(GL_INFO_ALLOCATED_GPU),
+                              QINT(GL_INFO_BUSY_PPM), QINT(GL_INFO_BUSY_STEPS),
+                              QINT(GL_INFO_WASTE)}};
+    return read_rows(s, &q, usage_row, &u, err);
 }
 
 int64_t gl_query_model_capacity(struct gl_store *s, const char *model)
 {
-    sqlite3_stmt *st = NULL;
     int64_t cap = 0;
-    if (gl_store_prepare(s, "SELECT MAX(max_capacity_mib) FROM device WHERE model = ?1 "
-                            "AND gpu_i_id = '' AND uuid NOT LIKE 'node:%'",
-                         &st, "reading capacities", NULL))
+    struct first_ints f = {.v = (int64_t *const[]){&cap}, .n = 1};
+    struct qread q = {.sql = "SELECT MAX(max_capacity_mib) FROM device WHERE model = ?1 "
+                             "AND gpu_i_id = '' AND uuid NOT LIKE 'node:%'",
+                      .what = "reading capacities", .nargs = 1, .arg = {QTEXT(model)}};
+    struct gl_error ignored; /* no capacity known reads as 0 */
+    if (read_rows(s, &q, first_ints_row, &f, &ignored))
         return 0;
-    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        cap = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
     return cap;
+}
+
+static enum gl_status anomaly_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    struct gl_anomaly_list *out = ctx;
+    struct gl_anomaly *a = PUSH(out->items, out->n);
+    a->kind = (enum gl_anomaly_kind)sqlite3_column_int(st, 0);
+    texts_at(st, 1,
+             (char **const[]){&a->cluster, &a->ns, &a->pod, &a->team, &a->node, &a->device,
+                              &a->model},
+             7);
+    ints_at(st, 8, (int64_t *const[]){&a->first_seen, &a->last_seen, &a->mib_s}, 3);
+    return GL_OK;
 }
 
 /* Declared in invoice.h, with struct gl_anomaly. */
@@ -577,29 +670,10 @@ enum gl_status gl_anomalies_load(struct gl_store *s, const struct gl_period *p, 
         " GROUP BY u.kind, u.cluster, u.namespace, u.pod, u.team, u.device_id"
         " ORDER BY 1, 2, 3, 4, 7, 5";
     memset(out, 0, sizeof *out);
-    sqlite3_stmt *st = NULL;
-    enum gl_status qrc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                  "reading anomalies", err);
-    if (qrc)
-        return qrc;
-    if (team)
-        sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, GL_ANOMALY_UNALLOCATED_USE);
-    sqlite3_bind_int(st, 5, GL_ANOMALY_EXCESS_DEVICES);
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        out->items = gl_xrealloc(out->items, (out->n + 1) * sizeof *out->items);
-        struct gl_anomaly *a = &out->items[out->n++];
-        a->kind = (enum gl_anomaly_kind)sqlite3_column_int(st, 0);
-        char **f[] = {&a->cluster, &a->ns, &a->pod, &a->team, &a->node, &a->device, &a->model};
-        for (int i = 0; i < 7; i++)
-            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i + 1));
-        a->first_seen = sqlite3_column_int64(st, 8);
-        a->last_seen = sqlite3_column_int64(st, 9);
-        a->mib_s = sqlite3_column_int64(st, 10);
-    }
-    enum gl_status rc = sr == SQLITE_DONE ? GL_OK : gl_usage_fail(s, p, "reading anomalies", err);
-    sqlite3_finalize(st);
+    struct qread q = {.sql = sql, .what = "reading anomalies", .p = p, .usage = true, .nargs = 3,
+                      .arg = {QTEXT(team), QINT(GL_ANOMALY_UNALLOCATED_USE),
+                              QINT(GL_ANOMALY_EXCESS_DEVICES)}};
+    enum gl_status rc = read_rows(s, &q, anomaly_row, out, err);
     if (rc)
         gl_anomalies_free(out);
     return rc;
@@ -615,11 +689,11 @@ static const char pending_keys_sql[] =
 
 /* Where the rows go: the fleet's (NULL when not asked for) and outs[i] of
  * teams[i]. Rows come ordered by team or by the fleet's ranking: *last
- * remembers the previous team found. */
+ * remembers the previous team found. max: the waits kept of each. */
 struct pending_dest {
     struct gl_pending *fleet, *outs;
     const char *const *teams;
-    size_t nteams, last;
+    size_t nteams, last, max;
 };
 
 static struct gl_pending *team_of(struct pending_dest *d, const char *team)
@@ -636,41 +710,27 @@ static struct gl_pending *team_of(struct pending_dest *d, const char *team)
 
 static void key_append(struct gl_pending *out, sqlite3_stmt *st)
 {
-    out->k = gl_xrealloc(out->k, (out->nk + 1) * sizeof *out->k);
-    struct gl_pending_key *k = &out->k[out->nk++];
-    k->team = gl_strdup((const char *)sqlite3_column_text(st, 0));
-    k->cluster = gl_strdup((const char *)sqlite3_column_text(st, 1));
-    k->model = gl_strdup((const char *)sqlite3_column_text(st, 2));
+    struct gl_pending_key *k = PUSH(out->k, out->nk);
+    texts_at(st, 0, (char **const[]){&k->team, &k->cluster, &k->model}, 3);
     k->gpu_us = sqlite3_column_int64(st, 3);
 }
 
-static enum gl_status pending_keys(struct gl_store *s, const struct gl_period *p,
-                                   struct pending_dest *d, struct gl_error *err)
+static enum gl_status pending_key_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
 {
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_query_period(s, pending_keys_sql, p->start, p->end, &st,
-                                              "reading pending GPUs", err);
-    int sr = SQLITE_DONE;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        struct gl_pending *t = team_of(d, (const char *)sqlite3_column_text(st, 0));
-        if (d->fleet)
-            key_append(d->fleet, st);
-        if (t)
-            key_append(t, st);
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, p, "reading pending GPUs", err);
-    sqlite3_finalize(st);
-    return rc;
+    (void)err;
+    struct pending_dest *d = ctx;
+    struct gl_pending *t = team_of(d, col_text(st, 0));
+    if (d->fleet)
+        key_append(d->fleet, st);
+    if (t)
+        key_append(t, st);
+    return GL_OK;
 }
 
 static void wait_append(struct gl_pending *out, sqlite3_stmt *st, int pods_col)
 {
-    out->p = gl_xrealloc(out->p, (out->np + 1) * sizeof *out->p);
-    struct gl_pending_pod *x = &out->p[out->np++];
-    char **f[] = {&x->cluster, &x->ns, &x->pod, &x->team};
-    for (int i = 0; i < 4; i++)
-        *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i));
+    struct gl_pending_pod *x = PUSH(out->p, out->np);
+    texts_at(st, 0, (char **const[]){&x->cluster, &x->ns, &x->pod, &x->team}, 4);
     x->first_seen = sqlite3_column_int64(st, 4);
     x->last_seen = sqlite3_column_int64(st, 5);
     x->waited_s = x->last_seen - x->first_seen;
@@ -678,47 +738,35 @@ static void wait_append(struct gl_pending *out, sqlite3_stmt *st, int pods_col)
     out->pods = sqlite3_column_int64(st, pods_col);
 }
 
+static enum gl_status pending_wait_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    struct pending_dest *d = ctx;
+    if (d->fleet && sqlite3_column_int64(st, 10) <= (sqlite3_int64)d->max)
+        wait_append(d->fleet, st, 8);
+    struct gl_pending *t = team_of(d, col_text(st, 3));
+    if (t && sqlite3_column_int64(st, 9) <= (sqlite3_int64)d->max)
+        wait_append(t, st, 7);
+    return GL_OK;
+}
+
 /* The longest waits, of the fleet and of each team, from one pass over the
  * month's rows (the pages read both): each pod that waited ranked in the
  * fleet (longest first, then GPU time, cluster, namespace, pod, team) and
  * within its team by the same order, so a team's waits keep the fleet's
  * order; the rows within either top max, in the fleet's order. */
-static enum gl_status pending_waits(struct gl_store *s, const struct gl_period *p, size_t max,
-                                    struct pending_dest *d, struct gl_error *err)
-{
-    static const char sql[] =
-        "SELECT cluster, namespace, pod, team, f, l, q, n_team, n_fleet, r_team, r_fleet FROM ("
-        " SELECT cluster, namespace, pod, team, MIN(first_seen) AS f, MAX(last_seen) AS l,"
-        "  SUM(quantity) AS q, COUNT(*) OVER (PARTITION BY team) AS n_team,"
-        "  COUNT(*) OVER () AS n_fleet,"
-        "  ROW_NUMBER() OVER (PARTITION BY team ORDER BY MAX(last_seen) - MIN(first_seen) DESC,"
-        "   SUM(quantity) DESC, cluster, namespace, pod) AS r_team,"
-        "  ROW_NUMBER() OVER (ORDER BY MAX(last_seen) - MIN(first_seen) DESC, SUM(quantity) DESC,"
-        "   cluster, namespace, pod, team) AS r_fleet"
-        " FROM usage WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
-        " GROUP BY 1, 2, 3, 4)"
-        " WHERE (?4 AND r_fleet <= ?3) OR (?5 AND r_team <= ?3) ORDER BY r_fleet";
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                              "reading pending pods", err);
-    if (!rc) {
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)max);
-        sqlite3_bind_int(st, 4, d->fleet != NULL);
-        sqlite3_bind_int(st, 5, d->nteams > 0);
-    }
-    int sr = SQLITE_DONE;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        if (d->fleet && sqlite3_column_int64(st, 10) <= (sqlite3_int64)max)
-            wait_append(d->fleet, st, 8);
-        struct gl_pending *t = team_of(d, (const char *)sqlite3_column_text(st, 3));
-        if (t && sqlite3_column_int64(st, 9) <= (sqlite3_int64)max)
-            wait_append(t, st, 7);
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_store_fail(s, "reading pending pods", err);
-    sqlite3_finalize(st);
-    return rc;
-}
+static const char pending_waits_sql[] =
+    "SELECT cluster, namespace, pod, team, f, l, q, n_team, n_fleet, r_team, r_fleet FROM ("
+    " SELECT cluster, namespace, pod, team, MIN(first_seen) AS f, MAX(last_seen) AS l,"
+    "  SUM(quantity) AS q, COUNT(*) OVER (PARTITION BY team) AS n_team,"
+    "  COUNT(*) OVER () AS n_fleet,"
+    "  ROW_NUMBER() OVER (PARTITION BY team ORDER BY MAX(last_seen) - MIN(first_seen) DESC,"
+    "   SUM(quantity) DESC, cluster, namespace, pod) AS r_team,"
+    "  ROW_NUMBER() OVER (ORDER BY MAX(last_seen) - MIN(first_seen) DESC, SUM(quantity) DESC,"
+    "   cluster, namespace, pod, team) AS r_fleet"
+    " FROM usage WHERE hour >= ?1 AND hour < ?2 AND kind = '" GL_K_PENDING_GPU "'"
+    " GROUP BY 1, 2, 3, 4)"
+    " WHERE (?4 AND r_fleet <= ?3) OR (?5 AND r_team <= ?3) ORDER BY r_fleet";
 
 enum gl_status gl_query_pending(struct gl_store *s, const struct gl_period *p, size_t max,
                                 struct gl_pending *out, struct gl_error *err)
@@ -735,10 +783,15 @@ enum gl_status gl_query_team_pending(struct gl_store *s, const struct gl_period 
         memset(fleet, 0, sizeof *fleet);
     if (nteams)
         memset(outs, 0, nteams * sizeof *outs);
-    struct pending_dest d = {fleet, outs, teams, nteams, 0};
-    enum gl_status rc = pending_keys(s, p, &d, err);
+    struct pending_dest d = {fleet, outs, teams, nteams, 0, max};
+    struct qread keys = {.sql = pending_keys_sql, .what = "reading pending GPUs", .p = p,
+                         .usage = true};
+    struct qread waits = {.sql = pending_waits_sql, .what = "reading pending pods", .p = p,
+                          .nargs = 3,
+                          .arg = {QINT(max), QINT(fleet != NULL), QINT(nteams > 0)}};
+    enum gl_status rc = read_rows(s, &keys, pending_key_row, &d, err);
     if (!rc)
-        rc = pending_waits(s, p, max, &d, err);
+        rc = read_rows(s, &waits, pending_wait_row, &d, err);
     if (rc && fleet)
         gl_pending_free(fleet);
     for (size_t i = 0; rc && i < nteams; i++)
@@ -748,17 +801,10 @@ enum gl_status gl_query_team_pending(struct gl_store *s, const struct gl_period 
 
 void gl_pending_free(struct gl_pending *x)
 {
-    for (size_t i = 0; i < x->nk; i++) {
-        free(x->k[i].team);
-        free(x->k[i].cluster);
-        free(x->k[i].model);
-    }
-    for (size_t i = 0; i < x->np; i++) {
-        free(x->p[i].cluster);
-        free(x->p[i].ns);
-        free(x->p[i].pod);
-        free(x->p[i].team);
-    }
+    for (struct gl_pending_key *k = x->k; k && k < x->k + x->nk; k++)
+        free_each((void *[]){k->team, k->cluster, k->model}, 3);
+    for (struct gl_pending_pod *w = x->p; w && w < x->p + x->np; w++)
+        free_each((void *[]){w->cluster, w->ns, w->pod, w->team}, 4);
     free(x->k);
     free(x->p);
     memset(x, 0, sizeof *x);
@@ -774,27 +820,40 @@ void gl_pending_free(struct gl_pending *x)
  * instead, reading only their first columns (about 0.05 ms for 12 months).
  * gl_query_frozen_focus reads the CSV of the one row it scans to. */
 
-/* One integer of the first row of sql, whose ?1 is key: *v (0 when there is
- * no row) and *found (may be NULL). */
+/* One integer of the first row of q (read with no period): *v (0 when
+ * there is no row) and *found (may be NULL). */
+static enum gl_status first_int(struct gl_store *s, const struct qread *q, int64_t *v,
+                                bool *found, struct gl_error *err)
+{
+    *v = 0;
+    struct first_ints f = {.v = (int64_t *const[]){v}, .n = 1};
+    enum gl_status rc = read_rows(s, q, first_ints_row, &f, err);
+    if (found)
+        *found = !rc && f.found;
+    return rc;
+}
+
 static enum gl_status int64_by_key(struct gl_store *s, const char *sql, const char *key,
                                    int64_t *v, bool *found, const char *what,
                                    struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    *v = 0;
-    if (found)
-        *found = false;
-    if (gl_store_prepare(s, sql, &st, what, err))
-        return GL_ERR_RUNTIME;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *v = sqlite3_column_int64(st, 0);
-        if (found)
-            *found = true;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, what, err);
+    struct qread q = {.sql = sql, .what = what, .nargs = 1, .arg = {QTEXT(key)}};
+    return first_int(s, &q, v, found, err);
+}
+
+/* A cluster's hours read for gl_query_cluster_hours: refused, of the
+ * second table. */
+struct hour_read {
+    gl_hour_fn fn;
+    void *ctx;
+    bool refused;
+};
+
+static enum gl_status hour_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    struct hour_read *h = ctx;
+    return h->fn(h->ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), h->refused,
+                 col_text(st, 2), err);
 }
 
 enum gl_status gl_query_cluster_hours(struct gl_store *s, const char *cluster, int64_t from,
@@ -806,20 +865,12 @@ enum gl_status gl_query_cluster_hours(struct gl_store *s, const char *cluster, i
         "AND hour < ?2 ORDER BY hour",
         "SELECT hour, 0, reason FROM refused_hour WHERE cluster = ?3 AND hour >= ?1 "
         "AND hour < ?2 ORDER BY hour"};
-    const char *what = "reading the collected hours";
     enum gl_status rc = GL_OK;
     for (int k = 0; !rc && k < 2; k++) {
-        sqlite3_stmt *st;
-        if ((rc = gl_store_query_period(s, sql[k], from, to, &st, what, err)))
-            break;
-        sqlite3_bind_text(st, 3, cluster, -1, SQLITE_STATIC);
-        int sr;
-        while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW)
-            rc = fn(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), k == 1,
-                    (const char *)sqlite3_column_text(st, 2), err);
-        if (!rc && sr != SQLITE_DONE)
-            rc = gl_store_fail(s, what, err);
-        sqlite3_finalize(st);
+        struct hour_read h = {fn, ctx, k == 1};
+        struct qread q = {.sql = sql[k], .what = "reading the collected hours", .nargs = 3,
+                          .arg = {QINT(from), QINT(to), QTEXT(cluster)}};
+        rc = read_rows(s, &q, hour_row, &h, err);
     }
     return rc;
 }
@@ -827,45 +878,36 @@ enum gl_status gl_query_cluster_hours(struct gl_store *s, const char *cluster, i
 enum gl_status gl_query_period_collected(struct gl_store *s, const struct gl_period *p,
                                          bool *any, struct gl_error *err)
 {
-    const char *what = "reading the collected hours";
-    sqlite3_stmt *st;
-    *any = false;
-    if (gl_store_query_period(s,
-                              "SELECT 1 FROM collected_hour WHERE hour >= ?1 AND hour < ?2 "
-                              "LIMIT 1",
-                              p->start, p->end, &st, what, err))
-        return GL_ERR_RUNTIME;
-    int sr = sqlite3_step(st);
-    *any = sr == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return sr == SQLITE_ROW || sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, what, err);
+    int64_t one;
+    struct qread q = {.sql = "SELECT 1 FROM collected_hour WHERE hour >= ?1 AND hour < ?2 "
+                             "LIMIT 1",
+                      .what = "reading the collected hours", .p = p};
+    return first_int(s, &q, &one, any, err);
+}
+
+static enum gl_status data_span_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    struct gl_data_span *out = ctx;
+    out->any_hour = sqlite3_column_type(st, 0) != SQLITE_NULL;
+    ints_at(st, 0, (int64_t *const[]){&out->first_hour, &out->last_hour}, 2);
+    const char *a = col_text(st, 2), *b = col_text(st, 3);
+    snprintf(out->first_closed, sizeof out->first_closed, "%s", a ? a : "");
+    snprintf(out->last_closed, sizeof out->last_closed, "%s", b ? b : "");
+    return GL_OK;
 }
 
 enum gl_status gl_query_data_span(struct gl_store *s, struct gl_data_span *out,
                                   struct gl_error *err)
 {
-    const char *what = "reading the collected hours";
     memset(out, 0, sizeof *out);
-    sqlite3_stmt *st;
-    if (gl_store_prepare(s,
-                         "SELECT (SELECT MIN(hour) FROM collected_hour), "
-                         "(SELECT MAX(hour) FROM collected_hour), "
-                         "(SELECT MIN(period) FROM closed_period), "
-                         "(SELECT MAX(period) FROM closed_period)",
-                         &st, what, err))
-        return GL_ERR_RUNTIME;
-    int sr = sqlite3_step(st);
-    if (sr == SQLITE_ROW) {
-        out->any_hour = sqlite3_column_type(st, 0) != SQLITE_NULL;
-        out->first_hour = sqlite3_column_int64(st, 0);
-        out->last_hour = sqlite3_column_int64(st, 1);
-        const char *a = (const char *)sqlite3_column_text(st, 2);
-        const char *b = (const char *)sqlite3_column_text(st, 3);
-        snprintf(out->first_closed, sizeof out->first_closed, "%s", a ? a : "");
-        snprintf(out->last_closed, sizeof out->last_closed, "%s", b ? b : "");
-    }
-    sqlite3_finalize(st);
-    return sr == SQLITE_ROW ? GL_OK : gl_store_fail(s, what, err);
+    /* one row always: every column is an aggregate */
+    struct qread q = {.sql = "SELECT (SELECT MIN(hour) FROM collected_hour), "
+                             "(SELECT MAX(hour) FROM collected_hour), "
+                             "(SELECT MIN(period) FROM closed_period), "
+                             "(SELECT MAX(period) FROM closed_period)",
+                      .what = "reading the collected hours"};
+    return read_rows(s, &q, data_span_row, out, err);
 }
 
 enum gl_status gl_query_is_closed(struct gl_store *s, const char *period, bool *closed,
@@ -882,19 +924,47 @@ enum gl_status gl_query_is_closed(struct gl_store *s, const char *period, bool *
 enum gl_status gl_query_cluster_had_samples(struct gl_store *s, const char *cluster,
                                             int64_t before, bool *had, struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    if (gl_store_prepare(s,
-                         "SELECT 1 FROM collected_hour WHERE cluster = ?1 AND hour < ?2 "
-                         "AND samples > 0 LIMIT 1",
-                         &st, "reading collected hours", err))
-        return GL_ERR_RUNTIME;
-    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, before);
-    int rc = sqlite3_step(st);
-    *had = rc == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? GL_OK
-                                                 : gl_store_fail(s, "reading collected hours", err);
+    int64_t one;
+    struct qread q = {.sql = "SELECT 1 FROM collected_hour WHERE cluster = ?1 AND hour < ?2 "
+                             "AND samples > 0 LIMIT 1",
+                      .what = "reading collected hours", .nargs = 2,
+                      .arg = {QTEXT(cluster), QINT(before)}};
+    return first_int(s, &q, &one, had, err);
+}
+
+/* A frozen-rows read: the period (for errors) and the caller's callback. */
+struct frozen_read {
+    struct gl_store *s;
+    const char *period;
+    gl_frozen_row_fn fn;
+    void *ctx;
+};
+
+static enum gl_status frozen_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    struct frozen_read *f = ctx;
+    struct gl_frozen_row r = {
+        .team = col_text(st, 0),
+        .cluster = col_text(st, 1),
+        .model = col_text(st, 2),
+        .price_key = col_text(st, 4),
+        .day = sqlite3_column_int64(st, 5),
+        .mib_s = sqlite3_column_int64(st, 6),
+        .billed_minor = sqlite3_column_int64(st, 7),
+        .unit_price = col_text(st, 8),
+        .gbh_nano = sqlite3_column_int64(st, 9),
+        .corrected_period = col_text(st, 10),
+        .price_id = col_text(st, 11),
+    };
+    /* the kind's name is the store's format: an enum from here on */
+    const char *kname = col_text(st, 3);
+    enum gl_line_kind kind;
+    if (!gl_line_kind_parse(kname, &kind))
+        return gl_error_set(err, GL_ERR_RUNTIME,
+                            "%s: a frozen row of period %s has the unknown kind \"%.100s\"",
+                            sqlite3_db_filename(gl_store_db(f->s), "main"), f->period, kname);
+    r.kind = (int)kind;
+    return f->fn(f->ctx, &r, err);
 }
 
 enum gl_status gl_query_frozen_rows(struct gl_store *s, const char *period,
@@ -909,45 +979,10 @@ enum gl_status gl_query_frozen_rows(struct gl_store *s, const char *period,
         "SELECT team, cluster, model, kind, price_key, day, mib_seconds, billed_minor, unit_price,"
         " gb_hours_nano, corrected_period, price_id FROM frozen_row"
         " WHERE corrected_period = ?1 AND period > ?1 AND period < ?2";
-    sqlite3_stmt *st;
-    if (gl_store_prepare(s, corrections ? prior_sql : frozen_sql, &st, "reading frozen rows",
-                         err))
-        return GL_ERR_RUNTIME;
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
-    if (corrections)
-        sqlite3_bind_text(st, 2, corrections, -1, SQLITE_STATIC);
-    int sr;
-    enum gl_status rc = GL_OK;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        struct gl_frozen_row r = {
-            .team = (const char *)sqlite3_column_text(st, 0),
-            .cluster = (const char *)sqlite3_column_text(st, 1),
-            .model = (const char *)sqlite3_column_text(st, 2),
-            .price_key = (const char *)sqlite3_column_text(st, 4),
-            .day = sqlite3_column_int64(st, 5),
-            .mib_s = sqlite3_column_int64(st, 6),
-            .billed_minor = sqlite3_column_int64(st, 7),
-            .unit_price = (const char *)sqlite3_column_text(st, 8),
-            .gbh_nano = sqlite3_column_int64(st, 9),
-            .corrected_period = (const char *)sqlite3_column_text(st, 10),
-            .price_id = (const char *)sqlite3_column_text(st, 11),
-        };
-        /* the kind's name is the store's format: an enum from here on */
-        const char *kname = (const char *)sqlite3_column_text(st, 3);
-        enum gl_line_kind kind;
-        if (!gl_line_kind_parse(kname, &kind)) {
-            rc = gl_error_set(err, GL_ERR_RUNTIME,
-                              "%s: a frozen row of period %s has the unknown kind \"%.100s\"",
-                              sqlite3_db_filename(gl_store_db(s), "main"), period, kname);
-            break;
-        }
-        r.kind = (int)kind;
-        rc = fn(ctx, &r, err);
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_store_fail(s, "reading frozen rows", err);
-    sqlite3_finalize(st);
-    return rc;
+    struct frozen_read f = {s, period, fn, ctx};
+    struct qread q = {.sql = corrections ? prior_sql : frozen_sql, .what = "reading frozen rows",
+                      .nargs = corrections ? 2 : 1, .arg = {QTEXT(period), QTEXT(corrections)}};
+    return read_rows(s, &q, frozen_row, &f, err);
 }
 
 enum gl_status gl_query_frozen_focus(struct gl_store *s, const char *period, char **csv,
@@ -962,11 +997,20 @@ enum gl_status gl_query_frozen_focus(struct gl_store *s, const char *period, cha
     sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
     enum gl_status rc = GL_OK;
     if (sqlite3_step(st) == SQLITE_ROW)
-        *csv = gl_strdup((const char *)sqlite3_column_text(st, 0));
+        *csv = gl_strdup(col_text(st, 0));
     else
         rc = gl_error_set(err, GL_ERR_STATE, "period %s is not closed", period);
     sqlite3_finalize(st);
     return rc;
+}
+
+static enum gl_status invoice_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    const struct caller *c = ctx;
+    ((void (*)(void *, const char *, const char *, const char *))c->fn)(
+        c->ctx, col_text(st, 0), col_text(st, 1), col_text(st, 2));
+    return GL_OK;
 }
 
 enum gl_status gl_query_frozen_invoices(struct gl_store *s, const char *period,
@@ -975,21 +1019,12 @@ enum gl_status gl_query_frozen_invoices(struct gl_store *s, const char *period,
                                                    const char *json, const char *md),
                                         void *ctx, struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    if (gl_store_prepare(s,
-                         "SELECT team, json, md FROM frozen_invoice WHERE period = ?1 "
-                         "AND (?2 IS NULL OR team = ?2) ORDER BY team",
-                         &st, "reading frozen invoices", err))
-        return GL_ERR_RUNTIME;
-    sqlite3_bind_text(st, 1, period, -1, SQLITE_STATIC);
-    if (team)
-        sqlite3_bind_text(st, 2, team, -1, SQLITE_STATIC);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        fn(ctx, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
-           (const char *)sqlite3_column_text(st, 2));
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading frozen invoices", err);
+    static const char sql[] = "SELECT team, json, md FROM frozen_invoice WHERE period = ?1"
+                              " AND (?2 IS NULL OR team = ?2) ORDER BY team";
+    struct caller r = CALLER(fn, ctx);
+    struct qread q = {
+        .sql = sql, .what = "reading frozen invoices", .nargs = 2, .arg = {QTEXT(period), QTEXT(team)}};
+    return read_rows(s, &q, invoice_row, &r, err);
 }
 
 /* ---- the output state ---- */
@@ -999,6 +1034,17 @@ enum gl_status gl_query_data_version(struct gl_store *s, const char *period, int
 {
     return int64_by_key(s, "SELECT version FROM data_version WHERE period = ?", period, v, NULL,
                         "reading the data version", err);
+}
+
+static enum gl_status device_seen_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    const struct caller *c = ctx;
+    const char *cols[8];
+    for (int i = 0; i < 8; i++)
+        cols[i] = col_text(st, i);
+    ((void (*)(void *, const char *const *))c->fn)(c->ctx, cols);
+    return GL_OK;
 }
 
 enum gl_status gl_query_devices_seen(struct gl_store *s, const struct gl_period *p,
@@ -1011,32 +1057,35 @@ enum gl_status gl_query_devices_seen(struct gl_store *s, const struct gl_period 
          * its first/last seen are chunk starts, which no output reads */
         " CASE WHEN uuid LIKE 'node:%' THEN 0 ELSE first_seen < ?2 AND last_seen >= ?1 END"
         " FROM device ORDER BY cluster, uuid, gpu_i_id";
-    sqlite3_stmt *st;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                              "reading devices for the output state", err);
-    if (rc)
-        return rc;
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *cols[8];
-        for (int i = 0; i < 8; i++)
-            cols[i] = (const char *)sqlite3_column_text(st, i);
-        fn(ctx, cols);
-    }
-    sqlite3_finalize(st);
-    if (sr != SQLITE_DONE)
-        return gl_store_fail(s, "reading devices for the output state", err);
-    return GL_OK;
+    struct caller r = CALLER(fn, ctx);
+    struct qread q = {.sql = sql, .what = "reading devices for the output state", .p = p};
+    return read_rows(s, &q, device_seen_row, &r, err);
 }
 
 void gl_output_state_clear(struct gl_output_state *o)
 {
-    free(o->closed);
-    free(o->devices);
-    free(o->prices);
-    free(o->config);
-    free(o->files);
+    free_each((void *[]){o->closed, o->devices, o->prices, o->config, o->files}, 5);
     memset(o, 0, sizeof *o);
+}
+
+/* The output state's one row (a primary key's). */
+struct output_state_read {
+    struct gl_output_state *out;
+    bool *found;
+};
+
+static enum gl_status output_state_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    struct output_state_read *r = ctx;
+    struct gl_output_state *out = r->out;
+    *r->found = true;
+    out->data_version = sqlite3_column_int64(st, 0);
+    texts_at(st, 1,
+             (char **const[]){&out->closed, &out->devices, &out->prices, &out->config,
+                              &out->files},
+             5);
+    return GL_OK;
 }
 
 enum gl_status gl_query_output_state(struct gl_store *s, const char *out_dir, const char *period,
@@ -1045,26 +1094,12 @@ enum gl_status gl_query_output_state(struct gl_store *s, const char *out_dir, co
 {
     memset(out, 0, sizeof *out);
     *found = false;
-    sqlite3_stmt *st;
-    if (gl_store_prepare(s,
-                         "SELECT data_version, closed, devices, prices, config, files"
-                         " FROM output_state WHERE out_dir = ? AND period = ?",
-                         &st, "reading the output state", err))
-        return GL_ERR_RUNTIME;
-    sqlite3_bind_text(st, 1, out_dir, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, period, -1, SQLITE_STATIC);
-    int sr = sqlite3_step(st);
-    if (sr == SQLITE_ROW) {
-        *found = true;
-        out->data_version = sqlite3_column_int64(st, 0);
-        char **f[] = {&out->closed, &out->devices, &out->prices, &out->config, &out->files};
-        for (int i = 0; i < 5; i++)
-            *f[i] = gl_strdup((const char *)sqlite3_column_text(st, i + 1));
-    }
-    sqlite3_finalize(st);
-    if (sr != SQLITE_ROW && sr != SQLITE_DONE)
-        return gl_store_fail(s, "reading the output state", err);
-    return GL_OK;
+    struct output_state_read r = {out, found};
+    struct qread q = {.sql = "SELECT data_version, closed, devices, prices, config, files"
+                             " FROM output_state WHERE out_dir = ? AND period = ?",
+                      .what = "reading the output state", .nargs = 2,
+                      .arg = {QTEXT(out_dir), QTEXT(period)}};
+    return read_rows(s, &q, output_state_row, &r, err);
 }
 
 enum gl_status gl_store_output_state(struct gl_store *s, const char *out_dir, const char *period,
@@ -1090,34 +1125,28 @@ enum gl_status gl_store_output_state(struct gl_store *s, const char *out_dir, co
     sqlite3_bind_text(st, 6, o->prices, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, o->config, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 8, o->files, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        rc = gl_store_fail(s, "recording the output state", err);
-    sqlite3_finalize(st);
-    if (!rc)
-        rc = gl_store_commit(s, err);
-    if (rc)
-        gl_store_rollback(s);
-    return rc;
+    return gl_store_finish(s, gl_store_run_once(s, st, "recording the output state", err), err);
+}
+
+static enum gl_status period_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    const struct caller *c = ctx;
+    const char *name = col_text(st, 0);
+    if (name)
+        ((void (*)(void *, const char *))c->fn)(c->ctx, name);
+    return GL_OK;
 }
 
 enum gl_status gl_query_known_periods(struct gl_store *s,
                                       void (*fn)(void *ctx, const char *period), void *ctx,
                                       struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    if (gl_store_prepare(s,
-                         "SELECT period FROM data_version UNION SELECT period FROM closed_period"
-                         " ORDER BY 1",
-                         &st, "reading the periods with data", err))
-        return GL_ERR_RUNTIME;
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        if (name)
-            fn(ctx, name);
-    }
-    sqlite3_finalize(st);
-    return sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, "reading the periods with data", err);
+    struct caller r = CALLER(fn, ctx);
+    struct qread q = {.sql = "SELECT period FROM data_version UNION SELECT period FROM "
+                             "closed_period ORDER BY 1",
+                      .what = "reading the periods with data"};
+    return read_rows(s, &q, period_row, &r, err);
 }
 
 /* ---- invoice status, trend, workloads (report) ---- */
@@ -1132,6 +1161,14 @@ enum gl_status gl_query_closed_at(struct gl_store *s, const char *period, int64_
 
 /* usage kinds the workloads sum, in one place */
 #define WL_KINDS "('" GL_K_MEMORY_USED "', '" GL_K_ALLOCATED "', '" GL_K_RESERVED_UNUSED "')"
+
+static void fill_workload(void *row, sqlite3_stmt *st)
+{
+    struct gl_workload_row *r = row;
+    texts_at(st, 0, (char **const[]){&r->cluster, &r->ns, &r->kind, &r->name}, 4);
+    ints_at(st, 4, (int64_t *const[]){&r->used, &r->allocated, &r->waste, &r->pods}, 4);
+    r->estimated = sqlite3_column_int(st, 8);
+}
 
 enum gl_status gl_query_team_workloads(struct gl_store *s, const struct gl_period *p,
                                        const char *team, size_t max,
@@ -1155,30 +1192,10 @@ enum gl_status gl_query_team_workloads(struct gl_store *s, const struct gl_perio
         " ORDER BY used DESC, alloc DESC, 1, 2, 3, 4 LIMIT ?4";
     memset(out, 0, sizeof *out);
     out->w = gl_xcalloc(max ? max : 1, sizeof *out->w);
-    sqlite3_stmt *st = NULL;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                              "report: reading workloads", err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)max);
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW && out->n < max) {
-        struct gl_workload_row *r = &out->w[out->n++];
-        r->cluster = gl_strdup((const char *)sqlite3_column_text(st, 0));
-        r->ns = gl_strdup((const char *)sqlite3_column_text(st, 1));
-        r->kind = gl_strdup((const char *)sqlite3_column_text(st, 2));
-        r->name = gl_strdup((const char *)sqlite3_column_text(st, 3));
-        r->used = sqlite3_column_int64(st, 4);
-        r->allocated = sqlite3_column_int64(st, 5);
-        r->waste = sqlite3_column_int64(st, 6);
-        r->pods = sqlite3_column_int64(st, 7);
-        r->estimated = sqlite3_column_int(st, 8);
-        out->total = sqlite3_column_int64(st, 9);
-    }
-    if (sr != SQLITE_DONE && sr != SQLITE_ROW)
-        rc = gl_usage_fail(s, p, "report: reading workloads", err);
-    sqlite3_finalize(st);
+    struct top_read w = {out->w, sizeof *out->w, &out->n, max, fill_workload, &out->total, 9};
+    struct qread q = {.sql = sql, .what = "report: reading workloads", .p = p, .usage = true,
+                      .nargs = 2, .arg = {QTEXT(team), QINT(max)}};
+    enum gl_status rc = read_rows(s, &q, top_row, &w, err);
     if (rc)
         gl_team_workloads_free(out);
     return rc;
@@ -1186,12 +1203,8 @@ enum gl_status gl_query_team_workloads(struct gl_store *s, const struct gl_perio
 
 void gl_team_workloads_free(struct gl_team_workloads *w)
 {
-    for (size_t i = 0; w->w && i < w->n; i++) {
-        free(w->w[i].cluster);
-        free(w->w[i].ns);
-        free(w->w[i].kind);
-        free(w->w[i].name);
-    }
+    for (struct gl_workload_row *r = w->w; r && r < w->w + w->n; r++)
+        free_each((void *[]){r->cluster, r->ns, r->kind, r->name}, 4);
     free(w->w);
     memset(w, 0, sizeof *w);
 }
@@ -1547,34 +1560,23 @@ enum gl_status gl_query_team_trend(struct gl_store *s, const struct gl_period *p
     return gl_query_trends(s, p, &team, 1, max, rows, n, err);
 }
 
+
+/* A team's reserved-unused MiB·s per cluster, model and hour. */
+static const char waste_sql[] =
+    "SELECT u.cluster, u.model, u.hour, SUM(u.quantity)"
+    " FROM usage_key_hour u"
+    " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.team = ?3 AND u.kind = '" GL_K_RESERVED_UNUSED "'"
+    " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
+
 enum gl_status gl_query_team_waste_hours(struct gl_store *s, const struct gl_period *p,
                                          const char *team, gl_usage_fn fn, void *ctx,
                                          struct gl_error *err)
 {
-    static const char sql[] =
-        "SELECT u.cluster, u.model, u.hour, SUM(u.quantity)"
-        " FROM usage_key_hour u"
-        " WHERE u.hour >= ?1 AND u.hour < ?2 AND u.team = ?3 AND u.kind = '" GL_K_RESERVED_UNUSED "'"
-        " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
-    sqlite3_stmt *st;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                              "report: reading waste", err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 3, team, -1, SQLITE_STATIC);
-    int sr;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        struct gl_usage_row r = {.team = team,
-                                 .cluster = (const char *)sqlite3_column_text(st, 0),
-                                 .model = (const char *)sqlite3_column_text(st, 1),
-                                 .hour = sqlite3_column_int64(st, 2),
-                                 .a = sqlite3_column_int64(st, 3)};
-        rc = fn(ctx, &r, err);
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, p, "report: reading waste", err);
-    sqlite3_finalize(st);
-    return rc;
+    static const enum ucol cols[] = {UC_CLUSTER, UC_MODEL, UC_HOUR, UC_A, UC_END};
+    struct usage_read u = {.cols = cols, .team = team, .fn = fn, .ctx = ctx};
+    struct qread q = {.sql = waste_sql, .what = "report: reading waste", .p = p, .usage = true,
+                      .nargs = 1, .arg = {QTEXT(team)}};
+    return read_rows(s, &q, usage_row, &u, err);
 }
 
 /* ---- cost per unit of work ---- */
@@ -1586,28 +1588,33 @@ enum gl_status gl_query_team_waste_hours(struct gl_store *s, const struct gl_per
     " LEFT JOIN pod_owner o ON o.cluster = u.cluster AND o.namespace = u.namespace" \
     "  AND o.pod = u.pod"
 
+/* A work read: units (column 4 a unit, no team) or memory used (column 4
+ * a model, 7 the team). */
+struct work_read {
+    bool units;
+    gl_work_fn fn;
+    void *ctx;
+};
+
+static enum gl_status work_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    const struct work_read *w = ctx;
+    const char *t[5];
+    for (int k = 0; k < 5; k++)
+        t[k] = col_text(st, k);
+    struct gl_work_read r = {t[0], t[1], t[2], t[3], w->units ? NULL : t[4],
+                             w->units ? t[4] : NULL, w->units ? NULL : col_text(st, 7),
+                             sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6)};
+    return w->fn(w->ctx, &r, err);
+}
+
 static enum gl_status work_read(struct gl_store *s, const struct gl_period *p, const char *sql,
                                 bool units, gl_work_fn fn, void *ctx, const char *what,
                                 struct gl_error *err)
 {
-    sqlite3_stmt *st;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st, what, err);
-    if (rc)
-        return rc;
-    int sr;
-    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *t[5];
-        for (int k = 0; k < 5; k++)
-            t[k] = (const char *)sqlite3_column_text(st, k);
-        struct gl_work_read r = {t[0], t[1], t[2], t[3], units ? NULL : t[4], units ? t[4] : NULL,
-                                 units ? NULL : (const char *)sqlite3_column_text(st, 7),
-                                 sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6)};
-        rc = fn(ctx, &r, err);
-    }
-    if (!rc && sr != SQLITE_DONE)
-        rc = gl_usage_fail(s, p, what, err);
-    sqlite3_finalize(st);
-    return rc;
+    struct work_read w = {units, fn, ctx};
+    struct qread q = {.sql = sql, .what = what, .p = p, .usage = true};
+    return read_rows(s, &q, work_row, &w, err);
 }
 
 enum gl_status gl_query_workload_used_hours(struct gl_store *s, const struct gl_period *p,
@@ -1640,22 +1647,34 @@ enum gl_status gl_query_workload_units(struct gl_store *s, const struct gl_perio
 enum gl_status gl_query_advise_missing(struct gl_store *s, const struct gl_period *p,
                                        int64_t *pod_hours, struct gl_error *err)
 {
+    /* one row always: a count */
     static const char sql[] =
         "SELECT count(*) FROM (SELECT DISTINCT u.hour, u.cluster, u.namespace, u.pod"
         " FROM usage u WHERE u.hour >= ?1 AND u.hour < ?2 AND u.kind = '" GL_K_MEMORY_USED "'"
         "  AND u.pod <> '' AND NOT EXISTS (SELECT 1 FROM pod_peak k WHERE k.cluster = u.cluster"
         "   AND k.hour = u.hour AND k.namespace = u.namespace AND k.pod = u.pod))";
-    sqlite3_stmt *st;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                              "advise: reading hours without peaks", err);
-    if (rc)
-        return rc;
-    int sr = sqlite3_step(st);
-    *pod_hours = sr == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    if (sr != SQLITE_ROW)
-        rc = gl_store_fail(s, "advise: reading hours without peaks", err);
-    sqlite3_finalize(st);
-    return rc;
+    struct qread q = {.sql = sql, .what = "advise: reading hours without peaks", .p = p};
+    return first_int(s, &q, pod_hours, NULL, err);
+}
+
+/* The fleet's sizes being read: the array, its length and room. */
+struct size_read {
+    struct gl_fleet_size **out;
+    size_t *n, cap;
+};
+
+static enum gl_status size_row(void *ctx, sqlite3_stmt *st, struct gl_error *err)
+{
+    (void)err;
+    struct size_read *r = ctx;
+    if (*r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 16;
+        *r->out = gl_xrealloc(*r->out, r->cap * sizeof **r->out);
+    }
+    (*r->out)[(*r->n)++] = (struct gl_fleet_size){gl_strdup(col_text(st, 0)),
+                                                  gl_strdup(col_text(st, 1)),
+                                                  sqlite3_column_int64(st, 2)};
+    return GL_OK;
 }
 
 enum gl_status gl_query_advise_sizes(struct gl_store *s, const struct gl_period *p,
@@ -1671,26 +1690,9 @@ enum gl_status gl_query_advise_sizes(struct gl_store *s, const struct gl_period 
         " ORDER BY 1, 2, 3";
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *st;
-    enum gl_status rc = gl_store_query_period(s, sql, p->start, p->end, &st,
-                                              "advise: reading the fleet's GPU sizes", err);
-    if (rc)
-        return rc;
-    size_t cap = 0;
-    int sr;
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            *out = gl_xrealloc(*out, cap * sizeof **out);
-        }
-        (*out)[(*n)++] = (struct gl_fleet_size){
-            gl_strdup((const char *)sqlite3_column_text(st, 0)),
-            gl_strdup((const char *)sqlite3_column_text(st, 1)), sqlite3_column_int64(st, 2)};
-    }
-    if (sr != SQLITE_DONE)
-        rc = gl_store_fail(s, "advise: reading the fleet's GPU sizes", err);
-    sqlite3_finalize(st);
-    return rc;
+    struct size_read r = {out, n, 0};
+    struct qread q = {.sql = sql, .what = "advise: reading the fleet's GPU sizes", .p = p};
+    return read_rows(s, &q, size_row, &r, err);
 }
 
 void gl_fleet_sizes_free(struct gl_fleet_size *x, size_t n)

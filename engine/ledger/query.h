@@ -8,7 +8,9 @@
  * period and the team, cluster, model and kind (gl_usage_fail).
  *
  * Adding a read: write the SQL and a function filling a struct here, with
- * the struct in this header; callers (statement.c) never see SQL.
+ * the struct in this header; callers (statement.c) never see SQL. In
+ * query.c a read is one read_rows call (its SQL, parameters and what a
+ * failure names) and a function per row.
  */
 #ifndef GL_QUERY_H
 #define GL_QUERY_H

@@ -201,11 +201,9 @@ static int group_cmp(const void *pa, const void *pb)
     const char *ka[] = {a->cluster, a->ns, a->pod, a->uuid, a->instance};
     const char *kb[] = {b->cluster, b->ns, b->pod, b->uuid, b->instance};
     int c = gl_strcmp_n(ka, kb, 5);
-    if (c)
-        return c;
-    if (a->hour != b->hour)
-        return a->hour < b->hour ? -1 : 1;
-    return (a->bucket > b->bucket) - (a->bucket < b->bucket);
+    if (!c)
+        c = (a->hour > b->hour) - (a->hour < b->hour);
+    return c ? c : (a->bucket > b->bucket) - (a->bucket < b->bucket);
 }
 
 /* Each group's team: that of its first hour. */
@@ -258,12 +256,12 @@ enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period 
         rc = teams(s, out, err);
     if (!rc && out->n) /* the order of the groups' first rows */
         qsort(out->g, out->n, sizeof *out->g, group_cmp);
-    gl_intern_free(x.keys);
-    gl_intern_free(x.nkeys);
-    gl_intern_free(x.ndevs);
+    struct gl_intern *interns[] = {x.keys, x.nkeys, x.ndevs};
+    for (size_t k = 0; k < sizeof interns / sizeof *interns; k++)
+        gl_intern_free(interns[k]);
     free(x.nh);
     gl_buf_free(&x.key);
-    if (rc)
+    if (rc) /* nothing half-read is handed back */
         gl_peak_groups_free(out);
     return rc;
 }

@@ -418,12 +418,8 @@ void gl_store_close(struct gl_store *s)
     for (size_t i = 0; i < sizeof statements / sizeof *statements; i++)
         sqlite3_finalize(*statement(s, i));
     agg_reset(s);
-    free(s->dirty);
-    free(s->acc_key.e);
-    free(s->acc_dev.e);
-    free(s->acc_pod.e);
-    free(s->model_hours.e);
-    free(s->models);
+    GL_FREE_EACH(s->dirty, s->acc_key.e, s->acc_dev.e, s->acc_pod.e, s->model_hours.e,
+                 s->models);
     gl_intern_free(s->names);
     for (size_t i = 0; i < sizeof s->triggers / sizeof *s->triggers; i++)
         free(s->triggers[i]);

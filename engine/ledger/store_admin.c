@@ -140,8 +140,9 @@ enum gl_status gl_admin_prune(struct gl_store *s, const struct gl_period *before
 }
 
 enum gl_status gl_admin_prune_retention(struct gl_store *s, int months, int64_t now,
-                                        struct gl_error *err)
+                                        size_t *pruned, struct gl_error *err)
 {
+    *pruned = 0;
     struct gl_period p;
     gl_period_of(now, &p);
     for (int i = 0; i < months; i++)
@@ -153,6 +154,8 @@ enum gl_status gl_admin_prune_retention(struct gl_store *s, int months, int64_t 
                             "(retention.months %d)",
                r.periods[i].period, (long long)r.periods[i].usage_rows,
                (long long)r.periods[i].hours, months);
+    if (!rc)
+        *pruned = r.n;
     gl_prune_report_free(&r);
     return rc;
 }

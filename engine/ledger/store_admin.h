@@ -50,9 +50,11 @@ enum gl_status gl_admin_prune(struct gl_store *s, const struct gl_period *before
 
 /* retention.months for run: prunes the closed periods that ended more than
  * months whole months before the period of now; open ones are kept (and
- * logged), no VACUUM (freed pages are reused). */
+ * logged), no VACUUM (freed pages are reused). *pruned: how many periods
+ * it pruned (a pruned period takes no more corrections: the open period
+ * that carried them reads differently from then on). */
 enum gl_status gl_admin_prune_retention(struct gl_store *s, int months, int64_t now,
-                                        struct gl_error *err);
+                                        size_t *pruned, struct gl_error *err);
 
 /* Whether period (YYYY-MM) has been pruned. */
 enum gl_status gl_admin_period_pruned(struct gl_store *s, const char *period, bool *pruned,

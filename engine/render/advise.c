@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "money.h"
+#include "fields.h"
 #include "util.h"
 
 static const char *const to_kinds[] = {"none", "mig", "time-slicing share", "gpu model"};
@@ -71,11 +72,8 @@ static cJSON *line_json(const struct gl_advice *a, const struct gl_advice_line *
 {
     char b[512];
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "cluster", l->cluster);
-    cJSON_AddStringToObject(o, "namespace", l->ns);
-    cJSON_AddStringToObject(o, "team", l->team);
-    cJSON_AddStringToObject(o, "workload_kind", l->wkind);
-    cJSON_AddStringToObject(o, "workload", l->wname);
+    GL_JSON_STRINGS(o, {"cluster", l->cluster}, {"namespace", l->ns}, {"team", l->team},
+                       {"workload_kind", l->wkind}, {"workload", l->wname});
     num(o, "pods", l->pods);
     cJSON_AddStringToObject(o, "gpu_model", l->model);
     gl_advise_alloc_text(l, b, sizeof b);
@@ -97,9 +95,8 @@ static cJSON *line_json(const struct gl_advice *a, const struct gl_advice_line *
         return o;
     }
     cJSON *r = cJSON_AddObjectToObject(o, "recommendation");
-    cJSON_AddStringToObject(r, "kind", to_kinds[l->to]);
-    cJSON_AddStringToObject(r, "name", l->to_name);
-    cJSON_AddStringToObject(r, "gpu_model", l->to_model);
+    GL_JSON_STRINGS(r, {"kind", to_kinds[l->to]}, {"name", l->to_name},
+                       {"gpu_model", l->to_model});
     num(r, "mib", l->to_mib);
     cJSON_AddStringToObject(r, "assumes", l->assumes);
     num(r, "allocation_mib_seconds", l->held_mib_s);
@@ -134,9 +131,8 @@ void gl_advise_json(const struct gl_advice *a, FILE *out)
     for (size_t i = 0; i < a->nnodes; i++) {
         const struct gl_advice_node *n = &a->nodes[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "cluster", n->cluster);
-        cJSON_AddStringToObject(o, "node", n->hostname);
-        cJSON_AddStringToObject(o, "gpu_model", n->model);
+        GL_JSON_STRINGS(o, {"cluster", n->cluster}, {"node", n->hostname},
+                           {"gpu_model", n->model});
         num(o, "capacity_mib", n->capacity_mib);
         num(o, "hours", n->hours);
         num(o, "max_devices_in_use", n->max_devices);
@@ -213,12 +209,7 @@ void gl_advise_md(const struct gl_advice *a, const char *team, FILE *out)
                   "bound | Above bound | Saving |\n|---|---|---|---:|---:|---:|---:|---:|\n",
                   out);
         gl_dec_format(n->saving, a->minor_digits, sv, sizeof sv);
-        fputs("| ", out);
-        gl_md_cell(out, n->cluster);
-        fputs(" | ", out);
-        gl_md_cell(out, n->hostname);
-        fputs(" | ", out);
-        gl_md_cell(out, n->model);
+        GL_MD_PARTS(out, "||", n->cluster, n->hostname, n->model);
         fprintf(out, " | %lld | %lld | %lld | %lld | %s |\n", (long long)n->max_devices,
                 (long long)n->gpu_hours, (long long)n->bound_gpu_hours,
                 (long long)(n->gpu_hours - n->bound_gpu_hours), sv);

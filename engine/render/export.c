@@ -1,4 +1,4 @@
-/* export — FOCUS 1.2 CSV rows from invoice lines and days. */
+/* export — FOCUS CSV rows from invoice lines and days, in each version's columns. */
 #include "export.h"
 
 #include <cjson/cJSON.h>
@@ -10,35 +10,89 @@
 #include "price.h"
 #include "util.h"
 
-/* FOCUS columns in alphabetical order, then x_ columns (FOCUS.md). */
-static const char *const header12[] = {
-    "BilledCost", "BillingAccountId", "BillingAccountName", "BillingCurrency",
-    "BillingPeriodEnd", "BillingPeriodStart", "ChargeCategory", "ChargeClass",
-    "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart",
-    "ConsumedQuantity", "ConsumedUnit", "ContractedCost", "ContractedUnitPrice",
-    "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost", "ListUnitPrice",
-    "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "RegionId",
-    "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
-    "ServiceName", "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId",
-    "SubAccountId", "SubAccountName", "Tags", "x_ChargeKind", "x_CorrectedPeriod",
-    "x_CostCenter", "x_Cluster", "x_GpuModel", "x_ComputeIndicator", "x_Estimated", NULL,
+/* The versions' bits: which versions write a column. */
+#define V12 1u
+#define V13 2u
+#define ALL (V12 | V13)
+
+/* Every column any FOCUS version writes, in the order written: FOCUS
+ * columns alphabetically, then x_ columns (FOCUS.md); each with the
+ * versions that write it. 1.3 adds the split cost allocation columns, and
+ * its ServiceProviderName and HostProviderName replace the deprecated
+ * ProviderName and PublisherName. */
+#define COLUMNS(X)                                                                             \
+    X(AllocatedMethodDetails, V13) X(AllocatedMethodId, V13) X(AllocatedResourceId, V13)       \
+    X(AllocatedResourceName, V13) X(AllocatedTags, V13) X(BilledCost, ALL)                     \
+    X(BillingAccountId, ALL) X(BillingAccountName, ALL) X(BillingCurrency, ALL)                \
+    X(BillingPeriodEnd, ALL) X(BillingPeriodStart, ALL) X(ChargeCategory, ALL)                 \
+    X(ChargeClass, ALL) X(ChargeDescription, ALL) X(ChargeFrequency, ALL)                      \
+    X(ChargePeriodEnd, ALL) X(ChargePeriodStart, ALL) X(ConsumedQuantity, ALL)                 \
+    X(ConsumedUnit, ALL) X(ContractedCost, ALL) X(ContractedUnitPrice, ALL)                    \
+    X(EffectiveCost, ALL) X(HostProviderName, V13) X(InvoiceId, ALL)                           \
+    X(InvoiceIssuerName, ALL) X(ListCost, ALL) X(ListUnitPrice, ALL) X(PricingQuantity, ALL)   \
+    X(PricingUnit, ALL) X(ProviderName, V12) X(PublisherName, V12) X(RegionId, ALL)            \
+    X(RegionName, ALL) X(ResourceId, ALL) X(ResourceName, ALL) X(ResourceType, ALL)            \
+    X(ServiceCategory, ALL) X(ServiceName, ALL) X(ServiceProviderName, V13)                    \
+    X(ServiceSubcategory, ALL) X(SkuId, ALL) X(SkuMeter, ALL) X(SkuPriceDetails, ALL)          \
+    X(SkuPriceId, ALL) X(SubAccountId, ALL) X(SubAccountName, ALL) X(Tags, ALL)                \
+    X(x_ChargeKind, ALL) X(x_CorrectedPeriod, ALL) X(x_CostCenter, ALL) X(x_Cluster, ALL)      \
+    X(x_GpuModel, ALL) X(x_ComputeIndicator, ALL) X(x_Estimated, ALL)
+
+enum col {
+#define COL_ID(name, versions) C_##name,
+    COLUMNS(COL_ID)
+#undef COL_ID
+    NCOLS
 };
-/* 1.3: the split cost allocation columns; ServiceProviderName and
- * HostProviderName replace the deprecated ProviderName and PublisherName. */
-static const char *const header13[] = {
-    "AllocatedMethodDetails", "AllocatedMethodId", "AllocatedResourceId",
-    "AllocatedResourceName", "AllocatedTags", "BilledCost", "BillingAccountId",
-    "BillingAccountName", "BillingCurrency", "BillingPeriodEnd", "BillingPeriodStart",
-    "ChargeCategory", "ChargeClass", "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd",
-    "ChargePeriodStart", "ConsumedQuantity", "ConsumedUnit", "ContractedCost",
-    "ContractedUnitPrice", "EffectiveCost", "HostProviderName", "InvoiceId",
-    "InvoiceIssuerName", "ListCost", "ListUnitPrice", "PricingQuantity", "PricingUnit",
-    "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
-    "ServiceName", "ServiceProviderName", "ServiceSubcategory", "SkuId", "SkuMeter",
-    "SkuPriceDetails", "SkuPriceId", "SubAccountId", "SubAccountName", "Tags", "x_ChargeKind",
-    "x_CorrectedPeriod", "x_CostCenter", "x_Cluster", "x_GpuModel", "x_ComputeIndicator",
-    "x_Estimated", NULL,
+
+static const struct column {
+    const char *name;
+    unsigned versions;
+} columns[NCOLS] = {
+#define COL_ROW(name, versions) {#name, versions},
+    COLUMNS(COL_ROW)
+#undef COL_ROW
 };
+
+/* The versions written: a new one is a bit, its columns marked above, and
+ * a line here (and its renderer rows, render.c). */
+static const struct version {
+    int number;         /* as the config holds it: 13 = 1.3 */
+    const char *name;   /* FocusVersion */
+    const char *marker; /* a column only it writes: how a stored CSV's header tells it
+                           (NULL: the version a header without any marker is) */
+    unsigned bit;
+} versions[] = {
+    {12, "1.2", NULL, V12},
+    {13, "1.3", "ServiceProviderName", V13},
+};
+
+static const struct version *version_of(int number)
+{
+    for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
+        if (versions[i].number == number)
+            return &versions[i];
+    return NULL;
+}
+
+static bool has_col(const struct version *v, enum col k)
+{
+    return (columns[k].versions & v->bit) != 0;
+}
+
+int gl_focus_version_of_csv(const char *csv)
+{
+    size_t n = strcspn(csv, "\r\n");
+    int fallback = 0;
+    for (size_t i = 0; i < sizeof versions / sizeof *versions; i++) {
+        const char *hit = versions[i].marker ? strstr(csv, versions[i].marker) : NULL;
+        if (hit && (size_t)(hit - csv) < n)
+            return versions[i].number;
+        if (!versions[i].marker)
+            fallback = versions[i].number;
+    }
+    return fallback;
+}
 
 /* The provider-defined tag key prefix (metadata ProviderTagPrefixes). */
 #define TAG_PREFIX "gpuledger/"
@@ -308,38 +362,25 @@ static bool line_texts_init(const struct gl_config *c, const struct gl_invoice_l
     return ok;
 }
 
-/* FOCUS 1.3's allocation columns (AllocatedMethodDetails .. AllocatedTags). */
-static void allocation_cells(struct row *r, const struct gl_invoice *inv,
-                             const struct line_texts *x, const gl_i128 *ratio, size_t nratio,
-                             size_t ri, const char *qty)
+/* AllocatedMethodDetails of a split row whose ratio is known (row ri of
+ * the ratios), else NULL; malloc'd. */
+static char *alloc_details(const struct line_texts *x, const gl_i128 *ratio, size_t nratio,
+                           size_t ri, const char *qty)
 {
-    if (x->method && ratio && ri < nratio && ratio[ri] >= 0) {
-        char rt[40];
-        gl_dec_format_trim(ratio[ri], 9, rt, sizeof rt);
-        cJSON *md = cJSON_CreateObject();
-        cJSON *els = cJSON_AddArrayToObject(md, "Elements");
-        cJSON *el = cJSON_CreateObject();
-        cJSON_AddItemToObject(el, "AllocatedRatio", cJSON_CreateRaw(rt));
-        cJSON_AddStringToObject(el, "UsageUnit", "GB-Hours");
-        cJSON_AddItemToObject(el, "UsageQuantity", cJSON_CreateRaw(qty));
-        cJSON_AddItemToArray(els, el);
-        char *mt = ascii_json(md);
-        cell_str(r, mt);              /* AllocatedMethodDetails */
-        free(mt);
-        cJSON_Delete(md);
-    } else {
-        cell_null(r);
-    }
-    if (x->method) {
-        cell_str(r, x->method);       /* AllocatedMethodId */
-        cell_str(r, inv->team);       /* AllocatedResourceId */
-        cell_str(r, inv->team_name);  /* AllocatedResourceName */
-    } else {
-        cell_null(r);
-        cell_null(r);
-        cell_null(r);
-    }
-    cell_null(r);                     /* AllocatedTags: all in Tags */
+    if (!x->method || !ratio || ri >= nratio || ratio[ri] < 0)
+        return NULL;
+    char rt[40];
+    gl_dec_format_trim(ratio[ri], 9, rt, sizeof rt);
+    cJSON *md = cJSON_CreateObject();
+    cJSON *els = cJSON_AddArrayToObject(md, "Elements");
+    cJSON *el = cJSON_CreateObject();
+    cJSON_AddItemToObject(el, "AllocatedRatio", cJSON_CreateRaw(rt));
+    cJSON_AddStringToObject(el, "UsageUnit", "GB-Hours");
+    cJSON_AddItemToObject(el, "UsageQuantity", cJSON_CreateRaw(qty));
+    cJSON_AddItemToArray(els, el);
+    char *mt = ascii_json(md);
+    cJSON_Delete(md);
+    return mt;
 }
 
 /* The figures of one day row, printed. */
@@ -372,97 +413,125 @@ static enum gl_status day_figures(const struct gl_invoice_set *set, const struct
     return GL_OK;
 }
 
-/* The columns from BilledCost to x_Estimated of one day row, in the
- * version's header order (header12 / header13). */
-static void day_cells(struct row *r, const struct gl_config *c, bool v13, const char *pstart,
-                      const char *pend, const struct gl_invoice *inv,
-                      const struct gl_invoice_line *l, const struct line_texts *x,
-                      const struct gl_line_day *day, const struct day_figures *f)
+/* What the cells of one day row are drawn from. */
+struct day_row {
+    const struct gl_config *c;
+    const char *pstart, *pend;
+    const struct gl_invoice *inv;
+    const struct gl_invoice_line *l;
+    const struct line_texts *x;
+    const struct gl_line_day *day;
+    const struct day_figures *f;
+    const char *details; /* AllocatedMethodDetails, or NULL */
+};
+
+/* Column k of a day row. */
+static void day_cell(struct row *r, enum col k, const struct day_row *d)
 {
-    cell_bare(r, f->billed);               /* BilledCost */
-    cell_str(r, c->account_id);            /* BillingAccountId */
-    cell_str(r, c->account_name);          /* BillingAccountName */
-    cell_str(r, c->currency);              /* BillingCurrency */
-    cell_bare(r, pend);                    /* BillingPeriodEnd */
-    cell_bare(r, pstart);                  /* BillingPeriodStart */
-    cell_str(r, "Usage");                  /* ChargeCategory */
-    if (l->corrected_period[0])            /* ChargeClass */
-        cell_str(r, "Correction");
-    else
-        cell_null(r);
-    cell_str(r, x->desc.data);             /* ChargeDescription */
-    cell_str(r, "Usage-Based");            /* ChargeFrequency */
-    cell_bare(r, f->de);                   /* ChargePeriodEnd */
-    cell_bare(r, f->ds);                   /* ChargePeriodStart */
-    cell_bare(r, f->qty);                  /* ConsumedQuantity */
-    cell_str(r, "GB-Hours");               /* ConsumedUnit */
-    cell_bare(r, f->list);                 /* ContractedCost */
-    cell_bare(r, x->price);                /* ContractedUnitPrice */
-    cell_bare(r, f->billed);               /* EffectiveCost */
-    if (v13)
-        cell_str(r, c->provider);          /* HostProviderName */
-    cell_str(r, inv->invoice_id);          /* InvoiceId */
-    cell_str(r, c->provider);              /* InvoiceIssuerName */
-    cell_bare(r, f->list);                 /* ListCost */
-    cell_bare(r, x->price);                /* ListUnitPrice */
-    cell_bare(r, f->pqty);                 /* PricingQuantity */
-    cell_str(r, x->gpuh ? "GPU-Hours" : "GB-Hours"); /* PricingUnit */
-    if (!v13) {
-        cell_str(r, c->provider);          /* ProviderName */
-        cell_str(r, c->provider);          /* PublisherName */
+    const struct gl_config *c = d->c;
+    const struct gl_invoice *inv = d->inv;
+    const struct gl_invoice_line *l = d->l;
+    const struct line_texts *x = d->x;
+    const struct day_figures *f = d->f;
+    /* the allocation columns: a split row's, null for the others */
+    const char *split = x->method;
+    switch (k) {
+    case C_AllocatedMethodDetails: cell_str(r, d->details); break;
+    case C_AllocatedMethodId: cell_str(r, split); break;
+    case C_AllocatedResourceId: cell_str(r, split ? inv->team : NULL); break;
+    case C_AllocatedResourceName: cell_str(r, split ? inv->team_name : NULL); break;
+    case C_AllocatedTags: cell_null(r); break; /* all in Tags */
+    case C_BilledCost: cell_bare(r, f->billed); break;
+    case C_BillingAccountId: cell_str(r, c->account_id); break;
+    case C_BillingAccountName: cell_str(r, c->account_name); break;
+    case C_BillingCurrency: cell_str(r, c->currency); break;
+    case C_BillingPeriodEnd: cell_bare(r, d->pend); break;
+    case C_BillingPeriodStart: cell_bare(r, d->pstart); break;
+    case C_ChargeCategory: cell_str(r, "Usage"); break;
+    case C_ChargeClass: cell_str(r, l->corrected_period[0] ? "Correction" : NULL); break;
+    case C_ChargeDescription: cell_str(r, x->desc.data); break;
+    case C_ChargeFrequency: cell_str(r, "Usage-Based"); break;
+    case C_ChargePeriodEnd: cell_bare(r, f->de); break;
+    case C_ChargePeriodStart: cell_bare(r, f->ds); break;
+    case C_ConsumedQuantity: cell_bare(r, f->qty); break;
+    case C_ConsumedUnit: cell_str(r, "GB-Hours"); break;
+    case C_ContractedCost: cell_bare(r, f->list); break;
+    case C_ContractedUnitPrice: cell_bare(r, x->price); break;
+    case C_EffectiveCost: cell_bare(r, f->billed); break;
+    case C_HostProviderName: cell_str(r, c->provider); break;
+    case C_InvoiceId: cell_str(r, inv->invoice_id); break;
+    case C_InvoiceIssuerName: cell_str(r, c->provider); break;
+    case C_ListCost: cell_bare(r, f->list); break;
+    case C_ListUnitPrice: cell_bare(r, x->price); break;
+    case C_PricingQuantity: cell_bare(r, f->pqty); break;
+    case C_PricingUnit: cell_str(r, x->gpuh ? "GPU-Hours" : "GB-Hours"); break;
+    case C_ProviderName: cell_str(r, c->provider); break;
+    case C_PublisherName: cell_str(r, c->provider); break;
+    case C_RegionId: cell_str(r, l->cluster); break;
+    case C_RegionName: cell_str(r, l->cluster); break;
+    case C_ResourceId: cell_str(r, x->resid.data); break;
+    case C_ResourceName: cell_str(r, l->model); break;
+    case C_ResourceType: cell_str(r, "GPU"); break;
+    case C_ServiceCategory: cell_str(r, "Compute"); break;
+    case C_ServiceName: cell_str(r, c->service_name); break;
+    case C_ServiceProviderName: cell_str(r, c->provider); break;
+    case C_ServiceSubcategory: cell_str(r, "Containers"); break;
+    case C_SkuId: cell_str(r, x->sku.data); break;
+    case C_SkuMeter: cell_str(r, "GPU memory"); break;
+    case C_SkuPriceDetails: cell_str(r, x->price_details); break;
+    case C_SkuPriceId: cell_str(r, x->sku_price.data); break;
+    case C_SubAccountId: cell_str(r, inv->team); break;
+    case C_SubAccountName: cell_str(r, inv->team_name); break;
+    case C_Tags: cell_str(r, x->tags); break;
+    case C_x_ChargeKind: cell_str(r, gl_line_kind_name(l->kind)); break;
+    case C_x_CorrectedPeriod:
+        cell_str(r, l->corrected_period[0] ? l->corrected_period : NULL);
+        break;
+    case C_x_CostCenter: cell_str(r, inv->cost_center); break;
+    case C_x_Cluster: cell_str(r, l->cluster); break;
+    case C_x_GpuModel: cell_str(r, l->model); break;
+    case C_x_ComputeIndicator:
+        if (d->day->busy_steps > 0) {
+            char ci[64];
+            gl_dec_format(gl_div_half_even(d->day->busy_ppm, d->day->busy_steps), 6, ci,
+                          sizeof ci);
+            cell_bare(r, ci);
+        } else {
+            cell_null(r);
+        }
+        break;
+    case C_x_Estimated: cell_bare(r, l->estimated ? "true" : "false"); break;
+    case NCOLS: break;
     }
-    cell_str(r, l->cluster);               /* RegionId */
-    cell_str(r, l->cluster);               /* RegionName */
-    cell_str(r, x->resid.data);            /* ResourceId */
-    cell_str(r, l->model);                 /* ResourceName */
-    cell_str(r, "GPU");                    /* ResourceType */
-    cell_str(r, "Compute");                /* ServiceCategory */
-    cell_str(r, c->service_name);          /* ServiceName */
-    if (v13)
-        cell_str(r, c->provider);          /* ServiceProviderName */
-    cell_str(r, "Containers");             /* ServiceSubcategory */
-    cell_str(r, x->sku.data);              /* SkuId */
-    cell_str(r, "GPU memory");             /* SkuMeter */
-    cell_str(r, x->price_details);         /* SkuPriceDetails */
-    cell_str(r, x->sku_price.data);        /* SkuPriceId */
-    cell_str(r, inv->team);                /* SubAccountId */
-    cell_str(r, inv->team_name);           /* SubAccountName */
-    cell_str(r, x->tags);                  /* Tags */
-    cell_str(r, gl_line_kind_name(l->kind)); /* x_ChargeKind */
-    if (l->corrected_period[0])            /* x_CorrectedPeriod */
-        cell_str(r, l->corrected_period);
-    else
-        cell_null(r);
-    cell_str(r, inv->cost_center);         /* x_CostCenter */
-    cell_str(r, l->cluster);               /* x_Cluster */
-    cell_str(r, l->model);                 /* x_GpuModel */
-    if (day->busy_steps > 0) {             /* x_ComputeIndicator */
-        char ci[64];
-        gl_dec_format(gl_div_half_even(day->busy_ppm, day->busy_steps), 6, ci, sizeof ci);
-        cell_bare(r, ci);
-    } else {
-        cell_null(r);
-    }
-    cell_bare(r, l->estimated ? "true" : "false"); /* x_Estimated */
-    end_row(r);
 }
 
-enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size_t *rows,
-                               struct gl_error *err)
+/* A FOCUS version this engine does not write: a caller's mistake, loud. */
+static enum gl_status unknown_version(int version, struct gl_error *err)
+{
+    return gl_error_set(err, GL_ERR_RUNTIME, "FOCUS version %d.%d is not one this engine writes",
+                        version / 10, version % 10);
+}
+
+enum gl_status gl_export_focus(const struct gl_invoice_set *set, int version, FILE *out,
+                               size_t *rows, struct gl_error *err)
 {
     const struct gl_config *c = set->cfg;
-    const bool v13 = c->focus_version == 13;
-    struct row r = {out, 0, NULL};
+    const struct version *v = version_of(version);
     *rows = 0;
-    for (const char *const *h = v13 ? header13 : header12; *h; h++)
-        cell_bare(&r, *h);
+    if (!v)
+        return unknown_version(version, err);
+    struct row r = {out, 0, NULL};
+    for (enum col k = 0; k < NCOLS; k++)
+        if (has_col(v, k))
+            cell_bare(&r, columns[k].name);
     end_row(&r);
+    const bool allocated = has_col(v, C_AllocatedMethodDetails);
     char pstart[32], pend[32];
     enum gl_status frc = GL_OK;
     gl_time_format(set->period.start, pstart, sizeof pstart);
     gl_time_format(set->period.end, pend, sizeof pend);
     size_t nratio = 0, ri = 0;
-    gl_i128 *ratio = v13 ? split_ratios(set, &nratio) : NULL;
+    gl_i128 *ratio = allocated ? split_ratios(set, &nratio) : NULL;
     for (size_t i = 0; i < set->n; i++) {
         const struct gl_invoice *inv = &set->invoices[i];
         cJSON *tags = cJSON_CreateObject();
@@ -477,9 +546,14 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, FILE *out, size
                 struct day_figures f;
                 if ((frc = day_figures(set, inv, l, &x, &l->days[d], &f, err)))
                     break;
-                if (v13)
-                    allocation_cells(&r, inv, &x, ratio, nratio, ri, f.qty);
-                day_cells(&r, c, v13, pstart, pend, inv, l, &x, &l->days[d], &f);
+                struct day_row dr = {c, pstart, pend, inv, l, &x, &l->days[d], &f, NULL};
+                char *details = allocated ? alloc_details(&x, ratio, nratio, ri, f.qty) : NULL;
+                dr.details = details;
+                for (enum col k = 0; k < NCOLS; k++)
+                    if (has_col(v, k))
+                        day_cell(&r, k, &dr);
+                end_row(&r);
+                free(details);
                 (*rows)++;
             }
             line_texts_free(&x);
@@ -532,30 +606,40 @@ static const char *column_type(const char *name)
     return "STRING";
 }
 
-void gl_export_metadata(const struct gl_config *c, const char *period, bool closed,
-                        const char *csv, size_t rows, const struct gl_gap *gaps, size_t ngaps,
-                        FILE *out)
+enum gl_status gl_export_metadata(int version, const struct gl_config *c, const char *period,
+                                  bool closed, const char *csv, size_t rows,
+                                  const struct gl_gap *gaps, size_t ngaps, FILE *out,
+                                  struct gl_error *err)
 {
-    /* the columns as written: the CSV's own header (a closed period's frozen
-     * CSV keeps the version it was closed with), else this engine's */
+    const struct version *v = version_of(version);
+    if (!v)
+        return unknown_version(version, err);
+    /* a closed period's frozen CSV keeps the version it was closed with:
+     * metadata of another version would describe columns it lacks */
+    if (csv && gl_focus_version_of_csv(csv) != version)
+        return gl_error_set(err, GL_ERR_STATE,
+                            "period %s: its stored FOCUS CSV is not FOCUS %s, the version asked "
+                            "for",
+                            period, v->name);
+    /* the columns as written: the CSV's own header, else this engine's */
     cJSON *cols = cJSON_CreateArray();
-    bool tags = false, v13 = c->focus_version == 13;
+    bool tags = false;
     uint64_t h = GL_HASH_SEED;
     if (csv) {
         size_t n = strcspn(csv, "\r\n");
         char *line = gl_xcalloc(n + 1, 1);
         memcpy(line, csv, n);
-        v13 = strstr(line, "ServiceProviderName") != NULL;
         for (char *save = NULL, *f = strtok_r(line, ",", &save); f; f = strtok_r(NULL, ",", &save))
             cJSON_AddItemToArray(cols, cJSON_CreateString(f));
         free(line);
     } else {
-        for (const char *const *hd = v13 ? header13 : header12; *hd; hd++)
-            cJSON_AddItemToArray(cols, cJSON_CreateString(*hd));
+        for (enum col k = 0; k < NCOLS; k++)
+            if (has_col(v, k))
+                cJSON_AddItemToArray(cols, cJSON_CreateString(columns[k].name));
     }
-    const char *version = v13 ? "1.3" : "1.2";
+    const char *version_name = v->name;
     cJSON *defs = cJSON_CreateArray();
-    h = gl_hash_bytes(version, strlen(version), h);
+    h = gl_hash_bytes(version_name, strlen(version_name), h);
     const cJSON *it;
     cJSON_ArrayForEach(it, cols)
     {
@@ -576,10 +660,10 @@ void gl_export_metadata(const struct gl_config *c, const char *period, bool clos
     }
     cJSON_Delete(cols);
     char schema_id[64];
-    snprintf(schema_id, sizeof schema_id, "gpuledger-focus-%s-%016llx", version,
+    snprintf(schema_id, sizeof schema_id, "gpuledger-focus-%s-%016llx", version_name,
              (unsigned long long)h);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "FocusVersion", version);
+    cJSON_AddStringToObject(o, "FocusVersion", version_name);
     cJSON_AddStringToObject(o, "DataGenerator", "gpuledger " GL_VERSION);
     cJSON_AddStringToObject(o, "SchemaId", schema_id); /* the data's reference to its schema */
     cJSON_AddStringToObject(o, "BillingPeriod", period);
@@ -602,7 +686,7 @@ void gl_export_metadata(const struct gl_config *c, const char *period, bool clos
     cJSON_AddNumberToObject(o, "Rows", (double)rows);
     cJSON *schema = cJSON_AddObjectToObject(o, "Schema");
     cJSON_AddStringToObject(schema, "SchemaId", schema_id);
-    cJSON_AddStringToObject(schema, "FocusVersion", version);
+    cJSON_AddStringToObject(schema, "FocusVersion", version_name);
     /* the schema is this release's column set: created with it */
     cJSON_AddStringToObject(schema, "CreationDate", GL_FOCUS_SCHEMA_DATE);
     cJSON_AddStringToObject(schema, "DataGeneratorVersion", GL_VERSION);
@@ -612,4 +696,5 @@ void gl_export_metadata(const struct gl_config *c, const char *period, bool clos
     fprintf(out, "%s\n", text);
     free(text);
     cJSON_Delete(o);
+    return GL_OK;
 }

@@ -1,8 +1,8 @@
-/* output — invoices and FOCUS files, live or frozen; whole trees swapped in. */
+/* output — invoices and FOCUS files, live or frozen, through their renderer
+ * rows; whole trees swapped in. */
 #define _GNU_SOURCE /* renameat2 and RENAME_EXCHANGE (glibc 2.28, Linux 3.15) */
 #include "output.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,11 +15,11 @@
 #include "render.h"
 #include "util.h"
 
-enum gl_status gl_output_invoices(const struct gl_statement *st, const char *team, bool md,
-                                  const char *dir, size_t *count, struct gl_error *err)
+enum gl_status gl_output_invoices(const struct gl_statement *st, const struct gl_renderer *r,
+                                  const char *team, const char *dir, size_t *count,
+                                  struct gl_error *err)
 {
     *count = 0;
-    const struct gl_renderer *r = gl_renderer_find(md ? "invoice-md" : "invoice-json");
     if (team) {
         bool found = false;
         for (size_t i = 0; !found && i < gl_render_count(st, r->scope); i++)
@@ -28,60 +28,22 @@ enum gl_status gl_output_invoices(const struct gl_statement *st, const char *tea
             return gl_error_set(err, GL_ERR_USAGE, "team \"%s\" has no invoice in %s", team,
                                 st->period.name);
     }
-    if (dir) {
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", dir,
-                                strerror(errno));
-        return gl_render_all(r, st, team, dir, count, err);
-    }
-    /* stdout: Markdown invoices one after the other; JSON in one object */
-    cJSON *all = md ? NULL : cJSON_CreateArray();
-    enum gl_status rc = GL_OK;
-    for (size_t i = 0; !rc && i < gl_render_count(st, r->scope); i++) {
-        if (team && strcmp(gl_render_team(st, r->scope, i), team) != 0)
-            continue;
-        char *text = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&text, &len);
-        if (!f) {
-            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-            break;
-        }
-        rc = r->fn(st, i, f, err);
-        fclose(f);
-        if (!rc && md) {
-            if (*count)
-                fputs("\n---\n\n", stdout);
-            fputs(text, stdout);
-        } else if (!rc) {
-            cJSON_AddItemToArray(all, cJSON_Parse(text));
-        }
-        (*count)++;
-        free(text);
-    }
-    if (!rc && all) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "period", st->period.name);
-        cJSON_AddItemToObject(root, "invoices", all);
-        all = NULL;
-        char *text = cJSON_Print(root);
-        printf("%s\n", text);
-        free(text);
-        cJSON_Delete(root);
-    }
-    cJSON_Delete(all);
-    return rc;
+    if (!dir)
+        return gl_render_print(r, st, team, stdout, err);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", dir, strerror(errno));
+    return gl_render_all(r, st, team, dir, count, err);
 }
 
-enum gl_status gl_output_focus(const struct gl_statement *st, const char *path, size_t *rows,
-                               struct gl_error *err)
+enum gl_status gl_output_focus(const struct gl_statement *st, const struct gl_renderer *csv,
+                               const char *path, size_t *rows, struct gl_error *err)
 {
-    enum gl_status rc = gl_render_focus_rows(st, rows, err);
+    /* counted first: a CSV that cannot be written fails before a byte of it */
+    enum gl_status rc = gl_render_focus_rows(st, csv->focus, rows, err);
     if (rc)
         return rc;
-    const struct gl_renderer *csv = gl_renderer_find("focus-csv");
     if (!path) {
-        rc = csv->fn(st, 0, stdout, err);
+        rc = gl_render_output(csv, st, 0, stdout, err);
         if (!rc && fflush(stdout) != 0)
             rc = gl_error_set(err, GL_ERR_RUNTIME, "stdout: write failed");
         return rc;
@@ -92,7 +54,8 @@ enum gl_status gl_output_focus(const struct gl_statement *st, const char *path, 
     if (!rc && !gl_buf_printf(&meta, "%s.metadata.json", path))
         rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
     if (!rc)
-        rc = gl_render_to_file(gl_renderer_find("focus-metadata"), st, 0, meta.data, err);
+        rc = gl_render_to_file(gl_renderer_focus("focus-metadata", csv->focus), st, 0, meta.data,
+                               err);
     gl_buf_free(&meta);
     return rc;
 }
@@ -107,6 +70,28 @@ static char *join2(const char *a, const char *b)
     return p;
 }
 
+enum gl_status gl_output_remove_entries(const char *dir, bool (*match)(const char *name),
+                                        const char *verb, struct gl_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return gl_error_set(err, GL_ERR_RUNTIME, "%s: %s: %s", dir, verb, strerror(errno));
+    enum gl_status rc = GL_OK;
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            (match && !match(e->d_name)))
+            continue;
+        char *sub = join2(dir, e->d_name);
+        if (!(rc = gl_output_tree_remove(sub, err)) && match)
+            gl_log(GL_LOG_INFO, "removed the temporary folder of an interrupted run path=%s",
+                   sub);
+        free(sub);
+    }
+    closedir(d);
+    return rc;
+}
+
 enum gl_status gl_output_tree_remove(const char *path, struct gl_error *err)
 {
     struct stat st;
@@ -115,20 +100,7 @@ enum gl_status gl_output_tree_remove(const char *path, struct gl_error *err)
                                : gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot remove: %s", path,
                                               strerror(errno));
     if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (!d)
-            return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot remove: %s", path,
-                                strerror(errno));
-        enum gl_status rc = GL_OK;
-        struct dirent *e;
-        while (!rc && (e = readdir(d))) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char *sub = join2(path, e->d_name);
-            rc = gl_output_tree_remove(sub, err);
-            free(sub);
-        }
-        closedir(d);
+        enum gl_status rc = gl_output_remove_entries(path, NULL, "cannot remove", err);
         if (rc)
             return rc;
         if (rmdir(path) != 0)

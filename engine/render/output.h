@@ -20,22 +20,30 @@
 #include "util.h"
 
 /* The invoices of a statement built with GL_ST_INVOICES (team NULL = all;
- * the frozen ones of a closed period): to dir as
- * invoice-<period>-<team>.json|.md, or to stdout when dir is NULL (JSON:
- * {"period", "invoices": [...]}). *count receives the number of invoices.
- * A team with no invoice is a usage error when team is given. */
+ * the frozen ones of a closed period) in r's format (invoice-json or
+ * invoice-md): to dir as invoice-<period>-<team>.json|.md, or what the
+ * row prints to stdout when dir is NULL (JSON: {"period", "invoices":
+ * [...]}). *count receives the number of files written. A team with no
+ * invoice is a usage error when team is given. */
 struct gl_statement;
-enum gl_status gl_output_invoices(const struct gl_statement *st, const char *team, bool md,
-                                  const char *dir, size_t *count, struct gl_error *err);
+struct gl_renderer;
+enum gl_status gl_output_invoices(const struct gl_statement *st, const struct gl_renderer *r,
+                                  const char *team, const char *dir, size_t *count,
+                                  struct gl_error *err);
 
-/* The FOCUS CSV of such a statement to path (plus path.metadata.json), or
- * stdout; *rows receives its rows. */
-enum gl_status gl_output_focus(const struct gl_statement *st, const char *path, size_t *rows,
-                               struct gl_error *err);
+/* The FOCUS CSV of such a statement in csv's version (a focus-csv row)
+ * to path (plus path.metadata.json), or stdout; *rows receives its rows. */
+enum gl_status gl_output_focus(const struct gl_statement *st, const struct gl_renderer *csv,
+                               const char *path, size_t *rows, struct gl_error *err);
 
 /* Removes path: a file, or a folder with everything under it (symbolic
  * links removed, never followed). A missing path is not an error. */
 enum gl_status gl_output_tree_remove(const char *path, struct gl_error *err);
+/* Removes the entries of folder dir that match() accepts (NULL: all), each
+ * a whole tree; each one removed for match() is logged as the temporary
+ * folder of an interrupted run. verb names a failure to open dir. */
+enum gl_status gl_output_remove_entries(const char *dir, bool (*match)(const char *name),
+                                        const char *verb, struct gl_error *err);
 
 /* The regular files under dir as "<path relative to dir>\t<size>\n" lines,
  * sorted, appended to out (which holds "" at least on success). Every

@@ -8,8 +8,9 @@
 #include <sys/stat.h>
 
 #include "export.h"
+#include "invoice_codec.h"
+#include "advise.h"
 #include "keepfile.h"
-#include "gl_build.h"
 #include "report.h"
 #include "summary.h"
 #include "unitcost.h"
@@ -18,9 +19,10 @@
 /* ---- invoices: the statement's (a closed period's as frozen), or the
  * texts stored at close of a period closed before schema 007 ---- */
 
-static enum gl_status r_invoice_json(const struct gl_statement *st, size_t i, FILE *out,
-                                     struct gl_error *err)
+static enum gl_status r_invoice_json(const struct gl_renderer *r, const struct gl_statement *st,
+                                     size_t i, FILE *out, struct gl_error *err)
 {
+    (void)r;
     (void)err;
     if (st->from_texts) {
         fprintf(out, "%s\n", st->frozen[i].json);
@@ -32,9 +34,10 @@ static enum gl_status r_invoice_json(const struct gl_statement *st, size_t i, FI
     return GL_OK;
 }
 
-static enum gl_status r_invoice_md(const struct gl_statement *st, size_t i, FILE *out,
-                                   struct gl_error *err)
+static enum gl_status r_invoice_md(const struct gl_renderer *r, const struct gl_statement *st,
+                                   size_t i, FILE *out, struct gl_error *err)
 {
+    (void)r;
     (void)err;
     if (st->from_texts)
         fputs(st->frozen[i].md, out);
@@ -43,15 +46,102 @@ static enum gl_status r_invoice_md(const struct gl_statement *st, size_t i, FILE
     return GL_OK;
 }
 
-/* ---- FOCUS ---- */
+/* Prints {"period": st's, key: items} (items taken over). */
+static void print_period_json(const struct gl_statement *st, const char *key, cJSON *items,
+                              FILE *out)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "period", st->period.name);
+    cJSON_AddItemToObject(root, key, items);
+    char *text = cJSON_Print(root);
+    fprintf(out, "%s\n", text);
+    free(text);
+    cJSON_Delete(root);
+}
 
-static enum gl_status r_focus_csv(const struct gl_statement *st, size_t i, FILE *out,
-                                  struct gl_error *err)
+/* Whether invoice i of st is shown with a team filter (NULL: all). */
+static bool invoice_shown(const struct gl_statement *st, size_t i, const char *team)
+{
+    return !team || strcmp(gl_render_team(st, GL_SCOPE_INVOICE, i), team) == 0;
+}
+
+/* The invoices as one JSON document, {"period", "invoices": [...]}: each
+ * invoice's object from the figures, or of a period closed before schema
+ * 007 the text stored at close, read back (a stored text that is no JSON
+ * object is an error, never left out). */
+static enum gl_status p_invoices_json(const struct gl_renderer *r, const struct gl_statement *st,
+                                      const char *team, FILE *out, struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    cJSON *all = cJSON_CreateArray();
+    for (size_t i = 0; !rc && i < gl_render_count(st, r->scope); i++) {
+        if (!invoice_shown(st, i, team))
+            continue;
+        cJSON *o = st->from_texts ? cJSON_Parse(st->frozen[i].json)
+                                  : gl_invoice_object(st->set, &st->set->invoices[i]);
+        if (!cJSON_IsObject(o))
+            rc = gl_error_set(err, GL_ERR_STATE,
+                              "period %s: the invoice of team \"%.300s\" stored at close is "
+                              "not a JSON object",
+                              st->period.name, gl_render_team(st, r->scope, i));
+        if (!cJSON_AddItemToArray(all, o))
+            cJSON_Delete(o);
+    }
+    if (rc) {
+        cJSON_Delete(all);
+        return rc;
+    }
+    print_period_json(st, "invoices", all, out);
+    return GL_OK;
+}
+
+/* The invoices one after the other, a rule between two. */
+static enum gl_status p_invoices_md(const struct gl_renderer *r, const struct gl_statement *st,
+                                    const char *team, FILE *out, struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    size_t shown = 0;
+    for (size_t i = 0; !rc && i < gl_render_count(st, r->scope); i++) {
+        if (!invoice_shown(st, i, team))
+            continue;
+        if (shown++)
+            fputs("\n---\n\n", out);
+        rc = r->fn(r, st, i, out, err);
+    }
+    return rc;
+}
+
+/* ---- FOCUS: one row per version and output ---- */
+
+int gl_render_focus_version(const struct gl_statement *st)
+{
+    if (st->from_texts)
+        return gl_focus_version_of_csv(st->frozen_focus ? st->frozen_focus : "");
+    return st->cfg->focus_version;
+}
+
+/* A period closed before schema 007 has its CSV in one version only. */
+static enum gl_status texts_in(const struct gl_renderer *r, const struct gl_statement *st,
+                               struct gl_error *err)
+{
+    int v = gl_render_focus_version(st);
+    if (v == r->focus)
+        return GL_OK;
+    return gl_error_set(err, GL_ERR_STATE,
+                        "period %s was closed by an engine that stored only its FOCUS %d.%d "
+                        "text, no figures: FOCUS %s cannot be rendered for it",
+                        st->period.name, v / 10, v % 10, r->format);
+}
+
+static enum gl_status r_focus_csv(const struct gl_renderer *r, const struct gl_statement *st,
+                                  size_t i, FILE *out, struct gl_error *err)
 {
     (void)i;
     if (st->from_texts) {
-        fputs(st->frozen_focus, out);
-        return GL_OK;
+        enum gl_status rc = texts_in(r, st, err);
+        if (!rc)
+            fputs(st->frozen_focus, out);
+        return rc;
     }
     for (size_t k = 0; !st->closed && k < st->set->n; k++)
         if (!st->set->invoices[k].cost_center)
@@ -61,10 +151,10 @@ static enum gl_status r_focus_csv(const struct gl_statement *st, size_t i, FILE 
                    "cost_center)",
                    st->set->invoices[k].team, st->period.name);
     size_t rows;
-    return gl_export_focus(st->set, out, &rows, err);
+    return gl_export_focus(st->set, r->focus, out, &rows, err);
 }
 
-enum gl_status gl_render_focus_rows(const struct gl_statement *st, size_t *rows,
+enum gl_status gl_render_focus_rows(const struct gl_statement *st, int version, size_t *rows,
                                     struct gl_error *err)
 {
     *rows = 0;
@@ -78,60 +168,64 @@ enum gl_status gl_render_focus_rows(const struct gl_statement *st, size_t *rows,
     FILE *f = fopen("/dev/null", "w");
     if (!f)
         return gl_error_set(err, GL_ERR_RUNTIME, "/dev/null: %s", strerror(errno));
-    enum gl_status rc = gl_export_focus(st->set, f, rows, err);
+    enum gl_status rc = gl_export_focus(st->set, version, f, rows, err);
     fclose(f);
     return rc;
 }
 
-static enum gl_status r_focus_metadata(const struct gl_statement *st, size_t i, FILE *out,
+static enum gl_status r_focus_metadata(const struct gl_renderer *r,
+                                       const struct gl_statement *st, size_t i, FILE *out,
                                        struct gl_error *err)
 {
     (void)i;
     size_t rows;
-    enum gl_status rc = gl_render_focus_rows(st, &rows, err);
-    if (rc)
-        return rc;
-    gl_export_metadata(st->cfg, st->period.name, st->closed,
-                       st->from_texts ? st->frozen_focus : NULL, rows,
-                       st->set ? st->set->gaps : NULL, st->set ? st->set->ngaps : 0, out);
-    return GL_OK;
+    enum gl_status rc = st->from_texts ? texts_in(r, st, err) : GL_OK;
+    if (!rc)
+        rc = gl_render_focus_rows(st, r->focus, &rows, err);
+    if (!rc)
+        rc = gl_export_metadata(r->focus, st->cfg, st->period.name, st->closed,
+                                st->from_texts ? st->frozen_focus : NULL, rows,
+                                st->set ? st->set->gaps : NULL, st->set ? st->set->ngaps : 0,
+                                out, err);
+    return rc;
 }
 
-/* ---- fleet summary and anomalies ---- */
+/* ---- fleet summary, anomalies, advice ---- */
 
-static enum gl_status r_summary_json(const struct gl_statement *st, size_t i, FILE *out,
-                                     struct gl_error *err)
+static enum gl_status r_summary_json(const struct gl_renderer *r, const struct gl_statement *st,
+                                     size_t i, FILE *out, struct gl_error *err)
 {
+    (void)r;
     (void)i;
     return gl_summary_json(st, out, err);
 }
 
-static enum gl_status r_summary_md(const struct gl_statement *st, size_t i, FILE *out,
-                                   struct gl_error *err)
+static enum gl_status r_summary_md(const struct gl_renderer *r, const struct gl_statement *st,
+                                   size_t i, FILE *out, struct gl_error *err)
 {
+    (void)r;
     (void)i;
     return gl_summary_md(st, out, err);
 }
 
-enum gl_status gl_render_anomalies_json(const struct gl_statement *st, const char *team,
-                                        FILE *out)
+static enum gl_status p_anomalies_json(const struct gl_renderer *r, const struct gl_statement *st,
+                                       const char *team, FILE *out, struct gl_error *err)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "period", st->period.name);
-    cJSON *arr = cJSON_AddArrayToObject(root, "anomalies");
+    (void)r;
+    (void)err;
+    cJSON *arr = cJSON_CreateArray();
     for (size_t k = 0; k < st->anomalies.n; k++)
         if (!team || strcmp(team, st->anomalies.items[k].team) == 0)
             cJSON_AddItemToArray(arr, gl_anomaly_json(&st->anomalies.items[k]));
-    char *text = cJSON_Print(root);
-    fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    print_period_json(st, "anomalies", arr, out);
     return GL_OK;
 }
 
-enum gl_status gl_render_anomalies_md(const struct gl_statement *st, const char *team,
-                                      FILE *out)
+static enum gl_status p_anomalies_md(const struct gl_renderer *r, const struct gl_statement *st,
+                                     const char *team, FILE *out, struct gl_error *err)
 {
+    (void)r;
+    (void)err;
     fprintf(out, "# GPU anomalies %s\n\n", st->period.name);
     fprintf(out, "| Kind | Team | Namespace | Pod | Node | Device | GPU model | First seen | Last "
                  "seen | GB-hours |\n");
@@ -159,52 +253,109 @@ enum gl_status gl_render_anomalies_md(const struct gl_statement *st, const char 
     return GL_OK;
 }
 
-static enum gl_status r_anomalies_json(const struct gl_statement *st, size_t i, FILE *out,
-                                       struct gl_error *err)
+/* Every team's anomalies: the file a period's tree holds. */
+static enum gl_status r_anomalies(const struct gl_renderer *r, const struct gl_statement *st,
+                                  size_t i, FILE *out, struct gl_error *err)
 {
     (void)i;
-    (void)err;
-    return gl_render_anomalies_json(st, NULL, out);
+    return r->print(r, st, NULL, out, err);
 }
 
-static enum gl_status r_anomalies_md(const struct gl_statement *st, size_t i, FILE *out,
-                                     struct gl_error *err)
+static enum gl_status r_advise_json(const struct gl_renderer *r, const struct gl_statement *st,
+                                    size_t i, FILE *out, struct gl_error *err)
 {
+    (void)r;
     (void)i;
     (void)err;
-    return gl_render_anomalies_md(st, NULL, out);
+    gl_advise_json(&st->advice, out);
+    return GL_OK;
 }
+
+static enum gl_status r_advise_md(const struct gl_renderer *r, const struct gl_statement *st,
+                                  size_t i, FILE *out, struct gl_error *err)
+{
+    (void)r;
+    (void)i;
+    (void)err;
+    gl_advise_md(&st->advice, NULL, out);
+    return GL_OK;
+}
+
+/* ---- the renderers of other files, which read the statement only ---- */
+
+#define STATEMENT_ONLY(name, fn)                                                               \
+    static enum gl_status name(const struct gl_renderer *r, const struct gl_statement *st,     \
+                               size_t i, FILE *out, struct gl_error *err)                      \
+    {                                                                                          \
+        (void)r;                                                                               \
+        return fn(st, i, out, err);                                                            \
+    }
+STATEMENT_ONLY(r_report_team_html, gl_report_team_html)
+STATEMENT_ONLY(r_report_team_md, gl_report_team_md)
+STATEMENT_ONLY(r_report_fleet_html, gl_report_fleet_html)
+STATEMENT_ONLY(r_report_fleet_md, gl_report_fleet_md)
+STATEMENT_ONLY(r_unit_cost_json, gl_unit_cost_json)
+STATEMENT_ONLY(r_unit_cost_csv, gl_unit_cost_csv)
+STATEMENT_ONLY(r_unit_cost_md, gl_unit_cost_md)
+#undef STATEMENT_ONLY
 
 /* ---- the table ---- */
 
+#define INV GL_SCOPE_INVOICE
+#define TEAM GL_SCOPE_TEAM
+#define PERIOD GL_SCOPE_PERIOD
+
 const struct gl_renderer gl_renderers[] = {
-    {"invoice-json", "invoice-%p-%t.json", "invoices", GL_SCOPE_INVOICE, GL_ST_INVOICES,
-     r_invoice_json},
-    {"invoice-md", "invoice-%p-%t.md", "invoices", GL_SCOPE_INVOICE, GL_ST_INVOICES,
-     r_invoice_md},
-    {"focus-csv", "focus-%p.csv", "", GL_SCOPE_PERIOD, GL_ST_INVOICES, r_focus_csv},
-    {"focus-metadata", "focus-%p.csv.metadata.json", "", GL_SCOPE_PERIOD, GL_ST_INVOICES,
-     r_focus_metadata},
-    {"summary-json", "summary-%p.json", "", GL_SCOPE_PERIOD, GL_ST_FLEET, r_summary_json},
-    {"summary-md", "summary-%p.md", "", GL_SCOPE_PERIOD, GL_ST_FLEET, r_summary_md},
-    {"anomalies-json", "anomalies-%p.json", "", GL_SCOPE_PERIOD, GL_ST_ANOMALIES,
-     r_anomalies_json},
-    {"anomalies-md", "anomalies-%p.md", NULL, GL_SCOPE_PERIOD, GL_ST_ANOMALIES, r_anomalies_md},
-    {"report-html", "report-%p-%t.html", "reports", GL_SCOPE_TEAM, GL_ST_PAGES,
-     gl_report_team_html},
-    {"report-md", "report-%p-%t.md", "reports", GL_SCOPE_TEAM, GL_ST_PAGES, gl_report_team_md},
-    {"fleet-html", "fleet-%p.html", "reports", GL_SCOPE_PERIOD, GL_ST_PAGES,
-     gl_report_fleet_html},
-    {"fleet-md", "fleet-%p.md", "reports", GL_SCOPE_PERIOD, GL_ST_PAGES, gl_report_fleet_md},
+    /* name, command, --format, FOCUS version, file, folder, scope, parts,
+     * function, the command's stdout */
+    {"invoice-json", "invoice", "json", 0, "invoice-%p-%t.json", "invoices", INV, GL_ST_INVOICES,
+     r_invoice_json, p_invoices_json},
+    {"invoice-md", "invoice", "md", 0, "invoice-%p-%t.md", "invoices", INV, GL_ST_INVOICES,
+     r_invoice_md, p_invoices_md},
+    /* the tree holds the version its statement is in */
+    {"focus-csv", "export", "1.2", 12, "focus-%p.csv", "", PERIOD, GL_ST_INVOICES, r_focus_csv,
+     NULL},
+    {"focus-csv", "export", "1.3", 13, "focus-%p.csv", "", PERIOD, GL_ST_INVOICES, r_focus_csv,
+     NULL},
+    {"focus-metadata", NULL, "1.2", 12, "focus-%p.csv.metadata.json", "", PERIOD,
+     GL_ST_INVOICES, r_focus_metadata, NULL},
+    {"focus-metadata", NULL, "1.3", 13, "focus-%p.csv.metadata.json", "", PERIOD,
+     GL_ST_INVOICES, r_focus_metadata, NULL},
+    {"summary-json", "summary", "json", 0, "summary-%p.json", "", PERIOD, GL_ST_FLEET,
+     r_summary_json, NULL},
+    {"summary-md", "summary", "md", 0, "summary-%p.md", "", PERIOD, GL_ST_FLEET, r_summary_md,
+     NULL},
+    {"anomalies-json", "anomalies", "json", 0, "anomalies-%p.json", "", PERIOD, GL_ST_ANOMALIES,
+     r_anomalies, p_anomalies_json},
+    {"anomalies-md", "anomalies", "md", 0, "anomalies-%p.md", NULL, PERIOD, GL_ST_ANOMALIES,
+     r_anomalies, p_anomalies_md},
+    {"report-html", NULL, NULL, 0, "report-%p-%t.html", "reports", TEAM, GL_ST_PAGES,
+     r_report_team_html, NULL},
+    {"report-md", NULL, NULL, 0, "report-%p-%t.md", "reports", TEAM, GL_ST_PAGES,
+     r_report_team_md, NULL},
+    {"fleet-html", NULL, NULL, 0, "fleet-%p.html", "reports", PERIOD, GL_ST_PAGES,
+     r_report_fleet_html, NULL},
+    {"fleet-md", NULL, NULL, 0, "fleet-%p.md", "reports", PERIOD, GL_ST_PAGES,
+     r_report_fleet_md, NULL},
     /* no folder: `unit-cost` prints them; run writes the CSV when work
      * counters are configured (run.c) */
-    {"unit-cost-json", "unit-cost-%p.json", NULL, GL_SCOPE_PERIOD, GL_ST_UNIT_COST,
-     gl_unit_cost_json},
-    {"unit-cost-csv", "unit-cost-%p.csv", NULL, GL_SCOPE_PERIOD, GL_ST_UNIT_COST,
-     gl_unit_cost_csv},
-    {"unit-cost-md", "unit-cost-%p.md", NULL, GL_SCOPE_PERIOD, GL_ST_UNIT_COST, gl_unit_cost_md},
+    {"unit-cost-json", "unit-cost", "json", 0, "unit-cost-%p.json", NULL, PERIOD,
+     GL_ST_UNIT_COST | GL_ST_INVOICES, r_unit_cost_json, NULL},
+    {"unit-cost-csv", "unit-cost", "csv", 0, "unit-cost-%p.csv", NULL, PERIOD,
+     GL_ST_UNIT_COST | GL_ST_INVOICES, r_unit_cost_csv, NULL},
+    {"unit-cost-md", "unit-cost", "md", 0, "unit-cost-%p.md", NULL, PERIOD,
+     GL_ST_UNIT_COST | GL_ST_INVOICES, r_unit_cost_md, NULL},
+    /* no folder: `advise` prints them (the pages show open months' advice) */
+    {"advise-json", "advise", "json", 0, "advise-%p.json", NULL, PERIOD, GL_ST_ADVICE,
+     r_advise_json, NULL},
+    {"advise-md", "advise", "md", 0, "advise-%p.md", NULL, PERIOD, GL_ST_ADVICE, r_advise_md,
+     NULL},
 };
 const size_t gl_nrenderers = sizeof gl_renderers / sizeof *gl_renderers;
+
+#undef INV
+#undef TEAM
+#undef PERIOD
 
 const struct gl_renderer *gl_renderer_find(const char *name)
 {
@@ -212,6 +363,52 @@ const struct gl_renderer *gl_renderer_find(const char *name)
         if (strcmp(gl_renderers[i].name, name) == 0)
             return &gl_renderers[i];
     return NULL;
+}
+
+const struct gl_renderer *gl_renderer_focus(const char *name, int version)
+{
+    for (size_t i = 0; i < gl_nrenderers; i++)
+        if (gl_renderers[i].focus == version && strcmp(gl_renderers[i].name, name) == 0)
+            return &gl_renderers[i];
+    return NULL;
+}
+
+const struct gl_renderer *gl_renderer_of(const char *command, const char *format)
+{
+    for (size_t i = 0; i < gl_nrenderers; i++) {
+        const struct gl_renderer *r = &gl_renderers[i];
+        if (r->command && strcmp(r->command, command) == 0 && strcmp(r->format, format) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+bool gl_renderer_formats(const char *command, struct gl_buf *out)
+{
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < gl_nrenderers; i++)
+        n += gl_renderers[i].command && strcmp(gl_renderers[i].command, command) == 0;
+    bool ok = true;
+    for (size_t i = 0; ok && i < gl_nrenderers; i++) {
+        const struct gl_renderer *r = &gl_renderers[i];
+        if (!r->command || strcmp(r->command, command) != 0)
+            continue;
+        k++;
+        ok = gl_buf_printf(out, "%s%s", k == 1 ? "" : k == n ? " or " : ", ", r->format);
+    }
+    return ok;
+}
+
+enum gl_status gl_render_output(const struct gl_renderer *r, const struct gl_statement *st,
+                                size_t i, FILE *out, struct gl_error *err)
+{
+    return r->fn(r, st, i, out, err);
+}
+
+enum gl_status gl_render_print(const struct gl_renderer *r, const struct gl_statement *st,
+                               const char *team, FILE *out, struct gl_error *err)
+{
+    return r->print ? r->print(r, st, team, out, err) : r->fn(r, st, 0, out, err);
 }
 
 size_t gl_render_count(const struct gl_statement *st, enum gl_render_scope scope)
@@ -265,7 +462,7 @@ static enum gl_status render_to(const struct gl_renderer *r, const struct gl_sta
     FILE *f = open_memstream(&data, &len);
     if (!f)
         return gl_error_set(err, GL_ERR_RUNTIME, "%s: out of memory", path);
-    enum gl_status rc = r->fn(st, i, f, err);
+    enum gl_status rc = r->fn(r, st, i, f, err);
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;
     if (!rc && !ok)
@@ -337,7 +534,7 @@ enum gl_status gl_render_tree(const struct gl_statement *st, const char *dir,
     enum gl_status rc = GL_OK;
     for (size_t k = 0; !rc && k < gl_nrenderers; k++) {
         const struct gl_renderer *r = &gl_renderers[k];
-        if (!r->folder)
+        if (!r->folder || (r->focus && r->focus != gl_render_focus_version(st)))
             continue;
         struct gl_buf sub, prev;
         gl_buf_init(&sub);
@@ -412,7 +609,16 @@ char *gl_render_text(const struct gl_statement *st, const char *name, size_t i,
     struct memfile m;
     if (!mem_open(&m))
         return NULL;
-    enum gl_status rc = gl_renderer_find(name)->fn(st, i, m.f, err);
+    const struct gl_renderer *r = gl_renderer_find(name);
+    if (r && r->focus)
+        r = gl_renderer_focus(name, gl_render_focus_version(st));
+    if (!r) {
+        mem_close(&m);
+        free(m.data);
+        gl_error_set(err, GL_ERR_RUNTIME, "no renderer %s", name);
+        return NULL;
+    }
+    enum gl_status rc = r->fn(r, st, i, m.f, err);
     mem_close(&m);
     if (rc) {
         free(m.data);

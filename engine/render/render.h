@@ -8,19 +8,26 @@
  * Each format has one escaper: HTML (report.c html), Markdown (util.c
  * gl_md_cell), CSV (libcsv, export.c), JSON (cJSON).
  *
- * Adding an output format:
- *   1. write `enum gl_status render_x(const struct gl_statement *st, size_t i,
- *      FILE *out, struct gl_error *err)` in a new engine/render/<x>.c (or
- *      beside its siblings), reading only the statement (i = the team for
- *      a per-team scope);
- *   2. add one row to gl_renderers[] in render.c: name, file name pattern
- *      (%p = period, %t = the team's file name), folder in a period's tree,
- *      scope, the statement parts it reads, the function;
- *   3. add the source to meson.build and an expected file to
- *      tests/golden (golden_test.py --regen, then read the diff).
- * `run` writes it into every period's tree from then on; a command that
- * prints it names it with gl_renderer_find (today `--format` of invoice,
- * summary and anomalies knows json|md only: cli/commands.c format_md).
+ * Adding an output format (two files, plus tests and docs):
+ *   1. write its function, `enum gl_status x(const struct gl_renderer *r,
+ *      const struct gl_statement *st, size_t i, FILE *out, struct gl_error
+ *      *err)`, in engine/render/ (a new <x>.c listed in meson.build, or beside
+ *      its siblings), reading only the statement and the row's attributes
+ *      (i = the invoice or team for a per-invoice or per-team scope);
+ *   2. add one row to gl_renderers[] in render.c: its name, the command
+ *      that prints it and the --format value that picks it there, the file
+ *      name pattern (%p = period, %t = the team's file name), folder in a
+ *      period's tree, scope, the statement parts it reads, the function
+ *      (and a print function when the command's stdout differs from the
+ *      file: several outputs in one document, or a --team filter).
+ * `run` writes it into every period's tree from then on; the command
+ * accepts the new --format value from the table (cli/commands.c resolves
+ * (command, --format) to a row in one place, and its usage error lists the
+ * row formats of that command). Then an expected file in tests/golden
+ * (golden_test.py --regen, then read the diff) and the format in
+ * docs/interfaces.md. A FOCUS version is one row per output (CSV,
+ * metadata) with its version as the row's `focus`, and its bit on the
+ * columns it writes in export.c's column list.
  */
 #ifndef GL_RENDER_H
 #define GL_RENDER_H
@@ -31,6 +38,7 @@
 
 #include "error.h"
 #include "statement.h"
+#include "util.h"
 
 enum gl_render_scope {
     GL_SCOPE_PERIOD,  /* one output per period */
@@ -38,23 +46,56 @@ enum gl_render_scope {
     GL_SCOPE_TEAM,    /* one per team page (live invoices: st->set) */
 };
 
-typedef enum gl_status (*gl_render_fn)(const struct gl_statement *st, size_t i, FILE *out,
-                                       struct gl_error *err);
+struct gl_renderer;
+typedef enum gl_status (*gl_render_fn)(const struct gl_renderer *r, const struct gl_statement *st,
+                                       size_t i, FILE *out, struct gl_error *err);
+/* What a command prints on stdout for a row: every output of it in one
+ * document, only team's when team is not NULL. */
+typedef enum gl_status (*gl_render_print_fn)(const struct gl_renderer *r,
+                                             const struct gl_statement *st, const char *team,
+                                             FILE *out, struct gl_error *err);
 
 struct gl_renderer {
-    const char *name;   /* "invoice-json", "report-html", ... */
-    const char *file;   /* file name pattern: %p period, %t team file name (gl_safe_name) */
-    const char *folder; /* folder in a period's tree ("" = the tree itself); NULL: not in it */
+    const char *name;    /* "invoice-json", "report-html", ...: one output (a FOCUS
+                            output has one row per version under one name) */
+    const char *command; /* the command that prints it (NULL: none) */
+    const char *format;  /* the value of that command's --format picking it; of a
+                            FOCUS row, its version (export --focus-version) */
+    int focus;           /* the FOCUS version it writes (12 = 1.2, 13 = 1.3); 0: none.
+                            A period's tree holds the version its statement is in */
+    const char *file;    /* file name pattern: %p period, %t team file name (gl_safe_name) */
+    const char *folder;  /* folder in a period's tree ("" = the tree itself); NULL: not in it */
     enum gl_render_scope scope;
-    unsigned parts;     /* statement parts read (enum gl_statement_part) */
+    unsigned parts;      /* statement parts read (enum gl_statement_part) */
     gl_render_fn fn;
+    gl_render_print_fn print; /* the command's stdout; NULL: output 0 of fn */
 };
 
 extern const struct gl_renderer gl_renderers[];
 extern const size_t gl_nrenderers;
 
-/* The renderer named name, or NULL. */
+/* The renderer named name (a FOCUS output: its first version), or NULL. */
 const struct gl_renderer *gl_renderer_find(const char *name);
+/* The row of the FOCUS output name in version (12, 13), or NULL. */
+const struct gl_renderer *gl_renderer_focus(const char *name, int version);
+/* The row command prints for the value format of its --format (export:
+ * --focus-version), or NULL when it has none. */
+const struct gl_renderer *gl_renderer_of(const char *command, const char *format);
+/* The values of --format command accepts, in table order, as text: "json
+ * or md", "json, csv or md" (appended to out; false when memory ran out). */
+bool gl_renderer_formats(const char *command, struct gl_buf *out);
+
+/* The FOCUS version (12, 13) st is in: a closed period's as closed (its
+ * frozen config, or the header of the CSV stored at close), else the
+ * config's billing.focus_version. */
+int gl_render_focus_version(const struct gl_statement *st);
+
+/* Output i of r (its function, r handed in). */
+enum gl_status gl_render_output(const struct gl_renderer *r, const struct gl_statement *st,
+                                size_t i, FILE *out, struct gl_error *err);
+/* What a command prints for r: r->print, else output 0. */
+enum gl_status gl_render_print(const struct gl_renderer *r, const struct gl_statement *st,
+                               const char *team, FILE *out, struct gl_error *err);
 
 /* How many outputs of scope st has, and the team id of output i. */
 size_t gl_render_count(const struct gl_statement *st, enum gl_render_scope scope);
@@ -92,13 +133,9 @@ enum gl_status gl_render_all_kept(const struct gl_renderer *r, const struct gl_s
                                   const char *dir, struct gl_render_keep *keep,
                                   struct gl_error *err);
 
-/* Outputs a command prints with a team filter (NULL = every team). */
-enum gl_status gl_render_anomalies_json(const struct gl_statement *st, const char *team,
-                                        FILE *out);
-enum gl_status gl_render_anomalies_md(const struct gl_statement *st, const char *team,
-                                      FILE *out);
-/* The FOCUS rows of a statement built with GL_ST_INVOICES. */
-enum gl_status gl_render_focus_rows(const struct gl_statement *st, size_t *rows,
+/* The rows of the FOCUS CSV of st in version (12, 13; st built with
+ * GL_ST_INVOICES), counted by writing it nowhere: what fails it fails. */
+enum gl_status gl_render_focus_rows(const struct gl_statement *st, int version, size_t *rows,
                                     struct gl_error *err);
 
 /* The report pages (report.h) of st: writes DIR/report-<period>-<team>.html and .md for each invoice of set
@@ -110,8 +147,9 @@ enum gl_status gl_render_focus_rows(const struct gl_statement *st, size_t *rows,
 enum gl_status gl_report_write(const struct gl_statement *st, const char *team, const char *dir,
                                struct gl_error *err);
 
-/* Output i of renderer name into a malloc'd string; NULL on error (err
- * set) or when memory ran out (err untouched). */
+/* Output i of renderer name (a FOCUS output: in st's version) into a
+ * malloc'd string; NULL on error (err set) or when memory ran out (err
+ * untouched). */
 char *gl_render_text(const struct gl_statement *st, const char *name, size_t i,
                      struct gl_error *err);
 

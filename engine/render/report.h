@@ -25,18 +25,18 @@
 /* How many pods the "top pods" section lists. */
 #define GL_REPORT_TOP_PODS GL_STATEMENT_TOP_PODS
 
-/* The pages as renderers (render.h): team page i of st->set, the fleet page. */
+/* The pages as renderers (render.h): team page i of st->set; its file
+ * name (no directory), malloc'd (free()):
+ * report-<period>-<gl_safe_name(team)>.<ext>, far below NAME_MAX; the
+ * fleet page. */
 enum gl_status gl_report_team_html(const struct gl_statement *st, size_t i, FILE *out,
                                    struct gl_error *err);
 enum gl_status gl_report_team_md(const struct gl_statement *st, size_t i, FILE *out,
                                  struct gl_error *err);
+char *gl_report_team_file(const char *period, const char *team, const char *ext);
 enum gl_status gl_report_fleet_html(const struct gl_statement *st, size_t i, FILE *out,
                                     struct gl_error *err);
 enum gl_status gl_report_fleet_md(const struct gl_statement *st, size_t i, FILE *out,
                                   struct gl_error *err);
-
-/* The file name (no directory) of a team's report, malloc'd (free()):
- * report-<period>-<gl_safe_name(team)>.<ext>, far below NAME_MAX. */
-char *gl_report_team_file(const char *period, const char *team, const char *ext);
 
 #endif

@@ -10,6 +10,7 @@
 #include "money.h"
 #include "statement.h"
 #include "timeutil.h"
+#include "fields.h"
 #include "util.h"
 
 /* The JSON keys of a model row, in gl_fleet_model.v order (GL_F_*). */
@@ -76,9 +77,7 @@ static void pending_json(cJSON *root, const struct gl_pending *pd)
     for (size_t i = 0; i < pd->nk; i++) {
         const struct gl_pending_key *k = &pd->k[i];
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "team", k->team);
-        cJSON_AddStringToObject(x, "cluster", k->cluster);
-        cJSON_AddStringToObject(x, "gpu_model", k->model);
+        GL_JSON_STRINGS(x, {"team", k->team}, {"cluster", k->cluster}, {"gpu_model", k->model});
         gpu_hours(k->gpu_us, q, sizeof q);
         cJSON_AddStringToObject(x, "gpu_hours", q);
         cJSON_AddItemToArray(arr, x);
@@ -88,10 +87,8 @@ static void pending_json(cJSON *root, const struct gl_pending *pd)
     for (size_t i = 0; i < pd->np; i++) {
         const struct gl_pending_pod *p = &pd->p[i];
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "cluster", p->cluster);
-        cJSON_AddStringToObject(x, "namespace", p->ns);
-        cJSON_AddStringToObject(x, "pod", p->pod);
-        cJSON_AddStringToObject(x, "team", p->team);
+        GL_JSON_STRINGS(x, {"cluster", p->cluster}, {"namespace", p->ns}, {"pod", p->pod},
+                           {"team", p->team});
         gl_time_format(p->first_seen, q, sizeof q);
         cJSON_AddStringToObject(x, "first_pending", q);
         gl_time_format(p->last_seen, q, sizeof q);
@@ -125,14 +122,7 @@ static void pending_md(FILE *out, const struct gl_pending *pd)
             pd->np, (long long)pd->pods);
     for (size_t i = 0; i < pd->np; i++) {
         const struct gl_pending_pod *p = &pd->p[i];
-        fputs("| ", out);
-        gl_md_cell(out, p->cluster);
-        fputs(" | ", out);
-        gl_md_cell(out, p->ns);
-        fputs("/", out);
-        gl_md_cell(out, p->pod);
-        fputs(" | ", out);
-        gl_md_cell(out, p->team);
+        GL_MD_PARTS(out, "|/|", p->cluster, p->ns, p->pod, p->team);
         gl_time_format(p->first_seen, q, sizeof q);
         fprintf(out, " | %s", q);
         wait_hours(p->waited_s, q, sizeof q);
@@ -152,8 +142,7 @@ enum gl_status gl_summary_json(const struct gl_statement *st, FILE *out, struct 
     for (size_t i = 0; i < fl->n; i++) {
         const struct gl_fleet_model *m = &fl->m[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "cluster", m->cluster);
-        cJSON_AddStringToObject(o, "gpu_model", m->model);
+        GL_JSON_STRINGS(o, {"cluster", m->cluster}, {"gpu_model", m->model});
         for (int k = 0; k < GL_F_N; k++)
             add_gbh(o, model_kinds[k], m->v[k]);
         cJSON_AddBoolToObject(o, "reconciles", model_reconciles(m));
@@ -166,12 +155,9 @@ enum gl_status gl_summary_json(const struct gl_statement *st, FILE *out, struct 
     for (size_t i = 0; i < fl->ndev; i++) {
         const struct gl_device_row *d = &fl->dev[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "cluster", d->cluster);
-        cJSON_AddStringToObject(o, "uuid", d->uuid);
-        cJSON_AddStringToObject(o, "gpu_i_id", d->gpu_i_id);
-        cJSON_AddStringToObject(o, "gpu_i_profile", d->profile);
-        cJSON_AddStringToObject(o, "gpu_model", d->model);
-        cJSON_AddStringToObject(o, "node", d->node);
+        GL_JSON_STRINGS(o, {"cluster", d->cluster}, {"uuid", d->uuid}, {"gpu_i_id", d->gpu_i_id},
+                           {"gpu_i_profile", d->profile}, {"gpu_model", d->model},
+                           {"node", d->node});
         int64_t v[NDEVICE_FIGURES];
         device_figures(d, v);
         for (int k = 0; k < NDEVICE_FIGURES; k++)
@@ -191,9 +177,7 @@ enum gl_status gl_summary_json(const struct gl_statement *st, FILE *out, struct 
         if (!arr)
             arr = cJSON_AddArrayToObject(root, "model_changes");
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "cluster", d->cluster);
-        cJSON_AddStringToObject(o, "uuid", d->uuid);
-        cJSON_AddStringToObject(o, "gpu_i_id", d->gpu_i_id);
+        GL_JSON_STRINGS(o, {"cluster", d->cluster}, {"uuid", d->uuid}, {"gpu_i_id", d->gpu_i_id});
         cJSON *models = cJSON_AddArrayToObject(o, "models");
         cJSON *from = cJSON_AddArrayToObject(o, "from");
         for (size_t k = 0; k < d->nmodels; k++) {
@@ -231,10 +215,7 @@ enum gl_status gl_summary_md(const struct gl_statement *st, FILE *out, struct gl
     fprintf(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (size_t i = 0; i < fl->n; i++) {
         const struct gl_fleet_model *m = &fl->m[i];
-        fputs("| ", out);
-        gl_md_cell(out, m->cluster);
-        fputs(" | ", out);
-        gl_md_cell(out, m->model);
+        GL_MD_PARTS(out, "|", m->cluster, m->model);
         for (int k = 0; k < GL_F_N; k++)
             gbh_cell(out, m->v[k]);
         fprintf(out, " | %s |\n", model_reconciles(m) ? "yes" : "NO");
@@ -271,10 +252,7 @@ enum gl_status gl_summary_md(const struct gl_statement *st, FILE *out, struct gl
                          "model the device reported in it.\n\n| Cluster | Device | Models "
                          "(from) |\n|---|---|---|\n");
         heading = true;
-        fputs("| ", out);
-        gl_md_cell(out, d->cluster);
-        fputs(" | ", out);
-        gl_md_cell(out, d->device);
+        GL_MD_PARTS(out, "|", d->cluster, d->device);
         fputs(" | ", out);
         for (size_t k = 0; k < d->nmodels; k++) {
             char ts[32];

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "money.h"
+#include "fields.h"
 #include "util.h"
 
 #define NO_WORK "no work recorded"
@@ -57,23 +58,18 @@ enum gl_status gl_unit_cost_json(const struct gl_statement *st, size_t i, FILE *
     (void)i;
     (void)err;
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "period", st->period.name);
-    cJSON_AddStringToObject(root, "currency", st->cfg->currency);
-    cJSON_AddStringToObject(root, "cost_basis", "memory_used");
-    cJSON_AddStringToObject(root, "idle_overhead_policy", policy_names[st->cfg->idle_policy]);
+    GL_JSON_STRINGS(root, {"period", st->period.name}, {"currency", st->cfg->currency},
+                          {"cost_basis", "memory_used"},
+                          {"idle_overhead_policy", policy_names[st->cfg->idle_policy]});
     cJSON *arr = cJSON_AddArrayToObject(root, "workloads");
     for (size_t k = 0; k < st->unit_cost.n; k++) {
         const struct gl_unit_cost_row *r = &st->unit_cost.rows[k];
         struct figs f;
         row_figs(st, r, &f);
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "cluster", r->cluster);
-        cJSON_AddStringToObject(o, "namespace", r->ns);
-        cJSON_AddStringToObject(o, "kind", r->kind);
-        cJSON_AddStringToObject(o, "name", r->name);
-        cJSON_AddStringToObject(o, "memory_used_gb_hours", f.gbh);
-        cJSON_AddStringToObject(o, "unpriced_gb_hours", f.unpriced);
-        cJSON_AddStringToObject(o, "cost", f.cost);
+        GL_JSON_STRINGS(o, {"cluster", r->cluster}, {"namespace", r->ns}, {"kind", r->kind},
+                           {"name", r->name}, {"memory_used_gb_hours", f.gbh},
+                           {"unpriced_gb_hours", f.unpriced}, {"cost", f.cost});
         if (f.with[0])
             cJSON_AddStringToObject(o, "cost_with_idle_overhead", f.with);
         cJSON *work = cJSON_AddArrayToObject(o, "work");
@@ -171,14 +167,7 @@ enum gl_status gl_unit_cost_md(const struct gl_statement *st, size_t i, FILE *ou
         struct figs f;
         row_figs(st, r, &f);
         for (size_t j = 0; j < (r->nwork ? r->nwork : 1); j++) {
-            fputs("| ", out);
-            gl_md_cell(out, r->cluster);
-            fputs(" | ", out);
-            gl_md_cell(out, r->ns);
-            fputs(" | ", out);
-            gl_md_cell(out, r->kind);
-            fputs("/", out);
-            gl_md_cell(out, r->name);
+            GL_MD_PARTS(out, "||/", r->cluster, r->ns, r->kind, r->name);
             fprintf(out, " | %s | %s | %s | ", f.gbh, f.cost, f.with[0] ? f.with : "—");
             if (!r->nwork) {
                 fputs("— | " NO_WORK " | — |\n", out);

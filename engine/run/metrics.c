@@ -1,6 +1,7 @@
 /* metrics — gpuledger's own metrics for a Pushgateway and node-exporter's
  * textfile collector (see metrics.h). Reads the run's figures, the
- * watermarks and the open period's statement; writes HTTP and one file. */
+ * watermarks and the open period's statement (run's, or built once here);
+ * writes HTTP and one file. */
 #include "metrics.h"
 #include "frozen_check.h"
 
@@ -15,6 +16,7 @@
 #include "close.h"
 #include "money.h"
 #include "output.h"
+#include "queryreg.h"
 #include "statement.h"
 #include "timeutil.h"
 
@@ -46,6 +48,28 @@ void gl_run_figures_free(struct gl_run_figures *f)
     free(f->blocked);
     f->blocked = NULL;
     f->nblocked = 0;
+    gl_statement_free(f->open);
+    f->open = NULL;
+}
+
+void gl_metrics_period(const struct gl_config *c, int64_t now, struct gl_period *p)
+{
+    gl_period_of(gl_floor_to(now - c->run_delay_s, 3600) - 1, p);
+}
+
+bool gl_metrics_configured(const struct gl_config *c)
+{
+    return c->metrics.pushgateway_url || c->metrics.textfile;
+}
+
+void gl_run_figures_statement(struct gl_run_figures *f, struct gl_statement *st)
+{
+    if (!f) {
+        gl_statement_free(st);
+        return;
+    }
+    gl_statement_free(f->open);
+    f->open = st;
 }
 
 void gl_run_figures_blocked(struct gl_run_figures *f, const struct gl_close_blocked *b,
@@ -79,18 +103,17 @@ void gl_run_figures_cluster(struct gl_run_figures *f, const char *cluster,
 
 /* ---- loud when data is missing ---- */
 
-/* The query names collect runs, in its order (collect.c query_name). */
+/* The stored counts the error names, in the chunk's order: the registry's
+ * queries marked no_data_named that the config runs, under their counts
+ * names (the allocation as "allocation", whichever side joins it). */
 static size_t query_names(const struct gl_config *c, const char **names, size_t max)
 {
-    const char *fixed[] = {c->mem_query, "fb_free", "fb_reserved", "pod_labels",
-                           "namespace_labels", "allocation", "node_labels"};
+    struct gl_qslot list[GL_QR_MAX];
+    int nq = gl_qr_list(c, list);
     size_t n = 0;
-    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && n < max; i++)
-        names[n++] = fixed[i];
-    for (size_t i = 0; i < c->ncompute_queries && n < max; i++)
-        names[n++] = c->compute_queries[i];
-    if (c->mem_limit_query && n < max)
-        names[n++] = c->mem_limit_query;
+    for (int q = 0; q < nq && n < max; q++)
+        if (list[q].row->no_data_named && gl_qr_counts_name(c, list[q].row, list[q].k))
+            names[n++] = gl_qr_counts_name(c, list[q].row, list[q].k);
     return n;
 }
 
@@ -446,10 +469,9 @@ static void render_pending(struct out *o, const struct gl_statement *st, const c
 }
 
 enum gl_status gl_metrics_render(const struct gl_config *c, struct gl_store *s,
-                                 const struct gl_price_table *prices,
-                                 const struct gl_run_figures *f, const char *cluster,
-                                 int64_t now, int exit_status, struct gl_buf *out,
-                                 struct gl_error *err)
+                                 const struct gl_statement *st, const struct gl_run_figures *f,
+                                 const char *cluster, int64_t now, int exit_status,
+                                 struct gl_buf *out, struct gl_error *err)
 {
     gl_buf_reset(out);
     struct out o = {out, false};
@@ -459,27 +481,40 @@ enum gl_status gl_metrics_render(const struct gl_config *c, struct gl_store *s,
     enum gl_status rc = render_watermarks(&o, s, f, cluster, now, err);
     if (rc)
         return rc;
-    /* the open period of the newest hour a run collects */
-    struct gl_period p;
-    gl_period_of(gl_floor_to(now - c->run_delay_s, 3600) - 1, &p);
-    bool closed = false;
-    struct gl_statement *st = NULL;
-    struct gl_error serr = {0};
-    if (prices && !gl_period_is_closed(s, p.name, &closed, &serr) && !closed &&
-        !gl_statement_build_checked(c, s, prices, &p, GL_ST_INVOICES | GL_ST_FLEET | GL_ST_ANOMALIES, gl_frozen_verify, &st,
-                            &serr)) {
+    if (st) {
         render_billing(&o, c, st, cluster);
         render_anomalies(&o, st, f, cluster);
         render_pending(&o, st, cluster);
-    } else if (!closed) {
-        /* the run's own failure says why; its figures are still worth pushing */
-        gl_log(GL_LOG_WARN, "metrics without the billed figures of period=%s error=\"%s\"",
-               p.name, serr.msg[0] ? serr.msg : "no prices");
     }
-    gl_statement_free(st);
     if (o.oom)
         return gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
     return GL_OK;
+}
+
+/* The statement the metrics report (gl_metrics_period's period): the one
+ * run built for its tree, else one built now into *built (the caller
+ * frees it); NULL when the period is closed or could not be built. */
+static const struct gl_statement *open_statement(const struct gl_config *c, struct gl_store *s,
+                                                 const struct gl_price_table *prices,
+                                                 const struct gl_run_figures *f, int64_t now,
+                                                 struct gl_statement **built)
+{
+    struct gl_period p;
+    gl_metrics_period(c, now, &p);
+    *built = NULL;
+    if (f->open && !f->open->closed && strcmp(f->open->period.name, p.name) == 0)
+        return f->open;
+    bool closed = false;
+    struct gl_error serr = {0};
+    if (prices && !gl_period_is_closed(s, p.name, &closed, &serr) && !closed &&
+        !gl_statement_build_checked(c, s, prices, &p,
+                                    GL_ST_INVOICES | GL_ST_FLEET | GL_ST_ANOMALIES,
+                                    gl_frozen_verify, built, &serr))
+        return *built;
+    if (!closed) /* the run's own failure says why; its figures are still worth pushing */
+        gl_log(GL_LOG_WARN, "metrics without the billed figures of period=%s error=\"%s\"",
+               p.name, serr.msg[0] ? serr.msg : "no prices");
+    return NULL;
 }
 
 /* ---- delivery ---- */
@@ -657,15 +692,17 @@ enum gl_status gl_metrics_emit(const struct gl_config *c, struct gl_store *s,
                                struct gl_error *err)
 {
     const struct gl_metrics_cfg *m = &c->metrics;
-    if (!m->pushgateway_url && !m->textfile)
+    if (!gl_metrics_configured(c))
         return GL_OK;
+    struct gl_statement *built = NULL;
+    const struct gl_statement *st = open_statement(c, s, prices, f, now, &built);
     struct gl_buf text;
     gl_buf_init(&text);
     enum gl_status rc = GL_OK, first = GL_OK;
     struct gl_error e = {0};
     size_t groups = 0;
     for (size_t i = 0; m->pushgateway_url && i < f->n; i++) {
-        if ((rc = gl_metrics_render(c, s, prices, f, f->clusters[i].name, now, exit_status, &text,
+        if ((rc = gl_metrics_render(c, s, st, f, f->clusters[i].name, now, exit_status, &text,
                                     &e)) ||
             (rc = push_group(m, f->clusters[i].name, &text, exit_status == 0, &e))) {
             gl_log(GL_LOG_ERROR, "metrics push failed cluster=%s error=\"%s\"",
@@ -681,7 +718,7 @@ enum gl_status gl_metrics_emit(const struct gl_config *c, struct gl_store *s,
     if (m->pushgateway_url && groups)
         gl_log(GL_LOG_INFO, "pushed metrics url=%s groups=%zu", m->pushgateway_url, groups);
     if (m->textfile) {
-        if (!(rc = gl_metrics_render(c, s, prices, f, NULL, now, exit_status, &text, &e))) {
+        if (!(rc = gl_metrics_render(c, s, st, f, NULL, now, exit_status, &text, &e))) {
             if (exit_status != 0)
                 keep_last_success(m->textfile, &text);
             rc = gl_write_atomic(m->textfile, text.data ? text.data : "", text.len, &e);
@@ -698,6 +735,7 @@ enum gl_status gl_metrics_emit(const struct gl_config *c, struct gl_store *s,
         }
     }
     gl_buf_free(&text);
+    gl_statement_free(built);
     if (first)
         return gl_error_set(err, GL_ERR_PARTIAL, "%s", err->msg);
     return GL_OK;

@@ -4,9 +4,11 @@
  * At the end of every `run` (success or failure) the figures of the run
  * (struct gl_run_figures, filled by run.c) and of the ledger (watermarks,
  * the open period's billed memory and amounts per team and GPU model, the
- * fleet's capacity and idle memory, anomalies) are rendered once in the
- * Prometheus text exposition format (0.0.4, which both the Pushgateway and
- * node-exporter's textfile collector read) and
+ * fleet's capacity and idle memory, anomalies: from the statement run
+ * built for that period's tree, or one built here when run wrote none)
+ * are rendered once in the Prometheus text exposition format (0.0.4,
+ * which both the Pushgateway and node-exporter's textfile collector read)
+ * and
  *   - PUT to metrics.pushgateway_url as one group per cluster, grouping key
  *     job=<metrics.job>/cluster=<name> (a failed run POSTs instead and leaves
  *     out the last-success timestamp, so the group keeps the previous one);
@@ -29,6 +31,7 @@
 #include "error.h"
 #include "parse.h"
 #include "price.h"
+#include "statement.h"
 #include "store.h"
 #include "util.h"
 
@@ -53,10 +56,27 @@ struct gl_run_figures {
     /* due periods close.auto could not close (autoclose.h), owned */
     struct gl_close_blocked *blocked;
     size_t nblocked;
+    /* the statement run built for the tree of the period the metrics
+     * report (gl_metrics_period), owned: the metrics are rendered from it.
+     * NULL when run wrote no tree for that period (up to date, closed, or
+     * writing failed): gl_metrics_emit then builds one. */
+    struct gl_statement *open;
 };
 
 void gl_run_figures_init(struct gl_run_figures *f, const struct gl_config *c);
 void gl_run_figures_free(struct gl_run_figures *f);
+
+/* The period whose billed figures the metrics report: the one of the
+ * newest hour a run collects (now - run.delay_minutes). */
+void gl_metrics_period(const struct gl_config *c, int64_t now, struct gl_period *p);
+
+/* Whether c configures metrics (a Pushgateway or a textfile). */
+bool gl_metrics_configured(const struct gl_config *c);
+
+/* Hands f the statement of gl_metrics_period's period as run built it for
+ * its tree (st owned by f from then on; NULL drops the one held, when the
+ * data changed after it was built). f may be NULL: st is freed. */
+void gl_run_figures_statement(struct gl_run_figures *f, struct gl_statement *st);
 /* Records a cluster's collection (f may be NULL: nothing recorded). */
 void gl_run_figures_cluster(struct gl_run_figures *f, const char *cluster,
                             const struct gl_collect_stats *st, enum gl_status rc, bool no_data);
@@ -85,12 +105,14 @@ bool gl_metrics_escape_label(struct gl_buf *b, const char *s);
 
 /* The exposition text of the run's metrics into out (reset first); only
  * cluster's series when cluster is not NULL (one Pushgateway group).
- * exit_status is the run's; success adds the last-success timestamp. */
+ * st: the statement of gl_metrics_period's period (invoices, fleet,
+ * anomalies), or NULL when it is closed or could not be built (the billed
+ * figures are left out). exit_status is the run's; success adds the
+ * last-success timestamp. */
 enum gl_status gl_metrics_render(const struct gl_config *c, struct gl_store *s,
-                                 const struct gl_price_table *prices,
-                                 const struct gl_run_figures *f, const char *cluster,
-                                 int64_t now, int exit_status, struct gl_buf *out,
-                                 struct gl_error *err);
+                                 const struct gl_statement *st, const struct gl_run_figures *f,
+                                 const char *cluster, int64_t now, int exit_status,
+                                 struct gl_buf *out, struct gl_error *err);
 
 /* The Pushgateway path of a group: /metrics/job/<job>/cluster/<cluster>,
  * each value URL-encoded (base64url, "@base64", when it holds a '/' or is
@@ -98,7 +120,9 @@ enum gl_status gl_metrics_render(const struct gl_config *c, struct gl_store *s,
 char *gl_metrics_group_path(const char *job, const char *cluster);
 
 /* Pushes and/or writes the run's metrics as configured (nothing when
- * metrics is not configured). The run's own outcome is exit_status; a
+ * metrics is not configured), every group and the file from one statement
+ * of the period they report: f->open, else one built here (the prices are
+ * for it). The run's own outcome is exit_status; a
  * failure here is GL_ERR_PARTIAL naming the URL and HTTP status or the
  * file (README "Its own metrics": a good run whose metrics were not
  * delivered exits 5). */

@@ -1,7 +1,6 @@
 /* run — incremental collection per cluster and the open periods' outputs. */
 #include "run.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,11 +31,13 @@ static enum gl_status make_dir(const char *dir, struct gl_error *err)
 
 /* Every output of one open period into dir (a fresh folder): one
  * statement, every renderer of the table (render.c); a file equal to the
- * one of the tree in place (keep->prev) is linked from it, not written. */
+ * one of the tree in place (keep->prev) is linked from it, not written.
+ * kept (may be NULL) receives the statement once the tree is written (the
+ * metrics are rendered from it, metrics.h). */
 static enum gl_status write_tree(const struct gl_config *c, struct gl_store *s,
                                  const struct gl_price_table *prices, const struct gl_period *p,
                                  const char *dir, struct gl_render_keep *keep, size_t *ninvoices,
-                                 size_t *nrows, struct gl_error *err)
+                                 size_t *nrows, struct gl_statement **kept, struct gl_error *err)
 {
     struct gl_statement *st = NULL;
     enum gl_status rc = gl_statement_build_checked(c, s, prices, p, GL_ST_ALL, gl_frozen_verify, &st, err);
@@ -45,8 +46,12 @@ static enum gl_status write_tree(const struct gl_config *c, struct gl_store *s,
     if (!rc && c->nwork > 0) /* the FOCUS export's companion: cost per unit of work */
         rc = gl_render_all_kept(gl_renderer_find("unit-cost-csv"), st, dir, keep, err);
     if (!rc)
-        rc = gl_render_focus_rows(st, nrows, err);
+        rc = gl_render_focus_rows(st, gl_render_focus_version(st), nrows, err);
     *ninvoices = st ? gl_render_count(st, GL_SCOPE_INVOICE) : 0;
+    if (!rc && kept) {
+        *kept = st;
+        st = NULL;
+    }
     gl_statement_free(st);
     return rc;
 }
@@ -78,34 +83,16 @@ static bool is_temp_name(const char *name)
  * output folder (the lock keeps its runs apart). */
 static enum gl_status remove_leftovers(const char *out_dir, struct gl_error *err)
 {
-    DIR *d = opendir(out_dir);
-    if (!d)
-        return gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot list: %s", out_dir,
-                            strerror(errno));
-    enum gl_status rc = GL_OK;
-    struct dirent *e;
-    while (!rc && (e = readdir(d))) {
-        if (!is_temp_name(e->d_name))
-            continue;
-        struct gl_buf b;
-        gl_buf_init(&b);
-        if (!gl_buf_printf(&b, "%s/%s", out_dir, e->d_name))
-            rc = gl_error_set(err, GL_ERR_RUNTIME, "out of memory");
-        else if (!(rc = gl_output_tree_remove(b.data, err)))
-            gl_log(GL_LOG_INFO, "removed the temporary folder of an interrupted run path=%s",
-                   b.data);
-        gl_buf_free(&b);
-    }
-    closedir(d);
-    return rc;
+    return gl_output_remove_entries(out_dir, is_temp_name, "cannot list", err);
 }
 
 /* Writes p's whole tree beside out_dir/<period>, swaps it into place and
- * records what it was written from. */
+ * records what it was written from; fig (may be NULL) keeps its statement
+ * for the metrics. */
 static enum gl_status write_period(const struct gl_config *c, struct gl_store *s,
                                    const struct gl_price_table *prices, const struct gl_period *p,
                                    const char *out_dir, const struct gl_outstate_fp *fp,
-                                   struct gl_error *err)
+                                   struct gl_run_figures *fig, struct gl_error *err)
 {
     struct gl_buf tmp, dir, files;
     gl_buf_init(&tmp);
@@ -124,7 +111,10 @@ static enum gl_status write_period(const struct gl_config *c, struct gl_store *s
         rc = gl_error_set(err, GL_ERR_RUNTIME, "%s: cannot create: %s", tmp.data,
                           strerror(errno));
     else if (!rc) {
-        rc = write_tree(c, s, prices, p, tmp.data, &keep, &n, &rows, err);
+        struct gl_statement *st = NULL;
+        rc = write_tree(c, s, prices, p, tmp.data, &keep, &n, &rows, fig ? &st : NULL, err);
+        if (st)
+            gl_run_figures_statement(fig, st);
         if (!rc)
             rc = gl_output_tree_files(tmp.data, &files, err);
         if (!rc)
@@ -225,8 +215,8 @@ static bool just_closed(const struct gl_autoclose *ac, const char *period)
 static enum gl_status write_outputs(const struct gl_config *c, struct gl_store *s,
                                     const struct gl_price_table *prices, const char *out_dir,
                                     int64_t from, int64_t last, int64_t now,
-                                    const struct gl_autoclose *ac, bool *partial,
-                                    struct gl_error *err)
+                                    const struct gl_autoclose *ac, struct gl_run_figures *fig,
+                                    bool *partial, struct gl_error *err)
 {
     enum gl_status rc = make_dir(out_dir, err);
     if (rc)
@@ -243,6 +233,10 @@ static enum gl_status write_outputs(const struct gl_config *c, struct gl_store *
     for (size_t i = 0; i < ac->nclosed; i++)
         period_set_add(&ps, ac->closed[i]);
     gl_sort(ps.names, ps.n, sizeof *ps.names, name_cmp);
+    /* the period the metrics report: its statement is kept for them */
+    struct gl_period mp;
+    gl_metrics_period(c, now, &mp);
+    bool metrics = fig && gl_metrics_configured(c);
     for (size_t i = 0; i < ps.n; i++) {
         struct gl_period p;
         bool closed;
@@ -274,7 +268,8 @@ static enum gl_status write_outputs(const struct gl_config *c, struct gl_store *
         } else {
             gl_log(GL_LOG_INFO, "writing outputs period=%s reason=\"%s\"", p.name, why);
             struct gl_error oerr = {0};
-            if (write_period(c, s, prices, &p, root, &fp, &oerr)) {
+            bool keep = metrics && !closed && strcmp(p.name, mp.name) == 0;
+            if (write_period(c, s, prices, &p, root, &fp, keep ? fig : NULL, &oerr)) {
                 *partial = true;
                 gl_log(GL_LOG_ERROR, "writing outputs failed period=%s error=\"%s\"", p.name,
                        oerr.msg);
@@ -359,7 +354,7 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
     if ((rc = gl_autoclose(c, s, prices, now, &ac, err)))
         return rc;
     gl_run_figures_blocked(fig, ac.blocked, ac.nblocked);
-    rc = write_outputs(c, s, prices, out_dir, min_from, last, now, &ac, &partial, err);
+    rc = write_outputs(c, s, prices, out_dir, min_from, last, now, &ac, fig, &partial, err);
     gl_autoclose_free(&ac);
     if (rc)
         return rc;
@@ -371,11 +366,17 @@ enum gl_status gl_run(const struct gl_config *c, struct gl_store *s,
         *err = derr;
     }
     memset(&derr, 0, sizeof derr);
-    if (c->retention_months && gl_admin_prune_retention(s, c->retention_months, now, &derr)) {
+    size_t pruned = 0;
+    if (c->retention_months &&
+        gl_admin_prune_retention(s, c->retention_months, now, &pruned, &derr)) {
         partial = true;
         gl_log(GL_LOG_ERROR, "retention prune failed error=\"%s\"", derr.msg);
         *err = derr;
     }
+    /* a pruned period takes no more corrections: the open period's figures
+     * may differ from the statement its tree was written from */
+    if (pruned)
+        gl_run_figures_statement(fig, NULL);
     if (attempted > 0 && failed == attempted)
         return gl_error_set(err, first_fail ? first_fail : GL_ERR_PROM,
                             "run collected nothing (every cluster failed); last error: %s",

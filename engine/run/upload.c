@@ -40,12 +40,11 @@ enum gl_status gl_uploader_new(const struct gl_s3_cfg *s3, struct gl_uploader **
     enum gl_status rc = gl_auth_new_named(&s3->conn, "outputs.s3.auth", &u->auth, err);
     if (!rc && !(u->h = curl_easy_init()))
         rc = gl_error_set(err, GL_ERR_RUNTIME, "outputs.s3: cannot create an HTTP handle");
-    if (rc) {
+    if (rc)
         gl_uploader_free(u);
-        return rc;
-    }
-    *out = u;
-    return GL_OK;
+    else
+        *out = u;
+    return rc;
 }
 
 void gl_uploader_free(struct gl_uploader *u)

@@ -563,20 +563,10 @@ void gl_auth_free(struct gl_auth *a)
         auth_wipe_free(a->secrets[i]);
     for (size_t i = 0; i < NPATTERNS; i++)
         pcre2_code_free(a->redact[i]);
-    free(a->sigv4);
-    free(a->region);
-    free(a->endpoint);
-    free(a->file);
-    free(a->key_file);
-    free(a->secret_file);
-    free(a->session_file);
-    free(a->role_arn);
-    free(a->session_name);
-    free(a->client_id);
-    free(a->scope);
     auth_wipe_free(a->env_token);
-    free(a->user);
     auth_wipe_free(a->userpwd);
+    GL_FREE_EACH(a->sigv4, a->region, a->endpoint, a->file, a->key_file, a->secret_file,
+                 a->session_file, a->role_arn, a->session_name, a->client_id, a->scope, a->user);
     if (a->locked_init)
         mtx_destroy(&a->lock);
     free(a);

@@ -602,14 +602,7 @@ static void batch_free(struct batch *b)
 {
     if (b->multi)
         curl_multi_cleanup(b->multi);
-    free(b->h);
-    free(b->ok);
-    free(b->status);
-    free(b->result);
-    free(b->sinks);
-    free(b->specs);
-    free(b->bodies);
-    free(b->urls);
+    GL_FREE_EACH(b->h, b->ok, b->status, b->result, b->sinks, b->specs, b->bodies, b->urls);
 }
 
 /* Query i's transfer: a copy of p->curl with its URL (or form), sink and

@@ -751,25 +751,60 @@ static int add_label(struct parser *p, const char *v, size_t vn)
 
 /* ---- the tokenizer's callbacks (jsax.h) ---- */
 
+/* The structural tokens. */
+enum token { TK_START_MAP, TK_END_MAP, TK_START_ARRAY, TK_END_ARRAY };
+
+/* A token while skipping a value (ST_SKIP): an opening one (depth +1), a
+ * closing one (-1) or a scalar (0); the skipped value is done when it
+ * closes its outermost level, or is a scalar at the top. */
+static int skip_token(struct parser *p, int depth)
+{
+    p->skip_depth += depth;
+    if (depth <= 0 && p->skip_depth == 0)
+        value_done(p);
+    return 1;
+}
+
+/* The structural tokens that only move the parser to another state. */
+static const struct {
+    enum state from;
+    enum token tok;
+    enum state to;
+} moves[] = {
+    {ST_START, TK_START_MAP, ST_ROOT},         {ST_DATA, TK_START_MAP, ST_IN_DATA},
+    {ST_METRIC, TK_START_MAP, ST_IN_METRIC},   {ST_ROOT, TK_END_MAP, ST_DONE},
+    {ST_IN_DATA, TK_END_MAP, ST_ROOT},         {ST_WARNINGS, TK_START_ARRAY, ST_WARNING},
+    {ST_INFOS, TK_START_ARRAY, ST_INFO},       {ST_RESULT, TK_START_ARRAY, ST_IN_RESULT},
+    {ST_IN_VALUES, TK_START_ARRAY, ST_TS},
+};
+
+/* Token t skipped or moved by the table: 1; -1 when it is neither (the
+ * caller's own states then). */
+static int move_token(struct parser *p, enum token t)
+{
+    if (p->st == ST_SKIP)
+        return skip_token(p, t == TK_START_MAP || t == TK_START_ARRAY ? 1 : -1);
+    for (size_t i = 0; i < sizeof moves / sizeof *moves; i++)
+        if (moves[i].from == p->st && moves[i].tok == t) {
+            p->st = moves[i].to;
+            return 1;
+        }
+    return -1;
+}
+
 static int on_null(void *ctx)
 {
     struct parser *p = ctx;
-    if (p->st == ST_SKIP) {
-        if (p->skip_depth == 0)
-            value_done(p);
-        return 1;
-    }
+    if (p->st == ST_SKIP)
+        return skip_token(p, 0);
     return unexpected(p, "null");
 }
 
 static int on_boolean(void *ctx, int v)
 {
     struct parser *p = ctx;
-    if (p->st == ST_SKIP) {
-        if (p->skip_depth == 0)
-            value_done(p);
-        return 1;
-    }
+    if (p->st == ST_SKIP)
+        return skip_token(p, 0);
     if (p->st == ST_ISPARTIAL) {
         p->partial = v != 0;
         value_done(p);
@@ -787,11 +822,8 @@ static int on_number(void *ctx, const char *s, size_t n)
         p->st = ST_VALUE;
         return 1;
     }
-    if (p->st == ST_SKIP) {
-        if (p->skip_depth == 0)
-            value_done(p);
-        return 1;
-    }
+    if (p->st == ST_SKIP)
+        return skip_token(p, 0);
     char raw[40];
     escape_n(s, n, raw, sizeof raw);
     char tok[64];
@@ -802,6 +834,14 @@ static int on_number(void *ctx, const char *s, size_t n)
 static void copy_text(char *dst, size_t cap, const unsigned char *s, size_t n)
 {
     escape_n((const char *)s, n, dst, cap);
+}
+
+/* A root string value (status, error, errorType) into dst, escaped. */
+static int take_text(struct parser *p, char *dst, size_t cap, const unsigned char *s, size_t n)
+{
+    copy_text(dst, cap, s, n);
+    value_done(p);
+    return 1;
 }
 
 static bool warning_accepted(const struct parser *p, const unsigned char *s, size_t n,
@@ -845,17 +885,11 @@ static int on_string(void *ctx, const unsigned char *s, size_t n)
         value_done(p);
         return 1;
     case ST_STATUS:
-        copy_text(p->status, sizeof p->status, s, n);
-        value_done(p);
-        return 1;
+        return take_text(p, p->status, sizeof p->status, s, n);
     case ST_ERROR:
-        copy_text(p->error, sizeof p->error, s, n);
-        value_done(p);
-        return 1;
+        return take_text(p, p->error, sizeof p->error, s, n);
     case ST_ERRTYPE:
-        copy_text(p->errtype, sizeof p->errtype, s, n);
-        value_done(p);
-        return 1;
+        return take_text(p, p->errtype, sizeof p->errtype, s, n);
     case ST_RESULTTYPE: {
         const char *want = p->vector ? "vector" : "matrix";
         if (n != 6 || memcmp(s, want, 6) != 0) {
@@ -886,9 +920,7 @@ static int on_string(void *ctx, const unsigned char *s, size_t n)
         return 1;
     }
     case ST_SKIP:
-        if (p->skip_depth == 0)
-            value_done(p);
-        return 1;
+        return skip_token(p, 0);
     default: {
         char t[80], tok[100];
         copy_text(t, sizeof t, s, n);
@@ -898,52 +930,35 @@ static int on_string(void *ctx, const unsigned char *s, size_t n)
     }
 }
 
-static int on_start_map(void *ctx)
+/* A series' object opens in result: a new series, its steps all NaN. */
+static int series_start(struct parser *p)
 {
-    struct parser *p = ctx;
     struct gl_matrix *m = p->m;
-    switch (p->st) {
-    case ST_START:
-        p->st = ST_ROOT;
-        return 1;
-    case ST_DATA:
-        p->st = ST_IN_DATA;
-        return 1;
-    case ST_IN_RESULT: {
-        if (!charge(p, gl_series_slots(m->nsteps)))
-            return 0;
-        if (m->nseries == p->series_cap) {
-            p->series_cap = p->series_cap ? 2 * p->series_cap : 64;
-            m->series = gl_xrealloc(m->series, p->series_cap * sizeof *m->series);
-        }
-        struct gl_series *s = &m->series[m->nseries++];
-        memset(s, 0, sizeof *s);
-        s->first_step = -1;
-        s->first_seen = -1;
-        s->values = malloc((m->nsteps ? m->nsteps : 1) * sizeof *s->values);
-        if (!s->values)
-            return fail(p, "out of memory");
-        for (size_t i = 0; i < m->nsteps; i++)
-            s->values[i] = NAN;
-        memset(p->present, 0, m->nsteps);
-        p->npresent = 0;
-        p->cur = s;
-        p->labels_cap = 0;
-        p->item_keys = 0;
-        p->nsample = 0;
-        p->st = ST_ITEM;
-        return 1;
+    if (!charge(p, gl_series_slots(m->nsteps)))
+        return 0;
+    if (m->nseries == p->series_cap) {
+        p->series_cap = p->series_cap ? 2 * p->series_cap : 64;
+        m->series = gl_xrealloc(m->series, p->series_cap * sizeof *m->series);
     }
-    case ST_METRIC:
-        p->st = ST_IN_METRIC;
-        return 1;
-    case ST_SKIP:
-        p->skip_depth++;
-        return 1;
-    default:
-        return unexpected(p, "object");
-    }
+    struct gl_series *s = &m->series[m->nseries++];
+    memset(s, 0, sizeof *s);
+    s->first_step = -1;
+    s->first_seen = -1;
+    s->values = malloc((m->nsteps ? m->nsteps : 1) * sizeof *s->values);
+    if (!s->values)
+        return fail(p, "out of memory");
+    for (size_t i = 0; i < m->nsteps; i++)
+        s->values[i] = NAN;
+    memset(p->present, 0, m->nsteps);
+    p->npresent = 0;
+    p->cur = s;
+    p->labels_cap = 0;
+    p->item_keys = 0;
+    p->nsample = 0;
+    p->st = ST_ITEM;
+    return 1;
 }
+
 
 /* Marks key bit k of *seen; a second time is an error naming where. */
 static int key_once(struct parser *p, unsigned *seen, unsigned k, const char *name,
@@ -1040,81 +1055,80 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t n)
     return unexpected(p, tok);
 }
 
-static int on_end_map(void *ctx)
+
+
+
+/* A structural token in the states it does more in than move them: 1, or
+ * 0 when that failed; -1 when t is unexpected here. */
+static int token_in_state(struct parser *p, enum token t)
 {
-    struct parser *p = ctx;
-    switch (p->st) {
-    case ST_ROOT:
-        p->st = ST_DONE;
+    switch (t) {
+    case TK_START_MAP:
+        return p->st == ST_IN_RESULT ? series_start(p) : -1;
+    case TK_START_ARRAY:
+        if (p->st != ST_VALUES)
+            return -1;
+        p->st = p->vector ? ST_TS : ST_IN_VALUES; /* a vector's value is the sample */
         return 1;
-    case ST_IN_DATA:
-        p->st = ST_ROOT;
-        return 1;
-    case ST_ITEM:
-        if (!series_done(p))
-            return 0;
-        p->cur = NULL;
-        p->st = ST_IN_RESULT;
-        return 1;
-    case ST_IN_METRIC:
+    case TK_END_MAP:
+        if (p->st == ST_ITEM) {
+            if (!series_done(p))
+                return 0;
+            p->cur = NULL;
+            p->st = ST_IN_RESULT;
+            return 1;
+        }
+        if (p->st != ST_IN_METRIC)
+            return -1;
         if (!labels_done(p))
             return 0;
         value_done(p);
         return 1;
-    case ST_SKIP:
-        if (--p->skip_depth == 0)
+    case TK_END_ARRAY:
+        switch (p->st) {
+        case ST_WARNING: case ST_INFO: case ST_IN_RESULT: case ST_IN_VALUES:
             value_done(p);
-        return 1;
-    default:
-        return unexpected(p, "end of object");
+            return 1;
+        case ST_SAMPLE_END:
+            p->nsample++;
+            p->st = p->vector ? ST_ITEM : ST_IN_VALUES;
+            return 1;
+        default:
+            return -1;
+        }
     }
+    return -1;
+}
+
+static int on_token(struct parser *p, enum token t)
+{
+    static const char *const what[] = {[TK_START_MAP] = "object", [TK_END_MAP] = "end of object",
+                                       [TK_START_ARRAY] = "array",
+                                       [TK_END_ARRAY] = "end of array"};
+    int r = move_token(p, t);
+    if (r < 0)
+        r = token_in_state(p, t);
+    return r >= 0 ? r : unexpected(p, what[t]);
+}
+
+static int on_start_map(void *ctx)
+{
+    return on_token(ctx, TK_START_MAP);
+}
+
+static int on_end_map(void *ctx)
+{
+    return on_token(ctx, TK_END_MAP);
 }
 
 static int on_start_array(void *ctx)
 {
-    struct parser *p = ctx;
-    switch (p->st) {
-    case ST_WARNINGS:
-        p->st = ST_WARNING;
-        return 1;
-    case ST_INFOS:
-        p->st = ST_INFO;
-        return 1;
-    case ST_RESULT:
-        p->st = ST_IN_RESULT;
-        return 1;
-    case ST_VALUES:
-        p->st = p->vector ? ST_TS : ST_IN_VALUES; /* a vector's value is the sample */
-        return 1;
-    case ST_IN_VALUES:
-        p->st = ST_TS;
-        return 1;
-    case ST_SKIP:
-        p->skip_depth++;
-        return 1;
-    default:
-        return unexpected(p, "array");
-    }
+    return on_token(ctx, TK_START_ARRAY);
 }
 
 static int on_end_array(void *ctx)
 {
-    struct parser *p = ctx;
-    switch (p->st) {
-    case ST_WARNING: case ST_INFO: case ST_IN_RESULT: case ST_IN_VALUES:
-        value_done(p);
-        return 1;
-    case ST_SAMPLE_END:
-        p->nsample++;
-        p->st = p->vector ? ST_ITEM : ST_IN_VALUES;
-        return 1;
-    case ST_SKIP:
-        if (--p->skip_depth == 0)
-            value_done(p);
-        return 1;
-    default:
-        return unexpected(p, "end of array");
-    }
+    return on_token(ctx, TK_END_ARRAY);
 }
 
 static const struct gl_jsax_callbacks callbacks = {

@@ -18,20 +18,20 @@ _gpuledger() {
         --format) COMPREPLY=($(compgen -W "json md" -- "$cur")); return ;;
     esac
     if [ -z "$cmd" ]; then
-        COMPREPLY=($(compgen -W "--config --db --quiet --verbose --log-format --version --help collect invoice export summary unit-cost anomalies report advise close run check prices prune backup" -- "$cur"))
+        COMPREPLY=($(compgen -W "--config --db --quiet --verbose --log-format --version --help run collect invoice export summary anomalies unit-cost report advise close check prices prune backup" -- "$cur"))
         return
     fi
     case $cmd in
+        run) opts="--out --now --reprice-closed --help" ;;
         collect) opts="--from --to --cluster --allow-shrink --help" ;;
         invoice) opts="--period --team --format --out --reprice-closed --help" ;;
         export) opts="--period --out --focus-version --reprice-closed --help" ;;
         summary) opts="--period --format --help" ;;
-        unit-cost) opts="--period --format --help" ;;
         anomalies) opts="--period --team --format --help" ;;
+        unit-cost) opts="--period --format --help" ;;
         report) opts="--period --team --out --help" ;;
         advise) opts="--period --format --help" ;;
         close) opts="--period --now --force --help" ;;
-        run) opts="--out --now --reprice-closed --help" ;;
         check) opts="--at --help" ;;
         prices) opts="import --file --reprice-closed --help" ;;
         prune) opts="--before --dry-run --help" ;;

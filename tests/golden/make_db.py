@@ -5,7 +5,9 @@ Usage: python3 tests/golden/make_db.py DB STAGE [STAGE...]
 
 Writes rows straight into SQLite (the engine's own schema files, applied in
 order, PRAGMA user_version set as engine/ledger/store.c does), so the outputs do
-not depend on Prometheus, the collector or the clock. Stages:
+not depend on Prometheus, the collector or the clock. The statements are the
+writers of tests/integration/ledger_db.py (the tests' one view of the
+schema); this file holds only the model of what is stored. Stages:
 
   base   devices; 2026-08-30, 2026-09-29 and 2026-10-01/02 (3 + 2 + 3 hours);
          every other hour of August and September collected with no data
@@ -20,13 +22,13 @@ capacity = used + reserved-unused billed + reserved + unattributed + idle
 backquote, brackets).
 """
 
-import glob
 import os
-import sqlite3
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+import ledger_db  # noqa: E402
 
 A100 = "NVIDIA A100-SXM4-80GB"
 H100 = "NVIDIA H100 80GB HBM3"
@@ -123,25 +125,16 @@ def rows_of_hour(h, late):
 
 
 def open_db(path):
-    fresh = not os.path.exists(path)
-    db = sqlite3.connect(path)
-    if fresh:
-        files = sorted(glob.glob(os.path.join(REPO, "schema", "[0-9][0-9][0-9]_*.sql")))
-        for f in files:
-            with open(f) as fh:
-                db.executescript(fh.read())
-        db.execute("PRAGMA user_version = %d" % len(files))
-        db.execute("PRAGMA journal_mode = WAL")
-        first, last = hour("2026-08-30T10"), hour("2026-10-02T10") + S - 1
-        for d in DEVICES:
-            seen = (first, last) if d[0] != 6 else (hour("2026-10-01T10"), last)
-            db.execute("INSERT INTO device (id, cluster, uuid, gpu_i_id, gpu_i_profile, model, "
-                       "hostname, max_capacity_mib, first_seen, last_seen) "
-                       "VALUES (?,?,?,?,?,?,?,?,?,?)", (d[0], CLUSTER) + d[1:] + seen)
-        # run has collected up to 2026-10-03T00: `run --now 2026-10-03T00:10:00Z`
-        # (delay 10 minutes, no re-pull) has nothing to collect
-        db.execute("INSERT INTO watermark VALUES (?, ?, ?)",
-                   (CLUSTER, hour("2026-10-03T00"), hour("2026-10-03T00")))
+    if os.path.exists(path):
+        return ledger_db.open_ledger(path)
+    db = ledger_db.create_ledger(path)
+    first, last = hour("2026-08-30T10"), hour("2026-10-02T10") + S - 1
+    for d in DEVICES:
+        seen = (first, last) if d[0] != 6 else (hour("2026-10-01T10"), last)
+        ledger_db.insert_device(db, d[0], CLUSTER, *(d[1:] + seen))
+    # run has collected up to 2026-10-03T00: `run --now 2026-10-03T00:10:00Z`
+    # (delay 10 minutes, no re-pull) has nothing to collect
+    ledger_db.insert_watermark(db, CLUSTER, hour("2026-10-03T00"), hour("2026-10-03T00"))
     return db
 
 
@@ -149,17 +142,15 @@ def add_hours(db, hours, late):
     for ts in hours:
         h = hour(ts)
         for ns, pod, dev, team, kind, q, est in rows_of_hour(h, late):
-            db.execute("INSERT INTO usage VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                       (h, CLUSTER, ns, pod, dev, team, kind, q, est, h, h + S - 60))
-        db.execute("INSERT OR REPLACE INTO collected_hour VALUES (?,?,?,?,?)",
-                   (CLUSTER, h, h + S, 60, 0))
+            ledger_db.insert_usage(db, h, CLUSTER, ns, pod, dev, team, kind, q, est, h,
+                                   h + S - 60)
+        ledger_db.insert_collected_hour(db, CLUSTER, h, h + S, 60, 0)
 
 
 def add_empty_hours(db, first, end):
     """Hours [first, end) not collected yet, collected with no data."""
     for h in range(hour(first), hour(end), S):
-        db.execute("INSERT OR IGNORE INTO collected_hour VALUES (?,?,?,?,?)",
-                   (CLUSTER, h, h + S, 0, 0))
+        ledger_db.insert_collected_hour(db, CLUSTER, h, h + S, 0, 0, replace=False)
 
 
 def main():

@@ -33,7 +33,6 @@ import fractions
 import json
 import os
 import shutil
-import sqlite3
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,6 +43,7 @@ sys.path.insert(0, HERE)
 
 import gencluster as gc  # noqa: E402
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 from harness import tail  # noqa: E402
 
 SCENARIO = os.path.join(HERE, "scenarios", "advise.json")
@@ -245,26 +245,8 @@ class Suite(harness.ScenarioSuite):
         path = self.path("hours.db")
         shutil.copyfile(db, path)
         w0, w1 = gc.parse_time(WINDOW[0]), gc.parse_time(WINDOW[1])
-        with sqlite3.connect(path) as con:
-            for table in ("pod_peak", "device_model_hour", "usage"):
-                cols = [r[1] for r in con.execute("PRAGMA table_info(%s)" % table)]
-                sel = ", ".join("hour + ?" if c == "hour" else c for c in cols)
-                for k in range(1, copies):
-                    con.execute("INSERT INTO %s (%s) SELECT %s FROM %s WHERE hour >= ? AND "
-                                "hour < ?" % (table, ", ".join(cols), sel, table),
-                                (k * (w1 - w0), w0, w1))
-            rows = con.execute(
-                "SELECT k.hour, k.cluster, k.namespace, k.pod, d.uuid, d.hostname,"
-                " coalesce(o.owner_kind, ''), coalesce(o.owner_name, ''), d.gpu_i_profile,"
-                " coalesce(m.model, d.model), coalesce(m.max_capacity_mib, d.max_capacity_mib),"
-                " k.bucket, k.steps, k.peak_mib, k.alloc_mib,"
-                " (SELECT u.team FROM usage u WHERE u.hour = k.hour AND u.cluster = k.cluster"
-                "  AND u.namespace = k.namespace AND u.pod = k.pod AND u.device_id = k.device_id"
-                "  AND u.kind = 'memory_used' ORDER BY u.quantity DESC, u.team LIMIT 1)"
-                " FROM pod_peak k JOIN device d ON d.id = k.device_id"
-                " LEFT JOIN device_model_hour m ON m.hour = k.hour AND m.device_id = k.device_id"
-                " LEFT JOIN pod_owner o ON o.cluster = k.cluster AND o.namespace = k.namespace"
-                "  AND o.pod = k.pod").fetchall()
+        ledger_db.repeat_window(path, w0, w1, copies)
+        rows = ledger_db.peak_rows(path)
         prices = [(A100, "0.03", None, cut), (A100, "0.04", cut, None),
                   ("NVIDIA L4", "0.05", None, None)]
         c2 = json.loads(json.dumps(cfg))
@@ -300,9 +282,7 @@ class Suite(harness.ScenarioSuite):
         before = self.run(cfg_path, db, "invoice", "--period", PERIOD, "--format", "json")
         empty = self.path("no-peaks.db")
         shutil.copyfile(db, empty)
-        with sqlite3.connect(empty) as con:
-            n = con.execute("SELECT count(*) FROM pod_peak").fetchone()[0]
-            con.execute("DELETE FROM pod_peak")
+        n = ledger_db.delete_pod_peaks(empty)
         after = self.run(cfg_path, empty, "invoice", "--period", PERIOD, "--format", "json")
         tap.check("invoices: byte-identical with the peak table emptied (%d rows)" % n,
                   [] if before == after and n > 0 else ["rows %d; invoices differ" % n])
@@ -329,11 +309,7 @@ class Suite(harness.ScenarioSuite):
         db = self.path("server.db")
         self.run(path, db, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
         adv = json.loads(self.run(path, db, "advise", "--period", PERIOD))
-        with sqlite3.connect(db) as con:
-            hours_without = con.execute(
-                "SELECT count(*) FROM (SELECT DISTINCT hour, namespace, pod FROM usage "
-                "WHERE kind = 'memory_used' AND pod <> '' EXCEPT "
-                "SELECT DISTINCT hour, namespace, pod FROM pod_peak)").fetchone()[0]
+        hours_without = ledger_db.pod_hours_without_peak(db)
         # the scenario's hosts all sum on the backend: no pod-hour has a peak,
         # and none may be made up from the hourly sums
         pod_hours = 10 * 4

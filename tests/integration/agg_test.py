@@ -14,7 +14,8 @@ a. after collect, after a re-collect of some hours whose stored rows had
    returns; a row deleted), and after each collect killed with SIGKILL at a random
    moment (a bounded loop), every aggregate table equals a GROUP BY of the
    usage rows computed here, and the killed-then-finished database holds
-   the same aggregates as a fresh one.
+   the same aggregates as a fresh one. The GROUP BYs are restated in
+   ledger_db.py, independently of the engine's triggers.
 b. --main-bin (a gpuledger of schema 3, e.g. main built in /tmp): its
    database, opened by this build, is migrated (aggregates backfilled equal
    to the GROUP BY) and gives the same invoice, FOCUS export, summary and
@@ -34,7 +35,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -45,67 +45,31 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "golden"))
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 import golden_test  # noqa: E402
 
 SCENARIO = os.path.join(HERE, "scenarios", "report.json")
 T_FROM, T_TO, PERIOD = "2026-10-06T00:00:00Z", "2026-10-08T00:00:00Z", "2026-10"
 
-# The aggregates as GROUP BYs of usage (the schema file's definitions,
-# restated here independently of the engine's maintenance).
-EXPECTED = {
-    "usage_key_hour": (
-        "SELECT u.hour, u.cluster, d.model, u.team, u.kind, SUM(u.quantity), MAX(u.estimated),"
-        " COUNT(*) FROM usage u JOIN device d ON d.id = u.device_id GROUP BY 1, 2, 3, 4, 5",
-        "SELECT hour, cluster, model, team, kind, quantity, estimated, rows FROM usage_key_hour"),
-    "device_day": (
-        "SELECT hour / 86400 * 86400, device_id, kind, SUM(quantity), COUNT(*) FROM usage"
-        " GROUP BY 1, 2, 3",
-        "SELECT day, device_id, kind, quantity, rows FROM device_day"),
-    "pod_day": (
-        "SELECT team, hour / 86400 * 86400, cluster, namespace, pod, kind, SUM(quantity),"
-        " SUM(estimated <> 0), COUNT(*) FROM usage WHERE pod <> ''"
-        " AND kind IN ('memory_used', 'allocated', 'reserved_unused') GROUP BY 1, 2, 3, 4, 5, 6",
-        "SELECT team, day, cluster, namespace, pod, kind, quantity, estimated, rows FROM pod_day"),
-    "anomaly_day": (
-        "SELECT hour / 86400 * 86400, kind, cluster, namespace, pod, team, device_id,"
-        " MIN(first_seen), MAX(last_seen), SUM(quantity) FROM usage"
-        " WHERE kind IN ('anomaly_unallocated', 'anomaly_excess_devices')"
-        " GROUP BY 1, 2, 3, 4, 5, 6, 7",
-        "SELECT day, kind, cluster, namespace, pod, team, device_id, first_seen, last_seen,"
-        " quantity FROM anomaly_day"),
-}
-
-
-def rows(db, sql):
-    con = sqlite3.connect(db)
-    try:
-        return sorted(tuple(r) for r in con.execute(sql))
-    finally:
-        con.close()
-
-
 def agg_problems(db):
+    """The aggregates against their GROUP BYs of usage (ledger_db.AGGREGATES)."""
     p = []
-    for name, (want_sql, got_sql) in EXPECTED.items():
-        want, got = set(rows(db, want_sql)), set(rows(db, got_sql))
+    for name, (want, got) in ledger_db.aggregates(db).items():
+        want, got = set(want), set(got)
         if want != got:
             p.append("%s: %d rows missing (e.g. %s), %d unexpected (e.g. %s)" % (
                 name, len(want - got), sorted(want - got)[:1], len(got - want),
                 sorted(got - want)[:1]))
-        if not want and name != "anomaly_day":
+        if not want and name not in ledger_db.AGGREGATES_MAY_BE_EMPTY:
             p.append("%s: empty" % name)
-    con = sqlite3.connect(db)
-    for name in EXPECTED:
-        n = con.execute("SELECT count(*) FROM %s WHERE typeof(quantity) <> 'integer'" %
-                        name).fetchone()[0]
+    for name, n in ledger_db.non_integer_quantities(db).items():
         if n:
             p.append("%s: %d non-integer quantities" % (name, n))
-    con.close()
     return p
 
 
 def tables(db):
-    return {name: rows(db, got) for name, (_, got) in EXPECTED.items()}
+    return ledger_db.aggregate_tables(db)
 
 
 class Agg(harness.Suite):
@@ -176,37 +140,15 @@ class Agg(harness.Suite):
                   ("2026-08", "2026-09", "2026-10")}
         # b (self-contained): the same rows in a database of schema 3
         old = self.path("golden-v3.db")
-        con = sqlite3.connect(old)
-        for f in sorted(os.listdir(os.path.join(REPO, "schema")))[:3]:
-            con.executescript(open(os.path.join(REPO, "schema", f)).read())
-        con.execute("PRAGMA user_version = 3")
-        con.execute("ATTACH ? AS g", (db,))
-        names = [r[0] for r in con.execute("SELECT name FROM main.sqlite_master WHERE type = "
-                                           "'table'")]
-        for t in names:
-            con.execute("DELETE FROM main.%s" % t)
-            con.execute("INSERT INTO main.%s SELECT * FROM g.%s" % (t, t))
-        con.commit()
-        con.execute("DETACH g")
-        con.close()
+        ledger_db.copy_as_schema(db, old, 3)
         mig = {p: self.outputs(eng, cfg, old, p, "v3") for p in
                ("2026-08", "2026-09", "2026-10")}
         self.tap.check("b: a schema 3 copy of the golden database is migrated, its "
                        "aggregates backfilled", agg_problems(old))
         for p in mig:
             self.same("b: %s: the migrated copy gives the same outputs" % p, before[p], mig[p])
-        # a prune's protocol (schema/004_daily.sql): a row in usage_prune while
-        # deleting (the table is created when missing, so that an engine
-        # without it shows what deleting the rows does to its outputs)
-        con = sqlite3.connect(db, isolation_level=None)
-        con.execute("BEGIN IMMEDIATE")
-        con.execute("CREATE TABLE IF NOT EXISTS usage_prune (reason TEXT NOT NULL)")
-        con.execute("INSERT INTO usage_prune VALUES ('agg_test')")
-        n = con.execute("DELETE FROM usage WHERE hour >= strftime('%s', '2026-08-01') AND "
-                        "hour < strftime('%s', '2026-10-01')").rowcount
-        con.execute("DELETE FROM usage_prune")
-        con.execute("COMMIT")
-        con.close()
+        # a prune's protocol (schema/004_daily.sql), as ledger_db does it
+        n = ledger_db.delete_usage_as_prune(db, "2026-08-01", "2026-10-01")
         self.tap.note("deleted %d usage rows of the closed months 2026-08 and 2026-09" % n)
         for p in ("2026-08", "2026-09", "2026-10"):
             after = self.outputs(eng, cfg, db, p, "after")
@@ -256,17 +198,8 @@ class Agg(harness.Suite):
         # a: hours changed by hand, then re-collected
         changed = self.path("changed.db")
         shutil.copy(fresh, changed)
-        con = sqlite3.connect(changed)
-        h0 = con.execute("SELECT min(hour) FROM usage").fetchone()[0] + 6 * 3600
-        con.execute("UPDATE usage SET quantity = quantity * 2 WHERE hour >= ? AND hour < ?",
-                    (h0, h0 + 3 * 3600))
-        con.execute("INSERT INTO usage SELECT hour, cluster, namespace, 'ghost-' || pod, device_id,"
-                    " team, kind, quantity, 1, first_seen, last_seen FROM usage"
-                    " WHERE hour >= ? AND hour < ? AND pod <> ''", (h0, h0 + 3 * 3600))
-        con.execute("DELETE FROM usage WHERE hour = ? AND kind = 'memory_used' AND pod IN"
-                    " (SELECT pod FROM usage WHERE hour = ? AND pod <> '' LIMIT 1)", (h0, h0))
-        con.commit()
-        con.close()
+        h0 = ledger_db.first_usage_hour(changed) + 6 * 3600
+        ledger_db.alter_usage(changed, h0, 3)
         p = agg_problems(changed)
         tap.check("a: rows changed by hand (triggers) keep the aggregates exact", p)
         ts = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))  # noqa: E731
@@ -317,13 +250,13 @@ class Agg(harness.Suite):
             if rc:
                 tap.fail("b: collect with %s" % args.main_bin, err[-600:])
             else:
-                v = rows(olddb, "PRAGMA user_version")[0][0]
+                v = ledger_db.schema_version(olddb)
                 old_out = self.outputs(old, cfg, olddb, PERIOD, "old")
                 mig = self.path("migrated.db")
                 shutil.copy(olddb, mig)
                 new_out = self.outputs(eng, cfg, mig, PERIOD, "migrated")
                 p = agg_problems(mig)
-                if rows(mig, "PRAGMA user_version")[0][0] <= v:
+                if ledger_db.schema_version(mig) <= v:
                     p.append("not migrated (user_version %d)" % v)
                 tap.check("b: a schema %d database is migrated with its aggregates backfilled"
                           % v, p)

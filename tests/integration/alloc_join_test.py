@@ -31,7 +31,6 @@ allocation.promql in queries/ it cannot read its allocation query at all.
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 from harness import tail  # noqa: E402
 
 SCENARIOS = os.path.join(HERE, "scenarios")
@@ -55,21 +55,9 @@ ENGINE_ONLY = {"pending"}
 
 
 def usage_rows(db):
-    con = sqlite3.connect(db)
-    try:
-        rows = con.execute(
-            "SELECT u.hour, u.cluster, u.namespace, u.pod, d.cluster, d.uuid, d.gpu_i_id, "
-            "u.team, u.kind, u.quantity, u.estimated, u.first_seen, u.last_seen "
-            "FROM usage u JOIN device d ON d.id = u.device_id").fetchall()
-        devs = con.execute(
-            "SELECT cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, max_capacity_mib, "
-            "first_seen, last_seen FROM device").fetchall()
-        counts = con.execute(
-            "SELECT cluster, hour, series, samples FROM collected_query "
-            "WHERE query = 'allocation'").fetchall()
-    finally:
-        con.close()
-    return sorted(rows), sorted(devs), sorted(counts)
+    return (sorted(ledger_db.usage_by_device(db, device_cluster=True)),
+            sorted(ledger_db.devices(db)),
+            sorted(ledger_db.query_counts(db, "allocation")))
 
 
 def diff(a, b, n=3):

@@ -47,7 +47,6 @@ import random
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -61,6 +60,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
 import gencluster as gc  # noqa: E402
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 from period_test import AdminPrometheus  # noqa: E402
 
 SCENARIO = os.path.join(HERE, "scenarios", "run-month.json")
@@ -115,15 +115,8 @@ class Autoclose(harness.Suite):
     def run(self, cfg, db, now):
         return self.eng.run(cfg, db, "run", "--now", now, "--out", db + ".out")
 
-    def rows(self, db, sql, *args):
-        con = sqlite3.connect(db)
-        try:
-            return con.execute(sql, args).fetchall()
-        finally:
-            con.close()
-
     def closed(self, db):
-        return self.rows(db, "SELECT period, closed_at FROM closed_period ORDER BY period")
+        return ledger_db.closes(db)
 
     def blocked_series(self, cfg):
         try:
@@ -241,7 +234,7 @@ class Autoclose(harness.Suite):
             if "FINAL" not in text or "DRAFT" in text:
                 p.append("%s does not say FINAL only" % f)
         tap.check("the run that closed November rewrote its output folder: FINAL, not DRAFT", p)
-        frozen = self.rows(db, "SELECT count(*) FROM frozen_invoice WHERE period = ?", NOV)
+        frozen = ledger_db.frozen_invoice_count(db, NOV)
         p = []
         for now in (later(DUE, 1), later(DUE, 24)):
             err = self.must_run(cfg, db, now)
@@ -249,7 +242,7 @@ class Autoclose(harness.Suite):
                 p.append("after --now %s: closed %s" % (now, self.closed(db)))
             if "closed period=" in err:
                 p.append("--now %s logs a close again" % now)
-        if self.rows(db, "SELECT count(*) FROM frozen_invoice WHERE period = ?", NOV) != frozen:
+        if ledger_db.frozen_invoice_count(db, NOV) != frozen:
             p.append("frozen invoices changed")
         tap.check("two later runs: November closed exactly once (one row, closed_at and frozen "
                   "invoices unchanged, no second close logged)", p)
@@ -300,26 +293,7 @@ class Autoclose(harness.Suite):
     # ---- kill loop
     def state(self, db):
         """'open' or 'closed' when November is wholly one, else a problem."""
-        con = sqlite3.connect(db)
-        try:
-            tables = [r[0] for r in con.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND "
-                "(name LIKE 'frozen%' OR name LIKE 'closed%')")]
-            counts = {}
-            for t in tables:
-                cols = [r[1] for r in con.execute("PRAGMA table_info(%s)" % t)]
-                if "period" in cols:
-                    counts[t] = con.execute("SELECT count(*) FROM %s WHERE period = ?" % t,
-                                            (NOV,)).fetchone()[0]
-        finally:
-            con.close()
-        if not counts.get("closed_period"):
-            rest = {t: n for t, n in counts.items() if n}
-            return "open" if not rest else "half: open with rows %s" % rest
-        if counts["closed_period"] == 1 and counts.get("frozen_invoice") and \
-                counts.get("frozen_row"):
-            return "closed"
-        return "half: closed with %s" % counts
+        return ledger_db.close_state(db, NOV)
 
     def kill_loop(self):
         tap = self.tap
@@ -396,8 +370,7 @@ class Autoclose(harness.Suite):
         flat = " ".join(err.split())
         p = [] if rc == 5 else ["exit %d, want 5 (the shrink guard): %s" % (rc,
                                                                             harness.tail(err))]
-        hours = [r[0] for r in self.rows(db, "SELECT hour FROM refused_hour WHERE cluster = ? "
-                                             "ORDER BY hour", CLUSTER)]
+        hours = ledger_db.refused_hours(db, CLUSTER)
         want = list(range(ts(a), ts(b), 3600))
         if hours != want:
             p.append("refused_hour %s, want the six hours from %s" % (hours, a))

@@ -60,7 +60,6 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import sys
 import time
 from decimal import Decimal, ROUND_HALF_EVEN
@@ -72,6 +71,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 sys.path.insert(0, GOLDEN)
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 import make_db  # noqa: E402
 import reprice_test  # noqa: E402  (its golden database with two closed months)
 from reprice_test import A100, H100, OPEN, RUN_NOW, cents, gbh  # noqa: E402
@@ -101,11 +101,7 @@ class ClosedRun(reprice_test.Reprice):
 
     def bump_open(self, db):
         """October's data changed, as after each hourly collect into it."""
-        con = sqlite3.connect(db)
-        con.execute("UPDATE collected_hour SET collected_at = collected_at + 1 WHERE hour = "
-                    "(SELECT MAX(hour) FROM collected_hour)")
-        con.commit()
-        con.close()
+        ledger_db.bump_last_collected(db)
 
     def checked_runs(self, d, cfg, db):
         """Three runs: the first, one after October's data changed, one with
@@ -157,10 +153,7 @@ class ClosedRun(reprice_test.Reprice):
         # a copy that never recorded a check recomputes everything
         fresh = os.path.join(d, "fresh.db")
         shutil.copy(db, fresh)
-        con = sqlite3.connect(fresh)
-        con.execute("DELETE FROM closed_check")
-        con.commit()
-        con.close()
+        ledger_db.delete_closed_checks(fresh)
         rc2, want, err2 = self.eng.run(cfg, fresh, "invoice", "--period", OPEN, "--format", "json")
         if rc2 or inv != want:
             p.append("October's invoices differ from a recomputation of every closed month "
@@ -233,13 +226,8 @@ class ClosedRun(reprice_test.Reprice):
     def capacity(self):
         d, cfg, db, prices = self.setup_db("capacity")
         p = self.checked_runs(d, cfg, db)
-        con = sqlite3.connect(db)
-        con.execute("INSERT INTO device (cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname,"
-                    " max_capacity_mib, first_seen, last_seen) VALUES ('east', 'GPU-new-h100',"
-                    " '', '', ?, 'node-new', 95000, ?, ?)",
-                    (H100, make_db.hour("2026-10-02T00"), make_db.hour("2026-10-02T00") + 60))
-        con.commit()
-        con.close()
+        ledger_db.add_device(db, "east", "GPU-new-h100", H100, "node-new", 95000,
+                             make_db.hour("2026-10-02T00"), make_db.hour("2026-10-02T00") + 60)
         old_unit = (Decimal("4.00") / (Decimal(81559) * 1048576 / Decimal(10) ** 9)).quantize(
             Decimal(10) ** -12, rounding=ROUND_HALF_EVEN)
         new_unit = (Decimal("4.00") / (Decimal(95000) * 1048576 / Decimal(10) ** 9)).quantize(
@@ -285,18 +273,13 @@ class ClosedRun(reprice_test.Reprice):
         # MiB·s of exactly 128 GB-h: 439453125 x 2^20 B / 10^9 / 3600 s
         unit = 439453125
         big = 1 << 62  # three of them overflow a 64-bit sum
-        con = sqlite3.connect(db)
+        con = ledger_db.History(db)
 
         def used(ts, q, kind="memory_used", cluster="east"):
-            con.execute("INSERT INTO usage_key_hour (hour, cluster, model, team, kind, quantity,"
-                        " estimated, rows) VALUES (?, ?, ?, ?, ?, ?, 0, 1)",
-                        (make_db.hour(ts), cluster, A100, team, kind, q))
+            con.key_hour(make_db.hour(ts), cluster, A100, team, kind, q)
 
         def frozen(period, cp, day, minor, who=team):
-            con.execute("INSERT INTO frozen_row (period, corrected_period, team, cluster, model,"
-                        " kind, price_id, price_key, day, unit_price, mib_seconds, gb_hours_nano,"
-                        " billed_minor) VALUES (?, ?, ?, 'east', ?, 'memory_used', 'p:1', 'k',"
-                        " ?, '0', 0, 0, ?)", (period, cp, who, A100, day, minor))
+            con.frozen_row(period, cp, who, A100, day, minor)
 
         # shown: July (two rows, first and last hour, two clusters), May
         # (frozen rows only: no closed period, so open and not totalled),
@@ -353,18 +336,14 @@ class ClosedRun(reprice_test.Reprice):
         database by plain SQL and Python sums: [(month, status, used GB-h,
         total)]. Months: those with memory-used hours or frozen rows of the
         team before October, the newest five, oldest first."""
-        con = sqlite3.connect(db)
         start = make_db.hour("2026-10-01T00")
         used, frozen = {}, {}
-        for h, q in con.execute("SELECT hour, quantity FROM usage_key_hour WHERE team = ? AND "
-                                "kind = 'memory_used' AND hour < ?", (team, start)):
+        for h, q in ledger_db.team_memory_key_hours(db, team, start):
             m = time.strftime("%Y-%m", time.gmtime(h))
             used[m] = used.get(m, 0) + q
-        for period, minor in con.execute("SELECT period, billed_minor FROM frozen_row "
-                                         "WHERE team = ? AND period < ?", (team, OPEN)):
+        for period, minor in ledger_db.team_frozen_minor(db, team, OPEN):
             frozen[period] = frozen.get(period, 0) + minor
-        closed = {r[0] for r in con.execute("SELECT period FROM closed_period")}
-        con.close()
+        closed = set(ledger_db.closed_periods(db))
         rows = []
         for m in sorted(set(used) | set(frozen))[-5:]:
             nano = (Decimal(used.get(m, 0)) * 1048576 / 3600).quantize(1, ROUND_HALF_EVEN)
@@ -380,18 +359,13 @@ class ClosedRun(reprice_test.Reprice):
         unit = 439453125  # MiB·s of exactly 128 GB-h
         big = 1 << 62  # three of them overflow a 64-bit sum
         odd = 'q"\\\x01z'  # a quote, a backslash, a control character
-        con = sqlite3.connect(db)
+        con = ledger_db.History(db)
 
         def used(team, ts, q, cluster="east"):
-            con.execute("INSERT INTO usage_key_hour (hour, cluster, model, team, kind, quantity,"
-                        " estimated, rows) VALUES (?, ?, ?, ?, 'memory_used', ?, 0, 1)",
-                        (make_db.hour(ts), cluster, A100, team, q))
+            con.key_hour(make_db.hour(ts), cluster, A100, team, "memory_used", q)
 
         def frozen(team, period, day, minor, cp=""):
-            con.execute("INSERT INTO frozen_row (period, corrected_period, team, cluster, model,"
-                        " kind, price_id, price_key, day, unit_price, mib_seconds, gb_hours_nano,"
-                        " billed_minor) VALUES (?, ?, ?, 'east', ?, 'memory_used', 'p:1', 'k',"
-                        " ?, '0', 0, 0, ?)", (period, cp, team, A100, day, minor))
+            con.frozen_row(period, cp, team, A100, day, minor)
 
         ml, vis, plat, host = "ml-research", "vision", "platform", make_db.HOSTILE_TEAM
         for ts, q in (("2026-07-01T00", unit), ("2026-07-31T23", 3 * unit),
@@ -401,9 +375,7 @@ class ClosedRun(reprice_test.Reprice):
         used(ml, "2026-07-15T12", 2 * unit, cluster="west")
         frozen(ml, "2026-04", 1, 123)
         # a correction row of a closed month (of a price entry it has)
-        con.execute("INSERT INTO frozen_row SELECT '2026-09', '2026-08', team, cluster, model,"
-                    " kind, price_id, price_key, day + 86400, unit_price, 0, 0, 77"
-                    " FROM frozen_row WHERE period = '2026-08' AND team = ? LIMIT 1", (ml,))
+        con.correction_of("2026-09", "2026-08", ml, 77)
         for ts, q in (("2026-07-09T00", 13 * unit), ("2026-06-09T00", 17 * unit),
                       ("2026-05-09T00", 19 * unit)):
             used(vis, ts, q)
@@ -462,9 +434,7 @@ class ClosedRun(reprice_test.Reprice):
         p = []
         if rc:
             p.append("prices: exit %d %s" % (rc, harness.tail(err)))
-        con = sqlite3.connect(db)
-        n = con.execute("SELECT count(*) FROM closed_check").fetchone()[0]
-        con.close()
+        n = ledger_db.closed_check_count(db)
         if n:
             p.append("prices recorded %d closed check(s): the check without "
                      "--reprice-closed must only read" % n)

@@ -40,6 +40,7 @@ sys.path.insert(0, GOLDEN)
 import focus_check  # noqa: E402
 import golden_test  # noqa: E402
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 import make_db  # noqa: E402
 
 
@@ -180,19 +181,17 @@ class Focus(harness.Suite):
                   ("NVIDIA A30", 24576)]
         db_path = self.path("gpuh.db")
         db = make_db.open_db(db_path)
-        db.execute("DELETE FROM device")
+        ledger_db.delete_devices(db)
         h = make_db.hour("2026-10-01T10")
         for i, (model, mib) in enumerate(models, start=1):
-            db.execute("INSERT INTO device (id, cluster, uuid, gpu_i_id, gpu_i_profile, model, "
-                       "hostname, max_capacity_mib, first_seen, last_seen) "
-                       "VALUES (?,?,?,?,?,?,?,?,?,?)",
-                       (i, "east", "GPU-%04d" % i, "", "", model, "n%d" % i, mib, h, h + 3599))
+            ledger_db.insert_device(db, i, "east", "GPU-%04d" % i, "", "", model, "n%d" % i, mib,
+                                    h, h + 3599)
             for kind, team, q in (("memory_used", "team-%d" % i, mib * 3600),
                                   ("capacity", "", mib * 3600), ("idle", "", 0)):
-                db.execute("INSERT INTO usage VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                           (h, "east", "ns", "pod-%d" % i if team else "", i, team, kind, q, 0,
-                            h, h + 3540))
-        db.execute("INSERT INTO collected_hour VALUES (?,?,?,?,?)", ("east", h, h + 3600, 60, 0))
+                ledger_db.insert_usage(db, h, "east", "ns", "pod-%d" % i if team else "", i, team,
+                                       kind, q, 0, h, h + 3540)
+        # a fresh database: no collected hour to replace
+        ledger_db.insert_collected_hour(db, "east", h, h + 3600, 60, 0)
         db.commit()
         db.close()
         prices = self.path("gpuh-prices.csv")

@@ -43,13 +43,11 @@ closed period, team and format:
 """
 
 import csv
-import glob
 import io
 import json
 import os
 import re
 import shutil
-import sqlite3
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,6 +56,7 @@ GOLDEN = os.path.join(REPO, "tests", "golden")
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 from golden_test import config  # noqa: E402
 
 # closed before the late hour of 2026-09 arrives (both complete: make_db
@@ -68,19 +67,18 @@ from golden_test import config  # noqa: E402
 CLOSED = (("2026-08", "2026-09-05T00:00:00Z"), ("2026-09", "2026-10-05T00:00:00Z"))
 CLOSED_LATE = (("2026-10", "2026-11-05T00:00:00Z"),)
 FORCED = ("2026-10",)
-FIGURE_TABLES = ("frozen_period", "frozen_price", "frozen_head", "frozen_line",
-                 "frozen_line_day", "frozen_info", "frozen_anomaly")
-DIGEST_TABLES = ("frozen_setting", "frozen_digest")  # schema 011
 
 # The test build: one renderer wording changed, one FOCUS column added (to
 # both versions' headers and to every row): (file, old, new, occurrences).
 WORDING_OLD, WORDING_NEW = "- Cost center: ", "- Cost centre: "
 ADDED_COLUMN, ADDED_VALUE = "x_TestBuild", "tb"
 PATCHES = (
-    ("engine/bill/invoice.c", WORDING_OLD, WORDING_NEW, 1),
-    ("engine/render/export.c", '"x_Estimated", NULL,', '"x_Estimated", "%s", NULL,' % ADDED_COLUMN, 2),
-    ("engine/render/export.c", '/* x_Estimated */',
-     '/* x_Estimated */\n                cell_str(r, "%s");' % ADDED_VALUE, 1),
+    ("engine/render/invoice_codec.c", WORDING_OLD, WORDING_NEW, 1),
+    ("engine/render/export.c", "X(x_Estimated, ALL)",
+     "X(x_Estimated, ALL) X(%s, ALL)" % ADDED_COLUMN, 1),
+    ("engine/render/export.c", "    case NCOLS: break;",
+     '    case C_%s: cell_str(r, "%s"); break;\n    case NCOLS: break;'
+     % (ADDED_COLUMN, ADDED_VALUE), 1),
 )
 # what the test build needs of this source tree
 BUILD_PARTS = ("meson.build", "meson_options.txt", "engine", "schema", "queries", "tests/unit")
@@ -138,13 +136,7 @@ class Frozen(harness.Suite):
         return cfg, db
 
     def copy(self, db, name):
-        dest = self.path(name)
-        con = sqlite3.connect(db)
-        out = sqlite3.connect(dest)
-        con.backup(out)
-        out.close()
-        con.close()
-        return dest
+        return ledger_db.copy(db, self.path(name))
 
     # -- what the engine prints for a closed period
 
@@ -182,13 +174,7 @@ class Frozen(harness.Suite):
         return got
 
     def stored(self, db, period):
-        con = sqlite3.connect(db)
-        texts = con.execute("SELECT team, json, md FROM frozen_invoice WHERE period = ?",
-                            (period,)).fetchall()
-        csv = con.execute("SELECT focus_csv FROM closed_period WHERE period = ?",
-                          (period,)).fetchone()[0]
-        con.close()
-        return texts, csv
+        return ledger_db.stored_texts(db, period)
 
     def by_team(self, got):
         """(team -> json bytes, team -> md bytes) from the invoice files: the
@@ -205,10 +191,7 @@ class Frozen(harness.Suite):
 
     def identity_and_deleted(self, policy, cfg, db):
         tap = self.tap
-        con = sqlite3.connect(db)
-        corr = con.execute("SELECT COUNT(*) FROM frozen_line WHERE period = '2026-10' "
-                           "AND corrected_period = '2026-09'").fetchone()[0]
-        con.close()
+        corr = ledger_db.frozen_correction_lines(db, "2026-10", "2026-09")
         tap.check("%s: 2026-10 froze the correction lines of 2026-09 it carried (%d)"
                   % (policy, corr), [] if corr else ["no correction line frozen"])
         for period, _ in CLOSED + CLOSED_LATE:
@@ -235,11 +218,7 @@ class Frozen(harness.Suite):
                       "at close" % (policy, period, len(texts)), problems)
 
             gone = self.copy(db, "%s-%s-notexts.db" % (policy, period))
-            con = sqlite3.connect(gone)
-            con.execute("DELETE FROM frozen_invoice")
-            con.execute("UPDATE closed_period SET focus_csv = ''")
-            con.commit()
-            con.close()
+            ledger_db.delete_stored_texts(gone)
             after = self.outputs(cfg, gone, period)
             if isinstance(after, str):
                 problems = [after]
@@ -253,15 +232,9 @@ class Frozen(harness.Suite):
     def old_database(self, cfg, db):
         tap = self.tap
         old = self.copy(db, "old.db")
-        con = sqlite3.connect(old)
-        for t in FIGURE_TABLES + DIGEST_TABLES:
-            con.execute("DROP TABLE IF EXISTS %s" % t)
-        con.execute("PRAGMA user_version = 6")
+        ledger_db.drop_frozen_figures(old)
         # the only copy an old database has: printed as stored
-        con.execute("UPDATE frozen_invoice SET md = md || ?1 WHERE period = '2026-09'",
-                    ("\n<!-- audit copy -->\n",))
-        con.commit()
-        con.close()
+        ledger_db.append_to_stored_markdown(old, "2026-09", "\n<!-- audit copy -->\n")
         problems = []
         for period, _ in CLOSED + CLOSED_LATE:
             texts, csv = self.stored(old, period)
@@ -278,11 +251,9 @@ class Frozen(harness.Suite):
             if period == "2026-09" and not all(m.endswith("<!-- audit copy -->\n")
                                                for _, _, m in texts):
                 problems.append("the marker did not reach the stored texts")
-        con = sqlite3.connect(old)
-        version = con.execute("PRAGMA user_version").fetchone()[0]
-        figures = con.execute("SELECT COUNT(*) FROM frozen_period").fetchone()[0]
-        con.close()
-        latest = len(glob.glob(os.path.join(REPO, "schema", "[0-9][0-9][0-9]_*.sql")))
+        version = ledger_db.schema_version(old)
+        figures = ledger_db.frozen_period_count(old)
+        latest = ledger_db.latest_schema()
         if version != latest:
             problems.append("user_version %d after the engine opened it, expected %d (the "
                             "latest schema)" % (version, latest))
@@ -295,41 +266,18 @@ class Frozen(harness.Suite):
                   self.refused(cfg, old, ("export", "--period", "2026-09", "--focus-version",
                                           "1.3"), ["2026-09", "1.3", "1.2"]))
 
-    def digest_schema(self):
-        """The number of the migration that added frozen_digest."""
-        path, = glob.glob(os.path.join(REPO, "schema", "[0-9][0-9][0-9]_frozen_digest.sql"))
-        return int(os.path.basename(path)[:3])
-
     def digests(self, db):
         """{period: number of tables with a digest}."""
-        con = sqlite3.connect(db)
-        try:
-            rows = con.execute("SELECT period, COUNT(*) FROM frozen_digest "
-                               "GROUP BY period").fetchall()
-        except sqlite3.OperationalError:  # an engine without them
-            rows = []
-        con.close()
-        return dict(rows)
+        return ledger_db.digests(db)
 
     def before_digests(self, cfg, db):
         """A copy of db as an engine with schema 007 figures but no digests
         leaves it; returns it once the engine sealed it."""
         tap = self.tap
         legacy = self.copy(db, "before-digests.db")
-        con = sqlite3.connect(legacy)
-        for t in DIGEST_TABLES:
-            con.execute("DROP TABLE IF EXISTS %s" % t)
-        # the schema just before the digests' migration (later migrations
-        # create their tables only when missing)
-        con.execute("PRAGMA user_version = %d" % (self.digest_schema() - 1))
-        con.commit()
-        con.close()
+        ledger_db.drop_digests(legacy)
         mismatch = self.copy(legacy, "before-digests-mismatch.db")
-        con = sqlite3.connect(mismatch)
-        con.execute("UPDATE frozen_invoice SET md = md || 'x' WHERE period = '2026-09' "
-                    "AND team = 'ml-research'")
-        con.commit()
-        con.close()
+        ledger_db.append_to_stored_markdown(mismatch, "2026-09", "x", team="ml-research")
         problems = []
         for period, _ in CLOSED + CLOSED_LATE:
             want = self.outputs(cfg, db, period)
@@ -358,19 +306,6 @@ class Frozen(harness.Suite):
                   "figures is refused (exit 7) and not sealed", problems)
         return legacy
 
-    def tampered(self, db, name, sql):
-        bad = self.copy(db, "tamper-%s.db" % name)
-        con = sqlite3.connect(bad)
-        changed = 0
-        try:
-            for stmt in sql:
-                changed += con.execute(stmt).rowcount
-        except sqlite3.OperationalError:  # an engine without that table: nothing altered
-            changed = 0
-        con.commit()
-        con.close()
-        return bad, changed
-
     def refused(self, cfg, db, argv, want):
         rc, out, err = self.eng.run(cfg, db, *argv)
         problems = []
@@ -386,50 +321,31 @@ class Frozen(harness.Suite):
     def tampering(self, cfg, db):
         tap = self.tap
         inv = ("invoice", "--period", "2026-09")
-        first_day = ("(SELECT MIN(day) FROM frozen_line_day WHERE period = '2026-09' "
-                     "AND team = 'ml-research' AND line = 0)")
-        p9 = "period = '2026-09'"
+        # (what, the alteration in ledger_db.TAMPERINGS, the command that must refuse)
         cases = [
-            ("a frozen day's amount", "frozen_line_day", inv, [
-                "UPDATE frozen_line_day SET billed = CAST(billed AS INTEGER) + 1 WHERE %s AND "
-                "team = 'ml-research' AND line = 0 AND day = %s" % (p9, first_day)]),
+            ("a frozen day's amount", "day amount", inv),
             ("a frozen line, its day and the total together (figures that add up)",
-             "frozen_", inv, [
-                 "UPDATE frozen_line SET amount = CAST(amount AS INTEGER) + 100 WHERE %s AND "
-                 "team = 'ml-research' AND seq = 0" % p9,
-                 "UPDATE frozen_line_day SET billed = CAST(billed AS INTEGER) + 100 WHERE %s "
-                 "AND team = 'ml-research' AND line = 0 AND day = %s" % (p9, first_day),
-                 "UPDATE frozen_head SET total = CAST(total AS INTEGER) + 100 WHERE %s AND "
-                 "team = 'ml-research'" % p9]),
-            ("a frozen team name", "frozen_head", inv + ("--format", "md"), [
-                "UPDATE frozen_head SET team_name = 'Someone Else' WHERE %s AND "
-                "team = 'ml-research'" % p9]),
-            ("the frozen FOCUS provider", "frozen_period", ("export", "--period", "2026-09"), [
-                "UPDATE frozen_period SET provider = 'Elsewhere' WHERE %s" % p9]),
-            ("a frozen price entry", "frozen_price", inv, [
-                "UPDATE frozen_price SET id = id || 'x' WHERE %s AND seq = 0" % p9]),
-            ("a FOCUS key row (what corrections are computed against)", "frozen_row", inv, [
-                "UPDATE frozen_row SET billed_minor = billed_minor + 1 WHERE %s AND "
-                "day = (SELECT MIN(day) FROM frozen_row WHERE %s) AND team = (SELECT MIN(team) "
-                "FROM frozen_row WHERE %s)" % (p9, p9, p9)]),
-            ("a frozen anomaly deleted", "frozen_anomaly", inv, [
-                "DELETE FROM frozen_anomaly WHERE %s AND seq = 0" % p9]),
-            ("the billing basis frozen with the month", "frozen_setting",
-             ("report", "--period", "2026-08", "--out", self.path("tampered-report")), [
-                 "UPDATE frozen_setting SET value = 'used' WHERE period = '2026-08' "
-                 "AND key = 'basis'"]),
-            ("what a forced close lacked (closed_gap) deleted", "closed_gap",
-             ("invoice", "--period", "2026-10"), [
-                 "DELETE FROM closed_gap WHERE period = '2026-10'"]),
-            ("the close time", "closed_period", inv, [
-                "UPDATE closed_period SET closed_at = closed_at + 86400 WHERE %s" % p9]),
-            ("one table's digest deleted", "frozen_line", inv, [
-                "DELETE FROM frozen_digest WHERE %s AND tbl = 'frozen_line'" % p9]),
+             "line, day and total", inv),
+            ("a frozen team name", "team name", inv + ("--format", "md")),
+            ("the frozen FOCUS provider", "FOCUS provider", ("export", "--period", "2026-09")),
+            ("a frozen price entry", "price entry", inv),
+            ("a FOCUS key row (what corrections are computed against)", "FOCUS key row", inv),
+            ("a frozen anomaly deleted", "anomaly deleted", inv),
+            ("the billing basis frozen with the month", "billing basis",
+             ("report", "--period", "2026-08", "--out", self.path("tampered-report"))),
+            ("what a forced close lacked (closed_gap) deleted", "forced close's gaps deleted",
+             ("invoice", "--period", "2026-10")),
+            ("the close time", "close time", inv),
+            ("one table's digest deleted", "digest deleted", inv),
         ]
-        for k, (what, table, argv, sql) in enumerate(cases):
-            bad, n = self.tampered(db, "case%d" % k, sql)
+        for k, (what, alteration, argv) in enumerate(cases):
+            # the table the engine must name; nothing altered when a table
+            # is missing (an engine without it)
+            table = ledger_db.TAMPERINGS[alteration][0]
+            bad = self.copy(db, "tamper-case%d.db" % k)
+            n, want = ledger_db.tamper(bad, alteration)
             period = argv[argv.index("--period") + 1]
-            problems = ["%d rows altered, expected %d" % (n, len(sql))] if n < len(sql) else []
+            problems = ["%d rows altered, expected %d" % (n, want)] if n < want else []
             tap.check("%s altered after the close: %s refused (exit 7, names the period and "
                       "the table %s, nothing printed)" % (what, argv[0], table),
                       problems + self.refused(cfg, bad, argv, [period, "table " + table]))

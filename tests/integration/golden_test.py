@@ -33,6 +33,7 @@ EXPECTED = os.path.join(GOLDEN, "expected")
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 
 
 def config(policy):
@@ -195,13 +196,10 @@ class Golden(harness.Suite):
         a, b = prefix + " A", prefix + " B"
         h = make_db.hour("2026-10-01T10")
         for i, model in ((101, a), (102, b)):
-            db.execute("INSERT INTO device (id, cluster, uuid, gpu_i_id, gpu_i_profile, model, "
-                       "hostname, max_capacity_mib, first_seen, last_seen) "
-                       "VALUES (?,?,?,?,?,?,?,?,?,?)",
-                       (i, "east", "GPU-long-%d" % i, "", "", model, "node-9", 81920, h, h))
-            db.execute("INSERT INTO usage VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                       (h, "east", "ns", "p%d" % i, i, "ml-research", "memory_used",
-                        1000 * 3600, 0, h, h + 3540))
+            ledger_db.insert_device(db, i, "east", "GPU-long-%d" % i, "", "", model, "node-9",
+                                    81920, h, h)
+            ledger_db.insert_usage(db, h, "east", "ns", "p%d" % i, i, "ml-research",
+                                   "memory_used", 1000 * 3600, 0, h, h + 3540)
         db.commit()
         db.close()
         csv = self.path("long-prices.csv")

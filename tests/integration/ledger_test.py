@@ -45,7 +45,6 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -56,6 +55,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 
 T0 = 1793664000  # 2026-11-03T00:00:00Z
 HOURS = 6
@@ -181,32 +181,19 @@ def rows(db):
     in which devices were first stored)."""
     if not os.path.exists(db):
         return {"missing": db}
-    con = sqlite3.connect(db)
+    if not ledger_db.has_usage_table(db):
+        return {"no usage table": db}
+    # a node's allocation pseudo-device is "seen" at the start of each
+    # chunk that stores it (engine behaviour before splitting, never
+    # shown: reports skip node: devices), so its seen times follow the
+    # chunking; every real device's must not
     try:
-        if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'usage'").fetchone():
-            return {"no usage table": db}
-        usage = con.execute(
-            "SELECT u.hour, u.cluster, u.namespace, u.pod, d.uuid, d.gpu_i_id, u.team, u.kind, "
-            "u.quantity, u.estimated, u.first_seen, u.last_seen FROM usage u "
-            "JOIN device d ON d.id = u.device_id ORDER BY 1,2,3,4,5,6,7,8").fetchall()
-        # a node's allocation pseudo-device is "seen" at the start of each
-        # chunk that stores it (engine behaviour before splitting, never
-        # shown: reports skip node: devices), so its seen times follow the
-        # chunking; every real device's must not
-        devices = con.execute(
-            "SELECT cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, max_capacity_mib, "
-            "CASE WHEN uuid LIKE 'node:%' THEN NULL ELSE first_seen END, "
-            "CASE WHEN uuid LIKE 'node:%' THEN NULL ELSE last_seen END "
-            "FROM device ORDER BY 1,2,3").fetchall()
-        hours = con.execute("SELECT cluster, hour, samples, bad_samples FROM collected_hour "
-                            "ORDER BY 1,2").fetchall()
-        try:
-            counts = con.execute("SELECT * FROM collected_query ORDER BY 1,2,3").fetchall()
-        except sqlite3.Error:
-            counts = None
-        return {"usage": usage, "device": devices, "collected_hour": hours, "counts": counts}
-    finally:
-        con.close()
+        counts = ledger_db.query_counts(db)
+    except ledger_db.Error:
+        counts = None
+    return {"usage": ledger_db.usage_by_device(db),
+            "device": ledger_db.devices(db, node_seen=False),
+            "collected_hour": ledger_db.collected_hours(db), "counts": counts}
 
 
 class LedgerSuite(harness.Suite):
@@ -293,11 +280,7 @@ class LedgerSuite(harness.Suite):
         cfg = self.config("schema", url="http://127.0.0.1:9")
         for version, word in ((-1, "-1"), (-2147483648, "-2147483648"), (99, "99")):
             db = self.path("schema%d.db" % (version & 0xffff))
-            con = sqlite3.connect(db)
-            con.execute("CREATE TABLE keep (x)")
-            con.execute("PRAGMA user_version = %d" % version)
-            con.commit()
-            con.close()
+            ledger_db.make_foreign(db, version)
             p = []
             for cmd in (("collect", "--from", FROM, "--to", TO),
                         ("invoice", "--period", "2026-11")):
@@ -305,11 +288,7 @@ class LedgerSuite(harness.Suite):
                 if rc != 1 or "schema version " + word not in err:
                     p.append("%s: exit %s (expected 1 naming schema version %s): %s"
                              % (cmd[0], rc, word, harness.tail(err, 300)))
-            con = sqlite3.connect(db)
-            mode = con.execute("PRAGMA journal_mode").fetchone()[0]
-            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master")]
-            got_version = con.execute("PRAGMA user_version").fetchone()[0]
-            con.close()
+            mode, tables, got_version = ledger_db.file_state(db)
             if mode != "delete" or tables != ["keep"] or got_version != version:
                 p.append("the database was changed: journal_mode %s, tables %s, user_version %s"
                          % (mode, tables, got_version))
@@ -329,9 +308,7 @@ class LedgerSuite(harness.Suite):
         link = self.path("lock-symlink.db")
         hard = self.path("lock-hardlink.db")
         # the database exists before the links to it do
-        con = sqlite3.connect(real)
-        con.execute("CREATE TABLE IF NOT EXISTS t (x)")
-        con.close()
+        ledger_db.make_placeholder(real)
         os.symlink(real, link)
         os.link(real, hard)
         for holder, other, title in ((real, link, "a symlink"), (real, hard, "a hard link"),

@@ -35,7 +35,6 @@ import io
 import json
 import os
 import shutil
-import sqlite3
 import sys
 import threading
 import time
@@ -47,6 +46,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
 import gencluster as gc  # noqa: E402
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 
 SCENARIO = os.path.join(HERE, "scenarios", "run-month.json")
 T0 = "2026-12-01T06:00:00Z"
@@ -54,45 +54,12 @@ LOOP_HOURS = range(7, 13)   # run --now 2026-12-01THH:00 for each
 NOV_START, DEC_START = 1793491200, 1796083200  # 2026-11-01, 2026-12-01 (UTC)
 
 
-def usage_sums(db, where="1"):
-    con = sqlite3.connect(db, timeout=30)
-    try:
-        return {(c, h, k): q for c, h, k, q in con.execute(
-            "SELECT cluster, hour, kind, sum(quantity) FROM usage WHERE %s "
-            "GROUP BY 1, 2, 3" % where)}
-    finally:
-        con.close()
-
-
-def scalar(db, sql):
-    con = sqlite3.connect(db, timeout=30)
-    try:
-        return con.execute(sql).fetchone()[0]
-    finally:
-        con.close()
-
-
-def table_rows(db, table):
-    con = sqlite3.connect(db, timeout=30)
-    try:
-        cols = [r[1] for r in con.execute("PRAGMA table_info(%s)" % table)
-                if not r[1].endswith("_at")]
-        return sorted(con.execute("SELECT %s FROM %s" % (", ".join(cols), table)).fetchall(),
-                      key=repr)
-    finally:
-        con.close()
-
-
 def vacuumed_bytes(db, work, name):
     """The size of a VACUUMed copy of db (a backup taken with sqlite3)."""
     dst = os.path.join(work, name)
     if os.path.exists(dst):
         os.unlink(dst)
-    src = sqlite3.connect(db, timeout=30)
-    try:
-        src.execute("VACUUM INTO ?", (dst,))
-    finally:
-        src.close()
+    ledger_db.vacuum_into(db, dst)
     return os.path.getsize(dst)
 
 
@@ -214,22 +181,21 @@ class MaintainTest(harness.Suite):
             return
         self.env_rule()
         db = self.db
-        nov = "hour >= %d AND hour < %d" % (NOV_START, DEC_START)
-        nov_rows = scalar(db, "SELECT count(*) FROM usage WHERE " + nov)
-        nov_sums = usage_sums(db, nov)
-        gpus = scalar(db, "SELECT count(*) FROM device WHERE uuid NOT LIKE 'node:%' "
-                          "AND gpu_i_id = ''")
+        nov = (NOV_START, DEC_START)
+        nov_rows = ledger_db.usage_count(db, *nov)
+        nov_sums = ledger_db.usage_sums(db, *nov)
+        gpus = ledger_db.whole_gpus(db)
         rc, inv_before, _ = self.gl("invoice", "--period", "2026-11")
         rc2, csv_before, _ = self.gl("export", "--period", "2026-11")
         _, sum_before, _ = self.gl("summary", "--period", "2026-11", "--format", "json")
         bytes_before = vacuumed_bytes(db, self.work, "before.db")
         # 1. dry run, open period refused
-        all_rows = scalar(db, "SELECT count(*) FROM usage")
+        all_rows = ledger_db.usage_count(db)
         rc, out, err = self.gl("prune", "--before", "2026-12", "--dry-run")
         p = [] if rc == 0 else ["exit %s: %s" % (rc, harness.tail(err))]
         if "period 2026-11: %d usage rows" % nov_rows not in out:
             p.append("does not list 2026-11 with %d rows: %s" % (nov_rows, harness.tail(out)))
-        if scalar(db, "SELECT count(*) FROM usage") != all_rows:
+        if ledger_db.usage_count(db) != all_rows:
             p.append("the dry run deleted rows")
         tap.check("prune --dry-run lists November (%d usage rows) and changes nothing" % nov_rows,
                   p)
@@ -237,7 +203,7 @@ class MaintainTest(harness.Suite):
         p = [] if rc == 7 else ["exit %s, not 7" % rc]
         if "2026-12 is not closed" not in err:
             p.append("stderr: %s" % harness.tail(err, 300))
-        if scalar(db, "SELECT count(*) FROM usage") != all_rows:
+        if ledger_db.usage_count(db) != all_rows:
             p.append("rows were deleted")
         tap.check("prune --before 2027-01 refuses the open December and deletes nothing", p)
         # 2. under a concurrent run loop
@@ -280,23 +246,23 @@ class MaintainTest(harness.Suite):
         tap.check("%d runs (%d retried after exit 6 while prune held the lock), prune (after %d "
                   "tries) and %d backups concurrently" % (len(runs), self.locked_runs,
                                                           prune_tries, len(backups)), p)
-        final = usage_sums(db)
+        final = ledger_db.usage_sums(db)
         p = []
         for b, rc, err, after_prune in backups:
             if rc != 0:
                 p.append("%s: exit %s: %s" % (os.path.basename(b), rc, harness.tail(err, 200)))
                 continue
-            if scalar(b, "PRAGMA integrity_check") != "ok":
+            if ledger_db.integrity(b) != "ok":
                 p.append("%s: integrity_check fails" % b)
-            got = usage_sums(b)
+            got = ledger_db.usage_sums(b)
             for (c, h, k), q in got.items():
                 ref = nov_sums if h < DEC_START else final
                 if ref.get((c, h, k)) != q:
                     p.append("%s: %s %s %s = %s, the source's %s" % (
                         os.path.basename(b), c, h, k, q, ref.get((c, h, k))))
                     break
-            wm = scalar(b, "SELECT min(collected_to) FROM watermark")
-            last = scalar(b, "SELECT max(hour) FROM usage")
+            wm = ledger_db.lowest_watermark(b)
+            last = ledger_db.last_usage_hour(b)
             if wm is None or (last is not None and last >= wm):
                 p.append("%s: usage at %s beyond the watermark %s" % (os.path.basename(b), last,
                                                                       wm))
@@ -306,10 +272,9 @@ class MaintainTest(harness.Suite):
         b = self.path("backup-final.db")
         rc, _, err = self.gl("backup", "--to", b)
         p = [] if rc == 0 else ["exit %s: %s" % (rc, harness.tail(err))]
-        for table in ("usage", "collected_hour", "frozen_row", "frozen_invoice", "watermark",
-                      "closed_period", "device"):
-            if rc == 0 and table_rows(b, table) != table_rows(db, table):
-                p.append("table %s differs" % table)
+        if rc == 0:
+            got, want = ledger_db.backup_tables(b), ledger_db.backup_tables(db)
+            p += ["table %s differs" % t for t in want if got[t] != want[t]]
         tap.check("a backup equals its source (usage, hours, frozen rows and invoices)", p)
         rc, inv_after, _ = self.gl("invoice", "--period", "2026-11")
         rc2, csv_after, _ = self.gl("export", "--period", "2026-11")
@@ -318,7 +283,7 @@ class MaintainTest(harness.Suite):
             p.append("invoices of 2026-11 changed (exit %s)" % rc)
         if csv_after != csv_before or rc2 != 0:
             p.append("FOCUS CSV of 2026-11 changed (exit %s)" % rc2)
-        left = scalar(db, "SELECT count(*) FROM usage WHERE " + nov)
+        left = ledger_db.usage_count(db, *nov)
         if left:
             p.append("%d November usage rows left" % left)
         rc, sum_after, err = self.gl("summary", "--period", "2026-11", "--format", "json")

@@ -40,7 +40,6 @@ than the suite's budget and holds the machine's memory.
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import time
@@ -49,6 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 import memory  # noqa: E402
 
 PODS = 30000
@@ -113,13 +113,7 @@ class MemorySuite(harness.Suite):
         """(rows, MiB·s) of memory_used in the database."""
         if not os.path.exists(db):
             return 0, 0
-        con = sqlite3.connect(db)
-        try:
-            row = con.execute("SELECT count(*), coalesce(sum(quantity), 0) FROM usage "
-                              "WHERE kind = 'memory_used'").fetchone()
-        finally:
-            con.close()
-        return row[0], row[1]
+        return ledger_db.memory_used_total(db)
 
     def main(self):
         t = self.tap
@@ -162,27 +156,10 @@ class MemorySuite(harness.Suite):
         """Every usage row, devices by UUID (ids are the database's own)."""
         if not os.path.exists(db):
             return []
-        con = sqlite3.connect(db)
-        try:
-            return con.execute(
-                "SELECT u.hour, u.namespace, u.pod, d.uuid, u.team, u.kind, u.quantity, "
-                "u.estimated FROM usage u JOIN device d ON d.id = u.device_id "
-                "ORDER BY 1, 2, 3, 4, 5, 6").fetchall()
-        finally:
-            con.close()
+        return ledger_db.pod_usage(db)
 
     def team_sums(self, db):
-        con = sqlite3.connect(db)
-        try:
-            got = {}
-            for team, kind, q in con.execute(
-                    "SELECT team, kind, sum(quantity) FROM usage WHERE kind IN "
-                    "('memory_used', 'allocated_gpu') GROUP BY team, kind"):
-                mib, gpu = got.get(team, (0, 0))
-                got[team] = (q, gpu) if kind == "memory_used" else (mib, q)
-            return got
-        finally:
-            con.close()
+        return ledger_db.team_memory_and_gpu(db)
 
     def ksm_heavy(self):
         t = self.tap

@@ -27,7 +27,6 @@ team-a's 20480 MiB on it; a steady A100 holds team-b's 10240 MiB. Checks:
 import json
 import os
 import shutil
-import sqlite3
 import sys
 import time
 from decimal import Decimal, ROUND_HALF_EVEN
@@ -41,6 +40,7 @@ sys.path.insert(0, HERE)
 
 import gencluster as gc  # noqa: E402
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 from harness import tail  # noqa: E402
 
 SCENARIO = os.path.join(HERE, "scenarios", "model-change.json")
@@ -90,14 +90,13 @@ def memory_lines(doc, team):
     return []
 
 
-def rows(db, sql):
-    con = sqlite3.connect(db)
+def rows(read, db):
+    """read(db); a database without the table gives an error row: a failing
+    check, not a crash."""
     try:
-        return sorted(con.execute(sql).fetchall())
-    except sqlite3.Error as e:  # an engine without the table: a failing check, not a crash
+        return read(db)
+    except ledger_db.Error as e:
         return [("error", str(e))]
-    finally:
-        con.close()
 
 
 class Suite(harness.Suite):
@@ -175,10 +174,8 @@ class Suite(harness.Suite):
                 tap.check("%s: team-a's memory lines are 20480 MiB x 2 h at A100 0.03 and "
                           "x 3 h at H100 0.09 (%s)" % (tag, want_a),
                           [] if mine == want_a else ["got %s" % mine])
-                got[tag] = (doc, rows(db, "SELECT * FROM usage_key_hour"),
-                            rows(db, "SELECT m.hour, d.uuid, d.gpu_i_id, m.model,"
-                                     " m.max_capacity_mib FROM device_model_hour m"
-                                     " JOIN device d ON d.id = m.device_id"))
+                got[tag] = (doc, rows(ledger_db.key_hours, db),
+                            rows(ledger_db.device_model_hours, db))
         base = got["raw-1h"]
         for tag in ("raw-3h", "server-1h", "server-3h"):
             p = []
@@ -250,17 +247,14 @@ class Suite(harness.Suite):
         db = self.path("migrate.db")
         self.run(cfg, db, "collect", "--from", OCT[0], "--to", OCT[1])
         want = self.invoice(cfg, db, "2026-10")
-        con = sqlite3.connect(db)
         try:
-            con.executescript("DROP TABLE device_model_hour; PRAGMA user_version = 9;")
-        except sqlite3.Error as e:
+            ledger_db.drop_device_model_hours(db)
+        except ledger_db.Error as e:
             raise RuntimeError("no schema 10 to take back: %s" % e)
-        finally:
-            con.close()
         got = self.invoice(cfg, db, "2026-10")
-        n = rows(db, "SELECT count(*) FROM device_model_hour")[0][-1]
-        hours = rows(db, "SELECT count(*) FROM (SELECT DISTINCT hour, device_id FROM usage)")[0][0]
-        version = rows(db, "PRAGMA user_version")[0][0]
+        n = rows(lambda d: [(ledger_db.device_model_hour_count(d),)], db)[0][-1]
+        hours = ledger_db.device_hours(db)
+        version = ledger_db.schema_version(db)
         p = []
         if got != want:
             p.append("the invoice changed")

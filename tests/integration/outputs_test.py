@@ -61,7 +61,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -74,6 +73,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
 import gencluster as gc  # noqa: E402
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 import run_test as rt  # noqa: E402  (figure checks shared with the run-mode test)
 from harness import CHILD_ENV  # noqa: E402
 
@@ -85,8 +85,6 @@ T2 = "2026-12-01T23:00:00Z"       # a later run: re-pulls December only
 REPULL_HOURS = 2
 ENGINE_TIMEOUT = 120
 COLLECTED = "collected cluster="
-WALL_CLOCK_SUFFIX = "_at"
-COUNTERS = {("data_version", "version"), ("output_state", "data_version")}
 
 
 def tail(text, n=500):
@@ -127,42 +125,10 @@ def tree_problems(got_dir, ref):
 def db_figures(db):
     """{table: sorted rows} as described in the docstring, plus the output
     state's freshness problems."""
-    con = sqlite3.connect(db, timeout=30)
-    try:
-        out = {}
-        tables = [r[0] for r in con.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "ORDER BY name")]
-        for t in tables:
-            cols = [r[1] for r in con.execute("PRAGMA table_info(\"%s\")" % t)]
-            keep = [c for c in cols if not c.endswith(WALL_CLOCK_SUFFIX) and (t, c) not in COUNTERS]
-            if t == "device":
-                keep = [c for c in keep if c != "id"]
-            if t == "device" and "first_seen" in keep:
-                # a node's pseudo-device has no samples: collect stores the
-                # start of the chunk as its first/last seen, so they follow
-                # where runs started (no output reads them)
-                sql = "SELECT %s FROM device" % ", ".join(
-                    "CASE WHEN uuid LIKE 'node:%%' THEN NULL ELSE %s END" % c
-                    if c in ("first_seen", "last_seen") else c for c in keep)
-            elif t == "usage":
-                sel = ", ".join("d.cluster, d.uuid, d.gpu_i_id" if c == "device_id" else "u." + c
-                                for c in keep)
-                sql = "SELECT %s FROM usage u JOIN device d ON d.id = u.device_id" % sel
-            else:
-                sql = "SELECT %s FROM \"%s\"" % (", ".join('"%s"' % c for c in keep), t)
-            out[t] = (keep, sorted(con.execute(sql).fetchall(), key=repr))
-        fresh = []
-        if "output_state" in tables:
-            for period, got, want in con.execute(
-                    "SELECT o.period, o.data_version, coalesce(v.version, 0) FROM output_state o "
-                    "LEFT JOIN data_version v ON v.period = o.period"):
-                if got != want:
-                    fresh.append("output_state of %s records data version %s, the period is at "
-                                 "%s" % (period, got, want))
-        return out, fresh
-    finally:
-        con.close()
+    out, versions = ledger_db.comparable_figures(db)
+    fresh = ["output_state of %s records data version %s, the period is at %s" % (period, got, want)
+             for period, got, want in versions if got != want]
+    return out, fresh
 
 
 def db_problems(db, ref):
@@ -630,7 +596,7 @@ class OutputsTest(harness.Suite):
             t0 = time.time()
             try:
                 step()
-            except (RuntimeError, OSError, ValueError, KeyError, sqlite3.Error) as e:
+            except (RuntimeError, OSError, ValueError, KeyError, ledger_db.Error) as e:
                 import traceback
                 tap.fail("%s: driver" % name, "%s: %s" % (type(e).__name__, e))
                 for line in traceback.format_exc().splitlines()[-6:]:

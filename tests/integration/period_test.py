@@ -44,7 +44,6 @@ here from the windows collected, never read from the engine.
 import json
 import os
 import shutil
-import sqlite3
 import sys
 import urllib.parse
 import urllib.request
@@ -57,6 +56,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
 import gencluster as gc  # noqa: E402
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 
 SCENARIO = os.path.join(HERE, "scenarios", "run-month.json")
 CLUSTER = "gpu-prod-eu"
@@ -114,11 +114,7 @@ class Period(harness.Suite):
         self.tap.note("collected %s to %s" % (a, b))
 
     def closed(self, db):
-        con = sqlite3.connect(db)
-        try:
-            return [r[0] for r in con.execute("SELECT period FROM closed_period")]
-        finally:
-            con.close()
+        return ledger_db.closed_periods(db)
 
     def main(self):
         if not self.setup():
@@ -313,15 +309,11 @@ class Period(harness.Suite):
         # a gap deleted by hand: the stored texts no longer match
         bad = self.path("forced-tampered.db")
         shutil.copy(db, bad)
-        con = sqlite3.connect(bad)
         try:
-            n = con.execute("DELETE FROM closed_gap WHERE period = ? AND kind = 'missing'",
-                            (NOV,)).rowcount
-        except sqlite3.OperationalError as e:  # an engine without schema 009
+            n = ledger_db.delete_missing_gaps(bad, NOV)
+        except ledger_db.OperationalError as e:  # an engine without schema 009
             tap.note("closed_gap: %s" % e)
             n = -1
-        con.commit()
-        con.close()
         rc, out, err = self.gl(bad, "invoice", "--period", NOV)
         tap.check("a closed_gap row deleted by hand: invoice refused (exit 7, names the period, "
                   "prints nothing)",

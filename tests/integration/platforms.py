@@ -13,8 +13,9 @@ values, lifetimes), never from the generator's model or the engine.
 """
 
 import os
-import sqlite3
 from fractions import Fraction
+
+import ledger_db
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXTRA_FILES = [os.path.join(HERE, "scenarios", n)
@@ -438,14 +439,7 @@ def checks_fleet(x):
             free_h[h] = free_h.get(h, 0) + (gz["capacity_mib"] - gz["reserved_mib"] - whole) * step
             cap_h[h] = cap_h.get(h, 0) + gz["capacity_mib"] * step
         db = x.r.path("db", "fleet-base.db")
-        con = sqlite3.connect(db)
-        got = {}
-        for hour, kind, q in con.execute(
-                "SELECT u.hour, u.kind, SUM(u.quantity) FROM usage u JOIN device d ON d.id = "
-                "u.device_id WHERE d.uuid = ? AND d.gpu_i_id = '' AND u.kind IN ('idle', "
-                "'capacity') GROUP BY 1, 2", (gz["uuid"],)):
-            got[(hour, kind)] = q
-        con.close()
+        got = ledger_db.whole_device_hours(db, gz["uuid"], ("idle", "capacity"))
         for h in sorted(free_h):
             if got.get((h, "idle")) != free_h[h] or got.get((h, "capacity")) != cap_h[h]:
                 p.append("hour %d: idle %s capacity %s, expected FB_FREE %d capacity %d" % (

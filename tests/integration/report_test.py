@@ -47,6 +47,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 
 DEFAULT_SCENARIO = os.path.join(HERE, "scenarios", "report.json")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -624,14 +625,8 @@ class ReportTest(harness.Suite):
                 st = {("error", str(e))}
             tap.check("invoice of a closed period: status final with closed_at",
                       [] if st == {("final", True)} else ["statuses %s: %s" % (st, err[-200:])])
-            import sqlite3
             team = sorted(t for t in invoices if t in pages and invoices[t]["lines"])[0]
-            con = sqlite3.connect(closed_db)
-            con.execute("DELETE FROM usage WHERE team = ? AND kind = 'memory_used' AND hour = "
-                        "(SELECT MIN(hour) FROM usage WHERE team = ? AND kind = 'memory_used')",
-                        (team, team))
-            con.commit()
-            con.close()
+            ledger_db.delete_first_memory_hour(closed_db, team)
             rep5 = os.path.join(work, "reports-changed")
             rc, out, err = eng.run(config, closed_db, "report", "--period", period, "--out", rep5)
             left = os.listdir(rep5) if os.path.isdir(rep5) else []

@@ -32,7 +32,6 @@ import io
 import json
 import os
 import shutil
-import sqlite3
 import sys
 from decimal import Decimal, ROUND_HALF_EVEN
 
@@ -43,6 +42,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 sys.path.insert(0, GOLDEN)
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 import golden_test  # noqa: E402  (its config)
 import make_db  # noqa: E402
 
@@ -122,13 +122,8 @@ class Reprice(harness.Suite):
             return f.read()
 
     def accepted_rows(self, db):
-        con = sqlite3.connect(db)
-        try:
-            return con.execute("SELECT count(*) FROM reprice_accepted").fetchone()[0]
-        except sqlite3.Error:
-            return None  # no such table (an engine without schema 006)
-        finally:
-            con.close()
+        # None: no such table (an engine without schema 006)
+        return ledger_db.reprice_accepted_count(db)
 
     def refusal_problems(self, what, rc, err, month, old, new):
         p = []

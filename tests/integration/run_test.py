@@ -63,6 +63,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "gen"))
 import focus_check  # noqa: E402
 import gencluster as gc  # noqa: E402
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 from harness import CHILD_ENV  # noqa: E402
 
 getcontext().prec = 100
@@ -278,20 +279,16 @@ def lock_held(path):
 
 def integrity(db):
     try:
-        p = subprocess.run(["sqlite3", db, "PRAGMA integrity_check"], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=60)
-        return p.stdout.decode("utf-8", "replace").strip()
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return "sqlite3 failed: %s" % e
+        return ledger_db.integrity(db)
+    except ledger_db.Error as e:
+        return "integrity_check failed: %s" % e
 
 
 def watermark(db):
     try:
-        p = subprocess.run(["sqlite3", db, "SELECT collected_to FROM watermark"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30)
-        v = p.stdout.decode().strip()
+        v = "\n".join(str(to) for _, to in ledger_db.watermarks(db))
         return gc.fmt_time(int(v)) if v.isdigit() else (v or "none")
-    except (OSError, subprocess.TimeoutExpired, ValueError):
+    except (ledger_db.Error, ValueError):
         return "?"
 
 
@@ -1001,7 +998,7 @@ class RunTest(harness.Suite):
         if not (os.path.isfile(a.bin) and os.access(a.bin, os.X_OK)):
             tap.fail("engine binary present", "%s is missing or not executable" % a.bin)
             return
-        missing = [t for t in ("promtool", "prometheus", "sqlite3", "flock")
+        missing = [t for t in ("promtool", "prometheus", "flock")
                    if not shutil.which(t)]
         if missing:
             tap.fail("tools present", "%s not found on PATH" % ", ".join(missing))

@@ -33,7 +33,6 @@ import json
 import re
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import time
@@ -46,6 +45,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 from harness import tail  # noqa: E402
 
 SCENARIOS = os.path.join(HERE, "scenarios")
@@ -163,20 +163,8 @@ class Versionless(harness.LoopbackServer):
 
 
 def usage_rows(db):
-    con = sqlite3.connect(db)
-    try:
-        rows = con.execute(
-            "SELECT u.hour, u.cluster, u.namespace, u.pod, d.cluster, d.uuid, d.gpu_i_id, "
-            "u.team, u.kind, u.quantity, u.estimated, u.first_seen, u.last_seen "
-            "FROM usage u JOIN device d ON d.id = u.device_id").fetchall()
-        devs = con.execute(
-            "SELECT cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname, max_capacity_mib, "
-            "first_seen, last_seen FROM device").fetchall()
-        counts = con.execute(
-            "SELECT cluster, hour, query, series, samples FROM collected_query").fetchall()
-    finally:
-        con.close()
-    return sorted(rows), sorted(devs), sorted(counts)
+    return (sorted(ledger_db.usage_by_device(db, device_cluster=True)),
+            sorted(ledger_db.devices(db)), sorted(ledger_db.query_counts(db)))
 
 
 def skip_counters(err, db):
@@ -191,12 +179,7 @@ def skip_counters(err, db):
     summary = [int(x) for x in re.findall(r"collected cluster=\S+ .* bad_samples=(\d+)", err)]
     described = len([ln for ln in err.splitlines()
                      if re.search(r"skipped sample query=\S+ chunk=\S+ \S", ln)])
-    con = sqlite3.connect(db)
-    try:
-        hours = sorted(con.execute("SELECT cluster, hour, bad_samples FROM collected_hour "
-                                   "WHERE bad_samples != 0").fetchall())
-    finally:
-        con.close()
+    hours = ledger_db.bad_sample_hours(db)
     return {"lines": lines, "summary": summary, "hours": hours, "described": described}
 
 

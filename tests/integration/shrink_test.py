@@ -38,13 +38,13 @@ Accepted (exit 0, no warning, the full model stored):
 
 import json
 import os
-import sqlite3
 import sys
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 
 T0 = 1793664000  # 2026-11-03T00:00:00Z
 HOURS = 4
@@ -315,32 +315,12 @@ class Front(harness.LoopbackServer):
 
 def rows(db):
     """What a collect stores (devices by identity; not when it was stored)."""
-    con = sqlite3.connect(db)
-    try:
-        return {
-            "usage": con.execute(
-                "SELECT u.hour, u.cluster, u.namespace, u.pod, d.uuid, d.gpu_i_id, u.team, "
-                "u.kind, u.quantity, u.estimated, u.first_seen, u.last_seen FROM usage u "
-                "JOIN device d ON d.id = u.device_id ORDER BY 1,2,3,4,5,6,7,8").fetchall(),
-            "collected_hour": con.execute("SELECT cluster, hour, samples, bad_samples "
-                                          "FROM collected_hour ORDER BY 1,2").fetchall(),
-            "collected_query": con.execute("SELECT * FROM collected_query "
-                                           "ORDER BY 1,2,3").fetchall(),
-            "watermark": con.execute("SELECT cluster, collected_to FROM watermark "
-                                     "ORDER BY 1").fetchall(),
-        }
-    finally:
-        con.close()
+    return {"usage": ledger_db.usage_by_device(db), "collected_hour": ledger_db.collected_hours(db),
+            "collected_query": ledger_db.query_counts(db), "watermark": ledger_db.watermarks(db)}
 
 
 def stored_teams(db):
-    con = sqlite3.connect(db)
-    try:
-        return {(h, t): q for h, t, q in con.execute(
-            "SELECT hour, team, sum(quantity) FROM usage WHERE kind = 'memory_used' "
-            "GROUP BY 1, 2 HAVING sum(quantity) != 0")}
-    finally:
-        con.close()
+    return ledger_db.team_memory_by_hour(db)
 
 
 def within(figs, lo, hi):

@@ -20,12 +20,15 @@ base). Checks:
    GB-hours equal the team page's.
 3. `run --verbose` builds one statement per period it writes (the debug line
    "statement built period=..."), and none when the outputs are up to date.
+   With metrics.textfile, the metrics reuse the statement of the open
+   period's tree (still one per period written); a run whose outputs are
+   up to date builds exactly one, for the metrics, and its billed figures
+   equal the first run's line for line.
 """
 
 import json
 import os
 import re
-import sqlite3
 import sys
 import threading
 import time
@@ -37,6 +40,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "golden"))
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 import golden_test  # noqa: E402
 import make_db  # noqa: E402
 
@@ -60,14 +64,11 @@ class Writer(threading.Thread):
         self.commits = 0
 
     def run(self):
-        con = sqlite3.connect(self.db, timeout=30, isolation_level=None)
+        con = ledger_db.Writer(self.db)
         h = make_db.hour("2026-10-01T10")
         values = (40000 * 3600, 10000 * 3600)
         while not self.stop.is_set():
-            con.execute("BEGIN IMMEDIATE")
-            con.execute("UPDATE usage SET quantity = ? WHERE hour = ? AND team = 'ml-research' "
-                        "AND kind = 'memory_used'", (values[self.commits % 2], h))
-            con.execute("COMMIT")
+            con.set_usage(h, "ml-research", "memory_used", values[self.commits % 2])
             self.commits += 1
             time.sleep(0.0003)  # let the engine's own writes (output state) in
         con.close()
@@ -89,7 +90,49 @@ def page_problems(text, name):
     return out
 
 
+BILLED = re.compile(r"^gpuledger_(?:billed|fleet|anomalies|pending)\S*\{.*$", re.M)
+
+
 class Statement(harness.Suite):
+    def metrics_reuse(self, eng, cfg, db):
+        """3, with metrics.textfile: the open period's statement is the tree's."""
+        tap = self.tap
+        with open(cfg) as f:
+            doc = json.load(f)
+        prom = self.path("gpuledger.prom")
+        doc["metrics"] = {"textfile": prom}
+        mcfg = self.path("metrics.json")
+        with open(mcfg, "w") as f:
+            json.dump(doc, f)
+        out = self.path("run-out-metrics")
+        texts, problems = [], []
+        for n in (1, 2):
+            rc, _, err = eng.run(mcfg, db, "--verbose", "run", "--out", out,
+                                 "--now", "2026-10-03T00:10:00Z")
+            built = re.findall(r"statement built period=(\S+)", err)
+            written = re.findall(r"writing outputs period=(\S+)", err)
+            if rc != 0:
+                problems.append("run %d: exit %d: %s" % (n, rc, harness.tail(err)))
+            # the first writes every period (a new folder); the second none
+            want = written if n == 1 else ["2026-10"]
+            if (n == 1 and "2026-10" not in written) or (n == 2 and written) or \
+                    sorted(built) != sorted(want):
+                problems.append("run %d: periods written %s, statements built %s (want %s)"
+                                % (n, written, built, want))
+            with open(prom) as f:
+                texts.append(BILLED.findall(f.read()))
+        if not any(l.startswith("gpuledger_billed_amount{") for l in texts[0]):
+            problems.append("no gpuledger_billed_amount in the textfile")
+        if texts[0] != texts[1]:
+            problems.append("billed figures differ: from the tree's statement %d lines, "
+                            "built for the metrics %d lines, first difference %s" % (
+                                len(texts[0]), len(texts[1]),
+                                next(((a, b) for a, b in zip(texts[0], texts[1]) if a != b),
+                                     "in length")))
+        tap.check("metrics reuse the statement of the tree run wrote (one build per period "
+                  "written), build one when up to date, the same billed figures (%d lines)"
+                  % len(texts[0]), problems)
+
     def main(self):
         tap, args = self.tap, self.args
         eng = harness.Engine(args.bin, self.work)
@@ -119,6 +162,7 @@ class Statement(harness.Suite):
                             (rc, built2))
         tap.check("run builds one statement per period it writes (%s), none when up to date"
                   % ", ".join(written), problems)
+        self.metrics_reuse(eng, cfg, db)
 
         w = Writer(db)
         w.start()

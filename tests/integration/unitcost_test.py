@@ -41,7 +41,6 @@ import io
 import json
 import os
 import shutil
-import sqlite3
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,6 +51,7 @@ sys.path.insert(0, HERE)
 
 import gencluster as gc  # noqa: E402
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 from harness import tail  # noqa: E402
 
 SCENARIO = os.path.join(HERE, "scenarios", "unitcost.json")
@@ -102,24 +102,11 @@ HAND = {"vllm:prompt_tokens_total": 35539, "vllm:generation_tokens_total": 11973
 
 def dump(db):
     """Every table's rows (what 'the database as it was' means)."""
-    con = sqlite3.connect(db)
-    try:
-        out = {}
-        for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                "ORDER BY name"):
-            out[t] = sorted(map(repr, con.execute('SELECT * FROM "%s"' % t)))
-        return out
-    finally:
-        con.close()
+    return ledger_db.dump(db)
 
 
 def work_rows(db):
-    con = sqlite3.connect(db)
-    try:
-        return con.execute("SELECT cluster, namespace, pod, counter, hour, units, gaps "
-                           "FROM work_units ORDER BY 1, 2, 3, 4, 5").fetchall()
-    finally:
-        con.close()
+    return ledger_db.work_units(db)
 
 
 class Suite(harness.ScenarioSuite):

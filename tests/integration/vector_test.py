@@ -29,7 +29,6 @@ Output: TAP lines; exit 1 when a check failed.
 
 import json
 import os
-import sqlite3
 import sys
 import urllib.parse
 
@@ -38,6 +37,7 @@ sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
 import faultserver as fs  # noqa: E402
 import harness  # noqa: E402
+import ledger_db  # noqa: E402
 
 FROM, TO = "2026-10-07T00:00:00Z", "2026-10-07T01:00:00Z"
 AT = "2026-10-07T01:00:00Z"
@@ -144,11 +144,7 @@ class VectorSuite(harness.Suite):
 
     @staticmethod
     def owners(db):
-        con = sqlite3.connect(db)
-        try:
-            return con.execute("SELECT namespace, pod, owner_kind, owner_name FROM pod_owner").fetchall()
-        finally:
-            con.close()
+        return ledger_db.pod_owners(db)
 
     @staticmethod
     def names(err, needles, rc, want_rc):

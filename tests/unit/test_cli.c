@@ -1,7 +1,11 @@
 /* Unit tests: the command line (engine/cli/cli.c): the edit distance and the
- * suggestion for a mistyped option or command, and global options given
- * after the command. */
+ * suggestion for a mistyped option or command, global options given
+ * after the command, the output formats a command accepts, and the usage
+ * texts composed from the command and renderer tables. */
+#include <unistd.h>
+
 #include "cli.h"
+#include "render.h"
 #include "tap.h"
 #include "util.h"
 
@@ -58,28 +62,173 @@ static void test_global_after_command(void)
         argv[k] = words[k];
     int argc = (int)(sizeof argv / sizeof *argv);
     bool matched = false, lf = false;
+    const struct gl_command *inv = gl_command_find("invoice");
     int i = 1;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == 0 && matched &&
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == 0 && matched &&
           i == 2);
     CHECK_STR(g.config, "x.json");
     i = 3;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == 0 && matched);
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == 0 && matched);
     CHECK_STR(g.db, "y.db");
     i = 4;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == 0 && !matched &&
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == 0 && !matched &&
           i == 4);
     enum gl_log_level before = gl_log_threshold;
     i = 5;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == 0 && matched &&
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == 0 && matched &&
           gl_log_threshold == GL_LOG_ERROR);
     gl_log_threshold = before;
     i = 6;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == 0 && matched && lf &&
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == 0 && matched && lf &&
           gl_log_format == GL_LOG_JSON && i == 7);
     gl_log_format = GL_LOG_TEXT;
     /* --config as the last word: no value, a usage error */
     i = 8;
-    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, "usage\n") == GL_ERR_USAGE);
+    CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == GL_ERR_USAGE);
+}
+
+/* The check of command name with --format (or export's --focus-version)
+ * value: its exit status, and the first line it printed into msg. */
+static int format_check(const char *name, const char *value, char *msg, size_t n)
+{
+    const struct gl_command *cmd = gl_command_find(name);
+    struct gl_cmd_env e = {.cmd = cmd};
+    if (strcmp(name, "export") == 0)
+        e.o.focus_version = value;
+    else
+        e.o.format = value;
+    msg[0] = '\0';
+    FILE *tmp = tmpfile();
+    if (!cmd || !cmd->check || !tmp)
+        return -1;
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    int rc = cmd->check(&e);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    if (!fgets(msg, (int)n, tmp))
+        msg[0] = '\0';
+    msg[strcspn(msg, "\n")] = '\0';
+    fclose(tmp);
+    return rc;
+}
+
+/* Every command that prints a period resolves --format in one place and
+ * names the formats it accepts when given another. */
+static void test_formats(void)
+{
+    char msg[256];
+    static const struct {
+        const char *cmd, *value;
+        int rc;
+        const char *msg;
+    } cases[] = {
+        {"invoice", "json", 0, ""},
+        {"invoice", "md", 0, ""},
+        {"invoice", "csv", GL_ERR_USAGE, "gpuledger: --format \"csv\" is not json or md"},
+        {"summary", "md", 0, ""},
+        {"summary", "html", GL_ERR_USAGE, "gpuledger: --format \"html\" is not json or md"},
+        {"anomalies", "md", 0, ""},
+        {"anomalies", "xml", GL_ERR_USAGE, "gpuledger: --format \"xml\" is not json or md"},
+        {"unit-cost", "csv", 0, ""},
+        {"unit-cost", "html", GL_ERR_USAGE,
+         "gpuledger: --format \"html\" is not json, csv or md"},
+        {"advise", "md", 0, ""},
+        {"advise", "csv", GL_ERR_USAGE, "gpuledger: --format \"csv\" is not json or md"},
+        {"export", "1.3", 0, ""},
+        {"export", "1.2", 0, ""},
+        {"export", "1.4", GL_ERR_USAGE,
+         "gpuledger: --focus-version \"1.4\" is not 1.2 or 1.3"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        int rc = format_check(cases[k].cmd, cases[k].value, msg, sizeof msg);
+        CHECK(rc == cases[k].rc);
+        CHECK_STR(msg, cases[k].msg);
+    }
+}
+
+/* What f printed for the usage of c (NULL: the program's); malloc'd. */
+static char *usage_text(const struct gl_command *c)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    gl_cli_usage_print(c, f);
+    fclose(f);
+    return text;
+}
+
+/* The program's usage lists the command table, one row a line in table
+ * order, the summaries aligned (as the listing was written by hand). */
+static void test_usage_listing(void)
+{
+    char *u = usage_text(NULL);
+    CHECK(u != NULL);
+    if (!u)
+        return;
+    CHECK(strncmp(u, "usage: gpuledger [--config FILE]", 32) == 0);
+    CHECK(strstr(u, "\ncommands:\n"
+                    "  run     [--out DIR]             the CronJob: collect since the "
+                    "watermark, write outputs\n"
+                    "  collect --from TIME --to TIME   pull and integrate [from, to) from "
+                    "Prometheus\n") != NULL);
+    /* a long name, and a synopsis reaching past the summaries' column */
+    CHECK(strstr(u, "\n  anomalies --period YYYY-MM      GPU memory used without a matching "
+                    "allocation\n") != NULL);
+    CHECK(strstr(u, "\n  report  --period YYYY-MM --out DIR   monthly team reports (HTML, "
+                    "Markdown)\n") != NULL);
+    CHECK(strstr(u, "\n  backup  --to FILE [--upload]    consistent copy of the database "
+                    "(online backup)\n\nglobal options:\n") != NULL);
+    /* every row, in order, and nothing else */
+    const char *line = strstr(u, "\ncommands:\n");
+    size_t rows = 0;
+    for (line = line ? line + 11 : ""; *line == ' '; line = strchr(line, '\n') + 1) {
+        const char *name = line + 2;
+        CHECK(rows < gl_ncommands && strncmp(name, gl_commands[rows].name,
+                                             strlen(gl_commands[rows].name)) == 0 &&
+              name[strlen(gl_commands[rows].name)] == ' ');
+        rows++;
+    }
+    CHECK(rows == gl_ncommands);
+    free(u);
+}
+
+/* A command's usage names its --format values from the renderer table. */
+static void test_usage_formats(void)
+{
+    static const struct {
+        const char *cmd, *has;
+    } cases[] = {
+        {"invoice", "usage: gpuledger invoice --period YYYY-MM [--team ID] [--format json|md] "
+                    "[--out DIR]\n                         [--reprice-closed]\n"},
+        {"unit-cost", "usage: gpuledger unit-cost --period YYYY-MM [--format json|csv|md]\n"},
+        {"export", "[--out FILE] [--focus-version 1.2|1.3]\n"},
+        {"summary", "[--format json|md]\n"},
+        {"anomalies", "[--team ID] [--format json|md]\n"},
+        {"advise", "[--format json|md]\n"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char *u = usage_text(gl_command_find(cases[k].cmd));
+        CHECK(u && strstr(u, cases[k].has) != NULL);
+        free(u);
+    }
+    /* the mark is always replaced, and only commands with renderer rows
+     * have one (a command printing a format names its values) */
+    for (size_t c = 0; c < gl_ncommands; c++) {
+        char *u = usage_text(&gl_commands[c]);
+        CHECK(u && !strstr(u, GL_USAGE_FORMATS) && strncmp(u, "usage: gpuledger ", 17) == 0);
+        free(u);
+        bool rows = false;
+        for (size_t r = 0; r < gl_nrenderers; r++)
+            rows |= gl_renderers[r].command &&
+                    strcmp(gl_renderers[r].command, gl_commands[c].name) == 0;
+        CHECK(rows == (strstr(gl_commands[c].usage, GL_USAGE_FORMATS) != NULL));
+    }
 }
 
 int main(void)
@@ -87,5 +236,8 @@ int main(void)
     RUN(test_distance);
     RUN(test_suggest);
     RUN(test_global_after_command);
+    RUN(test_formats);
+    RUN(test_usage_listing);
+    RUN(test_usage_formats);
     return TAP_END();
 }

@@ -6,6 +6,7 @@
 #include "close.h"
 #include "config.h"
 #include "invoice.h"
+#include "invoice_codec.h"
 #include "price.h"
 #include "store.h"
 #include "statement.h"

@@ -1,6 +1,9 @@
-/* Unit tests: config loading and its error messages (engine/base/config.c). */
+/* Unit tests: config loading and its error messages (engine/base/config.c),
+ * and the query registry over a loaded config (engine/base/queryreg.c). */
 #include "config.h"
+#include "queryreg.h"
 #include "tap.h"
+#include "util.h"
 
 static enum gl_status load(const char *text, struct gl_config **c, struct gl_error *err)
 {
@@ -14,11 +17,18 @@ static const char *minimal =
     " \"prices\": {\"file\": \"prices.csv\"},\n"
     " \"billing\": {\"currency\": \"EUR\"}}\n";
 
-static void test_minimal_defaults(void)
+/* The minimal config loaded (a check), NULL when it failed to load. */
+static struct gl_config *load_minimal(void)
 {
     struct gl_config *c = NULL;
     struct gl_error err = {0};
     CHECK(load(minimal, &c, &err) == GL_OK);
+    return c;
+}
+
+static void test_minimal_defaults(void)
+{
+    struct gl_config *c = load_minimal();
     if (!c)
         return;
     CHECK_STR(c->clusters[0].prom.url, "http://127.0.0.1:9090"); /* trailing slash dropped */
@@ -161,6 +171,90 @@ static void test_ksm_label_names(void)
     free(d);
 }
 
+/* The query names of a list, comma-separated, into buf. */
+static const char *names_of(const struct gl_qslot *l, int n, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", i ? "," : "", l[i].name);
+    return buf;
+}
+
+/* The query registry (engine/base/queryreg.c) against the chunk's list as
+ * the engine runs it: the memory source, FB_FREE, FB_RESERVED, the label
+ * queries, the allocation, node labels, the compute queries, the limit and
+ * device queries, pod_phase; and the order `check` probes them in. */
+static void test_query_registry(void)
+{
+    struct gl_config *c = load_minimal();
+    if (!c)
+        return;
+    for (int i = 0; i < GL_Q_COUNT; i++) /* the ids index the rows */
+        CHECK(gl_qr_row((enum gl_qid)i)->id == (enum gl_qid)i);
+    struct gl_qslot l[GL_QR_MAX];
+    char buf[512];
+    /* the engine joins the allocation; no limit or device query */
+    c->alloc_backend_join = false;
+    int n = gl_qr_list(c, l);
+    CHECK_STR(names_of(l, n, buf, sizeof buf),
+              "fb_used,fb_free,fb_reserved,pod_labels,namespace_labels,alloc_requests,"
+              "node_labels,gr_engine_active,gpu_util,pod_phase");
+    CHECK(n == 10);
+    CHECK_STR(gl_qr_counts_name(c, l[5].row, l[5].k), "allocation");
+    CHECK_STR(gl_qr_counts_name(c, l[9].row, l[9].k), "pod_phase");
+    CHECK(gl_qr_pos(c, GL_Q_PHASE) == 9 && gl_qr_pos(c, GL_Q_ALLOCATION) == -1 &&
+          gl_qr_pos(c, GL_Q_MEM_DEVICE) == -1 && gl_qr_pos(c, GL_Q_COMPUTE) == GL_QP_FIXED);
+    n = gl_qr_check_list(c, l);
+    CHECK_STR(names_of(l, n, buf, sizeof buf),
+              "fb_used,fb_free,fb_reserved,pod_labels,namespace_labels,alloc_requests,"
+              "node_labels,pod_phase,gr_engine_active,gpu_util");
+    /* required: memory, capacity (FB_FREE without model capacities), the
+     * allocation's requests and the pods' phases */
+    for (int i = 0; i < n; i++)
+        CHECK(gl_qr_required(c, &l[i]) == (i == 0 || i == 1 || i == 5 || i == 7));
+    c->nmodel_capacity = 1;
+    CHECK(!gl_qr_required(c, &l[1]));
+    c->nmodel_capacity = 0;
+    /* the backend joins it; a HAMi source with its limit and device queries */
+    c->alloc_backend_join = true;
+    free(c->mem_query);
+    c->mem_query = gl_strdup("hami_memory");
+    c->mem_limit_query = gl_strdup("hami_limit");
+    c->mem_device_query = gl_strdup("fb_used");
+    n = gl_qr_list(c, l);
+    CHECK_STR(names_of(l, n, buf, sizeof buf),
+              "hami_memory,fb_free,fb_reserved,pod_labels,namespace_labels,allocation,"
+              "node_labels,gr_engine_active,gpu_util,hami_limit,fb_used");
+    CHECK(gl_qr_counts_name(c, l[10].row, l[10].k) == NULL); /* counted as the source's */
+    CHECK_STR(gl_qr_counts_name(c, l[5].row, l[5].k), "allocation");
+    const enum gl_qid fixed[GL_QP_FIXED] = {GL_Q_MEMORY,     GL_Q_FREE,       GL_Q_RESERVED,
+                                            GL_Q_POD_LABELS, GL_Q_NS_LABELS,  GL_Q_ALLOCATION,
+                                            GL_Q_NODE_LABELS};
+    for (int p = 0; p < GL_QP_FIXED; p++)
+        CHECK(gl_qr_pos(c, fixed[p]) == p);
+    c->alloc_backend_join = false;
+    CHECK(gl_qr_pos(c, GL_Q_ALLOC_REQUESTS) == GL_QP_ALLOCATION);
+    n = gl_qr_check_list(c, l);
+    CHECK_STR(names_of(l, n, buf, sizeof buf),
+              "hami_memory,fb_free,fb_reserved,pod_labels,namespace_labels,alloc_requests,"
+              "node_labels,pod_phase,fb_used,gr_engine_active,gpu_util");
+    /* a split hour: host-sharded device queries, the requests by node, the
+     * kube-state-metrics label and phase queries kept whole */
+    n = gl_qr_list(c, l);
+    const enum gl_qshard sh[] = {GL_QSH_HOST, GL_QSH_HOST, GL_QSH_HOST, GL_QSH_KEPT,
+                                 GL_QSH_KEPT, GL_QSH_NODE, GL_QSH_KEPT, GL_QSH_HOST,
+                                 GL_QSH_HOST, GL_QSH_HOST, GL_QSH_HOST, GL_QSH_KEPT};
+    CHECK(n == 12);
+    for (int i = 0; i < n && i < 12; i++)
+        CHECK(l[i].row->shard == sh[i]);
+    /* server mode: the limit and device queries refuse it */
+    CHECK(gl_qr_row(GL_Q_MEM_LIMIT)->srv_refusal && gl_qr_row(GL_Q_MEM_DEVICE)->srv_refusal);
+    for (int i = 0; i < GL_Q_COUNT; i++)
+        CHECK(!gl_qr_row((enum gl_qid)i)->srv_refusal ||
+              i == GL_Q_MEM_LIMIT || i == GL_Q_MEM_DEVICE);
+    gl_config_free(c);
+}
+
 int main(void)
 {
     RUN(test_minimal_defaults);
@@ -170,5 +264,6 @@ int main(void)
     RUN(test_bad_values);
     RUN(test_ksm_label_names);
     RUN(test_compression);
+    RUN(test_query_registry);
     return TAP_END();
 }

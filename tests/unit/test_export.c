@@ -177,7 +177,7 @@ static enum gl_status exp_write(const struct gl_invoice_set *set, struct csv_tab
     FILE *out = open_memstream(&buf, &len);
     if (!out)
         return GL_ERR_RUNTIME;
-    enum gl_status rc = gl_export_focus(set, out, rows, err);
+    enum gl_status rc = gl_export_focus(set, set->cfg->focus_version, out, rows, err);
     fclose(out);
     memset(t, 0, sizeof *t);
     if (!rc && !csv_read(buf, len, t)) {
@@ -346,7 +346,7 @@ static void test_non_ascii(void)
     size_t rows = 9;
     struct gl_error err = {0};
     FILE *out = fopen("/dev/null", "w");
-    CHECK(out && gl_export_focus(set, out, &rows, &err) == GL_ERR_CONFIG);
+    CHECK(out && gl_export_focus(set, set->cfg->focus_version, out, &rows, &err) == GL_ERR_CONFIG);
     if (out)
         fclose(out);
     CHECK(strstr(err.msg, "t\\xc3\\xa9") != NULL && strstr(err.msg, "GL-2026-10-t") != NULL);
@@ -357,7 +357,7 @@ static void test_non_ascii(void)
     exp_line(set, 0, "c\r\n1", "R", GL_LINE_MEMORY_USED, &f.prices->entries[0],
              f.prices->entries[0].price12, 2, 1000, 1);
     out = fopen("/dev/null", "w");
-    CHECK(out && gl_export_focus(set, out, &rows, &err) == GL_ERR_CONFIG);
+    CHECK(out && gl_export_focus(set, set->cfg->focus_version, out, &rows, &err) == GL_ERR_CONFIG);
     if (out)
         fclose(out);
     CHECK(strstr(err.msg, "c\\x0d\\x0a1") != NULL);
@@ -495,8 +495,15 @@ static cJSON *metadata(const struct gl_config *c, const char *csv, size_t rows)
     FILE *out = open_memstream(&text, &len);
     if (!out)
         return NULL;
-    gl_export_metadata(c, "2026-10", true, csv, rows, NULL, 0, out);
+    /* the version of the CSV given, else the config's */
+    int v = csv ? gl_focus_version_of_csv(csv) : c->focus_version;
+    struct gl_error err = {0};
+    enum gl_status rc = gl_export_metadata(v, c, "2026-10", true, csv, rows, NULL, 0, out, &err);
     fclose(out);
+    if (rc) {
+        free(text);
+        return NULL;
+    }
     cJSON *o = cJSON_Parse(text);
     free(text);
     return o;

@@ -1,5 +1,6 @@
-/* Unit tests: invoices (engine/bill/invoice.c) built from a database filled
- * through the store API, every figure worked by hand.
+/* Unit tests: invoices (engine/bill/invoice.c; their text,
+ * engine/render/invoice_codec.c) built from a database filled through the
+ * store API, every figure worked by hand.
  *
  * The price 34.332275390625 per GB-hour makes a line's amount in cents
  * exactly MiB·s / 1000: GB-h = MiB·s × 2^20 / (3600 × 10^9), and
@@ -10,6 +11,7 @@
 
 #include "config.h"
 #include "invoice.h"
+#include "invoice_codec.h"
 #include "price.h"
 #include "store.h"
 #include "tap.h"

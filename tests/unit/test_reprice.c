@@ -7,6 +7,7 @@
 #include "close.h"
 #include "config.h"
 #include "invoice.h"
+#include "invoice_codec.h"
 #include "price.h"
 #include "reprice.h"
 #include "store.h"
@@ -277,7 +278,7 @@ static void test_print_corrections(void)
     size_t len = 0, nlines = 99;
     FILE *out = open_memstream(&text, &len);
     if (out) {
-        gl_reprice_print_corrections(set, out, &nlines);
+        gl_invoice_md_corrections(set, out, &nlines);
         fclose(out);
     }
     CHECK(nlines == 1);

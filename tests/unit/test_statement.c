@@ -230,13 +230,40 @@ static void test_closed_new_renderer(void)
     teardown(&f);
 }
 
-/* The table: unique names; file names from the patterns. */
+/* Whether a and b are both NULL or the same string. */
+static bool same(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The table: a name once per FOCUS version, a (command, format) once;
+ * file names from the patterns. */
 static void test_table(void)
 {
     for (size_t i = 0; i < gl_nrenderers; i++)
-        for (size_t j = i + 1; j < gl_nrenderers; j++)
-            CHECK(strcmp(gl_renderers[i].name, gl_renderers[j].name) != 0);
+        for (size_t j = i + 1; j < gl_nrenderers; j++) {
+            const struct gl_renderer *a = &gl_renderers[i], *b = &gl_renderers[j];
+            CHECK(strcmp(a->name, b->name) != 0 || a->focus != b->focus);
+            CHECK(!a->command || !same(a->command, b->command) || !same(a->format, b->format));
+        }
     CHECK(gl_renderer_find("report-html") && !gl_renderer_find("nope"));
+    CHECK(gl_renderer_of("unit-cost", "csv") == gl_renderer_find("unit-cost-csv"));
+    CHECK(gl_renderer_of("invoice", "csv") == NULL);
+    CHECK(gl_renderer_of("report", "html") == NULL); /* report writes every page */
+    const struct gl_renderer *f12 = gl_renderer_of("export", "1.2");
+    const struct gl_renderer *f13 = gl_renderer_of("export", "1.3");
+    CHECK(f12 && f12->focus == 12 && f12 == gl_renderer_focus("focus-csv", 12));
+    CHECK(f13 && f13->focus == 13 && f13 == gl_renderer_focus("focus-csv", 13));
+    CHECK(gl_renderer_focus("focus-metadata", 13) != NULL);
+    const char *lists[][2] = {{"invoice", "json or md"}, {"unit-cost", "json, csv or md"},
+                              {"export", "1.2 or 1.3"}, {"advise", "json or md"}};
+    for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) {
+        struct gl_buf b;
+        gl_buf_init(&b);
+        CHECK(gl_renderer_formats(lists[k][0], &b));
+        CHECK_STR(b.data, lists[k][1]);
+        gl_buf_free(&b);
+    }
     struct fixture f;
     CHECK(setup(&f));
     struct gl_statement *st = NULL;
@@ -248,8 +275,66 @@ static void test_table(void)
     name = st ? gl_render_file_name(gl_renderer_find("fleet-md"), st, 0) : NULL;
     CHECK_STR(name, "fleet-2026-10.md");
     free(name);
+    /* the FOCUS rows: each writes its own version's columns, whatever the
+     * config's (1.2 here, what the tree and gl_render_text write) */
+    CHECK(st && gl_render_focus_version(st) == 12);
+    const struct {
+        int version;
+        const char *starts, *has;
+    } focus[] = {
+        {12, "BilledCost,BillingAccountId,", ",ProviderName,PublisherName,RegionId,"},
+        {13, "AllocatedMethodDetails,AllocatedMethodId,", ",ServiceName,ServiceProviderName,"},
+    };
+    for (size_t k = 0; st && k < sizeof focus / sizeof *focus; k++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        CHECK(out && gl_render_output(gl_renderer_focus("focus-csv", focus[k].version), st, 0,
+                                      out, &err) == GL_OK);
+        if (out)
+            fclose(out);
+        CHECK(text && strncmp(text, focus[k].starts, strlen(focus[k].starts)) == 0);
+        const char *eol = text ? strstr(text, "\r\n") : NULL; /* the header's end */
+        const char *hit = text ? strstr(text, focus[k].has) : NULL;
+        CHECK(eol && hit && hit < eol);
+        free(text);
+    }
+    char *dflt = st ? gl_render_text(st, "focus-csv", 0, &err) : NULL;
+    CHECK(dflt && strncmp(dflt, "BilledCost,", 11) == 0);
+    free(dflt);
     gl_statement_free(st);
     teardown(&f);
+}
+
+/* `invoice` without --out, of a month closed before its figures were
+ * stored: the texts stored at close, read back into one document; a text
+ * that is no JSON object is an error, never an invoice left out. */
+static void test_invoices_from_texts(void)
+{
+    char ta[] = "a", tb[] = "b", ja[] = "{\n\t\"team\":\t\"a\"\n}", jb[] = "{\n\t\"team\":\t\"b\"\n}";
+    char ma[] = "# a\n", mb[] = "# b\n", bad[] = "{\"team\": \"b\", truncated";
+    struct gl_frozen_invoice texts[] = {{ta, ja, ma}, {tb, jb, mb}};
+    struct gl_statement st = {.closed = true, .from_texts = true, .frozen = texts, .nfrozen = 2};
+    gl_period_parse("2026-08", &st.period);
+    const struct gl_renderer *json = gl_renderer_of("invoice", "json");
+    const struct gl_renderer *md = gl_renderer_of("invoice", "md");
+    char *text = NULL;
+    size_t len = 0;
+    struct gl_error err = {0};
+    FILE *out = open_memstream(&text, &len);
+    CHECK(out && json && gl_render_print(json, &st, NULL, out, &err) == GL_OK);
+    CHECK(out && md && gl_render_print(md, &st, "b", out, &err) == GL_OK);
+    if (out)
+        fclose(out);
+    CHECK_STR(text, "{\n\t\"period\":\t\"2026-08\",\n\t\"invoices\":\t[{\n\t\t\t\"team\":\t\"a\"\n"
+                    "\t\t}, {\n\t\t\t\"team\":\t\"b\"\n\t\t}]\n}\n# b\n");
+    free(text);
+    texts[1].json = bad;
+    out = fopen("/dev/null", "w");
+    CHECK(out && gl_render_print(json, &st, NULL, out, &err) == GL_ERR_STATE);
+    CHECK(strstr(err.msg, "team \"b\"") != NULL);
+    if (out)
+        fclose(out);
 }
 
 int main(void)
@@ -259,5 +344,6 @@ int main(void)
     RUN(test_closed);
     RUN(test_closed_new_renderer);
     RUN(test_table);
+    RUN(test_invoices_from_texts);
     return TAP_END();
 }
