@@ -632,6 +632,8 @@ enum gl_status gl_query_team_info(struct gl_store *s, const struct gl_period *p,
 int64_t gl_query_model_capacity(struct gl_store *s, const char *model)
 {
     int64_t cap = 0;
+    if (gl_store_cap_memo(s, model, &cap))
+        return cap;
     struct first_ints f = {.v = (int64_t *const[]){&cap}, .n = 1};
     struct qread q = {.sql = "SELECT MAX(max_capacity_mib) FROM device WHERE model = ?1 "
                              "AND gpu_i_id = '' AND uuid NOT LIKE 'node:%'",
@@ -639,6 +641,7 @@ int64_t gl_query_model_capacity(struct gl_store *s, const char *model)
     struct gl_error ignored; /* no capacity known reads as 0 */
     if (read_rows(s, &q, first_ints_row, &f, &ignored))
         return 0;
+    gl_store_cap_remember(s, model, cap);
     return cap;
 }
 

@@ -59,6 +59,13 @@ struct gl_store {
         size_t n, cap;
     } acc_key, acc_dev, acc_pod;
     struct gl_intern *names; /* strings of the sums' keys */
+    /* capacities per model read in the open read snapshot (store_sql.h) */
+    struct cap_memo {
+        char *model;
+        int64_t cap;
+    } *caps;
+    size_t ncaps;
+    bool reading;
     /* names' ids by the caller's string address (the callers pass the same
      * interned strings row after row); a hit is checked by strcmp */
     struct {
@@ -411,6 +418,15 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
 
 static void agg_reset(struct gl_store *s);
 
+static void caps_clear(struct gl_store *s)
+{
+    for (size_t i = 0; i < s->ncaps; i++)
+        free(s->caps[i].model);
+    free(s->caps);
+    s->caps = NULL;
+    s->ncaps = 0;
+}
+
 void gl_store_close(struct gl_store *s)
 {
     if (!s)
@@ -421,6 +437,7 @@ void gl_store_close(struct gl_store *s)
     GL_FREE_EACH(s->dirty, s->acc_key.e, s->acc_dev.e, s->acc_pod.e, s->model_hours.e,
                  s->models);
     gl_intern_free(s->names);
+    caps_clear(s);
     for (size_t i = 0; i < sizeof s->triggers / sizeof *s->triggers; i++)
         free(s->triggers[i]);
     free(s->rekey);
@@ -442,13 +459,36 @@ enum gl_status gl_store_begin(struct gl_store *s, struct gl_error *err)
     return exec(s, "BEGIN IMMEDIATE", err);
 }
 
+bool gl_store_cap_memo(struct gl_store *s, const char *model, int64_t *cap)
+{
+    for (size_t i = 0; s->reading && i < s->ncaps; i++)
+        if (strcmp(s->caps[i].model, model) == 0) {
+            *cap = s->caps[i].cap;
+            return true;
+        }
+    return false;
+}
+
+void gl_store_cap_remember(struct gl_store *s, const char *model, int64_t cap)
+{
+    if (!s->reading)
+        return;
+    s->caps = gl_xrealloc(s->caps, (s->ncaps + 1) * sizeof *s->caps);
+    s->caps[s->ncaps++] = (struct cap_memo){.model = gl_strdup(model), .cap = cap};
+}
+
 enum gl_status gl_store_read_begin(struct gl_store *s, struct gl_error *err)
 {
-    return exec(s, "BEGIN DEFERRED", err);
+    caps_clear(s);
+    enum gl_status rc = exec(s, "BEGIN DEFERRED", err);
+    s->reading = !rc;
+    return rc;
 }
 
 void gl_store_read_end(struct gl_store *s)
 {
+    caps_clear(s);
+    s->reading = false;
     if (!sqlite3_get_autocommit(s->db))
         exec(s, "COMMIT", NULL);
 }

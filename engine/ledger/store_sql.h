@@ -13,6 +13,13 @@
 
 sqlite3 *gl_store_db(struct gl_store *s);
 
+/* A GPU model's capacity as read before in the same read snapshot
+ * (gl_store_read_begin .. gl_store_read_end): nothing collected can change
+ * it there, and a statement asks it for every advice and unit-cost row.
+ * Outside a snapshot nothing is remembered. */
+bool gl_store_cap_memo(struct gl_store *s, const char *model, int64_t *cap);
+void gl_store_cap_remember(struct gl_store *s, const char *model, int64_t cap);
+
 /* Prepares sql with ?1 = start and ?2 = end bound (a period's hours); on
  * failure *st is NULL and err says what was being read. Finalize *st. */
 enum gl_status gl_store_query_period(struct gl_store *s, const char *sql, int64_t start,

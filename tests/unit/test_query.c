@@ -317,6 +317,25 @@ static void test_capacity_and_samples(void)
     CHECK(gl_query_cluster_had_samples(st, "c2", h2 + H, &had, &err) == GL_OK && !had);
 }
 
+/* A capacity read in a read snapshot is remembered there (a statement
+ * asks it for every advice row) and read again in the next one: a device
+ * stored in between, with more memory, is seen. */
+static void test_capacity_per_snapshot(void)
+{
+    struct gl_error err = {0};
+    CHECK(gl_store_read_begin(st, &err) == GL_OK);
+    CHECK(gl_query_model_capacity(st, "H") == 20000);
+    CHECK(gl_query_model_capacity(st, "H") == 20000);
+    gl_store_read_end(st);
+    CHECK(gl_store_begin(st, &err) == GL_OK);
+    int64_t g = device("GPU-9", "", "H", "node-c", 30000);
+    CHECK(g > 0 && gl_store_commit(st, &err) == GL_OK);
+    CHECK(gl_query_model_capacity(st, "H") == 30000); /* outside a snapshot: read */
+    CHECK(gl_store_read_begin(st, &err) == GL_OK);
+    CHECK(gl_query_model_capacity(st, "H") == 30000);
+    gl_store_read_end(st);
+}
+
 static void test_workloads(void)
 {
     struct gl_team_workloads w;
@@ -478,6 +497,7 @@ int main(void)
     RUN(test_workloads);
     RUN(test_output_state);
     RUN(test_closed_and_trend);
+    RUN(test_capacity_per_snapshot); /* last: it stores a device */
     teardown();
     tap_tmp_end();
     return TAP_END();
