@@ -122,14 +122,11 @@ static enum gl_status read_devices(const struct gl_config *c, const struct gl_cl
     return rc;
 }
 
-enum gl_status gl_schema_check(const struct gl_config *c, const struct gl_cluster *cl,
-                               struct gl_prom *prom, int64_t at, struct gl_buf *notes,
-                               struct gl_error *err)
+/* The registry's capacity queries, in its order (the memory source first:
+ * the device series beside it are read with it). */
+static void capacity_queries(const struct gl_config *c, const char *names[NQ],
+                             enum gl_mq which[NQ])
 {
-    /* the registry's capacity queries, in its order (the memory source
-     * first: the device series beside it are read with it) */
-    const char *names[NQ];
-    enum gl_mq which[NQ];
     struct gl_qslot list[GL_QR_MAX];
     int nq = gl_qr_list(c, list), ncap = 0;
     for (int i = 0; i < nq; i++)
@@ -141,6 +138,15 @@ enum gl_status gl_schema_check(const struct gl_config *c, const struct gl_cluste
         }
     if (ncap != NQ || which[0] != GL_MQ_MEMORY)
         abort();
+}
+
+enum gl_status gl_schema_check(const struct gl_config *c, const struct gl_cluster *cl,
+                               struct gl_prom *prom, int64_t at, struct gl_buf *notes,
+                               struct gl_error *err)
+{
+    const char *names[NQ];
+    enum gl_mq which[NQ];
+    capacity_queries(c, names, which);
     enum gl_mem_unit unit[NQ];
     struct sdev *devs = NULL;
     size_t ndev = 0;
