@@ -35,6 +35,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 import harness  # noqa: E402
 import memory  # noqa: E402
+import memory_bound_test  # noqa: E402
 
 FLEET = dict(nodes=64, gpus=8, pods_per_gpu=1, containers=1, per_process_device_metrics=False)
 REFUSED = "over the memory budget"
@@ -56,25 +57,8 @@ def utc(t):
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
-class PlanSuite(harness.Suite):
-    def __init__(self, args, tap):
-        super().__init__(args, tap)
-        self.srv = None
-
-    def config(self, name, collection):
-        cfg = {
-            "prometheus": {"url": self.srv.url(), "timeout_seconds": 600},
-            "teams": {"rules": [{"pod_label": "team"}]},
-            "prices": {"entries": [{"model_pattern": "^NVIDIA A100", "unit": "GB-Hours",
-                                    "price": "0.05", "currency": "USD",
-                                    "valid_from": "2026-01-01T00:00:00Z"}]},
-            "billing": {"currency": "USD"},
-            "collection": collection,
-        }
-        path = self.path(name + ".json")
-        with open(path, "w") as f:
-            json.dump(cfg, f)
-        return path
+class PlanSuite(memory_bound_test.MemorySuite):
+    """memory_bound_test's loopback backend and config; its own collects."""
 
     def collect(self, cfg, db, hours):
         """(exit, stderr, bytes the backend answered) of one collect: every
@@ -172,10 +156,6 @@ class PlanSuite(harness.Suite):
         got = self.memory_by_team(inv) if inv else {}
         t.check("6 hours: memory_used per team equals the hand sums",
                 [] if got == hand_teams(pods, 6) else [why or "got %s" % (sorted(got.items())[:3],)])
-
-    def cleanup(self):
-        if self.srv:
-            self.srv.close()
 
 
 def main():
