@@ -7,14 +7,14 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "keymap.h"
 #include "kinds.h"
 #include "util.h"
-
-static const char SEP[] = "\x1f";
 
 /* model and capacity of the hour; rows of one (hour, cluster, namespace,
  * pod, device) follow each other (the order of the pod_peak_hour index) */
@@ -38,25 +38,44 @@ static const char team_sql[] =
     " AND u.pod = ?4 AND u.device_id = ?5 AND u.kind = '" GL_K_MEMORY_USED "'"
     " ORDER BY u.quantity DESC, u.team LIMIT 1";
 
+/* What the device table says of a device (a function of its id alone),
+ * read from its first row, and the model and capacity of its latest hour
+ * (device_model_hour), compared per run so a model is interned when it
+ * changes, not per row. Strings: interned in the groups' table. */
+struct dev {
+    const char *uuid, *instance, *profile, *hostname;
+    const char *model;
+    int64_t capacity_mib;
+};
+
+/* The group key, binary: interned strings by address (one address per
+ * string), the rest as read; seg: the price segment of the hour. */
+enum { K_CLUSTER, K_NS, K_POD, K_DEV, K_MODEL, K_CAP, K_BUCKET, K_ALLOC, K_UGPU, K_SEG, K_N };
+
 struct scan {
     const int64_t *cuts;
     size_t ncuts;
     struct gl_peak_groups *out;
-    struct gl_intern *keys; /* group keys: id = index into out->g */
+    struct gl_keymap *keys; /* group keys: id = index into out->g */
     size_t cap;
-    struct gl_buf key;
+    struct gl_keymap *dev_ids; /* device_id → index into devs */
+    struct dev *devs;
+    size_t capdevs;
     gl_node_hour_fn fn;
     void *ctx;
+    /* the current hour and its price segment */
+    int64_t hour, seg;
     /* the current hour's node-hours */
-    int64_t hour;
-    struct gl_intern *nkeys, *ndevs; /* node keys; node × uuid */
+    struct gl_keymap *nkeys, *ndevs; /* node keys; node × uuid */
     struct gl_node_hour_read *nh;
     size_t nnh, capnh;
     /* the current (hour, pod, device) run: its identity (interned strings,
-     * compared by address) and its peak */
+     * compared by address), its owner, its device, its key, its peak */
     bool in_run;
-    const char *run_cluster, *run_ns, *run_pod;
+    const char *run_cluster, *run_ns, *run_pod, *run_okind, *run_oname;
     int64_t run_dev;
+    const struct dev *run_d;
+    int64_t run_key[K_N];
     int32_t run_nh;
     int64_t run_peak;
 };
@@ -88,65 +107,120 @@ static enum gl_status end_hour(struct scan *x, struct gl_error *err)
     for (size_t i = 0; !rc && i < x->nnh; i++)
         rc = x->fn(x->ctx, &x->nh[i], err);
     x->nnh = 0;
-    gl_intern_free(x->nkeys);
-    gl_intern_free(x->ndevs);
-    x->nkeys = gl_intern_new();
-    x->ndevs = gl_intern_new();
+    gl_keymap_clear(x->nkeys);
+    gl_keymap_clear(x->ndevs);
     return rc;
 }
 
-/* A new run starts at g's row: its node-hour (whole GPUs of known capacity
- * only), with the device counted once per node-hour. */
-static void start_run(struct scan *x, const struct gl_peak_read *g, int64_t hour)
+static int64_t addr(const void *p)
 {
-    x->in_run = true;
-    x->run_cluster = g->cluster;
-    x->run_ns = g->ns;
-    x->run_pod = g->pod;
-    x->run_dev = g->device_id;
-    x->run_peak = 0;
+    return (int64_t)(intptr_t)p;
+}
+
+/* The run's node-hour (whole GPUs of known capacity only), with the device
+ * counted once per node-hour. */
+static void node_of_run(struct scan *x, int64_t hour)
+{
+    const struct dev *d = x->run_d;
     x->run_nh = -1;
-    if (g->profile[0] || g->capacity_mib <= 0)
+    if (d->profile[0] || d->capacity_mib <= 0)
         return;
-    gl_buf_reset(&x->key);
-    gl_buf_printf(&x->key, "%s%s%s%s%s%s%lld", g->cluster, SEP, g->hostname, SEP, g->model, SEP,
-                  (long long)g->capacity_mib);
-    int32_t id = gl_intern_xget(x->nkeys, x->key.data);
+    const int64_t nk[] = {addr(x->run_cluster), addr(d->hostname), addr(d->model),
+                          d->capacity_mib};
+    int32_t id = gl_keymap_xget(x->nkeys, nk);
     if ((size_t)id == x->nnh) {
         if (x->nnh == x->capnh) {
             x->capnh = x->capnh ? 2 * x->capnh : 64;
             x->nh = gl_xrealloc(x->nh, x->capnh * sizeof *x->nh);
         }
         x->nh[x->nnh++] = (struct gl_node_hour_read){
-            .hour = hour, .cluster = g->cluster, .hostname = g->hostname, .model = g->model,
-            .capacity_mib = g->capacity_mib};
+            .hour = hour, .cluster = x->run_cluster, .hostname = d->hostname, .model = d->model,
+            .capacity_mib = d->capacity_mib};
     }
     x->run_nh = id;
-    gl_buf_reset(&x->key);
-    gl_buf_printf(&x->key, "%d%s%s", id, SEP, g->uuid);
-    int32_t before = gl_intern_count(x->ndevs);
-    gl_intern_xget(x->ndevs, x->key.data);
-    if (gl_intern_count(x->ndevs) > before)
+    const int64_t dk[] = {id, addr(d->uuid)};
+    int32_t before = gl_keymap_count(x->ndevs);
+    gl_keymap_xget(x->ndevs, dk);
+    if (gl_keymap_count(x->ndevs) > before)
         x->nh[id].devices++;
 }
 
-/* The group of the row: found by its key, or added with its strings. */
+static const char *col(sqlite3_stmt *st, int i)
+{
+    return (const char *)sqlite3_column_text(st, i);
+}
+
+/* The device of the row: its facts read once, its model and capacity of
+ * the hour kept when they are those of its last run. */
+static const struct dev *dev_of(struct scan *x, sqlite3_stmt *st, int64_t device_id)
+{
+    struct gl_peak_groups *o = x->out;
+    int32_t known = gl_keymap_count(x->dev_ids), i = gl_keymap_xget(x->dev_ids, &device_id);
+    if (i == known) {
+        if ((size_t)i == x->capdevs) {
+            x->capdevs = x->capdevs ? 2 * x->capdevs : 256;
+            x->devs = gl_xrealloc(x->devs, x->capdevs * sizeof *x->devs);
+        }
+        x->devs[i] = (struct dev){.uuid = str(o, col(st, 7)), .instance = str(o, col(st, 8)),
+                                  .profile = str(o, col(st, 9)),
+                                  .hostname = str(o, col(st, 11))};
+    }
+    struct dev *d = &x->devs[i];
+    const char *model = col(st, 10);
+    if (!d->model || strcmp(d->model, model))
+        d->model = str(o, model);
+    d->capacity_mib = sqlite3_column_int64(st, 12);
+    return d;
+}
+
+/* Does the row continue the run (the same hour, pod and device)? */
+static bool same_run(const struct scan *x, sqlite3_stmt *st, int64_t device_id)
+{
+    return x->in_run && x->run_dev == device_id && !strcmp(x->run_pod, col(st, 3)) &&
+           !strcmp(x->run_ns, col(st, 2)) && !strcmp(x->run_cluster, col(st, 1));
+}
+
+/* A new run starts at the row: its pod's strings (interned again only when
+ * the pod changes), its device, the part of the group key it fixes and its
+ * node-hour. */
+static enum gl_status start_run(struct scan *x, sqlite3_stmt *st, int64_t hour,
+                                int64_t device_id, struct gl_error *err)
+{
+    enum gl_status rc = end_run(x, err);
+    if (rc)
+        return rc;
+    struct gl_peak_groups *o = x->out;
+    if (!x->run_pod || strcmp(x->run_pod, col(st, 3)) || strcmp(x->run_ns, col(st, 2)) ||
+        strcmp(x->run_cluster, col(st, 1))) {
+        x->run_cluster = str(o, col(st, 1));
+        x->run_ns = str(o, col(st, 2));
+        x->run_pod = str(o, col(st, 3));
+        x->run_okind = str(o, col(st, 5));
+        x->run_oname = str(o, col(st, 6));
+    }
+    x->in_run = true;
+    x->run_dev = device_id;
+    x->run_d = dev_of(x, st, device_id);
+    x->run_peak = 0;
+    x->run_key[K_CLUSTER] = addr(x->run_cluster);
+    x->run_key[K_NS] = addr(x->run_ns);
+    x->run_key[K_POD] = addr(x->run_pod);
+    x->run_key[K_DEV] = device_id;
+    x->run_key[K_MODEL] = addr(x->run_d->model);
+    x->run_key[K_CAP] = x->run_d->capacity_mib;
+    x->run_key[K_SEG] = x->seg;
+    node_of_run(x, hour);
+    return GL_OK;
+}
+
+/* The group of the row: found by its key, or added with the run's strings. */
 static struct gl_peak_read *group_of(struct scan *x, sqlite3_stmt *st, int64_t hour)
 {
-    const char *t[18];
-    for (int i = 1; i < 12; i++)
-        t[i] = (const char *)sqlite3_column_text(st, i);
-    int64_t seg = 0;
-    for (size_t i = 0; i < x->ncuts; i++)
-        seg += x->cuts[i] <= hour;
-    gl_buf_reset(&x->key);
-    gl_buf_printf(&x->key, "%s%s%s%s%s%s%lld%s%s%s%lld%s%lld%s%lld%s%lld%s%lld", t[1], SEP, t[2],
-                  SEP, t[3], SEP, (long long)sqlite3_column_int64(st, 4), SEP, t[10], SEP,
-                  (long long)sqlite3_column_int64(st, 12), SEP,
-                  (long long)sqlite3_column_int64(st, 13), SEP,
-                  (long long)sqlite3_column_int64(st, 16), SEP,
-                  (long long)sqlite3_column_int64(st, 17), SEP, (long long)seg);
-    int32_t id = gl_intern_xget(x->keys, x->key.data);
+    int64_t *k = x->run_key;
+    k[K_BUCKET] = sqlite3_column_int64(st, 13);
+    k[K_ALLOC] = sqlite3_column_int64(st, 16);
+    k[K_UGPU] = sqlite3_column_int64(st, 17);
+    int32_t id = gl_keymap_xget(x->keys, k);
     struct gl_peak_groups *o = x->out;
     if ((size_t)id < o->n)
         return &o->g[id];
@@ -154,15 +228,14 @@ static struct gl_peak_read *group_of(struct scan *x, sqlite3_stmt *st, int64_t h
         x->cap = x->cap ? 2 * x->cap : 256;
         o->g = gl_xrealloc(o->g, x->cap * sizeof *o->g);
     }
+    const struct dev *d = x->run_d;
     struct gl_peak_read *g = &o->g[o->n++];
     *g = (struct gl_peak_read){
-        .hour = hour, .cluster = str(o, t[1]), .ns = str(o, t[2]), .pod = str(o, t[3]),
-        .team = "", .owner_kind = str(o, t[5]), .owner_name = str(o, t[6]),
-        .uuid = str(o, t[7]), .instance = str(o, t[8]), .profile = str(o, t[9]),
-        .model = str(o, t[10]), .hostname = str(o, t[11]),
-        .device_id = sqlite3_column_int64(st, 4), .capacity_mib = sqlite3_column_int64(st, 12),
-        .bucket = sqlite3_column_int64(st, 13), .alloc_mib = sqlite3_column_int64(st, 16),
-        .alloc_ugpu = sqlite3_column_int64(st, 17)};
+        .hour = hour, .cluster = x->run_cluster, .ns = x->run_ns, .pod = x->run_pod,
+        .team = "", .owner_kind = x->run_okind, .owner_name = x->run_oname, .uuid = d->uuid,
+        .instance = d->instance, .profile = d->profile, .model = d->model,
+        .hostname = d->hostname, .device_id = x->run_dev, .capacity_mib = d->capacity_mib,
+        .bucket = k[K_BUCKET], .alloc_mib = k[K_ALLOC], .alloc_ugpu = k[K_UGPU]};
     return g;
 }
 
@@ -170,10 +243,17 @@ static enum gl_status scan_row(struct scan *x, sqlite3_stmt *st, struct gl_error
 {
     int64_t hour = sqlite3_column_int64(st, 0);
     enum gl_status rc = GL_OK;
-    if (hour != x->hour && x->hour != INT64_MIN)
-        rc = end_hour(x, err);
-    x->hour = hour;
-    if (rc)
+    if (hour != x->hour) {
+        if (x->hour != INT64_MIN && (rc = end_hour(x, err)))
+            return rc;
+        x->hour = hour;
+        x->seg = 0;
+        for (size_t i = 0; i < x->ncuts; i++)
+            x->seg += x->cuts[i] <= hour;
+    }
+    /* a run: one (hour, cluster, namespace, pod, device), any bucket */
+    int64_t device_id = sqlite3_column_int64(st, 4);
+    if (!same_run(x, st, device_id) && (rc = start_run(x, st, hour, device_id, err)))
         return rc;
     struct gl_peak_read *g = group_of(x, st, hour);
     int64_t steps = sqlite3_column_int64(st, 14), peak = sqlite3_column_int64(st, 15);
@@ -183,13 +263,6 @@ static enum gl_status scan_row(struct scan *x, sqlite3_stmt *st, struct gl_error
         g->peak_mib = peak;
     if (hour < g->hour)
         g->hour = hour;
-    /* a run: one (hour, cluster, namespace, pod, device), any bucket */
-    if (!x->in_run || x->run_cluster != g->cluster || x->run_ns != g->ns ||
-        x->run_pod != g->pod || x->run_dev != g->device_id) {
-        if ((rc = end_run(x, err)))
-            return rc;
-        start_run(x, g, hour);
-    }
     if (peak > x->run_peak)
         x->run_peak = peak;
     return GL_OK;
@@ -236,9 +309,9 @@ enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period 
     memset(out, 0, sizeof *out);
     out->strs = gl_intern_new();
     struct scan x = {.cuts = cuts, .ncuts = ncuts, .out = out, .fn = fn, .ctx = ctx,
-                     .hour = INT64_MIN, .keys = gl_intern_new(), .nkeys = gl_intern_new(),
-                     .ndevs = gl_intern_new()};
-    gl_buf_init(&x.key);
+                     .hour = INT64_MIN, .keys = gl_keymap_new(K_N),
+                     .dev_ids = gl_keymap_new(1), .nkeys = gl_keymap_new(4),
+                     .ndevs = gl_keymap_new(2)};
     sqlite3_stmt *st;
     enum gl_status rc = gl_store_query_period(s, rows_sql, p->start, p->end, &st,
                                               "advise: reading pod peaks", err);
@@ -256,11 +329,11 @@ enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period 
         rc = teams(s, out, err);
     if (!rc && out->n) /* the order of the groups' first rows */
         qsort(out->g, out->n, sizeof *out->g, group_cmp);
-    struct gl_intern *interns[] = {x.keys, x.nkeys, x.ndevs};
-    for (size_t k = 0; k < sizeof interns / sizeof *interns; k++)
-        gl_intern_free(interns[k]);
+    struct gl_keymap *maps[] = {x.keys, x.dev_ids, x.nkeys, x.ndevs};
+    for (size_t k = 0; k < sizeof maps / sizeof *maps; k++)
+        gl_keymap_free(maps[k]);
     free(x.nh);
-    gl_buf_free(&x.key);
+    free(x.devs);
     if (rc) /* nothing half-read is handed back */
         gl_peak_groups_free(out);
     return rc;
