@@ -572,6 +572,17 @@ def repeat_window(db, w0, w1, copies):
                             (k * (w1 - w0), w0, w1))
 
 
+def remeasure_device(db, uuid, hours, capacity_mib):
+    """The whole GPU uuid measured at capacity_mib in the given hours (its
+    device_model_hour rows, written with the device's model when absent);
+    returns the rows changed."""
+    return _run(db, *[("INSERT INTO device_model_hour (hour, device_id, model, max_capacity_mib)"
+                       " SELECT ?, d.id, d.model, ? FROM device d WHERE d.uuid = ?"
+                       " AND d.gpu_i_profile = '' ON CONFLICT DO UPDATE SET"
+                       " max_capacity_mib = excluded.max_capacity_mib",
+                       (h, capacity_mib, uuid)) for h in hours])
+
+
 def peak_rows(db):
     """Every pod peak with what the advice needs beside it: (hour, cluster,
     namespace, pod, uuid, hostname, owner kind, owner name, MIG profile,
