@@ -6,12 +6,18 @@
 
 #include "util.h"
 
+/* A slot keeps its key's hash: a probe past another key costs no compare. */
+struct slot {
+    int32_t id;
+    uint32_t hash;
+};
+
 struct gl_keymap {
     size_t words;
     int64_t *keys;   /* count × words, in id order */
     int32_t count, cap;
-    int32_t *slots;  /* open addressing, -1 = empty */
-    uint32_t nslots; /* a power of two */
+    struct slot *slots; /* open addressing, id -1 = empty */
+    uint32_t nslots;    /* a power of two */
 };
 
 /* A multiply-xorshift mix a word at a time: the keys hold addresses and
@@ -27,13 +33,20 @@ static uint32_t key_hash(const int64_t *k, size_t words)
     return (uint32_t)(h ^ (h >> 32));
 }
 
-static uint32_t find_slot(const struct gl_keymap *m, const int64_t *k)
+static uint32_t find_slot(const struct gl_keymap *m, const int64_t *k, uint32_t h)
 {
-    uint32_t mask = m->nslots - 1, i = key_hash(k, m->words) & mask;
+    uint32_t mask = m->nslots - 1, i = h & mask;
     size_t bytes = m->words * sizeof *k;
-    while (m->slots[i] >= 0 && memcmp(m->keys + (size_t)m->slots[i] * m->words, k, bytes))
-        i = (i + 1) & mask;
+    for (const struct slot *sl; (sl = &m->slots[i])->id >= 0; i = (i + 1) & mask)
+        if (sl->hash == h && !memcmp(m->keys + (size_t)sl->id * m->words, k, bytes))
+            break;
     return i;
+}
+
+static void empty_slots(struct gl_keymap *m)
+{
+    for (uint32_t i = 0; i < m->nslots; i++)
+        m->slots[i] = (struct slot){-1, 0};
 }
 
 struct gl_keymap *gl_keymap_new(size_t words)
@@ -42,7 +55,7 @@ struct gl_keymap *gl_keymap_new(size_t words)
     m->words = words ? words : 1;
     m->nslots = 64;
     m->slots = gl_xrealloc(NULL, m->nslots * sizeof *m->slots);
-    memset(m->slots, 0xff, m->nslots * sizeof *m->slots);
+    empty_slots(m);
     return m;
 }
 
@@ -58,7 +71,7 @@ void gl_keymap_free(struct gl_keymap *m)
 void gl_keymap_clear(struct gl_keymap *m)
 {
     m->count = 0;
-    memset(m->slots, 0xff, m->nslots * sizeof *m->slots);
+    empty_slots(m);
 }
 
 int32_t gl_keymap_count(const struct gl_keymap *m)
@@ -68,22 +81,30 @@ int32_t gl_keymap_count(const struct gl_keymap *m)
 
 int32_t gl_keymap_xget(struct gl_keymap *m, const int64_t *key)
 {
-    uint32_t i = find_slot(m, key);
-    if (m->slots[i] >= 0)
-        return m->slots[i];
+    uint32_t h = key_hash(key, m->words), i = find_slot(m, key, h);
+    if (m->slots[i].id >= 0)
+        return m->slots[i].id;
     if ((uint32_t)(m->count + 1) * 2 > m->nslots) { /* at most half full */
+        struct slot *old = m->slots;
+        uint32_t n = m->nslots;
         m->nslots *= 2;
-        m->slots = gl_xrealloc(m->slots, m->nslots * sizeof *m->slots);
-        memset(m->slots, 0xff, m->nslots * sizeof *m->slots);
-        for (int32_t id = 0; id < m->count; id++)
-            m->slots[find_slot(m, m->keys + (size_t)id * m->words)] = id;
-        i = find_slot(m, key);
+        m->slots = gl_xrealloc(NULL, m->nslots * sizeof *m->slots);
+        empty_slots(m);
+        for (uint32_t j = 0; j < n; j++)
+            if (old[j].id >= 0) {
+                uint32_t k = old[j].hash & (m->nslots - 1);
+                while (m->slots[k].id >= 0)
+                    k = (k + 1) & (m->nslots - 1);
+                m->slots[k] = old[j];
+            }
+        free(old);
+        i = find_slot(m, key, h);
     }
     if (m->count == m->cap) {
         m->cap = m->cap ? 2 * m->cap : 64;
         m->keys = gl_xrealloc(m->keys, (size_t)m->cap * m->words * sizeof *m->keys);
     }
     memcpy(m->keys + (size_t)m->count * m->words, key, m->words * sizeof *key);
-    m->slots[i] = m->count;
+    m->slots[i] = (struct slot){m->count, h};
     return m->count++;
 }
