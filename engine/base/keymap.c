@@ -61,11 +61,8 @@ struct gl_keymap *gl_keymap_new(size_t words)
 
 void gl_keymap_free(struct gl_keymap *m)
 {
-    if (!m)
-        return;
-    free(m->keys);
-    free(m->slots);
-    free(m);
+    if (m) /* the pointers are read into the array before any is freed */
+        GL_FREE_EACH(m->keys, m->slots, m);
 }
 
 void gl_keymap_clear(struct gl_keymap *m)
