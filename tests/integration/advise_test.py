@@ -21,7 +21,8 @@ Prometheus and collected. Checks:
             saving, and every node's GPU-hours, bound and saving equal a
             calculation from the stored peak rows in this file; again with
             one GPU of adv-n3 measured at half its capacity in every third
-            hour (its groups and node rows split by the capacity of the hour)
+            hour (its groups and node rows split by the capacity of the hour),
+            and with the cluster copied as a second one
   invoices  every invoice is byte-identical with the peak table emptied,
             and equals the generator's expected totals: advice bills nothing
   server    collection.mode server (billing basis used, every host summed on
@@ -283,12 +284,15 @@ class Suite(harness.ScenarioSuite):
     def remeasured(self, cfg_path, hours_db, rows, prices, rec):
         """One whole GPU of adv-n3 measured at half its capacity in every
         third hour of the copied window: its groups and node-hours split by
-        the capacity of the hour, against the calculation from the rows."""
+        the capacity of the hour; and the cluster copied as a second one
+        (named to sort first): both against the calculation from the rows."""
         path = self.path("remeasured.db")
         shutil.copyfile(hours_db, path)
         uuid = min(r[4] for r in rows if r[5] == "adv-n3" and not r[8])
         hours = sorted({r[0] for r in rows})[::3]
         n = ledger_db.remeasure_device(path, uuid, hours, 40960)
+        copied = ledger_db.copy_cluster(path, "gpu-adv", "a-copy")
+        rec = rec | {("a-copy",) + k[1:]: v for k, v in rec.items() if k[0] == "gpu-adv"}
         rows = ledger_db.peak_rows(path)
         doc = json.loads(self.run(cfg_path, path, "advise", "--period", PERIOD))
         want_lines, want_nodes = hours_expected(rows, prices, rec)
@@ -303,13 +307,15 @@ class Suite(harness.ScenarioSuite):
             x.get("gpu_hours_in_use"), x.get("lower_bound_gpu_hours"), x.get("saving"))
             for x in doc.get("consolidation") or []}
         halves = [k for k in want_nodes if k[1] == "adv-n3" and k[3] == 40960]
+        clusters = {k[0] for k in got}
         if got != want_nodes:
             problems.append("nodes: got %s, expected %s" % (got, want_nodes))
-        if n != len(hours) or not halves:
-            problems.append("%d of %d hours remeasured; node rows at 40960 MiB: %s"
-                            % (n, len(hours), halves))
-        self.tap.check("hours: a GPU of adv-n3 at 40960 MiB in %d of its hours: every line and "
-                       "every node row (per capacity) equals the calculation" % len(hours),
+        if n != len(hours) or len(halves) != 2 or clusters != {"a-copy", "gpu-adv"}:
+            problems.append("%d of %d hours remeasured; node rows at 40960 MiB: %s; clusters %s"
+                            % (n, len(hours), halves, clusters))
+        self.tap.check("hours: a GPU of adv-n3 at 40960 MiB in %d of its hours, the cluster "
+                       "copied as a second (%d peak rows): every line and every node row (per "
+                       "cluster and capacity) equals the calculation" % (len(hours), copied),
                        problems)
 
     def invoices(self, gen, cfg_path, db):
