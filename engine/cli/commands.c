@@ -17,7 +17,6 @@
 #include "fetch.h"
 #include "metrics.h"
 #include "output.h"
-#include "owner.h"
 #include "probe.h"
 #include "query.h"
 #include "queryreg.h"
@@ -25,11 +24,11 @@
 #include "reprice.h"
 #include "report.h"
 #include "run.h"
+#include "side.h"
 #include "statement.h"
 #include "store_admin.h"
 #include "summary.h"
 #include "upload.h"
-#include "work.h"
 #include "teams.h"
 #include "frozen_check.h"
 #include "invoice_codec.h"
@@ -688,10 +687,8 @@ static int cmd_check(struct gl_cmd_env *e)
             struct gl_buf notes;
             gl_buf_init(&notes);
             enum gl_status src = gl_schema_check(cfg, cl, prom, at, &notes, &err);
-            if (!src) /* DRA claims, the device query beside a HAMi source (owner.h) */
-                src = gl_claims_check(cfg, cl, prom, at, &notes, &err);
-            if (!src) /* the work counters of the cost per unit of work (work.h) */
-                src = gl_work_check(cfg, cl, prom, at, &notes, &err);
+            if (!src) /* the side collectors' probes: DRA claims, work counters (side.h) */
+                src = gl_side_check(cfg, cl, prom, at, &notes, &err);
             if (notes.data)
                 printf("%s", notes.data);
             rc = src ? FAIL(&err) : 0;
