@@ -256,6 +256,38 @@ static void test_query_registry(void)
     gl_config_free(c);
 }
 
+/* billing.basis: the table's rows by name, the default the first ("used"),
+ * and the names a wrong value is told. */
+static void test_basis(void)
+{
+    struct gl_config *c = load_minimal();
+    if (c) {
+        CHECK_STR(c->basis->name, "used");
+        CHECK(!c->basis->bills_reserved_unused && !c->basis->srv_refusal);
+        gl_config_free(c);
+    }
+    c = NULL;
+    struct gl_error err = {0};
+    CHECK(load("{\"prometheus\": {\"url\": \"http://x\"}, \"prices\": {\"file\": \"p\"},"
+               " \"billing\": {\"currency\": \"USD\", \"basis\": \"max\"}}",
+               &c, &err) == GL_OK);
+    if (c) {
+        CHECK(c->basis == gl_basis_find("max"));
+        CHECK(c->basis->bills_reserved_unused);
+        CHECK_STR(c->basis->srv_refusal, "billing basis max");
+        CHECK(strstr(c->basis->saving_means, "max(allocation, used)") != NULL);
+        gl_config_free(c);
+    }
+    c = NULL;
+    CHECK(load("{\"prometheus\": {\"url\": \"http://x\"}, \"prices\": {\"file\": \"p\"},"
+               " \"billing\": {\"currency\": \"USD\", \"basis\": \"maximum\"}}",
+               &c, &err) == GL_ERR_CONFIG);
+    CHECK(c == NULL);
+    CHECK(strstr(err.msg, "billing.basis") &&
+          strstr(err.msg, "\"maximum\" is not one of: used, max"));
+    CHECK(gl_basis_find("Max") == NULL && gl_basis_find(NULL) == NULL);
+}
+
 /* work.presets: each preset's counters, as its documentation names them,
  * and the names listed in messages (vllm 3, sglang 3, tgi 3, triton 2). */
 static void test_work_presets(void)
@@ -296,6 +328,7 @@ int main(void)
     RUN(test_ksm_label_names);
     RUN(test_compression);
     RUN(test_query_registry);
+    RUN(test_basis);
     RUN(test_work_presets);
     return TAP_END();
 }
