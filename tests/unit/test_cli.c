@@ -116,6 +116,69 @@ static int format_check(const char *name, const char *value, char *msg, size_t n
     return rc;
 }
 
+/* gpuledger with words (argv[0] the command's name, NULL-ended): its exit
+ * status, and the first line it printed on stderr into msg. */
+static int run_words(const char *const *words, char *msg, size_t n)
+{
+    char *argv[8];
+    int argc = 0;
+    while (words[argc] && argc < 8) {
+        argv[argc] = (char *)words[argc];
+        argc++;
+    }
+    struct gl_cli g = {"/nonexistent/gpuledger.json", "/nonexistent/gpuledger.db"};
+    msg[0] = '\0';
+    FILE *tmp = tmpfile();
+    const struct gl_command *cmd = gl_command_find(words[0]);
+    if (!cmd || !tmp)
+        return -1;
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    int rc = gl_cli_run(cmd, &g, argc, argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    if (!fgets(msg, (int)n, tmp))
+        msg[0] = '\0';
+    msg[strcspn(msg, "\n")] = '\0';
+    fclose(tmp);
+    return rc;
+}
+
+/* A required option (its row's GL_REQ) missing or empty is a usage error
+ * naming it and its value, before anything is opened (the config and the
+ * database here do not exist); given, the command goes on past it. */
+static void test_required_options(void)
+{
+    static const struct {
+        const char *words[5];
+        const char *msg;
+    } cases[] = {
+        {{"report", "--period", "2026-01", NULL}, "gpuledger: --out DIR is required"},
+        {{"report", "--period", "2026-01", "--out=", NULL}, "gpuledger: --out DIR is required"},
+        {{"backup", NULL}, "gpuledger: --to FILE is required"},
+        {{"backup", "--to", "", NULL}, "gpuledger: --to FILE is required"},
+        {{"prune", "--dry-run", NULL}, "gpuledger: --before YYYY-MM is required"},
+        /* the period is asked first, as before */
+        {{"report", "--out", "x", NULL}, "gpuledger: --period YYYY-MM is required"},
+        /* given: the row's own check runs next */
+        {{"prune", "--before", "2026x", NULL}, "gpuledger: --before \"2026x\" is not YYYY-MM"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char msg[256];
+        int rc = run_words(cases[i].words, msg, sizeof msg);
+        CHECK(rc == 2);
+        CHECK_STR(msg, cases[i].msg);
+    }
+    /* past the required option, the next failure is the missing database */
+    char msg[256];
+    const char *const given[] = {"backup", "--to", "/nonexistent/copy.db", NULL};
+    CHECK(run_words(given, msg, sizeof msg) != 2);
+    CHECK(strstr(msg, "no database") != NULL);
+}
+
 /* Every command that prints a period resolves --format in one place and
  * names the formats it accepts when given another. */
 static void test_formats(void)
@@ -239,5 +302,6 @@ int main(void)
     RUN(test_formats);
     RUN(test_usage_listing);
     RUN(test_usage_formats);
+    RUN(test_required_options);
     return TAP_END();
 }
