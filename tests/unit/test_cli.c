@@ -87,6 +87,36 @@ static void test_global_after_command(void)
     CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == GL_ERR_USAGE);
 }
 
+/* stderr sent to a temporary file while a command speaks. */
+struct captured {
+    FILE *tmp;
+    int saved;
+};
+
+static bool capture_begin(struct captured *c)
+{
+    c->tmp = tmpfile();
+    if (!c->tmp)
+        return false;
+    fflush(stderr);
+    c->saved = dup(2);
+    dup2(fileno(c->tmp), 2);
+    return true;
+}
+
+/* stderr back; the first line written meanwhile into msg. */
+static void capture_end(struct captured *c, char *msg, size_t n)
+{
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->saved);
+    rewind(c->tmp);
+    if (!fgets(msg, (int)n, c->tmp))
+        msg[0] = '\0';
+    msg[strcspn(msg, "\n")] = '\0';
+    fclose(c->tmp);
+}
+
 /* The check of command name with --format (or export's --focus-version)
  * value: its exit status, and the first line it printed into msg. */
 static int format_check(const char *name, const char *value, char *msg, size_t n)
@@ -98,21 +128,11 @@ static int format_check(const char *name, const char *value, char *msg, size_t n
     else
         e.o.format = value;
     msg[0] = '\0';
-    FILE *tmp = tmpfile();
-    if (!cmd || !cmd->check || !tmp)
+    struct captured cap;
+    if (!cmd || !cmd->check || !capture_begin(&cap))
         return -1;
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fileno(tmp), 2);
     int rc = cmd->check(&e);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(tmp);
-    if (!fgets(msg, (int)n, tmp))
-        msg[0] = '\0';
-    msg[strcspn(msg, "\n")] = '\0';
-    fclose(tmp);
+    capture_end(&cap, msg, n);
     return rc;
 }
 
@@ -128,22 +148,12 @@ static int run_words(const char *const *words, char *msg, size_t n)
     }
     struct gl_cli g = {"/nonexistent/gpuledger.json", "/nonexistent/gpuledger.db"};
     msg[0] = '\0';
-    FILE *tmp = tmpfile();
     const struct gl_command *cmd = gl_command_find(words[0]);
-    if (!cmd || !tmp)
+    struct captured cap;
+    if (!cmd || !capture_begin(&cap))
         return -1;
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fileno(tmp), 2);
     int rc = gl_cli_run(cmd, &g, argc, argv);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(tmp);
-    if (!fgets(msg, (int)n, tmp))
-        msg[0] = '\0';
-    msg[strcspn(msg, "\n")] = '\0';
-    fclose(tmp);
+    capture_end(&cap, msg, n);
     return rc;
 }
 
