@@ -60,8 +60,7 @@ static enum gl_status counted_series(const struct gl_plan_in *in, int64_t t,
     memset(series, 0, GL_QR_MAX * sizeof *series);
     for (int k = 0; !rc && k < in->nq; k++) {
         gl_buf_reset(&q);
-        /* on lines of its own: a query file may end in a comment */
-        gl_buf_printf(&q, "count((\n%s\n))", in->queries[k]);
+        gl_buf_printf(&q, "count((%s))", in->queries[k]);
         struct gl_vector v;
         if ((rc = gl_prom_vector(in->prom, q.data, t, &v, err)))
             break;
