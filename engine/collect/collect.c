@@ -13,12 +13,11 @@
 #include "fetch.h"
 #include "integrate.h"
 #include "money.h"
-#include "owner.h"
 #include "parse.h"
 #include "plan.h"
 #include "queryreg.h"
 #include "server.h"
-#include "work.h"
+#include "side.h"
 #include "store_peak.h"
 #include "timeutil.h"
 #include "util.h"
@@ -2152,9 +2151,9 @@ static enum gl_status walk_begin(struct walk *w, struct gl_error *err)
         rc = gl_prom_new(&cluster->prom, &w->x.prom, err);
     if (!rc && c->server_mode)
         rc = server_backend(cluster, w->x.prom, w->from, &w->x.metricsql, err);
-    /* units of work first: a refused counter value stores nothing (work.h) */
+    /* units of work first: a refused counter value stores nothing (side.h) */
     if (!rc)
-        rc = gl_work_collect(c, cluster, w->s, w->from, w->to, err);
+        rc = gl_side_collect(GL_SIDE_BEFORE_USAGE, c, cluster, w->s, w->from, w->to, err);
     w->hours = c->chunk_hours;
     w->nshards = 1;
     if (!rc) { /* the unit the window starts with (plan.h) */
@@ -2227,7 +2226,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     while (!rc && w->jobs[w->cur].cs < to)
         rc = walk_step(w, err);
     if (!rc)
-        rc = gl_owner_collect(c, cluster, s, from, to, err); /* workloads (owner.h) */
+        rc = gl_side_collect(GL_SIDE_AFTER_USAGE, c, cluster, s, from, to, err); /* side.h */
     if (!rc)
         gl_log(GL_LOG_INFO, "collect transfer cluster=%s mode=%s bytes=%lld", cluster->name,
                c->server_mode ? "server" : "raw", (long long)stats->bytes);

@@ -449,9 +449,10 @@ struct gl_peak_groups {
  * segment): a segment is the hours between two of cuts (any order; the
  * caller's price boundaries), so a group's hours share one price entry.
  * out is sorted by cluster, namespace, pod, uuid, instance, first hour,
- * bucket: the order of the groups' first rows. Memory follows the groups
- * and one hour's node-hours, not the rows: fn receives each hour's
- * node-hours as the hour ends. */
+ * bucket, device id: the order of the groups' first rows, a total order.
+ * Memory follows the groups and one hour's node-hours, not the rows: fn
+ * receives each cluster-hour's node-hours as it ends, a cluster's hours in
+ * order, the clusters in order (a node-hour is of one cluster). */
 enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period *p,
                                      const int64_t *cuts, size_t ncuts, gl_node_hour_fn fn,
                                      void *ctx, struct gl_peak_groups *out,

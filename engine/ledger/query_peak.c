@@ -1,35 +1,49 @@
 /* query_peak — the advice's read of pod_peak (schema/013), summed while it
- * is read (query.h says what is summed). The rows come in the order of the
- * table's hour index, so nothing is sorted in SQLite's memory: a month of
- * rows costs a month of reading, but only the groups are held. */
+ * is read (query.h says what is summed). Each cluster's rows are read in
+ * the order of the table's primary key (cluster, hour, namespace, pod,
+ * device, bucket): one range of the table a cluster, no row looked up
+ * through an index and nothing sorted in SQLite's memory. What a row
+ * shares with others (its device, the device's model that hour, its pod's
+ * owner) is read once per device, run and pod, not joined per row; the
+ * groups are keyed in binary. A month of rows costs a month of reading,
+ * but only the groups are held. */
 #include "query.h"
 #include "store_sql.h"
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "keymap.h"
 #include "kinds.h"
 #include "util.h"
 
-static const char SEP[] = "\x1f";
+/* The clusters with rows, each found by one seek of the primary key. */
+static const char first_cluster_sql[] = "SELECT cluster FROM pod_peak ORDER BY cluster LIMIT 1";
+static const char next_cluster_sql[] =
+    "SELECT cluster FROM pod_peak WHERE cluster > ?1 ORDER BY cluster LIMIT 1";
 
-/* model and capacity of the hour; rows of one (hour, cluster, namespace,
- * pod, device) follow each other (the order of the pod_peak_hour index) */
+/* One cluster's rows of the period (?3: the cluster); rows of one (hour,
+ * namespace, pod, device), a run, follow each other. */
 static const char rows_sql[] =
-    "SELECT k.hour, k.cluster, k.namespace, k.pod, k.device_id,"
-    " coalesce(o.owner_kind, ''), coalesce(o.owner_name, ''),"
-    " d.uuid, d.gpu_i_id, d.gpu_i_profile, coalesce(m.model, d.model), d.hostname,"
-    " coalesce(m.max_capacity_mib, d.max_capacity_mib),"
-    " k.bucket, k.steps, k.peak_mib, k.alloc_mib, k.alloc_ugpu"
-    " FROM pod_peak k INDEXED BY pod_peak_hour JOIN device d ON d.id = k.device_id"
-    " LEFT JOIN device_model_hour m ON m.hour = k.hour AND m.device_id = k.device_id"
-    " LEFT JOIN pod_owner o ON o.cluster = k.cluster AND o.namespace = k.namespace"
-    "  AND o.pod = k.pod"
-    " WHERE k.hour >= ?1 AND k.hour < ?2"
-    " ORDER BY k.hour, k.cluster, k.namespace, k.pod, k.device_id, k.bucket";
+    "SELECT hour, namespace, pod, device_id, bucket, steps, peak_mib, alloc_mib, alloc_ugpu"
+    " FROM pod_peak WHERE cluster = ?3 AND hour >= ?1 AND hour < ?2"
+    " ORDER BY hour, namespace, pod, device_id, bucket";
+enum { R_HOUR, R_NS, R_POD, R_DEV, R_BUCKET, R_STEPS, R_PEAK, R_ALLOC, R_UGPU };
+
+static const char device_sql[] =
+    "SELECT uuid, gpu_i_id, gpu_i_profile, model, hostname, max_capacity_mib"
+    " FROM device WHERE id = ?1";
+/* the device's model and capacity of the hour, when recorded (else the
+ * device row's) */
+static const char model_sql[] =
+    "SELECT model, max_capacity_mib FROM device_model_hour WHERE hour = ?1 AND device_id = ?2";
+static const char owner_sql[] =
+    "SELECT owner_kind, owner_name FROM pod_owner"
+    " WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3";
 
 /* the pod's used memory that hour on that device is in usage under one
  * team (its labels at the hour) */
@@ -38,25 +52,58 @@ static const char team_sql[] =
     " AND u.pod = ?4 AND u.device_id = ?5 AND u.kind = '" GL_K_MEMORY_USED "'"
     " ORDER BY u.quantity DESC, u.team LIMIT 1";
 
+/* What the device table says of a device (a function of its id alone),
+ * and the model and capacity of its current run: the model is interned
+ * again only when it is not the last run's. A device id without a device
+ * row has no rows in the advice (the read joined the device table). */
+struct dev {
+    bool exists;
+    const char *uuid, *instance, *profile, *hostname, *model;
+    int64_t capacity_mib;
+    const char *hour_model; /* of the run's hour */
+    int64_t hour_capacity_mib;
+};
+
+struct owner {
+    const char *kind, *name;
+};
+
+/* The group key, binary: interned strings by address (one address per
+ * string), the rest as read; seg: the price segment of the hour. */
+enum { K_CLUSTER, K_NS, K_POD, K_DEV, K_MODEL, K_CAP, K_BUCKET, K_ALLOC, K_UGPU, K_SEG, K_N };
+
 struct scan {
+    struct gl_store *s;
+    sqlite3_stmt *dev_st, *model_st, *owner_st;
     const int64_t *cuts;
     size_t ncuts;
     struct gl_peak_groups *out;
-    struct gl_intern *keys; /* group keys: id = index into out->g */
+    struct gl_keymap *keys; /* group keys: id = index into out->g */
     size_t cap;
-    struct gl_buf key;
+    struct gl_keymap *dev_ids; /* device_id → index into devs */
+    struct dev *devs;
+    size_t capdevs;
+    struct gl_keymap *pods; /* (cluster, namespace, pod) → index into owners */
+    struct owner *owners;
+    size_t capowners;
     gl_node_hour_fn fn;
     void *ctx;
+    /* the current cluster, hour and price segment */
+    const char *cluster;
+    int64_t hour, seg;
     /* the current hour's node-hours */
-    int64_t hour;
-    struct gl_intern *nkeys, *ndevs; /* node keys; node × uuid */
+    struct gl_keymap *nkeys, *ndevs; /* node keys; node × uuid */
     struct gl_node_hour_read *nh;
     size_t nnh, capnh;
     /* the current (hour, pod, device) run: its identity (interned strings,
-     * compared by address) and its peak */
+     * compared by address), its owner, its device (NULL: none), its key,
+     * its peak */
     bool in_run;
-    const char *run_cluster, *run_ns, *run_pod;
+    const char *run_ns, *run_pod;
+    struct owner run_owner;
     int64_t run_dev;
+    struct dev *run_d;
+    int64_t run_key[K_N];
     int32_t run_nh;
     int64_t run_peak;
 };
@@ -65,6 +112,27 @@ struct scan {
 static const char *str(struct gl_peak_groups *o, const char *s)
 {
     return gl_intern_str(o->strs, gl_intern_xget(o->strs, s));
+}
+
+static const char *col(sqlite3_stmt *st, int i)
+{
+    return (const char *)sqlite3_column_text(st, i);
+}
+
+static int64_t addr(const void *p)
+{
+    return (int64_t)(intptr_t)p;
+}
+
+/* Steps st, a read of at most one row: *found says whether it has one. */
+static enum gl_status lookup(struct scan *x, sqlite3_stmt *st, bool *found,
+                             struct gl_error *err)
+{
+    int sr = sqlite3_step(st);
+    *found = sr == SQLITE_ROW;
+    if (sr == SQLITE_ROW || sr == SQLITE_DONE)
+        return GL_OK;
+    return gl_store_fail(x->s, "advise: reading pod peaks", err);
 }
 
 /* The run's peak joins its node-hour's sum. */
@@ -88,65 +156,159 @@ static enum gl_status end_hour(struct scan *x, struct gl_error *err)
     for (size_t i = 0; !rc && i < x->nnh; i++)
         rc = x->fn(x->ctx, &x->nh[i], err);
     x->nnh = 0;
-    gl_intern_free(x->nkeys);
-    gl_intern_free(x->ndevs);
-    x->nkeys = gl_intern_new();
-    x->ndevs = gl_intern_new();
+    gl_keymap_clear(x->nkeys);
+    gl_keymap_clear(x->ndevs);
     return rc;
 }
 
-/* A new run starts at g's row: its node-hour (whole GPUs of known capacity
- * only), with the device counted once per node-hour. */
-static void start_run(struct scan *x, const struct gl_peak_read *g, int64_t hour)
+/* The run's node-hour (whole GPUs of known capacity only), with the device
+ * counted once per node-hour. */
+static void node_of_run(struct scan *x)
 {
-    x->in_run = true;
-    x->run_cluster = g->cluster;
-    x->run_ns = g->ns;
-    x->run_pod = g->pod;
-    x->run_dev = g->device_id;
-    x->run_peak = 0;
+    const struct dev *d = x->run_d;
     x->run_nh = -1;
-    if (g->profile[0] || g->capacity_mib <= 0)
+    if (d->profile[0] || d->hour_capacity_mib <= 0)
         return;
-    gl_buf_reset(&x->key);
-    gl_buf_printf(&x->key, "%s%s%s%s%s%s%lld", g->cluster, SEP, g->hostname, SEP, g->model, SEP,
-                  (long long)g->capacity_mib);
-    int32_t id = gl_intern_xget(x->nkeys, x->key.data);
+    const int64_t nk[] = {addr(x->cluster), addr(d->hostname), addr(d->hour_model),
+                          d->hour_capacity_mib};
+    int32_t id = gl_keymap_xget(x->nkeys, nk);
     if ((size_t)id == x->nnh) {
         if (x->nnh == x->capnh) {
             x->capnh = x->capnh ? 2 * x->capnh : 64;
             x->nh = gl_xrealloc(x->nh, x->capnh * sizeof *x->nh);
         }
         x->nh[x->nnh++] = (struct gl_node_hour_read){
-            .hour = hour, .cluster = g->cluster, .hostname = g->hostname, .model = g->model,
-            .capacity_mib = g->capacity_mib};
+            .hour = x->hour, .cluster = x->cluster, .hostname = d->hostname,
+            .model = d->hour_model, .capacity_mib = d->hour_capacity_mib};
     }
     x->run_nh = id;
-    gl_buf_reset(&x->key);
-    gl_buf_printf(&x->key, "%d%s%s", id, SEP, g->uuid);
-    int32_t before = gl_intern_count(x->ndevs);
-    gl_intern_xget(x->ndevs, x->key.data);
-    if (gl_intern_count(x->ndevs) > before)
+    const int64_t dk[] = {id, addr(d->uuid)};
+    int32_t before = gl_keymap_count(x->ndevs);
+    gl_keymap_xget(x->ndevs, dk);
+    if (gl_keymap_count(x->ndevs) > before)
         x->nh[id].devices++;
 }
 
-/* The group of the row: found by its key, or added with its strings. */
-static struct gl_peak_read *group_of(struct scan *x, sqlite3_stmt *st, int64_t hour)
+/* The device of the run: its row read once, its model and capacity of the
+ * hour read per run (*out NULL: no device row). */
+static enum gl_status dev_of(struct scan *x, int64_t device_id, struct dev **out,
+                             struct gl_error *err)
 {
-    const char *t[18];
-    for (int i = 1; i < 12; i++)
-        t[i] = (const char *)sqlite3_column_text(st, i);
-    int64_t seg = 0;
-    for (size_t i = 0; i < x->ncuts; i++)
-        seg += x->cuts[i] <= hour;
-    gl_buf_reset(&x->key);
-    gl_buf_printf(&x->key, "%s%s%s%s%s%s%lld%s%s%s%lld%s%lld%s%lld%s%lld%s%lld", t[1], SEP, t[2],
-                  SEP, t[3], SEP, (long long)sqlite3_column_int64(st, 4), SEP, t[10], SEP,
-                  (long long)sqlite3_column_int64(st, 12), SEP,
-                  (long long)sqlite3_column_int64(st, 13), SEP,
-                  (long long)sqlite3_column_int64(st, 16), SEP,
-                  (long long)sqlite3_column_int64(st, 17), SEP, (long long)seg);
-    int32_t id = gl_intern_xget(x->keys, x->key.data);
+    struct gl_peak_groups *o = x->out;
+    int32_t known = gl_keymap_count(x->dev_ids), i = gl_keymap_xget(x->dev_ids, &device_id);
+    enum gl_status rc = GL_OK;
+    bool found;
+    if (i == known) {
+        if ((size_t)i == x->capdevs) {
+            x->capdevs = x->capdevs ? 2 * x->capdevs : 256;
+            x->devs = gl_xrealloc(x->devs, x->capdevs * sizeof *x->devs);
+        }
+        struct dev *d = &x->devs[i];
+        *d = (struct dev){0};
+        sqlite3_stmt *st = x->dev_st;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, device_id);
+        if ((rc = lookup(x, st, &found, err)))
+            return rc;
+        if (found)
+            *d = (struct dev){.exists = true, .uuid = str(o, col(st, 0)),
+                              .instance = str(o, col(st, 1)), .profile = str(o, col(st, 2)),
+                              .model = str(o, col(st, 3)), .hostname = str(o, col(st, 4)),
+                              .capacity_mib = sqlite3_column_int64(st, 5)};
+        d->hour_model = d->model;
+    }
+    struct dev *d = &x->devs[i];
+    *out = d->exists ? d : NULL;
+    if (!d->exists)
+        return GL_OK;
+    sqlite3_stmt *st = x->model_st;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, x->hour);
+    sqlite3_bind_int64(st, 2, device_id);
+    if ((rc = lookup(x, st, &found, err)))
+        return rc;
+    const char *model = found ? col(st, 0) : d->model;
+    if (strcmp(d->hour_model, model))
+        d->hour_model = str(o, model);
+    d->hour_capacity_mib = found ? sqlite3_column_int64(st, 1) : d->capacity_mib;
+    return GL_OK;
+}
+
+/* The pod's owner: read once per pod ("" when it has none). */
+static enum gl_status owner_of(struct scan *x, struct gl_error *err)
+{
+    struct gl_peak_groups *o = x->out;
+    const int64_t key[] = {addr(x->cluster), addr(x->run_ns), addr(x->run_pod)};
+    int32_t known = gl_keymap_count(x->pods), i = gl_keymap_xget(x->pods, key);
+    if (i == known) {
+        if ((size_t)i == x->capowners) {
+            x->capowners = x->capowners ? 2 * x->capowners : 256;
+            x->owners = gl_xrealloc(x->owners, x->capowners * sizeof *x->owners);
+        }
+        sqlite3_stmt *st = x->owner_st;
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, x->cluster, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, x->run_ns, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, x->run_pod, -1, SQLITE_STATIC);
+        bool found;
+        enum gl_status rc = lookup(x, st, &found, err);
+        if (rc)
+            return rc;
+        x->owners[i] = found ? (struct owner){str(o, col(st, 0)), str(o, col(st, 1))}
+                             : (struct owner){str(o, ""), str(o, "")};
+    }
+    x->run_owner = x->owners[i];
+    return GL_OK;
+}
+
+/* Does the row continue the run (the same hour, pod and device)? */
+static bool same_run(const struct scan *x, sqlite3_stmt *st, int64_t device_id)
+{
+    return x->in_run && x->run_dev == device_id && !strcmp(x->run_pod, col(st, R_POD)) &&
+           !strcmp(x->run_ns, col(st, R_NS));
+}
+
+/* A new run starts at the row: its pod's strings and owner (again only
+ * when the pod changes), its device, the part of the group key it fixes
+ * and its node-hour. */
+static enum gl_status start_run(struct scan *x, sqlite3_stmt *st, int64_t device_id,
+                                struct gl_error *err)
+{
+    enum gl_status rc = end_run(x, err);
+    if (rc)
+        return rc;
+    struct gl_peak_groups *o = x->out;
+    if (!x->run_pod || strcmp(x->run_pod, col(st, R_POD)) || strcmp(x->run_ns, col(st, R_NS))) {
+        x->run_ns = str(o, col(st, R_NS));
+        x->run_pod = str(o, col(st, R_POD));
+        if ((rc = owner_of(x, err)))
+            return rc;
+    }
+    x->in_run = true;
+    x->run_dev = device_id;
+    x->run_peak = 0;
+    x->run_nh = -1;
+    if ((rc = dev_of(x, device_id, &x->run_d, err)) || !x->run_d)
+        return rc;
+    x->run_key[K_CLUSTER] = addr(x->cluster);
+    x->run_key[K_NS] = addr(x->run_ns);
+    x->run_key[K_POD] = addr(x->run_pod);
+    x->run_key[K_DEV] = device_id;
+    x->run_key[K_MODEL] = addr(x->run_d->hour_model);
+    x->run_key[K_CAP] = x->run_d->hour_capacity_mib;
+    x->run_key[K_SEG] = x->seg;
+    node_of_run(x);
+    return GL_OK;
+}
+
+/* The group of the row: found by its key, or added with the run's strings. */
+static struct gl_peak_read *group_of(struct scan *x, sqlite3_stmt *st)
+{
+    int64_t *k = x->run_key;
+    k[K_BUCKET] = sqlite3_column_int64(st, R_BUCKET);
+    k[K_ALLOC] = sqlite3_column_int64(st, R_ALLOC);
+    k[K_UGPU] = sqlite3_column_int64(st, R_UGPU);
+    int32_t id = gl_keymap_xget(x->keys, k);
     struct gl_peak_groups *o = x->out;
     if ((size_t)id < o->n)
         return &o->g[id];
@@ -154,47 +316,96 @@ static struct gl_peak_read *group_of(struct scan *x, sqlite3_stmt *st, int64_t h
         x->cap = x->cap ? 2 * x->cap : 256;
         o->g = gl_xrealloc(o->g, x->cap * sizeof *o->g);
     }
+    const struct dev *d = x->run_d;
     struct gl_peak_read *g = &o->g[o->n++];
     *g = (struct gl_peak_read){
-        .hour = hour, .cluster = str(o, t[1]), .ns = str(o, t[2]), .pod = str(o, t[3]),
-        .team = "", .owner_kind = str(o, t[5]), .owner_name = str(o, t[6]),
-        .uuid = str(o, t[7]), .instance = str(o, t[8]), .profile = str(o, t[9]),
-        .model = str(o, t[10]), .hostname = str(o, t[11]),
-        .device_id = sqlite3_column_int64(st, 4), .capacity_mib = sqlite3_column_int64(st, 12),
-        .bucket = sqlite3_column_int64(st, 13), .alloc_mib = sqlite3_column_int64(st, 16),
-        .alloc_ugpu = sqlite3_column_int64(st, 17)};
+        .hour = x->hour, .cluster = x->cluster, .ns = x->run_ns, .pod = x->run_pod,
+        .team = "", .owner_kind = x->run_owner.kind, .owner_name = x->run_owner.name,
+        .uuid = d->uuid, .instance = d->instance, .profile = d->profile,
+        .model = d->hour_model, .hostname = d->hostname, .device_id = x->run_dev,
+        .capacity_mib = d->hour_capacity_mib, .bucket = k[K_BUCKET], .alloc_mib = k[K_ALLOC],
+        .alloc_ugpu = k[K_UGPU]};
     return g;
 }
 
 static enum gl_status scan_row(struct scan *x, sqlite3_stmt *st, struct gl_error *err)
 {
-    int64_t hour = sqlite3_column_int64(st, 0);
+    int64_t hour = sqlite3_column_int64(st, R_HOUR);
     enum gl_status rc = GL_OK;
-    if (hour != x->hour && x->hour != INT64_MIN)
-        rc = end_hour(x, err);
-    x->hour = hour;
-    if (rc)
+    if (hour != x->hour) {
+        if (x->hour != INT64_MIN && (rc = end_hour(x, err)))
+            return rc;
+        x->hour = hour;
+        x->seg = 0;
+        for (size_t i = 0; i < x->ncuts; i++)
+            x->seg += x->cuts[i] <= hour;
+    }
+    /* a run: one (hour, namespace, pod, device), any bucket */
+    int64_t device_id = sqlite3_column_int64(st, R_DEV);
+    if (!same_run(x, st, device_id) && (rc = start_run(x, st, device_id, err)))
         return rc;
-    struct gl_peak_read *g = group_of(x, st, hour);
-    int64_t steps = sqlite3_column_int64(st, 14), peak = sqlite3_column_int64(st, 15);
+    if (!x->run_d)
+        return GL_OK;
+    struct gl_peak_read *g = group_of(x, st);
+    int64_t steps = sqlite3_column_int64(st, R_STEPS), peak = sqlite3_column_int64(st, R_PEAK);
     if (__builtin_add_overflow(g->steps, steps, &g->steps))
         return gl_error_set(err, GL_ERR_RUNTIME, "integer overflow: the steps of %.300s", g->pod);
     if (peak > g->peak_mib)
         g->peak_mib = peak;
-    if (hour < g->hour)
-        g->hour = hour;
-    /* a run: one (hour, cluster, namespace, pod, device), any bucket */
-    if (!x->in_run || x->run_cluster != g->cluster || x->run_ns != g->ns ||
-        x->run_pod != g->pod || x->run_dev != g->device_id) {
-        if ((rc = end_run(x, err)))
-            return rc;
-        start_run(x, g, hour);
-    }
     if (peak > x->run_peak)
         x->run_peak = peak;
     return GL_OK;
 }
 
+/* One cluster's rows; its last hour's node-hours handed over at its end. */
+static enum gl_status scan_cluster(struct scan *x, sqlite3_stmt *st, struct gl_error *err)
+{
+    x->hour = INT64_MIN;
+    x->in_run = false;
+    x->run_ns = x->run_pod = NULL;
+    sqlite3_reset(st);
+    sqlite3_bind_text(st, 3, x->cluster, -1, SQLITE_STATIC);
+    enum gl_status rc = GL_OK;
+    int sr;
+    while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW)
+        rc = scan_row(x, st, err);
+    if (!rc && sr != SQLITE_DONE)
+        rc = gl_store_fail(x->s, "advise: reading pod peaks", err);
+    if (!rc && x->hour != INT64_MIN)
+        rc = end_hour(x, err);
+    return rc;
+}
+
+/* Every cluster with rows, in order: each the next key of the table. */
+static enum gl_status scan_clusters(struct scan *x, const struct gl_period *p,
+                                    struct gl_error *err)
+{
+    sqlite3_stmt *first = NULL, *next = NULL, *rows = NULL;
+    const char *what = "advise: reading pod peaks";
+    enum gl_status rc;
+    if ((rc = gl_store_prepare(x->s, first_cluster_sql, &first, what, err)) ||
+        (rc = gl_store_prepare(x->s, next_cluster_sql, &next, what, err)) ||
+        (rc = gl_store_query_period(x->s, rows_sql, p->start, p->end, &rows, what, err)))
+        goto done;
+    bool found;
+    for (sqlite3_stmt *st = first; !(rc = lookup(x, st, &found, err)) && found; st = next) {
+        x->cluster = str(x->out, col(st, 0));
+        if ((rc = scan_cluster(x, rows, err)))
+            break;
+        sqlite3_reset(next);
+        sqlite3_bind_text(next, 1, x->cluster, -1, SQLITE_STATIC);
+    }
+done:
+    sqlite3_finalize(first);
+    sqlite3_finalize(next);
+    sqlite3_finalize(rows);
+    return rc;
+}
+
+/* The groups in the order of their first rows: a total order (two groups
+ * of one pod, device, first hour and bucket differ in nothing else: that
+ * hour has one row there), so the order the clusters were read in does
+ * not show. */
 static int group_cmp(const void *pa, const void *pb)
 {
     const struct gl_peak_read *a = pa, *b = pb;
@@ -203,7 +414,9 @@ static int group_cmp(const void *pa, const void *pb)
     int c = gl_strcmp_n(ka, kb, 5);
     if (!c)
         c = (a->hour > b->hour) - (a->hour < b->hour);
-    return c ? c : (a->bucket > b->bucket) - (a->bucket < b->bucket);
+    if (!c)
+        c = (a->bucket > b->bucket) - (a->bucket < b->bucket);
+    return c ? c : (a->device_id > b->device_id) - (a->device_id < b->device_id);
 }
 
 /* Each group's team: that of its first hour. */
@@ -235,32 +448,27 @@ enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period 
 {
     memset(out, 0, sizeof *out);
     out->strs = gl_intern_new();
-    struct scan x = {.cuts = cuts, .ncuts = ncuts, .out = out, .fn = fn, .ctx = ctx,
-                     .hour = INT64_MIN, .keys = gl_intern_new(), .nkeys = gl_intern_new(),
-                     .ndevs = gl_intern_new()};
-    gl_buf_init(&x.key);
-    sqlite3_stmt *st;
-    enum gl_status rc = gl_store_query_period(s, rows_sql, p->start, p->end, &st,
-                                              "advise: reading pod peaks", err);
-    if (!rc) {
-        int sr;
-        while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW)
-            rc = scan_row(&x, st, err);
-        if (!rc && sr != SQLITE_DONE)
-            rc = gl_store_fail(s, "advise: reading pod peaks", err);
-        sqlite3_finalize(st);
-    }
-    if (!rc && x.hour != INT64_MIN)
-        rc = end_hour(&x, err);
+    struct scan x = {.s = s, .cuts = cuts, .ncuts = ncuts, .out = out, .fn = fn, .ctx = ctx,
+                     .keys = gl_keymap_new(K_N), .dev_ids = gl_keymap_new(1),
+                     .pods = gl_keymap_new(3), .nkeys = gl_keymap_new(4),
+                     .ndevs = gl_keymap_new(2)};
+    const char *what = "advise: reading pod peaks";
+    enum gl_status rc;
+    if (!(rc = gl_store_prepare(s, device_sql, &x.dev_st, what, err)) &&
+        !(rc = gl_store_prepare(s, model_sql, &x.model_st, what, err)) &&
+        !(rc = gl_store_prepare(s, owner_sql, &x.owner_st, what, err)))
+        rc = scan_clusters(&x, p, err);
     if (!rc)
         rc = teams(s, out, err);
     if (!rc && out->n) /* the order of the groups' first rows */
         qsort(out->g, out->n, sizeof *out->g, group_cmp);
-    struct gl_intern *interns[] = {x.keys, x.nkeys, x.ndevs};
-    for (size_t k = 0; k < sizeof interns / sizeof *interns; k++)
-        gl_intern_free(interns[k]);
-    free(x.nh);
-    gl_buf_free(&x.key);
+    sqlite3_stmt *sts[] = {x.dev_st, x.model_st, x.owner_st};
+    for (size_t k = 0; k < sizeof sts / sizeof *sts; k++)
+        sqlite3_finalize(sts[k]);
+    struct gl_keymap *maps[] = {x.keys, x.dev_ids, x.pods, x.nkeys, x.ndevs};
+    for (size_t k = 0; k < sizeof maps / sizeof *maps; k++)
+        gl_keymap_free(maps[k]);
+    GL_FREE_EACH(x.nh, x.devs, x.owners);
     if (rc) /* nothing half-read is handed back */
         gl_peak_groups_free(out);
     return rc;

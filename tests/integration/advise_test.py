@@ -19,7 +19,10 @@ Prometheus and collected. Checks:
             pod on a device for all of them) under an A100 price that changes
             on day 5: every line's peak, p99 bound, steps, pods, team and
             saving, and every node's GPU-hours, bound and saving equal a
-            calculation from the stored peak rows in this file
+            calculation from the stored peak rows in this file; again with
+            one GPU of adv-n3 measured at half its capacity in every third
+            hour (its groups and node rows split by the capacity of the hour),
+            and with the cluster copied as a second one
   invoices  every invoice is byte-identical with the peak table emptied,
             and equals the generator's expected totals: advice bills nothing
   server    collection.mode server (billing basis used, every host summed on
@@ -102,7 +105,7 @@ def hours_expected(rows, prices, rec, headroom=10, step=60):
     allocation the largest MiB, the steps, the p99 bucket's upper edge, the
     pods; the saving of the recommendation rec (its size does not depend on
     the hours) per price row; per node-hour the devices with a step against
-    ⌈Σ pod peaks × 1.1 ÷ capacity⌉."""
+    ⌈Σ pod peaks × 1.1 ÷ capacity⌉, a node per model and capacity."""
     lines, pod_hour = {}, {}
     for (hour, cl, ns, pod, uuid, host, okind, oname, prof, model, cap, bucket, steps, peak,
          alloc, team) in sorted(rows, key=lambda r: (r[1], r[2], r[3], r[4], r[0], r[11])):
@@ -139,7 +142,7 @@ def hours_expected(rows, prices, rec, headroom=10, step=60):
                     "p99_bound_mib": p99, "steps": n, "saving": saving}
     nodes = {}
     for (cl, host, model, cap, hour), ph in pod_hour.items():
-        nd = nodes.setdefault((cl, host, model), [0, 0, {}])
+        nd = nodes.setdefault((cl, host, model, cap), [0, 0, {}])
         in_use = len({u for (_, _, u) in ph})
         bound = min(max(-(-(-(-sum(ph.values()) * (100 + headroom) // 100)) // cap), 1), in_use)
         nd[0] += in_use
@@ -271,11 +274,49 @@ class Suite(harness.ScenarioSuite):
                        ["%s: got %s, expected %s" % (k, got.get(k), want_lines.get(k))
                         for k in sorted(set(got) | set(want_lines), key=str)
                         if got.get(k) != want_lines.get(k)])
-        got = {(x.get("cluster"), x.get("node"), x.get("gpu_model")): (
+        got = {(x.get("cluster"), x.get("node"), x.get("gpu_model"), x.get("capacity_mib")): (
             x.get("gpu_hours_in_use"), x.get("lower_bound_gpu_hours"), x.get("saving"))
             for x in doc.get("consolidation") or []}
         self.tap.check("hours: every node's GPU-hours, bound and saving equal the calculation",
                        [] if got == want_nodes else ["got %s, expected %s" % (got, want_nodes)])
+        self.remeasured(c2_path, path, rows, prices, rec)
+
+    def remeasured(self, cfg_path, hours_db, rows, prices, rec):
+        """One whole GPU of adv-n3 measured at half its capacity in every
+        third hour of the copied window: its groups and node-hours split by
+        the capacity of the hour; and the cluster copied as a second one
+        (named to sort first): both against the calculation from the rows."""
+        path = self.path("remeasured.db")
+        shutil.copyfile(hours_db, path)
+        uuid = min(r[4] for r in rows if r[5] == "adv-n3" and not r[8])
+        hours = sorted({r[0] for r in rows})[::3]
+        n = ledger_db.remeasure_device(path, uuid, hours, 40960)
+        copied = ledger_db.copy_cluster(path, "gpu-adv", "a-copy")
+        rec = rec | {("a-copy",) + k[1:]: v for k, v in rec.items() if k[0] == "gpu-adv"}
+        rows = ledger_db.peak_rows(path)
+        doc = json.loads(self.run(cfg_path, path, "advise", "--period", PERIOD))
+        want_lines, want_nodes = hours_expected(rows, prices, rec)
+        got = {line_key(x): {k: x.get(k) for k in ("team", "pods", "peak_mib", "p99_bound_mib",
+                                                   "steps")}
+               | {"saving": (x.get("recommendation") or {}).get("saving")}
+               for x in doc.get("right_sizing") or []}
+        problems = ["%s: got %s, expected %s" % (k, got.get(k), want_lines.get(k))
+                    for k in sorted(set(got) | set(want_lines), key=str)
+                    if got.get(k) != want_lines.get(k)]
+        got = {(x.get("cluster"), x.get("node"), x.get("gpu_model"), x.get("capacity_mib")): (
+            x.get("gpu_hours_in_use"), x.get("lower_bound_gpu_hours"), x.get("saving"))
+            for x in doc.get("consolidation") or []}
+        halves = [k for k in want_nodes if k[1] == "adv-n3" and k[3] == 40960]
+        clusters = {k[0] for k in got}
+        if got != want_nodes:
+            problems.append("nodes: got %s, expected %s" % (got, want_nodes))
+        if n != len(hours) or len(halves) != 2 or clusters != {"a-copy", "gpu-adv"}:
+            problems.append("%d of %d hours remeasured; node rows at 40960 MiB: %s; clusters %s"
+                            % (n, len(hours), halves, clusters))
+        self.tap.check("hours: a GPU of adv-n3 at 40960 MiB in %d of its hours, the cluster "
+                       "copied as a second (%d peak rows): every line and every node row (per "
+                       "cluster and capacity) equals the calculation" % (len(hours), copied),
+                       problems)
 
     def invoices(self, gen, cfg_path, db):
         tap = self.tap

@@ -572,6 +572,42 @@ def repeat_window(db, w0, w1, copies):
                             (k * (w1 - w0), w0, w1))
 
 
+def remeasure_device(db, uuid, hours, capacity_mib):
+    """The whole GPU uuid measured at capacity_mib in the given hours (its
+    device_model_hour rows, written with the device's model when absent);
+    returns the rows changed."""
+    return _run(db, *[("INSERT INTO device_model_hour (hour, device_id, model, max_capacity_mib)"
+                       " SELECT ?, d.id, d.model, ? FROM device d WHERE d.uuid = ?"
+                       " AND d.gpu_i_profile = '' ON CONFLICT DO UPDATE SET"
+                       " max_capacity_mib = excluded.max_capacity_mib",
+                       (h, capacity_mib, uuid)) for h in hours])
+
+
+def copy_cluster(db, src, dst):
+    """Cluster src's devices (new ids), their models per hour, pod peaks,
+    usage and pod owners copied as cluster dst's; returns the peak rows
+    copied."""
+    dev = ("JOIN device o ON o.id = t.device_id AND o.cluster = ?1"
+           " JOIN device n ON n.cluster = ?2 AND n.uuid = o.uuid AND n.gpu_i_id = o.gpu_i_id")
+    with _change(db) as con:
+        con.execute("INSERT INTO device (cluster, uuid, gpu_i_id, gpu_i_profile, model, hostname,"
+                    " max_capacity_mib, first_seen, last_seen) SELECT ?2, uuid, gpu_i_id,"
+                    " gpu_i_profile, model, hostname, max_capacity_mib, first_seen, last_seen"
+                    " FROM device WHERE cluster = ?1", (src, dst))
+        con.execute("INSERT INTO device_model_hour (hour, device_id, model, max_capacity_mib)"
+                    " SELECT t.hour, n.id, t.model, t.max_capacity_mib FROM device_model_hour t "
+                    + dev, (src, dst))
+        con.execute("INSERT INTO pod_owner (cluster, namespace, pod, owner_kind, owner_name,"
+                    " seen_at) SELECT ?2, namespace, pod, owner_kind, owner_name, seen_at"
+                    " FROM pod_owner WHERE cluster = ?1", (src, dst))
+        for table in ("pod_peak", "usage"):
+            cols = [c for c in _columns(con, table) if c not in ("cluster", "device_id")]
+            con.execute("INSERT INTO %s (cluster, device_id, %s) SELECT ?2, n.id, %s FROM %s t %s"
+                        % (table, ", ".join(cols), ", ".join("t." + c for c in cols), table, dev),
+                        (src, dst))
+        return con.execute("SELECT count(*) FROM pod_peak WHERE cluster = ?", (dst,)).fetchone()[0]
+
+
 def peak_rows(db):
     """Every pod peak with what the advice needs beside it: (hour, cluster,
     namespace, pod, uuid, hostname, owner kind, owner name, MIG profile,

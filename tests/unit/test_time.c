@@ -1,5 +1,7 @@
-/* Unit tests: RFC 3339 and billing periods (engine/base/timeutil.c), and the
- * growable buffer's key and printf helpers (engine/base/util.c). */
+/* Unit tests: RFC 3339 and billing periods (engine/base/timeutil.c), the
+ * growable buffer's key and printf helpers (engine/base/util.c) and the
+ * binary key map (engine/base/keymap.c). */
+#include "keymap.h"
 #include "tap.h"
 #include "timeutil.h"
 #include "util.h"
@@ -152,6 +154,36 @@ static void test_buf(void)
     gl_buf_free(&b);
 }
 
+/* Dense ids in insertion order through the table's growth; keys that differ
+ * in one word only (the last, the first) are apart; the key is copied;
+ * cleared, ids start again at 0. */
+static void test_keymap(void)
+{
+    struct gl_keymap *m = gl_keymap_new(3);
+    int wrong = 0;
+    for (int64_t i = 0; i < 50000; i++) {
+        int64_t k[] = {i / 7, i % 7, -i};
+        wrong += gl_keymap_xget(m, k) != (int32_t)i;
+        k[0] = k[1] = k[2] = 99; /* the caller's key is its own again */
+    }
+    CHECK(wrong == 0);
+    CHECK(gl_keymap_count(m) == 50000);
+    for (int64_t i = 49999; i >= 0; i--) {
+        const int64_t k[] = {i / 7, i % 7, -i};
+        wrong += gl_keymap_xget(m, k) != (int32_t)i;
+    }
+    CHECK(wrong == 0 && gl_keymap_count(m) == 50000);
+    const int64_t last[] = {0, 0, 1}, first[] = {1, 0, 0};
+    CHECK(gl_keymap_xget(m, last) == 50000);
+    CHECK(gl_keymap_xget(m, first) == 50001);
+    gl_keymap_clear(m);
+    CHECK(gl_keymap_count(m) == 0);
+    const int64_t k7[] = {7, 0, -49};
+    CHECK(gl_keymap_xget(m, k7) == 0);
+    CHECK(gl_keymap_xget(m, last) == 1);
+    gl_keymap_free(m);
+}
+
 int main(void)
 {
     RUN(test_safe_name);
@@ -159,5 +191,6 @@ int main(void)
     RUN(test_parse);
     RUN(test_period);
     RUN(test_buf);
+    RUN(test_keymap);
     return TAP_END();
 }
