@@ -64,7 +64,7 @@ SUITES = [
     _it("real-captures", "real_fixtures.py", ("attribution", "real"), True, 2),
     _it("collect", "collect_test.py", ("collect",), cost=2),
     _it("memory-bound", "memory_bound_test.py", ("memory",), cost=15),
-    _it("plan", "plan_test.py", ("memory", "collect"), cost=9),
+    _it("plan", "plan_test.py", ("memory", "collect"), cost=12),
     _it("run-mode", "run_test.py", ("run",), cost=13),
     _it("outputs", "outputs_test.py", ("outputs", "focus", "run"), cost=40),
     _it("manifests", "manifests_test.py", ("deploy",), cost=12),

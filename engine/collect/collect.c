@@ -14,6 +14,7 @@
 #include "integrate.h"
 #include "money.h"
 #include "parse.h"
+#include "plan.h"
 #include "queryreg.h"
 #include "server.h"
 #include "side.h"
@@ -2134,85 +2135,6 @@ static enum gl_status walk_step(struct walk *w, struct gl_error *err)
     return rc;
 }
 
-/* ---- the unit planned from the stored hours ----
- * A window with hours stored before (run's re-pull, a re-collect) starts
- * with the hours and host shards that their recorded series would need
- * under collection.max_samples_in_memory, instead of learning them by
- * asking too much: each refused ask costs the backend a whole evaluation
- * and the engine a parse up to the budget. Only the split depends on the
- * plan, never a figure; a plan too small still splits further
- * (split_unit). A series costs its step slots, its own bookkeeping
- * (gl_series_slots) and its labels, estimated at PLAN_LABEL_SLOTS (a
- * dcgm-exporter series' dozen labels are about 500 bytes); the plan fills
- * PLAN_FILL_PCT of the budget, the rest is room for uneven shards and
- * hours with more series. Server mode's units hold hourly figures, not
- * steps: it is not planned. */
-#define PLAN_LABEL_SLOTS 64
-#define PLAN_FILL_PCT 75
-#define PLAN_LOOKUP_HOURS 8
-
-/* The most series each query had in a stored hour among the hour before
- * the window and its first PLAN_LOOKUP_HOURS hours; false when none was
- * stored (a first collect of these hours: nothing to plan from). */
-static bool stored_series(struct walk *w, int64_t series[Q_MAX])
-{
-    bool found = false;
-    memset(series, 0, Q_MAX * sizeof *series);
-    for (int64_t h = w->from - 3600; h < w->to && h < w->from + PLAN_LOOKUP_HOURS * 3600;
-         h += 3600) {
-        for (int q = 0; q < w->x.nq; q++) {
-            struct gl_query_counts n;
-            struct gl_error e;
-            if (!counts_name(w->c, q) || /* counted as the memory source's */
-                gl_store_query_counts(w->s, w->cluster->name, h, counts_name(w->c, q), &n, &e) ||
-                !n.found)
-                continue;
-            found = true;
-            if (n.series > series[q])
-                series[q] = n.series;
-        }
-    }
-    return found;
-}
-
-static void plan_from_stored(struct walk *w)
-{
-    const struct gl_config *c = w->c;
-    int64_t series[Q_MAX];
-    if (!w->s || c->server_mode || !stored_series(w, series))
-        return;
-    /* a unit of h hours holds each series' h * per_hour steps and its
-     * fixed cost (bookkeeping and labels) */
-    const int64_t per_hour = 3600 / c->step;
-    const int64_t fixed = (int64_t)gl_series_slots(0) + PLAN_LABEL_SLOTS;
-    int64_t all = 0, sharded = 0;
-    for (int q = 0; q < w->x.nq; q++) {
-        all += series[q];
-        if (host_sharded(c, q) || node_sharded(c, q))
-            sharded += series[q];
-    }
-    const int64_t fill = c->max_samples_in_memory / 100 * PLAN_FILL_PCT;
-    if (all <= 0 || fill <= 0 || all * (w->hours * per_hour + fixed) <= fill)
-        return;
-    int64_t hours = (fill / all - fixed) / per_hour, nshards = 1;
-    if (hours < 1) {
-        /* no shard makes the kept queries smaller: when they are over
-         * their own bound, the first shard fails naming them (split_unit) */
-        if (sharded <= 0)
-            return;
-        hours = 1;
-        nshards = (sharded * (per_hour + fixed) + fill - 1) / fill;
-        nshards = nshards < 2 ? 2 : nshards > 4096 ? 4096 : nshards;
-    }
-    w->hours = hours;
-    w->nshards = (int)nshards;
-    gl_log(GL_LOG_INFO,
-           "planning the window from its stored hours: %lld-hour units in %d host shard%s "
-           "(%lld series an hour, %lld of them sharded; collection.max_samples_in_memory %lld)",
-           (long long)w->hours, w->nshards, w->nshards > 1 ? "s" : "", (long long)all,
-           (long long)sharded, (long long)c->max_samples_in_memory);
-}
-
 /* Sets w up: the queries, the client, the backend's kind, the units of
  * work, and the first unit started. */
 static enum gl_status walk_begin(struct walk *w, struct gl_error *err)
@@ -2234,8 +2156,12 @@ static enum gl_status walk_begin(struct walk *w, struct gl_error *err)
         rc = gl_side_collect(GL_SIDE_BEFORE_USAGE, c, cluster, w->s, w->from, w->to, err);
     w->hours = c->chunk_hours;
     w->nshards = 1;
-    if (!rc)
-        plan_from_stored(w);
+    if (!rc) { /* the unit the window starts with (plan.h) */
+        const struct gl_plan_in in = {.c = c, .cluster = cluster, .s = w->s,
+                                      .prom = w->x.prom, .queries = w->x.queries,
+                                      .nq = w->x.nq, .from = w->from, .to = w->to};
+        gl_plan_window(&in, &w->hours, &w->nshards);
+    }
     w->nchunks = (w->to - w->from + w->hours * 3600 - 1) / (w->hours * 3600);
     w->progress = w->s && isatty(STDERR_FILENO) && gl_log_threshold >= GL_LOG_INFO &&
                   w->nchunks > 1;

@@ -472,6 +472,10 @@ static enum gl_status prom_get_from(struct gl_prom *p, const char *path, const c
         CURLcode cr = curl_easy_perform(p->curl);
         note_result(k, p->curl, cr);
         curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, NULL);
+        /* a batch copies this handle (batch_add): libcurl 7.88 copies a
+         * form of unset size as SIZE_MAX bytes, so none stays on it */
+        if (p->post)
+            curl_easy_setopt(p->curl, CURLOPT_COPYPOSTFIELDS, NULL);
         long status = 0;
         curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
         if (k->too_large || cr == CURLE_FILESIZE_EXCEEDED) {

@@ -1581,7 +1581,8 @@ static struct gl_label *sorted_copy(const struct gl_label *l, size_t n)
     for (size_t i = 0; i < n; i++)
         bytes += strlen(l[i].name) + strlen(l[i].value) + 2;
     struct gl_label *c = gl_xcalloc(bytes ? bytes : 1, 1);
-    memcpy(c, l, n * sizeof *l);
+    if (n) /* a sample without labels (count(...)) has no array to copy */
+        memcpy(c, l, n * sizeof *l);
     gl_sort(c, n, sizeof *c, cmp_label);
     char *at = (char *)(c + n);
     for (size_t i = 0; i < n; i++) {

@@ -21,7 +21,13 @@ recorded), 512 pods on 64 nodes x 8 GPUs:
     costs the backend fewer bytes;
   * 1,536 pods, whose labels and phases (asked once for all shards) are
     near their own bound of 4 x the budget: planned too, nothing refused;
-  * a first collect (nothing stored) plans nothing.
+  * a first collect (nothing stored) plans from an instant `count` of
+    each query: with the right count it refuses nothing, costs the
+    backend fewer bytes than learning the split and bills the same
+    invoice JSON; with a count too low it still splits as far as needed
+    and bills the same; a backend that does not answer the count (the
+    checks above: 400) leaves it unplanned, logged, and the split is
+    learned by refused asks.
 """
 
 import json
@@ -40,6 +46,8 @@ import memory_bound_test  # noqa: E402
 FLEET = dict(nodes=64, gpus=8, pods_per_gpu=1, containers=1, per_process_device_metrics=False)
 REFUSED = "over the memory budget"
 PLANNED = "planning the window from its stored hours"
+COUNTED = "planning the window from its series count at"
+UNCOUNTED = "the window's series were not counted"
 
 
 def hand_teams(pods, hours):
@@ -103,6 +111,8 @@ class PlanSuite(memory_bound_test.MemorySuite):
         t.check("a first collect plans nothing and learns the split by refused asks",
                 [] if PLANNED not in err and REFUSED in err and "splitting hour" in err
                 else ["log: %s" % harness.tail(err)])
+        t.check("a backend that does not answer the count: the first collect says so",
+                [] if UNCOUNTED in err and COUNTED not in err else ["log: %s" % harness.tail(err)])
         inv1, why1 = self.invoices(cfg, db)
         rc, err, again = self.collect(cfg, db, 1)
         t.check("the stored hour collected again exits 0",
@@ -120,6 +130,7 @@ class PlanSuite(memory_bound_test.MemorySuite):
         got = self.memory_by_team(inv2) if inv2 else {}
         t.check("memory_used per team equals the hand sums",
                 [] if got == hand_teams(pods, 1) else ["got %s" % (sorted(got.items())[:3],)])
+        self.counted(inv1, first)
 
         # 1,536 pods: their labels and phases, asked once for all shards,
         # near their own bound (4 x the budget) but within it
@@ -156,6 +167,62 @@ class PlanSuite(memory_bound_test.MemorySuite):
         got = self.memory_by_team(inv) if inv else {}
         t.check("6 hours: memory_used per team equals the hand sums",
                 [] if got == hand_teams(pods, 6) else [why or "got %s" % (sorted(got.items())[:3],)])
+
+        # the same 6 hours first collected with the series counted
+        self.srv.close()
+        self.srv = memory.Server(memory.Fleet(**FLEET), counts=1)
+        cfg = self.config("hours-counted", {"chunk_hours": 6, "max_samples_in_memory": 1000000})
+        db = self.path("hours-counted.db")
+        rc, err, counted = self.collect(cfg, db, 6)
+        t.check("6 hours, a first collect with the series counted: planned in units of fewer "
+                "hours, no host shard",
+                [] if rc == 0 and COUNTED in err and "in 1 host shard " in err
+                and "6-hour units" not in err else ["exit %d: %s" % (rc, harness.tail(err))])
+        t.check("6 hours counted: nothing refused, fewer bytes than learning the split "
+                "(%d, learned %d)" % (counted, first),
+                [] if REFUSED not in err and "splitting" not in err and 0 < counted < first
+                else ["%d bytes; log: %s" % (counted, harness.tail(err))])
+        got_inv, why_c = self.invoices(cfg, db)
+        t.check("6 hours counted: the invoice JSON of the learned first collect",
+                [] if inv and got_inv == inv else [why or why_c or "the invoices differ"])
+
+    def counted(self, learned_inv, learned_bytes):
+        """A first collect of the hour planned from the backend's instant
+        series counts: right (it refuses nothing) and too low (a quarter of
+        the truth: planned, then split further as when learning). Either
+        bills the invoice JSON of the collect that learned its split."""
+        t = self.tap
+        pods = FLEET["nodes"] * FLEET["gpus"] * FLEET["pods_per_gpu"]
+        for name, factor in (("counted", 1), ("counted-low", 0.25)):
+            self.srv.close()
+            self.srv = memory.Server(memory.Fleet(**FLEET), counts=factor)
+            cfg = self.config(name, {"chunk_hours": 1, "max_samples_in_memory": 100000})
+            db = self.path(name + ".db")
+            rc, err, spent = self.collect(cfg, db, 1)
+            what = "the right count" if factor == 1 else "a count too low"
+            t.check("a first collect with %s exits 0" % what,
+                    [] if rc == 0 else ["exit %d: %s" % (rc, harness.tail(err))])
+            if factor == 1:
+                t.check("a first collect with the right count is planned in host shards and "
+                        "refuses nothing",
+                        [] if COUNTED in err and "host shards" in err and REFUSED not in err
+                        and "splitting" not in err else ["log: %s" % harness.tail(err)])
+                t.check("the counted first collect costs the backend fewer bytes than "
+                        "learning (%d, learned %d)" % (spent, learned_bytes),
+                        [] if 0 < spent < learned_bytes else ["%d bytes" % spent])
+            else:
+                t.check("a first collect with a count too low is planned, then split further",
+                        [] if COUNTED in err and REFUSED in err and "splitting hour" in err
+                        else ["log: %s" % harness.tail(err)])
+            inv, why = self.invoices(cfg, db)
+            t.check("a first collect with %s bills the learned collect's invoice JSON" % what,
+                    [] if inv and learned_inv and inv == learned_inv
+                    else [why or "the invoices differ"])
+            got = self.memory_by_team(inv) if inv else {}
+            t.check("a first collect with %s: memory_used per team equals the hand sums" % what,
+                    [] if got == hand_teams(pods, 1) else ["got %s" % (sorted(got.items())[:3],)])
+        self.srv.close()
+        self.srv = memory.Server(memory.Fleet(**FLEET))
 
 
 def main():

@@ -737,6 +737,11 @@ static void test_vector_good(void)
               strcmp(v.samples[0].labels[2].name, "pod") == 0);
     }
     gl_vector_free(&v);
+    /* a sample without labels (the answer of `count(...)`), read whole */
+    const char *bare = VHEAD "{\"metric\":{},\"value\":[1790985600,\"7\"]}" TAIL;
+    CHECK(gl_vector_parse(bare, strlen(bare), "Q", NULL, &v, &err) == GL_OK && v.n == 1 &&
+          v.samples[0].nlabels == 0 && v.samples[0].value == 7);
+    gl_vector_free(&v);
     /* an empty vector is an answer: no series at that instant */
     const char *empty = VHEAD TAIL;
     CHECK(gl_vector_parse(empty, strlen(empty), "Q", NULL, &v, &err) == GL_OK && v.n == 0);
