@@ -627,6 +627,28 @@ def peak_rows(db):
                 "  AND o.pod = k.pod")
 
 
+def peak_days_built(db):
+    """(cluster, day) of every day whose daily advice groups are built, sorted."""
+    return _all(db, "SELECT cluster, day FROM pod_peak_day_built ORDER BY 1, 2")
+
+
+def unbuild_peak_days(db):
+    """Every day's built mark deleted (the advice reads every hourly row)."""
+    return _run(db, ("DELETE FROM pod_peak_day_built", ()))
+
+
+def add_to_day_peaks(db, pod, mib):
+    """mib added to the pod's peaks in the built daily groups alone (their
+    hourly rows unchanged): a read of those groups shows it; returns the
+    groups changed."""
+    return _run(db, ("UPDATE pod_peak_day SET peak_mib = peak_mib + ? WHERE pod = ?", (mib, pod)))
+
+
+def add_to_hour_peaks(db, hour, mib):
+    """mib added to every pod peak of the hour; returns the rows changed."""
+    return _run(db, ("UPDATE pod_peak SET peak_mib = peak_mib + ? WHERE hour = ?", (mib, hour)))
+
+
 def delete_pod_peaks(db):
     """Every pod peak deleted; returns how many there were."""
     with _change(db) as con:
