@@ -127,6 +127,7 @@ struct scan {
     int64_t run_key[K_N];
     int32_t run_nh;
     int64_t run_peak;
+    const char *day_model; /* a built day's last group's model */
 };
 
 /* The groups' strings are held once, whatever the number of rows. */
@@ -445,17 +446,27 @@ static enum gl_status day_group(struct scan *x, sqlite3_stmt *st, int64_t seg,
                                 struct gl_error *err)
 {
     struct gl_peak_groups *o = x->out;
-    struct dev *d;
+    enum gl_status rc = GL_OK;
+    /* a day's groups come in key order: its pod, device and model are
+     * looked up again only when they change */
     int64_t device_id = sqlite3_column_int64(st, D_DEV);
-    enum gl_status rc = dev_row(x, device_id, &d, err);
-    if (rc || !d)
-        return rc;
-    x->run_ns = str(o, col(st, D_NS));
-    x->run_pod = str(o, col(st, D_POD));
-    if ((rc = owner_of(x, err)))
-        return rc;
+    if (!x->run_d || x->run_dev != device_id) {
+        if ((rc = dev_row(x, device_id, &x->run_d, err)))
+            return rc;
+        x->run_dev = device_id;
+    }
+    if (!x->run_d)
+        return GL_OK;
+    if (!x->run_pod || strcmp(x->run_pod, col(st, D_POD)) || strcmp(x->run_ns, col(st, D_NS))) {
+        x->run_ns = str(o, col(st, D_NS));
+        x->run_pod = str(o, col(st, D_POD));
+        if ((rc = owner_of(x, err)))
+            return rc;
+    }
+    if (!x->day_model || strcmp(x->day_model, col(st, D_MODEL)))
+        x->day_model = str(o, col(st, D_MODEL));
     const struct group_src src = {sqlite3_column_int64(st, D_FIRST), x->run_ns, x->run_pod,
-                                  x->run_owner, d, str(o, col(st, D_MODEL)),
+                                  x->run_owner, x->run_d, x->day_model,
                                   sqlite3_column_int64(st, D_CAP)};
     const int64_t k[K_N] = {
         [K_CLUSTER] = addr(x->cluster), [K_NS] = addr(src.ns), [K_POD] = addr(src.pod),
@@ -484,7 +495,8 @@ static enum gl_status read_day(struct scan *x, int64_t day, struct gl_error *err
         sqlite3_bind_text(sts[k], 1, x->cluster, -1, SQLITE_STATIC);
         sqlite3_bind_int64(sts[k], 2, day);
     }
-    x->run_ns = x->run_pod = NULL;
+    x->run_ns = x->run_pod = x->day_model = NULL;
+    x->run_d = NULL;
     int sr;
     sqlite3_stmt *st = x->dgroups_st;
     while (!rc && (sr = sqlite3_step(st)) == SQLITE_ROW)
