@@ -14,9 +14,10 @@
 static const char built_sql[] = "SELECT 1 FROM pod_peak_day_built WHERE cluster = ?1 AND day = ?2";
 static const char has_rows_sql[] =
     "SELECT 1 FROM pod_peak WHERE cluster = ?1 AND hour >= ?2 AND hour < ?2 + 86400 LIMIT 1";
+/* what a day held before (?1 = cluster, [?2, ?3) = the day) */
 static const char *const clear_sql[] = {
-    "DELETE FROM pod_peak_day WHERE cluster = ?1 AND day = ?2",
-    "DELETE FROM node_peak_hour WHERE cluster = ?1 AND hour >= ?2 AND hour < ?2 + 86400",
+    "DELETE FROM pod_peak_day WHERE cluster = ?1 AND day >= ?2 AND day < ?3",
+    "DELETE FROM node_peak_hour WHERE cluster = ?1 AND hour >= ?2 AND hour < ?3",
 };
 static const char group_sql[] =
     "INSERT INTO pod_peak_day (cluster, day, namespace, pod, device_id, model, capacity_mib,"
@@ -73,23 +74,18 @@ static enum gl_status put_groups(struct gl_store *s, int64_t day, const struct g
     return rc;
 }
 
-/* Runs sql (?1 = cluster, ?2 = day) once. */
-static enum gl_status run_day(struct gl_store *s, const char *sql, const char *cluster,
-                              int64_t day, struct gl_error *err)
+/* Binds ?1 = cluster and ?2 = day to st, reset first. */
+static void bind_day(sqlite3_stmt *st, const char *cluster, int64_t day)
 {
-    sqlite3_stmt *st;
-    enum gl_status rc = gl_store_prepare(s, sql, &st, what, err);
-    if (rc)
-        return rc;
+    sqlite3_reset(st);
     sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, day);
-    return gl_store_run_once(s, st, what, err);
 }
 
 /* One day built in one transaction: what it held before cleared, its rows
  * read and stored as groups and node-hours, then its mark. */
-static enum gl_status build_day(struct gl_store *s, const char *cluster, int64_t day,
-                                struct gl_error *err)
+static enum gl_status build_day(struct gl_store *s, sqlite3_stmt *stamp, const char *cluster,
+                                int64_t day, struct gl_error *err)
 {
     enum gl_status rc = gl_store_begin(s, err);
     if (rc)
@@ -97,23 +93,23 @@ static enum gl_status build_day(struct gl_store *s, const char *cluster, int64_t
     struct build b = {s, NULL};
     struct gl_peak_groups g = {0};
     for (size_t k = 0; !rc && k < sizeof clear_sql / sizeof *clear_sql; k++)
-        rc = run_day(s, clear_sql[k], cluster, day, err);
+        rc = gl_store_clear_range(s, clear_sql[k], cluster, day, day + 86400, what, err);
     if (!rc && !(rc = gl_store_prepare(s, node_sql, &b.node, what, err)) &&
         !(rc = gl_query_peak_day_rows(s, cluster, day, put_node, &b, &g, err)) &&
-        !(rc = put_groups(s, day, &g, err)))
-        rc = run_day(s, stamp_sql, cluster, day, err);
+        !(rc = put_groups(s, day, &g, err))) {
+        bind_day(stamp, cluster, day);
+        rc = gl_store_put_row(s, stamp, what, err);
+    }
     sqlite3_finalize(b.node);
     gl_peak_groups_free(&g);
     return gl_store_finish(s, rc, err);
 }
 
-/* Is sql's row (?1 = cluster, ?2 = day) there? */
+/* Is st's row (?1 = cluster, ?2 = day) there? */
 static enum gl_status day_has(struct gl_store *s, sqlite3_stmt *st, const char *cluster,
                               int64_t day, bool *yes, struct gl_error *err)
 {
-    sqlite3_reset(st);
-    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, day);
+    bind_day(st, cluster, day);
     int sr = sqlite3_step(st);
     *yes = sr == SQLITE_ROW;
     return sr == SQLITE_ROW || sr == SQLITE_DONE ? GL_OK : gl_store_fail(s, what, err);
@@ -123,10 +119,11 @@ enum gl_status gl_store_build_peak_days(struct gl_store *s, const char *cluster,
                                         int64_t *built, struct gl_error *err)
 {
     int64_t end = gl_floor_to(before, 86400), n = 0;
-    sqlite3_stmt *done = NULL, *rows = NULL;
+    sqlite3_stmt *done = NULL, *rows = NULL, *stamp = NULL;
     enum gl_status rc;
     if (!(rc = gl_store_prepare(s, built_sql, &done, what, err)) &&
-        !(rc = gl_store_prepare(s, has_rows_sql, &rows, what, err)))
+        !(rc = gl_store_prepare(s, has_rows_sql, &rows, what, err)) &&
+        !(rc = gl_store_prepare(s, stamp_sql, &stamp, what, err)))
         for (int64_t day = end - GL_PEAK_DAYS_BACK * 86400; !rc && day < end; day += 86400) {
             bool is_built, has_rows;
             if ((rc = day_has(s, done, cluster, day, &is_built, err)) || is_built ||
@@ -134,11 +131,12 @@ enum gl_status gl_store_build_peak_days(struct gl_store *s, const char *cluster,
                 continue;
             sqlite3_reset(done); /* no read open across the day's transaction */
             sqlite3_reset(rows);
-            if (!(rc = build_day(s, cluster, day, err)))
+            if (!(rc = build_day(s, stamp, cluster, day, err)))
                 n++;
         }
     sqlite3_finalize(done);
     sqlite3_finalize(rows);
+    sqlite3_finalize(stamp);
     if (!rc && n)
         gl_log(GL_LOG_INFO, "built advice days cluster=%s days=%lld", cluster, (long long)n);
     if (built)
