@@ -23,6 +23,14 @@ Prometheus and collected. Checks:
             one GPU of adv-n3 measured at half its capacity in every third
             hour (its groups and node rows split by the capacity of the hour),
             and with the cluster copied as a second one
+  built     those days built into daily groups by a collection after them:
+            the groups equal a restatement of their rows in SQL, the advice
+            is byte-identical to the hourly read, and a change to a built
+            group shows (it is read); after an hour of a built day is
+            re-collected with other peaks, with a price change inside a
+            built day, a GPU remeasured in a built day and the usage pruned:
+            the changed days unbuilt, the advice (and report pages) equal
+            to the calculation from the rows and to the hourly read
   invoices  every invoice is byte-identical with the peak table emptied,
             and equals the generator's expected totals: advice bills nothing
   server    collection.mode server (billing basis used, every host summed on
