@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # gpuledger's test command: installs what it needs (Debian packages, npm
 # packages where a tool ships there), builds the engine (-Werror), its
-# AddressSanitizer/UBSan twin and, when the image or manifests suite is
-# chosen, the release binary those two share (build-release), then runs the
-# suites of tests/runner.py two or more at a time. The last line is
+# AddressSanitizer/UBSan twin when a chosen suite runs under it and, when the
+# image or manifests suite is chosen, the release binary those two share
+# (build-release), side by side, then runs the suites of tests/runner.py two
+# or more at a time. The last line is
 # "N passed, N failed, N skipped".
 #
 #   ./tests/run.sh                   everything
@@ -48,14 +49,31 @@ build() { # dir, meson options...
   # the engine only)
   ninja -C "$dir" ${target:-} >"$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
 }
-if ! build build --werror; then
+# The builds run side by side: each ends on a few long steps (the C++
+# tokenizer's compile, the links) that leave cores idle when they run one
+# after the other. The sanitizer build is made only when a chosen suite
+# runs under the sanitizers, and the release binary (the image's build
+# options) only for the image and manifests suites: packaging/build-image.sh
+# --build takes it, and the manifests suite's replay of the Dockerfile's
+# build stage takes the objects whose command line and inputs are
+# identical; tests/runner.py names it to them in GL_RELEASE_BUILD.
+[ $asan -eq 1 ] && ! python3 tests/runner.py --wants-asan "$@" && asan=0
+want_release=0
+python3 tests/runner.py --wants-release "$@" && want_release=1
+build build --werror & p_plain=$!
+[ $asan -eq 1 ] && { build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+                       --buildtype=debug & p_asan=$!; }
+[ $want_release -eq 1 ] && { target=gpuledger build build-release --buildtype=release \
+                               -Dqueries_dir=/usr/share/gpuledger/queries & p_release=$!; }
+if ! wait $p_plain; then
   echo "not ok - build (-Werror)"
+  wait
   echo "0 passed, 1 failed, 0 skipped"; exit 1
 fi
 echo "ok - build (-Werror)"
 extra=()
 if [ $asan -eq 1 ]; then
-  if build build-asan -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug; then
+  if wait $p_asan; then
     echo "ok - sanitizer build (ASan, UBSan)"
   else
     echo "not ok - sanitizer build (ASan, UBSan)"
@@ -63,15 +81,9 @@ if [ $asan -eq 1 ]; then
     asan_failed=1
   fi
 fi
-# The release binary (the image's build options) is compiled once here for
-# the image suite (packaging/build-image.sh --build) and the manifests
-# suite (its replay of the Dockerfile's build stage takes the objects whose
-# command line and inputs are identical); tests/runner.py names it to them
-# in GL_RELEASE_BUILD.
 release_ok=0 release_failed=0
-if python3 tests/runner.py --wants-release "$@"; then
-  if target=gpuledger build build-release --buildtype=release \
-       -Dqueries_dir=/usr/share/gpuledger/queries; then
+if [ $want_release -eq 1 ]; then
+  if wait $p_release; then
     echo "ok - release build (the image's options)"
     release_ok=1
   else

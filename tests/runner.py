@@ -63,17 +63,17 @@ SUITES = [
     _it("integration", "run.py", ("attribution", "prometheus"), cost=23),
     _it("real-captures", "real_fixtures.py", ("attribution", "real"), True, 2),
     _it("collect", "collect_test.py", ("collect",), cost=2),
-    _it("memory-bound", "memory_bound_test.py", ("memory",), cost=65),
+    _it("memory-bound", "memory_bound_test.py", ("memory",), cost=15),
     _it("plan", "plan_test.py", ("memory", "collect"), cost=9),
     _it("run-mode", "run_test.py", ("run",), cost=13),
-    _it("outputs", "outputs_test.py", ("outputs", "focus", "run"), cost=73),
+    _it("outputs", "outputs_test.py", ("outputs", "focus", "run"), cost=40),
     _it("manifests", "manifests_test.py", ("deploy",), cost=12),
-    _it("helm", "helm_test.py", ("deploy",), cost=40),
+    _it("helm", "helm_test.py", ("deploy",), cost=50),
     _it("access", "access_test.py", ("auth", "tls"), True, 5),
     _it("backends", "backends_test.py", ("backends", "vm"), cost=4),
     _it("wire", "wire_test.py", ("wire", "parse"), True, 11),
     _it("vector", "vector_test.py", ("wire", "parse", "presets"), True, 6),
-    _it("report", "report_test.py", ("report",), cost=21),
+    _it("report", "report_test.py", ("report",), cost=30),
     _it("report-view", "report_view_test.py", ("report", "browser"), cost=15),
     _it("arith", "arith_test.py", ("attribution",), True, 2),
     _it("ledger", "ledger_test.py", ("ledger",), cost=5),
@@ -88,22 +88,21 @@ SUITES = [
     _it("keep", "keep_test.py", ("prometheus", "outputs", "run"), True, 5),
     _it("agg", "agg_test.py", ("ledger",), cost=9),
     _it("focus", "focus_test.py", ("focus",), cost=6),
-    _it("server-mode", "server_mode_test.py", ("server-mode", "vm"), cost=60),
+    _it("server-mode", "server_mode_test.py", ("server-mode", "vm"), cost=42),
     _it("auth", "auth_test.py", ("auth",), True, 32),
     _it("presets", "presets_test.py", ("presets",), cost=2),
     _it("metrics", "metrics_test.py", ("metrics",), cost=8),
     _it("s3", "s3_test.py", ("s3", "run"), cost=14),
     _it("maintain", "maintain_test.py", ("ledger", "close"), cost=8),
-    _it("frozen", "frozen_test.py", ("close",), cost=110),  # builds a patched engine
+    _it("frozen", "frozen_test.py", ("close",), cost=15),  # builds a patched engine
     _it("closed-run", "closed_run_test.py", ("close", "run"), cost=7),
     _it("shrink", "shrink_test.py", ("collect", "ledger"), True, 5),
-    _it("period", "period_test.py", ("close", "cli"), True, 4),
+    _it("period", "period_test.py", ("close", "cli"), True, 12),
     _it("autoclose", "autoclose_test.py", ("close", "run"), cost=30),
     _it("release", "release_test.py", ("deploy", "release"), cost=2),
-    # the first run in a build tree downloads the image's packages (145 s
-    # measured when it also compiled the release binary, now build-release's
-    # from run.sh); later runs take 35-45 s
-    _it("image", "image_test.py", ("deploy", "image", "release"), cost=145),
+    # a fresh clone's run: 46 s (the image's packages downloaded into the
+    # build tree's cache; the release binary is build-release's from run.sh)
+    _it("image", "image_test.py", ("deploy", "image", "release"), cost=46),
     _it("model-change", "model_change_test.py", ("prometheus", "collect"), True, 3),
     ("demo", ("demo",), ["tests/demo_check.sh"], False, 12),
     ("standalone", ("repo",), ["python3", "tests/standalone_test.py"], False, 1),
@@ -242,11 +241,15 @@ def main():
                          "(default: build-release; used when it exists)")
     ap.add_argument("--wants-release", action="store_true",
                     help=argparse.SUPPRESS)  # run.sh: exit 0 when a chosen suite uses it
+    ap.add_argument("--wants-asan", action="store_true",
+                    help=argparse.SUPPRESS)  # run.sh: exit 0 when a chosen suite has a twin
     ap.add_argument("--times", help="append per-suite wall times as JSON lines to this file")
     a = ap.parse_args()
     rows = suite_rows()
     if a.wants_release:
         return 0 if any(r["name"] in RELEASE_USERS for r in select(rows, a.only)) else 1
+    if a.wants_asan:
+        return 0 if not a.no_asan and any(r["asan"] for r in select(rows, a.only)) else 1
 
     if a.meson:
         # name|tags|is-asan|timeout|argv... one per line, for tests/meson.build

@@ -2035,8 +2035,9 @@ static int dev_cmp(const void *pa, const void *pb)
 }
 
 /* A pod's allocation rows at t on dev: allocated, its GPU time,
- * reserved-unused = allocated − used when positive, and under basis max the
- * same billed; returns the billed reserved-unused (0 under basis used). */
+ * reserved-unused = allocated − used when positive, and under a basis that
+ * bills it (basis.h: max) the same billed; returns the billed
+ * reserved-unused (0 under the others). */
 static int64_t alloc_rows(struct work *w, size_t t, int32_t dev, int32_t podi, int64_t alloc,
                           int64_t gpu, int64_t used)
 {
@@ -2046,7 +2047,7 @@ static int64_t alloc_rows(struct work *w, size_t t, int32_t dev, int32_t podi, i
     add(w, t, dev, po->ns, po->name, team, GL_KIND_ALLOCATED, alloc, false);
     add(w, t, dev, po->ns, po->name, team, GL_KIND_ALLOCATED_GPU, gpu, false);
     add(w, t, dev, po->ns, po->name, team, GL_KIND_RESERVED_UNUSED, ru, false);
-    if (w->c->basis != GL_BASIS_MAX || ru == 0)
+    if (!w->c->basis->bills_reserved_unused || ru == 0)
         return 0;
     add(w, t, dev, po->ns, po->name, team, GL_KIND_RESERVED_UNUSED_BILLED, ru, false);
     return ru;
@@ -2082,8 +2083,9 @@ static void step_claim_rows(struct work *w, size_t t)
  * emptied for the next step. */
 static void pn_rows(struct work *w, size_t t)
 {
-    /* basis max takes idle pod by pod: in a fixed order, whatever the series order */
-    if (w->c->basis == GL_BASIS_MAX && w->ntouched_pn > 1) {
+    /* a basis billing reserved-unused takes idle pod by pod: in a fixed
+     * order, whatever the series order */
+    if (w->c->basis->bills_reserved_unused && w->ntouched_pn > 1) {
         sort_work = w;
         qsort(w->touched_pn, w->ntouched_pn, sizeof *w->touched_pn, pn_cmp);
     }

@@ -44,22 +44,22 @@
  *      everything else is collected raw, which needs no change; a source it
  *      should sum is a change to that rule.
  * Adding a billing basis (what a pod pays per step beside used memory):
- *   1. a value in enum gl_basis (config.h) and its name in load_billing's
- *      `bases` (config.c);
- *   2. its per-step rule in gl_integrate's attribution (pass E of
- *      integrate.c, alloc_rows and its callers: basis max stores
- *      GL_KIND_RESERVED_UNUSED_BILLED and takes it out of idle, device by
- *      device, in place_reserved_unused and step_claim_rows); a new stored kind is a row
- *      in gl_kind_names — the aggregates (schema/004) sum any kind;
- *   3. the invoice lines it bills: engine/bill/invoice.c maps stored kinds to
- *      enum gl_line_kind and charge classes; the fleet summary's SQL reads
- *      the billed kinds in engine/ledger/query.c;
- *   4. its name on the pages (engine/render/report.c prints the basis) and a
- *      generator model case (gencluster.py) with expected figures;
- *   5. server mode sums used memory only: config_refusal in
- *      engine/collect/server.c sends every other basis raw (nothing to do);
- *      a basis it should sum needs its hourly figure (gl_srv_figures) and a
- *      rule function of gl_srv_decide saying which host-hours are linear.
+ *   1. one row of gl_bases[] (engine/base/basis.c): its name (config,
+ *      frozen settings, pages and advice read it there), its per-step rule
+ *      as the row's fields say it, what an advice's saving means to the
+ *      team, and server mode's refusal (server mode sums used memory only:
+ *      a basis it should sum needs its hourly figure, gl_srv_figures, and a
+ *      rule function of gl_srv_decide saying which host-hours are linear);
+ *   2. a per-step rule the row cannot say yet: its field in struct
+ *      gl_basis (basis.h) and its code in gl_integrate's attribution here
+ *      (pass E of integrate.c, alloc_rows and its callers: a basis with
+ *      bills_reserved_unused stores GL_KIND_RESERVED_UNUSED_BILLED and
+ *      takes it out of idle, device by device, in place_reserved_unused
+ *      and step_claim_rows); a new stored kind is a row in gl_kind_names —
+ *      the aggregates (schema/004) sum any kind — and its invoice line
+ *      (engine/bill/invoice.c maps stored kinds to enum gl_line_kind; the
+ *      fleet summary's SQL reads the billed kinds in engine/ledger/query.c);
+ *   3. a generator model case (gencluster.py) with expected figures.
  */
 #ifndef GL_INTEGRATE_H
 #define GL_INTEGRATE_H

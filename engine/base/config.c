@@ -1173,11 +1173,17 @@ static enum gl_status load_billing(struct cfg_ctx *x, struct gl_config *c, const
 {
     static const char *const keys[] = {"currency", "account_id", "account_name", "provider",
                                        "service_name", "basis", "focus_version", NULL};
-    static const char *const bases[] = {"used", "max", NULL};
     enum gl_status rc;
-    int basis = (int)c->basis;
-    if ((rc = check_keys(x, o, "billing", keys)) ||
-        (rc = get_enum(x, o, "billing", "basis", bases, &basis)) ||
+    /* the basis table's names (basis.h), as get_enum reads them */
+    const char **bases = gl_xcalloc(gl_nbases + 1, sizeof *bases);
+    for (size_t i = 0; i < gl_nbases; i++)
+        bases[i] = gl_bases[i].name;
+    int basis = (int)(c->basis - gl_bases);
+    rc = check_keys(x, o, "billing", keys);
+    if (!rc)
+        rc = get_enum(x, o, "billing", "basis", bases, &basis);
+    free(bases);
+    if (rc ||
         (rc = get_str(x, o, "billing", "currency", true, &c->currency)) ||
         (rc = get_str(x, o, "billing", "account_id", false, &c->account_id)) ||
         (rc = get_str(x, o, "billing", "account_name", false, &c->account_name)) ||
@@ -1190,7 +1196,7 @@ static enum gl_status load_billing(struct cfg_ctx *x, struct gl_config *c, const
     if ((rc = get_enum(x, o, "billing", "focus_version", focus_versions, &fv)))
         return rc;
     c->focus_version = fv ? 13 : 12;
-    c->basis = (enum gl_basis)basis;
+    c->basis = &gl_bases[basis];
     c->minor_digits = gl_currency_minor_digits(c->currency);
     if (c->minor_digits < 0)
         return cfg_fail(x, "billing.currency", "\"%s\" is not an ISO 4217 code (three capital letters)",
@@ -1493,6 +1499,7 @@ static void set_defaults(struct gl_config *c)
 {
     c->step = 60;
     c->chunk_hours = 6;
+    c->basis = &gl_bases[0];
     c->advise_headroom_pct = 10;
     c->max_samples_in_memory = GL_MAX_SAMPLES_IN_MEMORY_DEFAULT;
     c->shrink_tolerance_ppm = 10000; /* 1 % (README "No silent shrink") */

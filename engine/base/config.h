@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "basis.h"
 #include "error.h"
 #include "preset.h" /* the memory units and attributions the presets name */
 
@@ -35,7 +36,6 @@ struct gl_query_schema {
 };
 enum gl_idle_policy { GL_IDLE_PLATFORM, GL_IDLE_PROPORTIONAL, GL_IDLE_UNBILLED };
 enum gl_split { GL_SPLIT_EVEN, GL_SPLIT_ALLOCATION };
-enum gl_basis { GL_BASIS_USED, GL_BASIS_MAX };
 enum gl_rule_kind { GL_RULE_POD_LABEL, GL_RULE_NAMESPACE_LABEL, GL_RULE_NAMESPACE_REGEX };
 
 struct gl_team_rule {
@@ -285,7 +285,7 @@ struct gl_config {
     size_t nprice_entries;
 
     /* billing */
-    enum gl_basis basis;
+    const struct gl_basis *basis; /* a row of gl_bases (basis.h), the first by default */
     char *currency;
     int minor_digits;
     char *account_id;

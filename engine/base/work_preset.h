@@ -9,9 +9,10 @@
 
 #include <stddef.h>
 
-/* One counter of a preset: what a work.counters entry would say. */
+/* One counter of a preset (the preset's name), and what a work.counters
+ * entry would say. */
 struct gl_work_preset_counter {
-    const char *name, *unit, *metric;
+    const char *preset, *name, *unit, *metric;
 };
 
 /* The counters of preset name (*n of them), or NULL when there is no such

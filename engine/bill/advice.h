@@ -69,7 +69,7 @@ struct gl_advice_node {
 struct gl_advice {
     char period[8];
     int headroom_pct;
-    enum gl_basis basis;
+    const struct gl_basis *basis; /* basis.h */
     const char *currency;
     int minor_digits;
     int64_t step;

@@ -226,6 +226,12 @@ static int setup(struct gl_cmd_env *e)
         if (!gl_period_parse(e->o.period, &e->period))
             return gl_cli_usage(cmd, "--period \"%s\" is not YYYY-MM", e->o.period);
     }
+    for (size_t k = 0; k < GL_MAX_OPTS && cmd->opts[k].name; k++) {
+        const struct gl_cli_opt *o = &cmd->opts[k];
+        const char *v = *(const char **)(const void *)((const char *)&e->o + o->offset);
+        if (o->required && (!v || !*v))
+            return gl_cli_usage(cmd, "--%s %s is required", o->name, o->required);
+    }
     e->now = (int64_t)time(NULL);
     if (e->o.now && !gl_time_parse(e->o.now, &e->now))
         return gl_cli_usage(cmd, "--now \"%s\" is not an RFC 3339 UTC time", e->o.now);

@@ -15,7 +15,8 @@
  *      --help` prints them, in table order), the usage (its values of
  *      --format written GL_USAGE_FORMATS: they come from its rows of the
  *      renderer table), what it needs (GL_NEED_* below), its options
- *      (GL_OPT(field, "name", has_arg); a new option is a new field of
+ *      (GL_OPT(field, "name", has_arg), or GL_REQ(field, "name", "VALUE")
+ *      for one it cannot run without; a new option is a new field of
  *      struct gl_cmd_opts) and, when some option needs checking before
  *      anything is opened, a check function returning 0 or a usage status;
  *   3. describe it in README.md and docs/interfaces.md, regenerate the man
@@ -53,13 +54,17 @@ struct gl_cmd_opts {
 };
 
 /* A subcommand's long option: "--name value", "--name=value", or a flag;
- * offset = the struct gl_cmd_opts field it fills. */
+ * offset = the struct gl_cmd_opts field it fills; required = the value's
+ * placeholder of an option the command cannot run without ("DIR": a usage
+ * error "--name DIR is required" when it is missing or empty), else NULL. */
 struct gl_cli_opt {
     const char *name;
     bool has_arg;
     size_t offset;
+    const char *required;
 };
-#define GL_OPT(field, name, has_arg) {name, has_arg, offsetof(struct gl_cmd_opts, field)}
+#define GL_OPT(field, name, has_arg) {name, has_arg, offsetof(struct gl_cmd_opts, field), NULL}
+#define GL_REQ(field, name, value) {name, true, offsetof(struct gl_cmd_opts, field), value}
 #define GL_MAX_OPTS 6
 
 /* What a command needs before it runs, provided in this order. */

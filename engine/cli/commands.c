@@ -17,7 +17,6 @@
 #include "fetch.h"
 #include "metrics.h"
 #include "output.h"
-#include "owner.h"
 #include "probe.h"
 #include "query.h"
 #include "queryreg.h"
@@ -25,11 +24,11 @@
 #include "reprice.h"
 #include "report.h"
 #include "run.h"
+#include "side.h"
 #include "statement.h"
 #include "store_admin.h"
 #include "summary.h"
 #include "upload.h"
-#include "work.h"
 #include "teams.h"
 #include "frozen_check.h"
 #include "invoice_codec.h"
@@ -294,13 +293,6 @@ static const char usage_report[] =
     "  Monthly reports: per team DIR/report-<period>-<team>.html (self-contained,\n"
     "  inline SVG charts) and .md, and the fleet page DIR/fleet-<period>.html and\n"
     "  .md. With --team, only that team's pages (and the fleet page).\n";
-
-static int check_report(struct gl_cmd_env *e)
-{
-    if (!e->o.out || !*e->o.out)
-        return gl_cli_usage(e->cmd, "%s", "--out DIR is required");
-    return 0;
-}
 
 static int cmd_report(struct gl_cmd_env *e)
 {
@@ -688,10 +680,8 @@ static int cmd_check(struct gl_cmd_env *e)
             struct gl_buf notes;
             gl_buf_init(&notes);
             enum gl_status src = gl_schema_check(cfg, cl, prom, at, &notes, &err);
-            if (!src) /* DRA claims, the device query beside a HAMi source (owner.h) */
-                src = gl_claims_check(cfg, cl, prom, at, &notes, &err);
-            if (!src) /* the work counters of the cost per unit of work (work.h) */
-                src = gl_work_check(cfg, cl, prom, at, &notes, &err);
+            if (!src) /* the side collectors' probes: DRA claims, work counters (side.h) */
+                src = gl_side_check(cfg, cl, prom, at, &notes, &err);
             if (notes.data)
                 printf("%s", notes.data);
             rc = src ? FAIL(&err) : 0;
@@ -876,9 +866,7 @@ static const char usage_prune[] =
 
 static int check_prune(struct gl_cmd_env *e)
 {
-    struct gl_period p;
-    if (!e->o.before)
-        return gl_cli_usage(e->cmd, "%s", "--before YYYY-MM is required");
+    struct gl_period p; /* --before is required (its row) */
     if (!gl_period_parse(e->o.before, &p))
         return gl_cli_usage(e->cmd, "--before \"%s\" is not YYYY-MM", e->o.before);
     return 0;
@@ -917,13 +905,6 @@ static const char usage_backup[] =
     "  A consistent copy of the database (SQLite's online backup API; a run may\n"
     "  be writing meanwhile) into FILE, written beside it and renamed into\n"
     "  place. --upload also sends it to outputs.s3 as <prefix>/backups/<name>.\n";
-
-static int check_backup(struct gl_cmd_env *e)
-{
-    if (!e->o.to || !*e->o.to)
-        return gl_cli_usage(e->cmd, "%s", "--to FILE is required");
-    return 0;
-}
 
 static int cmd_backup(struct gl_cmd_env *e)
 {
@@ -1003,8 +984,8 @@ const struct gl_command gl_commands[] = {
      cmd_print},
     {"report", "--period YYYY-MM --out DIR", "monthly team reports (HTML, Markdown)",
      usage_report, PERIOD_READ,
-     {GL_OPT(period, "period", true), GL_OPT(team, "team", true), GL_OPT(out, "out", true)},
-     NULL, check_report, cmd_report},
+     {GL_OPT(period, "period", true), GL_OPT(team, "team", true), GL_REQ(out, "out", "DIR")},
+     NULL, NULL, cmd_report},
     {"advise", "--period YYYY-MM", "right-sizing and consolidation advice (not billed)",
      usage_advise, PERIOD_READ,
      {GL_OPT(period, "period", true), GL_OPT(format, "format", true)}, NULL, check_format,
@@ -1021,10 +1002,10 @@ const struct gl_command gl_commands[] = {
      check_prices, cmd_prices},
     {"prune", "--before YYYY-MM [--dry-run]", "delete hourly rows of older closed periods",
      usage_prune, GL_NEED_LOCK_FIRST | GL_NEED_DB,
-     {GL_OPT(before, "before", true), GL_OPT(dry_run, "dry-run", false)}, NULL, check_prune,
+     {GL_REQ(before, "before", "YYYY-MM"), GL_OPT(dry_run, "dry-run", false)}, NULL, check_prune,
      cmd_prune},
     {"backup", "--to FILE [--upload]", "consistent copy of the database (online backup)",
-     usage_backup, GL_NEED_DB, {GL_OPT(to, "to", true), GL_OPT(upload, "upload", false)}, NULL,
-     check_backup, cmd_backup},
+     usage_backup, GL_NEED_DB, {GL_REQ(to, "to", "FILE"), GL_OPT(upload, "upload", false)}, NULL,
+     NULL, cmd_backup},
 };
 const size_t gl_ncommands = sizeof gl_commands / sizeof *gl_commands;

@@ -13,11 +13,10 @@
 #include "fetch.h"
 #include "integrate.h"
 #include "money.h"
-#include "owner.h"
 #include "parse.h"
 #include "queryreg.h"
 #include "server.h"
-#include "work.h"
+#include "side.h"
 #include "store_peak.h"
 #include "store_peakday.h"
 #include "timeutil.h"
@@ -2231,9 +2230,9 @@ static enum gl_status walk_begin(struct walk *w, struct gl_error *err)
         rc = gl_prom_new(&cluster->prom, &w->x.prom, err);
     if (!rc && c->server_mode)
         rc = server_backend(cluster, w->x.prom, w->from, &w->x.metricsql, err);
-    /* units of work first: a refused counter value stores nothing (work.h) */
+    /* units of work first: a refused counter value stores nothing (side.h) */
     if (!rc)
-        rc = gl_work_collect(c, cluster, w->s, w->from, w->to, err);
+        rc = gl_side_collect(GL_SIDE_BEFORE_USAGE, c, cluster, w->s, w->from, w->to, err);
     w->hours = c->chunk_hours;
     w->nshards = 1;
     if (!rc)
@@ -2302,7 +2301,7 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
     while (!rc && w->jobs[w->cur].cs < to)
         rc = walk_step(w, err);
     if (!rc)
-        rc = gl_owner_collect(c, cluster, s, from, to, err); /* workloads (owner.h) */
+        rc = gl_side_collect(GL_SIDE_AFTER_USAGE, c, cluster, s, from, to, err); /* side.h */
     /* the advice's days before the window, built once each (store_peakday.h) */
     if (!rc && s)
         rc = gl_store_build_peak_days(s, cluster->name, from, NULL, err);

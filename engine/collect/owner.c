@@ -1,6 +1,26 @@
-/* owner — pods' workloads from kube_pod_owner (see owner.h). */
+/*
+ * owner — the workload each pod belongs to, from kube-state-metrics'
+ * kube_pod_owner (queries/pod_owner.promql), for the reports' "top
+ * workloads": a side collector (side.h), collected once the usage is.
+ *
+ * Reads: one instant query per UTC day of a collected window
+ * (last_over_time over the day). Writes: pod_owner rows (schema/005), one
+ * per (cluster, namespace, pod), the latest owner winning. Never touches
+ * usage: an owner is a label of the report, not a billed figure, and a pod
+ * without one is shown as its own workload.
+ *
+ * Folding: the controlling owner (owner_is_controller="true"; a series
+ * without that label counts as controlling). A ReplicaSet whose name ends
+ * in a pod-template-hash ("-" + 6 to 10 characters of Kubernetes'
+ * SafeEncodeString alphabet bcdfghjklmnpqrstvwxz2456789) is shown as its
+ * Deployment (the name without the suffix); any other owner is kept as
+ * kube-state-metrics reports it. owner_kind "<none>" is no owner.
+ *
+ * Its `check` probe is the DRA claims and the device query beside a HAMi
+ * source (claims_check below).
+ */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "owner.h"
+#include "side.h"
 
 #include <pcre2.h>
 #include <stdarg.h>
@@ -10,6 +30,7 @@
 #include <unistd.h>
 
 #include "fetch.h"
+#include "store_owner.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -58,9 +79,15 @@ static enum gl_status store_vector(const struct gl_cluster *cluster, struct gl_s
     return rc;
 }
 
-enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_cluster *cluster,
-                                struct gl_store *s, int64_t from, int64_t to,
-                                struct gl_error *err)
+/* Collects the owners of cluster's pods in [from, to) into s (nothing when
+ * s is NULL: a dry run). The query file missing from queries_dir, and a
+ * day whose query fails or answers something else than an instant vector,
+ * are warnings naming the query and the day (those pods show as their own
+ * workloads; billed figures never depend on owners). A store failure or a
+ * config error is an error. */
+static enum gl_status owner_collect(const struct gl_config *c, const struct gl_cluster *cluster,
+                                    struct gl_store *s, int64_t from, int64_t to,
+                                    struct gl_error *err)
 {
     if (!s || to <= from)
         return GL_OK;
@@ -135,7 +162,7 @@ enum gl_status gl_owner_collect(const struct gl_config *c, const struct gl_clust
     return rc;
 }
 
-/* ---- check: DRA claims and the device query (owner.h) ---- */
+/* ---- check: DRA claims and the device query ---- */
 
 #define CLAIM_QUERY "pod_resourceclaim"
 #define CLAIM_LINES 20 /* findings listed per kind; the rest counted */
@@ -342,9 +369,20 @@ static enum gl_status dra_claim_notes(const struct gl_config *c, const struct gl
     return rc;
 }
 
-enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluster *cluster,
-                               struct gl_prom *prom, int64_t at, struct gl_buf *notes,
-                               struct gl_error *err)
+/* `check` on a DRA or HAMi cluster at instant at, one line per finding
+ * appended to notes:
+ *  - memory_source.device_query: no device series at all, or devices of
+ *    the memory source's pods without one (their device used is then the
+ *    pods' sum, figures estimated);
+ *  - DRA (dra.enabled): the claims of dra.driver named on the memory
+ *    source's series joined with kube-state-metrics' kube_pod_resourceclaim_info
+ *    (queries/pod_resourceclaim.promql) on (namespace, pod, claim): claims
+ *    seen on dcgm-exporter series but not in kube-state-metrics, and the
+ *    reverse; a missing query file or no series is said, not an error.
+ * Only a config, memory or Prometheus transport error fails. */
+static enum gl_status claims_check(const struct gl_config *c, const struct gl_cluster *cluster,
+                                   struct gl_prom *prom, int64_t at, struct gl_buf *notes,
+                                   struct gl_error *err)
 {
     if (!c->mem_device_query && !c->dra_enabled)
         return GL_OK;
@@ -364,3 +402,9 @@ enum gl_status gl_claims_check(const struct gl_config *c, const struct gl_cluste
     gl_intern_free(cl.seen);
     return rc;
 }
+
+const struct gl_side_collector gl_side_owner = {
+    .when = GL_SIDE_AFTER_USAGE,
+    .collect = owner_collect,
+    .check = claims_check,
+};

@@ -721,8 +721,8 @@ static void skipped_raw_needed(struct gl_srv_unit *u, const struct gl_range_quer
 static const char *config_refusal(const struct gl_srv_unit *u)
 {
     const struct gl_config *c = u->c;
-    if (c->basis != GL_BASIS_USED)
-        return "billing basis max";
+    if (c->basis->srv_refusal) /* the basis' own rule (basis.h) */
+        return c->basis->srv_refusal;
     for (int i = 0; i < GL_Q_COUNT; i++) { /* the registry's srv_refusal */
         const struct gl_qrow *r = gl_qr_row((enum gl_qid)i);
         if (r->srv_refusal && gl_qr_count(c, r))

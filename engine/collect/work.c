@@ -1,5 +1,26 @@
-/* work — work counters integrated per pod and hour (see work.h). */
-#include "work.h"
+/*
+ * work — units of work per pod and hour from the work counters
+ * (work.counters, work.presets), for the cost per unit of work: a side
+ * collector (side.h), collected before the usage.
+ *
+ * Reads: each counter as a range query on the collection's step, one UTC
+ * day at a time, from an hour before the day (the sample before the
+ * window's first one). Writes: work_units rows (schema/012), the window's
+ * hours replaced at once, after every counter was read and checked: a
+ * refused value leaves the database as it was, and since the side
+ * collector runs first, the window's usage too.
+ *
+ * The increase is exact and observed only: per series, the sum of the
+ * differences between consecutive samples, a decrease being a restart
+ * whose new value counts from 0 (Prometheus' increase rule), each
+ * difference in the hour of its later sample; nothing is extrapolated to
+ * the window's edges (a bill counts the work seen, extrapolation would
+ * invent some). A difference across a gap (steps without a sample) is
+ * still counted, the counter being cumulative, and the row's gaps says
+ * how many. A value that is negative, not a whole number or not below
+ * 2^53 is refused, naming the counter, the series and the time.
+ */
+#include "side.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -197,9 +218,11 @@ static enum gl_status read_counter(const struct gl_config *c, const struct gl_cl
     return rc;
 }
 
-enum gl_status gl_work_collect(const struct gl_config *c, const struct gl_cluster *cluster,
-                               struct gl_store *s, int64_t from, int64_t to,
-                               struct gl_error *err)
+/* Collects cluster's units of work in the hours [from, to) into s (nothing
+ * when s is NULL or no counter is configured). */
+static enum gl_status work_collect(const struct gl_config *c, const struct gl_cluster *cluster,
+                                   struct gl_store *s, int64_t from, int64_t to,
+                                   struct gl_error *err)
 {
     if (!s || to <= from || c->nwork == 0)
         return GL_OK;
@@ -260,9 +283,15 @@ static enum gl_status check_counter(const struct gl_work_counter *w,
     return rc;
 }
 
-enum gl_status gl_work_check(const struct gl_config *c, const struct gl_cluster *cluster,
-                             struct gl_prom *prom, int64_t at, struct gl_buf *notes,
-                             struct gl_error *err)
+/* `check`: each work counter of cluster as an instant query at at, one
+ * line per counter into notes ("work counter NAME N series", NO DATA with
+ * its likely cause when none). A counter whose series lack the configured
+ * namespace or pod label fails with GL_ERR_CONFIG naming it and a series
+ * (collect would refuse it); the other counters still get their lines. A
+ * backend failure is GL_ERR_PROM. */
+static enum gl_status work_check(const struct gl_config *c, const struct gl_cluster *cluster,
+                                 struct gl_prom *prom, int64_t at, struct gl_buf *notes,
+                                 struct gl_error *err)
 {
     enum gl_status rc = GL_OK;
     /* every counter gets its line; the first refusal is the one returned,
@@ -279,3 +308,9 @@ enum gl_status gl_work_check(const struct gl_config *c, const struct gl_cluster 
     }
     return rc;
 }
+
+const struct gl_side_collector gl_side_work = {
+    .when = GL_SIDE_BEFORE_USAGE,
+    .collect = work_collect,
+    .check = work_check,
+};

@@ -16,7 +16,6 @@ static const char *const policy_names[] = {[GL_IDLE_PLATFORM] = "platform",
 
 static const char *const info_names[] = {"allocated", "compute", "waste"};
 
-static const char *const basis_names[] = {[GL_BASIS_USED] = "used", [GL_BASIS_MAX] = "max"};
 
 /* The settings of schema 011 (frozen_setting): config fields the renderers
  * read that frozen_period has no column for. */
@@ -259,7 +258,7 @@ static enum gl_status write_settings(struct gl_store *s, const struct gl_config 
                                          "value) VALUES (?,?,?)",
                                          &st, "closing the period: its settings", err);
     const char *kv[][2] = {
-        {SETTING_BASIS, (unsigned)c->basis < 2 ? basis_names[c->basis] : "?"},
+        {SETTING_BASIS, c->basis->name},
         {SETTING_PLATFORM, c->platform_team ? c->platform_team : ""},
     };
     for (size_t i = 0; !rc && i < sizeof kv / sizeof *kv; i++) {
@@ -442,12 +441,9 @@ static enum gl_status row_settings(struct loader *x, sqlite3_stmt *st)
 {
     struct gl_frozen_own *own = x->set->own;
     const char *key = col_text(st, 0), *value = col_text(st, 1);
-    int basis = -1;
-    for (size_t k = 0; value && k < sizeof basis_names / sizeof *basis_names; k++)
-        if (strcmp(value, basis_names[k]) == 0)
-            basis = (int)k;
-    if (key && strcmp(key, SETTING_BASIS) == 0 && basis >= 0) {
-        own->cfg.basis = (enum gl_basis)basis;
+    const struct gl_basis *basis = gl_basis_find(value);
+    if (key && strcmp(key, SETTING_BASIS) == 0 && basis) {
+        own->cfg.basis = basis;
     } else if (key && value && strcmp(key, SETTING_PLATFORM) == 0) {
         free(own->strs[5]);
         own->cfg.platform_team = own->strs[5] = gl_strdup(value);

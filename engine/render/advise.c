@@ -44,11 +44,7 @@ void gl_advise_to_text(const struct gl_advice_line *l, char *buf, size_t n)
 
 const char *gl_advise_saving_meaning(const struct gl_advice *a)
 {
-    return a->basis == GL_BASIS_MAX
-               ? "billing basis max: the team pays max(allocation, used), so its bill would "
-                 "have been lower by this amount at the period's prices"
-               : "billing basis used: the team pays its used memory only, so its bill does not "
-                 "change; the amount is the allocation freed for others at the period's prices";
+    return a->basis->saving_means;
 }
 
 static void money(cJSON *o, const char *key, const struct gl_advice *a, gl_i128 v)
@@ -111,7 +107,7 @@ void gl_advise_json(const struct gl_advice *a, FILE *out)
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "period", a->period);
     num(root, "headroom_percent", a->headroom_pct);
-    cJSON_AddStringToObject(root, "billing_basis", a->basis == GL_BASIS_MAX ? "max" : "used");
+    cJSON_AddStringToObject(root, "billing_basis", a->basis->name);
     cJSON_AddStringToObject(root, "currency", a->currency ? a->currency : "");
     num(root, "step_seconds", a->step);
     cJSON_AddStringToObject(root, "saving_means", gl_advise_saving_meaning(a));

@@ -19,27 +19,73 @@
  * columns alphabetically, then x_ columns (FOCUS.md); each with the
  * versions that write it. 1.3 adds the split cost allocation columns, and
  * its ServiceProviderName and HostProviderName replace the deprecated
- * ProviderName and PublisherName. */
+ * ProviderName and PublisherName.
+ *
+ * Each column's cell in a day row: str (a string, quoted as CSV needs and
+ * neutralised against spreadsheet formulas) or bare (a number or time
+ * written as it is), of a value over the day row's texts and figures
+ * (day_cell: c the config, inv the invoice, l its line, x the line's texts,
+ * f the day's figures, d the row); NULL is an empty cell. The allocation
+ * columns are a split row's (x->method) and empty for the others;
+ * AllocatedTags is always empty, the tags being all in Tags. */
 #define COLUMNS(X)                                                                             \
-    X(AllocatedMethodDetails, V13) X(AllocatedMethodId, V13) X(AllocatedResourceId, V13)       \
-    X(AllocatedResourceName, V13) X(AllocatedTags, V13) X(BilledCost, ALL)                     \
-    X(BillingAccountId, ALL) X(BillingAccountName, ALL) X(BillingCurrency, ALL)                \
-    X(BillingPeriodEnd, ALL) X(BillingPeriodStart, ALL) X(ChargeCategory, ALL)                 \
-    X(ChargeClass, ALL) X(ChargeDescription, ALL) X(ChargeFrequency, ALL)                      \
-    X(ChargePeriodEnd, ALL) X(ChargePeriodStart, ALL) X(ConsumedQuantity, ALL)                 \
-    X(ConsumedUnit, ALL) X(ContractedCost, ALL) X(ContractedUnitPrice, ALL)                    \
-    X(EffectiveCost, ALL) X(HostProviderName, V13) X(InvoiceId, ALL)                           \
-    X(InvoiceIssuerName, ALL) X(ListCost, ALL) X(ListUnitPrice, ALL) X(PricingQuantity, ALL)   \
-    X(PricingUnit, ALL) X(ProviderName, V12) X(PublisherName, V12) X(RegionId, ALL)            \
-    X(RegionName, ALL) X(ResourceId, ALL) X(ResourceName, ALL) X(ResourceType, ALL)            \
-    X(ServiceCategory, ALL) X(ServiceName, ALL) X(ServiceProviderName, V13)                    \
-    X(ServiceSubcategory, ALL) X(SkuId, ALL) X(SkuMeter, ALL) X(SkuPriceDetails, ALL)          \
-    X(SkuPriceId, ALL) X(SubAccountId, ALL) X(SubAccountName, ALL) X(Tags, ALL)                \
-    X(x_ChargeKind, ALL) X(x_CorrectedPeriod, ALL) X(x_CostCenter, ALL) X(x_Cluster, ALL)      \
-    X(x_GpuModel, ALL) X(x_ComputeIndicator, ALL) X(x_Estimated, ALL)
+    X(AllocatedMethodDetails, V13, str, d->details)                                            \
+    X(AllocatedMethodId, V13, str, x->method)                                                      \
+    X(AllocatedResourceId, V13, str, x->method ? inv->team : NULL)                                 \
+    X(AllocatedResourceName, V13, str, x->method ? inv->team_name : NULL)                          \
+    X(AllocatedTags, V13, str, NULL)                                                           \
+    X(BilledCost, ALL, bare, f->billed)                                                        \
+    X(BillingAccountId, ALL, str, c->account_id)                                               \
+    X(BillingAccountName, ALL, str, c->account_name)                                           \
+    X(BillingCurrency, ALL, str, c->currency)                                                  \
+    X(BillingPeriodEnd, ALL, bare, d->pend)                                                    \
+    X(BillingPeriodStart, ALL, bare, d->pstart)                                                \
+    X(ChargeCategory, ALL, str, "Usage")                                                       \
+    X(ChargeClass, ALL, str, l->corrected_period[0] ? "Correction" : NULL)                     \
+    X(ChargeDescription, ALL, str, x->desc.data)                                               \
+    X(ChargeFrequency, ALL, str, "Usage-Based")                                                \
+    X(ChargePeriodEnd, ALL, bare, f->de)                                                       \
+    X(ChargePeriodStart, ALL, bare, f->ds)                                                     \
+    X(ConsumedQuantity, ALL, bare, f->qty)                                                     \
+    X(ConsumedUnit, ALL, str, "GB-Hours")                                                      \
+    X(ContractedCost, ALL, bare, f->list)                                                      \
+    X(ContractedUnitPrice, ALL, bare, x->price)                                                \
+    X(EffectiveCost, ALL, bare, f->billed)                                                     \
+    X(HostProviderName, V13, str, c->provider)                                                 \
+    X(InvoiceId, ALL, str, inv->invoice_id)                                                    \
+    X(InvoiceIssuerName, ALL, str, c->provider)                                                \
+    X(ListCost, ALL, bare, f->list)                                                            \
+    X(ListUnitPrice, ALL, bare, x->price)                                                      \
+    X(PricingQuantity, ALL, bare, f->pqty)                                                     \
+    X(PricingUnit, ALL, str, x->gpuh ? "GPU-Hours" : "GB-Hours")                               \
+    X(ProviderName, V12, str, c->provider)                                                     \
+    X(PublisherName, V12, str, c->provider)                                                    \
+    X(RegionId, ALL, str, l->cluster)                                                          \
+    X(RegionName, ALL, str, l->cluster)                                                        \
+    X(ResourceId, ALL, str, x->resid.data)                                                     \
+    X(ResourceName, ALL, str, l->model)                                                        \
+    X(ResourceType, ALL, str, "GPU")                                                           \
+    X(ServiceCategory, ALL, str, "Compute")                                                    \
+    X(ServiceName, ALL, str, c->service_name)                                                  \
+    X(ServiceProviderName, V13, str, c->provider)                                              \
+    X(ServiceSubcategory, ALL, str, "Containers")                                              \
+    X(SkuId, ALL, str, x->sku.data)                                                            \
+    X(SkuMeter, ALL, str, "GPU memory")                                                        \
+    X(SkuPriceDetails, ALL, str, x->price_details)                                             \
+    X(SkuPriceId, ALL, str, x->sku_price.data)                                                 \
+    X(SubAccountId, ALL, str, inv->team)                                                       \
+    X(SubAccountName, ALL, str, inv->team_name)                                                \
+    X(Tags, ALL, str, x->tags)                                                                 \
+    X(x_ChargeKind, ALL, str, gl_line_kind_name(l->kind))                                      \
+    X(x_CorrectedPeriod, ALL, str, l->corrected_period[0] ? l->corrected_period : NULL)        \
+    X(x_CostCenter, ALL, str, inv->cost_center)                                                \
+    X(x_Cluster, ALL, str, l->cluster)                                                         \
+    X(x_GpuModel, ALL, str, l->model)                                                          \
+    X(x_ComputeIndicator, ALL, bare, f->busy[0] ? f->busy : NULL)                              \
+    X(x_Estimated, ALL, bare, l->estimated ? "true" : "false")
 
 enum col {
-#define COL_ID(name, versions) C_##name,
+#define COL_ID(name, versions, cell, value) C_##name,
     COLUMNS(COL_ID)
 #undef COL_ID
     NCOLS
@@ -49,7 +95,7 @@ static const struct column {
     const char *name;
     unsigned versions;
 } columns[NCOLS] = {
-#define COL_ROW(name, versions) {#name, versions},
+#define COL_ROW(name, versions, cell, value) {#name, versions},
     COLUMNS(COL_ROW)
 #undef COL_ROW
 };
@@ -114,15 +160,11 @@ static void sep(struct row *r)
         fputc(',', r->out);
 }
 
-static void cell_null(struct row *r)
-{
-    sep(r);
-}
-
 static void cell_bare(struct row *r, const char *v)
 {
     sep(r);
-    fputs(v, r->out);
+    if (v)
+        fputs(v, r->out);
 }
 
 static void cell_str(struct row *r, const char *v)
@@ -386,6 +428,7 @@ static char *alloc_details(const struct line_texts *x, const gl_i128 *ratio, siz
 /* The figures of one day row, printed. */
 struct day_figures {
     char billed[80], qty[80], pqty[80], list[120], ds[32], de[32];
+    char busy[64]; /* x_ComputeIndicator, "" when no step had a busy figure */
 };
 
 /* Formats day d of line l; GL_ERR_RUNTIME when ListCost passes 128 bits. */
@@ -410,6 +453,10 @@ static enum gl_status day_figures(const struct gl_invoice_set *set, const struct
     gl_dec_format(pq, GL_GBH_DECIMALS, f->pqty, sizeof f->pqty);
     gl_dec_format_trim(lc, GL_PRICE_DECIMALS + GL_GBH_DECIMALS, f->list, sizeof f->list);
     gl_time_format(day->day + 86400, f->de, sizeof f->de);
+    f->busy[0] = '\0';
+    if (day->busy_steps > 0)
+        gl_dec_format(gl_div_half_even(day->busy_ppm, day->busy_steps), 6, f->busy,
+                      sizeof f->busy);
     return GL_OK;
 }
 
@@ -420,12 +467,11 @@ struct day_row {
     const struct gl_invoice *inv;
     const struct gl_invoice_line *l;
     const struct line_texts *x;
-    const struct gl_line_day *day;
     const struct day_figures *f;
     const char *details; /* AllocatedMethodDetails, or NULL */
 };
 
-/* Column k of a day row. */
+/* Column k of a day row: its cell and value in COLUMNS. */
 static void day_cell(struct row *r, enum col k, const struct day_row *d)
 {
     const struct gl_config *c = d->c;
@@ -433,74 +479,11 @@ static void day_cell(struct row *r, enum col k, const struct day_row *d)
     const struct gl_invoice_line *l = d->l;
     const struct line_texts *x = d->x;
     const struct day_figures *f = d->f;
-    /* the allocation columns: a split row's, null for the others */
-    const char *split = x->method;
     switch (k) {
-    case C_AllocatedMethodDetails: cell_str(r, d->details); break;
-    case C_AllocatedMethodId: cell_str(r, split); break;
-    case C_AllocatedResourceId: cell_str(r, split ? inv->team : NULL); break;
-    case C_AllocatedResourceName: cell_str(r, split ? inv->team_name : NULL); break;
-    case C_AllocatedTags: cell_null(r); break; /* all in Tags */
-    case C_BilledCost: cell_bare(r, f->billed); break;
-    case C_BillingAccountId: cell_str(r, c->account_id); break;
-    case C_BillingAccountName: cell_str(r, c->account_name); break;
-    case C_BillingCurrency: cell_str(r, c->currency); break;
-    case C_BillingPeriodEnd: cell_bare(r, d->pend); break;
-    case C_BillingPeriodStart: cell_bare(r, d->pstart); break;
-    case C_ChargeCategory: cell_str(r, "Usage"); break;
-    case C_ChargeClass: cell_str(r, l->corrected_period[0] ? "Correction" : NULL); break;
-    case C_ChargeDescription: cell_str(r, x->desc.data); break;
-    case C_ChargeFrequency: cell_str(r, "Usage-Based"); break;
-    case C_ChargePeriodEnd: cell_bare(r, f->de); break;
-    case C_ChargePeriodStart: cell_bare(r, f->ds); break;
-    case C_ConsumedQuantity: cell_bare(r, f->qty); break;
-    case C_ConsumedUnit: cell_str(r, "GB-Hours"); break;
-    case C_ContractedCost: cell_bare(r, f->list); break;
-    case C_ContractedUnitPrice: cell_bare(r, x->price); break;
-    case C_EffectiveCost: cell_bare(r, f->billed); break;
-    case C_HostProviderName: cell_str(r, c->provider); break;
-    case C_InvoiceId: cell_str(r, inv->invoice_id); break;
-    case C_InvoiceIssuerName: cell_str(r, c->provider); break;
-    case C_ListCost: cell_bare(r, f->list); break;
-    case C_ListUnitPrice: cell_bare(r, x->price); break;
-    case C_PricingQuantity: cell_bare(r, f->pqty); break;
-    case C_PricingUnit: cell_str(r, x->gpuh ? "GPU-Hours" : "GB-Hours"); break;
-    case C_ProviderName: cell_str(r, c->provider); break;
-    case C_PublisherName: cell_str(r, c->provider); break;
-    case C_RegionId: cell_str(r, l->cluster); break;
-    case C_RegionName: cell_str(r, l->cluster); break;
-    case C_ResourceId: cell_str(r, x->resid.data); break;
-    case C_ResourceName: cell_str(r, l->model); break;
-    case C_ResourceType: cell_str(r, "GPU"); break;
-    case C_ServiceCategory: cell_str(r, "Compute"); break;
-    case C_ServiceName: cell_str(r, c->service_name); break;
-    case C_ServiceProviderName: cell_str(r, c->provider); break;
-    case C_ServiceSubcategory: cell_str(r, "Containers"); break;
-    case C_SkuId: cell_str(r, x->sku.data); break;
-    case C_SkuMeter: cell_str(r, "GPU memory"); break;
-    case C_SkuPriceDetails: cell_str(r, x->price_details); break;
-    case C_SkuPriceId: cell_str(r, x->sku_price.data); break;
-    case C_SubAccountId: cell_str(r, inv->team); break;
-    case C_SubAccountName: cell_str(r, inv->team_name); break;
-    case C_Tags: cell_str(r, x->tags); break;
-    case C_x_ChargeKind: cell_str(r, gl_line_kind_name(l->kind)); break;
-    case C_x_CorrectedPeriod:
-        cell_str(r, l->corrected_period[0] ? l->corrected_period : NULL);
-        break;
-    case C_x_CostCenter: cell_str(r, inv->cost_center); break;
-    case C_x_Cluster: cell_str(r, l->cluster); break;
-    case C_x_GpuModel: cell_str(r, l->model); break;
-    case C_x_ComputeIndicator:
-        if (d->day->busy_steps > 0) {
-            char ci[64];
-            gl_dec_format(gl_div_half_even(d->day->busy_ppm, d->day->busy_steps), 6, ci,
-                          sizeof ci);
-            cell_bare(r, ci);
-        } else {
-            cell_null(r);
-        }
-        break;
-    case C_x_Estimated: cell_bare(r, l->estimated ? "true" : "false"); break;
+#define COL_CELL(name, versions, cell, value)                                                  \
+    case C_##name: cell_##cell(r, value); break;
+        COLUMNS(COL_CELL)
+#undef COL_CELL
     case NCOLS: break;
     }
 }
@@ -546,7 +529,7 @@ enum gl_status gl_export_focus(const struct gl_invoice_set *set, int version, FI
                 struct day_figures f;
                 if ((frc = day_figures(set, inv, l, &x, &l->days[d], &f, err)))
                     break;
-                struct day_row dr = {c, pstart, pend, inv, l, &x, &l->days[d], &f, NULL};
+                struct day_row dr = {c, pstart, pend, inv, l, &x, &f, NULL};
                 char *details = allocated ? alloc_details(&x, ratio, nratio, ri, f.qty) : NULL;
                 dr.details = details;
                 for (enum col k = 0; k < NCOLS; k++)

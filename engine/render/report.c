@@ -425,7 +425,7 @@ static void fleet_values(const struct gl_fleet_model *m, gl_i128 v[FLEET_COLS])
 
 static bool fleet_col_shown(const struct gl_config *c, const struct gl_fleet *fl, int k)
 {
-    if (k != 2 || c->basis == GL_BASIS_MAX)
+    if (k != 2 || c->basis->bills_reserved_unused)
         return true;
     for (size_t i = 0; i < fl->n; i++)
         if (fl->m[i].v[GL_F_RUB])
@@ -708,7 +708,7 @@ static void fleet_html(FILE *f, const struct page_ctx *x)
     status_text(x->st, true, stt, sizeof stt);
     fprintf(f, " · billing basis <code>%s</code></p>\n<p class=\"meta\" id=\"invoice-status\">"
                "Status: %s</p>\n",
-            c->basis == GL_BASIS_MAX ? "max" : "used", stt);
+            c->basis->name, stt);
     incomplete_note(f, x->st, true);
     fputs("<div class=\"cards\">\n", f);
     gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
@@ -734,7 +734,7 @@ static void fleet_md(FILE *f, const struct page_ctx *x)
     platform_team(f, FMT_MD, c);
     status_text(x->st, false, stt, sizeof stt);
     fprintf(f, "\n- Billing basis: `%s`\n- Status: %s\n",
-            c->basis == GL_BASIS_MAX ? "max" : "used", stt);
+            c->basis->name, stt);
     incomplete_note(f, x->st, false);
     gl_dec_format(fleet_total(x->set), c->minor_digits, a, sizeof a);
     fprintf(f, "\n**All invoices: %s %s**\n\n", a, c->currency);

@@ -707,12 +707,14 @@ static void intro_waste(FILE *f, enum fmt fmt, const struct page_ctx *x)
                             "requested and held idle. "
                           : "Allocated minus used, per pod and step, when positive. ",
           f);
-    bool max = x->c->basis == GL_BASIS_MAX;
-    fputs(max ? "Billed (billing basis " : "Shown as information, not billed (billing basis ", f);
+    const struct gl_basis *b = x->c->basis;
+    fputs(b->bills_reserved_unused ? "Billed (billing basis "
+                                   : "Shown as information, not billed (billing basis ",
+          f);
     fputs(fmt == FMT_HTML ? "<code>" : "`", f);
-    fputs(max ? "max" : "used", f);
+    fputs(b->name, f);
     fputs(fmt == FMT_HTML ? "</code>" : "`", f);
-    fputs(max ? ")." : ").", f);
+    fputs(").", f);
     para_close(f, fmt);
 }
 

@@ -69,15 +69,14 @@ CLOSED_LATE = (("2026-10", "2026-11-05T00:00:00Z"),)
 FORCED = ("2026-10",)
 
 # The test build: one renderer wording changed, one FOCUS column added (to
-# both versions' headers and to every row): (file, old, new, occurrences).
+# both versions' headers and to every row: its row of the column list):
+# (file, old, new, occurrences).
 WORDING_OLD, WORDING_NEW = "- Cost center: ", "- Cost centre: "
 ADDED_COLUMN, ADDED_VALUE = "x_TestBuild", "tb"
 PATCHES = (
     ("engine/render/invoice_codec.c", WORDING_OLD, WORDING_NEW, 1),
-    ("engine/render/export.c", "X(x_Estimated, ALL)",
-     "X(x_Estimated, ALL) X(%s, ALL)" % ADDED_COLUMN, 1),
-    ("engine/render/export.c", "    case NCOLS: break;",
-     '    case C_%s: cell_str(r, "%s"); break;\n    case NCOLS: break;'
+    ("engine/render/export.c", 'X(x_Estimated, ALL, bare, l->estimated ? "true" : "false")',
+     'X(x_Estimated, ALL, bare, l->estimated ? "true" : "false") X(%s, ALL, str, "%s")'
      % (ADDED_COLUMN, ADDED_VALUE), 1),
 )
 # what the test build needs of this source tree

@@ -29,17 +29,23 @@ December 1st 17:00 on: November is not re-collected by it.
    why), a deleted file, a changed price table, a changed config, a closed
    period before it and a new output folder make `run` rewrite it; a
    leftover temporary folder of a killed run is removed.
-3. Kill loop: --kills (default 50) SIGKILLs at seeded random instants of
-   `run --now 2026-12-01T20:00`, most started from a snapshot (database +
-   output folder after an uninterrupted `run --now 2026-11-29T00:00`, so
-   the run crosses the month end and its successor does not re-pull
-   November), one attempt in ten from an empty database (the whole
-   backfill). Delays are uniform over the whole uninterrupted run; every
-   third snapshot attempt and every other fresh one instead waits for the
-   "collected cluster=" line and kills after a delay uniform over the
-   output stage (durations measured on the uninterrupted runs). Each kill is followed by `run --now
-   2026-12-01T20:00` to completion; then the database and the output tree
-   must equal the uninterrupted run's from the same start (snapshot + one
+3. Kill loop: SIGKILLs at seeded instants of `run --now
+   2026-12-01T20:00`, from a snapshot (database + output folder after an
+   uninterrupted `run --now 2026-11-29T00:00`, so the run crosses the
+   month end and its successor does not re-pull November) or from an
+   empty database (the whole backfill). The instants cover every stage of
+   the run, told apart by the log line that starts it (the collection;
+   "collected cluster="; "writing outputs period=" for each period;
+   "outputs dir=", the end of the output stage) and timed on the
+   uninterrupted runs: from the snapshot, --kills (default 10) at a uniform
+   instant inside each of as many equal parts of the run, and --stage-kills
+   (default 2) at a uniform instant inside each stage after the collection;
+   from an empty database, two over the run and one inside each stage
+   after the collection. A stage no kill landed in (the log of the killed
+   run shows the stage it reached) is aimed at again, killed as soon as its
+   line shows; a check fails when one is still missed. Each kill is
+   followed by `run --now 2026-12-01T20:00` to completion; then the
+   database and the output tree must equal the uninterrupted run's from the same start (snapshot + one
    run, or one run into an empty database), compared as follows.
    Database: every table, every row, except columns that hold the wall
    clock (names ending in "_at": collected_at, updated_at, closed_at,
@@ -176,6 +182,38 @@ def expected_files(exp, period):
     return sorted(f)
 
 
+# The stages of a run, by the log line that starts each: the collection
+# (from the start), then per period written the time before its first file
+# and the files ("writing outputs period=P"), the time after its reports
+# ("wrote reports period=P": the folder's rename, the output state), and
+# what follows the output stage ("outputs dir=": retention, the exit).
+def stage_of(line):
+    """The stage a log line starts, or None."""
+    if COLLECTED in line:
+        return "collected"
+    for word, name in (("writing outputs period=", "writing"),
+                       ("wrote reports period=", "wrote")):
+        if word in line:
+            return "%s %s" % (name, line.split(word, 1)[1].split()[0])
+    if "outputs dir=" in line:
+        return "outputs done"
+    return None
+
+
+def stage_marks(lines, total):
+    """[(stage, start second, length)] of a run's timed log lines
+    [(second, line)], the collection first."""
+    marks = [("collect", 0.0)] + [(stage_of(ln), t) for t, ln in lines if stage_of(ln)]
+    return [(m, t, (marks[i + 1][1] if i + 1 < len(marks) else total) - t)
+            for i, (m, t) in enumerate(marks)]
+
+
+def stage_reached(text):
+    """The last stage a killed run's log shows it started."""
+    got = [stage_of(ln) for ln in text.splitlines() if stage_of(ln)]
+    return got[-1] if got else "collect"
+
+
 # ---------------------------------------------------------------- the test
 
 class OutputsTest(harness.Suite):
@@ -248,7 +286,8 @@ class OutputsTest(harness.Suite):
         return self.engine.cmd(cfg or self.cfg, db, "run", "--out", out, "--now", now)
 
     def run(self, db, out, now, cfg=None):
-        """An uninterrupted run: (exit, stderr, seconds, output-stage seconds)."""
+        """An uninterrupted run: (exit, stderr, seconds, output-stage seconds);
+        self.last_stages: the stage marks of its log (stage_marks)."""
         cmd = self.cmd(db, out, now, cfg)
         t0 = time.time()
         proc = subprocess.Popen(cmd, cwd=self.work, stdin=subprocess.DEVNULL,
@@ -258,7 +297,7 @@ class OutputsTest(harness.Suite):
         def reader():
             for raw in proc.stderr:
                 line = raw.decode("utf-8", "replace")
-                lines.append(line)
+                lines.append((time.time() - t0, line))
                 if COLLECTED in line and seen[0] is None:
                     seen[0] = time.time()
         th = threading.Thread(target=reader)
@@ -270,38 +309,45 @@ class OutputsTest(harness.Suite):
             proc.wait()
         th.join()
         t1 = time.time()
-        err = "".join(lines)
+        err = "".join(ln for _, ln in lines)
+        self.last_stages = stage_marks(lines, t1 - t0)
         self.engine.record(cmd, proc.returncode, t1 - t0, err)
         return proc.returncode, err, t1 - t0, (t1 - seen[0]) if seen[0] else None
 
-    def killed(self, db, out, now, mode, delay):
+    def killed(self, db, out, now, mode, delay, mark=None):
         """A run SIGKILLed: mode "start" (delay after the start), "collected"
-        (delay after the collect line) or "file" (the first output file after
-        the collect line). Returns (killed, note)."""
+        (delay after the collect line), "mark" (delay after the first log
+        line starting the stage `mark`, stage_marks) or "file" (the first
+        output file after the collect line). Returns (killed, exit, stderr,
+        seconds)."""
         cmd = self.cmd(db, out, now)
         t0 = time.time()
         proc = subprocess.Popen(cmd, cwd=self.work, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=CHILD_ENV)
-        collected = threading.Event()
+        seen = threading.Event()
         lines = []
 
         def reader():
             for raw in proc.stderr:
                 line = raw.decode("utf-8", "replace")
                 lines.append(line)
-                if COLLECTED in line:
-                    collected.set()
-            collected.set()   # exited
+                if (stage_of(line) == mark) if mode == "mark" else (COLLECTED in line):
+                    seen.set()
+            seen.set()   # exited
         th = threading.Thread(target=reader)
         th.start()
         before = set(tree_files(out)) if mode == "file" else None
         if mode == "start":
             deadline = t0 + delay
         else:
-            collected.wait(ENGINE_TIMEOUT)
+            seen.wait(ENGINE_TIMEOUT)
             deadline = time.time() + delay
-        while proc.poll() is None and time.time() < deadline:
-            time.sleep(0.0005)
+        # the kill instant: Popen.wait sleeps in steps of at most the time
+        # left, so it wakes at the deadline (or at the exit)
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            pass
         if mode == "file":
             while proc.poll() is None:
                 now_files = set()
@@ -317,7 +363,8 @@ class OutputsTest(harness.Suite):
         th.join()
         secs = time.time() - t0
         self.engine.record(cmd, "SIGKILL" if was_killed else proc.returncode, secs,
-                           "".join(lines) + ("(killed, mode %s, %.3fs)" % (mode, delay)))
+                           "".join(lines) + ("(killed, mode %s%s, %.3fs)" % (
+                               mode, " " + mark if mark else "", delay)))
         return was_killed, proc.returncode, "".join(lines), secs
 
     # ---- 1. killed runs
@@ -502,6 +549,7 @@ class OutputsTest(harness.Suite):
         if rc != 0:
             tap.fail("kill loop: fresh run --now %s" % T1, "exit %s: %s" % (rc, tail(err)))
             return
+        fresh_stages = self.last_stages
         fresh_ref = (db_figures(db)[0], tree_files(out))
         copy_state(empty_db, empty_out, db, out)
         rc, err, secs0, _ = self.run(db, out, T_SNAP)
@@ -524,57 +572,77 @@ class OutputsTest(harness.Suite):
         tap.note("timing: uninterrupted run --now %s: fresh backfill %.2fs (output stage %.2fs); "
                  "from the snapshot %.2fs (output stage %.2fs)" % (
                      T1, fsecs, fout_secs or 0, secs, out_secs))
+        snap_stages = self.last_stages
         rng = random.Random(a.seed)
-        tap.note("kill loop: seed %d (rerun with --seed %d)" % (a.seed, a.seed))
-        kills = attempts = finished = in_output = 0
-        bad, points = [], []
+        tap.note("kill loop: seed %d (rerun with --seed %d); stages of the run from the "
+                 "snapshot (start, length): %s" % (a.seed, a.seed, ", ".join(
+                     "%s %.3f+%.3f" % s for s in snap_stages)))
+        # The kill instants: from the snapshot, --kills over the whole run,
+        # one at a uniform instant inside each of --kills equal parts (the
+        # collection takes most of it), then --stage-kills inside each stage
+        # that follows the collection, uniform over its measured length;
+        # from an empty database (the whole backfill), two over the run and
+        # one inside each stage after the collection.
+        plan = [("snapshot", snap_ref, "start", (i + rng.random()) * secs / a.kills, None)
+                for i in range(a.kills)]
+        plan += [("snapshot", snap_ref, "mark", rng.uniform(0.0, length), m)
+                 for m, _, length in snap_stages[1:] for _ in range(a.stage_kills)]
+        plan += [("fresh", fresh_ref, "start", (i + rng.random()) * fsecs / 2, None)
+                 for i in range(2)]
+        plan += [("fresh", fresh_ref, "mark", rng.uniform(0.0, length), m)
+                 for m, _, length in fresh_stages[1:]]
+        kills = attempts = finished = 0
+        bad, points, reached = [], [], {}
         t_loop = time.time()
-        while kills < a.kills and attempts < 3 * a.kills:
+
+        def attempt(start, ref, mode, delay, mark):
+            nonlocal kills, attempts, finished
             attempts += 1
-            if attempts % 10 == 5:   # a backfill from nothing
-                start, ref = "fresh", fresh_ref
-                copy_state(empty_db, empty_out, db, out)
-                if attempts % 20 == 5:
-                    mode, delay = "start", rng.uniform(0.0, fsecs)
-                else:
-                    mode, delay = "collected", rng.uniform(0.0, fout_secs or 0.1)
-            else:
-                start, ref = "snapshot", snap_ref
-                copy_state(snap_db, snap_out, db, out)
-                if attempts % 3 == 0:
-                    mode, delay = "collected", rng.uniform(0.0, out_secs)
-                else:
-                    mode, delay = "start", rng.uniform(0.0, secs)
-            was_killed, rc, err, _ = self.killed(db, out, T1, mode, delay)
+            copy_state(*((snap_db, snap_out) if start == "snapshot" else (empty_db, empty_out)),
+                       db, out)
+            was_killed, rc, err, _ = self.killed(db, out, T1, mode, delay, mark)
             if not was_killed:
                 finished += 1
                 if rc != 0:
                     bad.append("attempt %d: finished before its kill with exit %s: %s" % (
                         attempts, rc, tail(err, 200)))
-                continue
+                return
             kills += 1
-            stage = "output" if COLLECTED in err else "collect"
-            in_output += stage == "output"
-            points.append("%s%s+%.3f(%s)" % ("F:" if start == "fresh" else "", mode[0], delay,
-                                             stage[0]))
+            stage = stage_reached(err)
+            reached.setdefault(start, set()).add(stage)
+            points.append("%s%s+%.3f(%s)" % ("F:" if start == "fresh" else "",
+                                             mark or mode, delay, stage))
             rc, err2, _, _ = self.run(db, out, T1)
             p = [] if rc == 0 else ["completing run: exit %s: %s" % (rc, tail(err2, 300))]
             p += db_problems(db, ref[0])
             p += tree_problems(out, ref[1])
             if p:
                 bad.append("kill %d (from %s, %s %.3fs, during %s): %s" % (
-                    kills, start, mode, delay, stage, "; ".join(p[:3])))
-        tap.note("kill loop: %d kills (%d in the output stage), %d runs finished first, %.1fs; "
-                 "kills (F: from a fresh database; s: delay after the start, c: after the "
-                 "collect line; (c)/(o): landed in collection/output): %s" % (
-                     kills, in_output, finished, time.time() - t_loop, " ".join(points)))
-        if kills < a.kills:
-            bad.append("only %d kills landed in %d attempts" % (kills, attempts))
-        if in_output < max(1, a.kills // 5):
-            bad.append("only %d kills landed in the output stage" % in_output)
-        tap.check("kill loop: after each of %d SIGKILLs (%d in the output stage, seed %d) and a "
-                  "completing run, the database figures and the output tree (file by file) "
-                  "equal the uninterrupted run's" % (kills, in_output, a.seed), bad)
+                    kills, start, mark or mode, delay, stage, "; ".join(p[:3])))
+
+        for step in plan:
+            attempt(*step)
+        # a stage no kill landed in (the instants drift with the machine's
+        # load) is aimed at again: killed as soon as its log line shows
+        for start, ref, stages in (("snapshot", snap_ref, snap_stages),
+                                   ("fresh", fresh_ref, fresh_stages)):
+            for m, _, _ in stages[1:]:
+                for _ in range(3):
+                    if m in reached.get(start, ()):
+                        break
+                    attempt(start, ref, "mark", 0.0, m)
+        tap.note("kill loop: %d kills, %d runs finished first, %.1fs; kills (F: from a fresh "
+                 "database; start+delay or stage+delay, (the stage reached)): %s" % (
+                     kills, finished, time.time() - t_loop, " ".join(points)))
+        missed = ["%s: %s" % (start, m) for start, stages in (("snapshot", snap_stages),
+                                                              ("fresh", fresh_stages))
+                  for m, _, _ in stages if m not in reached.get(start, ())]
+        tap.check("kill loop: SIGKILLs landed in every stage of the run (%s), from the snapshot "
+                  "and from an empty database" % ", ".join(m for m, _, _ in snap_stages),
+                  ["no kill in " + ", ".join(missed)] if missed else [])
+        tap.check("kill loop: after each of %d SIGKILLs (seed %d) and a completing run, the "
+                  "database figures and the output tree (file by file) equal the "
+                  "uninterrupted run's" % (kills, a.seed), bad)
 
     def main(self):
         tap = self.tap
@@ -607,7 +675,10 @@ class OutputsTest(harness.Suite):
 def main():
     ap = harness.arguments(__doc__)
     ap.add_argument("--seed", type=int, default=7, help="seed of the kill instants")
-    ap.add_argument("--kills", type=int, default=50, help="number of SIGKILLs")
+    ap.add_argument("--kills", type=int, default=10,
+                    help="SIGKILLs spread over the run from the snapshot")
+    ap.add_argument("--stage-kills", type=int, default=2,
+                    help="SIGKILLs inside each stage after the collection, from the snapshot")
     ap.add_argument("--only", action="append", help="run only this step (repeatable)")
     return harness.run_driver(OutputsTest, ap.parse_args(), harness.Tap(), "outputs test",
                               "gpuledger-outputs-")

@@ -87,6 +87,36 @@ static void test_global_after_command(void)
     CHECK(gl_cli_global(&g, argc, argv, &i, &matched, &lf, inv) == GL_ERR_USAGE);
 }
 
+/* stderr sent to a temporary file while a command speaks. */
+struct captured {
+    FILE *tmp;
+    int saved;
+};
+
+static bool capture_begin(struct captured *c)
+{
+    c->tmp = tmpfile();
+    if (!c->tmp)
+        return false;
+    fflush(stderr);
+    c->saved = dup(2);
+    dup2(fileno(c->tmp), 2);
+    return true;
+}
+
+/* stderr back; the first line written meanwhile into msg. */
+static void capture_end(struct captured *c, char *msg, size_t n)
+{
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->saved);
+    rewind(c->tmp);
+    if (!fgets(msg, (int)n, c->tmp))
+        msg[0] = '\0';
+    msg[strcspn(msg, "\n")] = '\0';
+    fclose(c->tmp);
+}
+
 /* The check of command name with --format (or export's --focus-version)
  * value: its exit status, and the first line it printed into msg. */
 static int format_check(const char *name, const char *value, char *msg, size_t n)
@@ -98,22 +128,65 @@ static int format_check(const char *name, const char *value, char *msg, size_t n
     else
         e.o.format = value;
     msg[0] = '\0';
-    FILE *tmp = tmpfile();
-    if (!cmd || !cmd->check || !tmp)
+    struct captured cap;
+    if (!cmd || !cmd->check || !capture_begin(&cap))
         return -1;
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fileno(tmp), 2);
     int rc = cmd->check(&e);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(tmp);
-    if (!fgets(msg, (int)n, tmp))
-        msg[0] = '\0';
-    msg[strcspn(msg, "\n")] = '\0';
-    fclose(tmp);
+    capture_end(&cap, msg, n);
     return rc;
+}
+
+/* gpuledger with words (argv[0] the command's name, NULL-ended): its exit
+ * status, and the first line it printed on stderr into msg. */
+static int run_words(const char *const *words, char *msg, size_t n)
+{
+    char *argv[8];
+    int argc = 0;
+    while (words[argc] && argc < 8) {
+        argv[argc] = (char *)words[argc];
+        argc++;
+    }
+    struct gl_cli g = {"/nonexistent/gpuledger.json", "/nonexistent/gpuledger.db"};
+    msg[0] = '\0';
+    const struct gl_command *cmd = gl_command_find(words[0]);
+    struct captured cap;
+    if (!cmd || !capture_begin(&cap))
+        return -1;
+    int rc = gl_cli_run(cmd, &g, argc, argv);
+    capture_end(&cap, msg, n);
+    return rc;
+}
+
+/* A required option (its row's GL_REQ) missing or empty is a usage error
+ * naming it and its value, before anything is opened (the config and the
+ * database here do not exist); given, the command goes on past it. */
+static void test_required_options(void)
+{
+    static const struct {
+        const char *words[5];
+        const char *msg;
+    } cases[] = {
+        {{"report", "--period", "2026-01", NULL}, "gpuledger: --out DIR is required"},
+        {{"report", "--period", "2026-01", "--out=", NULL}, "gpuledger: --out DIR is required"},
+        {{"backup", NULL}, "gpuledger: --to FILE is required"},
+        {{"backup", "--to", "", NULL}, "gpuledger: --to FILE is required"},
+        {{"prune", "--dry-run", NULL}, "gpuledger: --before YYYY-MM is required"},
+        /* the period is asked first, as before */
+        {{"report", "--out", "x", NULL}, "gpuledger: --period YYYY-MM is required"},
+        /* given: the row's own check runs next */
+        {{"prune", "--before", "2026x", NULL}, "gpuledger: --before \"2026x\" is not YYYY-MM"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char msg[256];
+        int rc = run_words(cases[i].words, msg, sizeof msg);
+        CHECK(rc == 2);
+        CHECK_STR(msg, cases[i].msg);
+    }
+    /* past the required option, the next failure is the missing database */
+    char msg[256];
+    const char *const given[] = {"backup", "--to", "/nonexistent/copy.db", NULL};
+    CHECK(run_words(given, msg, sizeof msg) != 2);
+    CHECK(strstr(msg, "no database") != NULL);
 }
 
 /* Every command that prints a period resolves --format in one place and
@@ -239,5 +312,6 @@ int main(void)
     RUN(test_formats);
     RUN(test_usage_listing);
     RUN(test_usage_formats);
+    RUN(test_required_options);
     return TAP_END();
 }

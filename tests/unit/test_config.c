@@ -4,6 +4,7 @@
 #include "queryreg.h"
 #include "tap.h"
 #include "util.h"
+#include "work_preset.h"
 
 static enum gl_status load(const char *text, struct gl_config **c, struct gl_error *err)
 {
@@ -255,6 +256,68 @@ static void test_query_registry(void)
     gl_config_free(c);
 }
 
+/* billing.basis: the table's rows by name, the default the first ("used"),
+ * and the names a wrong value is told. */
+static void test_basis(void)
+{
+    struct gl_config *c = load_minimal();
+    if (c) {
+        CHECK_STR(c->basis->name, "used");
+        CHECK(!c->basis->bills_reserved_unused && !c->basis->srv_refusal);
+        gl_config_free(c);
+    }
+    c = NULL;
+    struct gl_error err = {0};
+    CHECK(load("{\"prometheus\": {\"url\": \"http://x\"}, \"prices\": {\"file\": \"p\"},"
+               " \"billing\": {\"currency\": \"USD\", \"basis\": \"max\"}}",
+               &c, &err) == GL_OK);
+    if (c) {
+        CHECK(c->basis == gl_basis_find("max"));
+        CHECK(c->basis->bills_reserved_unused);
+        CHECK_STR(c->basis->srv_refusal, "billing basis max");
+        CHECK(strstr(c->basis->saving_means, "max(allocation, used)") != NULL);
+        gl_config_free(c);
+    }
+    c = NULL;
+    CHECK(load("{\"prometheus\": {\"url\": \"http://x\"}, \"prices\": {\"file\": \"p\"},"
+               " \"billing\": {\"currency\": \"USD\", \"basis\": \"maximum\"}}",
+               &c, &err) == GL_ERR_CONFIG);
+    CHECK(c == NULL);
+    CHECK(strstr(err.msg, "billing.basis") &&
+          strstr(err.msg, "\"maximum\" is not one of: used, max"));
+    CHECK(gl_basis_find("Max") == NULL && gl_basis_find(NULL) == NULL);
+}
+
+/* work.presets: each preset's counters, as its documentation names them,
+ * and the names listed in messages (vllm 3, sglang 3, tgi 3, triton 2). */
+static void test_work_presets(void)
+{
+    CHECK_STR(gl_work_preset_names(), "vllm, sglang, tgi, triton");
+    static const struct {
+        const char *preset;
+        size_t n;
+        const char *first_metric, *last_unit;
+    } want[] = {
+        {"vllm", 3, "vllm:prompt_tokens_total", "requests"},
+        {"sglang", 3, "sglang:prompt_tokens_total", "requests"},
+        {"tgi", 3, "tgi_request_input_length_sum", "requests"},
+        {"triton", 2, "nv_inference_request_success", "inferences"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        size_t n = 99;
+        const struct gl_work_preset_counter *pc = gl_work_preset(want[i].preset, &n);
+        CHECK(pc && n == want[i].n);
+        if (!pc || n != want[i].n)
+            continue;
+        CHECK_STR(pc[0].metric, want[i].first_metric);
+        CHECK_STR(pc[n - 1].unit, want[i].last_unit);
+        for (size_t k = 0; k < n; k++)
+            CHECK_STR(pc[k].preset, want[i].preset);
+    }
+    size_t n = 99;
+    CHECK(gl_work_preset("vllm2", &n) == NULL && n == 0);
+}
+
 int main(void)
 {
     RUN(test_minimal_defaults);
@@ -265,5 +328,7 @@ int main(void)
     RUN(test_ksm_label_names);
     RUN(test_compression);
     RUN(test_query_registry);
+    RUN(test_basis);
+    RUN(test_work_presets);
     return TAP_END();
 }

@@ -1,5 +1,5 @@
 /* Unit tests: the typed reads of the ledger (engine/ledger/query.c), on one
- * database written through the store API (store.h, owner.h) and closed
+ * database written through the store API (store.h, store_owner.h) and closed
  * through close.h. What is stored, in MiB-hours (× 3600 = MiB·s):
  *
  *   2026-09-10 12:00  GPU-1 (M)  team a, pod pa        memory_used 100
@@ -22,10 +22,10 @@
 #include "close.h"
 #include "config.h"
 #include "invoice.h"
-#include "owner.h"
 #include "price.h"
 #include "query.h"
 #include "store.h"
+#include "store_owner.h"
 #include "tap.h"
 #include "util.h"
 
