@@ -19,6 +19,7 @@
 #include "server.h"
 #include "side.h"
 #include "store_peak.h"
+#include "store_peakday.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -2227,6 +2228,9 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
         rc = walk_step(w, err);
     if (!rc)
         rc = gl_side_collect(GL_SIDE_AFTER_USAGE, c, cluster, s, from, to, err); /* side.h */
+    /* the advice's days before the window, built once each (store_peakday.h) */
+    if (!rc && s)
+        rc = gl_store_build_peak_days(s, cluster->name, from, NULL, err);
     if (!rc)
         gl_log(GL_LOG_INFO, "collect transfer cluster=%s mode=%s bytes=%lld", cluster->name,
                c->server_mode ? "server" : "raw", (long long)stats->bytes);

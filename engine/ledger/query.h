@@ -450,7 +450,9 @@ struct gl_peak_groups {
  * caller's price boundaries), so a group's hours share one price entry.
  * out is sorted by cluster, namespace, pod, uuid, instance, first hour,
  * bucket, device id: the order of the groups' first rows, a total order.
- * Memory follows the groups and one hour's node-hours, not the rows: fn
+ * A day built into schema/014's tables (and without a bound of cuts
+ * inside) is read from them. Memory follows the groups and one hour's
+ * node-hours, not the rows: fn
  * receives each cluster-hour's node-hours as it ends, a cluster's hours in
  * order, the clusters in order (a node-hour is of one cluster). */
 enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period *p,
@@ -458,6 +460,14 @@ enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period 
                                      void *ctx, struct gl_peak_groups *out,
                                      struct gl_error *err);
 void gl_peak_groups_free(struct gl_peak_groups *g);
+
+/* One cluster's day [day, day + 86400) from its hourly rows alone, as
+ * gl_query_advise_peaks reads it without price bounds and without teams
+ * (team ""): what store_peakday.c builds the day's groups of schema/014
+ * from, so a built day reads exactly as its rows. */
+enum gl_status gl_query_peak_day_rows(struct gl_store *s, const char *cluster, int64_t day,
+                                      gl_node_hour_fn fn, void *ctx, struct gl_peak_groups *out,
+                                      struct gl_error *err);
 
 /* Pod-hours of the period with used memory and no pod_peak row (collected
  * in server mode, or before schema 013): advice cannot see them. */

@@ -23,6 +23,14 @@ Prometheus and collected. Checks:
             one GPU of adv-n3 measured at half its capacity in every third
             hour (its groups and node rows split by the capacity of the hour),
             and with the cluster copied as a second one
+  built     those days built into daily groups by a collection after them:
+            the groups equal a restatement of their rows in SQL, the advice
+            is byte-identical to the hourly read, and a change to a built
+            group shows (it is read); after an hour of a built day is
+            re-collected with other peaks, with a price change inside a
+            built day, a GPU remeasured in a built day and the usage pruned:
+            the changed days unbuilt, the advice (and report pages) equal
+            to the calculation from the rows and to the hourly read
   invoices  every invoice is byte-identical with the peak table emptied,
             and equals the generator's expected totals: advice bills nothing
   server    collection.mode server (billing basis used, every host summed on
@@ -280,6 +288,7 @@ class Suite(harness.ScenarioSuite):
         self.tap.check("hours: every node's GPU-hours, bound and saving equal the calculation",
                        [] if got == want_nodes else ["got %s, expected %s" % (got, want_nodes)])
         self.remeasured(c2_path, path, rows, prices, rec)
+        self.built(c2, path, prices)
 
     def remeasured(self, cfg_path, hours_db, rows, prices, rec):
         """One whole GPU of adv-n3 measured at half its capacity in every
@@ -293,9 +302,28 @@ class Suite(harness.ScenarioSuite):
         n = ledger_db.remeasure_device(path, uuid, hours, 40960)
         copied = ledger_db.copy_cluster(path, "gpu-adv", "a-copy")
         rec = rec | {("a-copy",) + k[1:]: v for k, v in rec.items() if k[0] == "gpu-adv"}
-        rows = ledger_db.peak_rows(path)
         doc = json.loads(self.run(cfg_path, path, "advise", "--period", PERIOD))
-        want_lines, want_nodes = hours_expected(rows, prices, rec)
+        problems = self.against_rows(doc, path, prices, rec)
+        got = {(x.get("cluster"), x.get("node"), x.get("capacity_mib"))
+               for x in doc.get("consolidation") or []}
+        halves = [k for k in got if k[1] == "adv-n3" and k[2] == 40960]
+        clusters = {k[0] for k in got}
+        if n != len(hours) or len(halves) != 2 or clusters != {"a-copy", "gpu-adv"}:
+            problems.append("%d of %d hours remeasured; node rows at 40960 MiB: %s; clusters %s"
+                            % (n, len(hours), halves, clusters))
+        self.tap.check("hours: a GPU of adv-n3 at 40960 MiB in %d of its hours, the cluster "
+                       "copied as a second (%d peak rows): every line and every node row (per "
+                       "cluster and capacity) equals the calculation" % (len(hours), copied),
+                       problems)
+
+    def against_rows(self, doc, db, prices, rec=None):
+        """What differs between doc's lines and node rows and the
+        calculation from db's peak rows (each line's saving at the size of
+        rec, by default the size doc recommends: the hours' peaks decide
+        it)."""
+        if rec is None:
+            rec = {line_key(x): x.get("recommendation") for x in doc.get("right_sizing") or []}
+        want_lines, want_nodes = hours_expected(ledger_db.peak_rows(db), prices, rec)
         got = {line_key(x): {k: x.get(k) for k in ("team", "pods", "peak_mib", "p99_bound_mib",
                                                    "steps")}
                | {"saving": (x.get("recommendation") or {}).get("saving")}
@@ -306,17 +334,128 @@ class Suite(harness.ScenarioSuite):
         got = {(x.get("cluster"), x.get("node"), x.get("gpu_model"), x.get("capacity_mib")): (
             x.get("gpu_hours_in_use"), x.get("lower_bound_gpu_hours"), x.get("saving"))
             for x in doc.get("consolidation") or []}
-        halves = [k for k in want_nodes if k[1] == "adv-n3" and k[3] == 40960]
-        clusters = {k[0] for k in got}
         if got != want_nodes:
             problems.append("nodes: got %s, expected %s" % (got, want_nodes))
-        if n != len(hours) or len(halves) != 2 or clusters != {"a-copy", "gpu-adv"}:
-            problems.append("%d of %d hours remeasured; node rows at 40960 MiB: %s; clusters %s"
-                            % (n, len(hours), halves, clusters))
-        self.tap.check("hours: a GPU of adv-n3 at 40960 MiB in %d of its hours, the cluster "
-                       "copied as a second (%d peak rows): every line and every node row (per "
-                       "cluster and capacity) equals the calculation" % (len(hours), copied),
-                       problems)
+        return problems
+
+    def row_read(self, cfg_path, db, *args):
+        """The command's output on a copy of db without built days (every
+        hourly row read)."""
+        copy = self.path("unbuilt.db")
+        shutil.copyfile(db, copy)
+        ledger_db.unbuild_peak_days(copy)
+        return self.run(cfg_path, copy, *args)
+
+    def same_as_rows(self, cfg_path, db, prices):
+        """Problems of db's advice: against the calculation from its rows,
+        and against the engine's read of every hourly row (advise as JSON
+        and Markdown, the report's pages: byte for byte)."""
+        out = self.run(cfg_path, db, "advise", "--period", PERIOD)
+        problems = self.against_rows(json.loads(out), db, prices)
+        if out != self.row_read(cfg_path, db, "advise", "--period", PERIOD):
+            problems.append("advise differs from the read of every hourly row")
+        md = ("advise", "--period", PERIOD, "--format", "md")
+        if self.run(cfg_path, db, *md) != self.row_read(cfg_path, db, *md):
+            problems.append("advise --format md differs from the read of every hourly row")
+        pages = []
+        for name, read in (("report-built", self.run), ("report-rows", self.row_read)):
+            out = self.path(name)
+            shutil.rmtree(out, ignore_errors=True)
+            read(cfg_path, db, "report", "--period", PERIOD, "--out", out)
+            pages.append({f: open(os.path.join(out, f), "rb").read()
+                          for f in sorted(os.listdir(out))})
+        if not pages[0] or pages[0] != pages[1]:
+            problems.append("report pages differ from the read of every hourly row: %s" % [
+                f for f in sorted(set(pages[0]) | set(pages[1]))
+                if pages[0].get(f) != pages[1].get(f)])
+        return problems
+
+    def built(self, cfg, hours_db, prices):
+        """The copied hours' days built into daily groups by a collection
+        after them (the hour 2026-11-03T01 first given other peaks), then
+        read: as the hourly rows are, after an hour of a built day is
+        re-collected, with a price bound inside a built day, a device
+        remeasured in a built day, and usage pruned."""
+        tap = self.tap
+        path = self.path("built.db")
+        shutil.copyfile(hours_db, path)
+        cfg_path = self.path("config-hours.json")
+        h1 = gc.parse_time(WINDOW[0]) + 3600
+        changed = ledger_db.add_to_hour_peaks(path, h1, 700)
+        before = self.run(cfg_path, path, "advise", "--period", PERIOD)
+        self.run(cfg_path, path, "collect", "--from", "2026-11-08T00:00:00Z",
+                 "--to", "2026-11-08T01:00:00Z")
+        days = [gc.parse_time("2026-11-0%dT00:00:00Z" % d) for d in range(3, 8)]
+        got = ledger_db.peak_days_built(path)
+        after = self.run(cfg_path, path, "advise", "--period", PERIOD)
+        bad = ledger_db.peak_day_mismatches(path)
+        tap.check("built: a collection builds the days before its window (%d rows of %s "
+                  "changed first): their groups and node-hours equal their rows' (SQL); the "
+                  "advice is byte-identical to the hourly read before"
+                  % (changed, WINDOW[0][:10]),
+                  ([] if got == [("gpu-adv", d) for d in days] else ["built days %s" % got]) +
+                  ["%d rows differ, first %s" % (len(bad), bad[:2])][:len(bad)] +
+                  ([] if after == before else ["the advice changed once the days were built"]) +
+                  self.against_rows(json.loads(after), path, prices))
+        tampered = self.path("tampered.db")
+        shutil.copyfile(path, tampered)
+        n = ledger_db.add_to_day_peaks(tampered, "big-0", 5000)
+        doc = json.loads(self.run(cfg_path, tampered, "advise", "--period", PERIOD))
+        peak = {x.get("workload"): x.get("peak_mib") for x in doc.get("right_sizing") or []}
+        want = {x.get("workload"): x.get("peak_mib")
+                for x in json.loads(before).get("right_sizing") or []}
+        tap.check("built: the built days are read from their groups (big-0's raised there "
+                  "alone in %d groups: its peak %s, %s in the rows)"
+                  % (n, peak.get("big-0"), want.get("big-0")),
+                  [] if n > 0 and want.get("big-0") and
+                  peak.get("big-0") == want["big-0"] + 5000 else ["not read from the groups"])
+
+        self.run(cfg_path, path, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
+        got = ledger_db.peak_days_built(path)
+        problems = [] if got == [("gpu-adv", d) for d in days[1:]] else ["built days %s" % got]
+        tap.check("built: %s re-collected (its hour 01 back to other peaks): that day "
+                  "unbuilt, the advice equals the rows' calculation and hourly read"
+                  % WINDOW[0][:10], problems + self.same_as_rows(cfg_path, path, prices))
+
+        cut = "2026-11-06T12:00:00Z"
+        c3 = json.loads(json.dumps(cfg))
+        for e in c3["prices"]["entries"]:
+            for k in ("valid_from", "valid_to"):
+                if e[k] == "2026-11-05T00:00:00Z":
+                    e[k] = cut
+        c3_path = self.path("config-cut.json")
+        with open(c3_path, "w") as f:
+            json.dump(c3, f, indent=1)
+        p3 = [(m, pr, vf if vf is None else gc.parse_time(cut), vt if vt is None
+               else gc.parse_time(cut)) for m, pr, vf, vt in prices]
+        tap.check("built: a price bound inside a built day (%s): the advice equals the rows' "
+                  "calculation and hourly read" % cut,
+                  self.same_as_rows(c3_path, path, p3))
+
+        remeasured = self.path("built-remeasured.db")
+        shutil.copyfile(path, remeasured)
+        rows = ledger_db.peak_rows(remeasured)
+        uuid = min(r[4] for r in rows if r[5] == "adv-n3" and not r[8])
+        hours = sorted(r[0] for r in rows if days[3] <= r[0] < days[4])
+        n = ledger_db.remeasure_device(remeasured, uuid, sorted(set(hours))[::2], 40960)
+        got = ledger_db.peak_days_built(remeasured)
+        problems = [] if got == [("gpu-adv", d) for d in days[1:3] + days[4:]] and n > 0 \
+            else ["%d hours remeasured; built days %s" % (n, got)]
+        tap.check("built: a GPU remeasured in half the hours of a built day: that day "
+                  "unbuilt, the others kept; the advice equals the rows' calculation and "
+                  "hourly read", problems + self.same_as_rows(cfg_path, remeasured, prices))
+
+        pruned = self.path("built-pruned.db")
+        shutil.copyfile(path, pruned)
+        n = ledger_db.delete_usage_as_prune(pruned, "2026-11-01", "2026-12-01")
+        got = ledger_db.peak_days_built(pruned)
+        problems = [] if got == [("gpu-adv", d) for d in days[1:]] and n > 0 \
+            else ["%d usage rows pruned; built days %s" % (n, got)]
+        if self.run(cfg_path, pruned, "advise", "--period", PERIOD) != \
+                self.row_read(cfg_path, pruned, "advise", "--period", PERIOD):
+            problems.append("advise differs from the read of every hourly row")
+        tap.check("built: the month's usage pruned (%d rows; peaks kept): the built days "
+                  "kept, the advice byte-identical to the hourly read" % n, problems)
 
     def invoices(self, gen, cfg_path, db):
         tap = self.tap

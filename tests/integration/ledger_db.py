@@ -173,6 +173,10 @@ def dump(db):
 # counters (a killed run's committed chunks are stored again by the next)
 WALL_CLOCK_SUFFIX = "_at"
 COUNTERS = {("data_version", "version"), ("output_state", "data_version")}
+# the advice's daily groups: a collection builds the days before its
+# window, so which days are built follows where runs started; compared as
+# their agreement with the rows instead (_peak_day_mismatches)
+PEAK_DAY_TABLES = ("pod_peak_day", "node_peak_hour", "pod_peak_day_built")
 
 
 def comparable_figures(db):
@@ -187,6 +191,8 @@ def comparable_figures(db):
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
             "ORDER BY name")]
         for t in tables:
+            if t in PEAK_DAY_TABLES:
+                continue
             cols = _columns(con, t)
             keep = [c for c in cols if not c.endswith(WALL_CLOCK_SUFFIX) and (t, c) not in COUNTERS]
             if t == "device":
@@ -205,6 +211,9 @@ def comparable_figures(db):
             else:
                 sql = "SELECT %s FROM \"%s\"" % (", ".join('"%s"' % c for c in keep), t)
             out[t] = (keep, sorted(con.execute(sql).fetchall(), key=repr))
+        if "pod_peak_day_built" in tables:
+            out["built advice days against their rows"] = (["mismatch"],
+                                                            _peak_day_mismatches(con))
         versions = []
         if "output_state" in tables:
             versions = con.execute(
@@ -625,6 +634,76 @@ def peak_rows(db):
                 " LEFT JOIN device_model_hour m ON m.hour = k.hour AND m.device_id = k.device_id"
                 " LEFT JOIN pod_owner o ON o.cluster = k.cluster AND o.namespace = k.namespace"
                 "  AND o.pod = k.pod")
+
+
+# A built day's groups and node-hours, restated from its pod_peak rows (the
+# schema file's definitions: the device's model and capacity of the hour,
+# else the device row's; a node-hour of whole GPUs of known capacity sums
+# each pod's largest peak per device and counts the devices).
+_DAY_OF = "k.hour - k.hour % 86400"
+_BUILT = " JOIN pod_peak_day_built b ON b.cluster = k.cluster AND b.day = " + _DAY_OF
+_MODEL = (" JOIN device d ON d.id = k.device_id LEFT JOIN device_model_hour m"
+          " ON m.hour = k.hour AND m.device_id = k.device_id")
+PEAK_DAY_EXPECTED = {
+    "pod_peak_day": (
+        "SELECT k.cluster, " + _DAY_OF + ", k.namespace, k.pod, k.device_id,"
+        " coalesce(m.model, d.model), coalesce(m.max_capacity_mib, d.max_capacity_mib),"
+        " k.bucket, k.alloc_mib, k.alloc_ugpu, SUM(k.steps), MAX(k.peak_mib), MIN(k.hour)"
+        " FROM pod_peak k" + _BUILT + _MODEL + " GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
+        "SELECT p.cluster, p.day, namespace, pod, device_id, model, capacity_mib, bucket,"
+        " alloc_mib, alloc_ugpu, steps, peak_mib, first_hour FROM pod_peak_day p"
+        " JOIN pod_peak_day_built b ON b.cluster = p.cluster AND b.day = p.day"),
+    "node_peak_hour": (
+        "SELECT k.cluster, k.hour, d.hostname, coalesce(m.model, d.model) AS model,"
+        " coalesce(m.max_capacity_mib, d.max_capacity_mib) AS cap, SUM(k.peak),"
+        " COUNT(DISTINCT d.uuid)"
+        " FROM (SELECT k.cluster, k.hour, k.device_id, MAX(k.peak_mib) AS peak FROM pod_peak k"
+        + _BUILT + " GROUP BY k.cluster, k.hour, k.namespace, k.pod, k.device_id) k" + _MODEL +
+        " WHERE d.gpu_i_profile = '' AND cap > 0 GROUP BY 1, 2, 3, 4, 5",
+        "SELECT n.cluster, hour, hostname, model, capacity_mib, sum_peak, devices"
+        " FROM node_peak_hour n JOIN pod_peak_day_built b ON b.cluster = n.cluster"
+        " AND b.day = n.hour - n.hour % 86400"),
+}
+
+
+def _peak_day_mismatches(con):
+    out = []
+    for table, (want_sql, got_sql) in PEAK_DAY_EXPECTED.items():
+        want = sorted(tuple(r) for r in con.execute(want_sql))
+        got = sorted(tuple(r) for r in con.execute(got_sql))
+        out += [(table, "expected", r) for r in sorted(set(want) - set(got))]
+        out += [(table, "stored", r) for r in sorted(set(got) - set(want))]
+    return out
+
+
+def peak_day_mismatches(db):
+    """The rows of the built days' groups and node-hours that differ from
+    their restatement from the days' pod_peak rows: (table, "expected" or
+    "stored", row), [] when they agree."""
+    with _open(db) as con:
+        return _peak_day_mismatches(con)
+
+
+def peak_days_built(db):
+    """(cluster, day) of every day whose daily advice groups are built, sorted."""
+    return _all(db, "SELECT cluster, day FROM pod_peak_day_built ORDER BY 1, 2")
+
+
+def unbuild_peak_days(db):
+    """Every day's built mark deleted (the advice reads every hourly row)."""
+    return _run(db, ("DELETE FROM pod_peak_day_built", ()))
+
+
+def add_to_day_peaks(db, pod, mib):
+    """mib added to the pod's peaks in the built daily groups alone (their
+    hourly rows unchanged): a read of those groups shows it; returns the
+    groups changed."""
+    return _run(db, ("UPDATE pod_peak_day SET peak_mib = peak_mib + ? WHERE pod = ?", (mib, pod)))
+
+
+def add_to_hour_peaks(db, hour, mib):
+    """mib added to every pod peak of the hour; returns the rows changed."""
+    return _run(db, ("UPDATE pod_peak SET peak_mib = peak_mib + ? WHERE hour = ?", (mib, hour)))
 
 
 def delete_pod_peaks(db):
