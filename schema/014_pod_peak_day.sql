@@ -102,3 +102,29 @@ END;
 CREATE TRIGGER IF NOT EXISTS device_peak_day_delete AFTER DELETE ON device BEGIN
     DELETE FROM pod_peak_day_built WHERE cluster = OLD.cluster;
 END;
+
+-- The advice's two other month-long reads, per built day: stored when the
+-- day is built (store_peakday.c), read for a day with a row here and in
+-- pod_peak_day_built, else from the day's rows (query_dayfig.c). A day
+-- built before these tables reads from its rows.
+-- missing_pod_hours: the day's pod-hours with used memory and no pod_peak
+-- row. Besides pod_peak it depends on the day's usage rows: every writer of
+-- usage removes the stamp of the days it writes (collect's clearing of the
+-- hours it stores, prune's of the range it deletes).
+CREATE TABLE IF NOT EXISTS pod_peak_day_figures (
+    cluster           TEXT NOT NULL,
+    day               INTEGER NOT NULL,
+    missing_pod_hours INTEGER NOT NULL,
+    PRIMARY KEY (cluster, day)
+) WITHOUT ROWID;
+
+-- The GPU sizes of the day's device_model_hour rows of the cluster's real
+-- devices (model, MIG profile, capacity; capacity known), each once.
+CREATE TABLE IF NOT EXISTS pod_peak_day_size (
+    cluster      TEXT NOT NULL,
+    day          INTEGER NOT NULL,
+    model        TEXT NOT NULL,
+    profile      TEXT NOT NULL,
+    capacity_mib INTEGER NOT NULL,
+    PRIMARY KEY (cluster, day, model, profile, capacity_mib)
+) WITHOUT ROWID;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "query.h"
+#include "query_dayfig.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -74,6 +75,33 @@ static enum gl_status put_groups(struct gl_store *s, int64_t day, const struct g
     return rc;
 }
 
+/* The day's figures besides its groups (schema/014): what it held before
+ * cleared, then its missing pod-hours and its GPU sizes from its rows, by
+ * the read's own SQL (query_dayfig.h). ?1 = cluster, ?2 = day. */
+static const char *const figures_sql[] = {
+    "DELETE FROM pod_peak_day_figures WHERE cluster = ?1 AND day = ?2",
+    "DELETE FROM pod_peak_day_size WHERE cluster = ?1 AND day = ?2",
+    "INSERT INTO pod_peak_day_figures (cluster, day, missing_pod_hours) SELECT ?1, ?2, ("
+        GL_DAYFIG_MISSING("u.hour >= ?2 AND u.hour < ?2 + 86400 AND u.cluster = ?1") ")",
+    "INSERT INTO pod_peak_day_size (cluster, day, model, profile, capacity_mib) SELECT ?1, ?2, *"
+    " FROM (" GL_DAYFIG_SIZES("d.cluster = ?1 AND m.hour >= ?2 AND m.hour < ?2 + 86400") ")",
+};
+
+static enum gl_status put_figures(struct gl_store *s, const char *cluster, int64_t day,
+                                  struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    for (size_t k = 0; !rc && k < sizeof figures_sql / sizeof *figures_sql; k++) {
+        sqlite3_stmt *st;
+        if ((rc = gl_store_prepare(s, figures_sql[k], &st, what, err)))
+            break;
+        sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, day);
+        rc = gl_store_run_once(s, st, what, err);
+    }
+    return rc;
+}
+
 /* Binds ?1 = cluster and ?2 = day to st, reset first. */
 static void bind_day(sqlite3_stmt *st, const char *cluster, int64_t day)
 {
@@ -96,7 +124,7 @@ static enum gl_status build_day(struct gl_store *s, sqlite3_stmt *stamp, const c
         rc = gl_store_clear_range(s, clear_sql[k], cluster, day, day + 86400, what, err);
     if (!rc && !(rc = gl_store_prepare(s, node_sql, &b.node, what, err)) &&
         !(rc = gl_query_peak_day_rows(s, cluster, day, put_node, &b, &g, err)) &&
-        !(rc = put_groups(s, day, &g, err))) {
+        !(rc = put_groups(s, day, &g, err)) && !(rc = put_figures(s, cluster, day, err))) {
         bind_day(stamp, cluster, day);
         rc = gl_store_put_row(s, stamp, what, err);
     }
