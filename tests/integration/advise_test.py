@@ -31,6 +31,11 @@ Prometheus and collected. Checks:
             built day, a GPU remeasured in a built day and the usage pruned:
             the changed days unbuilt, the advice (and report pages) equal
             to the calculation from the rows and to the hourly read
+  figures   days with hours without peaks (usage alone, as server mode
+            stores it) built: each day's stored count of those pod-hours
+            and GPU sizes equal their rows', the advice's count equals the
+            rows' and is read from the stored figures; a re-collection of
+            such hours in server mode unbuilds their day
   invoices  every invoice is byte-identical with the peak table emptied,
             and equals the generator's expected totals: advice bills nothing
   server    collection.mode server (billing basis used, every host summed on
@@ -289,6 +294,7 @@ class Suite(harness.ScenarioSuite):
                        [] if got == want_nodes else ["got %s, expected %s" % (got, want_nodes)])
         self.remeasured(c2_path, path, rows, prices, rec)
         self.built(c2, path, prices)
+        self.figures(c2, path)
 
     def remeasured(self, cfg_path, hours_db, rows, prices, rec):
         """One whole GPU of adv-n3 measured at half its capacity in every
@@ -456,6 +462,79 @@ class Suite(harness.ScenarioSuite):
             problems.append("advise differs from the read of every hourly row")
         tap.check("built: the month's usage pruned (%d rows; peaks kept): the built days "
                   "kept, the advice byte-identical to the hourly read" % n, problems)
+
+    def figures(self, cfg, hours_db):
+        """The built days' other figures: the pod-hours without peak data
+        (with hours stored as server mode stores them: usage, no peaks) and
+        the fleet's GPU sizes, stored when a day is built and read from
+        there; a re-collection of hours without peaks (usage alone
+        changed) unbuilds their day."""
+        tap = self.tap
+        path = self.path("figures.db")
+        shutil.copyfile(hours_db, path)
+        cfg_path = self.path("config-hours.json")
+        w0, w1 = gc.parse_time(WINDOW[0]), gc.parse_time(WINDOW[1])
+        days = [gc.parse_time("2026-11-0%dT00:00:00Z" % d) for d in range(3, 8)]
+        # the window's hours and the next day's first four without peaks,
+        # the window's with more pods than a re-collection finds
+        peakless = ledger_db.delete_hour_peaks(path, w0, w1) + \
+            ledger_db.delete_hour_peaks(path, days[1], days[1] + 4 * 3600)
+        ghosts = ledger_db.add_ghost_usage(path, w0, w1)
+        self.run(cfg_path, path, "collect", "--from", "2026-11-08T00:00:00Z",
+                 "--to", "2026-11-08T01:00:00Z")
+        got = ledger_db.peak_days_built(path)
+        bad = ledger_db.peak_day_mismatches(path)
+        out = self.run(cfg_path, path, "advise", "--period", PERIOD)
+        n = json.loads(out).get("pod_hours_without_peak_data")
+        want = ledger_db.pod_hours_without_peak(path)
+        stored = ledger_db.day_missing_total(path)
+        tap.check("figures: days with hours without peaks built (%d peak rows deleted, %d ghost "
+                  "usage rows): each day's pod-hours without peaks (%s stored) and GPU sizes "
+                  "equal their rows' (SQL); the advice counts %s pod-hours, the rows %d, and is "
+                  "byte-identical to the hourly read" % (peakless, ghosts, stored, n, want),
+                  ([] if got == [("gpu-adv", d) for d in days] else ["built days %s" % got]) +
+                  ["%d rows differ, first %s" % (len(bad), bad[:2])][:len(bad)] +
+                  ([] if n == want == stored > 0 and peakless > 0 and ghosts > 0
+                   else ["count %s, rows %d, stored %s" % (n, want, stored)]) +
+                  ([] if out == self.row_read(cfg_path, path, "advise", "--period", PERIOD)
+                   else ["advise differs from the read of every hourly row"]))
+
+        tampered = self.path("figures-tampered.db")
+        shutil.copyfile(path, tampered)
+        changed = ledger_db.add_to_day_missing(tampered, 1000)
+        sizes = ledger_db.delete_day_sizes(tampered)
+        doc = json.loads(self.run(cfg_path, tampered, "advise", "--period", PERIOD))
+        recs = sorted(str(x.get("recommendation")) for x in doc.get("right_sizing") or [])
+        was = sorted(str(x.get("recommendation")) for x in json.loads(out).get("right_sizing")
+                     or [])
+        tap.check("figures: the built days' counts and sizes are read from what was stored "
+                  "(+1000 in %d days: %s pod-hours; %d sizes deleted: the recommendations "
+                  "change)" % (changed, doc.get("pod_hours_without_peak_data"), sizes),
+                  ([] if changed == len(days) and
+                   doc.get("pod_hours_without_peak_data") == n + 1000 * changed
+                   else ["not read from the stored counts"]) +
+                  ([] if sizes > 0 and recs != was else ["not read from the stored sizes"]))
+
+        server = json.loads(json.dumps(cfg))
+        server["collection"]["mode"] = "server"
+        server.setdefault("billing", {})["basis"] = "used"
+        server_path = self.path("config-figures-server.json")
+        with open(server_path, "w") as f:
+            json.dump(server, f, indent=1)
+        self.run(server_path, path, "collect", "--from", WINDOW[0], "--to", WINDOW[1],
+                 "--allow-shrink")  # the ghosts are not found again
+        got = ledger_db.peak_days_built(path)
+        out = self.run(cfg_path, path, "advise", "--period", PERIOD)
+        n2 = json.loads(out).get("pod_hours_without_peak_data")
+        want = ledger_db.pod_hours_without_peak(path)
+        tap.check("figures: %s re-collected in server mode (usage rewritten, no peaks before or "
+                  "after): that day unbuilt, the others kept; the advice counts %s pod-hours, "
+                  "the rows %d (%s before), byte-identical to the hourly read"
+                  % (WINDOW[0][:10], n2, want, n),
+                  ([] if got == [("gpu-adv", d) for d in days[1:]] else ["built days %s" % got]) +
+                  ([] if n2 == want != n else ["count %s, rows %d" % (n2, want)]) +
+                  ([] if out == self.row_read(cfg_path, path, "advise", "--period", PERIOD)
+                   else ["advise differs from the read of every hourly row"]))
 
     def invoices(self, gen, cfg_path, db):
         tap = self.tap

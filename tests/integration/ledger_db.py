@@ -663,6 +663,23 @@ PEAK_DAY_EXPECTED = {
         "SELECT n.cluster, hour, hostname, model, capacity_mib, sum_peak, devices"
         " FROM node_peak_hour n JOIN pod_peak_day_built b ON b.cluster = n.cluster"
         " AND b.day = n.hour - n.hour % 86400"),
+    # the day's (hour, namespace, pod) with used memory and no peak row
+    "pod_peak_day_figures": (
+        "SELECT b.cluster, b.day, (SELECT count(*) FROM (SELECT u.hour, u.namespace, u.pod"
+        "  FROM usage u WHERE u.cluster = b.cluster AND u.hour - u.hour % 86400 = b.day"
+        "  AND u.kind = 'memory_used' AND u.pod <> '' EXCEPT SELECT k.hour, k.namespace, k.pod"
+        "  FROM pod_peak k WHERE k.cluster = b.cluster AND k.hour - k.hour % 86400 = b.day))"
+        " FROM pod_peak_day_built b",
+        "SELECT f.cluster, f.day, f.missing_pod_hours FROM pod_peak_day_figures f"
+        " JOIN pod_peak_day_built b ON b.cluster = f.cluster AND b.day = f.day"),
+    # the day's GPU sizes: each hour's model and capacity of a real device
+    "pod_peak_day_size": (
+        "SELECT DISTINCT d.cluster, m.hour - m.hour % 86400, m.model, d.gpu_i_profile,"
+        " m.max_capacity_mib FROM device_model_hour m JOIN device d ON d.id = m.device_id"
+        " JOIN pod_peak_day_built b ON b.cluster = d.cluster AND b.day = m.hour - m.hour % 86400"
+        " WHERE m.max_capacity_mib > 0 AND substr(d.uuid, 1, 5) <> 'node:'",
+        "SELECT z.cluster, z.day, z.model, z.profile, z.capacity_mib FROM pod_peak_day_size z"
+        " JOIN pod_peak_day_built b ON b.cluster = z.cluster AND b.day = z.day"),
 }
 
 
@@ -704,6 +721,41 @@ def add_to_day_peaks(db, pod, mib):
 def add_to_hour_peaks(db, hour, mib):
     """mib added to every pod peak of the hour; returns the rows changed."""
     return _run(db, ("UPDATE pod_peak SET peak_mib = peak_mib + ? WHERE hour = ?", (mib, hour)))
+
+
+def delete_hour_peaks(db, hour_from, hour_to):
+    """The pod peaks of hours [hour_from, hour_to) deleted (their usage kept:
+    hours as server mode stores them); returns the rows deleted."""
+    return _run(db, ("DELETE FROM pod_peak WHERE hour >= ? AND hour < ?", (hour_from, hour_to)))
+
+
+def add_ghost_usage(db, hour_from, hour_to):
+    """Each memory_used row of hours [hour_from, hour_to) copied for a pod
+    named "ghost-" + its pod (a pod without peak rows); returns the rows."""
+    with _change(db) as con:
+        cols = _columns(con, "usage")
+        sel = ", ".join("'ghost-' || pod" if c == "pod" else c for c in cols)
+        return con.execute("INSERT INTO usage (%s) SELECT %s FROM usage WHERE hour >= ? AND"
+                           " hour < ? AND kind = 'memory_used' AND pod <> ''"
+                           % (", ".join(cols), sel), (hour_from, hour_to)).rowcount
+
+
+def add_to_day_missing(db, n):
+    """n added to every built day's stored count of pod-hours without peak
+    data (their rows unchanged); returns the days changed."""
+    return _run(db, ("UPDATE pod_peak_day_figures SET missing_pod_hours = missing_pod_hours + ?",
+                     (n,)))
+
+
+def day_missing_total(db):
+    """The stored counts of pod-hours without peak data of the built days, summed."""
+    return _one(db, "SELECT coalesce(sum(f.missing_pod_hours), 0) FROM pod_peak_day_figures f"
+                    " JOIN pod_peak_day_built b ON b.cluster = f.cluster AND b.day = f.day")
+
+
+def delete_day_sizes(db):
+    """Every built day's stored GPU sizes deleted; returns how many."""
+    return _run(db, "DELETE FROM pod_peak_day_size")
 
 
 def delete_pod_peaks(db):
