@@ -35,7 +35,8 @@ Prometheus and collected. Checks:
             stores it) built: each day's stored count of those pod-hours
             and GPU sizes equal their rows', the advice's count equals the
             rows' and is read from the stored figures; a re-collection of
-            such hours in server mode unbuilds their day
+            such hours in server mode, and a prune of the month, unbuild
+            their days
   invoices  every invoice is byte-identical with the peak table emptied,
             and equals the generator's expected totals: advice bills nothing
   server    collection.mode server (billing basis used, every host summed on
@@ -534,6 +535,24 @@ class Suite(harness.ScenarioSuite):
                   ([] if got == [("gpu-adv", d) for d in days[1:]] else ["built days %s" % got]) +
                   ([] if n2 == want != n else ["count %s, rows %d" % (n2, want)]) +
                   ([] if out == self.row_read(cfg_path, path, "advise", "--period", PERIOD)
+                   else ["advise differs from the read of every hourly row"]))
+
+        # prune deletes usage alone (peaks and device models kept)
+        pruned = self.path("figures-pruned.db")
+        shutil.copyfile(path, pruned)
+        self.run(cfg_path, pruned, "close", "--period", PERIOD, "--force",
+                 "--now", "2026-12-02T00:00:00Z")
+        self.run(cfg_path, pruned, "prune", "--before", "2026-12")
+        got = ledger_db.peak_days_built(pruned)
+        out = self.run(cfg_path, pruned, "advise", "--period", PERIOD)
+        n3 = json.loads(out).get("pod_hours_without_peak_data")
+        want = ledger_db.pod_hours_without_peak(pruned)
+        tap.check("figures: the month closed and pruned: its built days unbuilt; the advice "
+                  "counts %s pod-hours without peaks, the rows %d (%s before), byte-identical "
+                  "to the hourly read" % (n3, want, n2),
+                  ([] if got == [] else ["built days %s" % got]) +
+                  ([] if n3 == want != n2 else ["count %s, rows %d" % (n3, want)]) +
+                  ([] if out == self.row_read(cfg_path, pruned, "advise", "--period", PERIOD)
                    else ["advise differs from the read of every hourly row"]))
 
     def invoices(self, gen, cfg_path, db):
