@@ -297,6 +297,32 @@ static enum gl_status read_triggers(struct gl_store *s, struct gl_error *err)
     return rc;
 }
 
+/* schema 014's triggers that unbuild the advice's days when a device or
+ * its hourly model changes: a later migration that rebuilds either table
+ * would drop them silently, and built days would then read stale groups */
+static const char *const peak_day_triggers[] = {
+    "model_hour_day_insert", "model_hour_day_update", "model_hour_day_delete",
+    "device_peak_day_update", "device_peak_day_delete"};
+
+static enum gl_status check_peak_day_triggers(struct gl_store *s, struct gl_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master WHERE type = 'trigger'"
+                                  " AND name = ?", -1, &st, NULL) != SQLITE_OK)
+        return gl_store_fail(s, "reading the schema", err);
+    enum gl_status rc = GL_OK;
+    for (size_t i = 0; !rc && i < sizeof peak_day_triggers / sizeof *peak_day_triggers; i++) {
+        sqlite3_bind_text(st, 1, peak_day_triggers[i], -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_ROW)
+            rc = gl_error_set(err, GL_ERR_RUNTIME,
+                              "%s: the schema lacks trigger %s (schema 014); the database was "
+                              "changed by hand?", s->path, peak_day_triggers[i]);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* The store's prepared statements (persistent: used chunk after chunk),
  * each one's field and SQL: prepared at open in this order, finalized at
  * close. */
@@ -406,6 +432,8 @@ enum gl_status gl_store_open(const char *path, struct gl_store **out, struct gl_
         rc = migrate(s, version, err);
     if (!rc)
         rc = read_triggers(s, err);
+    if (!rc)
+        rc = check_peak_day_triggers(s, err);
     for (size_t i = 0; !rc && i < sizeof statements / sizeof *statements; i++)
         rc = prepare(s, statements[i].sql, statement(s, i), err);
     if (rc) {
