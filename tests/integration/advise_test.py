@@ -383,7 +383,8 @@ class Suite(harness.ScenarioSuite):
                                   gc.fmt_time(hour), "--to", gc.fmt_time(hour + 3600),
                                   timeout=300)
         day = gc.fmt_time(hour - 5 * 86400)[:10]
-        warned = [ln for ln in err.splitlines() if "advice days not built" in ln]
+        warned = [ln for ln in err.splitlines() if "advice days not built" in ln
+                  and "warn" in ln.split("advice days not built")[0]]
         problems = [] if rc == 0 else ["collect exit %s: %s" % (rc, err[-300:])]
         if not any("cluster=gpu-adv" in ln and day in ln and "broken by the test" in ln
                    for ln in warned):
@@ -446,9 +447,23 @@ class Suite(harness.ScenarioSuite):
         self.run(cfg_path, path, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
         got = ledger_db.peak_days_built(path)
         problems = [] if got == [("gpu-adv", d) for d in days[1:]] else ["built days %s" % got]
+        left = ledger_db.peak_day_rows(path, "gpu-adv", days[0])
+        if left:
+            problems.append("%d groups and node-hours of the unbuilt day kept" % left)
         tap.check("built: %s re-collected (its hour 01 back to other peaks): that day "
-                  "unbuilt, the advice equals the rows' calculation and hourly read"
-                  % WINDOW[0][:10], problems + self.same_as_rows(cfg_path, path, prices))
+                  "unbuilt, its groups gone, the advice equals the rows' calculation and "
+                  "hourly read" % WINDOW[0][:10],
+                  problems + self.same_as_rows(cfg_path, path, prices))
+
+        for trig in ("device_peak_day_update", "model_hour_day_insert"):
+            hand = self.path("no-trigger.db")
+            shutil.copyfile(path, hand)
+            ledger_db.drop_trigger(hand, trig)
+            rc, _, err = self.eng.run(cfg_path, hand, "advise", "--period", PERIOD,
+                                      timeout=300)
+            tap.check("built: a database without trigger %s is refused at open, naming it"
+                      % trig, [] if rc != 0 and trig in err
+                      else ["exit %s: %s" % (rc, tail(err))])
 
         cut = "2026-11-06T12:00:00Z"
         c3 = json.loads(json.dumps(cfg))

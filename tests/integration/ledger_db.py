@@ -699,6 +699,19 @@ def peak_days_built(db):
     return _all(db, "SELECT cluster, day FROM pod_peak_day_built ORDER BY 1, 2")
 
 
+def peak_day_rows(db, cluster, day):
+    """The daily groups and node-hours stored for cluster's day (built or
+    not)."""
+    return _one(db, "SELECT (SELECT count(*) FROM pod_peak_day WHERE cluster = ?1 AND day = ?2)"
+                    " + (SELECT count(*) FROM node_peak_hour WHERE cluster = ?1 AND hour >= ?2"
+                    " AND hour < ?2 + 86400)", (cluster, day))
+
+
+def drop_trigger(db, name):
+    """Trigger name dropped (a database changed by hand)."""
+    _run(db, ("DROP TRIGGER %s" % name, ()))
+
+
 def unbuild_peak_days(db):
     """Every day's built mark deleted (the advice reads every hourly row)."""
     return _run(db, ("DELETE FROM pod_peak_day_built", ()))
