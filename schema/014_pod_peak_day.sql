@@ -20,8 +20,9 @@
 -- row's hostname, MIG profile, model or capacity. That last unbuilds every
 -- built day of the cluster (those group the node-hours and stand in for an
 -- hour without a device_model_hour row): narrowing it to the device's days
--- would need pod_peak indexed by device, a cost on every row collected for
--- a rare change; the days older than a collection rebuilds then read from
+-- would need pod_peak indexed by device (its key leads with cluster and
+-- hour: a device's rows are a search of the cluster's every row), a cost
+-- on every row collected for a rare change; the days older than a collection rebuilds then read from
 -- their hourly rows, exactly. The rest is read when the advice is made, as
 -- for the hourly rows: the device's uuid, instance, profile and hostname
 -- of each group, the pod's owner, the team of a group's first hour.
