@@ -10,13 +10,20 @@
 -- hourly rows, as before this schema: a database migrated here reads
 -- exactly as it did.
 --
--- What the groups depend on and how a change reaches them: the triggers
--- below remove a day's row of pod_peak_day_built in the transaction that
--- writes or deletes the day's pod_peak or device_model_hour rows (a
--- re-collected hour, a remeasured device), or that changes a device row's
--- hostname, MIG profile, model or capacity (every built day of its
--- cluster: those group the node-hours and stand in for an hour without a
--- device_model_hour row). The rest is read when the advice is made, as
+-- What the groups depend on and how a change reaches them: a day's row of
+-- pod_peak_day_built is removed in the transaction that writes or deletes
+-- the day's pod_peak rows (a re-collected hour: by the one writer, which
+-- clears a range before writing it, engine/ledger/store_peak.c, rather
+-- than by a trigger on each of the many rows a collection writes), or by
+-- the triggers below, in the one that writes or deletes its
+-- device_model_hour rows (a remeasured device), or that changes a device
+-- row's hostname, MIG profile, model or capacity. That last unbuilds every
+-- built day of the cluster (those group the node-hours and stand in for an
+-- hour without a device_model_hour row): narrowing it to the device's days
+-- would need pod_peak indexed by device (its key leads with cluster and
+-- hour: a device's rows are a search of the cluster's every row), a cost
+-- on every row collected for a rare change; the days older than a collection rebuilds then read from
+-- their hourly rows, exactly. The rest is read when the advice is made, as
 -- for the hourly rows: the device's uuid, instance, profile and hostname
 -- of each group, the pod's owner, the team of a group's first hour.
 
@@ -62,20 +69,6 @@ CREATE TABLE IF NOT EXISTS pod_peak_day_built (
     day     INTEGER NOT NULL,
     PRIMARY KEY (cluster, day)
 ) WITHOUT ROWID;
-
-CREATE TRIGGER IF NOT EXISTS pod_peak_day_insert AFTER INSERT ON pod_peak BEGIN
-    DELETE FROM pod_peak_day_built
-    WHERE cluster = NEW.cluster AND day = NEW.hour - NEW.hour % 86400;
-END;
-CREATE TRIGGER IF NOT EXISTS pod_peak_day_update AFTER UPDATE ON pod_peak BEGIN
-    DELETE FROM pod_peak_day_built
-    WHERE (cluster = OLD.cluster AND day = OLD.hour - OLD.hour % 86400)
-       OR (cluster = NEW.cluster AND day = NEW.hour - NEW.hour % 86400);
-END;
-CREATE TRIGGER IF NOT EXISTS pod_peak_day_delete AFTER DELETE ON pod_peak BEGIN
-    DELETE FROM pod_peak_day_built
-    WHERE cluster = OLD.cluster AND day = OLD.hour - OLD.hour % 86400;
-END;
 
 CREATE TRIGGER IF NOT EXISTS model_hour_day_insert AFTER INSERT ON device_model_hour BEGIN
     DELETE FROM pod_peak_day_built WHERE day = NEW.hour - NEW.hour % 86400

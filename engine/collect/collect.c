@@ -2228,9 +2228,15 @@ enum gl_status gl_collect(const struct gl_config *c, const struct gl_cluster *cl
         rc = walk_step(w, err);
     if (!rc)
         rc = gl_side_collect(GL_SIDE_AFTER_USAGE, c, cluster, s, from, to, err); /* side.h */
-    /* the advice's days before the window, built once each (store_peakday.h) */
-    if (!rc && s)
-        rc = gl_store_build_peak_days(s, cluster->name, from, NULL, err);
+    /* the advice's days before the window, built once each (store_peakday.h);
+     * optional (an unbuilt day reads from its hourly rows, exactly), so a
+     * failure there never fails the hours already committed */
+    if (!rc && s) {
+        struct gl_error berr = {0};
+        if (gl_store_build_peak_days(s, cluster->name, from, NULL, &berr))
+            gl_log(GL_LOG_WARN, "advice days not built cluster=%s: %s (read hourly)",
+                   cluster->name, berr.msg);
+    }
     if (!rc)
         gl_log(GL_LOG_INFO, "collect transfer cluster=%s mode=%s bytes=%lld", cluster->name,
                c->server_mode ? "server" : "raw", (long long)stats->bytes);

@@ -42,8 +42,12 @@ static bool stored_series(const struct gl_plan_in *in, int64_t series[GL_QR_MAX]
                 gl_store_query_counts(in->s, in->cluster->name, h, name, &n, &e) || !n.found)
                 continue;
             found = true;
-            if (n.series > series[q])
-                series[q] = n.series;
+            /* bounded as a counted one is: a stored figure is only as sane
+             * as the database (a hand-edited count must not overflow) */
+            const int64_t m = n.series < (int64_t)PLAN_MAX_SERIES ? n.series
+                                                                  : (int64_t)PLAN_MAX_SERIES;
+            if (m > series[q])
+                series[q] = m;
         }
     }
     return found;
@@ -147,7 +151,7 @@ void gl_plan_window(const struct gl_plan_in *in, int64_t *hours, int *nshards)
     gl_time_format(t, at, sizeof at);
     struct gl_error err = {0};
     if (counted_series(in, t, series, &err)) {
-        gl_log(GL_LOG_INFO,
+        gl_log(GL_LOG_WARN,
                "the window's series were not counted (%s): its unit is learned by "
                "splitting the asks that are too large",
                err.msg);

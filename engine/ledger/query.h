@@ -454,7 +454,9 @@ struct gl_peak_groups {
  * inside) is read from them. Memory follows the groups and one hour's
  * node-hours, not the rows: fn
  * receives each cluster-hour's node-hours as it ends, a cluster's hours in
- * order, the clusters in order (a node-hour is of one cluster). */
+ * order, the clusters in order (a node-hour is of one cluster); within an
+ * hour in no set order (a built day's by hostname, an hourly read's by its
+ * rows), so fn must not depend on it. */
 enum gl_status gl_query_advise_peaks(struct gl_store *s, const struct gl_period *p,
                                      const int64_t *cuts, size_t ncuts, gl_node_hour_fn fn,
                                      void *ctx, struct gl_peak_groups *out,

@@ -275,24 +275,43 @@ static const char clear_models_sql[] =
 static const char *const trigger_names[3] = {"usage_agg_insert", "usage_agg_update",
                                              "usage_agg_delete"};
 
+/* schema 014's triggers that unbuild the advice's days when a device or
+ * its hourly model changes: a later migration that rebuilds either table
+ * would drop them silently, and built days would then read stale groups */
+static const char *const peak_day_triggers[5] = {
+    "model_hour_day_insert", "model_hour_day_update", "model_hour_day_delete",
+    "device_peak_day_update", "device_peak_day_delete"};
+
+/* Trigger name of schema (st: its sql by name), its sql into *sql when
+ * wanted; an error when the schema lacks it. */
+static enum gl_status schema_trigger(struct gl_store *s, sqlite3_stmt *st, const char *name,
+                                     const char *schema, char **sql, struct gl_error *err)
+{
+    enum gl_status rc = GL_OK;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+        if (sql)
+            *sql = gl_strdup((const char *)sqlite3_column_text(st, 0));
+    } else
+        rc = gl_error_set(err, GL_ERR_RUNTIME,
+                          "%s: the schema lacks trigger %s (schema %s); the database was "
+                          "changed by hand?", s->path, name, schema);
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* The usage triggers' SQL kept, and schema 014's checked there. */
 static enum gl_status read_triggers(struct gl_store *s, struct gl_error *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT sql FROM sqlite_master WHERE type = 'trigger'"
-                                  " AND tbl_name = 'usage' AND name = ?", -1, &st, NULL) !=
-        SQLITE_OK)
+                                  " AND name = ?", -1, &st, NULL) != SQLITE_OK)
         return gl_store_fail(s, "reading the schema", err);
     enum gl_status rc = GL_OK;
-    for (size_t i = 0; !rc && i < 3; i++) {
-        sqlite3_bind_text(st, 1, trigger_names[i], -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-            s->triggers[i] = gl_strdup((const char *)sqlite3_column_text(st, 0));
-        else
-            rc = gl_error_set(err, GL_ERR_RUNTIME,
-                              "%s: the schema lacks trigger %s (schema 004); the database was "
-                              "changed by hand?", s->path, trigger_names[i]);
-        sqlite3_reset(st);
-    }
+    for (size_t i = 0; !rc && i < 3; i++)
+        rc = schema_trigger(s, st, trigger_names[i], "004", &s->triggers[i], err);
+    for (size_t i = 0; !rc && i < 5; i++)
+        rc = schema_trigger(s, st, peak_day_triggers[i], "014", NULL, err);
     sqlite3_finalize(st);
     return rc;
 }

@@ -2,13 +2,27 @@
 #include "store_peak.h"
 #include "store_sql.h"
 
+/* The rows of [from, to), then the built daily groups (schema/014) of
+ * every day they touch: once a range rather than a trigger on each row
+ * written, since this is the one writer of pod_peak and every write is
+ * after a clear of its range in the same transaction. The groups go with
+ * their stamp, so a day whose rows are all gone keeps none. */
+static const char *const clear_sql[] = {
+    "DELETE FROM pod_peak WHERE cluster = ?1 AND hour >= ?2 AND hour < ?3",
+    "DELETE FROM pod_peak_day_built WHERE cluster = ?1 AND day >= ?2 - ?2 % 86400 AND day < ?3",
+    "DELETE FROM pod_peak_day WHERE cluster = ?1 AND day >= ?2 - ?2 % 86400 AND day < ?3",
+    "DELETE FROM node_peak_hour WHERE cluster = ?1 AND hour >= ?2 - ?2 % 86400"
+    " AND hour < ?3 + (86400 - ?3 % 86400) % 86400",
+};
+
 enum gl_status gl_store_clear_peaks(struct gl_store *s, const char *cluster, int64_t from,
                                     int64_t to, struct gl_error *err)
 {
-    return gl_store_clear_range(s,
-                                "DELETE FROM pod_peak WHERE cluster = ?1 AND hour >= ?2 AND "
-                                "hour < ?3",
-                                cluster, from, to, "replacing pod peaks", err);
+    enum gl_status rc = GL_OK;
+    for (size_t k = 0; !rc && k < sizeof clear_sql / sizeof *clear_sql; k++)
+        rc = gl_store_clear_range(s, clear_sql[k], cluster, from, to, "replacing pod peaks",
+                                  err);
+    return rc;
 }
 
 enum gl_status gl_store_put_peaks(struct gl_store *s, const struct gl_peak_row *rows, size_t n,

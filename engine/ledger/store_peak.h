@@ -20,7 +20,10 @@ struct gl_peak_row {
 };
 
 /* Deletes the rows of cluster's hours [from, to) (before they are written
- * again: a re-pull replaces them). */
+ * again: a re-pull replaces them), and unbuilds the advice's daily groups
+ * of the days they touch (store_peakday.h). Every write of pod_peak must
+ * follow this over its range in the same transaction: the schema has no
+ * trigger on pod_peak to unbuild a day. */
 enum gl_status gl_store_clear_peaks(struct gl_store *s, const char *cluster, int64_t from,
                                     int64_t to, struct gl_error *err);
 

@@ -1,7 +1,7 @@
 /* store_peakday — the advice's daily groups built (store_peakday.h). A day
  * is built from the advice's own read of its rows (query_peak.c), so a
- * built day reads as its rows; the schema's triggers unbuild it when its
- * rows change. */
+ * built day reads as its rows; gl_store_clear_peaks (store_peak.c) and the
+ * schema's triggers unbuild it when its rows change. */
 #include "store_peakday.h"
 #include "store_sql.h"
 
@@ -27,7 +27,10 @@ static const char group_sql[] =
 static const char node_sql[] =
     "INSERT INTO node_peak_hour (cluster, hour, hostname, model, capacity_mib, sum_peak, devices)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
-static const char stamp_sql[] = "INSERT INTO pod_peak_day_built (cluster, day) VALUES (?1, ?2)";
+/* OR REPLACE: a stamp already there (a day built by a concurrent writer
+ * between the check and this transaction) is no failure */
+static const char stamp_sql[] =
+    "INSERT OR REPLACE INTO pod_peak_day_built (cluster, day) VALUES (?1, ?2)";
 
 static const char what[] = "building the advice's daily groups";
 
@@ -161,6 +164,11 @@ enum gl_status gl_store_build_peak_days(struct gl_store *s, const char *cluster,
             sqlite3_reset(rows);
             if (!(rc = build_day(s, stamp, cluster, day, err)))
                 n++;
+            else {
+                char d[16];
+                gl_date_format(day, d, sizeof d);
+                gl_error_prefix(err, "day %s", d);
+            }
         }
     sqlite3_finalize(done);
     sqlite3_finalize(rows);

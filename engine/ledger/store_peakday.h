@@ -20,7 +20,8 @@
  * the GL_PEAK_DAYS_BACK days before the UTC day of before up to that day
  * (a day's hours all before before: the hours a collection re-pulls are
  * never built, so they never unbuild a day), each in its own transaction.
- * *built: how many were (NULL: not wanted). */
+ * *built: how many were (NULL: not wanted). A failure stops at the day
+ * that failed (rolled back, left unbuilt); err names the day. */
 enum gl_status gl_store_build_peak_days(struct gl_store *s, const char *cluster, int64_t before,
                                         int64_t *built, struct gl_error *err);
 

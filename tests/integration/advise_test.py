@@ -377,6 +377,39 @@ class Suite(harness.ScenarioSuite):
                 if pages[0].get(f) != pages[1].get(f)])
         return problems
 
+    def build_fails(self, cfg_path, db, prices, before, hour):
+        """A collection of hour after db's days whose building of them
+        fails (set-up: a trigger refusing their marks): the hour is stored
+        and the collection succeeds, with a warning naming the cluster and
+        day; nothing is built and the advice is the hourly read's."""
+        broken = self.path("build-fails.db")
+        shutil.copyfile(db, broken)
+        ledger_db.break_peak_day_build(broken)
+        hours = set(ledger_db.collected_hours(broken))
+        rc, _, err = self.eng.run(cfg_path, broken, "collect", "--from",
+                                  gc.fmt_time(hour), "--to", gc.fmt_time(hour + 3600),
+                                  timeout=300)
+        day = gc.fmt_time(hour - 5 * 86400)[:10]
+        warned = [ln for ln in err.splitlines() if "advice days not built" in ln
+                  and "warn" in ln.split("advice days not built")[0]]
+        problems = [] if rc == 0 else ["collect exit %s: %s" % (rc, err[-300:])]
+        if not any("cluster=gpu-adv" in ln and day in ln and "broken by the test" in ln
+                   for ln in warned):
+            problems.append("no warning naming the cluster, day %s and error: %s"
+                            % (day, warned))
+        new = set(ledger_db.collected_hours(broken)) - hours
+        if hour not in {h[1] for h in new}:
+            problems.append("hour not stored (new hours %s)" % sorted(new)[:3])
+        if ledger_db.peak_days_built(broken):
+            problems.append("days built: %s" % ledger_db.peak_days_built(broken))
+        out = self.run(cfg_path, broken, "advise", "--period", PERIOD)
+        if out != before:
+            problems.append("the advice differs from the hourly read before")
+        tap = self.tap
+        tap.check("built: a failure building the days before a collection's window is a "
+                  "warning: the collection exits 0 with its hour stored, the advice exact",
+                  problems + self.against_rows(json.loads(out), broken, prices))
+
     def built(self, cfg, hours_db, prices):
         """The copied hours' days built into daily groups by a collection
         after them (the hour 2026-11-03T01 first given other peaks), then
@@ -390,9 +423,10 @@ class Suite(harness.ScenarioSuite):
         h1 = gc.parse_time(WINDOW[0]) + 3600
         changed = ledger_db.add_to_hour_peaks(path, h1, 700)
         before = self.run(cfg_path, path, "advise", "--period", PERIOD)
+        days = [gc.parse_time("2026-11-0%dT00:00:00Z" % d) for d in range(3, 8)]
+        self.build_fails(cfg_path, path, prices, before, days[-1] + 86400)
         self.run(cfg_path, path, "collect", "--from", "2026-11-08T00:00:00Z",
                  "--to", "2026-11-08T01:00:00Z")
-        days = [gc.parse_time("2026-11-0%dT00:00:00Z" % d) for d in range(3, 8)]
         got = ledger_db.peak_days_built(path)
         after = self.run(cfg_path, path, "advise", "--period", PERIOD)
         bad = ledger_db.peak_day_mismatches(path)
@@ -420,9 +454,23 @@ class Suite(harness.ScenarioSuite):
         self.run(cfg_path, path, "collect", "--from", WINDOW[0], "--to", WINDOW[1])
         got = ledger_db.peak_days_built(path)
         problems = [] if got == [("gpu-adv", d) for d in days[1:]] else ["built days %s" % got]
+        left = ledger_db.peak_day_rows(path, "gpu-adv", days[0])
+        if left:
+            problems.append("%d groups and node-hours of the unbuilt day kept" % left)
         tap.check("built: %s re-collected (its hour 01 back to other peaks): that day "
-                  "unbuilt, the advice equals the rows' calculation and hourly read"
-                  % WINDOW[0][:10], problems + self.same_as_rows(cfg_path, path, prices))
+                  "unbuilt, its groups gone, the advice equals the rows' calculation and "
+                  "hourly read" % WINDOW[0][:10],
+                  problems + self.same_as_rows(cfg_path, path, prices))
+
+        for trig in ("device_peak_day_update", "model_hour_day_insert"):
+            hand = self.path("no-trigger.db")
+            shutil.copyfile(path, hand)
+            ledger_db.drop_trigger(hand, trig)
+            rc, _, err = self.eng.run(cfg_path, hand, "advise", "--period", PERIOD,
+                                      timeout=300)
+            tap.check("built: a database without trigger %s is refused at open, naming it"
+                      % trig, [] if rc != 0 and trig in err
+                      else ["exit %s: %s" % (rc, tail(err))])
 
         cut = "2026-11-06T12:00:00Z"
         c3 = json.loads(json.dumps(cfg))

@@ -568,6 +568,14 @@ def work_units(db):
                     "FROM work_units ORDER BY 1, 2, 3, 4, 5")
 
 
+def _unbuild(con, where="1", args=()):
+    """The built marks (schema 014) of the days matching where removed, as
+    the engine's writer of pod_peak does when it replaces a day's rows: a
+    helper writing pod_peak directly must do the same (set-up)."""
+    if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'pod_peak_day_built'").fetchone():
+        con.execute("DELETE FROM pod_peak_day_built WHERE " + where, args)
+
+
 def repeat_window(db, w0, w1, copies):
     """The per-hour rows (peaks, device models, usage) of [w0, w1) copied
     copies - 1 more times, each shifted by another window length."""
@@ -579,6 +587,7 @@ def repeat_window(db, w0, w1, copies):
                 con.execute("INSERT INTO %s (%s) SELECT %s FROM %s WHERE hour >= ? AND "
                             "hour < ?" % (table, ", ".join(cols), sel, table),
                             (k * (w1 - w0), w0, w1))
+        _unbuild(con)
 
 
 def remeasure_device(db, uuid, hours, capacity_mib):
@@ -614,6 +623,7 @@ def copy_cluster(db, src, dst):
             con.execute("INSERT INTO %s (cluster, device_id, %s) SELECT ?2, n.id, %s FROM %s t %s"
                         % (table, ", ".join(cols), ", ".join("t." + c for c in cols), table, dev),
                         (src, dst))
+        _unbuild(con, "cluster = ?", (dst,))
         return con.execute("SELECT count(*) FROM pod_peak WHERE cluster = ?", (dst,)).fetchone()[0]
 
 
@@ -706,6 +716,19 @@ def peak_days_built(db):
     return _all(db, "SELECT cluster, day FROM pod_peak_day_built ORDER BY 1, 2")
 
 
+def peak_day_rows(db, cluster, day):
+    """The daily groups and node-hours stored for cluster's day (built or
+    not)."""
+    return _one(db, "SELECT (SELECT count(*) FROM pod_peak_day WHERE cluster = ?1 AND day = ?2)"
+                    " + (SELECT count(*) FROM node_peak_hour WHERE cluster = ?1 AND hour >= ?2"
+                    " AND hour < ?2 + 86400)", (cluster, day))
+
+
+def drop_trigger(db, name):
+    """Trigger name dropped (a database changed by hand)."""
+    _run(db, ("DROP TRIGGER %s" % name, ()))
+
+
 def unbuild_peak_days(db):
     """Every day's built mark deleted (the advice reads every hourly row)."""
     return _run(db, ("DELETE FROM pod_peak_day_built", ()))
@@ -720,7 +743,11 @@ def add_to_day_peaks(db, pod, mib):
 
 def add_to_hour_peaks(db, hour, mib):
     """mib added to every pod peak of the hour; returns the rows changed."""
-    return _run(db, ("UPDATE pod_peak SET peak_mib = peak_mib + ? WHERE hour = ?", (mib, hour)))
+    with _change(db) as con:
+        n = con.execute("UPDATE pod_peak SET peak_mib = peak_mib + ? WHERE hour = ?",
+                        (mib, hour)).rowcount
+        _unbuild(con, "day = ?", (hour - hour % 86400,))
+    return n
 
 
 def delete_hour_peaks(db, hour_from, hour_to):
@@ -763,7 +790,15 @@ def delete_pod_peaks(db):
     with _change(db) as con:
         n = con.execute("SELECT count(*) FROM pod_peak").fetchone()[0]
         con.execute("DELETE FROM pod_peak")
+        _unbuild(con)
     return n
+
+
+def break_peak_day_build(db):
+    """Every build of an advice day made to fail at its mark (a trigger
+    raising an error): the build's failure without a broken database."""
+    _run(db, ("CREATE TRIGGER break_peak_day BEFORE INSERT ON pod_peak_day_built BEGIN"
+              " SELECT RAISE(ABORT, 'advice days broken by the test'); END", ()))
 
 
 def pod_hours_without_peak(db):
