@@ -101,9 +101,10 @@ END;
 -- pod_peak_day_built, else from the day's rows (query_dayfig.c). A day
 -- built before these tables reads from its rows.
 -- missing_pod_hours: the day's pod-hours with used memory and no pod_peak
--- row. Besides pod_peak it depends on the day's usage rows: every writer of
--- usage removes the stamp of the days it writes (collect's clearing of the
--- hours it stores, prune's of the range it deletes).
+-- row. Besides pod_peak it depends on the day's usage rows, and both
+-- writers of usage remove the stamps of the days they touch: collect
+-- clears a window's usage and pod_peak together (store_peak.c unbuilds
+-- those days), prune unbuilds the range it deletes (store_admin.c).
 CREATE TABLE IF NOT EXISTS pod_peak_day_figures (
     cluster           TEXT NOT NULL,
     day               INTEGER NOT NULL,

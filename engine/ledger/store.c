@@ -1050,13 +1050,7 @@ enum gl_status gl_store_clear_hours(struct gl_store *s, const char *cluster, int
     sqlite3_bind_int64(st, 2, from);
     sqlite3_bind_int64(st, 3, to);
     enum gl_status rc = step_done(s, st, "clearing hours", err);
-    if (rc)
-        return is_overflow(s) ? agg_fail(s, gl_floor_to(from, 86400), to, err) : rc;
-    /* a built day's advice figures count its usage rows (schema/014) */
-    return gl_store_clear_range(s,
-                                "DELETE FROM pod_peak_day_built WHERE cluster = ?1"
-                                " AND day > ?2 - 86400 AND day < ?3",
-                                cluster, from, to, "clearing hours", err);
+    return rc && is_overflow(s) ? agg_fail(s, gl_floor_to(from, 86400), to, err) : rc;
 }
 
 enum gl_status gl_store_add_usage(struct gl_store *s, int64_t hour, const char *cluster,
