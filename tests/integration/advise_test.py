@@ -572,18 +572,13 @@ class Suite(harness.ScenarioSuite):
             json.dump(server, f, indent=1)
         self.run(server_path, path, "collect", "--from", WINDOW[0], "--to", WINDOW[1],
                  "--allow-shrink")  # the ghosts are not found again
-        got = ledger_db.peak_days_built(path)
-        out = self.run(cfg_path, path, "advise", "--period", PERIOD)
-        n2 = json.loads(out).get("pod_hours_without_peak_data")
-        want = ledger_db.pod_hours_without_peak(path)
+        got, n2, want, same = self.missing_read(cfg_path, path)
         tap.check("figures: %s re-collected in server mode (usage rewritten, no peaks before or "
                   "after): that day unbuilt, the others kept; the advice counts %s pod-hours, "
                   "the rows %d (%s before), byte-identical to the hourly read"
                   % (WINDOW[0][:10], n2, want, n),
                   ([] if got == [("gpu-adv", d) for d in days[1:]] else ["built days %s" % got]) +
-                  ([] if n2 == want != n else ["count %s, rows %d" % (n2, want)]) +
-                  ([] if out == self.row_read(cfg_path, path, "advise", "--period", PERIOD)
-                   else ["advise differs from the read of every hourly row"]))
+                  ([] if n2 == want != n else ["count %s, rows %d" % (n2, want)]) + same)
 
         # prune deletes usage alone (peaks and device models kept)
         pruned = self.path("figures-pruned.db")
@@ -591,17 +586,21 @@ class Suite(harness.ScenarioSuite):
         self.run(cfg_path, pruned, "close", "--period", PERIOD, "--force",
                  "--now", "2026-12-02T00:00:00Z")
         self.run(cfg_path, pruned, "prune", "--before", "2026-12")
-        got = ledger_db.peak_days_built(pruned)
-        out = self.run(cfg_path, pruned, "advise", "--period", PERIOD)
-        n3 = json.loads(out).get("pod_hours_without_peak_data")
-        want = ledger_db.pod_hours_without_peak(pruned)
+        got, n3, want, same = self.missing_read(cfg_path, pruned)
         tap.check("figures: the month closed and pruned: its built days unbuilt; the advice "
                   "counts %s pod-hours without peaks, the rows %d (%s before), byte-identical "
                   "to the hourly read" % (n3, want, n2),
                   ([] if got == [] else ["built days %s" % got]) +
-                  ([] if n3 == want != n2 else ["count %s, rows %d" % (n3, want)]) +
-                  ([] if out == self.row_read(cfg_path, pruned, "advise", "--period", PERIOD)
-                   else ["advise differs from the read of every hourly row"]))
+                  ([] if n3 == want != n2 else ["count %s, rows %d" % (n3, want)]) + same)
+
+    def missing_read(self, cfg_path, db):
+        """db's built days, the advice's count of pod-hours without peaks,
+        the rows' count, and [] when the advice equals the hourly read."""
+        out = self.run(cfg_path, db, "advise", "--period", PERIOD)
+        same = out == self.row_read(cfg_path, db, "advise", "--period", PERIOD)
+        return (ledger_db.peak_days_built(db), json.loads(out).get("pod_hours_without_peak_data"),
+                ledger_db.pod_hours_without_peak(db),
+                [] if same else ["advise differs from the read of every hourly row"])
 
     def invoices(self, gen, cfg_path, db):
         tap = self.tap
