@@ -110,6 +110,8 @@ static enum gl_status prune(struct gl_store *s, const struct gl_period *before, 
             "UPDATE collected_hour SET samples = -1 WHERE hour >= ?1 AND hour < ?2",
             /* a built day's advice figures count its usage rows (schema/014) */
             "DELETE FROM pod_peak_day_built WHERE day > ?1 - 86400 AND day < ?2",
+            "DELETE FROM pod_peak_day_figures WHERE day > ?1 - 86400 AND day < ?2",
+            "DELETE FROM pod_peak_day_size WHERE day > ?1 - 86400 AND day < ?2",
         };
         for (size_t k = 0; !rc && k < sizeof sql / sizeof *sql; k++) {
             if ((rc = gl_store_query_period(s, sql[k], p.start, p.end, &st, "pruning", err)))

@@ -11,6 +11,10 @@ static const char *const clear_sql[] = {
     "DELETE FROM pod_peak WHERE cluster = ?1 AND hour >= ?2 AND hour < ?3",
     "DELETE FROM pod_peak_day_built WHERE cluster = ?1 AND day >= ?2 - ?2 % 86400 AND day < ?3",
     "DELETE FROM pod_peak_day WHERE cluster = ?1 AND day >= ?2 - ?2 % 86400 AND day < ?3",
+    "DELETE FROM pod_peak_day_figures WHERE cluster = ?1 AND day >= ?2 - ?2 % 86400"
+    " AND day < ?3",
+    "DELETE FROM pod_peak_day_size WHERE cluster = ?1 AND day >= ?2 - ?2 % 86400"
+    " AND day < ?3",
     "DELETE FROM node_peak_hour WHERE cluster = ?1 AND hour >= ?2 - ?2 % 86400"
     " AND hour < ?3 + (86400 - ?3 % 86400) % 86400",
 };

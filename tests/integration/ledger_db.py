@@ -176,7 +176,8 @@ COUNTERS = {("data_version", "version"), ("output_state", "data_version")}
 # the advice's daily groups: a collection builds the days before its
 # window, so which days are built follows where runs started; compared as
 # their agreement with the rows instead (_peak_day_mismatches)
-PEAK_DAY_TABLES = ("pod_peak_day", "node_peak_hour", "pod_peak_day_built")
+PEAK_DAY_TABLES = ("pod_peak_day", "node_peak_hour", "pod_peak_day_built", "pod_peak_day_figures",
+                   "pod_peak_day_size")
 
 
 def comparable_figures(db):
