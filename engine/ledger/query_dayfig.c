@@ -295,7 +295,8 @@ enum gl_status gl_query_advise_sizes(struct gl_store *s, const struct gl_period 
         return rc;
     }
     /* the union: sorted, each size once */
-    qsort(r.x, r.n, sizeof *r.x, size_cmp);
+    if (r.n)
+        qsort(r.x, r.n, sizeof *r.x, size_cmp);
     size_t m = 0;
     for (size_t i = 0; i < r.n; i++) {
         if (m && !size_cmp(&r.x[m - 1], &r.x[i])) {
