@@ -21,10 +21,13 @@
 
 /* The GPU sizes (model, profile, capacity) of the device_model_hour rows
  * (alias m, device d) that WHERE-clause x selects: real devices only (an
- * allocation pseudo-device's uuid is "node:<host>"), capacity known. */
+ * allocation pseudo-device's uuid is "node:<host>"), capacity known. CROSS
+ * JOIN keeps m first, read by its hour range: given a cluster, SQLite would
+ * otherwise walk each of the cluster's devices through every hour it has
+ * (device_model_hour_device), a month of rows for each day built. */
 #define GL_DAYFIG_SIZES(x)                                                                     \
     "SELECT DISTINCT m.model, d.gpu_i_profile, m.max_capacity_mib"                             \
-    " FROM device_model_hour m JOIN device d ON d.id = m.device_id"                            \
+    " FROM device_model_hour m CROSS JOIN device d ON d.id = m.device_id"                      \
     " WHERE " x " AND m.max_capacity_mib > 0 AND d.uuid NOT LIKE 'node:%'"
 
 #endif
