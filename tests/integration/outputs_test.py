@@ -91,6 +91,9 @@ T2 = "2026-12-01T23:00:00Z"       # a later run: re-pulls December only
 REPULL_HOURS = 2
 ENGINE_TIMEOUT = 120
 COLLECTED = "collected cluster="
+# the shortest stage a kill is required to land in (seconds of the
+# uninterrupted run): a shorter one has no instant to aim at
+MIN_STAGE = 0.005
 
 
 def tail(text, n=500):
@@ -623,10 +626,18 @@ class OutputsTest(harness.Suite):
         for step in plan:
             attempt(*step)
         # a stage no kill landed in (the instants drift with the machine's
-        # load) is aimed at again: killed as soon as its log line shows
+        # load) is aimed at again: killed as soon as its log line shows. A
+        # stage the uninterrupted run passed in under MIN_STAGE seconds (a
+        # log line followed at once by the next, e.g. "collected" before
+        # the first period's outputs) has no instant to aim at: it is named
+        # in a note, not required.
+        short = {start: [m for m, _, length in stages[1:] if length < MIN_STAGE]
+                 for start, stages in (("snapshot", snap_stages), ("fresh", fresh_stages))}
         for start, ref, stages in (("snapshot", snap_ref, snap_stages),
                                    ("fresh", fresh_ref, fresh_stages)):
             for m, _, _ in stages[1:]:
+                if m in short[start]:
+                    continue
                 for _ in range(3):
                     if m in reached.get(start, ()):
                         break
@@ -636,7 +647,11 @@ class OutputsTest(harness.Suite):
                      kills, finished, time.time() - t_loop, " ".join(points)))
         missed = ["%s: %s" % (start, m) for start, stages in (("snapshot", snap_stages),
                                                               ("fresh", fresh_stages))
-                  for m, _, _ in stages if m not in reached.get(start, ())]
+                  for m, _, _ in stages
+                  if m not in reached.get(start, ()) and m not in short[start]]
+        if any(short.values()):
+            tap.note("kill loop: stages too short to aim at (under %.3fs), not required: %s" % (
+                MIN_STAGE, ", ".join("%s: %s" % (k, m) for k, ms in short.items() for m in ms)))
         tap.check("kill loop: SIGKILLs landed in every stage of the run (%s), from the snapshot "
                   "and from an empty database" % ", ".join(m for m, _, _ in snap_stages),
                   ["no kill in " + ", ".join(missed)] if missed else [])
